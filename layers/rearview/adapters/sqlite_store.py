@@ -1,0 +1,1361 @@
+"""The embedded backend: one SQLite file (WAL, FTS5) as MemoryStore and SearchIndex; exact vectors in numpy.
+
+Layout of `<data_dir>/rearview.db`:
+
+- `meta`: schema version, and the embedder name and dimension the stored vectors were made with.
+- `working`: working memory, one row per (namespace, session, key), with an absolute expiry.
+- `episodes`, `facts`: one row per memory, integer `ref` (rowid, AUTOINCREMENT so refs only grow) plus a
+  unique (namespace, id); lists as JSON, datetimes as UTC epoch seconds (REAL), vectors as float32 BLOBs, and
+  `search_text`, the analysed text (`text_analysis.index_text`) that FTS5 indexes.
+- `fts_episodes`, `fts_facts`: external-content FTS5 tables over (`ns_token`, `search_text`), kept in sync by
+  triggers, so a write is indexed in the same transaction. `ns_token` is the namespace as one safe token.
+- `memory_tags`, `fact_sources`: tags and fact provenance exploded by triggers, so "any of these tags" and
+  "facts citing these episodes" are index lookups instead of JSON scans.
+- `namespace_state`: per-namespace write generation (bumped by every `apply`), last write time, recall
+  counters.
+
+Time filters are half-open: `since <= t < until`, t being the episode's occurred_at or the fact's
+last_confirmed_at.
+A fact never matches a filter on `session_id` or `event_types` (facts have neither); `consolidated` only
+constrains episodes. BM25 statistics (IDF, average length) are those of the whole table, not of one namespace:
+scores are comparable within a query, which is all fusion needs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import json
+import sqlite3
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rearview.clock import SystemClock
+from rearview.errors import ConcurrentUpdate, ConfigurationError, EmbeddingMismatch, InvalidInput
+from rearview.model import Episode, Fact, Memory, Stats, StoredLayer, WorkingEntry, as_utc, utc_from_epoch
+from rearview.ports import Candidate, ChangeSet, Clock, MemoryFilter
+from rearview.text_analysis import index_text, query_terms
+
+DB_FILENAME = "rearview.db"
+_LAYERS: tuple[StoredLayer, ...] = ("episodic", "semantic")
+
+# --- schema -------------------------------------------------------------------------------------------------
+
+_META_DDL = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID"
+
+_FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+
+def _fts_triggers(table: str, layer: str) -> str:
+    fts = f"fts_{table}"
+    return f"""
+CREATE TRIGGER {table}_ai AFTER INSERT ON {table} BEGIN
+  INSERT INTO {fts}(rowid, ns_token, search_text) VALUES (new.ref, new.ns_token, new.search_text);
+  INSERT OR IGNORE INTO memory_tags(namespace, tag, layer, ref)
+    SELECT new.namespace, value, '{layer}', new.ref FROM json_each(new.tags_json);
+END;
+CREATE TRIGGER {table}_ad AFTER DELETE ON {table} BEGIN
+  INSERT INTO {fts}({fts}, rowid, ns_token, search_text)
+    VALUES ('delete', old.ref, old.ns_token, old.search_text);
+  DELETE FROM memory_tags WHERE namespace = old.namespace AND layer = '{layer}' AND ref = old.ref
+    AND tag IN (SELECT value FROM json_each(old.tags_json));
+END;
+CREATE TRIGGER {table}_au_text AFTER UPDATE OF search_text ON {table}
+WHEN old.search_text IS NOT new.search_text BEGIN
+  INSERT INTO {fts}({fts}, rowid, ns_token, search_text)
+    VALUES ('delete', old.ref, old.ns_token, old.search_text);
+  INSERT INTO {fts}(rowid, ns_token, search_text) VALUES (new.ref, new.ns_token, new.search_text);
+END;
+CREATE TRIGGER {table}_au_tags AFTER UPDATE OF tags_json ON {table}
+WHEN old.tags_json IS NOT new.tags_json BEGIN
+  DELETE FROM memory_tags WHERE namespace = old.namespace AND layer = '{layer}' AND ref = old.ref
+    AND tag IN (SELECT value FROM json_each(old.tags_json));
+  INSERT OR IGNORE INTO memory_tags(namespace, tag, layer, ref)
+    SELECT new.namespace, value, '{layer}', new.ref FROM json_each(new.tags_json);
+END;
+"""
+
+
+_MIGRATION_1 = f"""
+CREATE TABLE working (
+  namespace TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  key TEXT NOT NULL,
+  value_json TEXT NOT NULL,
+  updated_at REAL NOT NULL,
+  expires_at REAL NOT NULL,
+  PRIMARY KEY (namespace, session_id, key)
+) WITHOUT ROWID;
+
+CREATE TABLE episodes (
+  ref INTEGER PRIMARY KEY AUTOINCREMENT,
+  namespace TEXT NOT NULL,
+  id TEXT NOT NULL,
+  ns_token TEXT NOT NULL,
+  content TEXT NOT NULL,
+  tags_json TEXT NOT NULL,
+  importance REAL NOT NULL,
+  access_count INTEGER NOT NULL,
+  last_accessed_at REAL,
+  created_at REAL NOT NULL,
+  confirmations INTEGER NOT NULL,
+  redacted INTEGER NOT NULL,
+  version INTEGER NOT NULL,
+  occurred_at REAL NOT NULL,
+  event_type TEXT,
+  entities_json TEXT NOT NULL,
+  outcome TEXT,
+  session_id TEXT,
+  consolidated INTEGER NOT NULL,
+  vector BLOB,
+  search_text TEXT NOT NULL,
+  UNIQUE (namespace, id)
+);
+CREATE INDEX episodes_by_time ON episodes(namespace, occurred_at);
+CREATE INDEX episodes_by_session ON episodes(namespace, session_id);
+CREATE INDEX episodes_by_event_type ON episodes(namespace, event_type);
+
+CREATE TABLE facts (
+  ref INTEGER PRIMARY KEY AUTOINCREMENT,
+  namespace TEXT NOT NULL,
+  id TEXT NOT NULL,
+  ns_token TEXT NOT NULL,
+  content TEXT NOT NULL,
+  tags_json TEXT NOT NULL,
+  importance REAL NOT NULL,
+  access_count INTEGER NOT NULL,
+  last_accessed_at REAL,
+  created_at REAL NOT NULL,
+  confirmations INTEGER NOT NULL,
+  redacted INTEGER NOT NULL,
+  version INTEGER NOT NULL,
+  dimension TEXT,
+  confidence REAL NOT NULL,
+  provenance_json TEXT NOT NULL,
+  last_confirmed_at REAL NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('active', 'superseded')),
+  superseded_by TEXT,
+  superseded_at REAL,
+  vector BLOB,
+  search_text TEXT NOT NULL,
+  UNIQUE (namespace, id)
+);
+CREATE INDEX facts_by_time ON facts(namespace, last_confirmed_at);
+CREATE INDEX facts_by_dimension ON facts(namespace, dimension, status);
+
+CREATE TABLE memory_tags (
+  namespace TEXT NOT NULL,
+  tag TEXT NOT NULL,
+  layer TEXT NOT NULL,
+  ref INTEGER NOT NULL,
+  PRIMARY KEY (namespace, tag, layer, ref)
+) WITHOUT ROWID;
+
+CREATE TABLE fact_sources (
+  namespace TEXT NOT NULL,
+  episode_id TEXT NOT NULL,
+  ref INTEGER NOT NULL,
+  PRIMARY KEY (namespace, episode_id, ref)
+) WITHOUT ROWID;
+
+CREATE TABLE namespace_state (
+  namespace TEXT PRIMARY KEY,
+  generation INTEGER NOT NULL DEFAULT 0,
+  last_write_at REAL,
+  recall_count INTEGER NOT NULL DEFAULT 0,
+  recall_hits INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+
+CREATE VIRTUAL TABLE fts_episodes USING fts5(
+  ns_token, search_text, content='episodes', content_rowid='ref', tokenize='{_FTS_TOKENIZER}'
+);
+CREATE VIRTUAL TABLE fts_facts USING fts5(
+  ns_token, search_text, content='facts', content_rowid='ref', tokenize='{_FTS_TOKENIZER}'
+);
+{_fts_triggers("episodes", "episodic")}
+{_fts_triggers("facts", "semantic")}
+CREATE TRIGGER facts_sources_ai AFTER INSERT ON facts BEGIN
+  INSERT OR IGNORE INTO fact_sources(namespace, episode_id, ref)
+    SELECT new.namespace, value, new.ref FROM json_each(new.provenance_json);
+END;
+CREATE TRIGGER facts_sources_ad AFTER DELETE ON facts BEGIN
+  DELETE FROM fact_sources WHERE namespace = old.namespace AND ref = old.ref
+    AND episode_id IN (SELECT value FROM json_each(old.provenance_json));
+END;
+CREATE TRIGGER facts_sources_au AFTER UPDATE OF provenance_json ON facts
+WHEN old.provenance_json IS NOT new.provenance_json BEGIN
+  DELETE FROM fact_sources WHERE namespace = old.namespace AND ref = old.ref
+    AND episode_id IN (SELECT value FROM json_each(old.provenance_json));
+  INSERT OR IGNORE INTO fact_sources(namespace, episode_id, ref)
+    SELECT new.namespace, value, new.ref FROM json_each(new.provenance_json);
+END;
+"""
+
+# Ordered: MIGRATIONS[i] takes the schema from version i to i + 1, each in its own transaction. Append only.
+MIGRATIONS: tuple[str, ...] = (_MIGRATION_1,)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _statements(script: str) -> list[str]:
+    """Split a script into statements (trigger bodies included) so they run inside one explicit transaction.
+
+    `executescript` would commit first, which would break the one-transaction-per-migration rule.
+    """
+    statements: list[str] = []
+    current = ""
+    for line in script.splitlines(keepends=True):
+        current += line
+        if sqlite3.complete_statement(current):
+            if current.strip():
+                statements.append(current.strip())
+            current = ""
+    if current.strip():
+        raise ConfigurationError(f"incomplete SQL statement in migration: {current.strip()[:80]!r}")
+    return statements
+
+
+def _meta_value(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
+
+
+# --- the database -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CachedRow:
+    """What a vector cache needs to know of one upserted memory."""
+
+    layer: StoredLayer
+    ref: int
+    id: str
+    time: float
+    active: bool
+    consolidated: bool
+    session_id: str | None
+    event_type: str | None
+    vector: np.ndarray | None  # None keeps the cached vector
+
+
+@dataclass(frozen=True)
+class AppliedChanges:
+    """Published by SqliteMemoryStore.apply after commit, so caches in this process can update in place."""
+
+    namespace: str
+    generation_before: int
+    generation_after: int
+    upserted: tuple[CachedRow, ...]
+    deleted: tuple[tuple[StoredLayer, str], ...]
+
+
+class _Handle:
+    """One thread's connection; weak-referenceable (sqlite3.Connection is not) so close() can find it."""
+
+    __slots__ = ("conn", "depth", "__weakref__")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.depth = 0
+
+
+class SqliteDatabase:
+    """The SQLite file: connections, schema migrations, the embedder check, transactions and change notices.
+
+    Thread-safety: one connection per thread (threading.local). In WAL mode readers never wait for the writer,
+    so a recall does not queue behind a consolidation that holds the write lock for a while, which one shared
+    connection behind a lock would force; and a transaction belongs to its thread's connection, so no lock has
+    to be held across the caller's code. Writers serialise on SQLite's own lock (BEGIN IMMEDIATE and
+    busy_timeout).
+    A finished thread's connection closes when its thread-local handle is collected; close() closes the rest.
+    """
+
+    def __init__(self, path: Path, *, embedder_name: str, dim: int) -> None:
+        self.path = Path(path)
+        self.embedder_name = embedder_name
+        self.dim = int(dim)
+        self._local = threading.local()
+        self._handles: weakref.WeakSet[_Handle] = weakref.WeakSet()
+        self._handles_lock = threading.Lock()
+        self._listeners: list[Callable[[AppliedChanges], None]] = []
+        self._closed = False
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = self.connection()
+            conn.execute("PRAGMA journal_mode=WAL")
+            self._migrate(conn)
+            self._check_embedder(conn)
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def in_data_dir(cls, data_dir: Path, *, embedder_name: str, dim: int) -> SqliteDatabase:
+        """Open `<data_dir>/rearview.db`."""
+        return cls(Path(data_dir) / DB_FILENAME, embedder_name=embedder_name, dim=dim)
+
+    # connections
+
+    def _handle(self) -> _Handle:
+        handle: _Handle | None = getattr(self._local, "handle", None)
+        if handle is not None:
+            return handle
+        if self._closed:
+            raise ConfigurationError(f"database {self.path} is closed")
+        # check_same_thread=False only so that close() may close every thread's connection; each connection
+        # is otherwise used by its own thread alone. isolation_level=None: transactions are explicit.
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=5.0)
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA busy_timeout=5000")
+        handle = _Handle(conn)
+        self._local.handle = handle
+        with self._handles_lock:
+            self._handles.add(handle)
+        return handle
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection (autocommit outside `transaction()`)."""
+        return self._handle().conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any exception; a nested call joins the outer one."""
+        handle = self._handle()
+        conn = handle.conn
+        if handle.depth:
+            handle.depth += 1
+            try:
+                yield conn
+            finally:
+                handle.depth -= 1
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        handle.depth = 1
+        try:
+            yield conn
+        except BaseException:
+            handle.depth = 0
+            conn.execute("ROLLBACK")
+            raise
+        handle.depth = 0
+        conn.execute("COMMIT")
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every query inside sees the same committed state."""
+        handle = self._handle()
+        conn = handle.conn
+        if handle.depth:
+            yield conn
+            return
+        conn.execute("BEGIN")
+        handle.depth = 1
+        try:
+            yield conn
+        finally:
+            handle.depth = 0
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close every thread's connection. The object is unusable afterwards."""
+        self._closed = True
+        with self._handles_lock:
+            handles = list(self._handles)
+            self._handles = weakref.WeakSet()
+        for handle in handles:
+            handle.conn.close()
+        self._local = threading.local()
+
+    def __enter__(self) -> SqliteDatabase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # change notices
+
+    def subscribe(self, listener: Callable[[AppliedChanges], None]) -> None:
+        """Call `listener` after every committed `apply` made through this object."""
+        self._listeners.append(listener)
+
+    def publish(self, changes: AppliedChanges) -> None:
+        for listener in list(self._listeners):
+            listener(changes)
+
+    # schema
+
+    @property
+    def schema_version(self) -> int:
+        value = _meta_value(self.connection(), "schema_version")
+        return int(value) if value is not None else 0
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        conn.execute(_META_DDL)
+        while True:
+            with self.transaction():
+                # Re-read inside the write lock: another process may have migrated meanwhile.
+                stored = _meta_value(conn, "schema_version")
+                version = int(stored) if stored is not None else 0
+                if version > SCHEMA_VERSION:
+                    raise ConfigurationError(
+                        f"{self.path} has schema version {version}, newer than this Rearview "
+                        f"({SCHEMA_VERSION}); upgrade Rearview or use another data directory"
+                    )
+                if version == SCHEMA_VERSION:
+                    return
+                for statement in _statements(MIGRATIONS[version]):
+                    conn.execute(statement)
+                _set_meta(conn, "schema_version", str(version + 1))
+
+    def _check_embedder(self, conn: sqlite3.Connection) -> None:
+        with self.transaction():
+            stored_name = _meta_value(conn, "embedder_name")
+            stored_dim = _meta_value(conn, "embedding_dim")
+            if stored_name is None or stored_dim is None:
+                _set_meta(conn, "embedder_name", self.embedder_name)
+                _set_meta(conn, "embedding_dim", str(self.dim))
+                return
+        if stored_name != self.embedder_name or int(stored_dim) != self.dim:
+            raise EmbeddingMismatch(
+                f"{self.path} holds vectors made by embedder {stored_name!r} (dim {stored_dim}), but the "
+                f"configured embedder is {self.embedder_name!r} (dim {self.dim}). Configure the original "
+                "embedder, use another data directory, or rebuild the vectors with `rearview reindex`.",
+                field="embedder",
+            )
+
+
+# --- row mapping --------------------------------------------------------------------------------------------
+
+
+def namespace_token(namespace: str) -> str:
+    """The namespace as one FTS5 token: letters and digits only, so no tokenizer can split or merge it."""
+    return "ns" + hashlib.blake2b(namespace.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _epoch(value: datetime) -> float:
+    return as_utc(value).timestamp()
+
+
+def _epoch_or_none(value: datetime | None) -> float | None:
+    return None if value is None else as_utc(value).timestamp()
+
+
+def _dt_or_none(value: float | None) -> datetime | None:
+    return None if value is None else utc_from_epoch(value)
+
+
+def _json_list(values: Iterable[str]) -> str:
+    return json.dumps(list(values), ensure_ascii=False)
+
+
+_TIME_COLUMN: dict[str, str] = {"episodic": "occurred_at", "semantic": "last_confirmed_at"}
+_TABLE: dict[str, str] = {"episodic": "episodes", "semantic": "facts"}
+
+_COMMON_COLUMNS = (
+    "id, namespace, content, tags_json, importance, access_count, last_accessed_at, created_at, "
+    "confirmations, redacted, version"
+)
+_EPISODE_COLUMNS = (
+    _COMMON_COLUMNS + ", occurred_at, event_type, entities_json, outcome, session_id, consolidated"
+)
+_FACT_COLUMNS = (
+    _COMMON_COLUMNS
+    + ", dimension, confidence, provenance_json, last_confirmed_at, status, superseded_by, superseded_at"
+)
+_SELECT_COLUMNS: dict[str, str] = {"episodic": _EPISODE_COLUMNS, "semantic": _FACT_COLUMNS}
+
+
+def _common_fields(row: Sequence[Any]) -> dict[str, Any]:
+    return {
+        "id": row[0],
+        "namespace": row[1],
+        "content": row[2],
+        "tags": json.loads(row[3]),
+        "importance": row[4],
+        "access_count": row[5],
+        "last_accessed_at": _dt_or_none(row[6]),
+        "created_at": utc_from_epoch(row[7]),
+        "confirmations": row[8],
+        "redacted": bool(row[9]),
+        "version": row[10],
+    }
+
+
+def _episode_from_row(row: Sequence[Any]) -> Episode:
+    # model_construct: the values come from our own columns, already of the right types (UTC-aware datetimes).
+    return Episode.model_construct(
+        **_common_fields(row),
+        layer="episodic",
+        occurred_at=utc_from_epoch(row[11]),
+        event_type=row[12],
+        entities=json.loads(row[13]),
+        outcome=row[14],
+        session_id=row[15],
+        consolidated=bool(row[16]),
+    )
+
+
+def _fact_from_row(row: Sequence[Any]) -> Fact:
+    return Fact.model_construct(
+        **_common_fields(row),
+        layer="semantic",
+        dimension=row[11],
+        confidence=row[12],
+        provenance=json.loads(row[13]),
+        last_confirmed_at=utc_from_epoch(row[14]),
+        status=row[15],
+        superseded_by=row[16],
+        superseded_at=_dt_or_none(row[17]),
+    )
+
+
+def _memory_from_row(layer: str, row: Sequence[Any]) -> Memory:
+    return _episode_from_row(row) if layer == "episodic" else _fact_from_row(row)
+
+
+def _search_text(memory: Memory) -> str:
+    words = [memory.content, *memory.tags]
+    if isinstance(memory, Episode):
+        words.extend(memory.entities)
+    return index_text(" ".join(words))
+
+
+def _episode_values(e: Episode) -> tuple[Any, ...]:
+    return (
+        e.content,
+        _json_list(e.tags),
+        e.importance,
+        e.access_count,
+        _epoch_or_none(e.last_accessed_at),
+        _epoch(e.created_at),
+        e.confirmations,
+        int(e.redacted),
+        e.version,
+        _epoch(e.occurred_at),
+        e.event_type,
+        _json_list(e.entities),
+        e.outcome,
+        e.session_id,
+        int(e.consolidated),
+        _search_text(e),
+    )
+
+
+def _fact_values(f: Fact) -> tuple[Any, ...]:
+    return (
+        f.content,
+        _json_list(f.tags),
+        f.importance,
+        f.access_count,
+        _epoch_or_none(f.last_accessed_at),
+        _epoch(f.created_at),
+        f.confirmations,
+        int(f.redacted),
+        f.version,
+        f.dimension,
+        f.confidence,
+        _json_list(f.provenance),
+        _epoch(f.last_confirmed_at),
+        f.status,
+        f.superseded_by,
+        _epoch_or_none(f.superseded_at),
+        _search_text(f),
+    )
+
+
+_VALUE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "episodic": (
+        "content", "tags_json", "importance", "access_count", "last_accessed_at", "created_at",
+        "confirmations", "redacted", "version", "occurred_at", "event_type", "entities_json", "outcome",
+        "session_id", "consolidated", "search_text",
+    ),
+    "semantic": (
+        "content", "tags_json", "importance", "access_count", "last_accessed_at", "created_at",
+        "confirmations", "redacted", "version", "dimension", "confidence", "provenance_json",
+        "last_confirmed_at", "status", "superseded_by", "superseded_at", "search_text",
+    ),
+}  # fmt: skip
+
+
+def _insert_sql(layer: str) -> str:
+    columns = ("namespace", "id", "ns_token", *_VALUE_COLUMNS[layer], "vector")
+    return f"INSERT INTO {_TABLE[layer]} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+
+
+def _update_sql(layer: str) -> str:
+    assignments = ", ".join(f"{c} = ?" for c in _VALUE_COLUMNS[layer])
+    # COALESCE: an upsert without a vector keeps the stored one. The version predicate re-checks the lock.
+    return (
+        f"UPDATE {_TABLE[layer]} SET {assignments}, vector = COALESCE(?, vector) "
+        "WHERE namespace = ? AND id = ? AND version = ?"
+    )
+
+
+def _filter_clause(layer: str, namespace: str, flt: MemoryFilter, alias: str) -> tuple[str, list[Any]] | None:
+    """The WHERE clause of `flt` on one layer's table (aliased); None if nothing of that layer can match."""
+    if flt.ids is not None and not flt.ids:
+        return None
+    if layer == "semantic" and (flt.event_types or flt.session_id is not None):
+        return None
+    clauses = [f"{alias}.namespace = ?"]
+    params: list[Any] = [namespace]
+    time_column = f"{alias}.{_TIME_COLUMN[layer]}"
+    if flt.since is not None:
+        clauses.append(f"{time_column} >= ?")
+        params.append(_epoch(flt.since))
+    if flt.until is not None:
+        clauses.append(f"{time_column} < ?")
+        params.append(_epoch(flt.until))
+    if flt.tags:
+        clauses.append(
+            f"{alias}.ref IN (SELECT ref FROM memory_tags WHERE namespace = ? AND layer = ? "
+            "AND tag IN (SELECT value FROM json_each(?)))"
+        )
+        params.extend([namespace, layer, _json_list(flt.tags)])
+    if flt.ids is not None:
+        clauses.append(f"{alias}.id IN (SELECT value FROM json_each(?))")
+        params.append(_json_list(flt.ids))
+    if layer == "episodic":
+        if flt.event_types:
+            clauses.append(f"{alias}.event_type IN (SELECT value FROM json_each(?))")
+            params.append(_json_list(flt.event_types))
+        if flt.session_id is not None:
+            clauses.append(f"{alias}.session_id = ?")
+            params.append(flt.session_id)
+        if flt.consolidated is not None:
+            clauses.append(f"{alias}.consolidated = ?")
+            params.append(int(flt.consolidated))
+    elif not flt.include_superseded:
+        clauses.append(f"{alias}.status = 'active'")
+    return " AND ".join(clauses), params
+
+
+def _unique_layers(layers: Iterable[StoredLayer]) -> list[StoredLayer]:
+    return list(dict.fromkeys(layers))
+
+
+# --- the store ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _PendingUpsert:
+    memory: Memory
+    vector: bytes | None
+    first_version: int
+
+
+class SqliteMemoryStore:
+    """MemoryStore over SqliteDatabase. Every query is restricted by `namespace = ?`."""
+
+    def __init__(self, db: SqliteDatabase, *, clock: Clock | None = None) -> None:
+        self.db = db
+        self.embedder_name = db.embedder_name
+        self.dim = db.dim
+        # Only for namespace_state.last_write_at: apply() carries no time of its own.
+        self._clock: Clock = clock or SystemClock()
+
+    # working memory
+
+    def put_working(self, entry: WorkingEntry) -> None:
+        """Insert or replace one entry; the session's expired rows are removed on the way."""
+        updated_at = _epoch(entry.updated_at)
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO working(namespace, session_id, key, value_json, updated_at, expires_at) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(namespace, session_id, key) DO UPDATE SET "
+                "value_json = excluded.value_json, updated_at = excluded.updated_at, "
+                "expires_at = excluded.expires_at",
+                (
+                    entry.namespace,
+                    entry.session_id,
+                    entry.key,
+                    json.dumps(entry.value, ensure_ascii=False),
+                    updated_at,
+                    _epoch(entry.expires_at),
+                ),
+            )
+            conn.execute(
+                "DELETE FROM working WHERE namespace = ? AND session_id = ? AND expires_at <= ?",
+                (entry.namespace, entry.session_id, updated_at),
+            )
+
+    def get_working(self, namespace: str, session_id: str, now: datetime) -> list[WorkingEntry]:
+        """Unexpired entries of the session, by key."""
+        rows = self.db.connection().execute(
+            "SELECT key, value_json, updated_at, expires_at FROM working "
+            "WHERE namespace = ? AND session_id = ? AND expires_at > ? ORDER BY key",
+            (namespace, session_id, _epoch(now)),
+        )
+        return [
+            WorkingEntry.model_construct(
+                namespace=namespace,
+                session_id=session_id,
+                key=key,
+                value=json.loads(value_json),
+                updated_at=utc_from_epoch(updated_at),
+                expires_at=utc_from_epoch(expires_at),
+            )
+            for key, value_json, updated_at, expires_at in rows
+        ]
+
+    def clear_working(self, namespace: str, session_id: str | None = None) -> int:
+        """Delete the session's entries (every session's with None); return how many rows went."""
+        with self.db.transaction() as conn:
+            if session_id is None:
+                cursor = conn.execute("DELETE FROM working WHERE namespace = ?", (namespace,))
+            else:
+                cursor = conn.execute(
+                    "DELETE FROM working WHERE namespace = ? AND session_id = ?", (namespace, session_id)
+                )
+            return cursor.rowcount
+
+    # writes
+
+    def _vector_blob(self, vector: np.ndarray) -> bytes:
+        array = np.asarray(vector, dtype="<f4").reshape(-1)
+        if array.shape[0] != self.dim:
+            raise InvalidInput(f"vector: expected dimension {self.dim}, got {array.shape[0]}", field="vector")
+        return array.tobytes()
+
+    def _collapse(self, namespace: str, changes: ChangeSet) -> dict[str, _PendingUpsert]:
+        """One pending write per id: the last state wins; a chain v1 -> v2 inside one set is allowed."""
+        pending: dict[str, _PendingUpsert] = {}
+        for memory, vector in changes.upserts:
+            if memory.namespace != namespace:
+                raise InvalidInput(
+                    f"memory {memory.id} belongs to namespace {memory.namespace!r}, not {namespace!r}",
+                    field="namespace",
+                )
+            blob = self._vector_blob(vector) if vector is not None else None
+            previous = pending.get(memory.id)
+            if previous is None:
+                pending[memory.id] = _PendingUpsert(memory, blob, memory.version)
+                continue
+            if memory.layer != previous.memory.layer or memory.version != previous.memory.version + 1:
+                raise ConcurrentUpdate(
+                    f"memory {memory.id}: version {memory.version} follows version {previous.memory.version} "
+                    "in the same change set"
+                )
+            pending[memory.id] = _PendingUpsert(memory, blob or previous.vector, previous.first_version)
+        return pending
+
+    def apply(self, namespace: str, changes: ChangeSet) -> None:
+        """Apply every upsert, then every delete, in one transaction; ConcurrentUpdate rolls back all."""
+        if not changes:
+            return
+        pending = self._collapse(namespace, changes)
+        deletes = list(dict.fromkeys(changes.deletes))
+        with self.db.transaction() as conn:
+            stored = self._stored_versions(conn, namespace, list(pending))
+            inserts: dict[str, list[tuple[Any, ...]]] = {"episodic": [], "semantic": []}
+            updates: dict[str, list[tuple[Any, ...]]] = {"episodic": [], "semantic": []}
+            token = namespace_token(namespace)
+            for memory_id, item in pending.items():
+                memory = item.memory
+                current = stored.get(memory_id)
+                values = _episode_values(memory) if isinstance(memory, Episode) else _fact_values(memory)
+                if item.first_version <= 1:
+                    if current is not None:
+                        raise ConcurrentUpdate(f"memory {memory_id} already exists; version 1 is an insert")
+                    inserts[memory.layer].append((namespace, memory_id, token, *values, item.vector))
+                else:
+                    expected = item.first_version - 1
+                    if current is None or current != (memory.layer, expected):
+                        found = "nothing" if current is None else f"{current[0]} version {current[1]}"
+                        raise ConcurrentUpdate(
+                            f"memory {memory_id}: expected stored {memory.layer} version {expected}, "
+                            f"found {found}"
+                        )
+                    updates[memory.layer].append((*values, item.vector, namespace, memory_id, expected))
+            for layer in _LAYERS:
+                if inserts[layer]:
+                    conn.executemany(_insert_sql(layer), inserts[layer])
+                if updates[layer]:
+                    cursor = conn.executemany(_update_sql(layer), updates[layer])
+                    if cursor.rowcount != len(updates[layer]):
+                        raise ConcurrentUpdate("a memory changed while this change set was applied")
+            deleted: list[tuple[StoredLayer, str]] = []
+            if deletes:
+                ids_json = _json_list(deletes)
+                for layer in _LAYERS:
+                    rows = conn.execute(
+                        f"DELETE FROM {_TABLE[layer]} WHERE namespace = ? "
+                        "AND id IN (SELECT value FROM json_each(?)) RETURNING id",
+                        (namespace, ids_json),
+                    ).fetchall()
+                    deleted.extend((layer, row[0]) for row in rows)
+            (generation,) = conn.execute(
+                "INSERT INTO namespace_state(namespace, generation, last_write_at) VALUES (?, 1, ?) "
+                "ON CONFLICT(namespace) DO UPDATE SET generation = generation + 1, "
+                "last_write_at = excluded.last_write_at RETURNING generation",
+                (namespace, _epoch(self._clock.now())),
+            ).fetchone()
+            refs = self._refs(conn, namespace, list(pending))
+        upserted = tuple(
+            _cached_row(item.memory, refs[memory_id], item.vector)
+            for memory_id, item in pending.items()
+            if memory_id in refs
+        )
+        self.db.publish(AppliedChanges(namespace, generation - 1, generation, upserted, tuple(deleted)))
+
+    def _stored_versions(
+        self, conn: sqlite3.Connection, namespace: str, ids: list[str]
+    ) -> dict[str, tuple[str, int]]:
+        if not ids:
+            return {}
+        ids_json = _json_list(ids)
+        found: dict[str, tuple[str, int]] = {}
+        for layer in _LAYERS:
+            for memory_id, version in conn.execute(
+                f"SELECT id, version FROM {_TABLE[layer]} WHERE namespace = ? "
+                "AND id IN (SELECT value FROM json_each(?))",
+                (namespace, ids_json),
+            ):
+                found[memory_id] = (layer, version)
+        return found
+
+    def _refs(self, conn: sqlite3.Connection, namespace: str, ids: list[str]) -> dict[str, int]:
+        if not ids:
+            return {}
+        ids_json = _json_list(ids)
+        refs: dict[str, int] = {}
+        for layer in _LAYERS:
+            refs.update(
+                conn.execute(
+                    f"SELECT id, ref FROM {_TABLE[layer]} WHERE namespace = ? "
+                    "AND id IN (SELECT value FROM json_each(?))",
+                    (namespace, ids_json),
+                ).fetchall()
+            )
+        return refs
+
+    # reads
+
+    def get(self, namespace: str, memory_id: str) -> Memory | None:
+        """The memory with this id in this namespace, of either layer."""
+        conn = self.db.connection()
+        for layer in _LAYERS:
+            row = conn.execute(
+                f"SELECT {_SELECT_COLUMNS[layer]} FROM {_TABLE[layer]} WHERE namespace = ? AND id = ?",
+                (namespace, memory_id),
+            ).fetchone()
+            if row is not None:
+                return _memory_from_row(layer, row)
+        return None
+
+    def get_many(self, namespace: str, ids: Sequence[str]) -> dict[str, Memory]:
+        """The memories found among `ids`, by id (missing ids are absent)."""
+        if not ids:
+            return {}
+        ids_json = _json_list(ids)
+        found: dict[str, Memory] = {}
+        with self.db.snapshot() as conn:
+            for layer in _LAYERS:
+                for row in conn.execute(
+                    f"SELECT {_SELECT_COLUMNS[layer]} FROM {_TABLE[layer]} WHERE namespace = ? "
+                    "AND id IN (SELECT value FROM json_each(?))",
+                    (namespace, ids_json),
+                ):
+                    found[row[0]] = _memory_from_row(layer, row)
+        return found
+
+    def get_vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors (float32) of those of `ids` that have one."""
+        if not ids:
+            return {}
+        ids_json = _json_list(ids)
+        vectors: dict[str, np.ndarray] = {}
+        with self.db.snapshot() as conn:
+            for layer in _LAYERS:
+                for memory_id, blob in conn.execute(
+                    f"SELECT id, vector FROM {_TABLE[layer]} WHERE namespace = ? "
+                    "AND id IN (SELECT value FROM json_each(?)) AND vector IS NOT NULL",
+                    (namespace, ids_json),
+                ):
+                    vectors[memory_id] = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+        return vectors
+
+    def list_memories(self, namespace: str, flt: MemoryFilter, limit: int | None = None) -> list[Memory]:
+        """Matching memories, oldest first (episodes by occurred_at, facts by last_confirmed_at)."""
+        per_layer: list[list[tuple[float, int, Memory]]] = []
+        with self.db.snapshot() as conn:
+            for layer in _unique_layers(flt.layers):
+                clause = _filter_clause(layer, namespace, flt, "m")
+                if clause is None:
+                    continue
+                where, params = clause
+                time_column = _TIME_COLUMN[layer]
+                rows = conn.execute(
+                    f"SELECT {_SELECT_COLUMNS[layer]}, m.{time_column}, m.ref FROM {_TABLE[layer]} AS m "
+                    f"WHERE {where} ORDER BY m.{time_column}, m.ref LIMIT ?",
+                    (*params, -1 if limit is None else limit),
+                )
+                per_layer.append([(row[-2], row[-1], _memory_from_row(layer, row)) for row in rows])
+        merged = [memory for _, _, memory in heapq.merge(*per_layer, key=lambda item: (item[0], item[1]))]
+        return merged if limit is None else merged[:limit]
+
+    def active_fact_for_dimension(self, namespace: str, dimension: str) -> Fact | None:
+        """The active fact on this dimension (the latest confirmed if, against the rules, several are)."""
+        row = (
+            self.db.connection()
+            .execute(
+                f"SELECT {_FACT_COLUMNS} FROM facts WHERE namespace = ? AND dimension = ? "
+                "AND status = 'active' "
+                "ORDER BY last_confirmed_at DESC, ref DESC LIMIT 1",
+                (namespace, dimension),
+            )
+            .fetchone()
+        )
+        return None if row is None else _fact_from_row(row)
+
+    def facts_citing(self, namespace: str, episode_ids: Iterable[str]) -> list[Fact]:
+        """Facts (active or superseded) whose provenance names any of the episodes, oldest first."""
+        ids = list(episode_ids)
+        if not ids:
+            return []
+        rows = self.db.connection().execute(
+            f"SELECT {_FACT_COLUMNS} FROM facts WHERE namespace = ? AND ref IN ("
+            "SELECT ref FROM fact_sources WHERE namespace = ? "
+            "AND episode_id IN (SELECT value FROM json_each(?))"
+            ") ORDER BY last_confirmed_at, ref",
+            (namespace, namespace, _json_list(ids)),
+        )
+        return [_fact_from_row(row) for row in rows]
+
+    def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
+        """Count one access of each memory; neither the version nor the namespace generation changes."""
+        unique = list(dict.fromkeys(ids))
+        if not unique:
+            return
+        params = [(_epoch(at), namespace, memory_id) for memory_id in unique]
+        with self.db.transaction() as conn:
+            for table in ("episodes", "facts"):
+                conn.executemany(
+                    f"UPDATE {table} SET access_count = access_count + 1, last_accessed_at = ? "
+                    "WHERE namespace = ? AND id = ?",
+                    params,
+                )
+
+    def record_recall(self, namespace: str, hit: bool, at: datetime) -> None:
+        """Count one recall (and whether it found anything) for the namespace's hit rate."""
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO namespace_state(namespace, recall_count, recall_hits) VALUES (?, 1, ?) "
+                "ON CONFLICT(namespace) DO UPDATE SET recall_count = recall_count + 1, "
+                "recall_hits = recall_hits + excluded.recall_hits",
+                (namespace, int(hit)),
+            )
+
+    def stats(self, namespace: str, now: datetime) -> Stats:
+        """Counts: working (unexpired), episodic, semantic (active), semantic_superseded; recall counters."""
+        with self.db.snapshot() as conn:
+            (working,) = conn.execute(
+                "SELECT COUNT(*) FROM working WHERE namespace = ? AND expires_at > ?",
+                (namespace, _epoch(now)),
+            ).fetchone()
+            (episodic,) = conn.execute(
+                "SELECT COUNT(*) FROM episodes WHERE namespace = ?", (namespace,)
+            ).fetchone()
+            by_status = dict(
+                conn.execute(
+                    "SELECT status, COUNT(*) FROM facts WHERE namespace = ? GROUP BY status", (namespace,)
+                ).fetchall()
+            )
+            state = conn.execute(
+                "SELECT last_write_at, recall_count, recall_hits FROM namespace_state WHERE namespace = ?",
+                (namespace,),
+            ).fetchone()
+        last_write_at, recall_count, recall_hits = state if state is not None else (None, 0, 0)
+        return Stats(
+            namespace=namespace,
+            counts={
+                "working": working,
+                "episodic": episodic,
+                "semantic": by_status.get("active", 0),
+                "semantic_superseded": by_status.get("superseded", 0),
+            },
+            last_write_at=_dt_or_none(last_write_at),
+            recall_count=recall_count,
+            recall_hits=recall_hits,
+            hit_rate=(recall_hits / recall_count) if recall_count else None,
+        )
+
+
+def _cached_row(memory: Memory, ref: int, vector: bytes | None) -> CachedRow:
+    array = None if vector is None else np.frombuffer(vector, dtype="<f4")
+    if isinstance(memory, Episode):
+        return CachedRow(
+            "episodic", ref, memory.id, _epoch(memory.occurred_at), True, memory.consolidated,
+            memory.session_id, memory.event_type, array,
+        )  # fmt: skip
+    return CachedRow(
+        "semantic", ref, memory.id, _epoch(memory.last_confirmed_at), memory.status == "active", False,
+        None, None, array,
+    )  # fmt: skip
+
+
+# --- the search index ---------------------------------------------------------------------------------------
+
+
+def _normalised_rows(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return matrix / norms
+
+
+class _VectorCache:
+    """The vectors of one (namespace, layer) with the columns filters need, as parallel arrays.
+
+    Rows are ordered by `ref` (AUTOINCREMENT, so appends keep the order and searchsorted works). Deleted rows
+    are tombstoned (`alive` False) rather than removed, so an in-place update never copies the matrix.
+    """
+
+    def __init__(self, layer: StoredLayer, dim: int, generation: int, capacity: int) -> None:
+        self.layer = layer
+        self.generation = generation
+        self.lock = threading.Lock()
+        self.size = 0
+        self.dead = 0
+        capacity = max(capacity, 16)
+        self.vectors = np.zeros((capacity, dim), dtype=np.float32)
+        self.refs = np.zeros(capacity, dtype=np.int64)
+        self.times = np.zeros(capacity, dtype=np.float64)
+        self.alive = np.zeros(capacity, dtype=bool)
+        self.active = np.zeros(capacity, dtype=bool)
+        self.consolidated = np.zeros(capacity, dtype=bool)
+        self.sessions = np.full(capacity, -1, dtype=np.int32)
+        self.event_types = np.full(capacity, -1, dtype=np.int32)
+        self.ids: list[str] = []
+        self.position: dict[str, int] = {}
+        self.session_codes: dict[str, int] = {}
+        self.event_type_codes: dict[str, int] = {}
+
+    @staticmethod
+    def _code(codes: dict[str, int], value: str | None) -> int:
+        if value is None:
+            return -1
+        code = codes.get(value)
+        if code is None:
+            code = codes[value] = len(codes)
+        return code
+
+    def _grow(self, needed: int) -> None:
+        capacity = self.vectors.shape[0]
+        if needed <= capacity:
+            return
+        new_capacity = max(needed, capacity * 2)
+        for name in (
+            "vectors",
+            "refs",
+            "times",
+            "alive",
+            "active",
+            "consolidated",
+            "sessions",
+            "event_types",
+        ):
+            old = getattr(self, name)
+            fill = -1 if name in ("sessions", "event_types") else 0
+            new = np.full((new_capacity, *old.shape[1:]), fill, dtype=old.dtype)
+            new[: self.size] = old[: self.size]
+            setattr(self, name, new)
+
+    def load(self, rows: list[tuple[Any, ...]]) -> None:
+        """Fill from (ref, id, time, active, consolidated, session_id, event_type, vector blob) rows."""
+        rows.sort(key=lambda row: row[0])
+        n = len(rows)
+        self._grow(n)
+        if n:
+            matrix = np.frombuffer(b"".join(row[7] for row in rows), dtype="<f4").reshape(n, -1)
+            self.vectors[:n] = _normalised_rows(matrix)
+            self.refs[:n] = [row[0] for row in rows]
+            self.times[:n] = [row[2] for row in rows]
+            self.active[:n] = [bool(row[3]) for row in rows]
+            self.consolidated[:n] = [bool(row[4]) for row in rows]
+            self.sessions[:n] = [self._code(self.session_codes, row[5]) for row in rows]
+            self.event_types[:n] = [self._code(self.event_type_codes, row[6]) for row in rows]
+            self.alive[:n] = True
+        self.ids = [row[1] for row in rows]
+        self.position = {memory_id: i for i, memory_id in enumerate(self.ids)}
+        self.size = n
+
+    def upsert(self, row: CachedRow) -> bool:
+        """Apply one written row; False if it cannot be applied in place (the caller then reloads)."""
+        position = self.position.get(row.id)
+        if position is None:
+            if row.vector is None:
+                return True  # a memory without a vector is not vector-searchable
+            if self.size and row.ref <= self.refs[self.size - 1]:
+                return False  # an old row gaining its first vector: appending would break the ref order
+            position = self.size
+            self._grow(position + 1)
+            self.size += 1
+            self.ids.append(row.id)
+            self.position[row.id] = position
+            self.refs[position] = row.ref
+        if row.vector is not None:
+            self.vectors[position] = _normalised_rows(row.vector.reshape(1, -1))[0]
+        self.times[position] = row.time
+        self.active[position] = row.active
+        self.consolidated[position] = row.consolidated
+        self.sessions[position] = self._code(self.session_codes, row.session_id)
+        self.event_types[position] = self._code(self.event_type_codes, row.event_type)
+        self.alive[position] = True
+        return True
+
+    def delete(self, memory_id: str) -> None:
+        position = self.position.pop(memory_id, None)
+        if position is not None:
+            self.alive[position] = False
+            self.dead += 1
+
+    def mask(self, flt: MemoryFilter, tagged_refs: np.ndarray | None) -> np.ndarray:
+        """The rows (of the first `size`) that pass the filter, as a boolean array."""
+        n = self.size
+        mask = self.alive[:n].copy()
+        if self.layer == "semantic":
+            if flt.event_types or flt.session_id is not None:
+                return np.zeros(n, dtype=bool)
+            if not flt.include_superseded:
+                mask &= self.active[:n]
+        else:
+            if flt.session_id is not None:
+                code = self.session_codes.get(flt.session_id)
+                if code is None:
+                    return np.zeros(n, dtype=bool)
+                mask &= self.sessions[:n] == code
+            if flt.event_types:
+                codes = [self.event_type_codes[e] for e in flt.event_types if e in self.event_type_codes]
+                mask &= np.isin(self.event_types[:n], np.asarray(codes, dtype=np.int32))
+            if flt.consolidated is not None:
+                mask &= self.consolidated[:n] == flt.consolidated
+        if flt.since is not None:
+            mask &= self.times[:n] >= _epoch(flt.since)
+        if flt.until is not None:
+            mask &= self.times[:n] < _epoch(flt.until)
+        if flt.ids is not None:
+            wanted = [self.position[i] for i in flt.ids if i in self.position]
+            chosen = np.zeros(n, dtype=bool)
+            chosen[wanted] = True
+            mask &= chosen
+        if tagged_refs is not None:
+            mask &= _positions_mask(self.refs[:n], tagged_refs)
+        return mask
+
+    def search(self, query: np.ndarray, mask: np.ndarray, limit: int) -> list[tuple[float, str]]:
+        """Top `limit` (cosine, id) among the masked rows, best first."""
+        rows = np.flatnonzero(mask)
+        if rows.size == 0:
+            return []
+        if rows.size * 2 >= self.size:
+            # Most rows pass: one matrix-vector product over the contiguous block beats gathering rows first.
+            scores = (self.vectors[: self.size] @ query)[rows]
+        else:
+            scores = self.vectors[rows] @ query
+        k = min(limit, scores.size)
+        top = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(scores.size)
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(float(scores[i]), self.ids[int(rows[i])]) for i in top]
+
+
+def _positions_mask(sorted_refs: np.ndarray, refs: np.ndarray) -> np.ndarray:
+    """Boolean mask of the entries of `sorted_refs` that occur in `refs`."""
+    chosen = np.zeros(sorted_refs.size, dtype=bool)
+    if refs.size == 0 or sorted_refs.size == 0:
+        return chosen
+    positions = np.searchsorted(sorted_refs, refs)
+    inside = positions < sorted_refs.size
+    positions = positions[inside]
+    hits = sorted_refs[positions] == refs[inside]
+    chosen[positions[hits]] = True
+    return chosen
+
+
+_CACHE_QUERY: dict[str, str] = {
+    "episodic": (
+        "SELECT ref, id, occurred_at, 1, consolidated, session_id, event_type, vector FROM episodes "
+        "WHERE namespace = ? AND vector IS NOT NULL"
+    ),
+    "semantic": (
+        "SELECT ref, id, last_confirmed_at, status = 'active', 0, NULL, NULL, vector FROM facts "
+        "WHERE namespace = ? AND vector IS NOT NULL"
+    ),
+}
+
+
+class SqliteSearchIndex:
+    """SearchIndex over SqliteDatabase: BM25 over FTS5, and exact cosine over cached vectors.
+
+    The vector caches are per (namespace, layer), loaded on first use, and checked against the namespace's
+    generation on every search (one indexed lookup), so writes by other processes are seen. Writes made
+    through a SqliteMemoryStore on the same SqliteDatabase object update the caches in place, without reload.
+    At most `max_cached_vectors` vectors stay cached, least recently used namespaces evicted first.
+    """
+
+    def __init__(self, db: SqliteDatabase, *, max_cached_vectors: int = 2_000_000) -> None:
+        self.db = db
+        self.max_cached_vectors = max_cached_vectors
+        self._caches: OrderedDict[tuple[str, str], _VectorCache] = OrderedDict()
+        self._lock = threading.Lock()
+        db.subscribe(self._on_applied)
+
+    # keyword search
+
+    def keyword_search(self, namespace: str, text: str, flt: MemoryFilter, limit: int) -> list[Candidate]:
+        """BM25 over the analysed text: any query term matches; best first. No terms (stop words only): []."""
+        terms = query_terms(text)
+        if not terms or limit <= 0:
+            return []
+        quoted = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        match = f'ns_token : "{namespace_token(namespace)}" AND search_text : ({quoted})'
+        found: list[Candidate] = []
+        with self.db.snapshot() as conn:
+            for layer in _unique_layers(flt.layers):
+                clause = _filter_clause(layer, namespace, flt, "m")
+                if clause is None:
+                    continue
+                where, params = clause
+                fts = f"fts_{_TABLE[layer]}"
+                # CROSS JOIN pins the FTS table as the outer loop: the match is what narrows the rows.
+                rows = conn.execute(
+                    f"SELECT m.id, -bm25({fts}, 0.0, 1.0) AS score "
+                    f"FROM {fts} CROSS JOIN {_TABLE[layer]} AS m ON m.ref = {fts}.rowid "
+                    f"WHERE {fts} MATCH ? AND {where} ORDER BY score DESC LIMIT ?",
+                    (match, *params, limit),
+                )
+                found.extend(Candidate(memory_id, layer, float(score)) for memory_id, score in rows)
+        found.sort(key=lambda c: c.score, reverse=True)
+        return found[:limit]
+
+    # vector search
+
+    def vector_search(
+        self, namespace: str, vector: np.ndarray, flt: MemoryFilter, limit: int
+    ) -> list[Candidate]:
+        """Exact cosine against every vector of the namespace that passes the filter; best first."""
+        if limit <= 0:
+            return []
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if query.shape[0] != self.db.dim:
+            raise InvalidInput(
+                f"vector: expected dimension {self.db.dim}, got {query.shape[0]}", field="vector"
+            )
+        norm = float(np.linalg.norm(query))
+        if norm == 0.0:
+            return []
+        query = query / norm
+        generation = self._generation(namespace)
+        found: list[Candidate] = []
+        for layer in _unique_layers(flt.layers):
+            if flt.ids is not None and not flt.ids:
+                continue
+            tagged = self._tagged_refs(namespace, layer, flt.tags) if flt.tags else None
+            cache = self._cache(namespace, layer, generation)
+            with cache.lock:
+                hits = cache.search(query, cache.mask(flt, tagged), limit)
+            found.extend(Candidate(memory_id, layer, score) for score, memory_id in hits)
+        found.sort(key=lambda c: c.score, reverse=True)
+        return found[:limit]
+
+    def _generation(self, namespace: str) -> int:
+        row = (
+            self.db.connection()
+            .execute("SELECT generation FROM namespace_state WHERE namespace = ?", (namespace,))
+            .fetchone()
+        )
+        return 0 if row is None else int(row[0])
+
+    def _tagged_refs(self, namespace: str, layer: StoredLayer, tags: Sequence[str]) -> np.ndarray:
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT DISTINCT ref FROM memory_tags WHERE namespace = ? AND layer = ? "
+                "AND tag IN (SELECT value FROM json_each(?))",
+                (namespace, layer, _json_list(tags)),
+            )
+            .fetchall()
+        )
+        return np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+
+    def _cache(self, namespace: str, layer: StoredLayer, generation: int) -> _VectorCache:
+        key = (namespace, layer)
+        with self._lock:
+            cache = self._caches.get(key)
+            if cache is not None and cache.generation >= generation:
+                self._caches.move_to_end(key)
+                return cache
+            cache = self._load(namespace, layer)
+            self._caches.pop(key, None)
+            if cache.size <= self.max_cached_vectors:
+                self._caches[key] = cache
+                self._evict(keep=key)
+            # else: larger than the whole budget; used for this search and dropped.
+            return cache
+
+    def _load(self, namespace: str, layer: StoredLayer) -> _VectorCache:
+        with self.db.snapshot() as conn:
+            row = conn.execute(
+                "SELECT generation FROM namespace_state WHERE namespace = ?", (namespace,)
+            ).fetchone()
+            generation = 0 if row is None else int(row[0])
+            rows = conn.execute(_CACHE_QUERY[layer], (namespace,)).fetchall()
+        cache = _VectorCache(layer, self.db.dim, generation, capacity=len(rows))
+        cache.load(rows)
+        return cache
+
+    def _evict(self, keep: tuple[str, str]) -> None:
+        total = sum(cache.size for cache in self._caches.values())
+        for key in list(self._caches):
+            if total <= self.max_cached_vectors:
+                break
+            if key == keep:
+                continue
+            total -= self._caches.pop(key).size
+
+    def cached_vector_count(self) -> int:
+        """How many vectors the caches hold now (for tests and the stats page)."""
+        with self._lock:
+            return sum(cache.size for cache in self._caches.values())
+
+    def _on_applied(self, changes: AppliedChanges) -> None:
+        with self._lock:
+            for layer in _LAYERS:
+                key = (changes.namespace, layer)
+                cache = self._caches.get(key)
+                if cache is None:
+                    continue
+                with cache.lock:
+                    if cache.generation >= changes.generation_after:
+                        continue  # reloaded after the commit: already includes the change
+                    if cache.generation != changes.generation_before:
+                        del self._caches[key]  # missed another writer's change: reload on next use
+                        continue
+                    rows = sorted((r for r in changes.upserted if r.layer == layer), key=lambda r: r.ref)
+                    if not all(cache.upsert(row) for row in rows):
+                        del self._caches[key]
+                        continue
+                    for deleted_layer, memory_id in changes.deleted:
+                        if deleted_layer == layer:
+                            cache.delete(memory_id)
+                    cache.generation = changes.generation_after
+                    # Too many tombstones: a reload compacts them.
+                    if cache.dead > max(1024, cache.size // 4):
+                        del self._caches[key]
+            if self._caches:
+                self._evict(keep=next(reversed(self._caches)))

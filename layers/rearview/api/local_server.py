@@ -1,0 +1,369 @@
+"""The local server: the Lambda route table (`rearview.api.http`) behind a stdlib ThreadingHTTPServer.
+
+Each HTTP request is turned into the API Gateway HTTP API (payload v2) event Lambda would receive, resolved by the
+same resolver, and the resolver's response dict is written back. So a request behaves the same on a laptop and on AWS.
+
+The server binds loopback by default. Binding any other address needs `settings.api_token`, and then every request
+but the health check and the API documents must carry `Authorization: Bearer <token>`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hmac
+import ipaddress
+import json
+import logging
+import socket
+import threading
+import uuid
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from rearview.api.http import (
+    DOCS_PATH,
+    HEALTH_PATH,
+    MAX_BODY_BYTES,
+    OPENAPI_PATH,
+    create_resolver,
+    decode_response_body,
+    payload_too_large,
+)
+from rearview.bootstrap import Services, build
+from rearview.errors import ConfigurationError
+from rearview.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+# Requests anyone may make without the token: liveness and the API's own documentation.
+PUBLIC_ROUTES = frozenset({("GET", HEALTH_PATH), ("GET", DOCS_PATH), ("GET", OPENAPI_PATH)})
+
+# An oversized body is read and dropped (so the client gets the 413 instead of a reset connection) up to this much;
+# past it the connection is simply closed.
+_MAX_DRAIN_BYTES = 16 * MAX_BODY_BYTES
+_DRAIN_CHUNK = 64 * 1024
+
+_UNAUTHORIZED: dict[str, Any] = {
+    "statusCode": 401,
+    "headers": {"Content-Type": "application/json", "WWW-Authenticate": 'Bearer realm="rearview"'},
+    "body": json.dumps({"error": "unauthorized", "message": "authorization: missing or wrong Bearer token"}),
+    "isBase64Encoded": False,
+}
+
+
+def is_loopback(host: str) -> bool:
+    """True for addresses only this machine can reach (127.0.0.0/8, ::1, localhost)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, api_token: str | None) -> None:
+    """Refuse to expose the API beyond this machine without a token."""
+    if not is_loopback(host) and not api_token:
+        raise ConfigurationError(
+            f"host: refusing to listen on non-loopback address {host!r} without an API token; "
+            "set REARVIEW_API_TOKEN (or bind 127.0.0.1)",
+            field="host",
+        )
+
+
+def authorized(api_token: str | None, method: str, path: str, headers: Mapping[str, str]) -> bool:
+    """The one auth check: with a token configured, every non-public request must present it as a Bearer token.
+
+    `headers` have lower-cased names. Kept to one function so multi-key tenancy can replace it.
+    """
+    if not api_token or (method.upper(), path) in PUBLIC_ROUTES:
+        return True
+    scheme, _, credential = headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(credential.strip().encode(), api_token.encode())
+
+
+def build_event(
+    method: str,
+    target: str,
+    headers: Mapping[str, str],
+    body: bytes,
+    source_ip: str,
+    now: datetime | None = None,
+) -> dict[str, Any]:
+    """The API Gateway HTTP API v2 event for one request (`target` is the request line's path and query)."""
+    now = now or datetime.now(UTC)
+    parts = urlsplit(target)
+    raw_path = parts.path or "/"
+    lowered = {k.lower(): v for k, v in headers.items()}
+    query: dict[str, str] = {}
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        # API Gateway joins repeated query parameters with commas.
+        query[name] = f"{query[name]},{value}" if name in query else value
+    event: dict[str, Any] = {
+        "version": "2.0",
+        "routeKey": "$default",
+        "rawPath": raw_path,
+        "rawQueryString": parts.query,
+        "headers": lowered,
+        "requestContext": {
+            "accountId": "local",
+            "apiId": "local",
+            "domainName": lowered.get("host", "localhost"),
+            "domainPrefix": lowered.get("host", "localhost").split(".")[0],
+            "http": {
+                "method": method.upper(),
+                "path": raw_path,
+                "protocol": "HTTP/1.1",
+                "sourceIp": source_ip,
+                "userAgent": lowered.get("user-agent", ""),
+            },
+            "requestId": str(uuid.uuid4()),
+            "routeKey": "$default",
+            "stage": "$default",
+            "time": now.strftime("%d/%b/%Y:%H:%M:%S +0000"),
+            "timeEpoch": int(now.timestamp() * 1000),
+        },
+        "isBase64Encoded": False,
+    }
+    if query:
+        event["queryStringParameters"] = query
+    if "cookie" in lowered:
+        event["cookies"] = [c.strip() for c in lowered["cookie"].split(";") if c.strip()]
+    if body:
+        try:
+            event["body"] = body.decode("utf-8")
+        except UnicodeDecodeError:
+            event["body"] = base64.b64encode(body).decode("ascii")
+            event["isBase64Encoded"] = True
+    return event
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Translates between HTTP and the resolver. One instance per request; `server` is the _Server below."""
+
+    server: _Server
+    server_version = "rearview"
+
+    def do_GET(self) -> None:
+        self._handle()
+
+    def do_POST(self) -> None:
+        self._handle()
+
+    def do_PUT(self) -> None:
+        self._handle()
+
+    def do_DELETE(self) -> None:
+        self._handle()
+
+    def do_PATCH(self) -> None:
+        self._handle()
+
+    def do_HEAD(self) -> None:
+        self._handle()
+
+    def do_OPTIONS(self) -> None:
+        self._handle()
+
+    def _handle(self) -> None:
+        owner = self.server.owner
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            self._send_json(411, {"error": "length_required", "message": "request: send a Content-Length"})
+            self.close_connection = True
+            return
+        try:
+            length = int(headers.get("content-length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0:
+            self._send_json(400, {"error": "bad_request", "message": "content-length: must be a whole number"})
+            self.close_connection = True
+            return
+        path = urlsplit(self.path).path
+        allowed = authorized(owner.settings.api_token, self.command, path, headers)
+        if length > MAX_BODY_BYTES:
+            # Read and drop the body first, so the client reads our answer rather than a reset connection.
+            self._drain(length)
+            self._send(payload_too_large(length) if allowed else _UNAUTHORIZED)
+            self.close_connection = True
+            return
+        body = self.rfile.read(length) if length else b""
+        if not allowed:
+            self._send(_UNAUTHORIZED)
+            return
+        event = build_event(self.command, self.path, headers, body, self.client_address[0])
+        self._send(owner.resolve(event))
+
+    def _drain(self, length: int) -> None:
+        remaining = min(length, _MAX_DRAIN_BYTES)
+        while remaining > 0:
+            chunk = self.rfile.read(min(_DRAIN_CHUNK, remaining))
+            if not chunk:
+                break
+            remaining -= len(chunk)
+
+    def _send_json(self, status: int, body: dict[str, Any]) -> None:
+        self._send(
+            {
+                "statusCode": status,
+                "headers": {"Content-Type": "application/json"},
+                "body": json.dumps(body),
+                "isBase64Encoded": False,
+            }
+        )
+
+    def _send(self, response: Mapping[str, Any]) -> None:
+        payload = decode_response_body(response)
+        self.send_response(int(response.get("statusCode", 200)))
+        headers: dict[str, Any] = dict(response.get("headers") or {})
+        for name, values in (response.get("multiValueHeaders") or {}).items():
+            headers[name] = values
+        for name, value in headers.items():
+            if name.lower() == "content-length":
+                continue
+            for item in value if isinstance(value, list) else [value]:
+                self.send_header(name, str(item))
+        for cookie in response.get("cookies") or []:
+            self.send_header("Set-Cookie", str(cookie))
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(payload)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        logger.info("%s %s", self.address_string(), format % args)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], owner: LocalServer) -> None:
+        self.owner = owner
+        super().__init__(address, _Handler)
+
+
+class _Server6(_Server):
+    address_family = socket.AF_INET6
+
+
+class LocalServer:
+    """The API on a local port. `port=0` picks a free port (see `.port`); use as a context manager or call
+    `start()` / `shutdown()`; `serve_forever()` blocks."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        services: Services | None = None,
+        *,
+        host: str | None = None,
+        port: int | None = None,
+    ) -> None:
+        self.settings = settings
+        self.host = host if host is not None else settings.host
+        check_bind(self.host, settings.api_token)
+        self._owns_services = services is None
+        self.services = services if services is not None else build(settings)
+        self.resolver: APIGatewayHttpResolver = create_resolver(self.services)
+        # Powertools keeps the current event on the router class, so two requests must not resolve at once.
+        self._resolve_lock = threading.Lock()
+        server_class = _Server6 if ":" in self.host.strip("[]") else _Server
+        bind_port = settings.port if port is None else port
+        try:
+            self._httpd = server_class((self.host.strip("[]"), bind_port), self)
+        except BaseException:
+            if self._owns_services:
+                self.services.close()
+            raise
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    @property
+    def port(self) -> int:
+        """The bound port (the real one when constructed with port 0)."""
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        host = self.host.strip("[]")
+        shown = f"[{host}]" if ":" in host else host
+        return f"http://{shown}:{self.port}"
+
+    def resolve(self, event: dict[str, Any]) -> dict[str, Any]:
+        """Resolve one API Gateway v2 event, as Lambda would."""
+        with self._resolve_lock:
+            return self.resolver.resolve(event, local_context(event["requestContext"]["requestId"]))
+
+    def announce(self) -> None:
+        print(f"Rearview listening on {self.url}")
+        print(f"  API docs:  {self.url}{DOCS_PATH}")
+        print(f"  OpenAPI:   {self.url}{OPENAPI_PATH}", flush=True)
+
+    def serve_forever(self, ready: threading.Event | None = None, *, announce: bool = True) -> None:
+        """Serve until `shutdown()` is called from another thread."""
+        if announce:
+            self.announce()
+        if ready is not None:
+            ready.set()
+        self._httpd.serve_forever(poll_interval=0.2)
+
+    def start(self, *, announce: bool = False) -> LocalServer:
+        """Serve in a background thread and return at once."""
+        ready = threading.Event()
+        self._thread = threading.Thread(
+            target=self.serve_forever, args=(ready,), kwargs={"announce": announce}, name="rearview-http", daemon=True
+        )
+        self._thread.start()
+        ready.wait()
+        return self
+
+    def shutdown(self) -> None:
+        """Stop serving, release the port, and close the services this server built."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join()
+        self._httpd.server_close()
+        if self._owns_services:
+            self.services.close()
+
+    def __enter__(self) -> LocalServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+
+def local_context(request_id: str) -> LambdaContext:
+    """A LambdaContext carrying what Powertools and loggers read, for requests that never saw Lambda."""
+    context = LambdaContext()
+    context._function_name = "rearview-local"
+    context._function_version = "$LATEST"
+    context._invoked_function_arn = "arn:aws:lambda:local:000000000000:function:rearview-local"
+    context._memory_limit_in_mb = 0
+    context._aws_request_id = request_id
+    context._log_group_name = "local"
+    context._log_stream_name = "local"
+    return context
+
+
+def serve(settings: Settings, services: Services | None = None, ready: threading.Event | None = None) -> None:
+    """Run the local server in the foreground until interrupted (Ctrl-C), then shut down cleanly."""
+    server = LocalServer(settings, services)
+    try:
+        server.serve_forever(ready)
+    except KeyboardInterrupt:
+        print("\nRearview: shutting down", flush=True)
+    finally:
+        # serve_forever ran in this thread and has returned, so only the socket and the services remain to close.
+        server.shutdown()

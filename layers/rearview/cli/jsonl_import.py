@@ -1,0 +1,163 @@
+"""Importing a JSONL file of episodes: one JSON object per line, written in batches through the write service.
+
+A line carries the MemoryWrite fields. So that conversation dumps such as LoCoMo's turns import as they are,
+it may instead say `text` (content), `ts` or `timestamp` (occurred_at), `dia_id` (id) and `speaker` (added to
+entities); other unknown keys are ignored and reported once. An invalid line is reported with its number and
+skipped; the rest of its batch is still written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from rearview.errors import InvalidInput
+from rearview.model import MemoryWrite, WriteResult
+from rearview.service.write import WriteService
+
+# Alternative key -> MemoryWrite field. A line may give one or the other, not both.
+ALIASES: dict[str, str] = {"text": "content", "ts": "occurred_at", "timestamp": "occurred_at", "dia_id": "id"}
+SPEAKER_KEY = "speaker"
+_KNOWN_KEYS = frozenset(MemoryWrite.model_fields) | frozenset(ALIASES) | {SPEAKER_KEY}
+# The write service names an item of a batch `items[<index>].<field>` in its errors.
+_BATCH_FIELD = re.compile(r"^items\[(\d+)\]\.?")
+
+
+@dataclass(frozen=True)
+class InvalidLine:
+    line_no: int
+    message: str
+
+
+@dataclass
+class ImportSummary:
+    """What an import did: one count per write status, the invalid lines, and the keys it ignored."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    invalid: list[InvalidLine] = field(default_factory=list)
+    ignored_keys: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def lines(self) -> int:
+        return sum(self.counts.values()) + len(self.invalid)
+
+
+class LineError(ValueError):
+    """A line that cannot become a MemoryWrite; the message names the field."""
+
+
+def describe(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'line'}: {e['msg']}" for e in exc.errors())
+
+
+def parse_line(raw: bytes) -> tuple[MemoryWrite, list[str]]:
+    """The MemoryWrite a line describes and the unknown keys it ignored. LineError if the line is invalid."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LineError(f"line: not UTF-8 (byte {exc.start})") from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LineError(f"line: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(obj, dict):
+        raise LineError(f"line: must be a JSON object (got {type(obj).__name__})")
+    fields: dict[str, Any] = {}
+    ignored: list[str] = []
+    for key, value in obj.items():
+        if key in ALIASES:
+            target = ALIASES[key]
+            if target in fields or target in obj:
+                raise LineError(f"{key}: give {target} or {key}, not both")
+            fields[target] = value
+        elif key == SPEAKER_KEY:
+            continue
+        elif key in _KNOWN_KEYS:
+            fields[key] = value
+        else:
+            ignored.append(key)
+    if "content" not in fields:
+        raise LineError("content: required (or text)")
+    speaker = obj.get(SPEAKER_KEY)
+    if speaker is not None:
+        if not isinstance(speaker, str):
+            raise LineError("speaker: must be a string")
+        entities = fields.get("entities", [])
+        if not isinstance(entities, list):
+            raise LineError("entities: must be a list of strings")
+        if speaker not in entities:
+            fields["entities"] = [*entities, speaker]
+    try:
+        return MemoryWrite.model_validate(fields), ignored
+    except ValidationError as exc:
+        raise LineError(describe(exc)) from None
+
+
+def write_isolating_invalid(
+    writer: WriteService, namespace: str, batch: Sequence[tuple[int, MemoryWrite]]
+) -> tuple[list[WriteResult], list[InvalidLine]]:
+    """Write a batch; an item the service rejects is reported against its line, and the rest retried.
+
+    The service stores a batch whole or not at all; this is what keeps one bad line from losing its neighbours.
+    """
+    pending = list(batch)
+    invalid: list[InvalidLine] = []
+    while pending:
+        try:
+            return writer.write_batch(namespace, [item for _, item in pending]), invalid
+        except InvalidInput as exc:
+            match = _BATCH_FIELD.match(exc.field or "")
+            if match is None or int(match.group(1)) >= len(pending):
+                raise  # not about one item (the namespace, say): the whole import is wrong
+            line_no, _ = pending.pop(int(match.group(1)))
+            invalid.append(InvalidLine(line_no, _BATCH_FIELD.sub("", exc.message, count=1)))
+    return [], invalid
+
+
+def import_lines(
+    writer: WriteService,
+    namespace: str,
+    lines: Iterable[bytes],
+    batch_size: int,
+    on_progress: Callable[[int], None] = lambda done: None,
+    on_invalid: Callable[[InvalidLine], None] = lambda line: None,
+) -> ImportSummary:
+    """Parse and write every line; `on_progress(n)` after n more lines are handled, `on_invalid` per bad one."""
+    summary = ImportSummary()
+    batch: list[tuple[int, MemoryWrite]] = []
+
+    def reject(line: InvalidLine) -> None:
+        summary.invalid.append(line)
+        on_invalid(line)
+
+    def flush() -> None:
+        results, rejected = write_isolating_invalid(writer, namespace, batch)
+        for line in rejected:
+            reject(line)
+        summary.counts.update(result.status for result in results)
+        on_progress(len(batch))
+        batch.clear()
+
+    for line_no, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            on_progress(1)
+            continue
+        try:
+            item, ignored = parse_line(raw)
+        except LineError as exc:
+            reject(InvalidLine(line_no, str(exc)))
+            on_progress(1)
+            continue
+        summary.ignored_keys.update(ignored)
+        batch.append((line_no, item))
+        if len(batch) >= batch_size:
+            flush()
+    if batch:
+        flush()
+    return summary

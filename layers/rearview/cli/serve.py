@@ -1,0 +1,106 @@
+"""`rearview serve`: the HTTP API on this machine (rearview.api.local_server) over the embedded SQLite backend."""
+
+from __future__ import annotations
+
+import logging
+import signal
+from types import FrameType
+from typing import Annotated
+
+import typer
+
+from rearview import bootstrap
+from rearview.api.http import DOCS_PATH, HEALTH_PATH
+from rearview.api.local_server import LocalServer, check_bind
+from rearview.cli.invocation import (
+    DataDirOption,
+    EmbedderOption,
+    build_settings,
+    fail,
+    stderr_console,
+    stdout_console,
+    user_errors,
+)
+from rearview.settings import Settings
+
+# Addresses that mean "every interface": printed with a loopback URL the user can actually open.
+_WILDCARDS = frozenset({"0.0.0.0", "::", "[::]"})
+
+
+class _Terminated(Exception):
+    """SIGTERM, turned into an exception so that the server loop unwinds and closes the database cleanly."""
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated
+
+
+def serve(
+    host: Annotated[
+        str | None,
+        typer.Option(
+            help="Interface to bind; anything but loopback needs --api-token (env REARVIEW_HOST; default 127.0.0.1)",
+            show_default=False,
+        ),
+    ] = None,
+    port: Annotated[
+        int | None,
+        typer.Option(help="Port; 0 picks a free one (env REARVIEW_PORT; default 8765)", show_default=False),
+    ] = None,
+    api_token: Annotated[
+        str | None,
+        typer.Option(help="Bearer token every request must carry", envvar="REARVIEW_API_TOKEN", show_default=False),
+    ] = None,
+    data_dir: DataDirOption = None,
+    embedder: EmbedderOption = None,
+) -> None:
+    """Serve the HTTP API until interrupted (Ctrl-C or SIGTERM)."""
+    settings = build_settings(
+        host=host,
+        port=port,
+        api_token=api_token,
+        data_dir=data_dir,
+        embedder=embedder.value if embedder else None,
+    )
+    _configure_logging(settings.log_level)
+    with user_errors():
+        # Refuse an exposed bind before loading the embedder and opening the database.
+        check_bind(settings.host, settings.api_token)
+        services = bootstrap.build(settings)
+    try:
+        with user_errors():
+            try:
+                server = LocalServer(settings, services)
+            except OSError as exc:
+                fail(f"port: cannot listen on {settings.host}:{settings.port} ({exc.strerror or exc})")
+        _announce(server, settings)
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+        try:
+            server.serve_forever(announce=False)
+        except (KeyboardInterrupt, _Terminated):
+            stderr_console().print("Rearview: shutting down")
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            server.shutdown()
+    finally:
+        services.close()
+
+
+def _configure_logging(level: str) -> None:
+    name = level.upper()
+    if not isinstance(logging.getLevelName(name), int):
+        fail(f"log_level: unknown level {level!r} (use DEBUG, INFO, WARNING or ERROR)")
+    logging.basicConfig(level=name, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def _announce(server: LocalServer, settings: Settings) -> None:
+    out = stdout_console()
+    url = server.url
+    out.print(f"Rearview listening on {url}", markup=False)
+    if settings.host in _WILDCARDS:
+        out.print(f"  (every interface; on this machine: http://127.0.0.1:{server.port})", markup=False)
+    out.print(f"  health:    {url}{HEALTH_PATH}", markup=False)
+    out.print(f"  API docs:  {url}{DOCS_PATH}", markup=False)
+    out.print(f"  data:      {settings.data_dir.resolve()} (embedder {settings.embedder})", markup=False)
+    if settings.api_token:
+        out.print("  auth:      every request but health and docs needs 'Authorization: Bearer <token>'", markup=False)

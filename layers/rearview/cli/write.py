@@ -1,0 +1,140 @@
+"""`rearview remember` (one memory) and `rearview import` (a JSONL file of them)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from rearview.cli import render
+from rearview.cli.invocation import (
+    DataDirOption,
+    EmbedderOption,
+    JsonOption,
+    open_services,
+    stderr_console,
+    stdout_console,
+    user_errors,
+)
+from rearview.cli.jsonl_import import ImportSummary, InvalidLine, import_lines
+from rearview.model import MAX_BATCH, MemoryWrite, validate_namespace
+
+# Exit code of an import that wrote the valid lines but found invalid ones.
+IMPORT_INVALID_LINES_EXIT = 1
+
+
+class WriteLayer(StrEnum):
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+
+
+def remember(
+    namespace: Annotated[str, typer.Argument(help="Namespace, e.g. acme:u-42")],
+    content: Annotated[str, typer.Argument(help="The memory")],
+    layer: Annotated[
+        WriteLayer, typer.Option(help="episodic (an event) or semantic (a fact)")
+    ] = WriteLayer.EPISODIC,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag (repeatable)")] = None,
+    entity: Annotated[list[str] | None, typer.Option("--entity", help="An entity (repeatable)")] = None,
+    event_type: Annotated[str | None, typer.Option(help="Event type of an episode")] = None,
+    session: Annotated[str | None, typer.Option(help="Session id")] = None,
+    dimension: Annotated[str | None, typer.Option(help="Semantic key of a fact, e.g. diet")] = None,
+    confidence: Annotated[float | None, typer.Option(help="Confidence of a fact, 0..1")] = None,
+    occurred_at: Annotated[
+        str | None, typer.Option(help="When it happened, ISO 8601 (default now, UTC)")
+    ] = None,
+    memory_id: Annotated[str | None, typer.Option("--id", help="Idempotency id")] = None,
+    data_dir: DataDirOption = None,
+    embedder: EmbedderOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Write one memory and print what became of it (stored, merged or skipped, and why)."""
+    with open_services(data_dir, embedder) as services:
+        item = MemoryWrite.model_validate(
+            {
+                "layer": layer.value,
+                "content": content,
+                "tags": tag or [],
+                "entities": entity or [],
+                "event_type": event_type,
+                "session_id": session,
+                "dimension": dimension,
+                "confidence": confidence,
+                "occurred_at": occurred_at,
+                "id": memory_id,
+            }
+        )
+        result = services.writer.write(namespace, item)
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+    else:
+        stdout_console().print(render.write_result(result))
+
+
+def import_jsonl(
+    namespace: Annotated[str, typer.Argument(help="Namespace to import into")],
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="JSONL file: one episode object per line", exists=True, dir_okay=False, readable=True
+        ),
+    ],
+    batch_size: Annotated[
+        int, typer.Option(min=1, max=MAX_BATCH, help="Memories per write batch (one transaction each)")
+    ] = 100,
+    data_dir: DataDirOption = None,
+    embedder: EmbedderOption = None,
+) -> None:
+    """Import episodes from a JSONL file; invalid lines are reported by number and skipped (exit code 1)."""
+    with user_errors():
+        validate_namespace(namespace)
+    with file.open("rb") as fh:
+        total = sum(1 for _ in fh)
+    errors = stderr_console()
+    with open_services(data_dir, embedder) as services, file.open("rb") as fh:
+        progress = Progress(
+            TextColumn("[progress.description]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=errors,
+            transient=True,
+        )
+        with progress:
+            task = progress.add_task(f"importing {file.name}", total=total)
+
+            def report(line: InvalidLine) -> None:
+                progress.console.print(f"line {line.line_no}: {line.message}", style="red", markup=False)
+
+            summary = import_lines(
+                services.writer,
+                namespace,
+                fh,
+                batch_size,
+                on_progress=lambda n: progress.advance(task, n),
+                on_invalid=report,
+            )
+    _print_summary(summary, file)
+    if summary.invalid:
+        raise typer.Exit(IMPORT_INVALID_LINES_EXIT)
+
+
+def _print_summary(summary: ImportSummary, file: Path) -> None:
+    counts = summary.counts
+    parts = [f"{status} {counts[status]}" for status in ("stored", "merged", "skipped")]
+    if counts["accepted"]:
+        parts.append(f"accepted {counts['accepted']}")
+    parts.append(f"invalid {len(summary.invalid)}")
+    out = stdout_console()
+    out.print(f"Imported {file.name}: " + ", ".join(parts), markup=False)
+    if summary.ignored_keys:
+        keys = ", ".join(f"{key} ({n} lines)" for key, n in sorted(summary.ignored_keys.items()))
+        out.print(f"ignored unknown keys: {keys}", style="yellow", markup=False)
+    if summary.invalid:
+        lines = ", ".join(
+            str(line.line_no) for line in sorted(summary.invalid, key=lambda line: line.line_no)
+        )
+        out.print(f"invalid lines (not imported): {lines}", style="red", markup=False)

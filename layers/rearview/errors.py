@@ -1,0 +1,69 @@
+"""Domain errors. Each carries a stable code, a message naming the field and the limit, and an HTTP status.
+
+The edges (HTTP, MCP, CLI) map these through one table; the core never builds responses itself.
+"""
+
+from __future__ import annotations
+
+
+class RearviewError(Exception):
+    """Base of every error the service reports to a caller."""
+
+    status: int = 400
+    code: str = "bad_request"
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+    def to_dict(self) -> dict[str, str]:
+        body = {"error": self.code, "message": self.message}
+        if self.field:
+            body["field"] = self.field
+        return body
+
+
+class InvalidInput(RearviewError):
+    """A request field breaks a rule (empty, too long, control characters, wrong shape)."""
+
+    status = 422
+    code = "invalid_input"
+
+
+class MemoryTooLarge(InvalidInput):
+    code = "too_large"
+
+
+class NotFound(RearviewError):
+    status = 404
+    code = "not_found"
+
+
+class Unauthorized(RearviewError):
+    status = 401
+    code = "unauthorized"
+
+
+class NamespaceForbidden(RearviewError):
+    status = 403
+    code = "forbidden"
+
+
+class ConcurrentUpdate(RearviewError):
+    """Optimistic locking lost: the memory changed between read and write. Safe to retry."""
+
+    status = 409
+    code = "conflict"
+
+
+class EmbeddingMismatch(RearviewError):
+    """The data directory holds vectors of another embedder or dimension than the one configured."""
+
+    status = 409
+    code = "embedding_mismatch"
+
+
+class ConfigurationError(RearviewError):
+    status = 500
+    code = "configuration_error"

@@ -1,0 +1,1 @@
+"""Services: the logic of write, recall, forget and consolidate, free of any cloud SDK."""

@@ -1,0 +1,100 @@
+"""Forgetting: by id, by session (working memory), or by filter; with cascade to the facts induced from what goes.
+
+Cascade (default on): a fact whose provenance is wholly deleted goes too; other facts lose the deleted ids from their
+provenance. The receipt says what went, layer by layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rearview.errors import InvalidInput, NotFound
+from rearview.model import Episode, ForgetReceipt, ForgetRequest, Memory, StoredLayer, validate_namespace
+from rearview.ports import ChangeSet, MemoryFilter, MemoryStore
+
+
+class ForgetService:
+    def __init__(self, store: MemoryStore) -> None:
+        self._store = store
+
+    def forget(self, namespace: str, req: ForgetRequest) -> ForgetReceipt:
+        validate_namespace(namespace)
+        receipt = ForgetReceipt(namespace=namespace)
+        has_filter = any(
+            v is not None for v in (req.layer, req.since, req.until, req.tags, req.session_id)
+        )
+        if req.ids is None and not has_filter:
+            raise InvalidInput(
+                "forget: give ids, or at least one filter (layer, since, until, tags, session_id); "
+                "an empty request would wipe the namespace",
+                field="ids",
+            )
+        if req.since and req.until and req.since >= req.until:
+            raise InvalidInput("since: must be before until", field="since")
+
+        if req.session_id is not None and req.layer in (None, "working") and not req.ids:
+            receipt.deleted["working"] = self._store.clear_working(namespace, req.session_id)
+        elif req.layer == "working":
+            receipt.deleted["working"] = self._store.clear_working(namespace, None)
+        if req.layer == "working":
+            return receipt
+
+        victims: list[Memory]
+        if req.ids is not None:
+            found = self._store.get_many(namespace, req.ids)
+            victims = [found[i] for i in req.ids if i in found]
+            if req.layer is not None:
+                victims = [m for m in victims if m.layer == req.layer]
+        elif req.session_id is not None and req.layer is None:
+            # A session forget without a layer is about working memory only (handled above).
+            return receipt
+        else:
+            layers: tuple[StoredLayer, ...] = (req.layer,) if req.layer else ("episodic", "semantic")
+            victims = self._store.list_memories(
+                namespace,
+                MemoryFilter(
+                    layers=layers,
+                    since=req.since,
+                    until=req.until,
+                    tags=tuple(req.tags or ()),
+                    session_id=req.session_id,
+                    include_superseded=True,
+                ),
+            )
+        self._delete(namespace, victims, req.cascade, receipt)
+        return receipt
+
+    def forget_one(self, namespace: str, memory_id: str, cascade: bool = True) -> ForgetReceipt:
+        """Delete one memory by id; NotFound if the namespace holds no such memory."""
+        validate_namespace(namespace)
+        memory = self._store.get(namespace, memory_id)
+        if memory is None:
+            raise NotFound(f"memory {memory_id!r} not found in namespace {namespace!r}", field="id")
+        receipt = ForgetReceipt(namespace=namespace)
+        self._delete(namespace, [memory], cascade, receipt)
+        return receipt
+
+    def _delete(self, namespace: str, victims: Sequence[Memory], cascade: bool, receipt: ForgetReceipt) -> None:
+        changes = ChangeSet()
+        doomed = {m.id for m in victims}
+        for memory in victims:
+            changes.deletes.append(memory.id)
+            receipt.deleted[memory.layer] += 1
+        episode_ids = {m.id for m in victims if isinstance(m, Episode)}
+        if cascade and episode_ids:
+            for fact in self._store.facts_citing(namespace, episode_ids):
+                if fact.id in doomed:
+                    continue
+                remaining = [p for p in fact.provenance if p not in episode_ids]
+                if not remaining:
+                    changes.deletes.append(fact.id)
+                    doomed.add(fact.id)
+                    receipt.deleted["semantic"] += 1
+                else:
+                    changes.upserts.append(
+                        (fact.model_copy(update={"provenance": remaining, "version": fact.version + 1}), None)
+                    )
+                    receipt.facts_updated.append(fact.id)
+        receipt.ids = list(changes.deletes)
+        if changes:
+            self._store.apply(namespace, changes)

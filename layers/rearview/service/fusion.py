@@ -1,0 +1,64 @@
+"""Fusing the keyword and vector candidate lists into one ranking, with weights that adapt to the query.
+
+Both backends return raw candidate lists; fusion happens here so that SQLite and OpenSearch rank alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rearview.ports import Candidate
+
+
+@dataclass(frozen=True)
+class FusionWeights:
+    keyword: float
+    vector: float
+    reason: str
+
+
+def adaptive_weights(n_terms: int, base_vector_weight: float, has_time_expression: bool) -> FusionWeights:
+    """Short queries carry too few words for BM25 to discriminate: lean on vectors. Long, specific queries carry
+    rare words (names, places) that BM25 matches exactly: lean on keywords. A time expression's words were moved to
+    the time filter, so they take no part here."""
+    vector = base_vector_weight
+    if n_terms <= 2:
+        vector, reason = min(1.0, base_vector_weight + 0.2), f"short query ({n_terms} terms): vectors weigh more"
+    elif n_terms >= 8:
+        vector, reason = max(0.0, base_vector_weight - 0.1), f"long query ({n_terms} terms): keywords weigh more"
+    else:
+        reason = f"{n_terms} terms: base weights"
+    if has_time_expression:
+        reason += "; time words moved to the time filter"
+    return FusionWeights(keyword=round(1.0 - vector, 4), vector=round(vector, 4), reason=reason)
+
+
+def rrf(
+    keyword: Sequence[Candidate], vector: Sequence[Candidate], weights: FusionWeights, k: int
+) -> dict[str, float]:
+    """Weighted reciprocal rank fusion, normalised so that rank 1 in both lists scores 1.0."""
+    scores: dict[str, float] = {}
+    for weight, ranked in ((weights.keyword, keyword), (weights.vector, vector)):
+        for rank, cand in enumerate(ranked, start=1):
+            scores[cand.id] = scores.get(cand.id, 0.0) + weight / (k + rank)
+    top = (weights.keyword + weights.vector) / (k + 1)
+    return {cid: s / top for cid, s in scores.items()} if top > 0 else scores
+
+
+def weighted_sum(
+    keyword: Sequence[Candidate], vector: Sequence[Candidate], weights: FusionWeights
+) -> dict[str, float]:
+    """Min-max normalised scores of each list, weighted and summed (absent from a list = 0 there)."""
+    scores: dict[str, float] = {}
+    for weight, ranked in ((weights.keyword, keyword), (weights.vector, vector)):
+        if not ranked:
+            continue
+        values = [c.score for c in ranked]
+        low, high = min(values), max(values)
+        span = high - low
+        for cand in ranked:
+            norm = (cand.score - low) / span if span > 0 else 1.0
+            scores[cand.id] = scores.get(cand.id, 0.0) + weight * norm
+    total = weights.keyword + weights.vector
+    return {cid: s / total for cid, s in scores.items()} if total > 0 else scores

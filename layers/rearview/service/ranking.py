@@ -1,0 +1,88 @@
+"""After fusion: recency decay, importance and access boosts, near-duplicate collapse, and the token budget."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from rearview.model import Memory
+from rearview.settings import RecallTuning
+from rearview.text_analysis import estimate_tokens
+
+# Access counts stop adding to the boost past this many recalls.
+_ACCESS_SATURATION = 20
+
+
+def recency_factor(age_days: float, half_life_days: float, floor: float) -> float:
+    """`floor` of the score never decays; the rest halves every half-life. Future-dated memories count as age 0."""
+    age = max(0.0, age_days)
+    return floor + (1.0 - floor) * math.pow(0.5, age / half_life_days)
+
+
+def boost_factor(importance: float, access_count: int, tuning: RecallTuning) -> float:
+    access = min(1.0, math.log1p(access_count) / math.log1p(_ACCESS_SATURATION))
+    return 1.0 + tuning.importance_boost * importance + tuning.access_boost * access
+
+
+def final_score(memory: Memory, fused: float, as_of: datetime, tuning: RecallTuning) -> tuple[float, dict[str, float]]:
+    """The score a result is ranked by, and the factors that made it (for explain)."""
+    half_life = tuning.episodic_half_life_days if memory.layer == "episodic" else tuning.semantic_half_life_days
+    age_days = (as_of - memory.occurred_at).total_seconds() / 86400.0
+    decay = recency_factor(age_days, half_life, tuning.recency_floor)
+    boost = boost_factor(memory.importance, memory.access_count, tuning)
+    return fused * decay * boost, {"fused": round(fused, 6), "decay": round(decay, 4), "boost": round(boost, 4)}
+
+
+@dataclass
+class Collapsed:
+    kept: list[str]
+    folded: dict[str, list[str]] = field(default_factory=dict)
+
+
+def collapse_near_duplicates(
+    ranked_ids: Sequence[str], vectors: dict[str, np.ndarray], threshold: float
+) -> Collapsed:
+    """Keep the best of each group of near-duplicates (cosine >= threshold); remember what was folded into it."""
+    result = Collapsed(kept=[])
+    kept_vectors: list[np.ndarray] = []
+    kept_with_vector: list[str] = []
+    for memory_id in ranked_ids:
+        vec = vectors.get(memory_id)
+        if vec is not None and kept_vectors:
+            sims = np.stack(kept_vectors) @ vec
+            best = int(np.argmax(sims))
+            if float(sims[best]) >= threshold:
+                owner = kept_with_vector[best]
+                result.folded.setdefault(owner, []).append(memory_id)
+                continue
+        result.kept.append(memory_id)
+        if vec is not None:
+            kept_vectors.append(vec)
+            kept_with_vector.append(memory_id)
+    return result
+
+
+def cut_to_budget(
+    ids: Sequence[str], text_of: Callable[[str], str], budget: int
+) -> tuple[list[str], bool, str | None]:
+    """The longest prefix of `ids` whose texts fit in `budget` tokens; (ids, truncated, shortened text of the first).
+
+    If even the first result does not fit, it is shortened to the budget rather than returning nothing.
+    """
+    kept: list[str] = []
+    used = 0
+    for memory_id in ids:
+        cost = estimate_tokens(text_of(memory_id))
+        if used + cost > budget:
+            if not kept:
+                text = text_of(memory_id)
+                ratio = budget / max(cost, 1)
+                return [memory_id], True, text[: max(1, int(len(text) * ratio) - 1)] + "…"
+            return kept, True, None
+        kept.append(memory_id)
+        used += cost
+    return kept, False, None

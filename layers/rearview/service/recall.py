@@ -1,0 +1,270 @@
+"""Recall, the product: filters -> keyword and vector candidates -> fusion -> decay and boosts -> collapse ->
+token budget -> the no-relevant-memory verdict. Every stage is timed and, with `explain`, reported."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from rearview.model import (
+    Fact,
+    Memory,
+    RecallHit,
+    RecallQuery,
+    RecallResponse,
+    RecallTrace,
+    StageTrace,
+    validate_namespace,
+)
+from rearview.ports import Candidate, Clock, Embedder, MemoryFilter, MemoryStore, SearchIndex
+from rearview.service.fusion import adaptive_weights, rrf, weighted_sum
+from rearview.service.ranking import collapse_near_duplicates, cut_to_budget, final_score
+from rearview.service.time_expressions import parse_time_range, strip_time_expression
+from rearview.settings import RecallTuning
+from rearview.text_analysis import query_terms, tokens
+
+# Candidates shown per stage in an explain trace (the full lists can be hundreds long).
+_TRACE_CANDIDATES = 25
+# Words that ask "what went on" without naming a topic: a query made only of these and a time expression asks for
+# the time range itself ("what happened yesterday?", "上周我们做了什么").
+_VAGUE_TERMS = frozenset(
+    "happen happened happens happening going go went do did done doing discuss discussed talk talked say said "
+    "anything something everything stuff thing things up new work worked".split()
+)
+_VAGUE_CJK_CHARS = frozenset("发生了什么做说讨论干事情的我们你他她过有吗呢啥聊天")
+
+
+def is_vague_term(term: str) -> bool:
+    return term in _VAGUE_TERMS or all(ch in _VAGUE_CJK_CHARS for ch in term)
+
+
+# A keyword match of every query term counts as this much relevance (vectors give the rest of the scale).
+_KEYWORD_RELEVANCE = 0.6
+
+
+class _Tracer:
+    def __init__(self) -> None:
+        self.stages: list[StageTrace] = []
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[StageTrace]:
+        trace = StageTrace(stage=name, millis=0.0)
+        start = time.perf_counter()
+        try:
+            yield trace
+        finally:
+            trace.millis = round((time.perf_counter() - start) * 1000, 3)
+            self.stages.append(trace)
+
+
+class RecallService:
+    def __init__(
+        self,
+        store: MemoryStore,
+        index: SearchIndex,
+        embedder: Embedder,
+        clock: Clock,
+        tuning: RecallTuning,
+        relevance_floor: float,
+    ) -> None:
+        self._store = store
+        self._index = index
+        self._embedder = embedder
+        self._clock = clock
+        self._tuning = tuning
+        self._floor = tuning.min_relevance if tuning.min_relevance is not None else relevance_floor
+
+    def recall(self, namespace: str, q: RecallQuery) -> RecallResponse:
+        validate_namespace(namespace)
+        started = time.perf_counter()
+        tuning = self._tuning
+        tracer = _Tracer()
+        as_of = q.as_of or self._clock.now()
+
+        with tracer.stage("parse") as st:
+            since, until, text, time_range = q.since, q.until, q.query, None
+            parsed = parse_time_range(q.query, as_of) if q.parse_time and not (q.since or q.until) else None
+            if parsed is not None:
+                since, until = parsed.since, parsed.until
+                text = strip_time_expression(q.query, parsed) or q.query
+                time_range = {
+                    "expression": parsed.expression,
+                    "since": parsed.since.isoformat(),
+                    "until": parsed.until.isoformat(),
+                }
+            terms = query_terms(text)
+            weights = adaptive_weights(len(terms), tuning.vector_weight, parsed is not None)
+            flt = MemoryFilter(
+                layers=tuple(dict.fromkeys(q.layers)),
+                since=since,
+                until=until,
+                tags=tuple(q.tags),
+                event_types=tuple(q.event_types),
+                include_superseded=q.include_superseded,
+            )
+            st.detail = {
+                "keyword_text": text,
+                "terms": terms,
+                "time_range": time_range,
+                "since": since.isoformat() if since else None,
+                "until": until.isoformat() if until else None,
+                "weights": {"keyword": weights.keyword, "vector": weights.vector, "reason": weights.reason},
+            }
+
+        pool = max(tuning.candidates_per_list, q.top_k * 3)
+        with tracer.stage("keyword") as st:
+            keyword = self._index.keyword_search(namespace, text, flt, pool) if terms else []
+            st.candidates = _candidate_rows(keyword)
+            st.detail = {"count": len(keyword)}
+        with tracer.stage("embed") as st:
+            qvec = self._embedder.embed([text])[0]
+            st.detail = {"embedder": self._embedder.name, "dim": self._embedder.dim}
+        with tracer.stage("vector") as st:
+            vector = self._index.vector_search(namespace, qvec, flt, pool)
+            st.candidates = _candidate_rows(vector)
+            st.detail = {"count": len(vector)}
+
+        with tracer.stage("fuse") as st:
+            if tuning.fusion == "rrf":
+                fused = rrf(keyword, vector, weights, tuning.rrf_k)
+            else:
+                fused = weighted_sum(keyword, vector, weights)
+            st.detail = {"method": tuning.fusion, "rrf_k": tuning.rrf_k, "count": len(fused)}
+            st.candidates = [
+                {"id": cid, "fused": round(s, 6)}
+                for cid, s in sorted(fused.items(), key=lambda kv: -kv[1])[:_TRACE_CANDIDATES]
+            ]
+
+        with tracer.stage("rank") as st:
+            memories = self._store.get_many(namespace, list(fused))
+            scored: list[tuple[float, str]] = []
+            factors: dict[str, dict[str, float]] = {}
+            for cid, fscore in fused.items():
+                memory = memories.get(cid)
+                if memory is None:  # deleted between index and store read (eventual consistency on AWS)
+                    continue
+                score, factors[cid] = final_score(memory, fscore, as_of, tuning)
+                scored.append((score, cid))
+            scored.sort(key=lambda sc: (-sc[0], sc[1]))
+            st.candidates = [{"id": cid, "score": round(s, 6), **factors[cid]} for s, cid in scored[:_TRACE_CANDIDATES]]
+
+        ranked_ids = [cid for _, cid in scored]
+        final_scores = {cid: s for s, cid in scored}
+        head = ranked_ids[: max(q.top_k * 3, q.top_k + 10)]
+        vectors = self._store.get_vectors(namespace, head)
+
+        with tracer.stage("collapse") as st:
+            collapsed = collapse_near_duplicates(head, vectors, tuning.collapse_threshold)
+            top = collapsed.kept[: q.top_k]
+            st.detail = {"threshold": tuning.collapse_threshold, "folded": collapsed.folded}
+
+        with tracer.stage("relevance") as st:
+            # "What happened yesterday?" asks for the time range itself: whatever lies in it is relevant.
+            time_only = (since is not None or until is not None) and all(is_vague_term(t) for t in terms)
+            relevance = {
+                cid: 1.0 if time_only else self._relevance(memories[cid], vectors.get(cid), qvec, terms)
+                for cid in top
+            }
+            best = max(relevance.values(), default=0.0)
+            no_memory = best < self._floor
+            st.detail = {
+                "best": round(best, 4),
+                "floor": self._floor,
+                "time_only_query": time_only,
+                "no_relevant_memory": no_memory,
+            }
+            st.candidates = [{"id": cid, "relevance": round(r, 4)} for cid, r in relevance.items()]
+            if no_memory:
+                top = []
+
+        with tracer.stage("budget") as st:
+            budget = q.token_budget or tuning.default_token_budget
+            kept, truncated, shortened = cut_to_budget(top, lambda cid: memories[cid].content, budget)
+            st.detail = {"budget": budget, "kept": len(kept), "dropped": len(top) - len(kept)}
+
+        hits = [
+            _hit(memories[cid], final_scores[cid], collapsed.folded.get(cid, []))
+            for cid in kept
+        ]
+        if shortened is not None and hits:
+            hits[0].content = shortened
+
+        now = self._clock.now()
+        if hits:
+            self._store.record_access(namespace, [h.id for h in hits], now)
+        self._store.record_recall(namespace, hit=bool(hits), at=now)
+
+        working = None
+        if q.session_id:
+            working = {e.key: e.value for e in self._store.get_working(namespace, q.session_id, now)}
+
+        trace = None
+        if q.explain:
+            trace = RecallTrace(
+                query=q.query,
+                as_of=as_of,
+                stages=tracer.stages,
+                total_millis=round((time.perf_counter() - started) * 1000, 3),
+            )
+        return RecallResponse(
+            results=hits,
+            working=working,
+            no_relevant_memory=no_memory,
+            truncated=truncated,
+            time_range=time_range,
+            trace=trace,
+        )
+
+    @staticmethod
+    def _relevance(memory: Memory, vec: np.ndarray | None, qvec: np.ndarray, terms: list[str]) -> float:
+        """An absolute relevance (unlike fused scores, which are rank-based): the best of the cosine with the query
+        and the share of query terms the memory contains."""
+        cosine = float(vec @ qvec) if vec is not None else 0.0
+        coverage = 0.0
+        if terms:
+            words = set(tokens(memory.content + " " + " ".join(memory.tags)))
+            coverage = sum(1 for t in terms if t in words) / len(terms)
+        return max(cosine, _KEYWORD_RELEVANCE * coverage)
+
+
+def _candidate_rows(cands: list[Candidate]) -> list[dict[str, Any]]:
+    return [
+        {"rank": i, "id": c.id, "layer": c.layer, "score": round(c.score, 6)}
+        for i, c in enumerate(cands[:_TRACE_CANDIDATES], start=1)
+    ]
+
+
+def _hit(memory: Memory, score: float, folded: list[str]) -> RecallHit:
+    occurred: datetime = memory.occurred_at
+    if isinstance(memory, Fact):
+        return RecallHit(
+            id=memory.id,
+            layer="semantic",
+            content=memory.content,
+            score=round(score, 6),
+            occurred_at=occurred,
+            tags=memory.tags,
+            provenance=memory.provenance,
+            dimension=memory.dimension,
+            confidence=memory.confidence,
+            status=memory.status,
+            collapsed=folded,
+        )
+    return RecallHit(
+        id=memory.id,
+        layer="episodic",
+        content=memory.content,
+        score=round(score, 6),
+        occurred_at=occurred,
+        tags=memory.tags,
+        provenance=[memory.id],
+        event_type=memory.event_type,
+        entities=memory.entities,
+        session_id=memory.session_id,
+        collapsed=folded,
+    )

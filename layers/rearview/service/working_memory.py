@@ -1,0 +1,82 @@
+"""Working memory: per-session scratch state, JSON values by key, with a TTL. Returned as-is, never searched."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import timedelta
+
+from rearview.errors import InvalidInput, MemoryTooLarge
+from rearview.model import (
+    MAX_WORKING_KEY_CHARS,
+    MAX_WORKING_VALUE_BYTES,
+    SESSION_PATTERN,
+    WorkingEntry,
+    WorkingView,
+    WorkingWrite,
+    validate_namespace,
+)
+from rearview.ports import Clock, MemoryStore
+
+_KEY = re.compile(r"^[^\x00-\x1f\x7f/]{1,%d}$" % MAX_WORKING_KEY_CHARS)
+_SESSION = re.compile(SESSION_PATTERN)
+
+
+def check_session_id(session_id: str) -> str:
+    if not _SESSION.match(session_id):
+        raise InvalidInput(
+            "session_id: must be 1 to 128 characters of A-Z a-z 0-9 _ . : @ -", field="session_id"
+        )
+    return session_id
+
+
+class WorkingMemoryService:
+    def __init__(self, store: MemoryStore, clock: Clock, default_ttl_seconds: int) -> None:
+        self._store = store
+        self._clock = clock
+        self._default_ttl = default_ttl_seconds
+
+    def put(self, namespace: str, session_id: str, key: str, write: WorkingWrite) -> WorkingEntry:
+        """Set one key of a session; the TTL restarts with every write."""
+        validate_namespace(namespace)
+        check_session_id(session_id)
+        if not _KEY.match(key):
+            raise InvalidInput(
+                f"key: must be 1 to {MAX_WORKING_KEY_CHARS} characters without control characters or '/'",
+                field="key",
+            )
+        encoded = json.dumps(write.value, ensure_ascii=False, allow_nan=False)
+        size = len(encoded.encode())
+        if size > MAX_WORKING_VALUE_BYTES:
+            raise MemoryTooLarge(
+                f"value: must be at most {MAX_WORKING_VALUE_BYTES} bytes of JSON (got {size})", field="value"
+            )
+        now = self._clock.now()
+        ttl = write.ttl_seconds or self._default_ttl
+        entry = WorkingEntry(
+            namespace=namespace,
+            session_id=session_id,
+            key=key,
+            value=json.loads(encoded),
+            updated_at=now,
+            expires_at=now + timedelta(seconds=ttl),
+        )
+        self._store.put_working(entry)
+        return entry
+
+    def get(self, namespace: str, session_id: str) -> WorkingView:
+        validate_namespace(namespace)
+        check_session_id(session_id)
+        entries = self._store.get_working(namespace, session_id, self._clock.now())
+        return WorkingView(
+            namespace=namespace,
+            session_id=session_id,
+            entries={e.key: e.value for e in entries},
+            expires_at={e.key: e.expires_at for e in entries},
+        )
+
+    def clear(self, namespace: str, session_id: str) -> int:
+        """End a session's scratch state (task end or reset); returns how many keys were removed."""
+        validate_namespace(namespace)
+        check_session_id(session_id)
+        return self._store.clear_working(namespace, session_id)

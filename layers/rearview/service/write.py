@@ -1,0 +1,251 @@
+"""The write path: validate, redact, score importance, then insert, merge a near-duplicate, or supersede.
+
+A batch is planned item by item (each item sees the ones before it) and applied as one ChangeSet, so a batch is
+stored whole or not at all. Idempotency: an id written twice is stored once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from rearview.errors import InvalidInput
+from rearview.ids import new_ulid
+from rearview.model import Episode, Fact, Memory, MemoryWrite, StoredLayer, WriteResult, validate_namespace
+from rearview.ports import ChangeSet, Clock, Embedder, MemoryFilter, MemoryStore, SearchIndex
+from rearview.service.content_rules import check_content, redact_secrets, score_importance
+from rearview.service.contradiction import contradicts, opposite_polarity
+from rearview.settings import WriteTuning
+
+# How many nearest facts are checked for contradiction with a new fact.
+_CONTRADICTION_NEIGHBOURS = 5
+
+
+@dataclass
+class _Plan:
+    """The ChangeSet being built for one write or batch, with what it has already decided."""
+
+    changes: ChangeSet = field(default_factory=ChangeSet)
+    # Memories touched by this plan, by id, so later items of a batch see earlier ones.
+    pending: dict[str, Memory] = field(default_factory=dict)
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    # Stored version of each already-stored memory this plan updates: the update carries exactly that + 1.
+    base_versions: dict[str, int] = field(default_factory=dict)
+    inserted: set[str] = field(default_factory=set)
+
+    def insert(self, memory: Memory, vector: np.ndarray) -> None:
+        self.inserted.add(memory.id)
+        self._put(memory.model_copy(update={"version": 1}), vector)
+
+    def update(self, memory: Memory) -> None:
+        """Update a memory read from the store or planned earlier in this batch (optimistic locking kept right)."""
+        if memory.id in self.inserted:
+            version = 1
+        else:
+            base = self.base_versions.setdefault(memory.id, memory.version)
+            version = base + 1
+        self._put(memory.model_copy(update={"version": version}), None)
+
+    def _put(self, memory: Memory, vector: np.ndarray | None) -> None:
+        previous = [v for m, v in self.changes.upserts if m.id == memory.id]
+        self.changes.upserts = [(m, v) for m, v in self.changes.upserts if m.id != memory.id]
+        self.changes.upserts.append((memory, vector if vector is not None else (previous[0] if previous else None)))
+        self.pending[memory.id] = memory
+        if vector is not None:
+            self.vectors[memory.id] = vector
+
+
+class WriteService:
+    def __init__(
+        self,
+        store: MemoryStore,
+        index: SearchIndex,
+        embedder: Embedder,
+        clock: Clock,
+        tuning: WriteTuning,
+    ) -> None:
+        self._store = store
+        self._index = index
+        self._embedder = embedder
+        self._clock = clock
+        self._tuning = tuning
+
+    # --- public -----------------------------------------------------------------------------------------------
+
+    def write(self, namespace: str, item: MemoryWrite) -> WriteResult:
+        return self.write_batch(namespace, [item], field_prefix="")[0]
+
+    def write_batch(self, namespace: str, items: Sequence[MemoryWrite], field_prefix: str = "items") -> list[
+        WriteResult
+    ]:
+        """Write items in one transaction. Any invalid item rejects the whole batch before anything is stored."""
+        validate_namespace(namespace)
+        for i, item in enumerate(items):
+            prefix = f"{field_prefix}[{i}]." if field_prefix else ""
+            check_content(item.content, item.layer, field=f"{prefix}content")
+            if item.layer == "episodic" and (item.dimension is not None or item.confidence is not None):
+                name = "dimension" if item.dimension is not None else "confidence"
+                raise InvalidInput(
+                    f"{prefix}{name}: only semantic memories have a {name}", field=f"{prefix}{name}"
+                )
+        now = self._clock.now()
+        redactions = [redact_secrets(item.content) for item in items]
+        vectors = self._embedder.embed([r.text for r in redactions])
+        plan = _Plan()
+        results = [
+            self._plan_one(namespace, item, red.text, bool(red.kinds), vectors[i], now, plan)
+            for i, (item, red) in enumerate(zip(items, redactions, strict=True))
+        ]
+        if plan.changes:
+            self._store.apply(namespace, plan.changes)
+        return results
+
+    # --- planning ---------------------------------------------------------------------------------------------
+
+    def _plan_one(
+        self,
+        namespace: str,
+        item: MemoryWrite,
+        content: str,
+        redacted: bool,
+        vector: np.ndarray,
+        now: datetime,
+        plan: _Plan,
+    ) -> WriteResult:
+        if item.id is not None:
+            existing = plan.pending.get(item.id) or self._store.get(namespace, item.id)
+            if existing is not None:
+                return WriteResult(id=item.id, status="stored", reason="duplicate_id", redacted=redacted)
+        importance = score_importance(
+            content, layer=item.layer, entities=item.entities, explicit=item.importance
+        )
+        if importance < self._tuning.importance_threshold:
+            return WriteResult(
+                id=item.id or new_ulid(now), status="skipped", reason="low_importance", redacted=redacted, importance=importance
+            )
+        duplicate = self._near_duplicate(namespace, item.layer, content, vector, plan)
+        if duplicate is not None:
+            merged = self._merge(duplicate, item, now)
+            plan.update(merged)
+            return WriteResult(
+                id=merged.id,
+                status="merged",
+                reason="near_duplicate",
+                redacted=redacted,
+                importance=importance,
+                merged_into=merged.id,
+            )
+        memory_id = item.id or new_ulid(now)
+        memory: Memory
+        superseded: list[str] = []
+        if item.layer == "episodic":
+            memory = Episode(
+                id=memory_id,
+                namespace=namespace,
+                content=content,
+                occurred_at=item.occurred_at or now,
+                event_type=item.event_type,
+                entities=item.entities,
+                tags=item.tags,
+                outcome=item.outcome,
+                session_id=item.session_id,
+                importance=importance,
+                created_at=now,
+                redacted=redacted,
+            )
+        else:
+            memory = Fact(
+                id=memory_id,
+                namespace=namespace,
+                content=content,
+                dimension=item.dimension,
+                confidence=item.confidence if item.confidence is not None else self._tuning.default_fact_confidence,
+                tags=item.tags,
+                importance=importance,
+                created_at=now,
+                last_confirmed_at=item.occurred_at or now,
+                redacted=redacted,
+            )
+            superseded = self._supersede(namespace, memory, vector, now, plan)
+        plan.insert(memory, vector)
+        return WriteResult(
+            id=memory_id, status="stored", redacted=redacted, importance=importance, superseded=superseded
+        )
+
+    def _near_duplicate(
+        self, namespace: str, layer: StoredLayer, content: str, vector: np.ndarray, plan: _Plan
+    ) -> Memory | None:
+        """The most similar memory of the same layer at or above the dedup threshold, with the same polarity."""
+        best: tuple[float, str] | None = None
+        for memory_id, pending_vector in plan.vectors.items():
+            memory = plan.pending[memory_id]
+            if memory.layer != layer or (isinstance(memory, Fact) and memory.status != "active"):
+                continue
+            cosine = float(pending_vector @ vector)
+            if best is None or cosine > best[0]:
+                best = (cosine, memory_id)
+        for candidate in self._index.vector_search(
+            namespace, vector, MemoryFilter(layers=(layer,)), limit=3
+        ):
+            if best is None or candidate.score > best[0]:
+                best = (candidate.score, candidate.id)
+        if best is None or best[0] < self._tuning.dedup_threshold:
+            return None
+        found = plan.pending.get(best[1]) or self._store.get(namespace, best[1])
+        if found is None or opposite_polarity(found.content, content):
+            return None
+        return found
+
+    def _merge(self, existing: Memory, item: MemoryWrite, now: datetime) -> Memory:
+        """The same memory said again: confirm it, keep the union of labels."""
+        update: dict[str, object] = {
+            "confirmations": existing.confirmations + 1,
+            "tags": _union(existing.tags, item.tags),
+        }
+        if isinstance(existing, Episode):
+            update["entities"] = _union(existing.entities, item.entities)
+        else:
+            update["last_confirmed_at"] = max(existing.last_confirmed_at, item.occurred_at or now)
+            # Each independent confirmation closes a fifth of the remaining doubt.
+            update["confidence"] = round(existing.confidence + (1.0 - existing.confidence) * 0.2, 4)
+        return existing.model_copy(update=update)
+
+    def _supersede(
+        self, namespace: str, new: Fact, vector: np.ndarray, now: datetime, plan: _Plan
+    ) -> list[str]:
+        """Active facts that the new fact replaces: same dimension, or a contradiction of the same statement."""
+        victims: dict[str, Fact] = {}
+        if new.dimension:
+            same_dimension = [
+                m for m in plan.pending.values()
+                if isinstance(m, Fact) and m.status == "active" and m.dimension == new.dimension
+            ]
+            stored = self._store.active_fact_for_dimension(namespace, new.dimension)
+            if stored is not None and stored.id not in plan.pending:
+                same_dimension.append(stored)
+            victims.update({f.id: f for f in same_dimension})
+        neighbours = self._index.vector_search(
+            namespace, vector, MemoryFilter(layers=("semantic",)), limit=_CONTRADICTION_NEIGHBOURS
+        )
+        scored = [(c.id, c.score) for c in neighbours]
+        scored += [(mid, float(v @ vector)) for mid, v in plan.vectors.items() if mid in plan.pending]
+        for memory_id, cosine in scored:
+            if memory_id in victims:
+                continue
+            old = plan.pending.get(memory_id) or self._store.get(namespace, memory_id)
+            if isinstance(old, Fact) and old.status == "active" and contradicts(
+                new.content, old.content, cosine, self._tuning.contradiction_threshold
+            ):
+                victims[old.id] = old
+        for old in victims.values():
+            plan.update(
+                old.model_copy(update={"status": "superseded", "superseded_by": new.id, "superseded_at": now})
+            )
+        return sorted(victims)
+
+
+def _union(a: Sequence[str], b: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys([*a, *b]))

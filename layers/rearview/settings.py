@@ -1,0 +1,72 @@
+"""Typed settings, read from `REARVIEW_*` environment variables (and CLI options) and validated once at start-up.
+
+The domain code never reads the environment; it receives the tuning sub-models it needs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class WriteTuning(BaseModel):
+    # Below this importance an episode is not stored (status skipped, reason low_importance). Low on purpose: only
+    # greetings and acknowledgements fall under it; anything with a name, number, preference or plan scores higher.
+    importance_threshold: float = Field(0.2, ge=0.0, le=1.0)
+    # Cosine at or above which a new memory is the same memory said again (merged, not inserted).
+    dedup_threshold: float = Field(0.92, ge=0.5, le=1.0)
+    # Cosine above which a new fact with the opposite polarity of an active fact contradicts (and supersedes) it.
+    contradiction_threshold: float = Field(0.8, ge=0.5, le=1.0)
+    default_fact_confidence: float = Field(0.8, ge=0.0, le=1.0)
+
+
+class RecallTuning(BaseModel):
+    fusion: Literal["rrf", "weighted"] = "rrf"
+    # RRF's k: 60 is the value of Cormack et al. and of OpenSearch's hybrid search; larger flattens the ranks.
+    rrf_k: int = Field(60, ge=1, le=1000)
+    # How many candidates each primitive search returns before fusion.
+    candidates_per_list: int = Field(60, ge=5, le=1000)
+    # Vector weight for a query of average length; short queries lean further on vectors (see service.fusion).
+    vector_weight: float = Field(0.5, ge=0.0, le=1.0)
+    # Recency decay: the score of a memory this old is multiplied by 0.5 on the decaying part.
+    episodic_half_life_days: float = Field(90.0, gt=0)
+    semantic_half_life_days: float = Field(365.0, gt=0)
+    # Share of the score that never decays, so that an old but exact memory still wins over a recent vague one.
+    recency_floor: float = Field(0.75, ge=0.0, le=1.0)
+    importance_boost: float = Field(0.1, ge=0.0, le=1.0)
+    access_boost: float = Field(0.05, ge=0.0, le=1.0)
+    # Near-duplicates among results at this cosine are collapsed into the best one.
+    collapse_threshold: float = Field(0.92, ge=0.5, le=1.0)
+    default_token_budget: int = Field(2000, ge=1)
+    # Below this relevance for the best candidate, recall answers no_relevant_memory. None: the embedder's default.
+    min_relevance: float | None = Field(None, ge=0.0, le=1.0)
+
+
+class ConsolidateTuning(BaseModel):
+    # Cosine at which two episodes join one cluster (average-link to the cluster centroid).
+    cluster_similarity: float = Field(0.75, ge=0.3, le=1.0)
+    min_cluster_size: int = Field(3, ge=2)
+
+
+class Settings(BaseSettings):
+    """Every setting, with its environment variable `REARVIEW_<NAME>` (nested: `REARVIEW_RECALL__RRF_K`)."""
+
+    model_config = SettingsConfigDict(env_prefix="REARVIEW_", env_nested_delimiter="__", extra="ignore")
+
+    backend: Literal["sqlite"] = "sqlite"
+    data_dir: Path = Path(".rearview")
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=1, le=65535)
+    embedder: Literal["minilm", "hashing"] = "minilm"
+    hashing_dim: int = Field(512, ge=32, le=4096)
+    api_token: str | None = None
+    default_namespace: str = "default"
+    working_ttl_seconds: int = Field(7200, ge=1)
+    log_level: str = "INFO"
+
+    write: WriteTuning = WriteTuning()
+    recall: RecallTuning = RecallTuning()
+    consolidate: ConsolidateTuning = ConsolidateTuning()

@@ -1,0 +1,179 @@
+"""Tokenisation shared by the embedded FTS5 index, the query side of keyword search and the hashing embedder.
+
+One tokeniser for both sides is what makes keyword search work: a memory is indexed with `index_text` and
+a query is matched with `query_terms`, so both see the same words. Latin (and other space-separated scripts)
+split into lowercased words; CJK text has no spaces, so a run of CJK characters becomes its overlapping
+character bigrams ("我喜欢猫" -> 我喜 喜欢 欢猫), the usual dictionary-free way to index Chinese and
+Japanese. Standard library only.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+# Ranges of the scripts written without spaces between words: Han ideographs (with extensions and
+# compatibility forms), Japanese kana, Hangul, and the CJK symbols block's iteration marks. Sorted by start.
+_CJK_RANGES: tuple[tuple[int, int], ...] = (
+    (0x1100, 0x11FF),  # Hangul Jamo
+    (0x3005, 0x3007),  # 々 〆 〇
+    (0x3040, 0x309F),  # Hiragana
+    (0x30A0, 0x30FF),  # Katakana
+    (0x3130, 0x318F),  # Hangul Compatibility Jamo
+    (0x31F0, 0x31FF),  # Katakana Phonetic Extensions
+    (0x3400, 0x4DBF),  # CJK Unified Ideographs Extension A
+    (0x4E00, 0x9FFF),  # CJK Unified Ideographs
+    (0xAC00, 0xD7AF),  # Hangul Syllables
+    (0xF900, 0xFAFF),  # CJK Compatibility Ideographs
+    (0x20000, 0x2FA1F),  # Extensions B to F and the compatibility supplement
+    (0x30000, 0x323AF),  # Extensions G and H
+)
+
+# Clitics after an apostrophe carry no meaning for search ("caroline's" -> "caroline", "they're" -> "they").
+_CLITICS = frozenset({"s", "t", "d", "m", "ll", "re", "ve"})
+_APOSTROPHES = frozenset({"'", "\u2019", "\u02bc"})
+
+# English words too common to say what a text is about: articles, pronouns, auxiliaries, question words,
+# prepositions, and the stems the tokeniser leaves of contractions (didn't -> didn).
+_STOP_WORDS_TEXT = (
+    "a about above after again against all also am an and any are as at be because been before being "
+    "below between both but by can could did do does doing done down during each either else ever every "
+    "few for from further get gets got had has have having he her here hers herself him himself his how i "
+    "if in into is it its itself just let may me might mine more most much must my myself neither no nor "
+    "not now of off on once only or other ought our ours ourselves out over own per please quite rather "
+    "really same shall she should so some such than that the their theirs them themselves then there "
+    "these they this those though through thus to too under until up upon us very via was we were what "
+    "whatever when whenever where whereas wherever whether which while who whoever whom whose why will "
+    "with within without would yet you your yours yourself yourselves anything anyone anybody everything "
+    "everyone something someone somebody nothing nobody aren couldn didn doesn don hadn hasn haven isn "
+    "mightn mustn needn shan shouldn wasn weren won wouldn cannot ok okay oh um uh hmm yeah yes "
+)
+STOP_WORDS: frozenset[str] = frozenset(_STOP_WORDS_TEXT.split())
+
+# Chinese characters that carry grammar rather than topic: particles, pronouns, copulas, question words,
+# common adverbs and measure words. A query term made only of these (的 我们 什么 是不是) matches nearly
+# every memory.
+CJK_FUNCTION_CHARS: frozenset[str] = frozenset(
+    "的地得了着过是在有和与及或而且但就都也还又很太最更再才只已把被给对向从到跟为以于之其所"
+    "我你您他她它们咱自己这那哪此些每各某个种样"
+    "吗呢吧啊呀嘛哦噢哈嗯么吶啦喔"
+    "什怎谁几多少何为啥"
+    "不没别一"
+)
+
+
+def is_cjk(ch: str) -> bool:
+    """True if the character belongs to a script written without spaces (Han, kana, Hangul)."""
+    if len(ch) != 1:
+        return False
+    code = ord(ch)
+    if code < 0x1100:
+        return False
+    return any(start <= code <= end for start, end in _CJK_RANGES)
+
+
+def _is_word_char(ch: str) -> bool:
+    # Letters, digits and combining marks of every script except CJK; `_` and punctuation separate words,
+    # as they do for SQLite's unicode61 tokenizer.
+    return unicodedata.category(ch)[0] in "LNM" and not is_cjk(ch)
+
+
+def _word_tokens(word: str) -> list[str]:
+    """Split one apostrophe-joined word: clitic pieces are dropped, other pieces ("o'brien") kept apart."""
+    pieces: list[str] = []
+    current: list[str] = []
+    for ch in word:
+        if ch in _APOSTROPHES:
+            pieces.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    pieces.append("".join(current))
+    head, rest = pieces[0], pieces[1:]
+    return [p for p in [head, *(r for r in rest if r not in _CLITICS)] if p]
+
+
+def _cjk_tokens(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def tokens(text: str) -> list[str]:
+    """Lowercased word tokens: words of non-CJK scripts, and the character bigrams of each CJK run.
+
+    Text is NFKC-normalised first so full-width letters and digits (Ａ１) match their ASCII forms.
+    """
+    normalised = unicodedata.normalize("NFKC", text).lower()
+    out: list[str] = []
+    word: list[str] = []
+    cjk_run: list[str] = []
+
+    def flush_word() -> None:
+        if word:
+            out.extend(_word_tokens("".join(word)))
+            word.clear()
+
+    def flush_cjk() -> None:
+        if cjk_run:
+            out.extend(_cjk_tokens("".join(cjk_run)))
+            cjk_run.clear()
+
+    for i, ch in enumerate(normalised):
+        if is_cjk(ch):
+            flush_word()
+            cjk_run.append(ch)
+        elif _is_word_char(ch):
+            if not word and unicodedata.category(ch)[0] == "M":
+                # A stray combining mark (a variation selector after a Han character) is not a word.
+                continue
+            flush_cjk()
+            word.append(ch)
+        elif (
+            ch in _APOSTROPHES
+            and word
+            and i + 1 < len(normalised)
+            and _is_word_char(normalised[i + 1])
+        ):
+            # An apostrophe inside a word stays with it until _word_tokens decides what it separates.
+            word.append(ch)
+        else:
+            flush_word()
+            flush_cjk()
+    flush_word()
+    flush_cjk()
+    return out
+
+
+def index_text(text: str) -> str:
+    """The text as FTS5 should index it: tokens joined by spaces (unicode61 re-splits on the spaces)."""
+    return " ".join(tokens(text))
+
+
+def _is_stop(token: str) -> bool:
+    if is_cjk(token[0]):
+        return all(ch in CJK_FUNCTION_CHARS for ch in token)
+    return token in STOP_WORDS
+
+
+def query_terms(text: str) -> list[str]:
+    """The tokens of a query worth matching: no stop words, no CJK function-character terms, no repeats.
+
+    May be empty (for "what did I do?"); the caller then relies on vector search alone.
+    """
+    return list(dict.fromkeys(t for t in tokens(text) if not _is_stop(t)))
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough LLM token count: one per CJK character, and for the rest the larger of chars/4 and words/0.75.
+
+    Taking the larger of the two rules errs on the high side, which is the safe side for a token budget.
+    At least 1 for any non-empty text, 0 for the empty string.
+    """
+    if not text:
+        return 0
+    cjk = sum(1 for ch in text if is_cjk(ch))
+    rest = "".join(" " if is_cjk(ch) else ch for ch in text)
+    words = len(rest.split())
+    chars = len(rest.strip()) if words else 0
+    latin = max(chars / 4, words / 0.75)
+    return max(1, cjk + round(latin))

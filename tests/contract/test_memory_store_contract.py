@@ -1,0 +1,647 @@
+"""MemoryStore contract: what every backend must do, whatever it is built on."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+from conftest import T0, Backend
+
+from rearview.adapters.hashing_embedder import HashingEmbedder
+from rearview.errors import ConcurrentUpdate, EmbeddingMismatch
+from rearview.model import Episode, Fact, WorkingEntry
+from rearview.ports import ChangeSet, MemoryFilter
+
+pytestmark = pytest.mark.contract
+
+EpisodeMaker = Callable[..., Episode]
+FactMaker = Callable[..., Fact]
+
+
+def _full_episode(episode: EpisodeMaker, namespace: str = "acme", memory_id: str = "ep-1") -> Episode:
+    return episode(
+        namespace,
+        memory_id,
+        "Met Dana at the Lisbon office to plan the Q3 launch",
+        tags=["work", "launch"],
+        importance=0.73,
+        access_count=4,
+        last_accessed_at=datetime(2026, 2, 3, 4, 5, 6, 789012, tzinfo=UTC),
+        created_at=datetime(2026, 2, 1, 10, 0, 0, 123456, tzinfo=UTC),
+        confirmations=3,
+        redacted=True,
+        occurred_at=datetime(2026, 1, 31, 23, 59, 59, 999999, tzinfo=UTC),
+        event_type="meeting",
+        entities=["Dana", "Lisbon office"],
+        outcome="launch moved to July",
+        session_id="s-9",
+        consolidated=True,
+    )
+
+
+def _full_fact(fact: FactMaker, namespace: str = "acme", memory_id: str = "fa-1") -> Fact:
+    return fact(
+        namespace,
+        memory_id,
+        "Prefers vegetarian food",
+        tags=["diet"],
+        importance=0.61,
+        access_count=2,
+        last_accessed_at=datetime(2026, 2, 5, 1, 2, 3, 456789, tzinfo=UTC),
+        created_at=datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC),
+        confirmations=5,
+        redacted=False,
+        dimension="diet",
+        confidence=0.92,
+        provenance=["ep-1", "ep-2"],
+        last_confirmed_at=datetime(2026, 2, 4, 8, 0, 0, 1, tzinfo=UTC),
+        status="superseded",
+        superseded_by="fa-2",
+        superseded_at=datetime(2026, 2, 6, 7, 8, 9, 10, tzinfo=UTC),
+    )
+
+
+def _assert_utc(value: datetime | None) -> None:
+    if value is not None:
+        assert value.tzinfo is not None and value.utcoffset() == timedelta(0)
+
+
+# --- round trips --------------------------------------------------------------------------------------------
+
+
+def test_episode_round_trips_every_field(backend: Backend, episode: EpisodeMaker) -> None:
+    stored = _full_episode(episode)
+    vector = backend.query_vector(stored.content)
+    backend.store.apply("acme", ChangeSet(upserts=[(stored, vector)]))
+
+    loaded = backend.store.get("acme", "ep-1")
+
+    assert loaded == stored
+    assert isinstance(loaded, Episode)
+    for value in (loaded.occurred_at, loaded.created_at, loaded.last_accessed_at):
+        _assert_utc(value)
+    assert backend.store.get_many("acme", ["ep-1"]) == {"ep-1": stored}
+    np.testing.assert_array_equal(backend.store.get_vectors("acme", ["ep-1"])["ep-1"], vector.astype(np.float32))
+
+
+def test_fact_round_trips_every_field(backend: Backend, fact: FactMaker) -> None:
+    stored = _full_fact(fact)
+    backend.write("acme", stored)
+
+    loaded = backend.store.get("acme", "fa-1")
+
+    assert loaded == stored
+    assert isinstance(loaded, Fact)
+    for value in (loaded.last_confirmed_at, loaded.created_at, loaded.last_accessed_at, loaded.superseded_at):
+        _assert_utc(value)
+
+
+def test_datetimes_in_other_zones_come_back_as_the_same_instant_in_utc(
+    backend: Backend, episode: EpisodeMaker
+) -> None:
+    plus_two = timezone(timedelta(hours=2))
+    local = datetime(2026, 5, 1, 12, 0, tzinfo=plus_two)
+    backend.write("acme", episode("acme", "e", "lunch", occurred_at=local))
+
+    loaded = backend.store.get("acme", "e")
+
+    assert loaded is not None and isinstance(loaded, Episode)
+    assert loaded.occurred_at == local
+    _assert_utc(loaded.occurred_at)
+    assert loaded.occurred_at.hour == 10
+
+
+def test_missing_ids_are_absent(backend: Backend, episode: EpisodeMaker) -> None:
+    backend.write("acme", episode("acme", "here", "present"))
+
+    assert backend.store.get("acme", "gone") is None
+    assert set(backend.store.get_many("acme", ["here", "gone"])) == {"here"}
+    assert backend.store.get_many("acme", []) == {}
+    assert set(backend.store.get_vectors("acme", ["here", "gone"])) == {"here"}
+
+
+# --- optimistic locking and atomicity -------------------------------------------------------------------------
+
+
+def test_inserting_an_existing_id_again_is_refused(backend: Backend, episode: EpisodeMaker) -> None:
+    backend.write("acme", episode("acme", "e1", "first"))
+
+    with pytest.raises(ConcurrentUpdate):
+        backend.write("acme", episode("acme", "e1", "second"))
+
+    loaded = backend.store.get("acme", "e1")
+    assert loaded is not None and loaded.content == "first"
+
+
+def test_inserting_an_id_of_the_other_layer_is_refused(
+    backend: Backend, episode: EpisodeMaker, fact: FactMaker
+) -> None:
+    backend.write("acme", episode("acme", "x1", "an episode"))
+
+    with pytest.raises(ConcurrentUpdate):
+        backend.write("acme", fact("acme", "x1", "a fact"))
+
+    assert isinstance(backend.store.get("acme", "x1"), Episode)
+
+
+def test_update_with_the_next_version_replaces_the_memory(backend: Backend, episode: EpisodeMaker) -> None:
+    original = episode("acme", "e1", "first", tags=["a"])
+    backend.write("acme", original)
+
+    updated = original.model_copy(update={"content": "second", "tags": ["b"], "version": 2, "confirmations": 2})
+    backend.write("acme", updated)
+
+    assert backend.store.get("acme", "e1") == updated
+
+
+@pytest.mark.parametrize("version", [3, 5])
+def test_update_with_a_stale_version_is_refused(backend: Backend, episode: EpisodeMaker, version: int) -> None:
+    original = episode("acme", "e1", "first")
+    backend.write("acme", original)
+
+    with pytest.raises(ConcurrentUpdate):
+        backend.write("acme", original.model_copy(update={"content": "lost", "version": version}))
+
+    assert backend.store.get("acme", "e1") == original
+
+
+def test_update_of_a_missing_memory_is_refused(backend: Backend, episode: EpisodeMaker) -> None:
+    with pytest.raises(ConcurrentUpdate):
+        backend.write("acme", episode("acme", "ghost", "never inserted", version=2))
+
+    assert backend.store.get("acme", "ghost") is None
+
+
+def test_update_without_a_vector_keeps_the_stored_vector(backend: Backend, fact: FactMaker) -> None:
+    original = fact("acme", "f1", "likes tea")
+    backend.write("acme", original)
+    before = backend.store.get_vectors("acme", ["f1"])["f1"]
+
+    confirmed = original.model_copy(update={"confirmations": 2, "version": 2})
+    backend.store.apply("acme", ChangeSet(upserts=[(confirmed, None)]))
+
+    np.testing.assert_array_equal(backend.store.get_vectors("acme", ["f1"])["f1"], before)
+    assert backend.store.get("acme", "f1") == confirmed
+
+
+def test_a_failing_change_set_applies_nothing(backend: Backend, episode: EpisodeMaker, fact: FactMaker) -> None:
+    kept = episode("acme", "kept", "stays as it is")
+    backend.write("acme", kept)
+    new = episode("acme", "new", "would be inserted first")
+    edited = kept.model_copy(update={"content": "would be edited", "version": 2})
+    stale = fact("acme", "stale", "never stored", version=4)
+    vectors = backend.embedder.embed([new.content, edited.content, stale.content])
+
+    with pytest.raises(ConcurrentUpdate):
+        backend.store.apply(
+            "acme",
+            ChangeSet(upserts=[(new, vectors[0]), (edited, vectors[1]), (stale, vectors[2])], deletes=["kept"]),
+        )
+
+    assert backend.store.get("acme", "new") is None
+    assert backend.store.get("acme", "kept") == kept
+    assert backend.store.list_memories("acme", MemoryFilter()) == [kept]
+
+
+def test_deletes_remove_memories_of_either_layer(
+    backend: Backend, episode: EpisodeMaker, fact: FactMaker
+) -> None:
+    backend.write("acme", episode("acme", "e1", "one"), episode("acme", "e2", "two"), fact("acme", "f1", "three"))
+
+    backend.delete("acme", "e1", "f1", "never-existed")
+
+    assert set(backend.store.get_many("acme", ["e1", "e2", "f1"])) == {"e2"}
+    assert backend.store.get_vectors("acme", ["e1", "f1"]) == {}
+
+
+def test_a_deleted_id_can_be_inserted_again(backend: Backend, episode: EpisodeMaker) -> None:
+    backend.write("acme", episode("acme", "e1", "first life"))
+    backend.delete("acme", "e1")
+
+    backend.write("acme", episode("acme", "e1", "second life"))
+
+    loaded = backend.store.get("acme", "e1")
+    assert loaded is not None and loaded.content == "second life"
+
+
+# --- working memory -----------------------------------------------------------------------------------------
+
+
+def _entry(namespace: str, session: str, key: str, value: object, at: datetime, ttl: float) -> WorkingEntry:
+    return WorkingEntry(
+        namespace=namespace,
+        session_id=session,
+        key=key,
+        value=value,
+        updated_at=at,
+        expires_at=at + timedelta(seconds=ttl),
+    )
+
+
+def test_working_entries_round_trip_json_values(backend: Backend) -> None:
+    value = {"plan": ["book flight", "pack"], "count": 3, "ok": True, "none": None, "note": "café 東京"}
+    backend.store.put_working(_entry("acme", "s1", "task", value, T0, 60))
+    backend.store.put_working(_entry("acme", "s1", "mood", "focused", T0, 60))
+
+    entries = backend.store.get_working("acme", "s1", T0)
+
+    by_key = {e.key: e for e in entries}
+    assert set(by_key) == {"task", "mood"}
+    assert by_key["task"].value == value
+    assert by_key["task"].expires_at == T0 + timedelta(seconds=60)
+    assert by_key["task"].updated_at == T0
+    _assert_utc(by_key["task"].expires_at)
+
+
+def test_working_put_overwrites_the_key(backend: Backend) -> None:
+    backend.store.put_working(_entry("acme", "s1", "k", 1, T0, 60))
+    backend.store.put_working(_entry("acme", "s1", "k", 2, T0 + timedelta(seconds=10), 60))
+
+    entries = backend.store.get_working("acme", "s1", T0 + timedelta(seconds=20))
+
+    assert [(e.key, e.value) for e in entries] == [("k", 2)]
+    assert entries[0].expires_at == T0 + timedelta(seconds=70)
+
+
+def test_expired_working_entries_are_never_returned(backend: Backend) -> None:
+    backend.store.put_working(_entry("acme", "s1", "short", "a", T0, 10))
+    backend.store.put_working(_entry("acme", "s1", "long", "b", T0, 100))
+
+    assert {e.key for e in backend.store.get_working("acme", "s1", T0 + timedelta(seconds=9))} == {"short", "long"}
+    # Expiry is exclusive: at expires_at the entry is gone.
+    assert {e.key for e in backend.store.get_working("acme", "s1", T0 + timedelta(seconds=10))} == {"long"}
+    assert backend.store.get_working("acme", "s1", T0 + timedelta(seconds=100)) == []
+    # A later put (which may clean up) does not bring the expired entry back either.
+    backend.store.put_working(_entry("acme", "s1", "later", "c", T0 + timedelta(seconds=50), 100))
+    assert {e.key for e in backend.store.get_working("acme", "s1", T0 + timedelta(seconds=50))} == {"long", "later"}
+
+
+def test_working_sessions_are_separate(backend: Backend) -> None:
+    backend.store.put_working(_entry("acme", "s1", "k", "one", T0, 60))
+    backend.store.put_working(_entry("acme", "s2", "k", "two", T0, 60))
+
+    assert [e.value for e in backend.store.get_working("acme", "s1", T0)] == ["one"]
+    assert [e.value for e in backend.store.get_working("acme", "s2", T0)] == ["two"]
+
+
+def test_clear_working_of_one_session(backend: Backend) -> None:
+    for key in ("a", "b"):
+        backend.store.put_working(_entry("acme", "s1", key, key, T0, 60))
+    backend.store.put_working(_entry("acme", "s2", "c", "c", T0, 60))
+
+    assert backend.store.clear_working("acme", "s1") == 2
+
+    assert backend.store.get_working("acme", "s1", T0) == []
+    assert [e.key for e in backend.store.get_working("acme", "s2", T0)] == ["c"]
+    assert backend.store.clear_working("acme", "s1") == 0
+
+
+def test_clear_working_of_every_session(backend: Backend) -> None:
+    backend.store.put_working(_entry("acme", "s1", "a", 1, T0, 60))
+    backend.store.put_working(_entry("acme", "s2", "b", 2, T0, 60))
+
+    assert backend.store.clear_working("acme") == 2
+
+    assert backend.store.get_working("acme", "s1", T0) == []
+    assert backend.store.get_working("acme", "s2", T0) == []
+
+
+# --- listing and filters ------------------------------------------------------------------------------------
+
+
+def _dataset(episode: EpisodeMaker, fact: FactMaker, namespace: str = "acme") -> list[Episode | Fact]:
+    day = timedelta(days=1)
+    return [
+        episode(namespace, "e1", "flew to Berlin", occurred_at=T0, tags=["travel"], event_type="trip",
+                session_id="s1"),
+        episode(namespace, "e2", "booked a hotel", occurred_at=T0 + day, tags=["travel", "money"],
+                event_type="booking", session_id="s1", consolidated=True),
+        episode(namespace, "e3", "paid the rent", occurred_at=T0 + 2 * day, tags=["money"], event_type="payment",
+                session_id="s2"),
+        episode(namespace, "e4", "read a novel", occurred_at=T0 + 3 * day),
+        fact(namespace, "f1", "lives in Berlin", last_confirmed_at=T0 + 0.5 * day, tags=["travel"],
+             dimension="city"),
+        fact(namespace, "f2", "used to live in Paris", last_confirmed_at=T0 + 1.5 * day, status="superseded",
+             superseded_by="f1", superseded_at=T0 + 1.5 * day, dimension="city", tags=["money"]),
+        fact(namespace, "f3", "is vegetarian", last_confirmed_at=T0 + 4 * day, dimension="diet"),
+    ]  # fmt: skip
+
+
+def _time_of(memory: Episode | Fact) -> datetime:
+    return memory.occurred_at
+
+
+def expected_ids(memories: list[Episode | Fact], flt: MemoryFilter) -> set[str]:
+    """The filter semantics every backend implements, written out plainly (the reference for both searches)."""
+    chosen: set[str] = set()
+    for m in memories:
+        if m.layer not in flt.layers:
+            continue
+        if flt.since is not None and _time_of(m) < flt.since:
+            continue
+        if flt.until is not None and _time_of(m) >= flt.until:
+            continue
+        if flt.tags and not set(flt.tags) & set(m.tags):
+            continue
+        if flt.ids is not None and m.id not in flt.ids:
+            continue
+        if isinstance(m, Fact):
+            if flt.event_types or flt.session_id is not None:
+                continue
+            if not flt.include_superseded and m.status != "active":
+                continue
+        else:
+            if flt.event_types and m.event_type not in flt.event_types:
+                continue
+            if flt.session_id is not None and m.session_id != flt.session_id:
+                continue
+            if flt.consolidated is not None and m.consolidated != flt.consolidated:
+                continue
+        chosen.add(m.id)
+    return chosen
+
+
+DAY = timedelta(days=1)
+FILTERS: dict[str, MemoryFilter] = {
+    "everything": MemoryFilter(),
+    "episodes only": MemoryFilter(layers=("episodic",)),
+    "facts only": MemoryFilter(layers=("semantic",)),
+    "since (inclusive)": MemoryFilter(since=T0 + DAY),
+    "until (exclusive)": MemoryFilter(until=T0 + 2 * DAY),
+    "since and until": MemoryFilter(since=T0 + 0.5 * DAY, until=T0 + 3 * DAY),
+    "tags any of": MemoryFilter(tags=("travel",)),
+    "tags any of two": MemoryFilter(tags=("money", "nope"), include_superseded=True),
+    "event types": MemoryFilter(event_types=("trip", "payment")),
+    "session": MemoryFilter(session_id="s1"),
+    "unknown session": MemoryFilter(session_id="zzz"),
+    "include superseded": MemoryFilter(include_superseded=True),
+    "consolidated": MemoryFilter(consolidated=True),
+    "not consolidated": MemoryFilter(consolidated=False),
+    "ids": MemoryFilter(ids=("e2", "f1", "f2", "unknown")),
+    "no ids": MemoryFilter(ids=()),
+    "combined": MemoryFilter(layers=("episodic",), tags=("money",), since=T0 + DAY, session_id="s2"),
+}
+
+
+@pytest.mark.parametrize("name", list(FILTERS))
+def test_list_memories_applies_every_filter(
+    backend: Backend, episode: EpisodeMaker, fact: FactMaker, name: str
+) -> None:
+    data = _dataset(episode, fact)
+    backend.write("acme", *data)
+    flt = FILTERS[name]
+
+    listed = backend.store.list_memories("acme", flt)
+
+    assert {m.id for m in listed} == expected_ids(data, flt)
+    assert len(listed) == len({m.id for m in listed})
+
+
+def test_list_memories_is_oldest_first_across_layers(
+    backend: Backend, episode: EpisodeMaker, fact: FactMaker
+) -> None:
+    data = _dataset(episode, fact)
+    # Written in an order unrelated to time.
+    backend.write("acme", *reversed(data))
+
+    listed = backend.store.list_memories("acme", MemoryFilter(include_superseded=True))
+
+    assert [m.id for m in listed] == [m.id for m in sorted(data, key=_time_of)]
+    assert backend.store.list_memories("acme", MemoryFilter(include_superseded=True), limit=3) == listed[:3]
+    assert backend.store.list_memories("acme", MemoryFilter(), limit=0) == []
+
+
+# --- facts --------------------------------------------------------------------------------------------------
+
+
+def test_facts_citing_finds_facts_by_provenance(backend: Backend, fact: FactMaker) -> None:
+    backend.write(
+        "acme",
+        fact("acme", "fa", "likes jazz", provenance=["e1", "e2"]),
+        fact("acme", "fb", "plays piano", provenance=["e3"]),
+        fact("acme", "fc", "liked rock", provenance=["e1"], status="superseded", superseded_by="fa"),
+    )
+
+    assert {f.id for f in backend.store.facts_citing("acme", ["e1"])} == {"fa", "fc"}
+    assert {f.id for f in backend.store.facts_citing("acme", ["e2", "e3"])} == {"fa", "fb"}
+    assert backend.store.facts_citing("acme", ["e9"]) == []
+    assert backend.store.facts_citing("acme", []) == []
+
+
+def test_facts_citing_follows_provenance_updates(backend: Backend, fact: FactMaker) -> None:
+    original = fact("acme", "fa", "likes jazz", provenance=["e1", "e2"])
+    backend.write("acme", original)
+
+    backend.write("acme", original.model_copy(update={"provenance": ["e2"], "version": 2}))
+
+    assert backend.store.facts_citing("acme", ["e1"]) == []
+    assert [f.id for f in backend.store.facts_citing("acme", ["e2"])] == ["fa"]
+
+
+def test_active_fact_for_dimension(backend: Backend, fact: FactMaker) -> None:
+    backend.write(
+        "acme",
+        fact("acme", "old", "eats meat", dimension="diet", status="superseded", superseded_by="new"),
+        fact("acme", "new", "is vegetarian", dimension="diet"),
+        fact("acme", "lang", "speaks Portuguese", dimension="language"),
+    )
+
+    found = backend.store.active_fact_for_dimension("acme", "diet")
+    assert found is not None and found.id == "new"
+    assert backend.store.active_fact_for_dimension("acme", "city") is None
+
+
+def test_active_fact_for_dimension_ignores_a_superseded_only_dimension(backend: Backend, fact: FactMaker) -> None:
+    backend.write("acme", fact("acme", "old", "eats meat", dimension="diet", status="superseded"))
+
+    assert backend.store.active_fact_for_dimension("acme", "diet") is None
+
+
+# --- access, recall counters, stats -------------------------------------------------------------------------
+
+
+def test_record_access_counts_without_changing_the_version(
+    backend: Backend, episode: EpisodeMaker, fact: FactMaker
+) -> None:
+    e = episode("acme", "e1", "one")
+    backend.write("acme", e, fact("acme", "f1", "two"))
+    at = T0 + timedelta(hours=5, microseconds=17)
+
+    backend.store.record_access("acme", ["e1", "f1", "missing"], at)
+    backend.store.record_access("acme", ["e1"], at + timedelta(hours=1))
+
+    loaded = backend.store.get_many("acme", ["e1", "f1"])
+    assert (loaded["e1"].access_count, loaded["e1"].last_accessed_at) == (2, at + timedelta(hours=1))
+    assert (loaded["f1"].access_count, loaded["f1"].last_accessed_at) == (1, at)
+    assert loaded["e1"].version == 1
+    # The next update through the write path still only needs version + 1.
+    backend.write("acme", e.model_copy(update={"content": "one, edited", "version": 2}))
+    edited = backend.store.get("acme", "e1")
+    assert edited is not None and edited.content == "one, edited"
+
+
+def test_stats_counts_each_layer(backend: Backend, episode: EpisodeMaker, fact: FactMaker) -> None:
+    backend.clock.set(T0 + timedelta(minutes=3))
+    backend.write("acme", *_dataset(episode, fact))
+    backend.store.put_working(_entry("acme", "s1", "live", 1, T0, 600))
+    backend.store.put_working(_entry("acme", "s1", "dead", 1, T0, 5))
+    backend.store.record_recall("acme", True, T0)
+    backend.store.record_recall("acme", False, T0)
+    backend.store.record_recall("acme", True, T0)
+
+    stats = backend.store.stats("acme", T0 + timedelta(seconds=60))
+
+    assert stats.namespace == "acme"
+    assert stats.counts == {"working": 1, "episodic": 4, "semantic": 2, "semantic_superseded": 1}
+    assert stats.last_write_at == T0 + timedelta(minutes=3)
+    assert (stats.recall_count, stats.recall_hits) == (3, 2)
+    assert stats.hit_rate == pytest.approx(2 / 3)
+
+
+def test_stats_of_an_empty_namespace(backend: Backend) -> None:
+    stats = backend.store.stats("nobody", T0)
+
+    assert stats.counts == {"working": 0, "episodic": 0, "semantic": 0, "semantic_superseded": 0}
+    assert stats.last_write_at is None
+    assert (stats.recall_count, stats.recall_hits, stats.hit_rate) == (0, 0, None)
+
+
+def test_deletes_update_stats_and_last_write(backend: Backend, episode: EpisodeMaker) -> None:
+    backend.write("acme", episode("acme", "e1", "one"), episode("acme", "e2", "two"))
+    backend.clock.advance(hours=2)
+
+    backend.delete("acme", "e1")
+
+    stats = backend.store.stats("acme", T0)
+    assert stats.counts["episodic"] == 1
+    assert stats.last_write_at == T0 + timedelta(hours=2)
+
+
+# --- namespace isolation ------------------------------------------------------------------------------------
+
+# (reader, other): a parent and its child, and two names where one is a string prefix of the other.
+NAMESPACE_PAIRS = [("acme", "acme:u-42"), ("acme:u-42", "acme"), ("acme", "acme2"), ("acme2", "acme")]
+
+
+def _write_namespace(backend: Backend, episode: EpisodeMaker, fact: FactMaker, namespace: str) -> None:
+    # The same ids in both namespaces, with contents that say whose they are.
+    backend.write(
+        namespace,
+        episode(namespace, "e1", f"hiking trip with {namespace}", tags=["t"], event_type="trip", session_id="s1"),
+        episode(namespace, "e2", f"budget review for {namespace}", tags=["t"], session_id="s1"),
+        fact(namespace, "f1", f"{namespace} likes hiking", dimension="hobby", provenance=["e1"], tags=["t"]),
+        fact(namespace, "f0", f"{namespace} liked chess", dimension="hobby", provenance=["e1"],
+             status="superseded"),
+    )  # fmt: skip
+    backend.store.put_working(_entry(namespace, "s1", "k", namespace, T0, 600))
+
+
+@pytest.mark.parametrize(("reader", "other"), NAMESPACE_PAIRS)
+def test_no_read_of_a_namespace_returns_another_namespaces_data(
+    backend: Backend, episode: EpisodeMaker, fact: FactMaker, reader: str, other: str
+) -> None:
+    _write_namespace(backend, episode, fact, other)
+    store, index = backend.store, backend.index
+    every = MemoryFilter(include_superseded=True)
+
+    # Nothing of `other` is visible from `reader` while `reader` is empty ...
+    assert store.get(reader, "e1") is None
+    assert store.get_many(reader, ["e1", "e2", "f1", "f0"]) == {}
+    assert store.get_vectors(reader, ["e1", "e2", "f1"]) == {}
+    assert store.list_memories(reader, every) == []
+    assert store.facts_citing(reader, ["e1"]) == []
+    assert store.active_fact_for_dimension(reader, "hobby") is None
+    assert store.get_working(reader, "s1", T0) == []
+    assert store.stats(reader, T0).counts == {"working": 0, "episodic": 0, "semantic": 0, "semantic_superseded": 0}
+    assert index.keyword_search(reader, "hiking budget review likes", every, 10) == []
+    assert index.vector_search(reader, backend.query_vector("hiking trip"), every, 10) == []
+
+    # ... and once `reader` has its own data, every read returns only that.
+    _write_namespace(backend, episode, fact, reader)
+    assert all(m.namespace == reader for m in store.get_many(reader, ["e1", "e2", "f1", "f0"]).values())
+    got = store.get(reader, "e1")
+    assert got is not None and got.content == f"hiking trip with {reader}"
+    listed = store.list_memories(reader, every)
+    assert sorted(m.id for m in listed) == ["e1", "e2", "f0", "f1"]
+    assert all(m.namespace == reader for m in listed)
+    assert all(f.namespace == reader for f in store.facts_citing(reader, ["e1"]))
+    assert len(store.facts_citing(reader, ["e1"])) == 2
+    active = store.active_fact_for_dimension(reader, "hobby")
+    assert active is not None and active.namespace == reader
+    assert [e.value for e in store.get_working(reader, "s1", T0)] == [reader]
+    assert store.stats(reader, T0).counts == {"working": 1, "episodic": 2, "semantic": 1, "semantic_superseded": 1}
+    reader_vectors = store.get_vectors(reader, ["e1"])
+    np.testing.assert_allclose(reader_vectors["e1"], backend.query_vector(f"hiking trip with {reader}"), atol=1e-6)
+    keyword = index.keyword_search(reader, "hiking budget review likes", every, 10)
+    assert sorted(c.id for c in keyword) == ["e1", "e2", "f1"]
+    vector = index.vector_search(reader, backend.query_vector("hiking trip"), every, 10)
+    assert sorted(c.id for c in vector) == ["e1", "e2", "f0", "f1"]
+
+
+@pytest.mark.parametrize(("reader", "other"), NAMESPACE_PAIRS)
+def test_writes_to_a_namespace_leave_another_untouched(
+    backend: Backend, episode: EpisodeMaker, fact: FactMaker, reader: str, other: str
+) -> None:
+    _write_namespace(backend, episode, fact, reader)
+    _write_namespace(backend, episode, fact, other)
+
+    backend.delete(other, "e1", "f1")
+    backend.store.clear_working(other)
+    backend.store.record_access(other, ["e2"], T0)
+    backend.store.record_recall(other, True, T0)
+    # Same id, version 2 in `other`: must not see (or touch) `reader`'s e2.
+    backend.write(other, episode(other, "e2", "edited", version=2, tags=["t"], session_id="s1"))
+
+    assert set(backend.store.get_many(reader, ["e1", "e2", "f1", "f0"])) == {"e1", "e2", "f1", "f0"}
+    e2 = backend.store.get(reader, "e2")
+    assert e2 is not None and (e2.content, e2.version, e2.access_count) == (f"budget review for {reader}", 1, 0)
+    assert len(backend.store.get_working(reader, "s1", T0)) == 1
+    assert backend.store.stats(reader, T0).recall_count == 0
+    assert {c.id for c in backend.index.keyword_search(reader, "hiking", MemoryFilter(), 10)} == {"e1", "f1"}
+
+
+def test_a_memory_must_belong_to_the_namespace_it_is_written_to(backend: Backend, episode: EpisodeMaker) -> None:
+    with pytest.raises(Exception, match="namespace"):
+        backend.write("acme", episode("acme2", "e1", "misfiled"))
+
+    assert backend.store.get("acme", "e1") is None
+    assert backend.store.get("acme2", "e1") is None
+
+
+# --- persistence --------------------------------------------------------------------------------------------
+
+
+def test_everything_survives_close_and_reopen(backend: Backend, episode: EpisodeMaker, fact: FactMaker) -> None:
+    data = _dataset(episode, fact)
+    backend.write("acme", *data)
+    backend.store.put_working(_entry("acme", "s1", "k", {"v": 1}, T0, 600))
+    backend.store.record_recall("acme", True, T0)
+    vectors_before = backend.store.get_vectors("acme", [m.id for m in data])
+
+    again = backend.reopen(None)
+
+    assert again.store.list_memories("acme", MemoryFilter(include_superseded=True)) == sorted(data, key=_time_of)
+    vectors_after = again.store.get_vectors("acme", [m.id for m in data])
+    assert set(vectors_after) == set(vectors_before)
+    for memory_id, vector in vectors_before.items():
+        np.testing.assert_array_equal(vectors_after[memory_id], vector)
+    assert [e.value for e in again.store.get_working("acme", "s1", T0)] == [{"v": 1}]
+    assert again.store.stats("acme", T0).recall_count == 1
+    assert [c.id for c in again.index.keyword_search("acme", "Berlin", MemoryFilter(), 10)][0] in {"e1", "f1"}
+    assert again.index.vector_search("acme", again.query_vector("paid the rent"), MemoryFilter(), 1)[0].id == "e3"
+
+
+def test_reopening_with_another_embedding_dimension_is_refused(backend: Backend, episode: EpisodeMaker) -> None:
+    backend.write("acme", episode("acme", "e1", "something"))
+
+    with pytest.raises(EmbeddingMismatch) as raised:
+        backend.reopen(HashingEmbedder(dim=64))
+
+    message = str(raised.value)
+    assert "512" in message and "64" in message
+    assert "hashing-512" in message and "hashing-64" in message
+    # The data is untouched and opens fine with the original embedder.
+    again = backend.reopen(None)
+    assert again.store.get("acme", "e1") is not None

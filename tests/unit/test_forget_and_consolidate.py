@@ -1,0 +1,151 @@
+from datetime import timedelta
+
+import pytest
+
+from rearview.bootstrap import Services
+from rearview.clock import ManualClock
+from rearview.errors import InvalidInput, NotFound
+from rearview.model import (
+    ConsolidateRequest,
+    Fact,
+    ForgetRequest,
+    MemoryWrite,
+    RecallQuery,
+    WorkingWrite,
+)
+from rearview.ports import ChangeSet
+
+pytestmark = pytest.mark.unit
+NS = "acme:u-42"
+
+
+def remember(services: Services, content: str, **kw: object) -> str:
+    res = services.writer.write(NS, MemoryWrite(content=content, **kw))  # type: ignore[arg-type]
+    assert res.status == "stored", res
+    return res.id
+
+
+def induced_fact(services: Services, fid: str, provenance: list[str], clock: ManualClock) -> None:
+    fact = Fact(
+        id=fid,
+        namespace=NS,
+        content=f"fact {fid} about the garden",
+        provenance=provenance,
+        created_at=clock.now(),
+        last_confirmed_at=clock.now(),
+    )
+    vec = services.embedder.embed([fact.content])[0]
+    services.store.apply(NS, ChangeSet(upserts=[(fact, vec)]))
+
+
+def test_forget_by_id_cascades_to_facts(services: Services, clock: ManualClock) -> None:
+    a = remember(services, "Planted tomatoes in the back garden on Saturday")
+    b = remember(services, "Watered the basil and the tomatoes before work")
+    induced_fact(services, "f-only-a", [a], clock)
+    induced_fact(services, "f-a-and-b", [a, b], clock)
+    receipt = services.forgetter.forget(NS, ForgetRequest(ids=[a]))
+    assert receipt.deleted == {"working": 0, "episodic": 1, "semantic": 1}
+    assert set(receipt.ids) == {a, "f-only-a"} and receipt.facts_updated == ["f-a-and-b"]
+    assert services.store.get(NS, a) is None and services.store.get(NS, "f-only-a") is None
+    survivor = services.store.get(NS, "f-a-and-b")
+    assert isinstance(survivor, Fact) and survivor.provenance == [b]
+
+
+def test_forget_without_cascade_leaves_facts(services: Services, clock: ManualClock) -> None:
+    a = remember(services, "Planted tomatoes in the back garden on Saturday")
+    induced_fact(services, "f1", [a], clock)
+    receipt = services.forgetter.forget(NS, ForgetRequest(ids=[a], cascade=False))
+    assert receipt.ids == [a] and services.store.get(NS, "f1") is not None
+
+
+def test_forgotten_memory_is_never_recalled(services: Services) -> None:
+    a = remember(services, "The staging password rotation happens every Friday")
+    services.forgetter.forget_one(NS, a)
+    resp = services.recaller.recall(NS, RecallQuery(query="staging password rotation Friday"))
+    assert a not in [h.id for h in resp.results]
+
+
+def test_forget_one_unknown_id_is_not_found(services: Services) -> None:
+    with pytest.raises(NotFound):
+        services.forgetter.forget_one(NS, "nope")
+
+
+def test_forget_by_filter(services: Services, clock: ManualClock) -> None:
+    old = remember(services, "Old trip to Porto with the family", occurred_at=clock.now() - timedelta(days=40), tags=["travel"])
+    new = remember(services, "New trip to Madrid for the conference", occurred_at=clock.now(), tags=["travel"])
+    other = remember(services, "Quarterly budget review with finance", occurred_at=clock.now() - timedelta(days=40), tags=["work"])
+    receipt = services.forgetter.forget(
+        NS, ForgetRequest(tags=["travel"], until=clock.now() - timedelta(days=1))
+    )
+    assert receipt.ids == [old] and receipt.deleted["episodic"] == 1
+    assert services.store.get(NS, new) and services.store.get(NS, other)
+
+
+def test_forget_session_clears_working_memory(services: Services) -> None:
+    services.working.put(NS, "s-1", "k1", WorkingWrite(value=1))
+    services.working.put(NS, "s-1", "k2", WorkingWrite(value=2))
+    services.working.put(NS, "s-2", "k1", WorkingWrite(value=3))
+    receipt = services.forgetter.forget(NS, ForgetRequest(session_id="s-1"))
+    assert receipt.deleted["working"] == 2
+    assert services.working.get(NS, "s-1").entries == {} and services.working.get(NS, "s-2").entries == {"k1": 3}
+
+
+def test_empty_forget_is_refused(services: Services) -> None:
+    remember(services, "Something worth keeping about the garden")
+    with pytest.raises(InvalidInput) as err:
+        services.forgetter.forget(NS, ForgetRequest())
+    assert err.value.field == "ids"
+    assert services.stats(NS).counts["episodic"] == 1
+
+
+def test_forget_never_touches_another_namespace(services: Services) -> None:
+    mine = remember(services, "Planted tomatoes in the back garden on Saturday", tags=["garden"])
+    receipt = services.forgetter.forget("acme", ForgetRequest(ids=[mine]))
+    assert receipt.ids == [] and services.store.get(NS, mine) is not None
+    receipt = services.forgetter.forget("acme", ForgetRequest(tags=["garden"]))
+    assert receipt.ids == [] and services.store.get(NS, mine) is not None
+
+
+def test_working_memory_expires(services: Services, clock: ManualClock) -> None:
+    services.working.put(NS, "s", "short", WorkingWrite(value="x", ttl_seconds=60))
+    services.working.put(NS, "s", "long", WorkingWrite(value="y"))
+    clock.advance(seconds=61)
+    assert services.working.get(NS, "s").entries == {"long": "y"}
+    clock.advance(hours=2)
+    assert services.working.get(NS, "s").entries == {}
+
+
+def test_consolidate_turns_repeated_episodes_into_a_fact(services: Services, clock: ManualClock) -> None:
+    episodes = []
+    for day in range(4):
+        clock.advance(days=1)
+        episodes.append(remember(services, f"Ordered an oat milk flat white at the corner cafe, day {day}"))
+    remember(services, "Filed the quarterly tax return with the accountant")
+    result = services.consolidator.consolidate(NS, ConsolidateRequest())
+    assert result.clusters == 1 and result.facts_created == 1 and result.episodes_consolidated == 4
+    fact = services.store.get(NS, result.fact_ids[0])
+    assert isinstance(fact, Fact) and sorted(fact.provenance) == sorted(episodes)
+    assert 0.5 < fact.confidence < 1.0 and "oat milk" in fact.content
+    for eid in episodes:
+        episode = services.store.get(NS, eid)
+        assert episode is not None and episode.consolidated  # type: ignore[union-attr]
+    again = services.consolidator.consolidate(NS, ConsolidateRequest())
+    assert again.facts_created == 0 and again.episodes_considered == 1
+
+
+def test_consolidate_needs_three_similar_episodes(services: Services) -> None:
+    remember(services, "Ordered an oat milk flat white at the corner cafe")
+    remember(services, "Had a flat white with oat milk at the cafe on the corner before the team meeting")
+    assert services.consolidator.consolidate(NS, ConsolidateRequest()).facts_created == 0
+
+
+def test_stats(services: Services) -> None:
+    remember(services, "Ordered an oat milk flat white at the corner cafe")
+    services.writer.write(NS, MemoryWrite(layer="semantic", content="The user drinks oat milk"))
+    services.working.put(NS, "s", "k", WorkingWrite(value=1))
+    services.recaller.recall(NS, RecallQuery(query="oat milk"))
+    services.recaller.recall(NS, RecallQuery(query="xylophone quartet zebra"))
+    stats = services.stats(NS)
+    assert stats.counts["episodic"] == 1 and stats.counts["semantic"] == 1 and stats.counts["working"] == 1
+    assert stats.recall_count == 2 and stats.recall_hits == 1 and stats.hit_rate == pytest.approx(0.5)
+    assert stats.last_write_at is not None

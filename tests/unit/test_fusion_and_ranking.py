@@ -1,0 +1,127 @@
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from rearview.model import Episode
+from rearview.ports import Candidate
+from rearview.service.fusion import FusionWeights, adaptive_weights, rrf, weighted_sum
+from rearview.service.ranking import (
+    boost_factor,
+    collapse_near_duplicates,
+    cut_to_budget,
+    final_score,
+    recency_factor,
+)
+from rearview.settings import RecallTuning
+
+pytestmark = pytest.mark.unit
+
+EQUAL = FusionWeights(keyword=0.5, vector=0.5, reason="test")
+
+
+def cands(*ids: str) -> list[Candidate]:
+    return [Candidate(id=i, layer="episodic", score=float(10 - n)) for n, i in enumerate(ids)]
+
+
+def test_rrf_rewards_agreement_between_lists() -> None:
+    fused = rrf(cands("a", "b", "c"), cands("b", "d", "a"), EQUAL, k=60)
+    assert max(fused, key=fused.__getitem__) == "b"
+    assert fused["a"] > fused["c"] and fused["a"] > fused["d"]
+
+
+def test_rrf_rank_one_in_both_lists_scores_one() -> None:
+    fused = rrf(cands("a"), cands("a"), EQUAL, k=60)
+    assert fused["a"] == pytest.approx(1.0)
+
+
+def test_rrf_weights_shift_the_winner() -> None:
+    kw, vec = cands("k1", "k2"), cands("v1", "v2")
+    lean_vec = rrf(kw, vec, FusionWeights(keyword=0.2, vector=0.8, reason=""), k=60)
+    lean_kw = rrf(kw, vec, FusionWeights(keyword=0.8, vector=0.2, reason=""), k=60)
+    assert max(lean_vec, key=lean_vec.__getitem__) == "v1"
+    assert max(lean_kw, key=lean_kw.__getitem__) == "k1"
+
+
+def test_weighted_sum_normalises_each_list() -> None:
+    kw = [Candidate("a", "episodic", 30.0), Candidate("b", "episodic", 10.0)]
+    vec = [Candidate("b", "episodic", 0.9), Candidate("a", "episodic", 0.1)]
+    fused = weighted_sum(kw, vec, EQUAL)
+    assert fused["a"] == pytest.approx(0.5) and fused["b"] == pytest.approx(0.5)
+    assert weighted_sum([], [], EQUAL) == {}
+
+
+@pytest.mark.parametrize(
+    ("terms", "expect_more_vector"), [(1, True), (2, True), (5, None), (9, False)]
+)
+def test_adaptive_weights_follow_query_length(terms: int, expect_more_vector: bool | None) -> None:
+    w = adaptive_weights(terms, 0.5, has_time_expression=False)
+    assert w.keyword + w.vector == pytest.approx(1.0)
+    if expect_more_vector is None:
+        assert w.vector == pytest.approx(0.5)
+    elif expect_more_vector:
+        assert w.vector > 0.5
+    else:
+        assert w.vector < 0.5
+
+
+def test_adaptive_weights_mention_time_filter() -> None:
+    assert "time filter" in adaptive_weights(4, 0.5, has_time_expression=True).reason
+
+
+def test_recency_factor_halves_the_decaying_part_each_half_life() -> None:
+    assert recency_factor(0, 30, 0.5) == pytest.approx(1.0)
+    assert recency_factor(30, 30, 0.5) == pytest.approx(0.75)
+    assert recency_factor(60, 30, 0.5) == pytest.approx(0.625)
+    assert recency_factor(10_000, 30, 0.5) == pytest.approx(0.5, abs=1e-6)
+    assert recency_factor(-5, 30, 0.5) == pytest.approx(1.0)
+
+
+def test_facts_decay_slower_than_episodes() -> None:
+    tuning = RecallTuning(episodic_half_life_days=30, semantic_half_life_days=365)
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    old = now - timedelta(days=120)
+    ep = Episode(id="e", namespace="n", content="x", occurred_at=old, created_at=old, importance=0.5)
+    from rearview.model import Fact
+
+    fact = Fact(id="f", namespace="n", content="x", created_at=old, last_confirmed_at=old, importance=0.5)
+    assert final_score(fact, 1.0, now, tuning)[0] > final_score(ep, 1.0, now, tuning)[0]
+
+
+def test_boosts_grow_with_importance_and_access_and_saturate() -> None:
+    tuning = RecallTuning(importance_boost=0.1, access_boost=0.05)
+    assert boost_factor(1.0, 0, tuning) > boost_factor(0.1, 0, tuning)
+    assert boost_factor(0.5, 5, tuning) > boost_factor(0.5, 0, tuning)
+    assert boost_factor(0.5, 10_000, tuning) == pytest.approx(boost_factor(0.5, 20, tuning))
+
+
+def unit(v: list[float]) -> np.ndarray:
+    a = np.asarray(v, dtype=np.float32)
+    return a / np.linalg.norm(a)
+
+
+def test_collapse_keeps_best_of_each_near_duplicate_group() -> None:
+    vectors = {
+        "a": unit([1, 0, 0]),
+        "a2": unit([1, 0.01, 0]),
+        "b": unit([0, 1, 0]),
+        "a3": unit([0.999, 0, 0.02]),
+    }
+    out = collapse_near_duplicates(["a", "b", "a2", "a3", "nov"], vectors, 0.95)
+    assert out.kept == ["a", "b", "nov"]
+    assert out.folded == {"a": ["a2", "a3"]}
+
+
+def test_cut_to_budget_keeps_a_prefix_and_flags_truncation() -> None:
+    texts = {"a": "word " * 40, "b": "word " * 40, "c": "word " * 40}
+    kept, truncated, short = cut_to_budget(["a", "b", "c"], texts.__getitem__, budget=120)
+    assert kept == ["a", "b"] and truncated and short is None
+    kept, truncated, _ = cut_to_budget(["a"], texts.__getitem__, budget=10_000)
+    assert kept == ["a"] and not truncated
+
+
+def test_cut_to_budget_shortens_a_first_result_that_alone_is_too_long() -> None:
+    text = "lorem ipsum dolor " * 200
+    kept, truncated, short = cut_to_budget(["x"], lambda _: text, budget=20)
+    assert kept == ["x"] and truncated
+    assert short is not None and len(short) < len(text) and short.endswith("…")

@@ -1,0 +1,154 @@
+from datetime import timedelta
+
+import pytest
+
+from rearview.bootstrap import Services
+from rearview.clock import ManualClock
+from rearview.model import MemoryWrite, RecallQuery, WorkingWrite
+
+pytestmark = pytest.mark.unit
+NS = "acme:u-42"
+
+
+def remember(services: Services, content: str, **kw: object) -> str:
+    res = services.writer.write(NS, MemoryWrite(content=content, **kw))  # type: ignore[arg-type]
+    assert res.status == "stored", res
+    return res.id
+
+
+def ids(services: Services, query: str, ns: str = NS, **kw: object) -> list[str]:
+    return [h.id for h in services.recaller.recall(ns, RecallQuery(query=query, **kw)).results]  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def seeded(services: Services, clock: ManualClock) -> dict[str, str]:
+    start = clock.now()
+    out = {
+        "adoption": remember(
+            services,
+            "Caroline said she contacted an adoption agency about adopting a child",
+            occurred_at=start - timedelta(days=20),
+            entities=["Caroline"],
+            tags=["family"],
+            event_type="conversation",
+        ),
+        "pottery": remember(
+            services,
+            "Melanie took a pottery class and made a bowl with her kids",
+            occurred_at=start - timedelta(days=1),
+            tags=["hobby"],
+            event_type="activity",
+        ),
+        "deploy": remember(
+            services,
+            "The billing service deploy failed because the database migration timed out",
+            occurred_at=start - timedelta(days=8),
+            tags=["ops"],
+            event_type="tool_call",
+        ),
+    }
+    return out
+
+
+def test_finds_the_memory_that_answers(services: Services, seeded: dict[str, str]) -> None:
+    resp = services.recaller.recall(NS, RecallQuery(query="What did Caroline say about the adoption agency?"))
+    assert resp.results[0].id == seeded["adoption"]
+    assert not resp.no_relevant_memory and not resp.truncated
+    hit = resp.results[0]
+    assert hit.layer == "episodic" and hit.provenance == [hit.id] and hit.tags == ["family"] and hit.score > 0
+
+
+def test_unrelated_query_says_nothing_is_remembered(services: Services, seeded: dict[str, str]) -> None:
+    resp = services.recaller.recall(NS, RecallQuery(query="quantum chromodynamics lattice gauge"))
+    assert resp.no_relevant_memory and resp.results == []
+
+
+def test_empty_namespace_says_nothing_is_remembered(services: Services) -> None:
+    resp = services.recaller.recall("empty", RecallQuery(query="anything about pottery?"))
+    assert resp.no_relevant_memory and resp.results == []
+    assert services.stats("empty").recall_count == 1 and services.stats("empty").recall_hits == 0
+
+
+def test_time_expression_in_query_filters_by_time(services: Services, seeded: dict[str, str]) -> None:
+    resp = services.recaller.recall(NS, RecallQuery(query="what happened yesterday?"))
+    assert resp.time_range is not None and resp.time_range["expression"].lower() == "yesterday"
+    assert [h.id for h in resp.results] == [seeded["pottery"]]
+
+
+def test_time_expression_in_chinese(services: Services, seeded: dict[str, str]) -> None:
+    resp = services.recaller.recall(NS, RecallQuery(query="昨天发生了什么"))
+    assert resp.time_range is not None
+    assert {h.id for h in resp.results} <= {seeded["pottery"]}
+
+
+def test_as_of_moves_relative_time(services: Services, seeded: dict[str, str], clock: ManualClock) -> None:
+    as_of = clock.now() - timedelta(days=19)  # "yesterday" is then the adoption day
+    got = ids(services, "what happened yesterday?", as_of=as_of)
+    assert got == [seeded["adoption"]]
+
+
+def test_explicit_since_until(services: Services, seeded: dict[str, str], clock: ManualClock) -> None:
+    got = ids(
+        services,
+        "what failed in the deploy?",
+        since=clock.now() - timedelta(days=10),
+        until=clock.now() - timedelta(days=2),
+    )
+    assert got == [seeded["deploy"]]
+
+
+def test_tags_and_event_types_filter(services: Services, seeded: dict[str, str]) -> None:
+    assert ids(services, "what failed or was made?", tags=["ops"]) == [seeded["deploy"]]
+    assert ids(services, "pottery bowl kids deploy", event_types=["activity"]) == [seeded["pottery"]]
+
+
+def test_layers_filter(services: Services, seeded: dict[str, str]) -> None:
+    fact = services.writer.write(NS, MemoryWrite(layer="semantic", content="Melanie loves pottery and painting"))
+    assert fact.id in ids(services, "Melanie pottery", layers=["semantic"])
+    assert fact.id not in ids(services, "Melanie pottery", layers=["episodic"])
+
+
+def test_token_budget_cuts_and_says_so(services: Services, seeded: dict[str, str]) -> None:
+    resp = services.recaller.recall(NS, RecallQuery(query="Caroline Melanie billing deploy pottery", token_budget=20))
+    assert resp.truncated and 1 <= len(resp.results) < 3
+
+
+def test_explain_reports_every_stage(services: Services, seeded: dict[str, str]) -> None:
+    resp = services.recaller.recall(NS, RecallQuery(query="adoption agency", explain=True))
+    assert resp.trace is not None
+    names = [s.stage for s in resp.trace.stages]
+    for stage in ("parse", "keyword", "embed", "vector", "fuse", "rank", "collapse", "relevance", "budget"):
+        assert stage in names
+    keyword = next(s for s in resp.trace.stages if s.stage == "keyword")
+    assert keyword.candidates and keyword.candidates[0]["id"] == seeded["adoption"]
+    rank = next(s for s in resp.trace.stages if s.stage == "rank")
+    assert {"fused", "decay", "boost", "score"} <= set(rank.candidates[0])
+    assert services.recaller.recall(NS, RecallQuery(query="adoption agency")).trace is None
+
+
+def test_recall_counts_accesses(services: Services, seeded: dict[str, str]) -> None:
+    services.recaller.recall(NS, RecallQuery(query="adoption agency Caroline"))
+    memory = services.store.get(NS, seeded["adoption"])
+    assert memory is not None and memory.access_count == 1 and memory.last_accessed_at is not None
+
+
+def test_collapses_the_same_memory_in_two_layers(services: Services) -> None:
+    e = remember(services, "Dana is allergic to peanuts and carries an epipen")
+    f = services.writer.write(NS, MemoryWrite(layer="semantic", content="Dana is allergic to peanuts and carries an epipen")).id
+    resp = services.recaller.recall(NS, RecallQuery(query="is Dana allergic to anything?"))
+    got = [h.id for h in resp.results]
+    assert len({e, f} & set(got)) == 1
+    assert resp.results[0].collapsed in ([e], [f])
+
+
+def test_session_working_memory_is_returned_as_is(services: Services, seeded: dict[str, str]) -> None:
+    services.working.put(NS, "s-1", "plan", WorkingWrite(value={"step": 2, "goal": "book hotel"}))
+    resp = services.recaller.recall(NS, RecallQuery(query="adoption", session_id="s-1"))
+    assert resp.working == {"plan": {"step": 2, "goal": "book hotel"}}
+    assert services.recaller.recall(NS, RecallQuery(query="adoption")).working is None
+
+
+def test_recall_never_crosses_namespaces(services: Services, seeded: dict[str, str]) -> None:
+    for other in ("acme", "acme:u-42:travel", "acme:u-4", "acme:u-420"):
+        resp = services.recaller.recall(other, RecallQuery(query="Caroline adoption agency pottery deploy"))
+        assert resp.results == [] and resp.no_relevant_memory

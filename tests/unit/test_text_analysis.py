@@ -1,0 +1,203 @@
+"""Tokenisation shared by the FTS5 index, the query side and the hashing embedder."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rearview.text_analysis import (
+    CJK_FUNCTION_CHARS,
+    STOP_WORDS,
+    estimate_tokens,
+    index_text,
+    is_cjk,
+    query_terms,
+    tokens,
+)
+
+pytestmark = pytest.mark.unit
+
+
+# --- tokens -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Hello, World!", ["hello", "world"]),
+        ("Caroline's dog", ["caroline", "dog"]),
+        ("caroline\u2019s dog", ["caroline", "dog"]),
+        (
+            "they're here, we've gone, I'll go, he'd know, I'm in",
+            ["they", "here", "we", "gone", "i", "go", "he", "know", "i", "in"],
+        ),
+        ("don't", ["don"]),
+        ("O'Brien", ["o", "brien"]),
+        ("'quoted' words", ["quoted", "words"]),
+        ("snake_case and kebab-case", ["snake", "case", "and", "kebab", "case"]),
+        ("Met on 2023-05-07 at 3.5km", ["met", "on", "2023", "05", "07", "at", "3", "5km"]),
+        ("iPhone15 RTX4090", ["iphone15", "rtx4090"]),
+        ("Café naïve résumé", ["café", "naïve", "résumé"]),
+        ("ＡＢＣ１２３", ["abc123"]),  # full-width forms fold to ASCII
+        ("Привет мир", ["привет", "мир"]),
+        ("", []),
+        ("  ... !!! ", []),
+    ],
+)
+def test_tokens_latin(text: str, expected: list[str]) -> None:
+    assert tokens(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("猫", ["猫"]),
+        ("喜欢", ["喜欢"]),
+        ("我喜欢猫", ["我喜", "喜欢", "欢猫"]),
+        ("北京，上海", ["北京", "上海"]),  # punctuation ends a run
+        ("我去北京。好", ["我去", "去北", "北京", "好"]),
+        ("我用Python写代码", ["我用", "python", "写代", "代码"]),
+        ("iPhone15用户", ["iphone15", "用户"]),
+        ("Caroline去了LGBTQ支持小组", ["caroline", "去了", "lgbtq", "支持", "持小", "小组"]),
+        ("東京タワー", ["東京", "京タ", "タワ", "ワー"]),
+        ("한국어", ["한국", "국어"]),
+    ],
+)
+def test_tokens_cjk_bigrams(text: str, expected: list[str]) -> None:
+    assert tokens(text) == expected
+
+
+def test_index_text_joins_tokens_with_spaces() -> None:
+    assert index_text("Caroline's 猫咪 likes FISH!") == "caroline 猫咪 likes fish"
+    assert index_text("") == ""
+
+
+@given(st.text(max_size=200))
+@settings(deadline=None, max_examples=200)
+def test_tokens_are_lowercase_nonempty_and_space_free(text: str) -> None:
+    for token in tokens(text):
+        assert token
+        assert token == token.lower()
+        assert not any(ch.isspace() for ch in token)
+    # index_text is exactly what the FTS5 tokenizer re-splits into the same tokens.
+    assert index_text(text).split() == tokens(text)
+
+
+@given(st.text(max_size=200))
+@settings(deadline=None, max_examples=200)
+def test_tokenising_is_idempotent_on_index_text(text: str) -> None:
+    # The index side and the query side must agree even when the query is itself indexed text.
+    assert [t for t in tokens(index_text(text)) if not is_cjk(t[0])] == [
+        t for t in tokens(text) if not is_cjk(t[0])
+    ]
+
+
+# --- is_cjk -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ch", ["我", "猫", "〇", "々", "あ", "カ", "한", "\u3400", "\U00020000", "\uf900"])
+def test_is_cjk_true(ch: str) -> None:
+    assert is_cjk(ch)
+
+
+@pytest.mark.parametrize("ch", ["a", "Z", "1", "é", "я", " ", "，", "。", "！", "😀", "", "ab"])
+def test_is_cjk_false(ch: str) -> None:
+    assert not is_cjk(ch)
+
+
+# --- query_terms --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("What did Caroline do when she went to the LGBTQ support group?",
+         ["caroline", "went", "lgbtq", "support", "group"]),
+        ("Where does Melanie like to go camping?", ["melanie", "like", "go", "camping"]),
+        ("How many kids do they have?", ["many", "kids"]),
+        ("Who is her favourite author?", ["favourite", "author"]),
+        ("what did I do?", []),
+        ("Paris paris PARIS trip", ["paris", "trip"]),  # deduplicated, first-seen order
+        ("Why wasn't he there?", []),
+    ],
+)
+def test_query_terms_english(query: str, expected: list[str]) -> None:
+    assert query_terms(query) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("他的猫叫什么名字？", ["的猫", "猫叫", "叫什", "么名", "名字"]),
+        ("我们是什么时候去的北京", ["么时", "时候", "候去", "去的", "的北", "北京"]),
+        ("我喜欢什么", ["我喜", "喜欢", "欢什"]),
+        ("你在吗", []),
+        ("的", []),
+        ("咖啡", ["咖啡"]),
+    ],
+)
+def test_query_terms_chinese_drop_function_only_terms(query: str, expected: list[str]) -> None:
+    assert query_terms(query) == expected
+
+
+@pytest.mark.parametrize("word", ["what", "when", "where", "who", "how", "why", "which", "did", "does", "do",
+                                  "is", "was", "were", "have", "i", "you", "she", "they", "the", "a", "of"])
+def test_stop_words_cover_question_words_pronouns_and_auxiliaries(word: str) -> None:
+    assert word in STOP_WORDS
+    assert query_terms(f"{word} tennis") == ["tennis"]
+
+
+@pytest.mark.parametrize("word", ["paris", "coffee", "like", "birthday", "caroline", "allergic"])
+def test_content_words_are_not_stop_words(word: str) -> None:
+    assert word not in STOP_WORDS
+
+
+@pytest.mark.parametrize("ch", ["的", "了", "是", "在", "我", "你", "他", "吗", "呢", "什", "么"])
+def test_chinese_function_characters(ch: str) -> None:
+    assert ch in CJK_FUNCTION_CHARS
+
+
+def test_query_terms_are_a_subset_of_the_indexed_tokens() -> None:
+    text = "Caroline's 猫咪 went to the vet on Monday, 她很担心"
+    assert set(query_terms(text)) <= set(index_text(text).split())
+
+
+# --- estimate_tokens ----------------------------------------------------------------------------------------
+
+
+def test_estimate_tokens_empty_is_zero() -> None:
+    assert estimate_tokens("") == 0
+
+
+@pytest.mark.parametrize("text", ["a", " ", "!", "猫", "\n"])
+def test_estimate_tokens_nonempty_is_at_least_one(text: str) -> None:
+    assert estimate_tokens(text) >= 1
+
+
+def test_estimate_tokens_one_per_cjk_character() -> None:
+    assert estimate_tokens("我喜欢猫") == 4
+    assert estimate_tokens("我" * 100) == 100
+
+
+@pytest.mark.parametrize(
+    ("text", "low", "high"),
+    [
+        # 9 short words, 44 characters: the words/0.75 rule (12) dominates the chars/4 rule (11).
+        ("The quick brown fox jumps over the lazy dog.", 11, 13),
+        # 2 long words: the chars/4 rule dominates.
+        ("internationalization counterrevolutionaries", 10, 12),
+    ],
+)
+def test_estimate_tokens_latin(text: str, low: int, high: int) -> None:
+    assert low <= estimate_tokens(text) <= high
+
+
+def test_estimate_tokens_mixed_adds_both_parts() -> None:
+    latin = "I love hiking in the mountains"
+    assert estimate_tokens(latin + "我喜欢猫") == estimate_tokens(latin) + 4
+
+
+def test_estimate_tokens_grows_with_length() -> None:
+    sentence = "We met Caroline at the cafe near the station. "
+    assert estimate_tokens(sentence * 10) > 5 * estimate_tokens(sentence)

@@ -1,0 +1,141 @@
+from datetime import timedelta
+
+import pytest
+
+from rearview.bootstrap import Services
+from rearview.clock import ManualClock
+from rearview.errors import InvalidInput
+from rearview.model import Episode, Fact, MemoryWrite, RecallQuery
+
+pytestmark = pytest.mark.unit
+NS = "acme:u-42"
+
+
+def ep(content: str, **kw: object) -> MemoryWrite:
+    return MemoryWrite(layer="episodic", content=content, **kw)  # type: ignore[arg-type]
+
+
+def fact(content: str, **kw: object) -> MemoryWrite:
+    return MemoryWrite(layer="semantic", content=content, **kw)  # type: ignore[arg-type]
+
+
+def test_episode_is_stored_with_its_fields(services: Services, clock: ManualClock) -> None:
+    when = clock.now() - timedelta(days=2)
+    res = services.writer.write(
+        NS,
+        ep(
+            "Booked the flight to Lisbon for the conference on May 3",
+            occurred_at=when,
+            event_type="booking",
+            entities=["Lisbon"],
+            tags=["travel"],
+            session_id="s-1",
+            outcome="confirmed",
+        ),
+    )
+    assert res.status == "stored" and res.importance is not None and res.importance >= 0.2
+    stored = services.store.get(NS, res.id)
+    assert isinstance(stored, Episode)
+    assert stored.occurred_at == when and stored.event_type == "booking" and stored.entities == ["Lisbon"]
+    assert stored.tags == ["travel"] and stored.session_id == "s-1" and stored.outcome == "confirmed"
+    assert stored.created_at == clock.now() and not stored.consolidated
+
+
+def test_small_talk_is_skipped_with_a_reason_and_not_stored(services: Services) -> None:
+    res = services.writer.write(NS, ep("ok thanks!"))
+    assert res.status == "skipped" and res.reason == "low_importance" and res.id
+    assert services.stats(NS).counts["episodic"] == 0
+
+
+def test_explicit_importance_overrides_the_score(services: Services) -> None:
+    assert services.writer.write(NS, ep("ok thanks!", importance=0.9)).status == "stored"
+
+
+def test_secrets_are_redacted_and_flagged(services: Services) -> None:
+    res = services.writer.write(NS, ep("Deploy used key AKIAIOSFODNN7EXAMPLE for the staging bucket"))
+    assert res.redacted
+    stored = services.store.get(NS, res.id)
+    assert stored is not None and "AKIAIOSFODNN7EXAMPLE" not in stored.content and "REDACTED" in stored.content
+    assert stored.redacted
+
+
+def test_same_id_twice_is_stored_once(services: Services) -> None:
+    first = services.writer.write(NS, ep("The deploy of service billing failed with a timeout", id="evt-1"))
+    again = services.writer.write(NS, ep("The deploy of service billing failed with a timeout", id="evt-1"))
+    assert first.status == "stored" and again.status == "stored" and again.reason == "duplicate_id"
+    assert services.stats(NS).counts["episodic"] == 1
+
+
+def test_near_duplicate_is_merged_and_confirmed(services: Services) -> None:
+    a = services.writer.write(NS, ep("Maria prefers window seats on long flights", tags=["travel"]))
+    b = services.writer.write(NS, ep("Maria prefers window seats on long flights!", tags=["prefs"]))
+    assert b.status == "merged" and b.id == a.id and b.merged_into == a.id
+    stored = services.store.get(NS, a.id)
+    assert stored is not None and stored.confirmations == 2 and stored.tags == ["travel", "prefs"]
+    assert services.stats(NS).counts["episodic"] == 1
+
+
+def test_near_duplicates_in_one_batch_are_merged(services: Services) -> None:
+    out = services.writer.write_batch(
+        NS, [ep("Maria prefers window seats on long flights"), ep("Maria prefers window seats on long flights")]
+    )
+    assert [r.status for r in out] == ["stored", "merged"] and out[1].id == out[0].id
+    stored = services.store.get(NS, out[0].id)
+    assert stored is not None and stored.confirmations == 2 and stored.version == 1
+
+
+def test_near_duplicate_in_another_namespace_is_not_merged(services: Services) -> None:
+    services.writer.write("acme:u-1", ep("Maria prefers window seats on long flights"))
+    assert services.writer.write("acme:u-2", ep("Maria prefers window seats on long flights")).status == "stored"
+
+
+def test_fact_with_same_dimension_supersedes_and_keeps_history(services: Services, clock: ManualClock) -> None:
+    old = services.writer.write(NS, fact("The user is vegetarian", dimension="diet"))
+    clock.advance(days=3)
+    new = services.writer.write(NS, fact("The user is vegan since March", dimension="diet"))
+    assert new.status == "stored" and new.superseded == [old.id]
+    previous = services.store.get(NS, old.id)
+    assert isinstance(previous, Fact) and previous.status == "superseded" and previous.superseded_by == new.id
+    assert services.store.active_fact_for_dimension(NS, "diet") is not None
+    hits = services.recaller.recall(NS, RecallQuery(query="what does the user eat, vegetarian or vegan?"))
+    assert old.id not in [h.id for h in hits.results]
+    with_history = services.recaller.recall(
+        NS, RecallQuery(query="what does the user eat, vegetarian or vegan?", include_superseded=True)
+    )
+    assert old.id in [h.id for h in with_history.results]
+
+
+def test_contradicting_fact_supersedes_the_old_one(services: Services) -> None:
+    old = services.writer.write(NS, fact("The user likes jazz music very much"))
+    new = services.writer.write(NS, fact("The user does not like jazz music very much"))
+    assert new.status == "stored" and new.superseded == [old.id]
+
+
+def test_repeated_fact_is_confirmed_not_duplicated(services: Services, clock: ManualClock) -> None:
+    first = services.writer.write(NS, fact("The user's name is Dana Okafor", confidence=0.6))
+    clock.advance(days=1)
+    again = services.writer.write(NS, fact("The user's name is Dana Okafor"))
+    assert again.status == "merged" and again.id == first.id
+    stored = services.store.get(NS, first.id)
+    assert isinstance(stored, Fact) and stored.confidence > 0.6 and stored.last_confirmed_at == clock.now()
+
+
+def test_invalid_item_rejects_the_whole_batch(services: Services) -> None:
+    with pytest.raises(InvalidInput) as err:
+        services.writer.write_batch(
+            NS, [ep("Valid memory about the Lisbon trip"), fact("x" * 501)]
+        )
+    assert err.value.field == "items[1].content" and "500" in err.value.message
+    assert services.stats(NS).counts["episodic"] == 0
+
+
+def test_episode_cannot_carry_a_dimension(services: Services) -> None:
+    with pytest.raises(InvalidInput) as err:
+        services.writer.write(NS, ep("I moved to Berlin in 2024", dimension="city"))
+    assert err.value.field == "dimension"
+
+
+def test_bad_namespace_is_rejected(services: Services) -> None:
+    with pytest.raises(InvalidInput) as err:
+        services.writer.write("a:b:c:d:e", ep("I moved to Berlin in 2024"))
+    assert err.value.field == "namespace" and "4" in err.value.message
