@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import numpy as np
 import pytest
-from conftest import T0, Backend
+from contract_backends import FILTERS, T0, Backend, expected_ids, filter_dataset, time_of
 
 from rearview.adapters.hashing_embedder import HashingEmbedder
 from rearview.errors import ConcurrentUpdate, EmbeddingMismatch
@@ -83,7 +83,9 @@ def test_episode_round_trips_every_field(backend: Backend, episode: EpisodeMaker
     for value in (loaded.occurred_at, loaded.created_at, loaded.last_accessed_at):
         _assert_utc(value)
     assert backend.store.get_many("acme", ["ep-1"]) == {"ep-1": stored}
-    np.testing.assert_array_equal(backend.store.get_vectors("acme", ["ep-1"])["ep-1"], vector.astype(np.float32))
+    np.testing.assert_array_equal(
+        backend.store.get_vectors("acme", ["ep-1"])["ep-1"], vector.astype(np.float32)
+    )
 
 
 def test_fact_round_trips_every_field(backend: Backend, fact: FactMaker) -> None:
@@ -122,7 +124,7 @@ def test_missing_ids_are_absent(backend: Backend, episode: EpisodeMaker) -> None
     assert set(backend.store.get_vectors("acme", ["here", "gone"])) == {"here"}
 
 
-# --- optimistic locking and atomicity -------------------------------------------------------------------------
+# --- optimistic locking and atomicity ---------------------------------------------------------------------
 
 
 def test_inserting_an_existing_id_again_is_refused(backend: Backend, episode: EpisodeMaker) -> None:
@@ -150,14 +152,18 @@ def test_update_with_the_next_version_replaces_the_memory(backend: Backend, epis
     original = episode("acme", "e1", "first", tags=["a"])
     backend.write("acme", original)
 
-    updated = original.model_copy(update={"content": "second", "tags": ["b"], "version": 2, "confirmations": 2})
+    updated = original.model_copy(
+        update={"content": "second", "tags": ["b"], "version": 2, "confirmations": 2}
+    )
     backend.write("acme", updated)
 
     assert backend.store.get("acme", "e1") == updated
 
 
 @pytest.mark.parametrize("version", [3, 5])
-def test_update_with_a_stale_version_is_refused(backend: Backend, episode: EpisodeMaker, version: int) -> None:
+def test_update_with_a_stale_version_is_refused(
+    backend: Backend, episode: EpisodeMaker, version: int
+) -> None:
     original = episode("acme", "e1", "first")
     backend.write("acme", original)
 
@@ -186,7 +192,9 @@ def test_update_without_a_vector_keeps_the_stored_vector(backend: Backend, fact:
     assert backend.store.get("acme", "f1") == confirmed
 
 
-def test_a_failing_change_set_applies_nothing(backend: Backend, episode: EpisodeMaker, fact: FactMaker) -> None:
+def test_a_failing_change_set_applies_nothing(
+    backend: Backend, episode: EpisodeMaker, fact: FactMaker
+) -> None:
     kept = episode("acme", "kept", "stays as it is")
     backend.write("acme", kept)
     new = episode("acme", "new", "would be inserted first")
@@ -197,7 +205,9 @@ def test_a_failing_change_set_applies_nothing(backend: Backend, episode: Episode
     with pytest.raises(ConcurrentUpdate):
         backend.store.apply(
             "acme",
-            ChangeSet(upserts=[(new, vectors[0]), (edited, vectors[1]), (stale, vectors[2])], deletes=["kept"]),
+            ChangeSet(
+                upserts=[(new, vectors[0]), (edited, vectors[1]), (stale, vectors[2])], deletes=["kept"]
+            ),
         )
 
     assert backend.store.get("acme", "new") is None
@@ -208,7 +218,9 @@ def test_a_failing_change_set_applies_nothing(backend: Backend, episode: Episode
 def test_deletes_remove_memories_of_either_layer(
     backend: Backend, episode: EpisodeMaker, fact: FactMaker
 ) -> None:
-    backend.write("acme", episode("acme", "e1", "one"), episode("acme", "e2", "two"), fact("acme", "f1", "three"))
+    backend.write(
+        "acme", episode("acme", "e1", "one"), episode("acme", "e2", "two"), fact("acme", "f1", "three")
+    )
 
     backend.delete("acme", "e1", "f1", "never-existed")
 
@@ -269,13 +281,19 @@ def test_expired_working_entries_are_never_returned(backend: Backend) -> None:
     backend.store.put_working(_entry("acme", "s1", "short", "a", T0, 10))
     backend.store.put_working(_entry("acme", "s1", "long", "b", T0, 100))
 
-    assert {e.key for e in backend.store.get_working("acme", "s1", T0 + timedelta(seconds=9))} == {"short", "long"}
+    assert {e.key for e in backend.store.get_working("acme", "s1", T0 + timedelta(seconds=9))} == {
+        "short",
+        "long",
+    }
     # Expiry is exclusive: at expires_at the entry is gone.
     assert {e.key for e in backend.store.get_working("acme", "s1", T0 + timedelta(seconds=10))} == {"long"}
     assert backend.store.get_working("acme", "s1", T0 + timedelta(seconds=100)) == []
     # A later put (which may clean up) does not bring the expired entry back either.
     backend.store.put_working(_entry("acme", "s1", "later", "c", T0 + timedelta(seconds=50), 100))
-    assert {e.key for e in backend.store.get_working("acme", "s1", T0 + timedelta(seconds=50))} == {"long", "later"}
+    assert {e.key for e in backend.store.get_working("acme", "s1", T0 + timedelta(seconds=50))} == {
+        "long",
+        "later",
+    }
 
 
 def test_working_sessions_are_separate(backend: Backend) -> None:
@@ -311,85 +329,11 @@ def test_clear_working_of_every_session(backend: Backend) -> None:
 # --- listing and filters ------------------------------------------------------------------------------------
 
 
-def _dataset(episode: EpisodeMaker, fact: FactMaker, namespace: str = "acme") -> list[Episode | Fact]:
-    day = timedelta(days=1)
-    return [
-        episode(namespace, "e1", "flew to Berlin", occurred_at=T0, tags=["travel"], event_type="trip",
-                session_id="s1"),
-        episode(namespace, "e2", "booked a hotel", occurred_at=T0 + day, tags=["travel", "money"],
-                event_type="booking", session_id="s1", consolidated=True),
-        episode(namespace, "e3", "paid the rent", occurred_at=T0 + 2 * day, tags=["money"], event_type="payment",
-                session_id="s2"),
-        episode(namespace, "e4", "read a novel", occurred_at=T0 + 3 * day),
-        fact(namespace, "f1", "lives in Berlin", last_confirmed_at=T0 + 0.5 * day, tags=["travel"],
-             dimension="city"),
-        fact(namespace, "f2", "used to live in Paris", last_confirmed_at=T0 + 1.5 * day, status="superseded",
-             superseded_by="f1", superseded_at=T0 + 1.5 * day, dimension="city", tags=["money"]),
-        fact(namespace, "f3", "is vegetarian", last_confirmed_at=T0 + 4 * day, dimension="diet"),
-    ]  # fmt: skip
-
-
-def _time_of(memory: Episode | Fact) -> datetime:
-    return memory.occurred_at
-
-
-def expected_ids(memories: list[Episode | Fact], flt: MemoryFilter) -> set[str]:
-    """The filter semantics every backend implements, written out plainly (the reference for both searches)."""
-    chosen: set[str] = set()
-    for m in memories:
-        if m.layer not in flt.layers:
-            continue
-        if flt.since is not None and _time_of(m) < flt.since:
-            continue
-        if flt.until is not None and _time_of(m) >= flt.until:
-            continue
-        if flt.tags and not set(flt.tags) & set(m.tags):
-            continue
-        if flt.ids is not None and m.id not in flt.ids:
-            continue
-        if isinstance(m, Fact):
-            if flt.event_types or flt.session_id is not None:
-                continue
-            if not flt.include_superseded and m.status != "active":
-                continue
-        else:
-            if flt.event_types and m.event_type not in flt.event_types:
-                continue
-            if flt.session_id is not None and m.session_id != flt.session_id:
-                continue
-            if flt.consolidated is not None and m.consolidated != flt.consolidated:
-                continue
-        chosen.add(m.id)
-    return chosen
-
-
-DAY = timedelta(days=1)
-FILTERS: dict[str, MemoryFilter] = {
-    "everything": MemoryFilter(),
-    "episodes only": MemoryFilter(layers=("episodic",)),
-    "facts only": MemoryFilter(layers=("semantic",)),
-    "since (inclusive)": MemoryFilter(since=T0 + DAY),
-    "until (exclusive)": MemoryFilter(until=T0 + 2 * DAY),
-    "since and until": MemoryFilter(since=T0 + 0.5 * DAY, until=T0 + 3 * DAY),
-    "tags any of": MemoryFilter(tags=("travel",)),
-    "tags any of two": MemoryFilter(tags=("money", "nope"), include_superseded=True),
-    "event types": MemoryFilter(event_types=("trip", "payment")),
-    "session": MemoryFilter(session_id="s1"),
-    "unknown session": MemoryFilter(session_id="zzz"),
-    "include superseded": MemoryFilter(include_superseded=True),
-    "consolidated": MemoryFilter(consolidated=True),
-    "not consolidated": MemoryFilter(consolidated=False),
-    "ids": MemoryFilter(ids=("e2", "f1", "f2", "unknown")),
-    "no ids": MemoryFilter(ids=()),
-    "combined": MemoryFilter(layers=("episodic",), tags=("money",), since=T0 + DAY, session_id="s2"),
-}
-
-
 @pytest.mark.parametrize("name", list(FILTERS))
 def test_list_memories_applies_every_filter(
     backend: Backend, episode: EpisodeMaker, fact: FactMaker, name: str
 ) -> None:
-    data = _dataset(episode, fact)
+    data = filter_dataset()
     backend.write("acme", *data)
     flt = FILTERS[name]
 
@@ -402,13 +346,13 @@ def test_list_memories_applies_every_filter(
 def test_list_memories_is_oldest_first_across_layers(
     backend: Backend, episode: EpisodeMaker, fact: FactMaker
 ) -> None:
-    data = _dataset(episode, fact)
+    data = filter_dataset()
     # Written in an order unrelated to time.
     backend.write("acme", *reversed(data))
 
     listed = backend.store.list_memories("acme", MemoryFilter(include_superseded=True))
 
-    assert [m.id for m in listed] == [m.id for m in sorted(data, key=_time_of)]
+    assert [m.id for m in listed] == [m.id for m in sorted(data, key=time_of)]
     assert backend.store.list_memories("acme", MemoryFilter(include_superseded=True), limit=3) == listed[:3]
     assert backend.store.list_memories("acme", MemoryFilter(), limit=0) == []
 
@@ -453,7 +397,9 @@ def test_active_fact_for_dimension(backend: Backend, fact: FactMaker) -> None:
     assert backend.store.active_fact_for_dimension("acme", "city") is None
 
 
-def test_active_fact_for_dimension_ignores_a_superseded_only_dimension(backend: Backend, fact: FactMaker) -> None:
+def test_active_fact_for_dimension_ignores_a_superseded_only_dimension(
+    backend: Backend, fact: FactMaker
+) -> None:
     backend.write("acme", fact("acme", "old", "eats meat", dimension="diet", status="superseded"))
 
     assert backend.store.active_fact_for_dimension("acme", "diet") is None
@@ -484,7 +430,7 @@ def test_record_access_counts_without_changing_the_version(
 
 def test_stats_counts_each_layer(backend: Backend, episode: EpisodeMaker, fact: FactMaker) -> None:
     backend.clock.set(T0 + timedelta(minutes=3))
-    backend.write("acme", *_dataset(episode, fact))
+    backend.write("acme", *filter_dataset())
     backend.store.put_working(_entry("acme", "s1", "live", 1, T0, 600))
     backend.store.put_working(_entry("acme", "s1", "dead", 1, T0, 5))
     backend.store.record_recall("acme", True, T0)
@@ -529,10 +475,11 @@ def _write_namespace(backend: Backend, episode: EpisodeMaker, fact: FactMaker, n
     # The same ids in both namespaces, with contents that say whose they are.
     backend.write(
         namespace,
-        episode(namespace, "e1", f"hiking trip with {namespace}", tags=["t"], event_type="trip", session_id="s1"),
+        episode(namespace, "e1", f"hiking trip with {namespace}", tags=["t"], event_type="trip",
+                session_id="s1"),
         episode(namespace, "e2", f"budget review for {namespace}", tags=["t"], session_id="s1"),
         fact(namespace, "f1", f"{namespace} likes hiking", dimension="hobby", provenance=["e1"], tags=["t"]),
-        fact(namespace, "f0", f"{namespace} liked chess", dimension="hobby", provenance=["e1"],
+        fact(namespace, "f0", f"{namespace} played chess", dimension="hobby", provenance=["e1"],
              status="superseded"),
     )  # fmt: skip
     backend.store.put_working(_entry(namespace, "s1", "k", namespace, T0, 600))
@@ -554,7 +501,12 @@ def test_no_read_of_a_namespace_returns_another_namespaces_data(
     assert store.facts_citing(reader, ["e1"]) == []
     assert store.active_fact_for_dimension(reader, "hobby") is None
     assert store.get_working(reader, "s1", T0) == []
-    assert store.stats(reader, T0).counts == {"working": 0, "episodic": 0, "semantic": 0, "semantic_superseded": 0}
+    assert store.stats(reader, T0).counts == {
+        "working": 0,
+        "episodic": 0,
+        "semantic": 0,
+        "semantic_superseded": 0,
+    }
     assert index.keyword_search(reader, "hiking budget review likes", every, 10) == []
     assert index.vector_search(reader, backend.query_vector("hiking trip"), every, 10) == []
 
@@ -571,9 +523,16 @@ def test_no_read_of_a_namespace_returns_another_namespaces_data(
     active = store.active_fact_for_dimension(reader, "hobby")
     assert active is not None and active.namespace == reader
     assert [e.value for e in store.get_working(reader, "s1", T0)] == [reader]
-    assert store.stats(reader, T0).counts == {"working": 1, "episodic": 2, "semantic": 1, "semantic_superseded": 1}
+    assert store.stats(reader, T0).counts == {
+        "working": 1,
+        "episodic": 2,
+        "semantic": 1,
+        "semantic_superseded": 1,
+    }
     reader_vectors = store.get_vectors(reader, ["e1"])
-    np.testing.assert_allclose(reader_vectors["e1"], backend.query_vector(f"hiking trip with {reader}"), atol=1e-6)
+    np.testing.assert_allclose(
+        reader_vectors["e1"], backend.query_vector(f"hiking trip with {reader}"), atol=1e-6
+    )
     keyword = index.keyword_search(reader, "hiking budget review likes", every, 10)
     assert sorted(c.id for c in keyword) == ["e1", "e2", "f1"]
     vector = index.vector_search(reader, backend.query_vector("hiking trip"), every, 10)
@@ -596,13 +555,19 @@ def test_writes_to_a_namespace_leave_another_untouched(
 
     assert set(backend.store.get_many(reader, ["e1", "e2", "f1", "f0"])) == {"e1", "e2", "f1", "f0"}
     e2 = backend.store.get(reader, "e2")
-    assert e2 is not None and (e2.content, e2.version, e2.access_count) == (f"budget review for {reader}", 1, 0)
+    assert e2 is not None and (e2.content, e2.version, e2.access_count) == (
+        f"budget review for {reader}",
+        1,
+        0,
+    )
     assert len(backend.store.get_working(reader, "s1", T0)) == 1
     assert backend.store.stats(reader, T0).recall_count == 0
     assert {c.id for c in backend.index.keyword_search(reader, "hiking", MemoryFilter(), 10)} == {"e1", "f1"}
 
 
-def test_a_memory_must_belong_to_the_namespace_it_is_written_to(backend: Backend, episode: EpisodeMaker) -> None:
+def test_a_memory_must_belong_to_the_namespace_it_is_written_to(
+    backend: Backend, episode: EpisodeMaker
+) -> None:
     with pytest.raises(Exception, match="namespace"):
         backend.write("acme", episode("acme2", "e1", "misfiled"))
 
@@ -613,8 +578,10 @@ def test_a_memory_must_belong_to_the_namespace_it_is_written_to(backend: Backend
 # --- persistence --------------------------------------------------------------------------------------------
 
 
-def test_everything_survives_close_and_reopen(backend: Backend, episode: EpisodeMaker, fact: FactMaker) -> None:
-    data = _dataset(episode, fact)
+def test_everything_survives_close_and_reopen(
+    backend: Backend, episode: EpisodeMaker, fact: FactMaker
+) -> None:
+    data = filter_dataset()
     backend.write("acme", *data)
     backend.store.put_working(_entry("acme", "s1", "k", {"v": 1}, T0, 600))
     backend.store.record_recall("acme", True, T0)
@@ -622,7 +589,9 @@ def test_everything_survives_close_and_reopen(backend: Backend, episode: Episode
 
     again = backend.reopen(None)
 
-    assert again.store.list_memories("acme", MemoryFilter(include_superseded=True)) == sorted(data, key=_time_of)
+    assert again.store.list_memories("acme", MemoryFilter(include_superseded=True)) == sorted(
+        data, key=time_of
+    )
     vectors_after = again.store.get_vectors("acme", [m.id for m in data])
     assert set(vectors_after) == set(vectors_before)
     for memory_id, vector in vectors_before.items():
@@ -630,10 +599,15 @@ def test_everything_survives_close_and_reopen(backend: Backend, episode: Episode
     assert [e.value for e in again.store.get_working("acme", "s1", T0)] == [{"v": 1}]
     assert again.store.stats("acme", T0).recall_count == 1
     assert [c.id for c in again.index.keyword_search("acme", "Berlin", MemoryFilter(), 10)][0] in {"e1", "f1"}
-    assert again.index.vector_search("acme", again.query_vector("paid the rent"), MemoryFilter(), 1)[0].id == "e3"
+    assert (
+        again.index.vector_search("acme", again.query_vector("paid the rent"), MemoryFilter(), 1)[0].id
+        == "e3"
+    )
 
 
-def test_reopening_with_another_embedding_dimension_is_refused(backend: Backend, episode: EpisodeMaker) -> None:
+def test_reopening_with_another_embedding_dimension_is_refused(
+    backend: Backend, episode: EpisodeMaker
+) -> None:
     backend.write("acme", episode("acme", "e1", "something"))
 
     with pytest.raises(EmbeddingMismatch) as raised:

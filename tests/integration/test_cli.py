@@ -262,7 +262,7 @@ TURNS = [
 def test_import_of_a_clean_file_exits_zero_and_is_idempotent_by_id(cli: Any, tmp_path: Path) -> None:
     file = write_jsonl(
         tmp_path / "turns.jsonl",
-        [json.dumps({"speaker": "Melanie", "dia_id": f"D2:{n}", "text": text}) for n, text in enumerate(TURNS)],
+        [json.dumps({"speaker": "Mel", "dia_id": f"D2:{n}", "text": text}) for n, text in enumerate(TURNS)],
     )
     first = cli("import", "acme:u-2", str(file))
     assert first.exit_code == 0, first.output
@@ -270,6 +270,7 @@ def test_import_of_a_clean_file_exits_zero_and_is_idempotent_by_id(cli: Any, tmp
 
     again = cli("import", "acme:u-2", str(file))
     assert again.exit_code == 0, again.output
+    assert "stored 0, merged 0, skipped 0, already stored 5, invalid 0" in again.stdout
     stats = json.loads(cli("stats", "acme:u-2", "--json").stdout)
     assert stats["counts"]["episodic"] == len(TURNS)
 

@@ -112,8 +112,10 @@ def test_is_cjk_false(ch: str) -> None:
 @pytest.mark.parametrize(
     ("query", "expected"),
     [
-        ("What did Caroline do when she went to the LGBTQ support group?",
-         ["caroline", "went", "lgbtq", "support", "group"]),
+        (
+            "What did Caroline do when she went to the LGBTQ support group?",
+            ["caroline", "went", "lgbtq", "support", "group"],
+        ),
         ("Where does Melanie like to go camping?", ["melanie", "like", "go", "camping"]),
         ("How many kids do they have?", ["many", "kids"]),
         ("Who is her favourite author?", ["favourite", "author"]),
@@ -141,8 +143,32 @@ def test_query_terms_chinese_drop_function_only_terms(query: str, expected: list
     assert query_terms(query) == expected
 
 
-@pytest.mark.parametrize("word", ["what", "when", "where", "who", "how", "why", "which", "did", "does", "do",
-                                  "is", "was", "were", "have", "i", "you", "she", "they", "the", "a", "of"])
+@pytest.mark.parametrize(
+    "word",
+    [
+        "what",
+        "when",
+        "where",
+        "who",
+        "how",
+        "why",
+        "which",
+        "did",
+        "does",
+        "do",
+        "is",
+        "was",
+        "were",
+        "have",
+        "i",
+        "you",
+        "she",
+        "they",
+        "the",
+        "a",
+        "of",
+    ],
+)
 def test_stop_words_cover_question_words_pronouns_and_auxiliaries(word: str) -> None:
     assert word in STOP_WORDS
     assert query_terms(f"{word} tennis") == ["tennis"]

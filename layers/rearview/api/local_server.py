@@ -1,10 +1,11 @@
 """The local server: the Lambda route table (`rearview.api.http`) behind a stdlib ThreadingHTTPServer.
 
-Each HTTP request is turned into the API Gateway HTTP API (payload v2) event Lambda would receive, resolved by the
-same resolver, and the resolver's response dict is written back. So a request behaves the same on a laptop and on AWS.
+Each HTTP request is turned into the API Gateway HTTP API (payload v2) event Lambda would receive,
+resolved by the same resolver, and the resolver's response dict is written back. So a request behaves the
+same on a laptop and on AWS.
 
-The server binds loopback by default. Binding any other address needs `settings.api_token`, and then every request
-but the health check and the API documents must carry `Authorization: Bearer <token>`.
+The server binds loopback by default. Binding any other address needs `settings.api_token`, and then every
+request but the health check and the API documents must carry `Authorization: Bearer <token>`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import hmac
 import ipaddress
 import json
 import logging
+import signal
 import socket
 import threading
 import uuid
@@ -44,8 +46,8 @@ logger = logging.getLogger(__name__)
 # Requests anyone may make without the token: liveness and the API's own documentation.
 PUBLIC_ROUTES = frozenset({("GET", HEALTH_PATH), ("GET", DOCS_PATH), ("GET", OPENAPI_PATH)})
 
-# An oversized body is read and dropped (so the client gets the 413 instead of a reset connection) up to this much;
-# past it the connection is simply closed.
+# An oversized body is read and dropped (so the client gets the 413 instead of a reset connection) up to
+# this much; past it the connection is simply closed.
 _MAX_DRAIN_BYTES = 16 * MAX_BODY_BYTES
 _DRAIN_CHUNK = 64 * 1024
 
@@ -78,7 +80,7 @@ def check_bind(host: str, api_token: str | None) -> None:
 
 
 def authorized(api_token: str | None, method: str, path: str, headers: Mapping[str, str]) -> bool:
-    """The one auth check: with a token configured, every non-public request must present it as a Bearer token.
+    """The one auth check: with a token configured, every non-public request must carry it as Bearer token.
 
     `headers` have lower-cased names. Kept to one function so multi-key tenancy can replace it.
     """
@@ -185,7 +187,8 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             length = -1
         if length < 0:
-            self._send_json(400, {"error": "bad_request", "message": "content-length: must be a whole number"})
+            message = "content-length: must be a whole number"
+            self._send_json(400, {"error": "bad_request", "message": message})
             self.close_connection = True
             return
         path = urlsplit(self.path).path
@@ -319,7 +322,11 @@ class LocalServer:
         """Serve in a background thread and return at once."""
         ready = threading.Event()
         self._thread = threading.Thread(
-            target=self.serve_forever, args=(ready,), kwargs={"announce": announce}, name="rearview-http", daemon=True
+            target=self.serve_forever,
+            args=(ready,),
+            kwargs={"announce": announce},
+            name="rearview-http",
+            daemon=True,
         )
         self._thread.start()
         ready.wait()
@@ -358,12 +365,22 @@ def local_context(request_id: str) -> LambdaContext:
 
 
 def serve(settings: Settings, services: Services | None = None, ready: threading.Event | None = None) -> None:
-    """Run the local server in the foreground until interrupted (Ctrl-C), then shut down cleanly."""
+    """Run the local server in the foreground until Ctrl-C (or SIGTERM), then shut down cleanly."""
     server = LocalServer(settings, services)
+    restore = None
+    if threading.current_thread() is threading.main_thread():
+        # `docker stop` and process managers send SIGTERM: treat it like Ctrl-C so the database closes.
+        restore = signal.signal(signal.SIGTERM, _interrupt)
     try:
         server.serve_forever(ready)
     except KeyboardInterrupt:
         print("\nRearview: shutting down", flush=True)
     finally:
-        # serve_forever ran in this thread and has returned, so only the socket and the services remain to close.
+        # serve_forever ran in this thread and has returned: only the socket and the services remain to close.
         server.shutdown()
+        if restore is not None:
+            signal.signal(signal.SIGTERM, restore)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

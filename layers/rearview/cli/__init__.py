@@ -1,7 +1,8 @@
 """The `rearview` command line (typer + rich): serve, remember, recall, forget, consolidate, stats, import.
 
 Settings come from `REARVIEW_*` variables, overridden by each command's options, and are built once per
-invocation; the services come from `rearview.bootstrap.build`. User errors print `error: <message>` to stderr and exit 2.
+invocation; the services come from `rearview.bootstrap.build`. User errors print `error: <message>` to stderr
+and exit 2.
 """
 
 from __future__ import annotations

@@ -25,6 +25,8 @@ from rearview.service.write import WriteService
 ALIASES: dict[str, str] = {"text": "content", "ts": "occurred_at", "timestamp": "occurred_at", "dia_id": "id"}
 SPEAKER_KEY = "speaker"
 _KNOWN_KEYS = frozenset(MemoryWrite.model_fields) | frozenset(ALIASES) | {SPEAKER_KEY}
+# Summary key of a line whose id was stored before: the service answers "stored" (idempotent); nothing new is.
+DUPLICATE_ID = "duplicate_id"
 # The write service names an item of a batch `items[<index>].<field>` in its errors.
 _BATCH_FIELD = re.compile(r"^items\[(\d+)\]\.?")
 
@@ -104,7 +106,7 @@ def write_isolating_invalid(
 ) -> tuple[list[WriteResult], list[InvalidLine]]:
     """Write a batch; an item the service rejects is reported against its line, and the rest retried.
 
-    The service stores a batch whole or not at all; this is what keeps one bad line from losing its neighbours.
+    The service stores a batch whole or not at all; this keeps one bad line from losing its neighbours.
     """
     pending = list(batch)
     invalid: list[InvalidLine] = []
@@ -128,7 +130,7 @@ def import_lines(
     on_progress: Callable[[int], None] = lambda done: None,
     on_invalid: Callable[[InvalidLine], None] = lambda line: None,
 ) -> ImportSummary:
-    """Parse and write every line; `on_progress(n)` after n more lines are handled, `on_invalid` per bad one."""
+    """Parse and write every line; `on_progress(n)` after n more lines, `on_invalid` per bad one."""
     summary = ImportSummary()
     batch: list[tuple[int, MemoryWrite]] = []
 
@@ -140,7 +142,9 @@ def import_lines(
         results, rejected = write_isolating_invalid(writer, namespace, batch)
         for line in rejected:
             reject(line)
-        summary.counts.update(result.status for result in results)
+        summary.counts.update(
+            DUPLICATE_ID if result.reason == DUPLICATE_ID else result.status for result in results
+        )
         on_progress(len(batch))
         batch.clear()
 

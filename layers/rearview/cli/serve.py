@@ -1,4 +1,4 @@
-"""`rearview serve`: the HTTP API on this machine (rearview.api.local_server) over the embedded SQLite backend."""
+"""`rearview serve`: the HTTP API on this machine (rearview.api.local_server) over the SQLite backend."""
 
 from __future__ import annotations
 
@@ -39,17 +39,19 @@ def serve(
     host: Annotated[
         str | None,
         typer.Option(
-            help="Interface to bind; anything but loopback needs --api-token (env REARVIEW_HOST; default 127.0.0.1)",
+            help="Interface to bind; non-loopback needs --api-token (env REARVIEW_HOST; default 127.0.0.1)",
             show_default=False,
         ),
     ] = None,
     port: Annotated[
         int | None,
-        typer.Option(help="Port; 0 picks a free one (env REARVIEW_PORT; default 8765)", show_default=False),
+        typer.Option(help="Port (env REARVIEW_PORT; default 8765)", show_default=False),
     ] = None,
     api_token: Annotated[
         str | None,
-        typer.Option(help="Bearer token every request must carry", envvar="REARVIEW_API_TOKEN", show_default=False),
+        typer.Option(
+            help="Bearer token every request must carry", envvar="REARVIEW_API_TOKEN", show_default=False
+        ),
     ] = None,
     data_dir: DataDirOption = None,
     embedder: EmbedderOption = None,
@@ -103,4 +105,4 @@ def _announce(server: LocalServer, settings: Settings) -> None:
     out.print(f"  API docs:  {url}{DOCS_PATH}", markup=False)
     out.print(f"  data:      {settings.data_dir.resolve()} (embedder {settings.embedder})", markup=False)
     if settings.api_token:
-        out.print("  auth:      every request but health and docs needs 'Authorization: Bearer <token>'", markup=False)
+        out.print("  auth:      send 'Authorization: Bearer <token>' (health, docs open)", markup=False)

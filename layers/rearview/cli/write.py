@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rearview.cli import render
@@ -19,7 +20,7 @@ from rearview.cli.invocation import (
     stdout_console,
     user_errors,
 )
-from rearview.cli.jsonl_import import ImportSummary, InvalidLine, import_lines
+from rearview.cli.jsonl_import import DUPLICATE_ID, ImportSummary, InvalidLine, import_lines
 from rearview.model import MAX_BATCH, MemoryWrite, validate_namespace
 
 # Exit code of an import that wrote the valid lines but found invalid ones.
@@ -104,7 +105,7 @@ def import_jsonl(
             transient=True,
         )
         with progress:
-            task = progress.add_task(f"importing {file.name}", total=total)
+            task = progress.add_task(f"importing {escape(file.name)}", total=total)
 
             def report(line: InvalidLine) -> None:
                 progress.console.print(f"line {line.line_no}: {line.message}", style="red", markup=False)
@@ -125,8 +126,9 @@ def import_jsonl(
 def _print_summary(summary: ImportSummary, file: Path) -> None:
     counts = summary.counts
     parts = [f"{status} {counts[status]}" for status in ("stored", "merged", "skipped")]
-    if counts["accepted"]:
-        parts.append(f"accepted {counts['accepted']}")
+    for status, label in ((DUPLICATE_ID, "already stored"), ("accepted", "accepted")):
+        if counts[status]:
+            parts.append(f"{label} {counts[status]}")
     parts.append(f"invalid {len(summary.invalid)}")
     out = stdout_console()
     out.print(f"Imported {file.name}: " + ", ".join(parts), markup=False)

@@ -21,7 +21,7 @@ from rearview.text_analysis import CJK_FUNCTION_CHARS, STOP_WORDS, is_cjk, token
 # --- content checks -----------------------------------------------------------------------------------------
 
 _MAX_CHARS: dict[str, int] = {"episodic": MAX_EPISODE_CHARS, "semantic": MAX_FACT_CHARS}
-_ALLOWED_CONTROLS = frozenset("\t\n")
+_ALLOWED_CONTROLS = frozenset("\t\n\r")  # \r: text from Windows clients ends lines with \r\n
 
 # A JSON object/array with this many keys/items, or this long, is a dump rather than a statement.
 JSON_DUMP_MIN_ITEMS = 3
@@ -76,7 +76,7 @@ def check_content(content: str, layer: Literal["episodic", "semantic"], *, field
         if unicodedata.category(ch) == "Cc" and ch not in _ALLOWED_CONTROLS:
             raise InvalidInput(
                 f"{field}: contains control character U+{ord(ch):04X} at position {position} "
-                "(only tab and newline are allowed)",
+                "(only tab, newline and carriage return are allowed)",
                 field=field,
             )
     if looks_like_json_dump(content):
@@ -94,11 +94,13 @@ def check_content(content: str, layer: Literal["episodic", "semantic"], *, field
 
 def _json_size(value: object) -> int:
     """Keys and items at every depth: a nested object of two keys holding five more is a dump of seven."""
-    if isinstance(value, dict):
-        return len(value) + sum(_json_size(v) for v in value.values())
-    if isinstance(value, list):
-        return len(value) + sum(_json_size(v) for v in value)
-    return 0
+    size, stack = 0, [value]
+    while stack:  # iterative: a document nested as deep as the parser allows must not overflow here
+        item = stack.pop()
+        children = list(item.values()) if isinstance(item, dict) else item if isinstance(item, list) else []
+        size += len(children)
+        stack.extend(children)
+    return size
 
 
 def _is_json_dump(value: object, span: int) -> bool:
@@ -108,16 +110,18 @@ def _is_json_dump(value: object, span: int) -> bool:
 
 
 def looks_like_json_dump(content: str) -> bool:
-    """True if the text is (or is almost all) a JSON object/array of 3+ keys/items (at any depth) or 200+ chars.
+    """True if the text is (almost all) a JSON object/array of 3+ keys/items (at any depth) or 200+ chars.
 
     A sentence that merely contains braces ("use {name} as a placeholder") does not parse and is fine.
     """
     text = content.strip()
     try:
         return _is_json_dump(json.loads(text), len(text))
-    except (ValueError, RecursionError):
-        # Not JSON as a whole (or nested deeper than any statement is): look for a dump behind a short label.
-        pass
+    except RecursionError:
+        # Valid so far and nested deeper than the parser goes: no statement looks like that.
+        return True
+    except ValueError:
+        pass  # not JSON as a whole: look for a dump behind a short label
     decoder = json.JSONDecoder()
     # Only the first few opening brackets are tried: a dump wrapped in a short label starts early.
     starts = [i for i, ch in enumerate(text) if ch in "{["][:8]
