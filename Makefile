@@ -4,12 +4,12 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-long lint bench bench-locomo bench-latency clean
+.PHONY: run test test-long lint bench bench-locomo bench-latency clean layer synth
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[onnx,local,aws,dev]'
+	$(BIN)/pip install --quiet -e '.[onnx,local,aws,infra,dev]'
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -37,6 +37,25 @@ bench-latency: $(STAMP)
 	$(BIN)/python bench/recall_latency.py
 
 bench: bench-locomo bench-latency
+
+## The Lambda layer: the rearview wheel and its `aws` extra, as PyPI wheels for the functions' platform
+## (python3.13 on arm64; Lambda's python3.13 runtime is Amazon Linux 2023, glibc 2.34). No Docker needed.
+LAYER_DIR := build/layer
+LAYER_PLATFORMS ?= manylinux2014_aarch64 manylinux_2_28_aarch64
+LAYER_STAMP := $(LAYER_DIR)/.built
+$(LAYER_STAMP): $(STAMP) pyproject.toml $(shell find layers/rearview -name '*.py' -o -name '*.typed' 2>/dev/null)
+	rm -rf $(LAYER_DIR) build/wheels
+	$(BIN)/pip wheel --quiet --no-deps --wheel-dir build/wheels .
+	$(BIN)/pip install --quiet --target $(LAYER_DIR)/python --implementation cp --python-version 3.13 \
+		$(foreach p,$(LAYER_PLATFORMS),--platform $(p)) --only-binary=:all: \
+		"$$(ls build/wheels/rearview_memory-*.whl)[aws]"
+	touch $(LAYER_STAMP)
+
+layer: $(LAYER_STAMP)
+
+## Synthesise the CDK app (infra/) into cdk.out. No AWS credentials needed; deploy with `cd infra && npx cdk deploy`.
+synth: $(STAMP) $(LAYER_STAMP)
+	JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 $(BIN)/python infra/app.py
 
 clean:
 	rm -rf $(VENV) .rearview .pytest_cache .mypy_cache .ruff_cache

@@ -117,12 +117,8 @@ ADJECTIVES = _words(
 )
 MONTHS = _words("January February March April May June July August September October November December")
 WEEKDAYS = _words("Monday Tuesday Wednesday Thursday Friday Saturday Sunday")
-ZH_NAMES = _words(
-    "王伟 李娜 张敏 刘洋 陈静 杨帆 赵磊 黄丽 周杰 吴芳 徐明 孙悦 马超 朱琳 胡军 郭涛 何苗 林峰 罗婷 高翔"
-)
-ZH_PLACES = _words(
-    "北京 上海 广州 深圳 杭州 成都 重庆 西安 南京 武汉 苏州 天津 长沙 青岛 厦门 昆明 大连 哈尔滨"
-)
+ZH_NAMES = _words("王伟 李娜 张敏 刘洋 陈静 杨帆 赵磊 黄丽 周杰 吴芳 徐明 孙悦 马超 朱琳 胡军 郭涛 何苗 林峰 罗婷 高翔")
+ZH_PLACES = _words("北京 上海 广州 深圳 杭州 成都 重庆 西安 南京 武汉 苏州 天津 长沙 青岛 厦门 昆明 大连 哈尔滨")
 ZH_NOUNS = _words(
     "会议 报告 预算 合同 项目 客户 航班 火车票 护照 公寓 生日 婚礼 晚饭 咖啡 蛋糕 比赛 音乐会 展览 课程 考试 "
     "论文 小说 吉他 钢琴 照片 花园 小狗 小猫 医生 牙医 老师 同事 邻居 姐姐 哥哥 妈妈 爸爸 朋友 团队 新功能"
@@ -179,9 +175,7 @@ class SentenceGenerator:
         self.rng = np.random.default_rng(seed)
         vocab_rng = np.random.default_rng(seed + 1)
         self.surnames = _generated_words(vocab_rng, 1200, (2, 3), ("", "", "son", "ez", "ski"))
-        self.companies = _generated_words(
-            vocab_rng, 800, (2, 3), (" Labs", " Systems", " Foods", " Bank", "")
-        )
+        self.companies = _generated_words(vocab_rng, 800, (2, 3), (" Labs", " Systems", " Foods", " Bank", ""))
         self.chinese_share = chinese_share
         # Zipf over shuffled lists: which words are common differs per list, not alphabetical.
         self._pools: dict[str, tuple[list[str], np.ndarray]] = {}
@@ -497,14 +491,12 @@ def time_bare(conn: sqlite3.Connection, matches: Sequence[str | None], sql: str)
 
 
 BARE_SQL = "SELECT rowid FROM fts_episodes WHERE fts_episodes MATCH ? LIMIT 50"
-BARE_RANKED_SQL = (
-    "SELECT rowid FROM fts_episodes WHERE fts_episodes MATCH ? ORDER BY bm25(fts_episodes) LIMIT 50"
-)
+BARE_RANKED_SQL = "SELECT rowid FROM fts_episodes WHERE fts_episodes MATCH ? ORDER BY bm25(fts_episodes) LIMIT 50"
 
 
 def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) -> dict[str, Any]:
     plan = Plan.make(args.total, args.in_namespace)
-    write_path_limit = args.write_path if args.write_path is not None else args.total
+    write_path_limit = min(args.write_path, args.total)
     clock = ManualClock(START)
     inner = HashingEmbedder(dim=512)
     embedder = PrecomputedQueryEmbedder(inner)
@@ -536,6 +528,12 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
     bare_ms = time_bare(conn, matches, BARE_SQL)
     ranked_ms = time_bare(conn, matches, BARE_RANKED_SQL)
     conn.close()
+    rss_after_queries = rss_gib()
+    # A server answers every namespace, not one: one recall in each loads all the vector caches.
+    t0 = time.perf_counter()
+    for namespace, _ in plan.namespaces:
+        services.recaller.recall(namespace, RecallQuery(query=queries[0], top_k=args.top_k))
+    touch_seconds = time.perf_counter() - t0
     db_bytes = sum(p.stat().st_size for p in data_dir.glob(DB_FILENAME + "*"))
     services.close()
 
@@ -588,7 +586,9 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
         },
         "time_expressions_parsed": parsed,
         "sample_queries": queries[:5],
+        "peak_rss_gib_after_ingest_and_queries": rss_after_queries,
         "peak_rss_gib": rss_gib(),
+        "touch_all_namespaces_seconds": touch_seconds,
         "db_bytes": db_bytes,
     }
 
@@ -661,9 +661,7 @@ def report(r: dict[str, Any]) -> str:
         ("bare FTS5 ORDER BY bm25 LIMIT 50", "bare_fts5_ranked"),
     ):
         v = lat[key]
-        lrows.append(
-            [name, v["p50"], v["p95"], v["p99"], v["mean"], v["p95"] / bare_p95 if bare_p95 else math.nan]
-        )
+        lrows.append([name, v["p50"], v["p95"], v["p99"], v["mean"], v["p95"] / bare_p95 if bare_p95 else math.nan])
     out.append(
         format_table(
             ["query", "p50 ms", "p95 ms", "p99 ms", "mean ms", "p95 / bare"],
@@ -676,39 +674,37 @@ def report(r: dict[str, Any]) -> str:
     out.append(
         f"  targets: recall p95 {recall_p95:.1f} ms (<= {TARGETS['p95_ms']:.0f}: "
         f"{'met' if recall_p95 <= TARGETS['p95_ms'] else 'NOT met'}); p95 ratio to bare FTS5 {ratio:.1f}x "
-        f"(<= {TARGETS['ratio_to_bare']:.0f}x: {'met' if ratio <= TARGETS['ratio_to_bare'] else 'NOT met'})"
+        f"(<= {TARGETS['ratio_to_bare']:.0f}x: {'met' if ratio <= TARGETS['ratio_to_bare'] else 'NOT met'}); "
+        f"to the ranked bare query {recall_p95 / lat['bare_fts5_ranked']['p95']:.1f}x"
     )
     out.append(f"  queries with a time expression parsed into a filter: {r['time_expressions_parsed']}")
     out.append(f"  sample queries: {r['sample_queries']}")
     out.append("")
     rss = r["peak_rss_gib"]
     out.append(
-        f"peak RSS {rss:.2f} GiB (<= {TARGETS['rss_gib']:.0f} GiB: "
-        f"{'met' if rss <= TARGETS['rss_gib'] else 'NOT met'}); database {r['db_bytes'] / 2**30:.2f} GiB"
+        f"peak RSS {r['peak_rss_gib_after_ingest_and_queries']:.2f} GiB after ingest and queries; "
+        f"{rss:.2f} GiB after one recall in each of the {cfg['namespaces']} namespaces "
+        f"(all vector caches loaded, {r['touch_all_namespaces_seconds']:.0f}s) "
+        f"(<= {TARGETS['rss_gib']:.0f} GiB: {'met' if rss <= TARGETS['rss_gib'] else 'NOT met'}); "
+        f"database {r['db_bytes'] / 2**30:.2f} GiB"
     )
     return "\n".join(out)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--total", type=int, default=1_000_000, help="episodes in all namespaces")
     parser.add_argument("--in-namespace", type=int, default=100_000, help="episodes in the queried namespace")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--top-k", type=int, default=10)
-    parser.add_argument(
-        "--data-dir", type=Path, default=None, help="where the SQLite file goes (default temp)"
-    )
-    parser.add_argument(
-        "--embedder", choices=["hashing"], default="hashing", help="only hashing (fast, offline)"
-    )
+    parser.add_argument("--data-dir", type=Path, default=None, help="where the SQLite file goes (default temp)")
+    parser.add_argument("--embedder", choices=["hashing"], default="hashing", help="only hashing (fast, offline)")
     parser.add_argument(
         "--write-path",
         type=int,
-        default=None,
+        default=100_000,
         help="episodes written through writer.write_batch (target namespace first); the rest go through "
-        "store.apply. Default: all",
+        "store.apply (default 100000: 1M through the write path takes too long on a small machine)",
     )
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--json-out", type=Path, default=None)

@@ -6,13 +6,15 @@ pass fakes (a ManualClock, a HashingEmbedder, ...) by keyword instead of patchin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rearview.clock import SystemClock
 from rearview.errors import ConfigurationError
-from rearview.model import Stats, validate_namespace
-from rearview.ports import Clock, Embedder, MemoryStore, SearchIndex, Summarizer
+from rearview.model import MemoryWrite, Stats, WriteResult, validate_namespace
+from rearview.ports import Clock, Embedder, KeyStore, MemoryStore, SearchIndex, Summarizer, WriteQueue
+from rearview.service.access import AccessService
 from rearview.service.consolidate import ConsolidationService, ExtractiveSummarizer
 from rearview.service.forget import ForgetService
 from rearview.service.recall import RecallService
@@ -38,6 +40,13 @@ class Services:
     recaller: RecallService
     forgetter: ForgetService
     consolidator: ConsolidationService
+    access: AccessService
+
+    def submit(self, namespace: str, items: Sequence[MemoryWrite], field_prefix: str = "items") -> list[WriteResult]:
+        """Write through the queue when one is configured (`accepted`, stored later by the worker), else now."""
+        if self.writer.queued:
+            return self.writer.accept(namespace, items, field_prefix=field_prefix)
+        return self.writer.write_batch(namespace, items, field_prefix=field_prefix)
 
     def stats(self, namespace: str) -> Stats:
         validate_namespace(namespace)
@@ -47,6 +56,9 @@ class Services:
         close = getattr(self.store, "close", None)
         if callable(close):
             close()
+        close_keys = getattr(self.access.keys, "close", None)
+        if callable(close_keys):
+            close_keys()
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -59,26 +71,48 @@ def build_embedder(settings: Settings) -> Embedder:
         from rearview.adapters.onnx_minilm_embedder import OnnxMiniLMEmbedder
 
         return OnnxMiniLMEmbedder()
+    if settings.embedder == "bedrock":
+        from rearview.adapters.aws_clients import boto3_client
+        from rearview.adapters.bedrock_embedder import BedrockEmbedder
+
+        return BedrockEmbedder(
+            settings.aws.bedrock_embedding_model,
+            settings.aws.bedrock_embedding_dim,
+            client=boto3_client("bedrock-runtime", settings.aws),
+        )
     raise ConfigurationError(f"embedder: unknown embedder {settings.embedder!r}", field="embedder")
 
 
 def build(settings: Settings | None = None, **overrides: Any) -> Services:
-    """Wire the services. Overrides (by keyword): clock, embedder, store, index, summarizer."""
+    """Wire the services. Overrides (by keyword): clock, embedder, store, index, summarizer, keys."""
     settings = settings or Settings()
     clock: Clock = overrides.pop("clock", None) or SystemClock()
     embedder: Embedder = overrides.pop("embedder", None) or build_embedder(settings)
-    summarizer: Summarizer = overrides.pop("summarizer", None) or ExtractiveSummarizer()
+    summarizer: Summarizer = overrides.pop("summarizer", None) or build_summarizer(settings)
     store: MemoryStore | None = overrides.pop("store", None)
     index: SearchIndex | None = overrides.pop("index", None)
+    keys: KeyStore | None = overrides.pop("keys", None)
+    queue: WriteQueue | None = overrides.pop("queue", None)
     if overrides:
         raise TypeError(f"unknown overrides: {sorted(overrides)}")
-    if store is None or index is None:
+    # Seconds of recent episodes recall reads from the store: only an index that lags the store needs it.
+    freshness_seconds = 0
+    if settings.backend == "aws":
+        store = store or build_dynamodb_store(settings, embedder, clock)
+        index = index or build_opensearch_index(settings, embedder)
+        queue = queue or build_write_queue(settings, clock)
+        freshness_seconds = settings.aws.freshness_window_seconds
+    elif store is None or index is None:
         from rearview.adapters.sqlite_store import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
 
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         db = SqliteDatabase(settings.data_dir / "rearview.db", embedder_name=embedder.name, dim=embedder.dim)
-        store = store or SqliteMemoryStore(db)
+        store = store or SqliteMemoryStore(db, clock=clock)
         index = index or SqliteSearchIndex(db)
+        if keys is None:
+            from rearview.adapters.sqlite_key_store import SqliteKeyStore
+
+            keys = SqliteKeyStore(db)
     floor = float(getattr(embedder, "relevance_floor", _DEFAULT_RELEVANCE_FLOOR))
     return Services(
         settings=settings,
@@ -87,8 +121,81 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
         embedder=embedder,
         clock=clock,
         working=WorkingMemoryService(store, clock, settings.working_ttl_seconds),
-        writer=WriteService(store, index, embedder, clock, settings.write),
-        recaller=RecallService(store, index, embedder, clock, settings.recall, floor),
+        writer=WriteService(store, index, embedder, clock, settings.write, queue=queue),
+        recaller=RecallService(
+            store, index, embedder, clock, settings.recall, floor, freshness_seconds=freshness_seconds
+        ),
         forgetter=ForgetService(store),
         consolidator=ConsolidationService(store, index, summarizer, clock, settings.consolidate, settings.write),
+        access=AccessService(keys or build_key_store(settings, store), clock, admin_token=settings.api_token),
     )
+
+
+def build_key_store(settings: Settings, store: MemoryStore) -> KeyStore:
+    """Where the API keys live when no `keys` override is given: the backend's table or database."""
+    if settings.backend == "aws":
+        from rearview.adapters.dynamodb_key_store import DynamoDBKeyStore
+
+        return DynamoDBKeyStore(settings.aws.table_name, client=getattr(store, "client", None))
+    from rearview.adapters.sqlite_key_store import SqliteKeyStore
+
+    db = getattr(store, "db", None)
+    if db is not None:
+        # A SqliteMemoryStore passed as an override: its database holds the keys too.
+        return SqliteKeyStore(db)
+    return SqliteKeyStore.in_data_dir(settings.data_dir)
+
+
+def build_summarizer(settings: Settings) -> Summarizer:
+    """Bedrock's Converse API when the deployment uses Bedrock models (embedder `bedrock`), else extractive."""
+    if settings.embedder == "bedrock":
+        from rearview.adapters.aws_clients import boto3_client
+        from rearview.adapters.bedrock_summarizer import BedrockSummarizer
+
+        return BedrockSummarizer(
+            settings.aws.bedrock_summary_model, client=boto3_client("bedrock-runtime", settings.aws)
+        )
+    return ExtractiveSummarizer()
+
+
+def build_dynamodb_store(settings: Settings, embedder: Embedder, clock: Clock) -> MemoryStore:
+    """The AWS backend's store: the DynamoDB table named by the settings."""
+    from rearview.adapters.dynamodb_store import DynamoDBMemoryStore
+
+    return DynamoDBMemoryStore(
+        settings.aws.table_name,
+        clock=clock,
+        settings=settings.aws,
+        embedder_name=embedder.name,
+        dim=embedder.dim,
+    )
+
+
+def build_opensearch_index(settings: Settings, embedder: Embedder) -> SearchIndex:
+    """The AWS backend's index: OpenSearch k-NN at the configured endpoint (the client connects on first use)."""
+    aws = settings.aws
+    if not aws.opensearch_endpoint:
+        raise ConfigurationError(
+            "aws.opensearch_endpoint: required with backend aws (REARVIEW_AWS__OPENSEARCH_ENDPOINT)",
+            field="aws.opensearch_endpoint",
+        )
+    from rearview.adapters.opensearch_index import OpenSearchIndex
+
+    return OpenSearchIndex(
+        aws.opensearch_endpoint,
+        aws.opensearch_index,
+        embedder.dim,
+        service=aws.opensearch_service,
+        region=aws.region,
+        timeout_seconds=aws.read_timeout_seconds,
+        max_retries=max(aws.max_attempts - 1, 0),
+    )
+
+
+def build_write_queue(settings: Settings, clock: Clock) -> WriteQueue | None:
+    """The SQS write queue when its URL is configured (only the functions that accept writes are given it)."""
+    if not settings.aws.write_queue_url:
+        return None
+    from rearview.adapters.sqs_write_queue import SqsWriteQueue
+
+    return SqsWriteQueue(settings.aws.write_queue_url, settings=settings.aws, clock=clock)

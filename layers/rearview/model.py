@@ -34,8 +34,7 @@ def validate_namespace(value: str) -> str:
     for segment in segments:
         if not NAMESPACE_SEGMENT.match(segment):
             raise InvalidInput(
-                "namespace: each segment must be 1 to 64 characters of A-Z a-z 0-9 _ . @ - "
-                f"(got {segment[:80]!r})",
+                f"namespace: each segment must be 1 to 64 characters of A-Z a-z 0-9 _ . @ - (got {segment[:80]!r})",
                 field="namespace",
             )
     return value
@@ -228,12 +227,16 @@ class WorkingView(BaseModel):
     expires_at: dict[str, datetime]
 
 
+def _both_layers() -> list[StoredLayer]:
+    return ["episodic", "semantic"]
+
+
 class RecallQuery(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     top_k: int = Field(10, ge=1, le=MAX_TOP_K)
-    layers: list[StoredLayer] = Field(default_factory=lambda: ["episodic", "semantic"], min_length=1)
+    layers: list[StoredLayer] = Field(default_factory=_both_layers, min_length=1)
     since: UtcDatetime | None = None
     until: UtcDatetime | None = None
     as_of: UtcDatetime | None = Field(None, description="The 'now' that relative times resolve against")

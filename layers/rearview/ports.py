@@ -1,4 +1,4 @@
-"""Ports: the capabilities the core needs, as Protocols. Adapters live in `rearview.adapters`, one module per technology.
+"""Ports: the capabilities the core needs, as Protocols. Adapters live in `rearview.adapters`, one per technology.
 
 The core (`rearview.service`) depends on these and nothing else; it imports no AWS SDK and no SQLite.
 """
@@ -8,11 +8,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
-from rearview.model import Fact, Memory, Stats, StoredLayer, WorkingEntry
+from rearview.model import Episode, Fact, Memory, MemoryWrite, Stats, StoredLayer, WorkingEntry
+
+if TYPE_CHECKING:
+    from rearview.service.access import ApiKey
 
 
 class Clock(Protocol):
@@ -52,6 +55,27 @@ class MemoryFilter:
     include_superseded: bool = False
     consolidated: bool | None = None  # episodes only; None = either
     ids: tuple[str, ...] | None = None
+
+    def matches(self, memory: Memory) -> bool:
+        """The filter evaluated in Python, with the semantics every backend implements: time ranges are half-open
+        (`since <= t < until`, t = occurred_at or a fact's last_confirmed_at); a fact never matches a session_id or
+        event_types condition; `consolidated` constrains episodes only; superseded facts only when asked for."""
+        if memory.layer not in self.layers or (self.ids is not None and memory.id not in self.ids):
+            return False
+        when = memory.occurred_at
+        if (self.since is not None and when < self.since) or (self.until is not None and when >= self.until):
+            return False
+        if self.tags and not set(self.tags) & set(memory.tags):
+            return False
+        if isinstance(memory, Fact):
+            if self.event_types or self.session_id is not None:
+                return False
+            return self.include_superseded or memory.status == "active"
+        if self.event_types and memory.event_type not in self.event_types:
+            return False
+        if self.session_id is not None and memory.session_id != self.session_id:
+            return False
+        return self.consolidated is None or memory.consolidated == self.consolidated
 
 
 @dataclass(frozen=True)
@@ -108,6 +132,10 @@ class MemoryStore(Protocol):
     def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None: ...
     def record_recall(self, namespace: str, hit: bool, at: datetime) -> None: ...
     def stats(self, namespace: str, now: datetime) -> Stats: ...
+    def recent_episodes(self, namespace: str, since: datetime, limit: int = 200) -> list[Episode]:
+        """Episodes created at or after `since`, newest first, at most `limit` (read-your-writes while an
+        eventually consistent index catches up)."""
+        ...
 
 
 class SearchIndex(Protocol):
@@ -117,6 +145,52 @@ class SearchIndex(Protocol):
     """
 
     def keyword_search(self, namespace: str, text: str, flt: MemoryFilter, limit: int) -> list[Candidate]: ...
-    def vector_search(
-        self, namespace: str, vector: np.ndarray, flt: MemoryFilter, limit: int
-    ) -> list[Candidate]: ...
+    def vector_search(self, namespace: str, vector: np.ndarray, flt: MemoryFilter, limit: int) -> list[Candidate]: ...
+
+
+@runtime_checkable
+class HybridSearch(Protocol):
+    """An index that answers both primitive searches in one round trip (OpenSearch's msearch)."""
+
+    def hybrid_search(
+        self, namespace: str, text: str, vector: np.ndarray, flt: MemoryFilter, limit: int
+    ) -> tuple[list[Candidate], list[Candidate]]:
+        """(keyword candidates, vector candidates), each as the separate searches would return them."""
+        ...
+
+
+class KeyStore(Protocol):
+    """Where API keys live (SQLite locally, DynamoDB on AWS). Holds hashes of secrets, never the secrets."""
+
+    def put(self, key: ApiKey) -> None:
+        """Insert a new key; raises ConcurrentUpdate if its key_id is taken (ids are never reused)."""
+        ...
+
+    def get(self, key_id: str) -> ApiKey | None: ...
+    def list(self) -> list[ApiKey]:
+        """Every key, revoked and expired ones included."""
+        ...
+
+    def revoke(self, key_id: str, at: datetime) -> ApiKey | None:
+        """Mark the key revoked at `at` (keeping an earlier revocation time); None if there is no such key."""
+        ...
+
+    def has_any(self) -> bool:
+        """True if any key was ever stored (revoked ones count)."""
+        ...
+
+
+class WriteQueue(Protocol):
+    """The asynchronous write path: accepted writes wait here until a worker stores them."""
+
+    def send(self, namespace: str, items: Sequence[MemoryWrite]) -> None:
+        """Enqueue one request (its items keep their assigned ids, so redelivery stays idempotent)."""
+        ...
+
+
+class DeadLetters(Protocol):
+    """Where a queued write that cannot be stored goes, with the reason, for an operator to inspect."""
+
+    def send(self, body: str, reason: str, error: str) -> None:
+        """Park the original message body; `reason` is a stable code, `error` the detail."""
+        ...

@@ -51,16 +51,45 @@ class ConsolidateTuning(BaseModel):
     min_cluster_size: int = Field(3, ge=2)
 
 
+class AwsSettings(BaseModel):
+    """Where the AWS backend's resources are. Filled from the Lambda environment that the CDK app sets."""
+
+    region: str | None = None
+    # Single DynamoDB table: working memory, episodes, facts, API keys, namespace counters.
+    table_name: str = "rearview"
+    # Standard SQS queue of the asynchronous write path (its redrive policy names the dead-letter queue).
+    write_queue_url: str | None = None
+    # The write queue's dead-letter queue, and the receive count of its redrive policy: on a message's last
+    # receive the worker moves it to the DLQ itself, with the reason, instead of letting SQS move it without one.
+    dead_letter_queue_url: str | None = None
+    max_receive_count: int = Field(5, ge=1, le=1000)
+    # OpenSearch endpoint (https://...); `aoss` for OpenSearch Serverless, `es` for a managed domain.
+    opensearch_endpoint: str | None = None
+    opensearch_service: Literal["aoss", "es"] = "aoss"
+    opensearch_index: str = "rearview-memories"
+    bedrock_embedding_model: str = "amazon.titan-embed-text-v2:0"
+    # Titan v2 accepts 256, 512 or 1024.
+    bedrock_embedding_dim: Literal[256, 512, 1024] = 512
+    bedrock_summary_model: str = "anthropic.claude-3-5-haiku-20241022-v1:0"
+    # Recall also reads the namespace's episodes written this recently from DynamoDB (read-your-writes while the
+    # index catches up through the stream).
+    freshness_window_seconds: int = Field(300, ge=0)
+    # botocore timeouts and retries for every AWS client.
+    connect_timeout_seconds: float = 2.0
+    read_timeout_seconds: float = 10.0
+    max_attempts: int = 3
+
+
 class Settings(BaseSettings):
     """Every setting, with its environment variable `REARVIEW_<NAME>` (nested: `REARVIEW_RECALL__RRF_K`)."""
 
     model_config = SettingsConfigDict(env_prefix="REARVIEW_", env_nested_delimiter="__", extra="ignore")
 
-    backend: Literal["sqlite"] = "sqlite"
+    backend: Literal["sqlite", "aws"] = "sqlite"
     data_dir: Path = Path(".rearview")
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=1, le=65535)
-    embedder: Literal["minilm", "hashing"] = "minilm"
+    embedder: Literal["minilm", "hashing", "bedrock"] = "minilm"
     hashing_dim: int = Field(512, ge=32, le=4096)
     api_token: str | None = None
     default_namespace: str = "default"
@@ -70,3 +99,4 @@ class Settings(BaseSettings):
     write: WriteTuning = WriteTuning()
     recall: RecallTuning = RecallTuning()
     consolidate: ConsolidateTuning = ConsolidateTuning()
+    aws: AwsSettings = AwsSettings()

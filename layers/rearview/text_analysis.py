@@ -9,6 +9,7 @@ Japanese. Standard library only.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 # Ranges of the scripts written without spaces between words: Han ideographs (with extensions and
@@ -98,11 +99,28 @@ def _cjk_tokens(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
+# ASCII text (most of what agents store) takes a regex path with the same result as the general loop below,
+# about ten times faster: indexing spends most of its time here.
+_ASCII_WORD = re.compile(r"[a-z0-9]+(?:'[a-z0-9]+)*")
+
+
+def _ascii_tokens(lowered: str) -> list[str]:
+    out: list[str] = []
+    for word in _ASCII_WORD.findall(lowered):
+        if "'" in word:
+            out.extend(_word_tokens(word))
+        else:
+            out.append(word)
+    return out
+
+
 def tokens(text: str) -> list[str]:
     """Lowercased word tokens: words of non-CJK scripts, and the character bigrams of each CJK run.
 
     Text is NFKC-normalised first so full-width letters and digits (Ａ１) match their ASCII forms.
     """
+    if text.isascii():
+        return _ascii_tokens(text.lower())
     normalised = unicodedata.normalize("NFKC", text).lower()
     out: list[str] = []
     word: list[str] = []

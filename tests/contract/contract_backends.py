@@ -1,18 +1,27 @@
 """The backends of the contract suite, and builders of memories for its tests.
 
 A backend joins the suite by adding one factory to BACKENDS; the tests themselves are backend-agnostic.
+
+A backend whose index is separate from its store (the AWS backends: OpenSearch kept up to date from the
+DynamoDB stream) wraps its store in `IndexSyncedStore`, which after every `apply` pushes the new state of
+what changed to the index, as index_sync does from the stream; so writes made through `Backend.write`,
+`Backend.delete` or straight through `backend.store.apply` all reach the index. `make_opensearch_index` gives
+such a backend an OpenSearchIndex on the OpenSearch test double.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from support.opensearch_double import OpenSearchDouble
 
+from rearview.adapters.opensearch_index import OpenSearchIndex, build_opensearch_client
 from rearview.adapters.sqlite_store import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
 from rearview.clock import ManualClock
 from rearview.model import Episode, Fact, Memory
@@ -78,10 +87,121 @@ def _sqlite_backend(
     return open_backend(None)
 
 
+# --- backends whose index is separate from the store ---------------------------------------------------------
+
+
+def sync_index(store: MemoryStore, index: OpenSearchIndex, namespace: str, changes: ChangeSet) -> None:
+    """Push what an applied change set changed to the index: the stored state of every upserted memory (with
+    its stored vector, since an upsert may keep the old one) and a delete of every deleted id."""
+    upserted = [memory.id for memory, _ in changes.upserts]
+    if upserted:
+        memories = store.get_many(namespace, upserted)
+        vectors = store.get_vectors(namespace, list(memories))
+        index.upsert([(memory, vectors[memory_id]) for memory_id, memory in memories.items()])
+    if changes.deletes:
+        index.delete(namespace, changes.deletes)
+    index.refresh()
+
+
+class IndexSyncedStore:
+    """A MemoryStore whose every `apply` is followed by `sync_index`; every other call goes to the store."""
+
+    def __init__(self, store: MemoryStore, index: OpenSearchIndex) -> None:
+        self._store = store
+        self._index = index
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def apply(self, namespace: str, changes: ChangeSet) -> None:
+        self._store.apply(namespace, changes)
+        sync_index(self._store, self._index, namespace, changes)
+
+
+def connect_opensearch_index(url: str, dim: int, *, serverless: bool = False) -> OpenSearchIndex:
+    """A new OpenSearchIndex (new client) on an endpoint, its index made or checked (dimension) on the way."""
+    index = OpenSearchIndex(
+        url,
+        "rearview-contract",
+        dim,
+        client=build_opensearch_client(url, service=None),
+        service="aoss" if serverless else "es",
+    )
+    index.ensure_index()
+    return index
+
+
+def make_opensearch_index(
+    tmp_path: Path, dim: int, *, serverless: bool = False
+) -> tuple[OpenSearchIndex, Callable[[], None]]:
+    """An OpenSearchIndex on a fresh OpenSearch test double, and the function that stops the double.
+
+    serverless: the double imitates an OpenSearch Serverless vector collection (no caller-chosen document
+    ids, no _delete_by_query) and the index runs in its `aoss` mode. (The double keeps its data in memory;
+    tmp_path is taken for symmetry with the other factories.)
+    """
+    double = OpenSearchDouble(serverless=serverless).start()
+    try:
+        return connect_opensearch_index(double.url, dim, serverless=serverless), double.close
+    except BaseException:
+        double.close()
+        raise
+
+
+def _opensearch_backend(
+    tmp_path: Path,
+    embedder: Embedder,
+    clock: ManualClock,
+    opened: Callable[[Backend], None],
+    *,
+    serverless: bool,
+) -> Backend:
+    """SQLite (on tmp_path) as the store, OpenSearchIndex on the double as the index, synced after each apply."""
+    path = tmp_path / "data" / "rearview.db"
+    first_index, stop_double = make_opensearch_index(tmp_path, embedder.dim, serverless=serverless)
+    name = "opensearch-serverless" if serverless else "opensearch"
+
+    def open_backend(with_embedder: Embedder | None, index: OpenSearchIndex | None) -> Backend:
+        chosen = with_embedder or embedder
+        db = SqliteDatabase(path, embedder_name=chosen.name, dim=chosen.dim)
+        try:
+            index = index or connect_opensearch_index(first_index.endpoint, chosen.dim, serverless=serverless)
+        except BaseException:
+            db.close()
+            raise
+
+        def reopen(new_embedder: Embedder | None) -> Backend:
+            db.close()
+            index.client.close()
+            return open_backend(new_embedder, None)
+
+        def close() -> None:
+            db.close()
+            stop_double()
+
+        backend = Backend(
+            name=name,
+            store=IndexSyncedStore(SqliteMemoryStore(db, clock=clock), index),
+            index=index,
+            embedder=chosen,
+            clock=clock,
+            reopen=reopen,
+            close=close,
+        )
+        opened(backend)
+        return backend
+
+    return open_backend(None, first_index)
+
+
 # A backend joins the suite here: name -> factory(tmp_path, embedder, clock, opened) (call `opened` on every
 # Backend made, so the fixture can close them all).
 BACKENDS: dict[str, BackendFactory] = {
     "sqlite": _sqlite_backend,
+    # OpenSearch as on a managed domain: deterministic document ids, _delete_by_query.
+    "opensearch": partial(_opensearch_backend, serverless=False),
+    # OpenSearch as on a Serverless vector collection: server-assigned ids, no _delete_by_query.
+    "opensearch-serverless": partial(_opensearch_backend, serverless=True),
 }
 
 
@@ -123,34 +243,10 @@ def time_of(memory: Episode | Fact) -> datetime:
     return memory.occurred_at
 
 
-def expected_ids(memories: list[Episode | Fact], flt: MemoryFilter) -> set[str]:
-    """The filter semantics every backend implements, written out plainly (reference for both searches)."""
-    chosen: set[str] = set()
-    for m in memories:
-        if m.layer not in flt.layers:
-            continue
-        if flt.since is not None and time_of(m) < flt.since:
-            continue
-        if flt.until is not None and time_of(m) >= flt.until:
-            continue
-        if flt.tags and not set(flt.tags) & set(m.tags):
-            continue
-        if flt.ids is not None and m.id not in flt.ids:
-            continue
-        if isinstance(m, Fact):
-            if flt.event_types or flt.session_id is not None:
-                continue
-            if not flt.include_superseded and m.status != "active":
-                continue
-        else:
-            if flt.event_types and m.event_type not in flt.event_types:
-                continue
-            if flt.session_id is not None and m.session_id != flt.session_id:
-                continue
-            if flt.consolidated is not None and m.consolidated != flt.consolidated:
-                continue
-        chosen.add(m.id)
-    return chosen
+def expected_ids(memories: Sequence[Episode | Fact], flt: MemoryFilter) -> set[str]:
+    """The ids a backend must return for `flt`: MemoryFilter.matches is the semantics the core evaluates in Python
+    (on fresh candidates), so every backend must agree with it exactly."""
+    return {m.id for m in memories if flt.matches(m)}
 
 
 DAY = timedelta(days=1)

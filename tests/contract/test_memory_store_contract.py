@@ -83,9 +83,7 @@ def test_episode_round_trips_every_field(backend: Backend, episode: EpisodeMaker
     for value in (loaded.occurred_at, loaded.created_at, loaded.last_accessed_at):
         _assert_utc(value)
     assert backend.store.get_many("acme", ["ep-1"]) == {"ep-1": stored}
-    np.testing.assert_array_equal(
-        backend.store.get_vectors("acme", ["ep-1"])["ep-1"], vector.astype(np.float32)
-    )
+    np.testing.assert_array_equal(backend.store.get_vectors("acme", ["ep-1"])["ep-1"], vector.astype(np.float32))
 
 
 def test_fact_round_trips_every_field(backend: Backend, fact: FactMaker) -> None:
@@ -100,9 +98,7 @@ def test_fact_round_trips_every_field(backend: Backend, fact: FactMaker) -> None
         _assert_utc(value)
 
 
-def test_datetimes_in_other_zones_come_back_as_the_same_instant_in_utc(
-    backend: Backend, episode: EpisodeMaker
-) -> None:
+def test_datetimes_in_other_zones_come_back_as_the_same_instant_in_utc(backend: Backend, episode: EpisodeMaker) -> None:
     plus_two = timezone(timedelta(hours=2))
     local = datetime(2026, 5, 1, 12, 0, tzinfo=plus_two)
     backend.write("acme", episode("acme", "e", "lunch", occurred_at=local))
@@ -152,18 +148,14 @@ def test_update_with_the_next_version_replaces_the_memory(backend: Backend, epis
     original = episode("acme", "e1", "first", tags=["a"])
     backend.write("acme", original)
 
-    updated = original.model_copy(
-        update={"content": "second", "tags": ["b"], "version": 2, "confirmations": 2}
-    )
+    updated = original.model_copy(update={"content": "second", "tags": ["b"], "version": 2, "confirmations": 2})
     backend.write("acme", updated)
 
     assert backend.store.get("acme", "e1") == updated
 
 
 @pytest.mark.parametrize("version", [3, 5])
-def test_update_with_a_stale_version_is_refused(
-    backend: Backend, episode: EpisodeMaker, version: int
-) -> None:
+def test_update_with_a_stale_version_is_refused(backend: Backend, episode: EpisodeMaker, version: int) -> None:
     original = episode("acme", "e1", "first")
     backend.write("acme", original)
 
@@ -192,9 +184,7 @@ def test_update_without_a_vector_keeps_the_stored_vector(backend: Backend, fact:
     assert backend.store.get("acme", "f1") == confirmed
 
 
-def test_a_failing_change_set_applies_nothing(
-    backend: Backend, episode: EpisodeMaker, fact: FactMaker
-) -> None:
+def test_a_failing_change_set_applies_nothing(backend: Backend, episode: EpisodeMaker, fact: FactMaker) -> None:
     kept = episode("acme", "kept", "stays as it is")
     backend.write("acme", kept)
     new = episode("acme", "new", "would be inserted first")
@@ -205,9 +195,7 @@ def test_a_failing_change_set_applies_nothing(
     with pytest.raises(ConcurrentUpdate):
         backend.store.apply(
             "acme",
-            ChangeSet(
-                upserts=[(new, vectors[0]), (edited, vectors[1]), (stale, vectors[2])], deletes=["kept"]
-            ),
+            ChangeSet(upserts=[(new, vectors[0]), (edited, vectors[1]), (stale, vectors[2])], deletes=["kept"]),
         )
 
     assert backend.store.get("acme", "new") is None
@@ -215,12 +203,8 @@ def test_a_failing_change_set_applies_nothing(
     assert backend.store.list_memories("acme", MemoryFilter()) == [kept]
 
 
-def test_deletes_remove_memories_of_either_layer(
-    backend: Backend, episode: EpisodeMaker, fact: FactMaker
-) -> None:
-    backend.write(
-        "acme", episode("acme", "e1", "one"), episode("acme", "e2", "two"), fact("acme", "f1", "three")
-    )
+def test_deletes_remove_memories_of_either_layer(backend: Backend, episode: EpisodeMaker, fact: FactMaker) -> None:
+    backend.write("acme", episode("acme", "e1", "one"), episode("acme", "e2", "two"), fact("acme", "f1", "three"))
 
     backend.delete("acme", "e1", "f1", "never-existed")
 
@@ -343,9 +327,7 @@ def test_list_memories_applies_every_filter(
     assert len(listed) == len({m.id for m in listed})
 
 
-def test_list_memories_is_oldest_first_across_layers(
-    backend: Backend, episode: EpisodeMaker, fact: FactMaker
-) -> None:
+def test_list_memories_is_oldest_first_across_layers(backend: Backend, episode: EpisodeMaker, fact: FactMaker) -> None:
     data = filter_dataset()
     # Written in an order unrelated to time.
     backend.write("acme", *reversed(data))
@@ -397,12 +379,31 @@ def test_active_fact_for_dimension(backend: Backend, fact: FactMaker) -> None:
     assert backend.store.active_fact_for_dimension("acme", "city") is None
 
 
-def test_active_fact_for_dimension_ignores_a_superseded_only_dimension(
-    backend: Backend, fact: FactMaker
-) -> None:
+def test_active_fact_for_dimension_ignores_a_superseded_only_dimension(backend: Backend, fact: FactMaker) -> None:
     backend.write("acme", fact("acme", "old", "eats meat", dimension="diet", status="superseded"))
 
     assert backend.store.active_fact_for_dimension("acme", "diet") is None
+
+
+# --- recent episodes -----------------------------------------------------------------------------------------
+
+
+def test_recent_episodes_are_those_created_since_newest_first(
+    backend: Backend, episode: EpisodeMaker, fact: FactMaker
+) -> None:
+    minute = timedelta(minutes=1)
+    # occurred_at runs backwards, so an order by occurrence would come out reversed.
+    episodes = [
+        episode("acme", f"e{i}", f"event {i}", created_at=T0 + i * minute, occurred_at=T0 - i * minute)
+        for i in range(5)
+    ]
+    backend.write("acme", *episodes, fact("acme", "f", "a fact", created_at=T0 + 9 * minute))
+    backend.write("acme2", episode("acme2", "other", "another namespace", created_at=T0 + 9 * minute))
+
+    assert [e.id for e in backend.store.recent_episodes("acme", T0 + 2 * minute)] == ["e4", "e3", "e2"]
+    assert [e.id for e in backend.store.recent_episodes("acme", T0 + 2 * minute, limit=2)] == ["e4", "e3"]
+    assert backend.store.recent_episodes("acme", T0 + 2 * minute, limit=2)[0] == episodes[4]
+    assert backend.store.recent_episodes("acme", T0 + 10 * minute) == []
 
 
 # --- access, recall counters, stats -------------------------------------------------------------------------
@@ -501,6 +502,7 @@ def test_no_read_of_a_namespace_returns_another_namespaces_data(
     assert store.facts_citing(reader, ["e1"]) == []
     assert store.active_fact_for_dimension(reader, "hobby") is None
     assert store.get_working(reader, "s1", T0) == []
+    assert store.recent_episodes(reader, T0 - timedelta(days=1)) == []
     assert store.stats(reader, T0).counts == {
         "working": 0,
         "episodic": 0,
@@ -523,6 +525,8 @@ def test_no_read_of_a_namespace_returns_another_namespaces_data(
     active = store.active_fact_for_dimension(reader, "hobby")
     assert active is not None and active.namespace == reader
     assert [e.value for e in store.get_working(reader, "s1", T0)] == [reader]
+    assert sorted(e.id for e in store.recent_episodes(reader, T0 - timedelta(days=1))) == ["e1", "e2"]
+    assert all(e.namespace == reader for e in store.recent_episodes(reader, T0 - timedelta(days=1)))
     assert store.stats(reader, T0).counts == {
         "working": 1,
         "episodic": 2,
@@ -530,9 +534,7 @@ def test_no_read_of_a_namespace_returns_another_namespaces_data(
         "semantic_superseded": 1,
     }
     reader_vectors = store.get_vectors(reader, ["e1"])
-    np.testing.assert_allclose(
-        reader_vectors["e1"], backend.query_vector(f"hiking trip with {reader}"), atol=1e-6
-    )
+    np.testing.assert_allclose(reader_vectors["e1"], backend.query_vector(f"hiking trip with {reader}"), atol=1e-6)
     keyword = index.keyword_search(reader, "hiking budget review likes", every, 10)
     assert sorted(c.id for c in keyword) == ["e1", "e2", "f1"]
     vector = index.vector_search(reader, backend.query_vector("hiking trip"), every, 10)
@@ -565,9 +567,7 @@ def test_writes_to_a_namespace_leave_another_untouched(
     assert {c.id for c in backend.index.keyword_search(reader, "hiking", MemoryFilter(), 10)} == {"e1", "f1"}
 
 
-def test_a_memory_must_belong_to_the_namespace_it_is_written_to(
-    backend: Backend, episode: EpisodeMaker
-) -> None:
+def test_a_memory_must_belong_to_the_namespace_it_is_written_to(backend: Backend, episode: EpisodeMaker) -> None:
     with pytest.raises(Exception, match="namespace"):
         backend.write("acme", episode("acme2", "e1", "misfiled"))
 
@@ -578,9 +578,7 @@ def test_a_memory_must_belong_to_the_namespace_it_is_written_to(
 # --- persistence --------------------------------------------------------------------------------------------
 
 
-def test_everything_survives_close_and_reopen(
-    backend: Backend, episode: EpisodeMaker, fact: FactMaker
-) -> None:
+def test_everything_survives_close_and_reopen(backend: Backend, episode: EpisodeMaker, fact: FactMaker) -> None:
     data = filter_dataset()
     backend.write("acme", *data)
     backend.store.put_working(_entry("acme", "s1", "k", {"v": 1}, T0, 600))
@@ -589,9 +587,7 @@ def test_everything_survives_close_and_reopen(
 
     again = backend.reopen(None)
 
-    assert again.store.list_memories("acme", MemoryFilter(include_superseded=True)) == sorted(
-        data, key=time_of
-    )
+    assert again.store.list_memories("acme", MemoryFilter(include_superseded=True)) == sorted(data, key=time_of)
     vectors_after = again.store.get_vectors("acme", [m.id for m in data])
     assert set(vectors_after) == set(vectors_before)
     for memory_id, vector in vectors_before.items():
@@ -599,15 +595,10 @@ def test_everything_survives_close_and_reopen(
     assert [e.value for e in again.store.get_working("acme", "s1", T0)] == [{"v": 1}]
     assert again.store.stats("acme", T0).recall_count == 1
     assert [c.id for c in again.index.keyword_search("acme", "Berlin", MemoryFilter(), 10)][0] in {"e1", "f1"}
-    assert (
-        again.index.vector_search("acme", again.query_vector("paid the rent"), MemoryFilter(), 1)[0].id
-        == "e3"
-    )
+    assert again.index.vector_search("acme", again.query_vector("paid the rent"), MemoryFilter(), 1)[0].id == "e3"
 
 
-def test_reopening_with_another_embedding_dimension_is_refused(
-    backend: Backend, episode: EpisodeMaker
-) -> None:
+def test_reopening_with_another_embedding_dimension_is_refused(backend: Backend, episode: EpisodeMaker) -> None:
     backend.write("acme", episode("acme", "e1", "something"))
 
     with pytest.raises(EmbeddingMismatch) as raised:

@@ -115,9 +115,7 @@ def test_keyword_search_searches_both_layers(backend: Backend) -> None:
     found = backend.index.keyword_search("acme", "greyhound", MemoryFilter(), 10)
 
     assert {(c.id, c.layer) for c in found} == {("e", "episodic"), ("f", "semantic")}
-    assert _ids(
-        backend.index.keyword_search("acme", "greyhound", MemoryFilter(layers=("semantic",)), 10)
-    ) == ["f"]
+    assert _ids(backend.index.keyword_search("acme", "greyhound", MemoryFilter(layers=("semantic",)), 10)) == ["f"]
 
 
 def test_keyword_search_honours_the_limit(backend: Backend) -> None:
@@ -189,13 +187,9 @@ def _varied_memories(namespace: str = "acme") -> list[Episode | Fact]:
     memories: list[Episode | Fact] = []
     for i, (s, v, o) in enumerate((s, v, o) for s in SUBJECTS for v in VERBS for o in OBJECTS):
         if i % 4 == 0:
-            memories.append(
-                make_fact(namespace, f"f{i}", f"{s} {v} {o}", last_confirmed_at=T0 + timedelta(hours=i))
-            )
+            memories.append(make_fact(namespace, f"f{i}", f"{s} {v} {o}", last_confirmed_at=T0 + timedelta(hours=i)))
         else:
-            memories.append(
-                make_episode(namespace, f"e{i}", f"{s} {v} {o}", occurred_at=T0 + timedelta(hours=i))
-            )
+            memories.append(make_episode(namespace, f"e{i}", f"{s} {v} {o}", occurred_at=T0 + timedelta(hours=i)))
     return memories
 
 
@@ -218,9 +212,7 @@ def _brute_force(backend: Backend, ids: list[str], query: np.ndarray) -> list[tu
         ),
     ],
 )
-def test_vector_search_order_equals_brute_force_cosine(
-    backend: Backend, query_text: str, flt: MemoryFilter
-) -> None:
+def test_vector_search_order_equals_brute_force_cosine(backend: Backend, query_text: str, flt: MemoryFilter) -> None:
     memories = _varied_memories()
     backend.write("acme", *memories)
     query = backend.query_vector(query_text)
@@ -308,9 +300,7 @@ def test_vector_search_sees_changes_of_filtered_attributes(backend: Backend) -> 
     assert _ids(backend.index.vector_search("acme", query, MemoryFilter(session_id="s2"), 10)) == ["e"]
     early = MemoryFilter(until=T0 + timedelta(days=1), include_superseded=True)
     assert _ids(backend.index.vector_search("acme", query, early, 10)) == ["f"]
-    assert _ids(
-        backend.index.vector_search("acme", query, MemoryFilter(since=T0 + timedelta(days=5)), 10)
-    ) == ["e"]
+    assert _ids(backend.index.vector_search("acme", query, MemoryFilter(since=T0 + timedelta(days=5)), 10)) == ["e"]
 
 
 def test_vector_search_sees_tag_changes(backend: Backend) -> None:
@@ -319,9 +309,7 @@ def test_vector_search_sees_tag_changes(backend: Backend) -> None:
     query = backend.query_vector("bike")
     assert _ids(backend.index.vector_search("acme", query, MemoryFilter(tags=("chores",)), 10)) == ["e"]
 
-    backend.store.apply(
-        "acme", ChangeSet(upserts=[(episode.model_copy(update={"tags": ["fun"], "version": 2}), None)])
-    )
+    backend.store.apply("acme", ChangeSet(upserts=[(episode.model_copy(update={"tags": ["fun"], "version": 2}), None)]))
 
     assert backend.index.vector_search("acme", query, MemoryFilter(tags=("chores",)), 10) == []
     assert set(_ids(backend.index.vector_search("acme", query, MemoryFilter(tags=("fun",)), 10))) == {
@@ -353,8 +341,6 @@ def test_searches_survive_close_and_reopen(backend: Backend) -> None:
 
     again = backend.reopen(None)
 
-    assert _ids(again.index.keyword_search("acme", "heater landlord", MemoryFilter(), 10)) == _ids(
-        keyword_before
-    )
+    assert _ids(again.index.keyword_search("acme", "heater landlord", MemoryFilter(), 10)) == _ids(keyword_before)
     vector_after = again.index.vector_search("acme", query, MemoryFilter(), 10)
     assert [c.score for c in vector_after] == pytest.approx([c.score for c in vector_before], abs=1e-6)

@@ -17,7 +17,8 @@ import pytest
 
 from rearview import __version__
 from rearview.api.http import MAX_BODY_BYTES, ROUTES
-from rearview.api.local_server import LocalServer, authorized, build_event, check_bind, is_loopback
+from rearview.api.http import route_permission
+from rearview.api.local_server import LocalServer, build_event, check_bind, is_loopback
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
 from rearview.errors import ConfigurationError
@@ -360,13 +361,18 @@ def test_rejected_unauthenticated_write_stores_nothing(guarded: LocalServer) -> 
     assert Client(guarded.url, token=TOKEN).get(ns_path(NS, "/stats")).json["counts"]["episodic"] == 0
 
 
-def test_auth_check_alone() -> None:
-    bearer = {"authorization": f"Bearer {TOKEN}"}
-    assert authorized(None, "POST", "/v1/namespaces/a/memories", {})
-    assert authorized(TOKEN, "GET", "/v1/health", {})
-    assert not authorized(TOKEN, "DELETE", "/v1/health", {})
-    assert authorized(TOKEN, "POST", "/v1/namespaces/a/memories", bearer)
-    assert not authorized(TOKEN, "POST", "/v1/namespaces/a/memories", {"authorization": "Bearer nope"})
+def test_auth_check_alone(guarded: LocalServer) -> None:
+    def event(method: str, path: str, token: str | None = None) -> dict[str, Any]:
+        headers = {"authorization": f"Bearer {token}"} if token else {}
+        return build_event(method, path, headers, b"", "127.0.0.1")
+
+    assert route_permission("GET", "/v1/health") == (None, None)
+    assert route_permission("DELETE", "/v1/health") is None  # no such route: 405 follows, not a check
+    assert guarded.check_access(event("GET", "/v1/health")) is None
+    assert guarded.check_access(event("POST", "/v1/namespaces/a/memories", TOKEN)) is None
+    for token in (None, "nope"):
+        denied = guarded.check_access(event("POST", "/v1/namespaces/a/memories", token))
+        assert denied is not None and denied["statusCode"] == 401
 
 
 def test_event_built_from_a_request_is_an_api_gateway_v2_event() -> None:

@@ -71,12 +71,14 @@ def test_forget_one_unknown_id_is_not_found(services: Services) -> None:
 
 
 def test_forget_by_filter(services: Services, clock: ManualClock) -> None:
-    old = remember(services, "Old trip to Porto with the family", occurred_at=clock.now() - timedelta(days=40), tags=["travel"])
-    new = remember(services, "New trip to Madrid for the conference", occurred_at=clock.now(), tags=["travel"])
-    other = remember(services, "Quarterly budget review with finance", occurred_at=clock.now() - timedelta(days=40), tags=["work"])
-    receipt = services.forgetter.forget(
-        NS, ForgetRequest(tags=["travel"], until=clock.now() - timedelta(days=1))
+    old = remember(
+        services, "Old trip to Porto with the family", occurred_at=clock.now() - timedelta(days=40), tags=["travel"]
     )
+    new = remember(services, "New trip to Madrid for the conference", occurred_at=clock.now(), tags=["travel"])
+    other = remember(
+        services, "Quarterly budget review with finance", occurred_at=clock.now() - timedelta(days=40), tags=["work"]
+    )
+    receipt = services.forgetter.forget(NS, ForgetRequest(tags=["travel"], until=clock.now() - timedelta(days=1)))
     assert receipt.ids == [old] and receipt.deleted["episodic"] == 1
     assert services.store.get(NS, new) and services.store.get(NS, other)
 

@@ -51,9 +51,7 @@ def test_weighted_sum_normalises_each_list() -> None:
     assert weighted_sum([], [], EQUAL) == {}
 
 
-@pytest.mark.parametrize(
-    ("terms", "expect_more_vector"), [(1, True), (2, True), (5, None), (9, False)]
-)
+@pytest.mark.parametrize(("terms", "expect_more_vector"), [(1, True), (2, True), (5, None), (9, False)])
 def test_adaptive_weights_follow_query_length(terms: int, expect_more_vector: bool | None) -> None:
     w = adaptive_weights(terms, 0.5, has_time_expression=False)
     assert w.keyword + w.vector == pytest.approx(1.0)

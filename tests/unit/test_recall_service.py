@@ -134,7 +134,9 @@ def test_recall_counts_accesses(services: Services, seeded: dict[str, str]) -> N
 
 def test_collapses_the_same_memory_in_two_layers(services: Services) -> None:
     e = remember(services, "Dana is allergic to peanuts and carries an epipen")
-    f = services.writer.write(NS, MemoryWrite(layer="semantic", content="Dana is allergic to peanuts and carries an epipen")).id
+    f = services.writer.write(
+        NS, MemoryWrite(layer="semantic", content="Dana is allergic to peanuts and carries an epipen")
+    ).id
     resp = services.recaller.recall(NS, RecallQuery(query="is Dana allergic to anything?"))
     got = [h.id for h in resp.results]
     assert len({e, f} & set(got)) == 1

@@ -122,10 +122,8 @@ def test_repeated_fact_is_confirmed_not_duplicated(services: Services, clock: Ma
 
 def test_invalid_item_rejects_the_whole_batch(services: Services) -> None:
     with pytest.raises(InvalidInput) as err:
-        services.writer.write_batch(
-            NS, [ep("Valid memory about the Lisbon trip"), fact("x" * 501)]
-        )
-    assert err.value.field == "items[1].content" and "500" in err.value.message
+        services.writer.write_batch(NS, [ep("Valid memory about the Lisbon trip"), fact("x" * 501)])
+    assert err.value.field == "items.1.content" and "500" in err.value.message
     assert services.stats(NS).counts["episodic"] == 0
 
 

@@ -200,8 +200,25 @@ WHEN old.provenance_json IS NOT new.provenance_json BEGIN
 END;
 """
 
+# API keys (rearview.adapters.sqlite_key_store): only a hash of each secret; scope and permissions in the clear.
+_MIGRATION_2 = """
+CREATE TABLE api_keys (
+  key_id TEXT PRIMARY KEY,
+  scope TEXT NOT NULL,
+  permissions TEXT NOT NULL,
+  secret_hash TEXT NOT NULL,
+  created_at REAL NOT NULL,
+  expires_at REAL,
+  revoked_at REAL,
+  description TEXT
+) WITHOUT ROWID;
+"""
+
+# recent_episodes() reads by creation time (read-your-writes in recall); without this it scans the namespace.
+_MIGRATION_3 = "CREATE INDEX episodes_by_created ON episodes(namespace, created_at);"
+
 # Ordered: MIGRATIONS[i] takes the schema from version i to i + 1, each in its own transaction. Append only.
-MIGRATIONS: tuple[str, ...] = (_MIGRATION_1,)
+MIGRATIONS: tuple[str, ...] = (_MIGRATION_1, _MIGRATION_2, _MIGRATION_3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -285,10 +302,15 @@ class SqliteDatabase:
     A finished thread's connection closes when its thread-local handle is collected; close() closes the rest.
     """
 
-    def __init__(self, path: Path, *, embedder_name: str, dim: int) -> None:
+    def __init__(
+        self, path: Path, *, embedder_name: str | None, dim: int | None, migrations: Sequence[str] = MIGRATIONS
+    ) -> None:
         self.path = Path(path)
-        self.embedder_name = embedder_name
-        self.dim = int(dim)
+        # Injectable so tests can exercise a later or a failing migration; production uses MIGRATIONS.
+        self._migrations = tuple(migrations)
+        # None for both: opened for the API keys alone (`rearview keys`), which must not pin the embedder.
+        self.embedder_name = embedder_name or ""
+        self.dim = int(dim or 0)
         self._local = threading.local()
         self._handles: weakref.WeakSet[_Handle] = weakref.WeakSet()
         self._handles_lock = threading.Lock()
@@ -299,7 +321,8 @@ class SqliteDatabase:
             conn = self.connection()
             conn.execute("PRAGMA journal_mode=WAL")
             self._migrate(conn)
-            self._check_embedder(conn)
+            if embedder_name is not None:
+                self._check_embedder(conn)
         except BaseException:
             self.close()
             raise
@@ -412,14 +435,15 @@ class SqliteDatabase:
                 # Re-read inside the write lock: another process may have migrated meanwhile.
                 stored = _meta_value(conn, "schema_version")
                 version = int(stored) if stored is not None else 0
-                if version > SCHEMA_VERSION:
+                target = len(self._migrations)
+                if version > target:
                     raise ConfigurationError(
                         f"{self.path} has schema version {version}, newer than this Rearview "
-                        f"({SCHEMA_VERSION}); upgrade Rearview or use another data directory"
+                        f"({target}); upgrade Rearview or use another data directory"
                     )
-                if version == SCHEMA_VERSION:
+                if version == target:
                     return
-                for statement in _statements(MIGRATIONS[version]):
+                for statement in _statements(self._migrations[version]):
                     conn.execute(statement)
                 _set_meta(conn, "schema_version", str(version + 1))
 
@@ -471,9 +495,7 @@ _COMMON_COLUMNS = (
     "id, namespace, content, tags_json, importance, access_count, last_accessed_at, created_at, "
     "confirmations, redacted, version"
 )
-_EPISODE_COLUMNS = (
-    _COMMON_COLUMNS + ", occurred_at, event_type, entities_json, outcome, session_id, consolidated"
-)
+_EPISODE_COLUMNS = _COMMON_COLUMNS + ", occurred_at, event_type, entities_json, outcome, session_id, consolidated"
 _FACT_COLUMNS = (
     _COMMON_COLUMNS
     + ", dimension, confidence, provenance_json, last_confirmed_at, status, superseded_by, superseded_at"
@@ -646,6 +668,12 @@ def _filter_clause(layer: str, namespace: str, flt: MemoryFilter, alias: str) ->
     return " AND ".join(clauses), params
 
 
+def _fts_match(token: str, terms: Sequence[str]) -> str:
+    """An FTS5 query: the namespace token AND any of the terms, each a quoted string (so no operator syntax)."""
+    quoted = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+    return f'ns_token : "{token}" AND search_text : ({quoted})'
+
+
 def _unique_layers(layers: Iterable[StoredLayer]) -> list[StoredLayer]:
     return list(dict.fromkeys(layers))
 
@@ -779,8 +807,7 @@ class SqliteMemoryStore:
                     if current is None or current != (memory.layer, expected):
                         found = "nothing" if current is None else f"{current[0]} version {current[1]}"
                         raise ConcurrentUpdate(
-                            f"memory {memory_id}: expected stored {memory.layer} version {expected}, "
-                            f"found {found}"
+                            f"memory {memory_id}: expected stored {memory.layer} version {expected}, found {found}"
                         )
                     updates[memory.layer].append((*values, item.vector, namespace, memory_id, expected))
             for layer in _LAYERS:
@@ -814,9 +841,7 @@ class SqliteMemoryStore:
         )
         self.db.publish(AppliedChanges(namespace, generation - 1, generation, upserted, tuple(deleted)))
 
-    def _stored_versions(
-        self, conn: sqlite3.Connection, namespace: str, ids: list[str]
-    ) -> dict[str, tuple[str, int]]:
+    def _stored_versions(self, conn: sqlite3.Connection, namespace: str, ids: list[str]) -> dict[str, tuple[str, int]]:
         if not ids:
             return {}
         ids_json = _json_list(ids)
@@ -962,6 +987,16 @@ class SqliteMemoryStore:
                 (namespace, int(hit)),
             )
 
+    def recent_episodes(self, namespace: str, since: datetime, limit: int = 200) -> list[Episode]:
+        """Episodes created at or after `since`, newest first. (Recall does not need it here: this index is
+        written in the store's own transaction, so it is never behind.)"""
+        rows = self.db.connection().execute(
+            f"SELECT {_EPISODE_COLUMNS} FROM episodes WHERE namespace = ? AND created_at >= ? "
+            "ORDER BY created_at DESC, ref DESC LIMIT ?",
+            (namespace, _epoch(since), limit),
+        )
+        return [_episode_from_row(row) for row in rows]
+
     def stats(self, namespace: str, now: datetime) -> Stats:
         """Counts: working (unexpired), episodic, semantic (active), semantic_superseded; recall counters."""
         with self.db.snapshot() as conn:
@@ -969,9 +1004,7 @@ class SqliteMemoryStore:
                 "SELECT COUNT(*) FROM working WHERE namespace = ? AND expires_at > ?",
                 (namespace, _epoch(now)),
             ).fetchone()
-            (episodic,) = conn.execute(
-                "SELECT COUNT(*) FROM episodes WHERE namespace = ?", (namespace,)
-            ).fetchone()
+            (episodic,) = conn.execute("SELECT COUNT(*) FROM episodes WHERE namespace = ?", (namespace,)).fetchone()
             by_status = dict(
                 conn.execute(
                     "SELECT status, COUNT(*) FROM facts WHERE namespace = ? GROUP BY status", (namespace,)
@@ -1014,9 +1047,10 @@ def _cached_row(memory: Memory, ref: int, vector: bytes | None) -> CachedRow:
 
 
 def _normalised_rows(matrix: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    # einsum: several times faster than np.linalg.norm(axis=1) on a large float32 matrix.
+    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))[:, None]
     norms[norms == 0] = 1.0
-    return matrix / norms
+    return (matrix / norms).astype(np.float32, copy=False)
 
 
 class _VectorCache:
@@ -1032,8 +1066,9 @@ class _VectorCache:
         self.lock = threading.Lock()
         self.size = 0
         self.dead = 0
-        capacity = max(capacity, 16)
-        self.vectors = np.zeros((capacity, dim), dtype=np.float32)
+        # Headroom, so the writes that follow a load append in place instead of copying the matrix at once.
+        capacity = capacity + max(1024, capacity // 8)
+        self.vectors = np.empty((capacity, dim), dtype=np.float32)
         self.refs = np.zeros(capacity, dtype=np.int64)
         self.times = np.zeros(capacity, dtype=np.float64)
         self.alive = np.zeros(capacity, dtype=bool)
@@ -1059,7 +1094,7 @@ class _VectorCache:
         capacity = self.vectors.shape[0]
         if needed <= capacity:
             return
-        new_capacity = max(needed, capacity * 2)
+        new_capacity = max(needed, capacity + capacity // 2)
         for name in (
             "vectors",
             "refs",
@@ -1072,7 +1107,11 @@ class _VectorCache:
         ):
             old = getattr(self, name)
             fill = -1 if name in ("sessions", "event_types") else 0
-            new = np.full((new_capacity, *old.shape[1:]), fill, dtype=old.dtype)
+            new = (
+                np.empty((new_capacity, *old.shape[1:]), dtype=old.dtype)
+                if name == "vectors"
+                else np.full(new_capacity, fill, dtype=old.dtype)
+            )
             new[: self.size] = old[: self.size]
             setattr(self, name, new)
 
@@ -1163,11 +1202,9 @@ class _VectorCache:
         rows = np.flatnonzero(mask)
         if rows.size == 0:
             return []
-        if rows.size * 2 >= self.size:
-            # Most rows pass: one matrix-vector product over the contiguous block beats gathering rows first.
-            scores = (self.vectors[: self.size] @ query)[rows]
-        else:
-            scores = self.vectors[rows] @ query
+        # When most rows pass, one product over the contiguous block beats gathering the rows first.
+        dense = rows.size * 2 >= self.size
+        scores = (self.vectors[: self.size] @ query)[rows] if dense else self.vectors[rows] @ query
         k = min(limit, scores.size)
         top = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(scores.size)
         top = top[np.argsort(-scores[top], kind="stable")]
@@ -1208,9 +1245,28 @@ class SqliteSearchIndex:
     At most `max_cached_vectors` vectors stay cached, least recently used namespaces evicted first.
     """
 
-    def __init__(self, db: SqliteDatabase, *, max_cached_vectors: int = 2_000_000) -> None:
+    def __init__(
+        self,
+        db: SqliteDatabase,
+        *,
+        max_cached_vectors: int = 2_000_000,
+        common_term_matches: int = 2000,
+        scored_matches_budget: int = 5000,
+        recent_matches: int = 2000,
+        max_query_terms: int = 32,
+    ) -> None:
         self.db = db
         self.max_cached_vectors = max_cached_vectors
+        # FTS5's bm25() costs about 2.5 us per matching row plus a pass over each term's whole doclist (its
+        # IDF), so one term found in most of a 100k-memory namespace costs a quarter of a second. Such a term
+        # says little (its IDF is near zero) next to a rarer one: a term matching more than
+        # `common_term_matches` memories of the namespace is left out of the scored query when rarer terms
+        # exist, and the rarer terms are scored up to `scored_matches_budget` matches in all. When every term
+        # is common, the rarest is scored over its `recent_matches` most recent matches only.
+        self.common_term_matches = common_term_matches
+        self.scored_matches_budget = scored_matches_budget
+        self.recent_matches = recent_matches
+        self.max_query_terms = max_query_terms
         self._caches: OrderedDict[tuple[str, str], _VectorCache] = OrderedDict()
         self._lock = threading.Lock()
         db.subscribe(self._on_applied)
@@ -1219,11 +1275,10 @@ class SqliteSearchIndex:
 
     def keyword_search(self, namespace: str, text: str, flt: MemoryFilter, limit: int) -> list[Candidate]:
         """BM25 over the analysed text: any query term matches; best first. No terms (stop words only): []."""
-        terms = query_terms(text)
+        terms = query_terms(text)[: self.max_query_terms]
         if not terms or limit <= 0:
             return []
-        quoted = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-        match = f'ns_token : "{namespace_token(namespace)}" AND search_text : ({quoted})'
+        token = namespace_token(namespace)
         found: list[Candidate] = []
         with self.db.snapshot() as conn:
             for layer in _unique_layers(flt.layers):
@@ -1232,30 +1287,62 @@ class SqliteSearchIndex:
                     continue
                 where, params = clause
                 fts = f"fts_{_TABLE[layer]}"
+                scored, recent_only = self._scored_terms(conn, fts, token, terms)
+                if not scored:
+                    continue
+                order = f"ORDER BY rowid DESC LIMIT {int(self.recent_matches)}" if recent_only else ""
                 # CROSS JOIN pins the FTS table as the outer loop: the match is what narrows the rows.
                 rows = conn.execute(
-                    f"SELECT m.id, -bm25({fts}, 0.0, 1.0) AS score "
-                    f"FROM {fts} CROSS JOIN {_TABLE[layer]} AS m ON m.ref = {fts}.rowid "
-                    f"WHERE {fts} MATCH ? AND {where} ORDER BY score DESC LIMIT ?",
-                    (match, *params, limit),
+                    f"SELECT m.id, hits.score FROM (SELECT rowid AS ref, -bm25({fts}, 0.0, 1.0) AS score "
+                    f"FROM {fts} WHERE {fts} MATCH ? {order}) AS hits "
+                    f"CROSS JOIN {_TABLE[layer]} AS m ON m.ref = hits.ref "
+                    f"WHERE {where} ORDER BY hits.score DESC LIMIT ?",
+                    (_fts_match(token, scored), *params, limit),
                 )
                 found.extend(Candidate(memory_id, layer, float(score)) for memory_id, score in rows)
         found.sort(key=lambda c: c.score, reverse=True)
         return found[:limit]
 
+    def _count_matches(self, conn: sqlite3.Connection, fts: str, match: str, cap: int) -> int:
+        """How many rows match, counting no further than `cap` + 1 (so a common term costs no more)."""
+        (count,) = conn.execute(
+            f"SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?)", (match, cap + 1)
+        ).fetchone()
+        return int(count)
+
+    def _scored_terms(self, conn: sqlite3.Connection, fts: str, token: str, terms: list[str]) -> tuple[list[str], bool]:
+        """The terms to score and whether to score only the most recent matches (see __init__)."""
+        budget = self.scored_matches_budget
+        if self._count_matches(conn, fts, f'ns_token : "{token}"', budget) <= budget:
+            return terms, False  # a namespace this small is cheap to score whole
+        cap = self.common_term_matches
+        counted = sorted(
+            (count, position, term)
+            for position, term in enumerate(terms)
+            if (count := self._count_matches(conn, fts, _fts_match(token, [term]), cap))
+        )
+        if not counted:
+            return [], False
+        if counted[0][0] > cap:
+            return [counted[0][2]], True
+        scored: list[str] = []
+        total = 0
+        for count, _, term in counted:
+            if count > cap or (scored and total + count > budget):
+                break
+            scored.append(term)
+            total += count
+        return scored, False
+
     # vector search
 
-    def vector_search(
-        self, namespace: str, vector: np.ndarray, flt: MemoryFilter, limit: int
-    ) -> list[Candidate]:
+    def vector_search(self, namespace: str, vector: np.ndarray, flt: MemoryFilter, limit: int) -> list[Candidate]:
         """Exact cosine against every vector of the namespace that passes the filter; best first."""
         if limit <= 0:
             return []
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         if query.shape[0] != self.db.dim:
-            raise InvalidInput(
-                f"vector: expected dimension {self.db.dim}, got {query.shape[0]}", field="vector"
-            )
+            raise InvalidInput(f"vector: expected dimension {self.db.dim}, got {query.shape[0]}", field="vector")
         norm = float(np.linalg.norm(query))
         if norm == 0.0:
             return []
@@ -1310,9 +1397,7 @@ class SqliteSearchIndex:
 
     def _load(self, namespace: str, layer: StoredLayer) -> _VectorCache:
         with self.db.snapshot() as conn:
-            row = conn.execute(
-                "SELECT generation FROM namespace_state WHERE namespace = ?", (namespace,)
-            ).fetchone()
+            row = conn.execute("SELECT generation FROM namespace_state WHERE namespace = ?", (namespace,)).fetchone()
             generation = 0 if row is None else int(row[0])
             rows = conn.execute(_CACHE_QUERY[layer], (namespace,)).fetchall()
         cache = _VectorCache(layer, self.db.dim, generation, capacity=len(rows))

@@ -16,6 +16,7 @@ import json
 import logging
 import re
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from http import HTTPStatus
 from typing import Annotated, Any, Literal
 from urllib.parse import unquote
@@ -23,14 +24,15 @@ from urllib.parse import unquote
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from rearview import __version__
 from rearview.bootstrap import Services
-from rearview.errors import NotFound, RearviewError
+from rearview.errors import ConfigurationError, NotFound, RearviewError, Unauthorized
 from rearview.model import (
     BatchResult,
     BatchWrite,
@@ -44,11 +46,19 @@ from rearview.model import (
     RecallQuery,
     RecallResponse,
     Stats,
+    UtcDatetime,
     WorkingEntry,
     WorkingView,
     WorkingWrite,
     WriteResult,
     validate_namespace,
+)
+from rearview.service.access import (
+    KEY_ID_PATTERN,
+    AccessGate,
+    ApiKey,
+    Permission,
+    Principal,
 )
 
 logger = logging.getLogger(__name__)
@@ -66,28 +76,53 @@ DOCS_PATH = "/docs"
 OPENAPI_PATH = "/openapi.json"
 HEALTH_PATH = "/v1/health"
 
-# The route table: (method, path). The resolver registers the same paths below; this copy lets the 404
-# handler tell "no such path" (404) from "no such method on this path" (405).
-ROUTES: tuple[tuple[str, str], ...] = (
-    ("GET", HEALTH_PATH),
-    ("PUT", "/v1/namespaces/<ns>/sessions/<sid>/working/<key>"),
-    ("GET", "/v1/namespaces/<ns>/sessions/<sid>/working"),
-    ("DELETE", "/v1/namespaces/<ns>/sessions/<sid>/working"),
-    ("POST", "/v1/namespaces/<ns>/memories"),
-    ("POST", "/v1/namespaces/<ns>/memories/batch"),
-    ("GET", "/v1/namespaces/<ns>/memories/<id>"),
-    ("DELETE", "/v1/namespaces/<ns>/memories/<id>"),
-    ("POST", "/v1/namespaces/<ns>/recall"),
-    ("POST", "/v1/namespaces/<ns>/forget"),
-    ("POST", "/v1/namespaces/<ns>/consolidate"),
-    ("GET", "/v1/namespaces/<ns>/stats"),
-    ("GET", OPENAPI_PATH),
-    ("GET", DOCS_PATH),
-)
+KEYS_PATH = "/v1/keys"
+
+# The route table: (method, path) -> the permission a caller needs, None for the public routes. A namespaced
+# route is checked against its `<ns>` segment; the key routes need admin (and check scopes in the service).
+# create_resolver refuses to start if it registers a route missing here, so no route can go unguarded; the
+# 404 handler also uses the table to tell "no such path" (404) from "no such method on this path" (405).
+ROUTE_PERMISSIONS: dict[tuple[str, str], Permission | None] = {
+    ("GET", HEALTH_PATH): None,
+    ("PUT", "/v1/namespaces/<ns>/sessions/<sid>/working/<key>"): Permission.WRITE,
+    ("GET", "/v1/namespaces/<ns>/sessions/<sid>/working"): Permission.READ,
+    ("DELETE", "/v1/namespaces/<ns>/sessions/<sid>/working"): Permission.FORGET,
+    ("POST", "/v1/namespaces/<ns>/memories"): Permission.WRITE,
+    ("POST", "/v1/namespaces/<ns>/memories/batch"): Permission.WRITE,
+    ("GET", "/v1/namespaces/<ns>/memories/<id>"): Permission.READ,
+    ("DELETE", "/v1/namespaces/<ns>/memories/<id>"): Permission.FORGET,
+    ("POST", "/v1/namespaces/<ns>/recall"): Permission.READ,
+    ("POST", "/v1/namespaces/<ns>/forget"): Permission.FORGET,
+    ("POST", "/v1/namespaces/<ns>/consolidate"): Permission.CONSOLIDATE,
+    ("GET", "/v1/namespaces/<ns>/stats"): Permission.READ,
+    ("POST", KEYS_PATH): Permission.ADMIN,
+    ("GET", KEYS_PATH): Permission.ADMIN,
+    ("DELETE", KEYS_PATH + "/<key_id>"): Permission.ADMIN,
+    ("GET", OPENAPI_PATH): None,
+    ("GET", DOCS_PATH): None,
+}
+ROUTES: tuple[tuple[str, str], ...] = tuple(ROUTE_PERMISSIONS)
+
+
+def _route_pattern(path: str) -> re.Pattern[str]:
+    return re.compile("^" + re.sub(r"<(\w+)>", r"(?P<\1>[^/]+)", path) + "$")
+
 
 _ROUTE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (method, re.compile("^" + re.sub(r"<\w+>", "[^/]+", path) + "$")) for method, path in ROUTES
+    (method, _route_pattern(path)) for method, path in ROUTES
 )
+_GUARDS: tuple[tuple[str, re.Pattern[str], Permission | None], ...] = tuple(
+    (method, _route_pattern(path), permission) for (method, path), permission in ROUTE_PERMISSIONS.items()
+)
+# Where the resolver keeps the request's principal for the routes that need it (the key routes).
+PRINCIPAL_CONTEXT_KEY = "principal"
+BEARER_SCHEME = "bearer"
+SECURITY_SCHEMES: dict[str, Any] = {
+    BEARER_SCHEME: HTTPBearer(
+        bearerFormat="rv_<key id>_<secret>",
+        description="An API key (`rearview keys create`), or the bootstrap admin token REARVIEW_API_TOKEN",
+    )
+}
 
 
 # --- response and error bodies ------------------------------------------------------------------------------
@@ -104,6 +139,61 @@ class Cleared(BaseModel):
     cleared: int = Field(description="How many working-memory keys were removed")
 
 
+class KeyCreate(BaseModel):
+    """A new API key: its scope, its permissions, optionally an expiry and a note."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    namespace: str = Field(
+        max_length=300, description="The key's scope: this namespace and every namespace under it, e.g. `acme`"
+    )
+    permissions: list[Permission] = Field(
+        min_length=1, max_length=len(Permission), description="Any of read, write, forget, consolidate, admin"
+    )
+    expires_at: UtcDatetime | None = Field(None, description="When the key stops working (UTC); default never")
+    description: str | None = Field(None, max_length=200, description="A note for people: who or what uses the key")
+
+
+class KeyInfo(BaseModel):
+    """A key as listed: never its secret, never the secret's hash."""
+
+    key_id: str
+    namespace: str = Field(description="The key's scope")
+    permissions: list[Permission]
+    created_at: datetime
+    expires_at: datetime | None = None
+    revoked_at: datetime | None = None
+    description: str | None = None
+    status: Literal["active", "revoked", "expired"]
+
+    @classmethod
+    def of(cls, key: ApiKey, now: datetime) -> "KeyInfo":
+        if key.revoked_at is not None:
+            status: Literal["active", "revoked", "expired"] = "revoked"
+        elif key.expires_at is not None and now >= key.expires_at:
+            status = "expired"
+        else:
+            status = "active"
+        return cls(
+            key_id=key.key_id,
+            namespace=key.scope,
+            permissions=list(key.permissions),
+            created_at=key.created_at,
+            expires_at=key.expires_at,
+            revoked_at=key.revoked_at,
+            description=key.description,
+            status=status,
+        )
+
+
+class KeyCreated(KeyInfo):
+    key: str = Field(description="The API key, `rv_<key id>_<secret>`: shown this once, never again")
+
+
+class KeyList(BaseModel):
+    keys: list[KeyInfo]
+
+
 class ErrorBody(BaseModel):
     """Every error the API returns."""
 
@@ -116,6 +206,8 @@ StoredMemory = Annotated[Episode | Fact, Field(discriminator="layer")]
 
 _ERROR_CODES = (
     (400, "Malformed JSON"),
+    (401, "Missing, malformed, unknown, revoked or expired API key"),
+    (403, "The API key's scope does not include the namespace, or it lacks the permission"),
     (404, "Not found"),
     (413, f"Body larger than {MAX_BODY_BYTES} bytes"),
     (422, "A field breaks a rule; `field` names it and the message gives the limit"),
@@ -215,17 +307,6 @@ def _reason(err: Mapping[str, Any]) -> str:
     return msg
 
 
-_BRACKET_INDEX = re.compile(r"\[(\d+)\]")
-
-
-def _dotted_prefix(message: str) -> str:
-    """`items[3].content: must ...` -> `items.3.content: must ...` (only the path before the first colon)."""
-    head, sep, rest = message.partition(": ")
-    if not sep or " " in head:
-        return message
-    return _BRACKET_INDEX.sub(r".\1", head) + sep + rest
-
-
 def _decoded(value: str) -> str:
     return unquote(value, errors="strict")
 
@@ -235,25 +316,125 @@ def _namespace(raw: str) -> str:
     return validate_namespace(_decoded(raw))
 
 
+def _gateway_error(status: int, body: Mapping[str, str], headers: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """An API Gateway v2 response in the API's one error shape, for answers given before routing."""
+    return {
+        "statusCode": status,
+        "headers": {"Content-Type": content_types.APPLICATION_JSON, **(headers or {})},
+        "cookies": [],
+        "isBase64Encoded": False,
+        "body": json.dumps(dict(body)),
+    }
+
+
+def unauthorized_response(exc: Unauthorized, credential_sent: bool) -> dict[str, Any]:
+    """401 with the RFC 6750 challenge (`error="invalid_token"` once a credential was sent)."""
+    challenge = 'Bearer realm="rearview"' + (', error="invalid_token"' if credential_sent else "")
+    return _gateway_error(401, exc.to_dict(), {"WWW-Authenticate": challenge})
+
+
+def request_principal(event: Mapping[str, Any], gate: AccessGate) -> Principal:
+    """Who sent the event: the Lambda authorizer's context when API Gateway ran one (on AWS), else the
+    Authorization header checked against the key store (or the open mode of the local server)."""
+    authorizer = (event.get("requestContext") or {}).get("authorizer") or {}
+    context = authorizer.get("lambda") if isinstance(authorizer, Mapping) else None
+    if isinstance(context, Mapping) and context:
+        return Principal.from_authorizer_context(context)
+    return gate.principal(_authorization_header(event))
+
+
+def _authorization_header(event: Mapping[str, Any]) -> str | None:
+    for name, value in (event.get("headers") or {}).items():
+        if name.lower() == "authorization":
+            return str(value)
+    return None
+
+
+def route_permission(method: str, path: str) -> tuple[Permission | None, str | None] | None:
+    """(permission, raw `<ns>` segment) of the route a request goes to; None if no route matches."""
+    for route_method, pattern, permission in _GUARDS:
+        if route_method == method.upper():
+            match = pattern.match(path)
+            if match:
+                return permission, match.groupdict().get("ns")
+    return None
+
+
 class _RearviewResolver(APIGatewayHttpResolver):
-    """The resolver with a body-size guard in front: Powertools parses and validates the body before any
-    middleware runs, so an oversized body has to be refused before routing."""
+    """The resolver with the access check and a body-size guard in front. Powertools parses and validates the
+    body before any middleware runs, so both happen before routing: an unauthenticated caller learns nothing
+    about a request's shape, and a 403 does not depend on what the body holds."""
+
+    def __init__(self, gate: AccessGate) -> None:
+        super().__init__(enable_validation=True)
+        self.gate = gate
+
+    def check_access(self, event: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The 401/403 response for this event, or None when it may proceed (the principal then sits in
+        `self.context["principal"]` until the end of `resolve`)."""
+        http = (event.get("requestContext") or {}).get("http") or {}
+        method = str(http.get("method") or "GET")
+        path = str(event.get("rawPath") or http.get("path") or "/")
+        guard = route_permission(method, path)
+        if guard is None:
+            return None  # no such route: 404 or 405 follow
+        permission, raw_namespace = guard
+        if permission is None:
+            return None  # a public route
+        try:
+            principal = request_principal(event, self.gate)
+        except Unauthorized as exc:
+            return unauthorized_response(exc, bool(_authorization_header(event)))
+        try:
+            if raw_namespace is None:
+                self.gate.access.require(principal, permission)
+            else:
+                try:
+                    namespace = unquote(raw_namespace, errors="strict")
+                except UnicodeDecodeError as exc:
+                    return _gateway_error(
+                        400, {"error": "invalid_encoding", "message": f"request: not valid UTF-8 ({exc.reason})"}
+                    )
+                # A malformed namespace exists nowhere, so saying so (422) tells nothing about any tenant.
+                validate_namespace(namespace)
+                self.gate.access.authorize(principal, namespace, permission)
+        except RearviewError as exc:
+            return _gateway_error(exc.status, exc.to_dict())
+        self.append_context(**{PRINCIPAL_CONTEXT_KEY: principal})
+        return None
 
     def resolve(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
+        denied = self.check_access(event)
+        if denied is not None:
+            return denied
         size = request_body_bytes(event)
         if size > MAX_BODY_BYTES:
+            self.clear_context()
             return payload_too_large(size)
         return super().resolve(event, context)
 
+    def principal(self) -> Principal:
+        """The principal of the request being resolved (set by check_access)."""
+        principal = self.context.get(PRINCIPAL_CONTEXT_KEY)
+        if not isinstance(principal, Principal):
+            raise Unauthorized("authorization: no authenticated principal for this request")
+        return principal
 
-def create_resolver(services: Services) -> APIGatewayHttpResolver:
-    """The API's routes over `services`; `.resolve(event, context)` takes an API Gateway HTTP API v2 event."""
-    app = _RearviewResolver(enable_validation=True)
+
+def create_resolver(services: Services, *, gate: AccessGate | None = None) -> APIGatewayHttpResolver:
+    """The API's routes over `services`; `.resolve(event, context)` takes an API Gateway HTTP API v2 event.
+
+    Access is enforced unless `gate` says otherwise: the local server passes a gate that may be open (loopback,
+    no keys); Lambda uses the default, which always authenticates.
+    """
+    app = _RearviewResolver(gate or AccessGate(services.access))
     app.enable_swagger(
         path=DOCS_PATH,
         title=API_TITLE,
         version=__version__,
         description=API_DESCRIPTION,
+        security_schemes=SECURITY_SCHEMES,
+        security=[{BEARER_SCHEME: []}],
     )
 
     # --- health and documents -------------------------------------------------------------------------------
@@ -270,7 +451,11 @@ def create_resolver(services: Services) -> APIGatewayHttpResolver:
     @app.get(OPENAPI_PATH, include_in_schema=False)
     def openapi_document() -> Response[str]:
         document = app.get_openapi_json_schema(
-            title=API_TITLE, version=__version__, description=API_DESCRIPTION
+            title=API_TITLE,
+            version=__version__,
+            description=API_DESCRIPTION,
+            security_schemes=SECURITY_SCHEMES,
+            security=[{BEARER_SCHEME: []}],
         )
         return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=document)
 
@@ -403,16 +588,53 @@ def create_resolver(services: Services) -> APIGatewayHttpResolver:
     def stats(ns: NamespacePath) -> Stats:
         return services.stats(_namespace(ns))
 
+    # --- API keys (admin) ------------------------------------------------------------------------------------
+
+    @app.post(
+        KEYS_PATH,
+        summary="Create an API key (within the caller's scope, with at most its permissions); shown once",
+        tags=["keys"],
+        responses=_responses((201, "Created: the response holds the key, which is never shown again")),
+    )
+    def create_key(request: Annotated[KeyCreate, Body()]) -> Response[KeyCreated]:
+        key, plaintext = services.access.create_key_as(
+            app.principal(), request.namespace, request.permissions, request.expires_at, request.description
+        )
+        info = KeyInfo.of(key, services.clock.now())
+        return Response(
+            status_code=HTTPStatus.CREATED.value,
+            content_type=content_types.APPLICATION_JSON,
+            body=KeyCreated(**info.model_dump(), key=plaintext),
+            headers={"Cache-Control": "no-store"},
+        )
+
+    @app.get(
+        KEYS_PATH,
+        summary="The keys within the caller's scope (never secrets or their hashes)",
+        tags=["keys"],
+        responses=_responses(),
+    )
+    def list_keys() -> KeyList:
+        now = services.clock.now()
+        return KeyList(keys=[KeyInfo.of(key, now) for key in services.access.list_keys(app.principal().scope)])
+
+    @app.delete(
+        KEYS_PATH + "/<key_id>",
+        summary="Revoke an API key, at once and for good",
+        tags=["keys"],
+        responses=_responses(),
+    )
+    def revoke_key(
+        key_id: Annotated[str, Path(description=f"The key's id (`{KEY_ID_PATTERN}`), as listed")],
+    ) -> KeyInfo:
+        key = services.access.revoke_as(app.principal(), _decoded(key_id))
+        return KeyInfo.of(key, services.clock.now())
+
     # --- the one exception table ----------------------------------------------------------------------------
 
     @app.exception_handler(RearviewError)
     def domain_error(exc: RearviewError) -> Response[dict[str, str]]:
-        body = exc.to_dict()
-        # The services name batch items `items[3].content`; the API spells paths dotted: `items.3.content`.
-        if "field" in body:
-            body["field"] = _BRACKET_INDEX.sub(r".\1", body["field"])
-        body["message"] = _dotted_prefix(body["message"])
-        return Response(status_code=exc.status, content_type=content_types.APPLICATION_JSON, body=body)
+        return Response(status_code=exc.status, content_type=content_types.APPLICATION_JSON, body=exc.to_dict())
 
     @app.exception_handler(RequestValidationError)
     def invalid_request(exc: RequestValidationError) -> Response[dict[str, str]]:
@@ -445,7 +667,16 @@ def create_resolver(services: Services) -> APIGatewayHttpResolver:
         logger.error("unhandled error in %s %s", event.http_method, event.path, exc_info=exc)
         return error_body(500, "internal", "internal error")
 
+    _refuse_unguarded_routes(app)
     return app
+
+
+def _refuse_unguarded_routes(app: APIGatewayHttpResolver) -> None:
+    """Fail at start-up, not in production, if a registered route has no entry in ROUTE_PERMISSIONS."""
+    registered = {(route.method, route.path) for route in (*app._static_routes, *app._dynamic_routes)}
+    unguarded = sorted(registered - set(ROUTE_PERMISSIONS))
+    if unguarded:
+        raise ConfigurationError(f"routes without a permission in ROUTE_PERMISSIONS: {unguarded}")
 
 
 def _write_status(result: WriteResult) -> int:

@@ -4,14 +4,17 @@ Each HTTP request is turned into the API Gateway HTTP API (payload v2) event Lam
 resolved by the same resolver, and the resolver's response dict is written back. So a request behaves the
 same on a laptop and on AWS.
 
-The server binds loopback by default. Binding any other address needs `settings.api_token`, and then every
-request but the health check and the API documents must carry `Authorization: Bearer <token>`.
+Access control is the route table's (`rearview.api.http`), the same as on Lambda: every request but the health
+check and the API documents carries `Authorization: Bearer <API key>` (or the bootstrap admin token,
+REARVIEW_API_TOKEN). One exception, for development: on a loopback address, with no API key in the data
+directory and no REARVIEW_API_TOKEN, the server is open, and says so at start. The first key created (by
+`rearview keys create` or over HTTP, even while the server runs) closes it. Binding any other address needs
+credentials to exist: an API key or the token.
 """
 
 from __future__ import annotations
 
 import base64
-import hmac
 import ipaddress
 import json
 import logging
@@ -30,7 +33,6 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from rearview.api.http import (
     DOCS_PATH,
-    HEALTH_PATH,
     MAX_BODY_BYTES,
     OPENAPI_PATH,
     create_resolver,
@@ -39,24 +41,17 @@ from rearview.api.http import (
 )
 from rearview.bootstrap import Services, build
 from rearview.errors import ConfigurationError
+from rearview.service.access import AccessGate
 from rearview.settings import Settings
 
 logger = logging.getLogger(__name__)
-
-# Requests anyone may make without the token: liveness and the API's own documentation.
-PUBLIC_ROUTES = frozenset({("GET", HEALTH_PATH), ("GET", DOCS_PATH), ("GET", OPENAPI_PATH)})
 
 # An oversized body is read and dropped (so the client gets the 413 instead of a reset connection) up to
 # this much; past it the connection is simply closed.
 _MAX_DRAIN_BYTES = 16 * MAX_BODY_BYTES
 _DRAIN_CHUNK = 64 * 1024
 
-_UNAUTHORIZED: dict[str, Any] = {
-    "statusCode": 401,
-    "headers": {"Content-Type": "application/json", "WWW-Authenticate": 'Bearer realm="rearview"'},
-    "body": json.dumps({"error": "unauthorized", "message": "authorization: missing or wrong Bearer token"}),
-    "isBase64Encoded": False,
-}
+OPEN_MODE_BANNER = "auth: OPEN (no API keys configured; loopback only)"
 
 
 def is_loopback(host: str) -> bool:
@@ -69,27 +64,38 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_bind(host: str, api_token: str | None) -> None:
-    """Refuse to expose the API beyond this machine without a token."""
-    if not is_loopback(host) and not api_token:
+def check_bind(host: str, api_token: str | None, *, keys_configured: bool = False) -> None:
+    """Refuse to expose the API beyond this machine unless credentials exist (an API key or the admin token):
+    auth is always enforced there, and with no credential at all nobody could use it but an attacker could
+    try."""
+    if not is_loopback(host) and not api_token and not keys_configured:
         raise ConfigurationError(
-            f"host: refusing to listen on non-loopback address {host!r} without an API token; "
-            "set REARVIEW_API_TOKEN (or bind 127.0.0.1)",
+            f"host: refusing to listen on non-loopback address {host!r} without credentials; "
+            "create an API key (`rearview keys create`) or set REARVIEW_API_TOKEN (or bind 127.0.0.1)",
             field="host",
         )
 
 
-def authorized(api_token: str | None, method: str, path: str, headers: Mapping[str, str]) -> bool:
-    """The one auth check: with a token configured, every non-public request must carry it as Bearer token.
+def keys_in_data_dir(settings: Settings) -> bool:
+    """True if the data directory's database holds an API key; opens nothing if there is no database yet."""
+    from rearview.adapters.sqlite_key_store import SqliteKeyStore
+    from rearview.adapters.sqlite_store import DB_FILENAME
 
-    `headers` have lower-cased names. Kept to one function so multi-key tenancy can replace it.
-    """
-    if not api_token or (method.upper(), path) in PUBLIC_ROUTES:
-        return True
-    scheme, _, credential = headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer":
+    if settings.backend != "sqlite" or not (settings.data_dir / DB_FILENAME).exists():
         return False
-    return hmac.compare_digest(credential.strip().encode(), api_token.encode())
+    store = SqliteKeyStore.in_data_dir(settings.data_dir)
+    try:
+        return store.has_any()
+    finally:
+        store.close()
+
+
+def auth_banner(gate: AccessGate) -> str:
+    """One line for the start-up announcement: whether (and how) requests must authenticate."""
+    if gate.is_open:
+        return OPEN_MODE_BANNER
+    token = "; the bootstrap admin token REARVIEW_API_TOKEN is accepted" if gate.access.has_admin_token else ""
+    return f"auth: enforced (send 'Authorization: Bearer <API key>'; health and docs open{token})"
 
 
 def build_event(
@@ -191,18 +197,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, {"error": "bad_request", "message": message})
             self.close_connection = True
             return
-        path = urlsplit(self.path).path
-        allowed = authorized(owner.settings.api_token, self.command, path, headers)
         if length > MAX_BODY_BYTES:
             # Read and drop the body first, so the client reads our answer rather than a reset connection.
             self._drain(length)
-            self._send(payload_too_large(length) if allowed else _UNAUTHORIZED)
+            # An unauthenticated caller gets its 401, not news of the limit: the same order as the resolver's.
+            bodiless = build_event(self.command, self.path, headers, b"", self.client_address[0])
+            self._send(owner.check_access(bodiless) or payload_too_large(length))
             self.close_connection = True
             return
         body = self.rfile.read(length) if length else b""
-        if not allowed:
-            self._send(_UNAUTHORIZED)
-            return
         event = build_event(self.command, self.path, headers, body, self.client_address[0])
         self._send(owner.resolve(event))
 
@@ -272,10 +275,16 @@ class LocalServer:
     ) -> None:
         self.settings = settings
         self.host = host if host is not None else settings.host
-        check_bind(self.host, settings.api_token)
+        if services is None:
+            # Checked before the embedder loads and the database opens (it opens no more than the keys table).
+            check_bind(self.host, settings.api_token, keys_configured=keys_in_data_dir(settings))
+        else:
+            check_bind(self.host, settings.api_token, keys_configured=services.access.keys_exist())
         self._owns_services = services is None
         self.services = services if services is not None else build(settings)
-        self.resolver: APIGatewayHttpResolver = create_resolver(self.services)
+        # Open mode is decided here (loopback, no token, no key) and re-checked by the gate on every request.
+        self.gate = AccessGate(self.services.access, allow_open=is_loopback(self.host) and not settings.api_token)
+        self.resolver: APIGatewayHttpResolver = create_resolver(self.services, gate=self.gate)
         # Powertools keeps the current event on the router class, so two requests must not resolve at once.
         self._resolve_lock = threading.Lock()
         server_class = _Server6 if ":" in self.host.strip("[]") else _Server
@@ -305,10 +314,19 @@ class LocalServer:
         with self._resolve_lock:
             return self.resolver.resolve(event, local_context(event["requestContext"]["requestId"]))
 
+    def check_access(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        """The route table's 401/403 for this event, or None if it may proceed."""
+        with self._resolve_lock:
+            check = getattr(self.resolver, "check_access", None)
+            denied = check(event) if callable(check) else None
+            self.resolver.clear_context()
+            return denied
+
     def announce(self) -> None:
         print(f"Rearview listening on {self.url}")
         print(f"  API docs:  {self.url}{DOCS_PATH}")
-        print(f"  OpenAPI:   {self.url}{OPENAPI_PATH}", flush=True)
+        print(f"  OpenAPI:   {self.url}{OPENAPI_PATH}")
+        print(f"  {auth_banner(self.gate)}", flush=True)
 
     def serve_forever(self, ready: threading.Event | None = None, *, announce: bool = True) -> None:
         """Serve until `shutdown()` is called from another thread."""

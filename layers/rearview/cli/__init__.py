@@ -1,4 +1,4 @@
-"""The `rearview` command line (typer + rich): serve, remember, recall, forget, consolidate, stats, import.
+"""The `rearview` command line (typer + rich): serve, remember, recall, forget, consolidate, stats, import, keys.
 
 Settings come from `REARVIEW_*` variables, overridden by each command's options, and are built once per
 invocation; the services come from `rearview.bootstrap.build`. User errors print `error: <message>` to stderr
@@ -7,10 +7,14 @@ and exit 2.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
+from rearview.cli.keys import keys_app
 from rearview.cli.maintenance import consolidate, forget, stats
 from rearview.cli.recall import recall
+from rearview.cli.remote import RemoteTarget
 from rearview.cli.serve import serve
 from rearview.cli.write import import_jsonl, remember
 
@@ -21,6 +25,32 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def main(
+    ctx: typer.Context,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url",
+            envvar="REARVIEW_URL",
+            help="A Rearview server (http://host:port): remember, recall, forget, consolidate, stats and keys go "
+            "there over HTTP instead of to the local data directory",
+            show_default=False,
+        ),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token", envvar="REARVIEW_TOKEN", help="API key sent as Bearer credential with --url", show_default=False
+        ),
+    ] = None,
+) -> None:
+    """Rearview: long-term memory for LLM agents."""
+    ctx.obj = RemoteTarget(url, token) if url else None
+
+
 app.command("serve")(serve)
 app.command("remember")(remember)
 app.command("recall")(recall)
@@ -28,5 +58,6 @@ app.command("forget")(forget)
 app.command("consolidate")(consolidate)
 app.command("stats")(stats)
 app.command("import")(import_jsonl)
+app.add_typer(keys_app, name="keys")
 
 __all__ = ["app"]

@@ -27,8 +27,8 @@ SPEAKER_KEY = "speaker"
 _KNOWN_KEYS = frozenset(MemoryWrite.model_fields) | frozenset(ALIASES) | {SPEAKER_KEY}
 # Summary key of a line whose id was stored before: the service answers "stored" (idempotent); nothing new is.
 DUPLICATE_ID = "duplicate_id"
-# The write service names an item of a batch `items[<index>].<field>` in its errors.
-_BATCH_FIELD = re.compile(r"^items\[(\d+)\]\.?")
+# The write service names an item of a batch `items.<index>.<field>` in its errors.
+_BATCH_FIELD = re.compile(r"^items\.(\d+)\.?")
 
 
 @dataclass(frozen=True)

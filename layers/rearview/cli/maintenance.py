@@ -8,7 +8,15 @@ from typing import Annotated, Any
 import typer
 
 from rearview.cli import render
-from rearview.cli.invocation import DataDirOption, EmbedderOption, JsonOption, open_services, stdout_console
+from rearview.cli.invocation import (
+    DataDirOption,
+    EmbedderOption,
+    JsonOption,
+    open_services,
+    stdout_console,
+    user_errors,
+)
+from rearview.cli.remote import remote_target
 from rearview.model import ConsolidateRequest, ForgetRequest
 
 
@@ -44,21 +52,41 @@ def forget(
         "session_id": session,
         "cascade": cascade,
     }
-    with open_services(data_dir, embedder) as services:
-        request = ForgetRequest.model_validate(fields)
-        filters = _describe_filters(request)
-        if request.ids is None and filters and not yes:
-            # A filter can match far more than the user pictures; ids name exactly what goes.
-            typer.confirm(f"Forget every memory in {namespace} where {filters}?", abort=True, err=True)
-        if request.ids is not None and len(request.ids) == 1 and not filters:
-            # One id: say so when it does not exist rather than print an empty receipt.
-            receipt = services.forgetter.forget_one(namespace, request.ids[0], cascade=request.cascade)
-        else:
-            receipt = services.forgetter.forget(namespace, request)
+    remote = remote_target()
+    if remote is not None:
+        with user_errors():
+            request = ForgetRequest.model_validate(fields)
+            _confirm_filter(namespace, request, yes)
+            client = remote.client()
+            if _single_id(request):
+                receipt = client.forget_one(namespace, request.ids[0] if request.ids else "", request.cascade)
+            else:
+                receipt = client.forget(namespace, request)
+    else:
+        with open_services(data_dir, embedder) as services:
+            request = ForgetRequest.model_validate(fields)
+            _confirm_filter(namespace, request, yes)
+            if _single_id(request):
+                # One id: say so when it does not exist rather than print an empty receipt.
+                memory_id = request.ids[0] if request.ids else ""
+                receipt = services.forgetter.forget_one(namespace, memory_id, cascade=request.cascade)
+            else:
+                receipt = services.forgetter.forget(namespace, request)
     if as_json:
         typer.echo(receipt.model_dump_json(indent=2))
     else:
         stdout_console().print(render.forget_receipt(receipt))
+
+
+def _confirm_filter(namespace: str, request: ForgetRequest, yes: bool) -> None:
+    filters = _describe_filters(request)
+    if request.ids is None and filters and not yes:
+        # A filter can match far more than the user pictures; ids name exactly what goes.
+        typer.confirm(f"Forget every memory in {namespace} where {filters}?", abort=True, err=True)
+
+
+def _single_id(request: ForgetRequest) -> bool:
+    return request.ids is not None and len(request.ids) == 1 and not _describe_filters(request)
 
 
 def _describe_filters(request: ForgetRequest) -> str:
@@ -88,8 +116,13 @@ def consolidate(
     fields: dict[str, Any] = {"since": since}
     if max_clusters is not None:
         fields["max_clusters"] = max_clusters
-    with open_services(data_dir, embedder) as services:
-        result = services.consolidator.consolidate(namespace, ConsolidateRequest.model_validate(fields))
+    remote = remote_target()
+    if remote is not None:
+        with user_errors():
+            result = remote.client().consolidate(namespace, ConsolidateRequest.model_validate(fields))
+    else:
+        with open_services(data_dir, embedder) as services:
+            result = services.consolidator.consolidate(namespace, ConsolidateRequest.model_validate(fields))
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     else:
@@ -103,8 +136,13 @@ def stats(
     as_json: JsonOption = False,
 ) -> None:
     """Counts per layer, the last write, and how often recall found something."""
-    with open_services(data_dir, embedder) as services:
-        result = services.stats(namespace)
+    remote = remote_target()
+    if remote is not None:
+        with user_errors():
+            result = remote.client().stats(namespace)
+    else:
+        with open_services(data_dir, embedder) as services:
+            result = services.stats(namespace)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     else:

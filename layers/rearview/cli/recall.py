@@ -8,7 +8,15 @@ from typing import Annotated, Any
 import typer
 
 from rearview.cli import render
-from rearview.cli.invocation import DataDirOption, EmbedderOption, JsonOption, open_services, stdout_console
+from rearview.cli.invocation import (
+    DataDirOption,
+    EmbedderOption,
+    JsonOption,
+    open_services,
+    stdout_console,
+    user_errors,
+)
+from rearview.cli.remote import remote_target
 from rearview.model import RecallQuery
 
 
@@ -62,8 +70,13 @@ def recall(
         fields["top_k"] = top_k
     if layer:
         fields["layers"] = [choice.value for choice in layer]
-    with open_services(data_dir, embedder) as services:
-        response = services.recaller.recall(namespace, RecallQuery.model_validate(fields))
+    remote = remote_target()
+    if remote is not None:
+        with user_errors():
+            response = remote.client().recall(namespace, RecallQuery.model_validate(fields))
+    else:
+        with open_services(data_dir, embedder) as services:
+            response = services.recaller.recall(namespace, RecallQuery.model_validate(fields))
     if as_json:
         typer.echo(response.model_dump_json(indent=2))
         return

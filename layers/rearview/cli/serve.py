@@ -11,7 +11,7 @@ import typer
 
 from rearview import bootstrap
 from rearview.api.http import DOCS_PATH, HEALTH_PATH
-from rearview.api.local_server import LocalServer, check_bind
+from rearview.api.local_server import LocalServer, auth_banner, check_bind, keys_in_data_dir
 from rearview.cli.invocation import (
     DataDirOption,
     EmbedderOption,
@@ -39,7 +39,7 @@ def serve(
     host: Annotated[
         str | None,
         typer.Option(
-            help="Interface to bind; non-loopback needs --api-token (env REARVIEW_HOST; default 127.0.0.1)",
+            help="Interface to bind; non-loopback needs a key or --api-token (env REARVIEW_HOST; default 127.0.0.1)",
             show_default=False,
         ),
     ] = None,
@@ -50,7 +50,9 @@ def serve(
     api_token: Annotated[
         str | None,
         typer.Option(
-            help="Bearer token every request must carry", envvar="REARVIEW_API_TOKEN", show_default=False
+            help="Bootstrap admin token: a Bearer credential over every namespace with every permission",
+            envvar="REARVIEW_API_TOKEN",
+            show_default=False,
         ),
     ] = None,
     data_dir: DataDirOption = None,
@@ -67,7 +69,7 @@ def serve(
     _configure_logging(settings.log_level)
     with user_errors():
         # Refuse an exposed bind before loading the embedder and opening the database.
-        check_bind(settings.host, settings.api_token)
+        check_bind(settings.host, settings.api_token, keys_configured=keys_in_data_dir(settings))
         services = bootstrap.build(settings)
     try:
         with user_errors():
@@ -104,5 +106,4 @@ def _announce(server: LocalServer, settings: Settings) -> None:
     out.print(f"  health:    {url}{HEALTH_PATH}", markup=False)
     out.print(f"  API docs:  {url}{DOCS_PATH}", markup=False)
     out.print(f"  data:      {settings.data_dir.resolve()} (embedder {settings.embedder})", markup=False)
-    if settings.api_token:
-        out.print("  auth:      send 'Authorization: Bearer <token>' (health, docs open)", markup=False)
+    out.print(f"  {auth_banner(server.gate)}", markup=False)

@@ -21,6 +21,7 @@ from rearview.cli.invocation import (
     user_errors,
 )
 from rearview.cli.jsonl_import import DUPLICATE_ID, ImportSummary, InvalidLine, import_lines
+from rearview.cli.remote import remote_target
 from rearview.model import MAX_BATCH, MemoryWrite, validate_namespace
 
 # Exit code of an import that wrote the valid lines but found invalid ones.
@@ -53,22 +54,25 @@ def remember(
     as_json: JsonOption = False,
 ) -> None:
     """Write one memory and print what became of it (stored, merged or skipped, and why)."""
-    with open_services(data_dir, embedder) as services:
-        item = MemoryWrite.model_validate(
-            {
-                "layer": layer.value,
-                "content": content,
-                "tags": tag or [],
-                "entities": entity or [],
-                "event_type": event_type,
-                "session_id": session,
-                "dimension": dimension,
-                "confidence": confidence,
-                "occurred_at": occurred_at,
-                "id": memory_id,
-            }
-        )
-        result = services.writer.write(namespace, item)
+    fields = {
+        "layer": layer.value,
+        "content": content,
+        "tags": tag or [],
+        "entities": entity or [],
+        "event_type": event_type,
+        "session_id": session,
+        "dimension": dimension,
+        "confidence": confidence,
+        "occurred_at": occurred_at,
+        "id": memory_id,
+    }
+    remote = remote_target()
+    if remote is not None:
+        with user_errors():
+            result = remote.client().write(namespace, MemoryWrite.model_validate(fields))
+    else:
+        with open_services(data_dir, embedder) as services:
+            result = services.writer.write(namespace, MemoryWrite.model_validate(fields))
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     else:

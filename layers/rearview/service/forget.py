@@ -25,7 +25,7 @@ class ForgetService:
         )
         if req.ids is None and not has_filter:
             raise InvalidInput(
-                "forget: give ids, or at least one filter (layer, since, until, tags, session_id); "
+                "ids: give ids, or at least one filter (layer, since, until, tags, session_id); "
                 "an empty request would wipe the namespace",
                 field="ids",
             )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,7 @@ from rearview.model import (
     StageTrace,
     validate_namespace,
 )
-from rearview.ports import Candidate, Clock, Embedder, MemoryFilter, MemoryStore, SearchIndex
+from rearview.ports import Candidate, Clock, Embedder, HybridSearch, MemoryFilter, MemoryStore, SearchIndex
 from rearview.service.fusion import adaptive_weights, rrf, weighted_sum
 from rearview.service.ranking import collapse_near_duplicates, cut_to_budget, final_score
 from rearview.service.time_expressions import parse_time_range, strip_time_expression
@@ -33,8 +33,35 @@ _TRACE_CANDIDATES = 25
 # Words that ask "what went on" without naming a topic: a query made only of these and a time expression asks for
 # the time range itself ("what happened yesterday?", "上周我们做了什么").
 _VAGUE_TERMS = frozenset(
-    "happen happened happens happening going go went do did done doing discuss discussed talk talked say said "
-    "anything something everything stuff thing things up new work worked".split()
+    [
+        "happen",
+        "happened",
+        "happens",
+        "happening",
+        "going",
+        "go",
+        "went",
+        "do",
+        "did",
+        "done",
+        "doing",
+        "discuss",
+        "discussed",
+        "talk",
+        "talked",
+        "say",
+        "said",
+        "anything",
+        "something",
+        "everything",
+        "stuff",
+        "thing",
+        "things",
+        "up",
+        "new",
+        "work",
+        "worked",
+    ]
 )
 _VAGUE_CJK_CHARS = frozenset("发生了什么做说讨论干事情的我们你他她过有吗呢啥聊天")
 
@@ -71,6 +98,7 @@ class RecallService:
         clock: Clock,
         tuning: RecallTuning,
         relevance_floor: float,
+        freshness_seconds: int = 0,
     ) -> None:
         self._store = store
         self._index = index
@@ -78,6 +106,8 @@ class RecallService:
         self._clock = clock
         self._tuning = tuning
         self._floor = tuning.min_relevance if tuning.min_relevance is not None else relevance_floor
+        # 0 for an index that is consistent with the store (SQLite: same transaction); the AWS index lags.
+        self._freshness_seconds = freshness_seconds
 
     def recall(self, namespace: str, q: RecallQuery) -> RecallResponse:
         validate_namespace(namespace)
@@ -117,17 +147,16 @@ class RecallService:
             }
 
         pool = max(tuning.candidates_per_list, q.top_k * 3)
-        with tracer.stage("keyword") as st:
-            keyword = self._index.keyword_search(namespace, text, flt, pool) if terms else []
-            st.candidates = _candidate_rows(keyword)
-            st.detail = {"count": len(keyword)}
         with tracer.stage("embed") as st:
             qvec = self._embedder.embed([text])[0]
             st.detail = {"embedder": self._embedder.name, "dim": self._embedder.dim}
-        with tracer.stage("vector") as st:
-            vector = self._index.vector_search(namespace, qvec, flt, pool)
-            st.candidates = _candidate_rows(vector)
-            st.detail = {"count": len(vector)}
+        keyword, vector = self._search(namespace, text, terms, qvec, flt, pool, tracer)
+        if self._freshness_seconds > 0:
+            with tracer.stage("fresh") as st:
+                fresh = self._fresh_candidates(namespace, qvec, terms, flt, keyword, vector)
+                st.detail = {"window_seconds": self._freshness_seconds, "added": len(fresh)}
+                st.candidates = _candidate_rows(fresh)
+                vector = sorted([*vector, *fresh], key=lambda c: -c.score)
 
         with tracer.stage("fuse") as st:
             if tuning.fusion == "rrf":
@@ -167,8 +196,7 @@ class RecallService:
             # "What happened yesterday?" asks for the time range itself: whatever lies in it is relevant.
             time_only = (since is not None or until is not None) and all(is_vague_term(t) for t in terms)
             relevance = {
-                cid: 1.0 if time_only else self._relevance(memories[cid], vectors.get(cid), qvec, terms)
-                for cid in top
+                cid: 1.0 if time_only else self._relevance(memories[cid], vectors.get(cid), qvec, terms) for cid in top
             }
             best = max(relevance.values(), default=0.0)
             no_memory = best < self._floor
@@ -187,10 +215,7 @@ class RecallService:
             kept, truncated, shortened = cut_to_budget(top, lambda cid: memories[cid].content, budget)
             st.detail = {"budget": budget, "kept": len(kept), "dropped": len(top) - len(kept)}
 
-        hits = [
-            _hit(memories[cid], final_scores[cid], collapsed.folded.get(cid, []))
-            for cid in kept
-        ]
+        hits = [_hit(memories[cid], final_scores[cid], collapsed.folded.get(cid, [])) for cid in kept]
         if shortened is not None and hits:
             hits[0].content = shortened
 
@@ -219,6 +244,56 @@ class RecallService:
             time_range=time_range,
             trace=trace,
         )
+
+    def _search(
+        self,
+        namespace: str,
+        text: str,
+        terms: list[str],
+        qvec: np.ndarray,
+        flt: MemoryFilter,
+        pool: int,
+        tracer: _Tracer,
+    ) -> tuple[list[Candidate], list[Candidate]]:
+        """The two primitive candidate lists: in one round trip where the index can, else one search each."""
+        if terms and isinstance(self._index, HybridSearch):
+            with tracer.stage("search") as st:
+                keyword, vector = self._index.hybrid_search(namespace, text, qvec, flt, pool)
+                st.detail = {"mode": "hybrid", "keyword_count": len(keyword), "vector_count": len(vector)}
+                st.candidates = _candidate_rows(keyword) + _candidate_rows(vector)
+            return keyword, vector
+        with tracer.stage("keyword") as st:
+            keyword = self._index.keyword_search(namespace, text, flt, pool) if terms else []
+            st.candidates = _candidate_rows(keyword)
+            st.detail = {"count": len(keyword)}
+        with tracer.stage("vector") as st:
+            vector = self._index.vector_search(namespace, qvec, flt, pool)
+            st.candidates = _candidate_rows(vector)
+            st.detail = {"count": len(vector)}
+        return keyword, vector
+
+    def _fresh_candidates(
+        self,
+        namespace: str,
+        qvec: np.ndarray,
+        terms: list[str],
+        flt: MemoryFilter,
+        keyword: list[Candidate],
+        vector: list[Candidate],
+    ) -> list[Candidate]:
+        """Read-your-writes on an eventually consistent index: episodes written within the freshness window that
+        the index does not return yet, scored in the core by cosine (as the vector list is)."""
+        seen = {c.id for c in keyword} | {c.id for c in vector}
+        since = self._clock.now() - timedelta(seconds=self._freshness_seconds)
+        recent = [m for m in self._store.recent_episodes(namespace, since) if m.id not in seen and flt.matches(m)]
+        if not recent:
+            return []
+        vectors = self._store.get_vectors(namespace, [m.id for m in recent])
+        return [
+            Candidate(id=m.id, layer="episodic", score=float(vectors[m.id] @ qvec))
+            for m in recent
+            if m.id in vectors
+        ]
 
     @staticmethod
     def _relevance(memory: Memory, vec: np.ndarray | None, qvec: np.ndarray, terms: list[str]) -> float:

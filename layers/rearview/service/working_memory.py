@@ -18,7 +18,7 @@ from rearview.model import (
 )
 from rearview.ports import Clock, MemoryStore
 
-_KEY = re.compile(r"^[^\x00-\x1f\x7f/]{1,%d}$" % MAX_WORKING_KEY_CHARS)
+_KEY = re.compile(rf"^[^\x00-\x1f\x7f/]{{1,{MAX_WORKING_KEY_CHARS}}}$")
 _SESSION = re.compile(SESSION_PATTERN)
 
 

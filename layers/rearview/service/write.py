@@ -2,6 +2,10 @@
 
 A batch is planned item by item (each item sees the ones before it) and applied as one ChangeSet, so a batch is
 stored whole or not at all. Idempotency: an id written twice is stored once.
+
+With a WriteQueue (the AWS backend), `accept` validates a request exactly as `write_batch` does, assigns the ids and
+times now, and queues it; a worker later calls `write_batch` with the same items, so a redelivered message stores
+nothing twice.
 """
 
 from __future__ import annotations
@@ -12,10 +16,10 @@ from datetime import datetime
 
 import numpy as np
 
-from rearview.errors import InvalidInput
+from rearview.errors import ConfigurationError, InvalidInput
 from rearview.ids import new_ulid
 from rearview.model import Episode, Fact, Memory, MemoryWrite, StoredLayer, WriteResult, validate_namespace
-from rearview.ports import ChangeSet, Clock, Embedder, MemoryFilter, MemoryStore, SearchIndex
+from rearview.ports import ChangeSet, Clock, Embedder, MemoryFilter, MemoryStore, SearchIndex, WriteQueue
 from rearview.service.content_rules import check_content, redact_secrets, score_importance
 from rearview.service.contradiction import contradicts, opposite_polarity
 from rearview.settings import WriteTuning
@@ -66,31 +70,30 @@ class WriteService:
         embedder: Embedder,
         clock: Clock,
         tuning: WriteTuning,
+        queue: WriteQueue | None = None,
     ) -> None:
         self._store = store
         self._index = index
         self._embedder = embedder
         self._clock = clock
         self._tuning = tuning
+        self._queue = queue
+
+    @property
+    def queued(self) -> bool:
+        """True if writes go through a queue (`accept`) rather than straight to the store."""
+        return self._queue is not None
 
     # --- public -----------------------------------------------------------------------------------------------
 
     def write(self, namespace: str, item: MemoryWrite) -> WriteResult:
         return self.write_batch(namespace, [item], field_prefix="")[0]
 
-    def write_batch(self, namespace: str, items: Sequence[MemoryWrite], field_prefix: str = "items") -> list[
-        WriteResult
-    ]:
+    def write_batch(
+        self, namespace: str, items: Sequence[MemoryWrite], field_prefix: str = "items"
+    ) -> list[WriteResult]:
         """Write items in one transaction. Any invalid item rejects the whole batch before anything is stored."""
-        validate_namespace(namespace)
-        for i, item in enumerate(items):
-            prefix = f"{field_prefix}[{i}]." if field_prefix else ""
-            check_content(item.content, item.layer, field=f"{prefix}content")
-            if item.layer == "episodic" and (item.dimension is not None or item.confidence is not None):
-                name = "dimension" if item.dimension is not None else "confidence"
-                raise InvalidInput(
-                    f"{prefix}{name}: only semantic memories have a {name}", field=f"{prefix}{name}"
-                )
+        self._validate(namespace, items, field_prefix)
         now = self._clock.now()
         redactions = [redact_secrets(item.content) for item in items]
         vectors = self._embedder.embed([r.text for r in redactions])
@@ -102,6 +105,54 @@ class WriteService:
         if plan.changes:
             self._store.apply(namespace, plan.changes)
         return results
+
+    def accept(self, namespace: str, items: Sequence[MemoryWrite], field_prefix: str = "items") -> list[WriteResult]:
+        """Validate like `write_batch`, then queue the items for a worker and answer `accepted` with their ids.
+
+        Nothing invalid is ever accepted. Each item gets its id (the caller's, or a new ULID) and its occurred_at
+        (default: now, the time it was submitted, not the time a worker gets to it) before it is queued. Items
+        under the importance threshold are answered `skipped` here and never queued.
+        """
+        if self._queue is None:
+            raise ConfigurationError("write queue: not configured; use write_batch", field="write_queue_url")
+        self._validate(namespace, items, field_prefix)
+        now = self._clock.now()
+        queued: list[MemoryWrite] = []
+        results: list[WriteResult] = []
+        for item in items:
+            redaction = redact_secrets(item.content)
+            memory_id = item.id or new_ulid(now)
+            importance = score_importance(
+                redaction.text, layer=item.layer, entities=item.entities, explicit=item.importance
+            )
+            if importance < self._tuning.importance_threshold:
+                results.append(
+                    WriteResult(
+                        id=memory_id,
+                        status="skipped",
+                        reason="low_importance",
+                        redacted=bool(redaction.kinds),
+                        importance=importance,
+                    )
+                )
+                continue
+            queued.append(item.model_copy(update={"id": memory_id, "occurred_at": item.occurred_at or now}))
+            results.append(
+                WriteResult(id=memory_id, status="accepted", redacted=bool(redaction.kinds), importance=importance)
+            )
+        if queued:
+            self._queue.send(namespace, queued)
+        return results
+
+    def _validate(self, namespace: str, items: Sequence[MemoryWrite], field_prefix: str) -> None:
+        """The checks every write passes before anything is stored or queued (a bad item rejects the request)."""
+        validate_namespace(namespace)
+        for i, item in enumerate(items):
+            prefix = f"{field_prefix}.{i}." if field_prefix else ""
+            check_content(item.content, item.layer, field=f"{prefix}content")
+            if item.layer == "episodic" and (item.dimension is not None or item.confidence is not None):
+                name = "dimension" if item.dimension is not None else "confidence"
+                raise InvalidInput(f"{prefix}{name}: only semantic memories have a {name}", field=f"{prefix}{name}")
 
     # --- planning ---------------------------------------------------------------------------------------------
 
@@ -119,12 +170,14 @@ class WriteService:
             existing = plan.pending.get(item.id) or self._store.get(namespace, item.id)
             if existing is not None:
                 return WriteResult(id=item.id, status="stored", reason="duplicate_id", redacted=redacted)
-        importance = score_importance(
-            content, layer=item.layer, entities=item.entities, explicit=item.importance
-        )
+        importance = score_importance(content, layer=item.layer, entities=item.entities, explicit=item.importance)
         if importance < self._tuning.importance_threshold:
             return WriteResult(
-                id=item.id or new_ulid(now), status="skipped", reason="low_importance", redacted=redacted, importance=importance
+                id=item.id or new_ulid(now),
+                status="skipped",
+                reason="low_importance",
+                redacted=redacted,
+                importance=importance,
             )
         duplicate = self._near_duplicate(namespace, item.layer, content, vector, plan)
         if duplicate is not None:
@@ -187,9 +240,7 @@ class WriteService:
             cosine = float(pending_vector @ vector)
             if best is None or cosine > best[0]:
                 best = (cosine, memory_id)
-        for candidate in self._index.vector_search(
-            namespace, vector, MemoryFilter(layers=(layer,)), limit=3
-        ):
+        for candidate in self._index.vector_search(namespace, vector, MemoryFilter(layers=(layer,)), limit=3):
             if best is None or candidate.score > best[0]:
                 best = (candidate.score, candidate.id)
         if best is None or best[0] < self._tuning.dedup_threshold:
@@ -213,14 +264,13 @@ class WriteService:
             update["confidence"] = round(existing.confidence + (1.0 - existing.confidence) * 0.2, 4)
         return existing.model_copy(update=update)
 
-    def _supersede(
-        self, namespace: str, new: Fact, vector: np.ndarray, now: datetime, plan: _Plan
-    ) -> list[str]:
+    def _supersede(self, namespace: str, new: Fact, vector: np.ndarray, now: datetime, plan: _Plan) -> list[str]:
         """Active facts that the new fact replaces: same dimension, or a contradiction of the same statement."""
         victims: dict[str, Fact] = {}
         if new.dimension:
             same_dimension = [
-                m for m in plan.pending.values()
+                m
+                for m in plan.pending.values()
                 if isinstance(m, Fact) and m.status == "active" and m.dimension == new.dimension
             ]
             stored = self._store.active_fact_for_dimension(namespace, new.dimension)
@@ -236,14 +286,14 @@ class WriteService:
             if memory_id in victims:
                 continue
             old = plan.pending.get(memory_id) or self._store.get(namespace, memory_id)
-            if isinstance(old, Fact) and old.status == "active" and contradicts(
-                new.content, old.content, cosine, self._tuning.contradiction_threshold
+            if (
+                isinstance(old, Fact)
+                and old.status == "active"
+                and contradicts(new.content, old.content, cosine, self._tuning.contradiction_threshold)
             ):
                 victims[old.id] = old
         for old in victims.values():
-            plan.update(
-                old.model_copy(update={"status": "superseded", "superseded_by": new.id, "superseded_at": now})
-            )
+            plan.update(old.model_copy(update={"status": "superseded", "superseded_by": new.id, "superseded_at": now}))
         return sorted(victims)
 
 

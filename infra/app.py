@@ -1,0 +1,41 @@
+"""The CDK app: `python infra/app.py` (or `make synth`, or `cdk synth` from infra/) writes the CloudFormation
+template to `cdk.out`.
+
+Settings come from CDK context (`-c rearview:embeddingDim=1024`; every field of `RearviewProps`), the stack name
+from `rearview:stackName` (default `Rearview`). No AWS credentials are needed: the stack is environment-agnostic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+# Run as a script from anywhere: make the sibling package importable without installing it.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import aws_cdk as cdk  # noqa: E402
+
+from rearview_infra.stack import RearviewProps, RearviewStack  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Synthesise the Rearview stack into `cdk.out` (or where the CDK CLI asks, through CDK_OUTDIR).
+
+    `-c key=value` (repeatable) sets context as the CDK CLI's option does; `--outdir` overrides `cdk.out`.
+    """
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-c", "--context", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--outdir", default=os.environ.get("CDK_OUTDIR", "cdk.out"))
+    args = parser.parse_args(argv)
+    context = dict(item.split("=", 1) for item in args.context)
+    app = cdk.App(outdir=args.outdir, context=context or None)
+    props = RearviewProps.from_context(app.node.try_get_context)
+    RearviewStack(app, app.node.try_get_context("rearview:stackName") or "Rearview", props=props)
+    cdk.Tags.of(app).add("project", "rearview")
+    app.synth()
+
+
+if __name__ == "__main__":
+    main()

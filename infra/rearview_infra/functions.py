@@ -1,0 +1,250 @@
+"""The Lambda functions: one per `functions/<name>/handler.py`, all on the shared layer, each granted only what it
+calls.
+
+| function     | trigger                       | DynamoDB          | SQS                     | OpenSearch | Bedrock          |
+|--------------|-------------------------------|-------------------|-------------------------|------------|------------------|
+| write        | HTTP (memories, batch, WM)    | read/write        | send to write queue     | -          | -                |
+| write_worker | write queue                   | read/write        | consume; send to DLQ    | read       | embedding        |
+| index_sync   | table stream                  | stream only       | on-failure queue        | write      | -                |
+| recall       | HTTP (recall, get, stats)     | read/write (*)    | -                       | read       | embedding        |
+| forget       | HTTP (forget, delete)         | read/write        | -                       | -          | -                |
+| consolidate  | HTTP + hourly schedule        | read/write        | -                       | read       | embedding, summ. |
+| mcp          | HTTP POST /mcp                | read/write        | send to write queue     | read       | embedding, summ. |
+| authorizer   | API Gateway authorizer        | read `APIKEY#*`   | -                       | -          | -                |
+
+(*) recall writes access counts and the namespace's recall statistics.
+Index writes happen only in index_sync: forget and consolidation change DynamoDB, and the stream carries it over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from aws_cdk import Aws, Duration, RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as event_sources
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from rearview_infra.layer import ARCHITECTURE, RUNTIME
+from rearview_infra.queues import WriteQueues
+from rearview_infra.search import SearchBackend
+
+HANDLER = "handler.handler"
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    name: str
+    description: str
+    timeout_seconds: int
+    memory_mb: int
+
+
+# API Gateway gives up on an integration after 30 s, so HTTP functions stay under it.
+FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
+    FunctionSpec("write", "Accepts writes (202) onto the write queue; working memory synchronously", 10, 512),
+    FunctionSpec("write_worker", "Stores queued writes (embed, dedup, contradictions) in DynamoDB", 60, 1024),
+    FunctionSpec("index_sync", "DynamoDB stream -> OpenSearch upserts and deletes", 60, 512),
+    FunctionSpec("recall", "Hybrid recall, get memory, stats", 15, 1024),
+    FunctionSpec("forget", "Forget by id, session or filter, with cascade", 28, 512),
+    # The scheduled run walks every namespace with unconsolidated episodes; the HTTP route one namespace.
+    FunctionSpec("consolidate", "Consolidates episodes into facts (hourly and on request)", 300, 1024),
+    FunctionSpec("mcp", "MCP server (Streamable HTTP, stateless)", 28, 1024),
+    FunctionSpec("authorizer", "API key authorizer for the HTTP API (simple responses)", 5, 256),
+)
+FUNCTION_NAMES: tuple[str, ...] = tuple(spec.name for spec in FUNCTION_SPECS)
+WORKER_TIMEOUT = Duration.seconds(next(s.timeout_seconds for s in FUNCTION_SPECS if s.name == "write_worker"))
+
+# Functions that search the index, embed queries or texts, and summarise clusters.
+_SEARCHERS = ("write_worker", "recall", "consolidate", "mcp")
+_EMBEDDERS = ("write_worker", "recall", "consolidate", "mcp")
+_SUMMARISERS = ("consolidate", "mcp")
+_TABLE_WRITERS = ("write", "write_worker", "recall", "forget", "consolidate", "mcp")
+# Only these put messages on the write queue, so only they are told its URL: with a queue configured,
+# `Services.submit` accepts instead of storing, which the worker must never do.
+_QUEUE_SENDERS = ("write", "mcp")
+
+# Cross-region inference profiles (`us.anthropic...`) name a geography before the model id.
+_INFERENCE_PROFILE_PREFIXES = ("us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-gov.", "global.")
+
+# Stream records that index sync acts on: episodes and facts (working memory, namespace state and API keys are
+# never indexed). The function ignores the others too; filtering here saves the invocations.
+_INDEXED_SORT_KEY_PREFIXES = ("EP#", "FACT#")
+
+
+@dataclass(frozen=True)
+class BedrockModels:
+    embedding_model: str
+    embedding_dim: int
+    summary_model: str
+
+
+@dataclass(frozen=True)
+class StreamSettings:
+    """Index sync's stream polling: retries are bounded and a batch that keeps failing is bisected down to the
+    failing record, which then goes (as metadata) to the on-failure queue."""
+
+    batch_size: int = 100
+    retry_attempts: int = 5
+    max_record_age: Duration = Duration.hours(12)
+
+
+def bedrock_model_arns(model_id: str) -> list[str]:
+    """The resources `bedrock:InvokeModel` needs for a model id: the foundation model, or for an inference
+    profile the profile plus the foundation model in every region it may route to."""
+    if model_id.startswith("arn:"):
+        return [model_id]
+    if model_id.startswith(_INFERENCE_PROFILE_PREFIXES):
+        base = model_id.split(".", 1)[1]
+        return [
+            f"arn:{Aws.PARTITION}:bedrock:{Aws.REGION}:{Aws.ACCOUNT_ID}:inference-profile/{model_id}",
+            f"arn:{Aws.PARTITION}:bedrock:*::foundation-model/{base}",
+        ]
+    return [f"arn:{Aws.PARTITION}:bedrock:{Aws.REGION}::foundation-model/{model_id}"]
+
+
+class RearviewFunctions(Construct):
+    """Every function, its environment, its grants, and the SQS and stream event sources."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        functions_dir: Path,
+        layer: lambda_.ILayerVersion,
+        table: dynamodb.Table,
+        queues: WriteQueues,
+        search: SearchBackend,
+        opensearch_index: str,
+        models: BedrockModels,
+        log_level: str = "INFO",
+        worker_max_concurrency: int = 10,
+        stream: StreamSettings | None = None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        stream = stream or StreamSettings()
+        shared_env = {
+            "REARVIEW_BACKEND": "aws",
+            "REARVIEW_EMBEDDER": "bedrock",
+            "REARVIEW_LOG_LEVEL": log_level,
+            "REARVIEW_AWS__REGION": Aws.REGION,
+            "REARVIEW_AWS__TABLE_NAME": table.table_name,
+            "REARVIEW_AWS__OPENSEARCH_ENDPOINT": search.endpoint,
+            "REARVIEW_AWS__OPENSEARCH_SERVICE": search.service,
+            "REARVIEW_AWS__OPENSEARCH_INDEX": opensearch_index,
+            "REARVIEW_AWS__BEDROCK_EMBEDDING_MODEL": models.embedding_model,
+            "REARVIEW_AWS__BEDROCK_EMBEDDING_DIM": str(models.embedding_dim),
+            "REARVIEW_AWS__BEDROCK_SUMMARY_MODEL": models.summary_model,
+            "POWERTOOLS_METRICS_NAMESPACE": "Rearview",
+            "POWERTOOLS_LOG_LEVEL": log_level,
+            # Responses carry users' memories: keep them out of X-Ray.
+            "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
+        }
+        extra_env: dict[str, Mapping[str, str]] = {
+            name: {"REARVIEW_AWS__WRITE_QUEUE_URL": queues.queue.queue_url} for name in _QUEUE_SENDERS
+        }
+        extra_env["write_worker"] = {
+            "REARVIEW_AWS__DEAD_LETTER_QUEUE_URL": queues.dead_letter_queue.queue_url,
+            "REARVIEW_AWS__MAX_RECEIVE_COUNT": str(queues.max_receive_count),
+        }
+
+        self.functions: dict[str, lambda_.Function] = {}
+        for spec in FUNCTION_SPECS:
+            env = {**shared_env, "POWERTOOLS_SERVICE_NAME": f"rearview-{spec.name}", **extra_env.get(spec.name, {})}
+            self.functions[spec.name] = self._function(spec, functions_dir, layer, env)
+        fn = self.functions
+
+        for name in _TABLE_WRITERS:
+            table.grant_read_write_data(fn[name])
+        _grant_api_key_reads(table, fn["authorizer"])
+        for name in _QUEUE_SENDERS:
+            queues.queue.grant_send_messages(fn[name])
+        queues.dead_letter_queue.grant_send_messages(fn["write_worker"])
+        for name in _SEARCHERS:
+            search.grant_read(fn[name])
+        search.grant_write(fn["index_sync"])
+        for name in _EMBEDDERS:
+            _grant_invoke(fn[name], models.embedding_model)
+        for name in _SUMMARISERS:
+            _grant_invoke(fn[name], models.summary_model)
+
+        # The SQS source grants consume (receive, delete, change visibility) on the write queue.
+        fn["write_worker"].add_event_source(
+            event_sources.SqsEventSource(
+                queues.queue,
+                batch_size=10,
+                report_batch_item_failures=True,
+                max_concurrency=worker_max_concurrency,
+            )
+        )
+        # The stream source grants stream reads; the on-failure destination grants sending to its queue.
+        fn["index_sync"].add_event_source(
+            event_sources.DynamoEventSource(
+                table,
+                starting_position=lambda_.StartingPosition.TRIM_HORIZON,
+                batch_size=stream.batch_size,
+                max_batching_window=Duration.seconds(1),
+                report_batch_item_failures=True,
+                bisect_batch_on_error=True,
+                retry_attempts=stream.retry_attempts,
+                max_record_age=stream.max_record_age,
+                on_failure=event_sources.SqsDlq(queues.index_failures),
+                filters=[
+                    lambda_.FilterCriteria.filter(
+                        {"dynamodb": {"Keys": {"sk": {"S": lambda_.FilterRule.begins_with(prefix)}}}}
+                    )
+                    for prefix in _INDEXED_SORT_KEY_PREFIXES
+                ],
+            )
+        )
+
+    def _function(
+        self, spec: FunctionSpec, functions_dir: Path, layer: lambda_.ILayerVersion, env: dict[str, str]
+    ) -> lambda_.Function:
+        code_dir = functions_dir / spec.name
+        construct_id = "".join(part.capitalize() for part in spec.name.split("_"))
+        log_group = logs.LogGroup(
+            self,
+            f"{construct_id}Logs",
+            retention=logs.RetentionDays.ONE_MONTH,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        return lambda_.Function(
+            self,
+            construct_id,
+            description=f"rearview {spec.name}: {spec.description}",
+            runtime=RUNTIME,
+            architecture=ARCHITECTURE,
+            handler=HANDLER,
+            code=lambda_.Code.from_asset(str(code_dir), exclude=["__pycache__", "*.pyc", "tests"]),
+            layers=[layer],
+            timeout=Duration.seconds(spec.timeout_seconds),
+            memory_size=spec.memory_mb,
+            environment=env,
+            tracing=lambda_.Tracing.ACTIVE,
+            log_group=log_group,
+        )
+
+
+def _grant_invoke(fn: lambda_.Function, model_id: str) -> None:
+    # Converse is authorised as bedrock:InvokeModel.
+    fn.add_to_role_policy(
+        iam.PolicyStatement(actions=["bedrock:InvokeModel"], resources=bedrock_model_arns(model_id))
+    )
+
+
+def _grant_api_key_reads(table: dynamodb.Table, fn: lambda_.Function) -> None:
+    """The authorizer reads API key items (`pk = APIKEY#<key id>`) and nothing else in the table."""
+    fn.add_to_role_policy(
+        iam.PolicyStatement(
+            actions=["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"],
+            resources=[table.table_arn],
+            conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["APIKEY#*"]}},
+        )
+    )

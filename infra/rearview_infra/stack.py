@@ -1,0 +1,147 @@
+"""RearviewStack: the whole deployment, composed from the constructs of this package.
+
+The stack is environment-agnostic (no account or region lookups), so it synthesises without AWS credentials.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from aws_cdk import CfnOutput, Stack
+from constructs import Construct
+
+from rearview_infra.api import RearviewHttpApi
+from rearview_infra.functions import WORKER_TIMEOUT, BedrockModels, RearviewFunctions
+from rearview_infra.layer import RearviewLayer
+from rearview_infra.monitoring import RearviewMonitoring
+from rearview_infra.queues import DEFAULT_MAX_RECEIVE_COUNT, WriteQueues
+from rearview_infra.schedule import DEFAULT_SCHEDULE, ConsolidationSchedule
+from rearview_infra.search import ManagedSearchDomain, SearchBackend, SearchMode, ServerlessVectorCollection
+from rearview_infra.storage import MemoryTable
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CONTEXT_PREFIX = "rearview:"
+
+
+@dataclass(frozen=True)
+class RearviewProps:
+    """What a deployment may choose. Each field can be set with `cdk synth -c rearview:<camelCaseName>=...` (or in
+    cdk.json's context); the defaults match `rearview.settings.AwsSettings`."""
+
+    functions_dir: Path = REPO_ROOT / "functions"
+    layer_dir: Path = REPO_ROOT / "build" / "layer"
+    # None: CloudFormation names the table (several stacks per account stay possible).
+    table_name: str | None = None
+    search: SearchMode = "serverless"
+    collection_name: str = "rearview"
+    # Standby replicas double the OCUs: on for production, off for a cheaper development collection.
+    search_standby_replicas: bool = True
+    # IAM principals (ARNs) allowed to maintain the index from outside, e.g. whoever runs `rearview reindex`.
+    search_admin_principals: tuple[str, ...] = ()
+    opensearch_index: str = "rearview-memories"
+    embedding_model: str = "amazon.titan-embed-text-v2:0"
+    embedding_dim: int = 512
+    summary_model: str = "anthropic.claude-3-5-haiku-20241022-v1:0"
+    max_receive_count: int = DEFAULT_MAX_RECEIVE_COUNT
+    consolidation_schedule: str = DEFAULT_SCHEDULE
+    worker_max_concurrency: int = 10
+    log_level: str = "INFO"
+    alarm_email: str | None = None
+
+    @classmethod
+    def from_context(cls, get: Callable[[str], Any], **overrides: Any) -> RearviewProps:
+        """Props from CDK context keys `rearview:<camelCaseField>` read with `get` (e.g. `app.node.try_get_context`);
+        strings given with `-c` are converted to the field's type."""
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = get(CONTEXT_PREFIX + _camel(f.name))
+            if raw is not None:
+                values[f.name] = _convert(f.name, raw)
+        values.update(overrides)
+        return cls(**values)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+def _convert(name: str, raw: Any) -> Any:
+    if name in ("functions_dir", "layer_dir"):
+        return Path(raw)
+    if name in ("embedding_dim", "max_receive_count", "worker_max_concurrency"):
+        return int(raw)
+    if name == "search_standby_replicas":
+        return raw if isinstance(raw, bool) else str(raw).lower() in ("1", "true", "yes", "on", "enabled")
+    if name == "search_admin_principals":
+        return tuple(raw) if isinstance(raw, list | tuple) else tuple(p for p in str(raw).split(",") if p)
+    if name == "search" and raw not in ("serverless", "domain"):
+        raise ValueError(f"rearview:search must be 'serverless' or 'domain', not {raw!r}")
+    return raw
+
+
+class RearviewStack(Stack):
+    """Table, queues, search, layer, functions, HTTP API, schedule and monitoring, wired together."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, props: RearviewProps, **kwargs: Any) -> None:
+        super().__init__(scope, construct_id, description="Rearview: long-term memory for LLM agents", **kwargs)
+        self.props = props
+        self.storage = MemoryTable(self, "Storage", table_name=props.table_name)
+        self.queues = WriteQueues(
+            self, "Queues", worker_timeout=WORKER_TIMEOUT, max_receive_count=props.max_receive_count
+        )
+        self.search: SearchBackend
+        if props.search == "domain":
+            self.search = ManagedSearchDomain(self, "Search", index_name=props.opensearch_index)
+        else:
+            self.search = ServerlessVectorCollection(
+                self,
+                "Search",
+                collection_name=props.collection_name,
+                index_name=props.opensearch_index,
+                standby_replicas=props.search_standby_replicas,
+                admin_principal_arns=props.search_admin_principals,
+            )
+        self.layer = RearviewLayer(self, "Layer", layer_dir=props.layer_dir)
+        self.functions = RearviewFunctions(
+            self,
+            "Functions",
+            functions_dir=props.functions_dir,
+            layer=self.layer.layer,
+            table=self.storage.table,
+            queues=self.queues,
+            search=self.search,
+            opensearch_index=props.opensearch_index,
+            models=BedrockModels(props.embedding_model, props.embedding_dim, props.summary_model),
+            log_level=props.log_level,
+            worker_max_concurrency=props.worker_max_concurrency,
+        )
+        fn = self.functions.functions
+        self.api = RearviewHttpApi(self, "Api", functions=fn, authorizer_function=fn["authorizer"])
+        self.schedule = ConsolidationSchedule(
+            self, "Schedule", function=fn["consolidate"], schedule=props.consolidation_schedule
+        )
+        self.monitoring = RearviewMonitoring(
+            self,
+            "Monitoring",
+            functions=fn,
+            dead_letter_queues={
+                "WriteDlq": self.queues.dead_letter_queue,
+                "IndexSyncFailures": self.queues.index_failures,
+            },
+            write_queue=self.queues.queue,
+            stream_consumer=fn["index_sync"],
+            api=self.api.api,
+            alarm_email=props.alarm_email,
+        )
+
+        # What the CLI (`rearview reindex`, a remote client) needs to find the deployment.
+        CfnOutput(self, "ApiUrl", value=self.api.url)
+        CfnOutput(self, "McpUrl", value=self.api.url + "mcp")
+        CfnOutput(self, "TableName", value=self.storage.table.table_name)
+        CfnOutput(self, "WriteQueueUrl", value=self.queues.queue.queue_url)
+        CfnOutput(self, "WriteDeadLetterQueueUrl", value=self.queues.dead_letter_queue.queue_url)
+        CfnOutput(self, "OpenSearchEndpoint", value=self.search.endpoint)

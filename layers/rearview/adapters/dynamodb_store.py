@@ -1,0 +1,753 @@
+"""The AWS backend's source of truth: MemoryStore on one DynamoDB table (single-table design).
+
+Items (`pk`, `sk` strings):
+
+- working memory: `NS#<namespace>` / `WM#<session_id>#<key>`, with `ttl` (epoch seconds) for DynamoDB TTL. TTL
+  deletion is lazy (up to 48 h), so every read also filters on `expires_at`.
+- episodes: `NS#<namespace>` / `EP#<id>`; facts: `NS#<namespace>` / `FACT#<id>`. Every model field is an attribute
+  (datetimes as fixed-width ISO 8601 UTC strings, so they sort as text; lists as L; absent optional fields are
+  absent attributes), plus `occurred_epoch` (episode's occurred_at or fact's last_confirmed_at) for range filters
+  and `vec`, the embedding as float32 little-endian bytes.
+- namespace state: `NS#<namespace>` / `STATE`: generation, last_write_at, recall_count, recall_hits.
+- the embedder the vectors were made with: `META` / `EMBEDDER` (one table, one embedder).
+- API keys live under `APIKEY#...` (the tenancy adapter's; never read here).
+
+Global secondary indexes, all KEYS_ONLY (reads go back to the table with a consistent BatchGetItem, so a GSI entry
+that lags a delete or an update is never returned as data, and adding a model field needs no index rebuild):
+
+- `by_time`: `gsi_time_pk` = `NS#<namespace>#<layer>`, `gsi_time_sk` = `<time ISO>#<id>`: listing by time range.
+- `by_created`: `gsi_created_pk` = `NS#<namespace>`, `gsi_created_sk` = `<created ISO>#<id>` (episodes only):
+  the namespace's newest episodes, for read-your-writes while the search index catches up.
+- `unconsolidated` (sparse): `uc_pk` = `UC#<0..3>` (shard by namespace), `uc_sk` = `<namespace>#<occurred ISO>#<id>`,
+  present only while an episode is unconsolidated: which namespaces the scheduled consolidation has work in.
+
+Lookup by id needs no index: an id lives at one of two keys (`EP#` or `FACT#`), and one consistent BatchGetItem
+reads both, for up to 50 ids per call.
+
+`apply` is one TransactWriteItems: puts for inserts (`attribute_not_exists(pk)`), updates conditioned on
+`version = stored version` (optimistic locking), deletes, and the namespace state. A ChangeSet of more than
+100 actions is split into consecutive transactions, each atomic on its own: a failure in a later one leaves the
+earlier ones applied. The write path never builds such a set (a batch holds at most 100 memories); forgetting
+thousands of memories at once can, and re-running it finishes the job.
+"""
+
+from __future__ import annotations
+
+import base64
+import heapq
+import itertools
+import json
+import math
+import zlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from rearview.clock import SystemClock
+from rearview.errors import ConcurrentUpdate, EmbeddingMismatch, InvalidInput
+from rearview.model import Episode, Fact, Memory, Stats, StoredLayer, WorkingEntry, as_utc
+from rearview.ports import ChangeSet, Clock, MemoryFilter
+from rearview.settings import AwsSettings
+
+Item = dict[str, Any]
+
+TTL_ATTRIBUTE = "ttl"
+BY_TIME_INDEX = "by_time"
+BY_CREATED_INDEX = "by_created"
+UNCONSOLIDATED_INDEX = "unconsolidated"
+UNCONSOLIDATED_SHARDS = 4
+MAX_TRANSACTION_ACTIONS = 100
+_BATCH_GET_KEYS = 100
+_BATCH_WRITE_ITEMS = 25
+
+_LAYERS: tuple[StoredLayer, ...] = ("episodic", "semantic")
+_SK_PREFIX: dict[str, str] = {"episodic": "EP#", "semantic": "FACT#"}
+_STATE_SK = "STATE"
+_META_KEY: Item = {"pk": {"S": "META"}, "sk": {"S": "EMBEDDER"}}
+_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+_DATETIME_FIELDS = frozenset({"last_accessed_at", "created_at", "occurred_at", "last_confirmed_at", "superseded_at"})
+_FIELDS: dict[str, frozenset[str]] = {
+    "episodic": frozenset(Episode.model_fields),
+    "semantic": frozenset(Fact.model_fields),
+}
+# Optional attributes of each layer: absent from the item when None (an update REMOVEs them).
+_OPTIONAL: dict[str, tuple[str, ...]] = {
+    "episodic": ("last_accessed_at", "event_type", "outcome", "session_id", "uc_pk", "uc_sk"),
+    "semantic": ("last_accessed_at", "dimension", "superseded_by", "superseded_at"),
+}
+# Everything a memory is read back from (never `vec`, which only get_vectors reads).
+_MEMORY_ATTRIBUTES = tuple(sorted(_FIELDS["episodic"] | _FIELDS["semantic"]))
+
+
+def table_definition(table_name: str) -> dict[str, Any]:
+    """The CreateTable request of the table this store expects (the CDK app declares the same; TTL is `ttl`)."""
+    key_names = ["pk", "sk", "gsi_time_pk", "gsi_time_sk", "gsi_created_pk", "gsi_created_sk", "uc_pk", "uc_sk"]
+
+    def index(name: str, partition: str, sort: str) -> dict[str, Any]:
+        return {
+            "IndexName": name,
+            "KeySchema": [
+                {"AttributeName": partition, "KeyType": "HASH"},
+                {"AttributeName": sort, "KeyType": "RANGE"},
+            ],
+            "Projection": {"ProjectionType": "KEYS_ONLY"},
+        }
+
+    return {
+        "TableName": table_name,
+        "BillingMode": "PAY_PER_REQUEST",
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        "AttributeDefinitions": [{"AttributeName": name, "AttributeType": "S"} for name in key_names],
+        "GlobalSecondaryIndexes": [
+            index(BY_TIME_INDEX, "gsi_time_pk", "gsi_time_sk"),
+            index(BY_CREATED_INDEX, "gsi_created_pk", "gsi_created_sk"),
+            index(UNCONSOLIDATED_INDEX, "uc_pk", "uc_sk"),
+        ],
+        "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+    }
+
+
+def create_table(client: Any, table_name: str) -> None:
+    """Create the table with its TTL (for tests on moto and for a scratch account; production uses the CDK app)."""
+    client.create_table(**table_definition(table_name))
+    client.get_waiter("table_exists").wait(TableName=table_name)
+    client.update_time_to_live(
+        TableName=table_name, TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE}
+    )
+
+
+# --- attribute values ---------------------------------------------------------------------------------------
+
+
+def iso(value: datetime) -> str:
+    """A UTC datetime as fixed-width ISO 8601 text (microseconds, `Z`), which sorts like the instants."""
+    return as_utc(value).strftime(_TIME_FORMAT)
+
+
+def _parse_iso(text: str) -> datetime:
+    return datetime.strptime(text, _TIME_FORMAT).replace(tzinfo=UTC)
+
+
+def _number(value: float) -> dict[str, str]:
+    return {"N": repr(value) if isinstance(value, float) else str(value)}
+
+
+def _encode(name: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    if isinstance(value, int | float):
+        return _number(value)
+    if isinstance(value, datetime):
+        return {"S": iso(value)}
+    if isinstance(value, str):
+        return {"S": value}
+    if isinstance(value, list):
+        return {"L": [{"S": str(v)} for v in value]}
+    raise TypeError(f"attribute {name}: cannot store {type(value).__name__}")
+
+
+def _decode(name: str, value: Mapping[str, Any]) -> Any:
+    if "S" in value:
+        return _parse_iso(value["S"]) if name in _DATETIME_FIELDS else value["S"]
+    if "N" in value:
+        text = value["N"]
+        return float(text) if any(c in text for c in ".eE") else int(text)
+    if "BOOL" in value:
+        return bool(value["BOOL"])
+    if "L" in value:
+        return [element["S"] for element in value["L"]]
+    if "NULL" in value:
+        return None
+    raise TypeError(f"attribute {name}: unexpected attribute value {sorted(value)}")
+
+
+def namespace_pk(namespace: str) -> str:
+    return f"NS#{namespace}"
+
+
+def memory_sk(layer: str, memory_id: str) -> str:
+    return _SK_PREFIX[layer] + memory_id
+
+
+def _key(namespace: str, sk: str) -> Item:
+    return {"pk": {"S": namespace_pk(namespace)}, "sk": {"S": sk}}
+
+
+def _uc_shard(namespace: str) -> str:
+    # crc32, not hash(): the shard must be the same in every process.
+    return f"UC#{zlib.crc32(namespace.encode('utf-8')) % UNCONSOLIDATED_SHARDS}"
+
+
+def memory_attributes(memory: Memory) -> Item:
+    """Every attribute of a memory's item except its key and vector: model fields and index keys."""
+    namespace = memory.namespace
+    item: Item = {
+        name: _encode(name, value) for name, value in memory.model_dump(mode="python").items() if value is not None
+    }
+    when = iso(memory.occurred_at)
+    item["occurred_epoch"] = _number(as_utc(memory.occurred_at).timestamp())
+    item["gsi_time_pk"] = {"S": f"NS#{namespace}#{memory.layer}"}
+    item["gsi_time_sk"] = {"S": f"{when}#{memory.id}"}
+    if isinstance(memory, Episode):
+        item["gsi_created_pk"] = {"S": namespace_pk(namespace)}
+        item["gsi_created_sk"] = {"S": f"{iso(memory.created_at)}#{memory.id}"}
+        if not memory.consolidated:
+            item["uc_pk"] = {"S": _uc_shard(namespace)}
+            item["uc_sk"] = {"S": f"{namespace}#{when}#{memory.id}"}
+    return item
+
+
+def is_memory_item(item: Mapping[str, Any]) -> bool:
+    """True for an episode or fact item (not working memory, namespace state, API keys or metadata)."""
+    sk = item.get("sk", {}).get("S", "")
+    return str(item.get("pk", {}).get("S", "")).startswith("NS#") and sk.startswith(tuple(_SK_PREFIX.values()))
+
+
+def memory_from_item(item: Mapping[str, Any]) -> Memory:
+    """The memory stored in an item in DynamoDB's typed JSON (a client response or a stream image)."""
+    layer = item["layer"]["S"]
+    fields = {name: _decode(name, value) for name, value in item.items() if name in _FIELDS[layer]}
+    if layer == "episodic":
+        return Episode.model_validate(fields)
+    return Fact.model_validate(fields)
+
+
+def vector_from_item(item: Mapping[str, Any]) -> np.ndarray | None:
+    """The item's vector (float32), or None. Accepts bytes (a client response) or base64 (a Lambda stream event)."""
+    value = item.get("vec")
+    if value is None:
+        return None
+    raw = value["B"]
+    data = base64.b64decode(raw) if isinstance(raw, str) else bytes(raw)
+    return np.frombuffer(data, dtype="<f4").astype(np.float32)
+
+
+# --- the store ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Pending:
+    memory: Memory
+    vector: bytes | None
+    first_version: int
+
+
+class DynamoDBMemoryStore:
+    """MemoryStore on one DynamoDB table (see the module docstring for the layout).
+
+    `embedder_name` and `dim` are checked against the table's record of the embedder its vectors were made with
+    (recorded by the first store that opens the table); without them the store adopts the recorded ones.
+    """
+
+    def __init__(
+        self,
+        table_name: str,
+        *,
+        client: Any = None,
+        clock: Clock | None = None,
+        settings: AwsSettings | None = None,
+        embedder_name: str | None = None,
+        dim: int | None = None,
+    ) -> None:
+        if client is None:
+            from rearview.adapters.aws_clients import boto3_client
+
+            client = boto3_client("dynamodb", settings)
+        self._client = client
+        self._table = table_name
+        self._clock: Clock = clock or SystemClock()
+        self.embedder_name, self.dim = self._check_embedder(embedder_name, dim)
+
+    @property
+    def client(self) -> Any:
+        """The boto3 DynamoDB client (shared with the API-key store on the same table)."""
+        return self._client
+
+    @property
+    def table_name(self) -> str:
+        return self._table
+
+    # embedder record
+
+    def _check_embedder(self, name: str | None, dim: int | None) -> tuple[str, int]:
+        stored = self._client.get_item(TableName=self._table, Key=_META_KEY, ConsistentRead=True).get("Item")
+        if stored is None:
+            if name is None or dim is None:
+                return name or "unknown", dim or 0
+            record = {**_META_KEY, "embedder_name": {"S": name}, "embedding_dim": {"N": str(dim)}}
+            try:
+                self._client.put_item(
+                    TableName=self._table, Item=record, ConditionExpression="attribute_not_exists(pk)"
+                )
+                return name, dim
+            except self._client.exceptions.ConditionalCheckFailedException:
+                # Another process recorded its embedder first: check against that one.
+                stored = self._client.get_item(TableName=self._table, Key=_META_KEY, ConsistentRead=True)["Item"]
+        stored_name = stored["embedder_name"]["S"]
+        stored_dim = int(stored["embedding_dim"]["N"])
+        if (name is not None and name != stored_name) or (dim is not None and dim != stored_dim):
+            raise EmbeddingMismatch(
+                f"table {self._table} holds vectors made by embedder {stored_name!r} (dim {stored_dim}), but the "
+                f"configured embedder is {name!r} (dim {dim}). Configure the original embedder, or rebuild the "
+                "vectors with `rearview reindex`.",
+                field="embedder",
+            )
+        return stored_name, stored_dim
+
+    # working memory
+
+    def put_working(self, entry: WorkingEntry) -> None:
+        """Insert or replace one entry; DynamoDB TTL removes it some time after it expires."""
+        expires = as_utc(entry.expires_at)
+        self._client.put_item(
+            TableName=self._table,
+            Item={
+                **_key(entry.namespace, f"WM#{entry.session_id}#{entry.key}"),
+                "namespace": {"S": entry.namespace},
+                "session_id": {"S": entry.session_id},
+                "key": {"S": entry.key},
+                "value_json": {"S": json.dumps(entry.value, ensure_ascii=False)},
+                "updated_at": {"S": iso(entry.updated_at)},
+                "expires_at": {"S": iso(expires)},
+                TTL_ATTRIBUTE: {"N": str(math.ceil(expires.timestamp()))},
+            },
+        )
+
+    def get_working(self, namespace: str, session_id: str, now: datetime) -> list[WorkingEntry]:
+        """Unexpired entries of the session, by key (expired ones that TTL has not removed yet are filtered)."""
+        items = self._query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            FilterExpression="expires_at > :now",
+            ExpressionAttributeValues={
+                ":pk": {"S": namespace_pk(namespace)},
+                ":prefix": {"S": f"WM#{session_id}#"},
+                ":now": {"S": iso(now)},
+            },
+        )
+        return [
+            WorkingEntry.model_construct(
+                namespace=namespace,
+                session_id=session_id,
+                key=item["key"]["S"],
+                value=json.loads(item["value_json"]["S"]),
+                updated_at=_parse_iso(item["updated_at"]["S"]),
+                expires_at=_parse_iso(item["expires_at"]["S"]),
+            )
+            for item in items
+        ]
+
+    def clear_working(self, namespace: str, session_id: str | None = None) -> int:
+        """Delete the session's entries (every session's with None); return how many were unexpired."""
+        prefix = "WM#" if session_id is None else f"WM#{session_id}#"
+        items = list(
+            self._query(
+                KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+                ExpressionAttributeValues={":pk": {"S": namespace_pk(namespace)}, ":prefix": {"S": prefix}},
+                ProjectionExpression="pk, sk, expires_at",
+            )
+        )
+        self._batch_delete([{"pk": item["pk"], "sk": item["sk"]} for item in items])
+        now = iso(self._clock.now())
+        return sum(1 for item in items if item["expires_at"]["S"] > now)
+
+    # writes
+
+    def _collapse(self, namespace: str, changes: ChangeSet) -> dict[str, _Pending]:
+        """One write per id: the last state wins; a chain v1 -> v2 inside one set is allowed."""
+        pending: dict[str, _Pending] = {}
+        for memory, vector in changes.upserts:
+            if memory.namespace != namespace:
+                raise InvalidInput(
+                    f"memory {memory.id} belongs to namespace {memory.namespace!r}, not {namespace!r}",
+                    field="namespace",
+                )
+            blob = self._vector_bytes(vector) if vector is not None else None
+            previous = pending.get(memory.id)
+            if previous is None:
+                pending[memory.id] = _Pending(memory, blob, memory.version)
+                continue
+            if memory.layer != previous.memory.layer or memory.version != previous.memory.version + 1:
+                raise ConcurrentUpdate(
+                    f"memory {memory.id}: version {memory.version} follows version {previous.memory.version} "
+                    "in the same change set"
+                )
+            pending[memory.id] = _Pending(memory, blob or previous.vector, previous.first_version)
+        return pending
+
+    def _vector_bytes(self, vector: np.ndarray) -> bytes:
+        array = np.asarray(vector, dtype="<f4").reshape(-1)
+        if self.dim and array.shape[0] != self.dim:
+            raise InvalidInput(f"vector: expected dimension {self.dim}, got {array.shape[0]}", field="vector")
+        return array.tobytes()
+
+    def apply(self, namespace: str, changes: ChangeSet) -> None:
+        """Apply the upserts and deletes in one transaction (split past 100 actions; see the module docstring).
+
+        A failed condition (an insert of an existing id, a stale version) raises ConcurrentUpdate.
+        """
+        if not changes:
+            return
+        pending = self._collapse(namespace, changes)
+        deletes = list(dict.fromkeys(changes.deletes))
+        for memory_id in deletes:
+            # Applied after the upserts in the other backends, so the delete wins; one transaction cannot
+            # touch an item twice.
+            pending.pop(memory_id, None)
+        inserts = [p.memory for p in pending.values() if p.first_version <= 1]
+        other_layer = [
+            (m.id, "semantic" if m.layer == "episodic" else "episodic") for m in inserts
+        ]
+        located = self._locate(namespace, [memory_id for memory_id, _ in other_layer] + deletes)
+        for memory_id, layer in other_layer:
+            if layer in located.get(memory_id, ()):
+                raise ConcurrentUpdate(f"memory {memory_id} already exists as a {layer} memory")
+        actions: list[Item] = []
+        for item in pending.values():
+            actions.append(self._upsert_action(namespace, item))
+        for memory_id in deletes:
+            for layer in located.get(memory_id, ()):
+                actions.append(
+                    {"Delete": {"TableName": self._table, "Key": _key(namespace, memory_sk(layer, memory_id))}}
+                )
+        state = {
+            "Update": {
+                "TableName": self._table,
+                "Key": _key(namespace, _STATE_SK),
+                "UpdateExpression": "ADD generation :one SET last_write_at = :now",
+                "ExpressionAttributeValues": {":one": {"N": "1"}, ":now": {"S": iso(self._clock.now())}},
+            }
+        }
+        chunks = [actions[i : i + MAX_TRANSACTION_ACTIONS] for i in range(0, len(actions), MAX_TRANSACTION_ACTIONS)]
+        if not chunks or len(chunks[-1]) < MAX_TRANSACTION_ACTIONS:
+            if chunks:
+                chunks[-1].append(state)
+            else:
+                chunks.append([state])
+        else:
+            chunks.append([state])
+        for chunk in chunks:
+            self._transact(chunk)
+
+    def _upsert_action(self, namespace: str, pending: _Pending) -> Item:
+        memory = pending.memory
+        attributes = memory_attributes(memory)
+        key = _key(namespace, memory_sk(memory.layer, memory.id))
+        if pending.first_version <= 1:
+            item = {**key, **attributes}
+            if pending.vector is not None:
+                item["vec"] = {"B": pending.vector}
+            return {
+                "Put": {"TableName": self._table, "Item": item, "ConditionExpression": "attribute_not_exists(pk)"}
+            }
+        if pending.vector is not None:
+            attributes["vec"] = {"B": pending.vector}
+        names: dict[str, str] = {}
+        values: Item = {":expected": {"N": str(pending.first_version - 1)}}
+        sets: list[str] = []
+        for i, (name, value) in enumerate(attributes.items()):
+            names[f"#a{i}"] = name
+            values[f":a{i}"] = value
+            sets.append(f"#a{i} = :a{i}")
+        removes: list[str] = []
+        for i, name in enumerate(n for n in _OPTIONAL[memory.layer] if n not in attributes):
+            names[f"#r{i}"] = name
+            removes.append(f"#r{i}")
+        names["#version"] = "version"
+        expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
+        return {
+            "Update": {
+                "TableName": self._table,
+                "Key": key,
+                "UpdateExpression": expression,
+                "ConditionExpression": "#version = :expected",
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": values,
+            }
+        }
+
+    def _transact(self, actions: list[Item]) -> None:
+        try:
+            self._client.transact_write_items(TransactItems=actions)
+        except self._client.exceptions.TransactionCanceledException as exc:
+            reasons = [r.get("Code", "") for r in exc.response.get("CancellationReasons", [])]
+            if "ConditionalCheckFailed" in reasons or "TransactionConflict" in reasons:
+                failed = [
+                    _describe_action(action)
+                    for action, code in zip(actions, reasons, strict=False)
+                    if code in ("ConditionalCheckFailed", "TransactionConflict")
+                ]
+                raise ConcurrentUpdate(
+                    f"write refused: {', '.join(failed)} changed or exists already (retry with fresh data)"
+                ) from exc
+            raise
+
+    # reads
+
+    def _locate(self, namespace: str, ids: Sequence[str]) -> dict[str, list[StoredLayer]]:
+        """The layers under which each id is stored (normally one)."""
+        keys = [_key(namespace, memory_sk(layer, memory_id)) for memory_id in dict.fromkeys(ids) for layer in _LAYERS]
+        found: dict[str, list[StoredLayer]] = {}
+        for item in self._batch_get(keys, "sk"):
+            sk = item["sk"]["S"]
+            layer: StoredLayer = "episodic" if sk.startswith("EP#") else "semantic"
+            found.setdefault(sk.split("#", 1)[1], []).append(layer)
+        return found
+
+    def get(self, namespace: str, memory_id: str) -> Memory | None:
+        """The memory with this id in this namespace, of either layer (a consistent read)."""
+        return self.get_many(namespace, [memory_id]).get(memory_id)
+
+    def get_many(self, namespace: str, ids: Sequence[str]) -> dict[str, Memory]:
+        """The memories found among `ids`, by id (missing ids are absent)."""
+        keys = [_key(namespace, memory_sk(layer, memory_id)) for memory_id in dict.fromkeys(ids) for layer in _LAYERS]
+        memories = (memory_from_item(item) for item in self._batch_get(keys, _MEMORY_ATTRIBUTES))
+        return {m.id: m for m in memories}
+
+    def get_vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors (float32) of those of `ids` that have one."""
+        keys = [_key(namespace, memory_sk(layer, memory_id)) for memory_id in dict.fromkeys(ids) for layer in _LAYERS]
+        vectors: dict[str, np.ndarray] = {}
+        for item in self._batch_get(keys, ("id", "vec")):
+            vector = vector_from_item(item)
+            if vector is not None:
+                vectors[item["id"]["S"]] = vector
+        return vectors
+
+    def list_memories(self, namespace: str, flt: MemoryFilter, limit: int | None = None) -> list[Memory]:
+        """Matching memories, oldest first (episodes by occurred_at, facts by last_confirmed_at).
+
+        Walks the `by_time` index (the time range is its key condition) and reads each page back from the table;
+        the other conditions are evaluated on the items read.
+        """
+        if limit is not None and limit <= 0:
+            return []
+        if flt.ids is not None:
+            chosen = [m for m in self.get_many(namespace, flt.ids).values() if flt.matches(m)]
+            chosen.sort(key=lambda m: (iso(m.occurred_at), m.id))
+            return chosen if limit is None else chosen[:limit]
+        streams = [self._listed(namespace, layer, flt) for layer in dict.fromkeys(flt.layers)]
+        merged = heapq.merge(*streams, key=lambda m: (iso(m.occurred_at), m.id))
+        return list(itertools.islice(merged, limit))
+
+    def _listed(self, namespace: str, layer: StoredLayer, flt: MemoryFilter) -> Iterator[Memory]:
+        condition = "gsi_time_pk = :p"
+        values: Item = {":p": {"S": f"NS#{namespace}#{layer}"}}
+        if flt.since is not None and flt.until is not None:
+            # `<until ISO>` sorts before every `<until ISO>#<id>`, so BETWEEN keeps the upper bound exclusive.
+            condition += " AND gsi_time_sk BETWEEN :since AND :until"
+            values.update({":since": {"S": iso(flt.since)}, ":until": {"S": iso(flt.until)}})
+        elif flt.since is not None:
+            condition += " AND gsi_time_sk >= :since"
+            values[":since"] = {"S": iso(flt.since)}
+        elif flt.until is not None:
+            condition += " AND gsi_time_sk < :until"
+            values[":until"] = {"S": iso(flt.until)}
+        for page in self._query_pages(
+            IndexName=BY_TIME_INDEX, KeyConditionExpression=condition, ExpressionAttributeValues=values
+        ):
+            keys = [{"pk": item["pk"], "sk": item["sk"]} for item in page]
+            found = {m.id: m for m in map(memory_from_item, self._batch_get(keys, _MEMORY_ATTRIBUTES))}
+            ordered = sorted(found.values(), key=lambda m: (iso(m.occurred_at), m.id))
+            yield from (m for m in ordered if m.layer == layer and flt.matches(m))
+
+    def _facts(self, namespace: str) -> list[Fact]:
+        items = self._query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues={":pk": {"S": namespace_pk(namespace)}, ":prefix": {"S": "FACT#"}},
+            **_projection(_MEMORY_ATTRIBUTES),
+        )
+        return [m for m in map(memory_from_item, items) if isinstance(m, Fact)]
+
+    def active_fact_for_dimension(self, namespace: str, dimension: str) -> Fact | None:
+        """The active fact on this dimension (the latest confirmed if, against the rules, several are)."""
+        active = [f for f in self._facts(namespace) if f.dimension == dimension and f.status == "active"]
+        return max(active, key=lambda f: (f.last_confirmed_at, f.id), default=None)
+
+    def facts_citing(self, namespace: str, episode_ids: Iterable[str]) -> list[Fact]:
+        """Facts (active or superseded) whose provenance names any of the episodes, oldest first."""
+        wanted = set(episode_ids)
+        if not wanted:
+            return []
+        citing = [f for f in self._facts(namespace) if wanted.intersection(f.provenance)]
+        return sorted(citing, key=lambda f: (f.last_confirmed_at, f.id))
+
+    def recent_episodes(self, namespace: str, since: datetime, limit: int = 200) -> list[Episode]:
+        """Episodes created at or after `since`, newest first (the `by_created` index, read back consistently)."""
+        if limit <= 0:
+            return []
+        response = self._client.query(
+            TableName=self._table,
+            IndexName=BY_CREATED_INDEX,
+            KeyConditionExpression="gsi_created_pk = :p AND gsi_created_sk >= :since",
+            ExpressionAttributeValues={":p": {"S": namespace_pk(namespace)}, ":since": {"S": iso(since)}},
+            ScanIndexForward=False,
+            Limit=limit,
+        )
+        keys = [{"pk": item["pk"], "sk": item["sk"]} for item in response.get("Items", [])]
+        episodes = [
+            m for m in map(memory_from_item, self._batch_get(keys, _MEMORY_ATTRIBUTES)) if isinstance(m, Episode)
+        ]
+        episodes = [e for e in episodes if e.created_at >= as_utc(since)]
+        return sorted(episodes, key=lambda e: (e.created_at, e.id), reverse=True)
+
+    def list_namespaces_with_unconsolidated(self) -> list[str]:
+        """Every namespace holding at least one unconsolidated episode (for the scheduled consolidation).
+
+        A skip scan of the sparse `unconsolidated` index: one single-item query per namespace and shard, however
+        many episodes each namespace holds.
+        """
+        found: list[str] = []
+        for shard in range(UNCONSOLIDATED_SHARDS):
+            after = ""
+            while True:
+                values: Item = {":p": {"S": f"UC#{shard}"}}
+                condition = "uc_pk = :p"
+                if after:
+                    condition += " AND uc_sk > :after"
+                    values[":after"] = {"S": after}
+                items = self._client.query(
+                    TableName=self._table,
+                    IndexName=UNCONSOLIDATED_INDEX,
+                    KeyConditionExpression=condition,
+                    ExpressionAttributeValues=values,
+                    Limit=1,
+                ).get("Items", [])
+                if not items:
+                    break
+                namespace = items[0]["uc_sk"]["S"].split("#", 1)[0]
+                found.append(namespace)
+                # '$' sorts right after '#' and before every character a namespace may contain next.
+                after = namespace + "$"
+        return sorted(set(found))
+
+    # counters
+
+    def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
+        """Count one access of each memory; the version does not change (the write path's locking is unaffected)."""
+        for memory_id, layers in self._locate(namespace, ids).items():
+            for layer in layers:
+                try:
+                    self._client.update_item(
+                        TableName=self._table,
+                        Key=_key(namespace, memory_sk(layer, memory_id)),
+                        UpdateExpression="ADD access_count :one SET last_accessed_at = :at",
+                        ConditionExpression="attribute_exists(pk)",
+                        ExpressionAttributeValues={":one": {"N": "1"}, ":at": {"S": iso(at)}},
+                    )
+                except self._client.exceptions.ConditionalCheckFailedException:
+                    continue  # deleted since it was recalled: nothing to count
+
+    def record_recall(self, namespace: str, hit: bool, at: datetime) -> None:
+        """Count one recall (and whether it found anything) for the namespace's hit rate."""
+        self._client.update_item(
+            TableName=self._table,
+            Key=_key(namespace, _STATE_SK),
+            UpdateExpression="ADD recall_count :one, recall_hits :hit",
+            ExpressionAttributeValues={":one": {"N": "1"}, ":hit": {"N": "1" if hit else "0"}},
+        )
+
+    def stats(self, namespace: str, now: datetime) -> Stats:
+        """Counts: working (unexpired), episodic, semantic (active), semantic_superseded; recall counters."""
+        pk = {":pk": {"S": namespace_pk(namespace)}}
+        working = sum(
+            1
+            for _ in self._query(
+                KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+                FilterExpression="expires_at > :now",
+                ExpressionAttributeValues={**pk, ":prefix": {"S": "WM#"}, ":now": {"S": iso(now)}},
+                ProjectionExpression="sk",
+            )
+        )
+        episodic = sum(
+            1
+            for _ in self._query(
+                KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+                ExpressionAttributeValues={**pk, ":prefix": {"S": "EP#"}},
+                ProjectionExpression="sk",
+            )
+        )
+        by_status: dict[str, int] = {}
+        for item in self._query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues={**pk, ":prefix": {"S": "FACT#"}},
+            ProjectionExpression="#status",
+            ExpressionAttributeNames={"#status": "status"},
+        ):
+            status = item["status"]["S"]
+            by_status[status] = by_status.get(status, 0) + 1
+        state = self._client.get_item(
+            TableName=self._table, Key=_key(namespace, _STATE_SK), ConsistentRead=True
+        ).get("Item", {})
+        recall_count = int(state.get("recall_count", {}).get("N", "0"))
+        recall_hits = int(state.get("recall_hits", {}).get("N", "0"))
+        last_write = state.get("last_write_at", {}).get("S")
+        return Stats(
+            namespace=namespace,
+            counts={
+                "working": working,
+                "episodic": episodic,
+                "semantic": by_status.get("active", 0),
+                "semantic_superseded": by_status.get("superseded", 0),
+            },
+            last_write_at=_parse_iso(last_write) if last_write else None,
+            recall_count=recall_count,
+            recall_hits=recall_hits,
+            hit_rate=(recall_hits / recall_count) if recall_count else None,
+        )
+
+    # low-level helpers
+
+    def _query_pages(self, **request: Any) -> Iterator[list[Item]]:
+        """Every page of a query on the table (consistent unless it reads an index, which cannot be)."""
+        request = {"TableName": self._table, **request}
+        if "IndexName" not in request:
+            request["ConsistentRead"] = True
+        while True:
+            response = self._client.query(**request)
+            yield response.get("Items", [])
+            last = response.get("LastEvaluatedKey")
+            if not last:
+                return
+            request["ExclusiveStartKey"] = last
+
+    def _query(self, **request: Any) -> Iterator[Item]:
+        for page in self._query_pages(**request):
+            yield from page
+
+    def _batch_get(self, keys: Sequence[Item], attributes: str | Sequence[str]) -> Iterator[Item]:
+        """The items that exist among `keys`, read consistently, in any order."""
+        projection = _projection((attributes,) if isinstance(attributes, str) else attributes)
+        for start in range(0, len(keys), _BATCH_GET_KEYS):
+            request: Item = {
+                self._table: {"Keys": list(keys[start : start + _BATCH_GET_KEYS]), "ConsistentRead": True, **projection}
+            }
+            while request:
+                response = self._client.batch_get_item(RequestItems=request)
+                yield from response.get("Responses", {}).get(self._table, [])
+                # Unprocessed keys (throttling, the 16 MB response limit) are asked again; botocore's retries
+                # already back off on throttling errors.
+                request = response.get("UnprocessedKeys") or {}
+
+    def _batch_delete(self, keys: Sequence[Item]) -> None:
+        for start in range(0, len(keys), _BATCH_WRITE_ITEMS):
+            request: Item = {
+                self._table: [{"DeleteRequest": {"Key": key}} for key in keys[start : start + _BATCH_WRITE_ITEMS]]
+            }
+            while request:
+                request = self._client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
+
+
+def _projection(attributes: Sequence[str]) -> dict[str, Any]:
+    """A ProjectionExpression (with placeholders, as several field names are reserved words)."""
+    names = {f"#p{i}": name for i, name in enumerate(attributes)}
+    return {"ProjectionExpression": ", ".join(names), "ExpressionAttributeNames": names}
+
+
+def _describe_action(action: Mapping[str, Any]) -> str:
+    (kind, body), *_ = action.items()
+    sk = body.get("Key", body.get("Item", {})).get("sk", {}).get("S", "?")
+    return f"{kind.lower()} of {sk}"

@@ -1,0 +1,183 @@
+"""The CLI against a remote Rearview server: `--url` / `REARVIEW_URL` with `--token` / `REARVIEW_TOKEN`.
+
+A small urllib client over the HTTP API (the same routes the local server and Lambda serve), so remember, recall,
+forget, consolidate, stats and keys work the same against a laptop's data directory and a deployed service.
+The server's JSON errors come back as the matching domain errors, so the CLI reports them the way it reports
+local ones (`error: <message>`, exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote, urlencode, urlsplit
+
+import click
+
+from rearview.errors import (
+    ConfigurationError,
+    InvalidInput,
+    NamespaceForbidden,
+    NotFound,
+    RearviewError,
+    Unauthorized,
+)
+from rearview.model import (
+    ConsolidateRequest,
+    ConsolidateResult,
+    ForgetReceipt,
+    ForgetRequest,
+    MemoryWrite,
+    RecallQuery,
+    RecallResponse,
+    Stats,
+    WriteResult,
+    validate_namespace,
+)
+
+# Recall and consolidation on a cold Lambda can take a few seconds; past this the server is not answering.
+DEFAULT_TIMEOUT_SECONDS = 60.0
+
+_ERRORS: dict[int, type[RearviewError]] = {
+    401: Unauthorized,
+    403: NamespaceForbidden,
+    404: NotFound,
+    422: InvalidInput,
+}
+
+
+class RemoteError(RearviewError):
+    """The server answered with an error that has no more specific domain error (400, 409, 5xx ...)."""
+
+    def __init__(self, status: int, code: str, message: str, field: str | None = None) -> None:
+        super().__init__(message, field=field)
+        self.status = status
+        self.code = code
+
+
+@dataclass(frozen=True)
+class RemoteTarget:
+    """Where the CLI's commands go when `--url` is given: set once by the app's callback."""
+
+    url: str
+    token: str | None
+
+    def client(self) -> RemoteClient:
+        return RemoteClient(self.url, self.token)
+
+
+def remote_target() -> RemoteTarget | None:
+    """The `--url` target of the running command, or None to use the local data directory."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return None
+    obj = ctx.find_root().obj
+    return obj if isinstance(obj, RemoteTarget) else None
+
+
+def _ns(namespace: str) -> str:
+    return quote(validate_namespace(namespace), safe=":@")
+
+
+class RemoteClient:
+    """The HTTP API over urllib, with `Authorization: Bearer <key>` on every request."""
+
+    def __init__(self, base_url: str, token: str | None = None, *, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> None:
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ConfigurationError(f"url: expected http(s)://host[:port] (got {base_url[:200]!r})", field="url")
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+
+    def request(self, method: str, path: str, body: Any = None, query: dict[str, str] | None = None) -> Any:
+        """Send one request; return the parsed JSON body, or raise the domain error the server reported."""
+        url = self.base_url + path + (f"?{urlencode(query)}" if query else "")
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        headers = {"Accept": "application/json", "User-Agent": "rearview-cli"}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        req = urllib.request.Request(url, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                raw = resp.read()
+        except urllib.error.HTTPError as err:
+            with err:
+                raise _error_from(err.code, err.read()) from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise ConfigurationError(f"url: cannot reach {self.base_url} ({reason})", field="url") from None
+        return json.loads(raw) if raw else None
+
+    # --- the operations -----------------------------------------------------------------------------------
+
+    def write(self, namespace: str, item: MemoryWrite) -> WriteResult:
+        body = item.model_dump(mode="json", exclude_none=True)
+        return WriteResult.model_validate(self.request("POST", f"/v1/namespaces/{_ns(namespace)}/memories", body))
+
+    def recall(self, namespace: str, query: RecallQuery) -> RecallResponse:
+        body = query.model_dump(mode="json", exclude_none=True)
+        return RecallResponse.model_validate(self.request("POST", f"/v1/namespaces/{_ns(namespace)}/recall", body))
+
+    def forget(self, namespace: str, request: ForgetRequest) -> ForgetReceipt:
+        body = request.model_dump(mode="json", exclude_none=True)
+        return ForgetReceipt.model_validate(self.request("POST", f"/v1/namespaces/{_ns(namespace)}/forget", body))
+
+    def forget_one(self, namespace: str, memory_id: str, cascade: bool = True) -> ForgetReceipt:
+        path = f"/v1/namespaces/{_ns(namespace)}/memories/{quote(memory_id, safe='')}"
+        return ForgetReceipt.model_validate(
+            self.request("DELETE", path, query={"cascade": "true" if cascade else "false"})
+        )
+
+    def consolidate(self, namespace: str, request: ConsolidateRequest) -> ConsolidateResult:
+        body = request.model_dump(mode="json", exclude_none=True)
+        path = f"/v1/namespaces/{_ns(namespace)}/consolidate"
+        return ConsolidateResult.model_validate(self.request("POST", path, body))
+
+    def stats(self, namespace: str) -> Stats:
+        return Stats.model_validate(self.request("GET", f"/v1/namespaces/{_ns(namespace)}/stats"))
+
+    # --- keys (admin) -------------------------------------------------------------------------------------
+
+    def create_key(
+        self,
+        namespace: str,
+        permissions: list[str],
+        expires_at: datetime | None = None,
+        description: str | None = None,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"namespace": namespace, "permissions": permissions}
+        if expires_at is not None:
+            body["expires_at"] = expires_at.isoformat()
+        if description is not None:
+            body["description"] = description
+        return dict(self.request("POST", "/v1/keys", body))
+
+    def list_keys(self) -> list[dict[str, Any]]:
+        return list(self.request("GET", "/v1/keys")["keys"])
+
+    def revoke_key(self, key_id: str) -> dict[str, Any]:
+        return dict(self.request("DELETE", f"/v1/keys/{quote(key_id, safe='')}"))
+
+
+def _error_from(status: int, raw: bytes) -> RearviewError:
+    """The domain error for an error response in the API's `{error, message, field?}` shape."""
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        return RemoteError(status, "http_error", f"server answered HTTP {status}")
+    code = str(body.get("error") or "http_error")
+    message = str(body.get("message") or f"server answered HTTP {status}")
+    field = body.get("field") if isinstance(body.get("field"), str) else None
+    error_class = _ERRORS.get(status)
+    if error_class is not None:
+        return error_class(message, field=field)
+    return RemoteError(status, code, message, field)

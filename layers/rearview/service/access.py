@@ -1,0 +1,373 @@
+"""Tenancy and access control: API keys scoped to a namespace, with permissions, expiry and revocation.
+
+A key reads `rv_<key id>_<secret>`. Only a hash of the secret is stored (SQLite locally, DynamoDB on AWS), so
+the plaintext is shown once, at creation, and never again. A key's scope is a namespace: the key reaches that
+namespace and every namespace under it (`acme` reaches `acme:u-42`, not `acme2`; see model.namespace_within).
+
+Two credentials are not stored keys: the bootstrap admin token (`REARVIEW_API_TOKEN`, every namespace, every
+permission; it exists so the first keys can be created over HTTP) and the open loopback development mode of the
+local server (no keys configured at all), represented by `Principal.open_local()`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from rearview.errors import ConcurrentUpdate, InvalidInput, NamespaceForbidden, NotFound, Unauthorized
+from rearview.model import UtcDatetime, namespace_within, validate_namespace
+from rearview.ports import Clock, KeyStore
+
+KEY_PREFIX = "rv_"
+# 16 hex characters (64 bits): unique enough that a collision is a retry, short enough to read in a log line.
+KEY_ID_PATTERN = r"^[0-9a-f]{16}$"
+_KEY_ID = re.compile(KEY_ID_PATTERN)
+# 32 random bytes: a secret that cannot be guessed, which is what makes a fast hash safe (see _secret_hash).
+_SECRET_BYTES = 32
+_HASH_SCHEME = "sha256"
+# The scope of the bootstrap admin token and of the open mode. Not a namespace (validate_namespace refuses
+# '*'), so no key can be given it and no namespace can be mistaken for it.
+ALL_NAMESPACES = "*"
+BOOTSTRAP_KEY_ID = "bootstrap-admin-token"
+OPEN_LOCAL_KEY_ID = "open-local"
+_CREATE_ATTEMPTS = 3
+
+
+class Permission(StrEnum):
+    READ = "read"
+    WRITE = "write"
+    FORGET = "forget"
+    CONSOLIDATE = "consolidate"
+    ADMIN = "admin"
+
+
+ALL_PERMISSIONS: frozenset[Permission] = frozenset(Permission)
+
+
+def canonical_permissions(values: Iterable[str | Permission]) -> list[Permission]:
+    """Deduplicated permissions in the enum's order (read, write, forget, consolidate, admin)."""
+    wanted = set()
+    for value in values:
+        try:
+            wanted.add(Permission(str(value).strip().lower()))
+        except ValueError:
+            allowed = ", ".join(p.value for p in Permission)
+            raise InvalidInput(
+                f"permissions: unknown permission {str(value)[:40]!r} (allowed: {allowed})", field="permissions"
+            ) from None
+    return [p for p in Permission if p in wanted]
+
+
+def parse_permissions(text: str) -> list[Permission]:
+    """`"read,write"` -> [read, write]; the comma-joined form of the CLI and of the authorizer context."""
+    parts = [part for part in text.split(",") if part.strip()]
+    return canonical_permissions(parts)
+
+
+class ApiKey(BaseModel):
+    """A stored key: everything but the secret itself."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    key_id: str = Field(pattern=KEY_ID_PATTERN)
+    scope: str = Field(description="The namespace the key reaches, with every namespace under it")
+    permissions: list[Permission] = Field(min_length=1)
+    created_at: UtcDatetime
+    expires_at: UtcDatetime | None = None
+    revoked_at: UtcDatetime | None = None
+    secret_hash: str
+    description: str | None = Field(None, max_length=200)
+
+    @field_validator("scope")
+    @classmethod
+    def _scope_is_a_namespace(cls, value: str) -> str:
+        return validate_namespace(value)
+
+    @field_validator("permissions")
+    @classmethod
+    def _canonical(cls, value: list[Permission]) -> list[Permission]:
+        return canonical_permissions(value)
+
+    def active_at(self, now: datetime) -> bool:
+        return self.revoked_at is None and (self.expires_at is None or now < self.expires_at)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: the key (or bootstrap token, or open mode) behind a request, its scope and permissions."""
+
+    key_id: str
+    scope: str
+    permissions: frozenset[Permission]
+    # True only in the open loopback development mode, so edges can say that nobody was authenticated.
+    open: bool = False
+
+    @classmethod
+    def open_local(cls) -> Principal:
+        """The open loopback development mode: no keys configured, so every request may do everything."""
+        return cls(key_id=OPEN_LOCAL_KEY_ID, scope=ALL_NAMESPACES, permissions=ALL_PERMISSIONS, open=True)
+
+    @classmethod
+    def bootstrap_admin(cls) -> Principal:
+        """The static admin credential (REARVIEW_API_TOKEN): every namespace, every permission."""
+        return cls(key_id=BOOTSTRAP_KEY_ID, scope=ALL_NAMESPACES, permissions=ALL_PERMISSIONS)
+
+    @classmethod
+    def of_key(cls, key: ApiKey) -> Principal:
+        return cls(key_id=key.key_id, scope=key.scope, permissions=frozenset(key.permissions))
+
+    @classmethod
+    def from_authorizer_context(cls, context: Mapping[str, Any]) -> Principal:
+        """The principal a Lambda authorizer put in `requestContext.authorizer.lambda`.
+
+        Raises Unauthorized if the context lacks a field: a half-filled context is a misconfigured authorizer,
+        and failing closed is the only safe answer.
+        """
+        key_id, scope, permissions = (context.get(name) for name in ("key_id", "scope", "permissions"))
+        if not isinstance(key_id, str) or not isinstance(scope, str) or not isinstance(permissions, str):
+            raise Unauthorized("authorization: the authorizer context lacks key_id, scope or permissions")
+        if scope != ALL_NAMESPACES:
+            try:
+                validate_namespace(scope)
+            except InvalidInput:
+                raise Unauthorized("authorization: the authorizer context carries an invalid scope") from None
+        try:
+            granted = frozenset(parse_permissions(permissions))
+        except InvalidInput:
+            raise Unauthorized("authorization: the authorizer context carries an unknown permission") from None
+        return cls(key_id=key_id, scope=scope, permissions=granted)
+
+    def authorizer_context(self) -> dict[str, str]:
+        """What a Lambda authorizer passes on (values must be strings, numbers or booleans)."""
+        return {
+            "key_id": self.key_id,
+            "scope": self.scope,
+            "permissions": ",".join(p.value for p in Permission if p in self.permissions),
+        }
+
+    def reaches(self, namespace: str) -> bool:
+        """True if `namespace` lies within this principal's scope."""
+        return self.scope == ALL_NAMESPACES or namespace_within(namespace, self.scope)
+
+
+def _secret_hash(key_id: str, secret: str) -> str:
+    """The stored form of a secret: SHA-256 over the key id and the secret.
+
+    A slow password hash (bcrypt, scrypt, argon2) exists to make guessing a low-entropy password expensive. Our
+    secrets are 256 random bits made by `secrets`, so there is nothing to guess: one SHA-256 is as strong here
+    and keeps authentication (on every request, and in the Lambda authorizer) cheap. The key id is mixed in so
+    that the same secret under two ids would hash differently.
+    """
+    digest = hashlib.sha256(f"{key_id}:{secret}".encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{_HASH_SCHEME}:{digest}"
+
+
+# Compared against when the key id is unknown, so that an unknown id costs the same time as a wrong secret.
+_DUMMY_HASH = _secret_hash("0" * 16, "no-such-key")
+
+
+def split_key(plaintext: str) -> tuple[str, str]:
+    """`rv_<key id>_<secret>` -> (key id, secret); raises Unauthorized if it has another shape."""
+    if not plaintext.startswith(KEY_PREFIX):
+        raise Unauthorized("authorization: malformed API key (expected rv_<key id>_<secret>)")
+    key_id, sep, secret = plaintext[len(KEY_PREFIX) :].partition("_")
+    if not sep or not secret or not _KEY_ID.match(key_id):
+        raise Unauthorized("authorization: malformed API key (expected rv_<key id>_<secret>)")
+    return key_id, secret
+
+
+class AccessService:
+    """Creates, lists and revokes keys; turns an Authorization header into a Principal; checks a request."""
+
+    def __init__(self, keys: KeyStore, clock: Clock, *, admin_token: str | None = None) -> None:
+        self.keys = keys
+        self.clock = clock
+        self._admin_token = admin_token or None
+
+    @property
+    def has_admin_token(self) -> bool:
+        return self._admin_token is not None
+
+    def keys_exist(self) -> bool:
+        """True once any key was created (revoked or expired ones count: revoking must never reopen a server)."""
+        return self.keys.has_any()
+
+    # --- keys ---------------------------------------------------------------------------------------------
+
+    def create_key(
+        self,
+        scope: str,
+        permissions: Iterable[str | Permission],
+        expires_at: datetime | None = None,
+        description: str | None = None,
+    ) -> tuple[ApiKey, str]:
+        """Create a key; return it with its plaintext `rv_<key id>_<secret>`, which is never available again."""
+        validate_namespace(scope)
+        granted = canonical_permissions(permissions)
+        if not granted:
+            raise InvalidInput("permissions: at least one permission is required", field="permissions")
+        now = self.clock.now()
+        if expires_at is not None and expires_at <= now:
+            raise InvalidInput("expires_at: must be in the future", field="expires_at")
+        if description is not None and (len(description) > 200 or any(ord(c) < 32 for c in description)):
+            raise InvalidInput(
+                "description: at most 200 characters, no control characters", field="description"
+            )
+        for _ in range(_CREATE_ATTEMPTS):
+            key_id = secrets.token_hex(8)
+            secret = secrets.token_urlsafe(_SECRET_BYTES)
+            key = ApiKey(
+                key_id=key_id,
+                scope=scope,
+                permissions=granted,
+                created_at=now,
+                expires_at=expires_at,
+                secret_hash=_secret_hash(key_id, secret),
+                description=description,
+            )
+            try:
+                self.keys.put(key)
+            except ConcurrentUpdate:
+                continue  # a 64-bit id collided: draw another
+            return key, f"{KEY_PREFIX}{key_id}_{secret}"
+        raise ConcurrentUpdate("key_id: could not draw an unused key id; try again")
+
+    def create_key_as(
+        self,
+        principal: Principal,
+        scope: str,
+        permissions: Iterable[str | Permission],
+        expires_at: datetime | None = None,
+        description: str | None = None,
+    ) -> tuple[ApiKey, str]:
+        """Create a key on behalf of `principal`: within its own scope and with at most its own permissions."""
+        self.require(principal, Permission.ADMIN)
+        validate_namespace(scope)
+        if not principal.reaches(scope):
+            raise NamespaceForbidden(
+                f"namespace: this key may only create keys within its own scope {principal.scope!r}",
+                field="namespace",
+            )
+        granted = canonical_permissions(permissions)
+        extra = [p.value for p in granted if p not in principal.permissions]
+        if extra:
+            raise NamespaceForbidden(
+                f"permissions: this key may not grant permissions it does not hold ({', '.join(extra)})",
+                field="permissions",
+            )
+        return self.create_key(scope, granted, expires_at, description)
+
+    def list_keys(self, within_scope: str = ALL_NAMESPACES) -> list[ApiKey]:
+        """Every key whose scope lies within `within_scope`, oldest first."""
+        keys = self.keys.list()
+        if within_scope != ALL_NAMESPACES:
+            keys = [k for k in keys if namespace_within(k.scope, within_scope)]
+        return sorted(keys, key=lambda k: (k.created_at, k.key_id))
+
+    def revoke(self, key_id: str) -> ApiKey:
+        """Revoke a key (at once, for good); revoking a revoked key changes nothing. NotFound if unknown."""
+        key = self.keys.get(key_id) if _KEY_ID.match(key_id) else None
+        if key is None:
+            raise NotFound(f"key_id: no key {key_id[:40]!r}", field="key_id")
+        if key.revoked_at is not None:
+            return key
+        revoked = self.keys.revoke(key_id, self.clock.now())
+        if revoked is None:
+            raise NotFound(f"key_id: no key {key_id[:40]!r}", field="key_id")
+        return revoked
+
+    def revoke_as(self, principal: Principal, key_id: str) -> ApiKey:
+        """Revoke on behalf of `principal`; a key outside its scope is reported as not found, like an unknown one."""
+        self.require(principal, Permission.ADMIN)
+        key = self.keys.get(key_id) if _KEY_ID.match(key_id) else None
+        if key is None or not principal.reaches(key.scope):
+            raise NotFound(f"key_id: no key {key_id[:40]!r}", field="key_id")
+        return self.revoke(key_id)
+
+    # --- requests -----------------------------------------------------------------------------------------
+
+    def authenticate(self, authorization_header: str | None) -> Principal:
+        """The principal behind an `Authorization: Bearer <key>` header; raises Unauthorized otherwise.
+
+        Missing, malformed, unknown, wrong secret, revoked and expired all raise. An unknown id and a wrong secret
+        get the same message and cost the same time, so probing cannot tell which key ids exist; revocation and
+        expiry are only reported to a caller who holds the right secret.
+        """
+        if not authorization_header or not authorization_header.strip():
+            raise Unauthorized("authorization: missing 'Authorization: Bearer <API key>' header")
+        scheme, _, credential = authorization_header.strip().partition(" ")
+        credential = credential.strip()
+        if scheme.lower() != "bearer" or not credential:
+            raise Unauthorized("authorization: expected 'Authorization: Bearer <API key>'")
+        if self._admin_token is not None and hmac.compare_digest(
+            credential.encode("utf-8", "surrogatepass"), self._admin_token.encode("utf-8", "surrogatepass")
+        ):
+            return Principal.bootstrap_admin()
+        key_id, secret = split_key(credential)
+        key = self.keys.get(key_id)
+        expected = key.secret_hash if key is not None else _DUMMY_HASH
+        matches = hmac.compare_digest(
+            _secret_hash(key_id, secret).encode("utf-8", "surrogatepass"), expected.encode()
+        )
+        if key is None or not matches:
+            raise Unauthorized("authorization: unknown or invalid API key")
+        now = self.clock.now()
+        if key.revoked_at is not None:
+            raise Unauthorized("authorization: this API key was revoked")
+        if key.expires_at is not None and now >= key.expires_at:
+            raise Unauthorized("authorization: this API key has expired")
+        return Principal.of_key(key)
+
+    def authorize(self, principal: Principal, namespace: str, permission: Permission) -> None:
+        """Raise NamespaceForbidden unless `principal` reaches `namespace` and holds `permission`.
+
+        The message is the same whether or not the namespace holds anything, so a 403 tells nothing about it.
+        """
+        if not principal.reaches(namespace):
+            raise NamespaceForbidden(
+                f"namespace: this API key's scope does not include {namespace[:300]!r}", field="namespace"
+            )
+        self.require(principal, permission)
+
+    @staticmethod
+    def require(principal: Principal, permission: Permission) -> None:
+        """Raise NamespaceForbidden unless `principal` holds `permission`."""
+        if permission not in principal.permissions:
+            raise NamespaceForbidden(
+                f"permission: this API key lacks the {permission.value!r} permission", field="permission"
+            )
+
+
+class AccessGate:
+    """Decides, per request, whether authentication is required.
+
+    Enforced unless `allow_open` (the local server on loopback without REARVIEW_API_TOKEN) and no key exists.
+    Open mode is re-checked on every request and latches shut: once a key exists, even if later revoked, every
+    request must authenticate until the server restarts.
+    """
+
+    def __init__(self, access: AccessService, *, allow_open: bool = False) -> None:
+        self.access = access
+        self._open = allow_open and not access.has_admin_token and not access.keys_exist()
+
+    @property
+    def is_open(self) -> bool:
+        """True while the open development mode holds (checks the key store, so it can close here)."""
+        if self._open and self.access.keys_exist():
+            self._open = False
+        return self._open
+
+    def principal(self, authorization_header: str | None) -> Principal:
+        """The request's principal: the open-mode principal while open, else an authenticated key."""
+        if self.is_open:
+            return Principal.open_local()
+        return self.access.authenticate(authorization_header)

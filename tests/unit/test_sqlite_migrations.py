@@ -1,0 +1,121 @@
+"""SqliteDatabase: schema migrations, the meta table, pragmas, the embedder check and transactions."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from rearview.adapters.sqlite_store import MIGRATIONS, SCHEMA_VERSION, SqliteDatabase
+from rearview.errors import ConfigurationError, EmbeddingMismatch
+
+pytestmark = pytest.mark.unit
+
+
+def _open(
+    path: Path, *, embedder_name: str = "hashing-64", dim: int = 64, migrations: tuple[str, ...] = MIGRATIONS
+) -> SqliteDatabase:
+    return SqliteDatabase(path, embedder_name=embedder_name, dim=dim, migrations=migrations)
+
+
+def _meta(path: Path) -> dict[str, str]:
+    with sqlite3.connect(path) as conn:
+        return dict(conn.execute("SELECT key, value FROM meta").fetchall())
+
+
+def _tables(path: Path) -> set[str]:
+    with sqlite3.connect(path) as conn:
+        return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def test_a_new_database_is_migrated_to_the_current_version(tmp_path: Path) -> None:
+    path = tmp_path / "nested" / "rearview.db"
+
+    with _open(path) as db:
+        assert db.schema_version == SCHEMA_VERSION == len(MIGRATIONS)
+
+    assert _meta(path) == {"schema_version": str(SCHEMA_VERSION), "embedder_name": "hashing-64", "embedding_dim": "64"}
+    assert {"working", "episodes", "facts", "namespace_state", "fts_episodes", "fts_facts"} <= _tables(path)
+
+
+def test_connections_use_wal_and_the_configured_pragmas(tmp_path: Path) -> None:
+    with _open(tmp_path / "rearview.db") as db:
+        conn = db.connection()
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+        assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 5000
+
+
+def test_reopening_applies_only_new_migrations(tmp_path: Path) -> None:
+    path = tmp_path / "rearview.db"
+    with _open(path) as db:
+        db.connection().execute("INSERT INTO namespace_state(namespace, generation) VALUES ('acme', 7)")
+    later = (*MIGRATIONS, "CREATE TABLE extra (x INTEGER);\nINSERT INTO extra VALUES (42);")
+
+    with _open(path, migrations=later) as db:
+        assert db.schema_version == len(later)
+        conn = db.connection()
+        assert conn.execute("SELECT x FROM extra").fetchall() == [(42,)]
+        assert conn.execute("SELECT generation FROM namespace_state").fetchall() == [(7,)]
+    with _open(path, migrations=later) as db:  # nothing left to apply: the insert does not run twice
+        assert db.connection().execute("SELECT count(*) FROM extra").fetchone()[0] == 1
+
+
+def test_a_failing_migration_leaves_the_previous_version_intact(tmp_path: Path) -> None:
+    path = tmp_path / "rearview.db"
+    _open(path).close()
+    broken = (*MIGRATIONS, "CREATE TABLE half_done (x INTEGER);\nINSERT INTO no_such_table VALUES (1);")
+
+    with pytest.raises(sqlite3.OperationalError):
+        _open(path, migrations=broken)
+
+    assert _meta(path)["schema_version"] == str(SCHEMA_VERSION)
+    assert "half_done" not in _tables(path)
+
+
+def test_a_database_newer_than_the_code_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "rearview.db"
+    _open(path, migrations=(*MIGRATIONS, "CREATE TABLE extra (x INTEGER);")).close()
+
+    with pytest.raises(ConfigurationError, match="newer"):
+        _open(path)
+
+
+@pytest.mark.parametrize(("name", "dim"), [("hashing-64", 128), ("minilm-l6", 64)])
+def test_another_embedder_is_refused_with_both_named(tmp_path: Path, name: str, dim: int) -> None:
+    path = tmp_path / "rearview.db"
+    _open(path).close()
+
+    with pytest.raises(EmbeddingMismatch) as raised:
+        _open(path, embedder_name=name, dim=dim)
+
+    message = raised.value.message
+    assert "'hashing-64' (dim 64)" in message
+    assert f"{name!r} (dim {dim})" in message
+    assert "another data directory" in message and "rearview reindex" in message
+    # The first embedder is still recorded and still accepted.
+    assert _meta(path)["embedder_name"] == "hashing-64"
+    _open(path).close()
+
+
+def test_a_transaction_rolls_back_on_error_and_nested_ones_join_it(tmp_path: Path) -> None:
+    with _open(tmp_path / "rearview.db") as db:
+        with pytest.raises(RuntimeError), db.transaction() as conn:
+            conn.execute("INSERT INTO namespace_state(namespace) VALUES ('a')")
+            with db.transaction() as inner:
+                inner.execute("INSERT INTO namespace_state(namespace) VALUES ('b')")
+            raise RuntimeError("boom")
+        with db.transaction() as conn:
+            conn.execute("INSERT INTO namespace_state(namespace) VALUES ('c')")
+
+        rows = db.connection().execute("SELECT namespace FROM namespace_state").fetchall()
+        assert rows == [("c",)]
+        assert not db.connection().in_transaction
+
+
+def test_in_data_dir_opens_rearview_db(tmp_path: Path) -> None:
+    with SqliteDatabase.in_data_dir(tmp_path / "data", embedder_name="e", dim=8) as db:
+        assert db.path == tmp_path / "data" / "rearview.db"
+    assert (tmp_path / "data" / "rearview.db").exists()

@@ -1,0 +1,228 @@
+"""What the contract suite cannot see of the SQLite backend: vector caches, keyword-query pruning, threads."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rearview.adapters.hashing_embedder import HashingEmbedder
+from rearview.adapters.sqlite_store import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
+from rearview.model import Episode, WorkingEntry
+from rearview.ports import ChangeSet, MemoryFilter
+
+pytestmark = pytest.mark.unit
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+EMBEDDER = HashingEmbedder(dim=64)
+
+
+def _db(path: Path) -> SqliteDatabase:
+    return SqliteDatabase(path, embedder_name=EMBEDDER.name, dim=EMBEDDER.dim)
+
+
+def _episode(namespace: str, memory_id: str, content: str, minutes: int = 0, version: int = 1) -> Episode:
+    at = T0 + timedelta(minutes=minutes)
+    return Episode(id=memory_id, namespace=namespace, content=content, occurred_at=at, created_at=at, version=version)
+
+
+def _write(store: SqliteMemoryStore, namespace: str, *episodes: Episode) -> None:
+    vectors = EMBEDDER.embed([e.content for e in episodes])
+    store.apply(namespace, ChangeSet(upserts=list(zip(episodes, vectors, strict=True))))
+
+
+def _vector_ids(index: SqliteSearchIndex, namespace: str, text: str, limit: int = 100) -> list[str]:
+    query = EMBEDDER.embed([text])[0]
+    return [c.id for c in index.vector_search(namespace, query, MemoryFilter(), limit)]
+
+
+def _topics(namespace: str, count: int) -> list[Episode]:
+    return [_episode(namespace, f"{namespace}-{i}", f"note {i} about topic {i * 7 % 13}", i) for i in range(count)]
+
+
+def test_writes_through_another_database_object_are_seen(tmp_path: Path) -> None:
+    path = tmp_path / "rearview.db"
+    with _db(path) as mine, _db(path) as theirs:  # two objects on one file: two processes, in effect
+        index = SqliteSearchIndex(mine)
+        other_store = SqliteMemoryStore(theirs)
+        _write(other_store, "acme", *_topics("acme", 10))
+        assert len(_vector_ids(index, "acme", "topic")) == 10  # cache loaded
+
+        _write(other_store, "acme", _episode("acme", "new", "a violin concert downtown"))
+        assert _vector_ids(index, "acme", "a violin concert downtown", 1) == ["new"]
+
+        other_store.apply("acme", ChangeSet(deletes=["new", "acme-0"]))
+        remaining = _vector_ids(index, "acme", "a violin concert downtown")
+        assert "new" not in remaining and "acme-0" not in remaining
+        assert len(remaining) == 9
+
+
+def test_writes_through_the_same_database_update_the_cache_in_place(tmp_path: Path) -> None:
+    with _db(tmp_path / "rearview.db") as db:
+        store, index = SqliteMemoryStore(db), SqliteSearchIndex(db)
+        _write(store, "acme", *_topics("acme", 10))
+        _vector_ids(index, "acme", "topic")
+        assert index.cached_vector_count() == 10
+
+        _write(store, "acme", _episode("acme", "new", "a violin concert downtown"))
+
+        # Grown without a search in between: updated in place, not dropped for a reload.
+        assert index.cached_vector_count() == 11
+        assert _vector_ids(index, "acme", "a violin concert downtown", 1) == ["new"]
+        store.apply("acme", ChangeSet(deletes=["new"]))
+        assert "new" not in _vector_ids(index, "acme", "a violin concert downtown")
+
+
+def test_a_memory_gets_searchable_when_it_gains_its_first_vector(tmp_path: Path) -> None:
+    with _db(tmp_path / "rearview.db") as db:
+        store, index = SqliteMemoryStore(db), SqliteSearchIndex(db)
+        bare = _episode("acme", "bare", "a harp recital").model_copy(update={"tags": ["music"]})
+        store.apply("acme", ChangeSet(upserts=[(bare, None)]))
+        _write(store, "acme", *_topics("acme", 5))
+        assert "bare" not in _vector_ids(index, "acme", "a harp recital")
+        assert [c.id for c in index.keyword_search("acme", "harp", MemoryFilter(), 10)] == ["bare"]
+
+        vector = EMBEDDER.embed([bare.content])[0]
+        store.apply("acme", ChangeSet(upserts=[(bare.model_copy(update={"version": 2}), vector)]))
+
+        assert _vector_ids(index, "acme", "a harp recital", 1) == ["bare"]
+        tagged = index.vector_search("acme", vector, MemoryFilter(tags=("music",)), 10)
+        assert [c.id for c in tagged] == ["bare"]
+
+
+def test_least_recently_used_namespaces_leave_the_cache_first(tmp_path: Path) -> None:
+    with _db(tmp_path / "rearview.db") as db:
+        store, index = SqliteMemoryStore(db), SqliteSearchIndex(db, max_cached_vectors=50)
+        for namespace in ("a", "b", "c"):
+            _write(store, namespace, *_topics(namespace, 30))
+        expected = {ns: sorted(_vector_ids(index, ns, "topic 3")) for ns in ("a", "b", "c")}
+
+        for namespace in ("a", "b", "c", "a"):
+            assert sorted(_vector_ids(index, namespace, "topic 3")) == expected[namespace]
+            assert index.cached_vector_count() <= 50
+
+
+def test_a_namespace_larger_than_the_cache_is_searched_but_not_kept(tmp_path: Path) -> None:
+    with _db(tmp_path / "rearview.db") as db:
+        store = SqliteMemoryStore(db)
+        small, unbounded = SqliteSearchIndex(db, max_cached_vectors=10), SqliteSearchIndex(db)
+        _write(store, "acme", *_topics("acme", 30))
+
+        assert _vector_ids(small, "acme", "topic 5") == _vector_ids(unbounded, "acme", "topic 5")
+        assert small.cached_vector_count() == 0
+
+
+def test_common_terms_are_left_out_when_rarer_ones_exist(tmp_path: Path) -> None:
+    with _db(tmp_path / "rearview.db") as db:
+        store = SqliteMemoryStore(db)
+        _write(store, "acme", *[_episode("acme", f"c{i}", f"common filler number {i}", i) for i in range(10)])
+        _write(store, "acme", _episode("acme", "r", "common and rare together", 20))
+        pruned = SqliteSearchIndex(db, common_term_matches=3, scored_matches_budget=4, recent_matches=2)
+        full = SqliteSearchIndex(db)
+
+        assert len(full.keyword_search("acme", "common rare", MemoryFilter(), 100)) == 11
+        assert [c.id for c in pruned.keyword_search("acme", "common rare", MemoryFilter(), 100)] == ["r"]
+        # Every term common: the rarest one, over its most recent matches only.
+        assert {c.id for c in pruned.keyword_search("acme", "common", MemoryFilter(), 100)} == {"r", "c9"}
+        # Terms that match nothing cost nothing and find nothing.
+        assert pruned.keyword_search("acme", "absent words", MemoryFilter(), 100) == []
+
+
+def test_small_namespaces_are_scored_whole_whatever_the_thresholds(tmp_path: Path) -> None:
+    with _db(tmp_path / "rearview.db") as db:
+        store = SqliteMemoryStore(db)
+        _write(store, "acme", *[_episode("acme", f"c{i}", f"common filler number {i}", i) for i in range(4)])
+        pruned = SqliteSearchIndex(db, common_term_matches=1, scored_matches_budget=10, recent_matches=1)
+
+        assert len(pruned.keyword_search("acme", "common filler", MemoryFilter(), 100)) == 4
+
+
+def test_threads_write_and_search_concurrently(tmp_path: Path) -> None:
+    with _db(tmp_path / "rearview.db") as db:
+        store, index = SqliteMemoryStore(db), SqliteSearchIndex(db)
+        errors: list[BaseException] = []
+        connections: set[int] = set()
+
+        def work(worker: int) -> None:
+            try:
+                connections.add(id(db.connection()))
+                for i in range(20):
+                    _write(store, "acme", _episode("acme", f"w{worker}-{i}", f"worker {worker} item {i}", i))
+                    index.vector_search("acme", EMBEDDER.embed(["item"])[0], MemoryFilter(), 5)
+                    index.keyword_search("acme", "worker item", MemoryFilter(), 5)
+            except BaseException as exc:  # reported below, in the test's thread
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+        assert errors == []
+        assert len(connections) == 4
+        assert store.stats("acme", T0).counts["episodic"] == 80
+        assert len(_vector_ids(index, "acme", "worker item", 1000)) == 80
+
+
+def test_putting_working_memory_removes_the_sessions_expired_rows(tmp_path: Path) -> None:
+    with _db(tmp_path / "rearview.db") as db:
+        store = SqliteMemoryStore(db)
+
+        def put(key: str, at: datetime, ttl: int, session: str = "s1") -> None:
+            store.put_working(
+                WorkingEntry(
+                    namespace="acme",
+                    session_id=session,
+                    key=key,
+                    value=key,
+                    updated_at=at,
+                    expires_at=at + timedelta(seconds=ttl),
+                )
+            )
+
+        put("old", T0, 10)
+        put("other-session", T0, 10, session="s2")
+        put("new", T0 + timedelta(seconds=60), 10)
+
+        # "old" is physically gone; the other session's expired row waits for its own session's next put.
+        assert store.clear_working("acme", "s1") == 1
+        assert store.clear_working("acme", "s2") == 1
+
+
+def test_the_full_text_index_stays_in_sync_with_the_tables(tmp_path: Path) -> None:
+    with _db(tmp_path / "rearview.db") as db:
+        store = SqliteMemoryStore(db)
+        episodes = _topics("acme", 20)
+        _write(store, "acme", *episodes)
+        edited = [
+            e.model_copy(update={"content": e.content + " edited", "tags": ["x", "y"], "version": 2})
+            for e in episodes[:5]
+        ]
+        store.apply("acme", ChangeSet(upserts=[(e, None) for e in edited], deletes=["acme-10", "acme-11"]))
+        store.apply("acme", ChangeSet(deletes=["acme-0"]))
+        store.record_access("acme", ["acme-1", "acme-12"], T0)
+
+        conn = db.connection()
+        # Raises SQLITE_CORRUPT_VTAB if the index disagrees with the content table.
+        conn.execute("INSERT INTO fts_episodes(fts_episodes, rank) VALUES ('integrity-check', 1)")
+        assert conn.execute("SELECT count(*) FROM fts_episodes").fetchone()[0] == 17
+        assert conn.execute("SELECT count(*) FROM memory_tags").fetchone()[0] == 2 * 4
+        index = SqliteSearchIndex(db)
+        assert len(index.keyword_search("acme", "edited", MemoryFilter(), 100)) == 4
+
+
+def test_one_change_set_may_insert_and_then_update_the_same_memory(tmp_path: Path) -> None:
+    with _db(tmp_path / "rearview.db") as db:
+        store = SqliteMemoryStore(db)
+        first = _episode("acme", "e", "first draft")
+        second = first.model_copy(update={"content": "second draft", "version": 2})
+        vector = EMBEDDER.embed([first.content])[0]
+
+        store.apply("acme", ChangeSet(upserts=[(first, vector), (second, None)]))
+
+        assert store.get("acme", "e") == second
+        np.testing.assert_array_equal(store.get_vectors("acme", ["e"])["e"], vector)
