@@ -46,16 +46,17 @@ LAYER_STAMP := $(LAYER_DIR)/.built
 $(LAYER_STAMP): $(STAMP) pyproject.toml $(shell find layers/rearview -name '*.py' -o -name '*.typed' 2>/dev/null)
 	rm -rf $(LAYER_DIR) build/wheels
 	$(BIN)/pip wheel --quiet --no-deps --wheel-dir build/wheels .
-	$(BIN)/pip install --quiet --target $(LAYER_DIR)/python --implementation cp --python-version 3.13 \
+	$(BIN)/pip install --quiet --no-compile --target $(LAYER_DIR)/python --implementation cp --python-version 3.13 \
 		$(foreach p,$(LAYER_PLATFORMS),--platform $(p)) --only-binary=:all: \
 		"$$(ls build/wheels/rearview_memory-*.whl)[aws]"
 	touch $(LAYER_STAMP)
 
 layer: $(LAYER_STAMP)
 
-## Synthesise the CDK app (infra/) into cdk.out. No AWS credentials needed; deploy with `cd infra && npx cdk deploy`.
+## Synthesise the CDK app (infra/) into cdk.out; no AWS credentials needed. Context: SYNTH_ARGS="-c rearview:search=domain".
+## Deploy with `cd infra && npx cdk deploy`.
 synth: $(STAMP) $(LAYER_STAMP)
-	JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 $(BIN)/python infra/app.py
+	JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 $(BIN)/python infra/app.py $(SYNTH_ARGS)
 
 clean:
 	rm -rf $(VENV) .rearview .pytest_cache .mypy_cache .ruff_cache

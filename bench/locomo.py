@@ -249,6 +249,8 @@ class Bench:
         bm25 = BM25Okapi([bm25_tokens(c) for c in contents])
         bm25_ws = BM25Okapi([whitespace_tokens(c) for c in contents])
         turn_ids = [t.dia_id for t in turns]
+        # BM25 indexes every turn, merged or not: its ids need no alias, and each stands for its own session.
+        plain = ConvState(sessions={t.dia_id: {t.session} for t in turns})
         everything = MemoryFilter()
         for q in questions:
             self.clock.set(q.ask_ts)
@@ -269,13 +271,13 @@ class Bench:
             scores = bm25.get_scores(bm25_tokens(q.question))
             order = np.argsort(-scores, kind="stable")[:TOP_K]
             millis = (time.perf_counter() - started) * 1000
-            self._keep("bm25", q, [turn_ids[i] for i in order], state, millis)
+            self._keep("bm25", q, [turn_ids[i] for i in order], plain, millis)
 
             started = time.perf_counter()
             scores = bm25_ws.get_scores(whitespace_tokens(q.question))
             order = np.argsort(-scores, kind="stable")[:TOP_K]
             millis = (time.perf_counter() - started) * 1000
-            self._keep("bm25-ws", q, [turn_ids[i] for i in order], state, millis)
+            self._keep("bm25-ws", q, [turn_ids[i] for i in order], plain, millis)
 
             started = time.perf_counter()
             qvec = self.s.embedder.embed([q.question])[0]

@@ -1,9 +1,9 @@
 """The CDK app: `python infra/app.py` (or `make synth`, or `cdk synth` from infra/) writes the CloudFormation
 template to `cdk.out`.
 
-Settings come from CDK context (`-c rearview:embeddingDim=1024`; every field of `RearviewProps`), the stack name
-from `rearview:stackName` (default `Rearview`). No AWS credentials are needed: the stack is environment-agnostic.
-"""
+Settings come from CDK context (`-c rearview:embeddingDim=1024`; every field of `RearviewProps`), the stack
+name from `rearview:stackName` (default `Rearview`). No AWS credentials are needed: the stack is
+environment-agnostic."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
-"""The HTTP API (API Gateway v2, payload format 2.0): the route table of `rearview.api.http` plus `POST /mcp`, each
-route sent to the function that serves it, all behind the API-key authorizer except the health check.
+"""The HTTP API (API Gateway v2, payload format 2.0): the route table of `rearview.api.http` plus `POST /mcp`,
+each route sent to the function that serves it, all behind the API-key authorizer except the health check.
 
-The route table is repeated here rather than imported, so that synthesis needs none of the library's dependencies;
-tests/infra checks that the two agree.
-"""
+The route table is repeated here rather than imported, so that synthesis needs none of the library's
+dependencies; tests/infra checks that the two agree."""
 
 from __future__ import annotations
 
@@ -36,6 +35,11 @@ ROUTE_TARGETS: tuple[tuple[str, str, str], ...] = (
     ("POST", f"{_NS}/forget", "forget"),
     ("POST", f"{_NS}/consolidate", "consolidate"),
     ("GET", f"{_NS}/stats", "recall"),
+    # API key administration (admin permission, checked by the function): reads and writes `APIKEY#` items,
+    # which the write function's table grant covers.
+    ("POST", "/v1/keys", "write"),
+    ("GET", "/v1/keys", "write"),
+    ("DELETE", "/v1/keys/{key_id}", "write"),
     ("GET", "/openapi.json", "recall"),
     ("GET", "/docs", "recall"),
     # Stateless Streamable HTTP: only POST carries JSON-RPC; a GET (server-sent event stream) is not offered.

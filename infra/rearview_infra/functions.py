@@ -1,20 +1,19 @@
-"""The Lambda functions: one per `functions/<name>/handler.py`, all on the shared layer, each granted only what it
-calls.
+"""The Lambda functions: one per `functions/<name>/handler.py`, all on the shared layer, each granted only
+what it calls.
 
-| function     | trigger                       | DynamoDB          | SQS                     | OpenSearch | Bedrock          |
-|--------------|-------------------------------|-------------------|-------------------------|------------|------------------|
-| write        | HTTP (memories, batch, WM)    | read/write        | send to write queue     | -          | -                |
-| write_worker | write queue                   | read/write        | consume; send to DLQ    | read       | embedding        |
-| index_sync   | table stream                  | stream only       | on-failure queue        | write      | -                |
-| recall       | HTTP (recall, get, stats)     | read/write (*)    | -                       | read       | embedding        |
-| forget       | HTTP (forget, delete)         | read/write        | -                       | -          | -                |
-| consolidate  | HTTP + hourly schedule        | read/write        | -                       | read       | embedding, summ. |
-| mcp          | HTTP POST /mcp                | read/write        | send to write queue     | read       | embedding, summ. |
-| authorizer   | API Gateway authorizer        | read `APIKEY#*`   | -                       | -          | -                |
+| function     | trigger                  | DynamoDB        | SQS                 | OpenSearch | Bedrock    |
+|--------------|--------------------------|-----------------|---------------------|------------|------------|
+| write        | HTTP: memories, WM, keys | read/write      | send (write queue)  | -          | -          |
+| write_worker | write queue              | read/write      | consume; send (DLQ) | read       | embed      |
+| index_sync   | table stream             | stream only     | on-failure queue    | write      | -          |
+| recall       | HTTP: recall, get, stats | read/write (*)  | -                   | read       | embed      |
+| forget       | HTTP: forget, delete     | read/write      | -                   | -          | -          |
+| consolidate  | HTTP + hourly schedule   | read/write      | -                   | read       | embed, LLM |
+| mcp          | HTTP: POST /mcp          | read/write      | send (write queue)  | read       | embed, LLM |
+| authorizer   | API Gateway authorizer   | read `APIKEY#*` | -                   | -          | -          |
 
-(*) recall writes access counts and the namespace's recall statistics.
-Index writes happen only in index_sync: forget and consolidation change DynamoDB, and the stream carries it over.
-"""
+(*) recall writes access counts and the namespace's recall statistics. Index writes happen only in index_sync:
+forget and consolidation change DynamoDB, and the stream carries it over."""
 
 from __future__ import annotations
 
@@ -30,7 +29,7 @@ from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from rearview_infra.layer import ARCHITECTURE, RUNTIME
+from rearview_infra.layer import RUNTIME
 from rearview_infra.queues import WriteQueues
 from rearview_infra.search import SearchBackend
 
@@ -123,6 +122,8 @@ class RearviewFunctions(Construct):
         search: SearchBackend,
         opensearch_index: str,
         models: BedrockModels,
+        architecture: lambda_.Architecture,
+        embedder: str = "bedrock",
         log_level: str = "INFO",
         worker_max_concurrency: int = 10,
         stream: StreamSettings | None = None,
@@ -131,7 +132,7 @@ class RearviewFunctions(Construct):
         stream = stream or StreamSettings()
         shared_env = {
             "REARVIEW_BACKEND": "aws",
-            "REARVIEW_EMBEDDER": "bedrock",
+            "REARVIEW_EMBEDDER": embedder,
             "REARVIEW_LOG_LEVEL": log_level,
             "REARVIEW_AWS__REGION": Aws.REGION,
             "REARVIEW_AWS__TABLE_NAME": table.table_name,
@@ -156,8 +157,12 @@ class RearviewFunctions(Construct):
 
         self.functions: dict[str, lambda_.Function] = {}
         for spec in FUNCTION_SPECS:
-            env = {**shared_env, "POWERTOOLS_SERVICE_NAME": f"rearview-{spec.name}", **extra_env.get(spec.name, {})}
-            self.functions[spec.name] = self._function(spec, functions_dir, layer, env)
+            env = {
+                **shared_env,
+                "POWERTOOLS_SERVICE_NAME": f"rearview-{spec.name}",
+                **extra_env.get(spec.name, {}),
+            }
+            self.functions[spec.name] = self._function(spec, functions_dir, layer, architecture, env)
         fn = self.functions
 
         for name in _TABLE_WRITERS:
@@ -205,9 +210,18 @@ class RearviewFunctions(Construct):
         )
 
     def _function(
-        self, spec: FunctionSpec, functions_dir: Path, layer: lambda_.ILayerVersion, env: dict[str, str]
+        self,
+        spec: FunctionSpec,
+        functions_dir: Path,
+        layer: lambda_.ILayerVersion,
+        architecture: lambda_.Architecture,
+        env: dict[str, str],
     ) -> lambda_.Function:
         code_dir = functions_dir / spec.name
+        if not (code_dir / "handler.py").is_file():
+            raise FileNotFoundError(
+                f"{code_dir / 'handler.py'} does not exist: every function needs its handler"
+            )
         construct_id = "".join(part.capitalize() for part in spec.name.split("_"))
         log_group = logs.LogGroup(
             self,
@@ -220,7 +234,7 @@ class RearviewFunctions(Construct):
             construct_id,
             description=f"rearview {spec.name}: {spec.description}",
             runtime=RUNTIME,
-            architecture=ARCHITECTURE,
+            architecture=architecture,
             handler=HANDLER,
             code=lambda_.Code.from_asset(str(code_dir), exclude=["__pycache__", "*.pyc", "tests"]),
             layers=[layer],

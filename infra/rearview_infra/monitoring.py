@@ -1,9 +1,9 @@
-"""Alarms and a dashboard. Every alarm notifies one SNS topic (subscribe an address with `rearview:alarmEmail`).
+"""Alarms and a dashboard. Every alarm notifies one SNS topic (subscribe an address with
+`rearview:alarmEmail`).
 
 What pages someone: a message in a dead-letter queue (an accepted write that was not stored, or a stream batch
 that never reached the index), function errors and throttles, and index sync falling behind the stream (recall
-then misses recent memories beyond the freshness window).
-"""
+then misses recent memories beyond the freshness window)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ _PERIOD = Duration.minutes(5)
 
 
 class RearviewMonitoring(Construct):
-    """Alarms on the dead-letter queues, every function's errors and throttles, and the stream's iterator age."""
+    """Alarms on the dead-letter queues, every function's errors and throttles, and stream iterator age."""
 
     def __init__(
         self,
@@ -62,14 +62,26 @@ class RearviewMonitoring(Construct):
         for label, queue in dead_letter_queues.items():
             alarm(
                 f"{label}DepthAlarm",
-                queue.metric_approximate_number_of_messages_visible(period=Duration.minutes(1), statistic="Maximum"),
+                queue.metric_approximate_number_of_messages_visible(
+                    period=Duration.minutes(1), statistic="Maximum"
+                ),
                 0,
                 f"{label}: messages waiting (each one is work that failed every retry; read its reason)",
             )
         for name, fn in functions.items():
             construct_name = "".join(part.capitalize() for part in name.split("_"))
-            alarm(f"{construct_name}ErrorsAlarm", fn.metric_errors(period=_PERIOD), 0, f"{name}: invocation errors")
-            alarm(f"{construct_name}ThrottlesAlarm", fn.metric_throttles(period=_PERIOD), 0, f"{name}: throttled")
+            alarm(
+                f"{construct_name}ErrorsAlarm",
+                fn.metric_errors(period=_PERIOD),
+                0,
+                f"{name}: invocation errors",
+            )
+            alarm(
+                f"{construct_name}ThrottlesAlarm",
+                fn.metric_throttles(period=_PERIOD),
+                0,
+                f"{name}: throttled",
+            )
         iterator_age = cloudwatch.Metric(
             namespace="AWS/Lambda",
             metric_name="IteratorAge",
@@ -91,18 +103,25 @@ class RearviewMonitoring(Construct):
                 left=[api.metric_count(period=_PERIOD)],
                 right=[api.metric_client_error(period=_PERIOD), api.metric_server_error(period=_PERIOD)],
             ),
-            cloudwatch.GraphWidget(title="API latency (p50, p99)", left=[
-                api.metric_latency(period=_PERIOD, statistic="p50"),
-                api.metric_latency(period=_PERIOD, statistic="p99"),
-            ]),
+            cloudwatch.GraphWidget(
+                title="API latency (p50, p99)",
+                left=[
+                    api.metric_latency(period=_PERIOD, statistic="p50"),
+                    api.metric_latency(period=_PERIOD, statistic="p99"),
+                ],
+            ),
         )
         self.dashboard.add_widgets(
             cloudwatch.GraphWidget(
-                title="Function errors", left=[fn.metric_errors(period=_PERIOD, label=n) for n, fn in functions.items()]
+                title="Function errors",
+                left=[fn.metric_errors(period=_PERIOD, label=n) for n, fn in functions.items()],
             ),
             cloudwatch.GraphWidget(
                 title="Function duration p99",
-                left=[fn.metric_duration(period=_PERIOD, statistic="p99", label=n) for n, fn in functions.items()],
+                left=[
+                    fn.metric_duration(period=_PERIOD, statistic="p99", label=n)
+                    for n, fn in functions.items()
+                ],
             ),
         )
         self.dashboard.add_widgets(

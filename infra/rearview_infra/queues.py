@@ -8,19 +8,19 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 # How many receives a write message gets before it goes to the DLQ. The worker reads the same number
-# (`REARVIEW_AWS__MAX_RECEIVE_COUNT`): on the last receive it moves the message to the DLQ itself, with the reason,
-# instead of letting SQS move it without one.
+# (`REARVIEW_AWS__MAX_RECEIVE_COUNT`): on the last receive it moves the message to the DLQ itself, with the
+# reason, instead of letting SQS move it without one.
 DEFAULT_MAX_RECEIVE_COUNT = 5
-# AWS's advice for an SQS event source: visibility timeout at least six times the function's timeout, so that a
-# batch being retried by the poller is not delivered again meanwhile.
+# AWS's advice for an SQS event source: visibility timeout at least six times the function's timeout, so that
+# a batch being retried by the poller is not delivered again meanwhile.
 VISIBILITY_TIMEOUT_FACTOR = 6
 # The longest SQS keeps a message: time to read the DLQ and redrive after a bad deploy.
 DLQ_RETENTION = Duration.days(14)
 
 
 class WriteQueues(Construct):
-    """The write queue (SSE, TLS only) with a redrive policy to its dead-letter queue after `max_receive_count`
-    receives; `worker_timeout` sets the visibility timeout."""
+    """The write queue (SSE, TLS only), redriven to its dead-letter queue after `max_receive_count` receives;
+    `worker_timeout` sets the visibility timeout."""
 
     def __init__(
         self,
@@ -46,7 +46,9 @@ class WriteQueues(Construct):
             enforce_ssl=True,
             visibility_timeout=Duration.seconds(worker_timeout.to_seconds() * VISIBILITY_TIMEOUT_FACTOR),
             retention_period=Duration.days(4),
-            dead_letter_queue=sqs.DeadLetterQueue(max_receive_count=max_receive_count, queue=self.dead_letter_queue),
+            dead_letter_queue=sqs.DeadLetterQueue(
+                max_receive_count=max_receive_count, queue=self.dead_letter_queue
+            ),
         )
         # Index sync's on-failure destination: the metadata of stream batches that failed every retry (shard,
         # sequence numbers). Those memories are in DynamoDB but not in the index until `rearview reindex`.

@@ -1,5 +1,5 @@
-"""The scheduled consolidation: an EventBridge rule invoking the consolidate function, which walks every namespace
-that has unconsolidated episodes (the sparse `unconsolidated` index)."""
+"""The scheduled consolidation: an EventBridge rule invoking the consolidate function, which walks every
+namespace that has unconsolidated episodes (the sparse `unconsolidated` index)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,12 @@ class ConsolidationSchedule(Construct):
     """`schedule` is an EventBridge expression (`rate(...)` or `cron(...)`)."""
 
     def __init__(
-        self, scope: Construct, construct_id: str, *, function: lambda_.IFunction, schedule: str = DEFAULT_SCHEDULE
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        function: lambda_.IFunction,
+        schedule: str = DEFAULT_SCHEDULE,
     ) -> None:
         super().__init__(scope, construct_id)
         self.rule = events.Rule(
@@ -25,7 +30,8 @@ class ConsolidationSchedule(Construct):
             description="Consolidate episodes into facts in every namespace with unconsolidated episodes",
             schedule=events.Schedule.expression(schedule),
             targets=[
-                # A missed run is harmless (the next one picks the episodes up), so retries are few and short-lived.
+                # A missed run is harmless (the next one picks the episodes up), so retries are few and
+                # short-lived.
                 targets.LambdaFunction(function, retry_attempts=2, max_event_age=Duration.minutes(30))
             ],
         )

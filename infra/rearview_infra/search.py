@@ -1,10 +1,9 @@
-"""The search index's home: an OpenSearch Serverless VECTORSEARCH collection (default) or, with the context flag
-`rearview:search=domain`, a managed OpenSearch domain.
+"""The search index's home: an OpenSearch Serverless VECTORSEARCH collection (default) or, with the context
+flag `rearview:search=domain`, a managed OpenSearch domain.
 
-Both expose the same small surface to the stack: `endpoint`, `service` (the SigV4 service name the adapter signs
-for: `aoss` or `es`), `grant_read(grantee)` for functions that search and `grant_write(grantee)` for the one that
-maintains the index (index sync).
-"""
+Both expose the same small surface to the stack: `endpoint`, `service` (the SigV4 service name the adapter
+signs for: `aoss` or `es`), `grant_read(grantee)` for functions that search and `grant_write(grantee)` for the
+one that maintains the index (index sync)."""
 
 from __future__ import annotations
 
@@ -40,12 +39,11 @@ class ServerlessVectorCollection(Construct):
     """A VECTORSEARCH collection with its encryption, network and data-access policies.
 
     The network policy allows the public endpoint: every request is still SigV4-signed and checked against IAM
-    and the data-access policy. A VPC endpoint would put every function in a VPC (NAT or endpoints for DynamoDB,
-    SQS and Bedrock) for no gain in authorisation.
+    and the data-access policy. A VPC endpoint would put every function in a VPC (NAT or endpoints for
+    DynamoDB, SQS and Bedrock) for no gain in authorisation.
 
     The data-access policy is written when the stack is synthesised, from the principals granted by then
-    (`grant_read`/`grant_write`, plus `admin_principal_arns` for people running `rearview reindex`).
-    """
+    (`grant_read`/`grant_write`, plus `admin_principal_arns` for people running `rearview reindex`)."""
 
     def __init__(
         self,
@@ -75,7 +73,10 @@ class ServerlessVectorCollection(Construct):
             name=f"{self._name}-enc",
             type="encryption",
             policy=stack.to_json_string(
-                {"Rules": [{"ResourceType": "collection", "Resource": collection_resource}], "AWSOwnedKey": True}
+                {
+                    "Rules": [{"ResourceType": "collection", "Resource": collection_resource}],
+                    "AWSOwnedKey": True,
+                }
             ),
         )
         network = aoss.CfnSecurityPolicy(
@@ -84,7 +85,12 @@ class ServerlessVectorCollection(Construct):
             name=f"{self._name}-net",
             type="network",
             policy=stack.to_json_string(
-                [{"Rules": [{"ResourceType": "collection", "Resource": collection_resource}], "AllowFromPublic": True}]
+                [
+                    {
+                        "Rules": [{"ResourceType": "collection", "Resource": collection_resource}],
+                        "AllowFromPublic": True,
+                    }
+                ]
             ),
         )
         self.collection = aoss.CfnCollection(
@@ -118,7 +124,7 @@ class ServerlessVectorCollection(Construct):
         return "aoss"
 
     def grant_read(self, grantee: iam.IGrantable) -> None:
-        """Search: IAM access to the collection's API plus read rights on the index in the data-access policy."""
+        """Search: IAM access to the API, and read rights on the index in the data-access policy."""
         self._grant_api(grantee)
         self._readers.append(grantee.grant_principal)
 
@@ -148,7 +154,11 @@ class ServerlessVectorCollection(Construct):
                 {
                     "Description": "index sync and administrators: maintain the index",
                     "Rules": [
-                        {"ResourceType": "index", "Resource": index_resource, "Permission": list(_WRITE_PERMISSIONS)},
+                        {
+                            "ResourceType": "index",
+                            "Resource": index_resource,
+                            "Permission": list(_WRITE_PERMISSIONS),
+                        },
                         collection_rule,
                     ],
                     "Principal": writers,
@@ -159,7 +169,11 @@ class ServerlessVectorCollection(Construct):
                 {
                     "Description": "functions that search",
                     "Rules": [
-                        {"ResourceType": "index", "Resource": index_resource, "Permission": list(_READ_PERMISSIONS)},
+                        {
+                            "ResourceType": "index",
+                            "Resource": index_resource,
+                            "Permission": list(_READ_PERMISSIONS),
+                        },
                         collection_rule,
                     ],
                     "Principal": readers,
@@ -189,8 +203,8 @@ def _principal_arn(principal: iam.IPrincipal) -> str:
 
 
 class ManagedSearchDomain(Construct):
-    """A small managed OpenSearch domain (k-NN needs no plugin install on OpenSearch 2.x), encrypted at rest and
-    in transit, HTTPS only, authorised by IAM identity policies (no resource policy, no fine-grained access)."""
+    """A small managed OpenSearch domain (k-NN is built into OpenSearch 2.x), encrypted at rest and in
+    transit, HTTPS only, authorised by IAM identity policies (no resource policy, no fine-grained access)."""
 
     def __init__(self, scope: Construct, construct_id: str, *, index_name: str) -> None:
         super().__init__(scope, construct_id)

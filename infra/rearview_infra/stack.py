@@ -15,7 +15,7 @@ from constructs import Construct
 
 from rearview_infra.api import RearviewHttpApi
 from rearview_infra.functions import WORKER_TIMEOUT, BedrockModels, RearviewFunctions
-from rearview_infra.layer import RearviewLayer
+from rearview_infra.layer import ARCHITECTURES, RearviewLayer
 from rearview_infra.monitoring import RearviewMonitoring
 from rearview_infra.queues import DEFAULT_MAX_RECEIVE_COUNT, WriteQueues
 from rearview_infra.schedule import DEFAULT_SCHEDULE, ConsolidationSchedule
@@ -28,7 +28,7 @@ CONTEXT_PREFIX = "rearview:"
 
 @dataclass(frozen=True)
 class RearviewProps:
-    """What a deployment may choose. Each field can be set with `cdk synth -c rearview:<camelCaseName>=...` (or in
+    """What a deployment may choose. Each field can be set with `-c rearview:<camelCaseName>=...` (or in
     cdk.json's context); the defaults match `rearview.settings.AwsSettings`."""
 
     functions_dir: Path = REPO_ROOT / "functions"
@@ -45,6 +45,11 @@ class RearviewProps:
     embedding_model: str = "amazon.titan-embed-text-v2:0"
     embedding_dim: int = 512
     summary_model: str = "anthropic.claude-3-5-haiku-20241022-v1:0"
+    # `bedrock` in AWS; `hashing` where Bedrock is not available (an emulator such as LocalStack).
+    embedder: str = "bedrock"
+    # `arm64` (Graviton: cheaper per GB-second); `x86_64` for an emulator on an Intel machine. The layer must
+    # be built for the same one (`make layer LAYER_PLATFORMS=...`).
+    architecture: str = "arm64"
     max_receive_count: int = DEFAULT_MAX_RECEIVE_COUNT
     consolidation_schedule: str = DEFAULT_SCHEDULE
     worker_max_concurrency: int = 10
@@ -53,8 +58,8 @@ class RearviewProps:
 
     @classmethod
     def from_context(cls, get: Callable[[str], Any], **overrides: Any) -> RearviewProps:
-        """Props from CDK context keys `rearview:<camelCaseField>` read with `get` (e.g. `app.node.try_get_context`);
-        strings given with `-c` are converted to the field's type."""
+        """Props from CDK context keys `rearview:<camelCaseField>` read with `get` (e.g.
+        `app.node.try_get_context`); strings given with `-c` are converted to the field's type."""
         values: dict[str, Any] = {}
         for f in fields(cls):
             raw = get(CONTEXT_PREFIX + _camel(f.name))
@@ -80,6 +85,8 @@ def _convert(name: str, raw: Any) -> Any:
         return tuple(raw) if isinstance(raw, list | tuple) else tuple(p for p in str(raw).split(",") if p)
     if name == "search" and raw not in ("serverless", "domain"):
         raise ValueError(f"rearview:search must be 'serverless' or 'domain', not {raw!r}")
+    if name == "architecture" and raw not in ARCHITECTURES:
+        raise ValueError(f"rearview:architecture must be one of {sorted(ARCHITECTURES)}, not {raw!r}")
     return raw
 
 
@@ -87,7 +94,9 @@ class RearviewStack(Stack):
     """Table, queues, search, layer, functions, HTTP API, schedule and monitoring, wired together."""
 
     def __init__(self, scope: Construct, construct_id: str, *, props: RearviewProps, **kwargs: Any) -> None:
-        super().__init__(scope, construct_id, description="Rearview: long-term memory for LLM agents", **kwargs)
+        super().__init__(
+            scope, construct_id, description="Rearview: long-term memory for LLM agents", **kwargs
+        )
         self.props = props
         self.storage = MemoryTable(self, "Storage", table_name=props.table_name)
         self.queues = WriteQueues(
@@ -105,7 +114,8 @@ class RearviewStack(Stack):
                 standby_replicas=props.search_standby_replicas,
                 admin_principal_arns=props.search_admin_principals,
             )
-        self.layer = RearviewLayer(self, "Layer", layer_dir=props.layer_dir)
+        architecture = ARCHITECTURES[props.architecture]
+        self.layer = RearviewLayer(self, "Layer", layer_dir=props.layer_dir, architecture=architecture)
         self.functions = RearviewFunctions(
             self,
             "Functions",
@@ -116,6 +126,8 @@ class RearviewStack(Stack):
             search=self.search,
             opensearch_index=props.opensearch_index,
             models=BedrockModels(props.embedding_model, props.embedding_dim, props.summary_model),
+            architecture=architecture,
+            embedder=props.embedder,
             log_level=props.log_level,
             worker_max_concurrency=props.worker_max_concurrency,
         )

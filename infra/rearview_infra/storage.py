@@ -1,8 +1,7 @@
 """The single DynamoDB table: working memory, episodes, facts, namespace state and API keys.
 
-Keys and index attributes are the DynamoDB store adapter's (`rearview.adapters.dynamodb_store`); they are spelled
-out here because the table must exist before any code runs.
-"""
+Keys and index attributes are the DynamoDB store adapter's (`rearview.adapters.dynamodb_store`); they are
+spelled out here because the table must exist before any code runs."""
 
 from __future__ import annotations
 
@@ -49,16 +48,17 @@ class MemoryTable(Construct):
             partition_key=dynamodb.Attribute(name="gsi_id", type=string),
             projection_type=dynamodb.ProjectionType.KEYS_ONLY,
         )
-        # Listing a namespace's layer by time range (`NS#<namespace>#<layer>`, `<occurred ISO>#<id>`); projects
-        # everything because such listings read whole memories (forget by filter, consolidation, reindex).
+        # Listing a namespace's layer by time range (`NS#<namespace>#<layer>`, `<occurred ISO>#<id>`);
+        # projects everything because such listings read whole memories (forget by filter, consolidation,
+        # reindex).
         self.table.add_global_secondary_index(
             index_name=GSI_BY_TIME,
             partition_key=dynamodb.Attribute(name="gsi_time_pk", type=string),
             sort_key=dynamodb.Attribute(name="gsi_time_sk", type=string),
             projection_type=dynamodb.ProjectionType.ALL,
         )
-        # Sparse: only unconsolidated episodes carry `uc_pk`, so the scheduled consolidation finds the namespaces
-        # with work to do without scanning. The namespace is in `uc_sk`, so keys suffice.
+        # Sparse: only unconsolidated episodes carry `uc_pk`, so the scheduled consolidation finds the
+        # namespaces with work to do without scanning. The namespace is in `uc_sk`, so keys suffice.
         self.table.add_global_secondary_index(
             index_name=GSI_UNCONSOLIDATED,
             partition_key=dynamodb.Attribute(name="uc_pk", type=string),

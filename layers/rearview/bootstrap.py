@@ -136,7 +136,7 @@ def build_key_store(settings: Settings, store: MemoryStore) -> KeyStore:
     if settings.backend == "aws":
         from rearview.adapters.dynamodb_key_store import DynamoDBKeyStore
 
-        return DynamoDBKeyStore(settings.aws.table_name, client=getattr(store, "client", None))
+        return DynamoDBKeyStore(settings.aws.table_name, client=getattr(store, "client", None), settings=settings.aws)
     from rearview.adapters.sqlite_key_store import SqliteKeyStore
 
     db = getattr(store, "db", None)

@@ -180,6 +180,15 @@ class KeyStore(Protocol):
         ...
 
 
+@runtime_checkable
+class ConsolidationBacklog(Protocol):
+    """A store that can list where scheduled consolidation has work (the DynamoDB store's sparse index)."""
+
+    def list_namespaces_with_unconsolidated(self) -> list[str]:
+        """Every namespace holding at least one unconsolidated episode."""
+        ...
+
+
 class WriteQueue(Protocol):
     """The asynchronous write path: accepted writes wait here until a worker stores them."""
 
@@ -194,3 +203,14 @@ class DeadLetters(Protocol):
     def send(self, body: str, reason: str, error: str) -> None:
         """Park the original message body; `reason` is a stable code, `error` the detail."""
         ...
+
+
+@runtime_checkable
+class BatchVectorSearch(Protocol):
+    """An index that can run many vector searches in one pass (the write path checks a whole batch for
+    near-duplicates at once)."""
+
+    def vector_search_many(
+        self, namespace: str, vectors: np.ndarray, flt: MemoryFilter, limit: int
+    ) -> list[list[Candidate]]: ...
+

@@ -194,10 +194,89 @@ def _opensearch_backend(
     return open_backend(None, first_index)
 
 
+class _StreamSyncedStore:
+    """A DynamoDB store whose index follows it through the table's stream after every write, so a test can
+    search right after writing (in production index sync runs asynchronously; see the integration tests)."""
+
+    def __init__(self, store: Any, sync: Callable[[], None]) -> None:
+        self._store = store
+        self._sync = sync
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def apply(self, namespace: str, changes: ChangeSet) -> None:
+        try:
+            self._store.apply(namespace, changes)
+        finally:
+            self._sync()
+
+    def record_access(self, *args: Any) -> None:
+        self._store.record_access(*args)
+        self._sync()
+
+
+def _dynamodb_backend(
+    tmp_path: Path, embedder: Embedder, clock: ManualClock, opened: Callable[[Backend], None]
+) -> Backend:
+    """DynamoDBMemoryStore on moto; OpenSearchIndex (opensearch-py) on the OpenSearch test double, fed from the
+    table's stream (moto's DynamoDB Streams)."""
+    import boto3
+    from moto import mock_aws
+    from support.dynamodb_stream import StreamReader, apply_records_to_index, moto_streams_client
+    from support.opensearch_double import OpenSearchDouble
+
+    from rearview.adapters.dynamodb_store import DynamoDBMemoryStore, create_table
+    from rearview.adapters.opensearch_index import OpenSearchIndex
+
+    mock = mock_aws()
+    mock.start()
+    double = OpenSearchDouble().start()
+    closed = False
+
+    def close() -> None:
+        nonlocal closed
+        if not closed:
+            closed = True
+            double.close()
+            mock.stop()
+
+    try:
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        streams = moto_streams_client("us-east-1")
+        create_table(client, "rearview-contract")
+        reader = StreamReader(client, streams, "rearview-contract")
+    except BaseException:
+        close()
+        raise
+
+    def open_backend(with_embedder: Embedder | None) -> Backend:
+        chosen = with_embedder or embedder
+        store = DynamoDBMemoryStore(
+            "rearview-contract", client=client, clock=clock, embedder_name=chosen.name, dim=chosen.dim
+        )
+        index = OpenSearchIndex(double.url, "rearview-contract", chosen.dim, service=None)
+        index.ensure_index()
+        backend = Backend(
+            name="dynamodb",
+            store=_StreamSyncedStore(store, lambda: apply_records_to_index(reader.read(), index)),  # type: ignore[arg-type]
+            index=index,
+            embedder=chosen,
+            clock=clock,
+            reopen=open_backend,
+            close=close,
+        )
+        opened(backend)
+        return backend
+
+    return open_backend(None)
+
+
 # A backend joins the suite here: name -> factory(tmp_path, embedder, clock, opened) (call `opened` on every
 # Backend made, so the fixture can close them all).
 BACKENDS: dict[str, BackendFactory] = {
     "sqlite": _sqlite_backend,
+    "dynamodb": _dynamodb_backend,
     # OpenSearch as on a managed domain: deterministic document ids, _delete_by_query.
     "opensearch": partial(_opensearch_backend, serverless=False),
     # OpenSearch as on a Serverless vector collection: server-assigned ids, no _delete_by_query.

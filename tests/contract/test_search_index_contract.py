@@ -17,7 +17,7 @@ from contract_backends import (
 )
 
 from rearview.model import Episode, Fact
-from rearview.ports import Candidate, ChangeSet, MemoryFilter
+from rearview.ports import BatchVectorSearch, Candidate, ChangeSet, MemoryFilter
 
 pytestmark = pytest.mark.contract
 
@@ -229,6 +229,21 @@ def test_vector_search_order_equals_brute_force_cosine(backend: Backend, query_t
         assert candidate.id in tied
     layers = {m.id: m.layer for m in memories}
     assert all(c.layer == layers[c.id] for c in found)
+
+
+@pytest.mark.parametrize("flt", [MemoryFilter(), MemoryFilter(layers=("semantic",)), MemoryFilter(tags=("none",))])
+def test_batched_vector_search_equals_one_search_per_vector(backend: Backend, flt: MemoryFilter) -> None:
+    if not isinstance(backend.index, BatchVectorSearch):
+        pytest.skip(f"{backend.name} has no batched vector search")
+    backend.write("acme", *_varied_memories())
+    queries = np.stack([backend.query_vector(t) for t in ("the rent", "a hiking trip", "the doctor joked")])
+
+    batched = backend.index.vector_search_many("acme", queries, flt, 7)
+
+    for query, found in zip(queries, batched, strict=True):
+        single = backend.index.vector_search("acme", query, flt, 7)
+        assert [c.id for c in found] == [c.id for c in single]
+        assert [c.score for c in found] == pytest.approx([c.score for c in single], abs=1e-6)
 
 
 def test_vector_search_scores_are_cosines_whatever_the_query_norm(backend: Backend) -> None:

@@ -23,6 +23,17 @@ def _lambda_json(value: Any) -> Any:
     return value
 
 
+def moto_streams_client(region: str = "us-east-1") -> Any:
+    """A DynamoDB Streams client that moto intercepts. Recent botocore sends calls naming a stream ARN to an
+    account-based endpoint (`<account>.streams-ddb.<region>...`) that moto does not route; the regional endpoint
+    is the same API."""
+    import boto3
+
+    return boto3.client(
+        "dynamodbstreams", region_name=region, endpoint_url=f"https://streams.dynamodb.{region}.amazonaws.com"
+    )
+
+
 class StreamReader:
     """Reads a table's stream (moto or real) shard by shard, remembering each shard's position."""
 
@@ -60,3 +71,37 @@ class StreamReader:
     def event(self) -> dict[str, Any]:
         """The new records as one Lambda DynamoDB Streams event."""
         return {"Records": self.read()}
+
+
+def apply_records_to_index(records: list[dict[str, Any]], index: Any) -> int:
+    """Apply stream records to an index the way index sync does (INSERT/MODIFY upsert the new image, REMOVE
+    deletes; items that are not memories are skipped); returns how many records touched the index.
+
+    For suites that need the index in step with the store after every write (the contract suite); the
+    end-to-end tests run the real index_sync function instead.
+    """
+    from rearview.adapters.dynamodb_store import is_memory_item, memory_from_item, vector_from_item
+
+    upserts = []
+    touched = 0
+    for record in records:
+        change = record["dynamodb"]
+        image = change.get("NewImage") or change.get("OldImage") or change["Keys"]
+        if not is_memory_item(image):
+            continue
+        touched += 1
+        if record["eventName"] == "REMOVE":
+            if upserts:
+                index.upsert(upserts)
+                upserts = []
+            old = memory_from_item(change["OldImage"])
+            index.delete(old.namespace, [old.id], old.layer)
+            continue
+        memory = memory_from_item(change["NewImage"])
+        vector = vector_from_item(change["NewImage"])
+        if vector is not None:
+            upserts = [(m, v) for m, v in upserts if (m.namespace, m.id) != (memory.namespace, memory.id)]
+            upserts.append((memory, vector))
+    if upserts:
+        index.upsert(upserts)
+    return touched

@@ -499,6 +499,9 @@ class OpenSearchDouble:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes; with Nagle's algorithm the client's delayed ACK would
+            # hold the second back ~40 ms on every request.
+            disable_nagle_algorithm = True
 
             def _serve(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
@@ -519,7 +522,10 @@ class OpenSearchDouble:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="opensearch-double", daemon=True)
+        # A short poll interval: close() waits up to one interval for the serving loop to notice.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name="opensearch-double", daemon=True
+        )
         self._thread.start()
         return self
 

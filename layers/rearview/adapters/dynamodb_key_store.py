@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from rearview.errors import ConcurrentUpdate
 from rearview.service.access import ApiKey, parse_permissions
+from rearview.settings import AwsSettings
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -63,11 +64,13 @@ def _dt(value: str | None) -> datetime | None:
 class DynamoDBKeyStore:
     """KeyStore over the single table (see the module docstring for the item layout)."""
 
-    def __init__(self, table_name: str, *, client: DynamoDBClient | None = None) -> None:
+    def __init__(
+        self, table_name: str, *, client: DynamoDBClient | None = None, settings: AwsSettings | None = None
+    ) -> None:
         if client is None:
-            import boto3
+            from rearview.adapters.aws_clients import boto3_client
 
-            client = boto3.client("dynamodb")
+            client = boto3_client("dynamodb", settings)
         self.table_name = table_name
         self.client = client
 

@@ -66,8 +66,10 @@ class SqliteKeyStore:
             raise ConcurrentUpdate(f"key_id: {key.key_id} already exists") from None
 
     def get(self, key_id: str) -> ApiKey | None:
-        row = self.db.connection().execute(f"SELECT {_COLUMNS} FROM api_keys WHERE key_id = ?", (key_id,)).fetchone()
-        return None if row is None else _key_from_row(row)
+        # fetchall, not fetchone: an unfinished SELECT would hold this thread's read snapshot open (autocommit mode),
+        # and later reads on the connection would miss newer commits.
+        rows = self.db.connection().execute(f"SELECT {_COLUMNS} FROM api_keys WHERE key_id = ?", (key_id,)).fetchall()
+        return _key_from_row(rows[0]) if rows else None
 
     def list(self) -> list[ApiKey]:
         rows = self.db.connection().execute(f"SELECT {_COLUMNS} FROM api_keys ORDER BY created_at, key_id")
@@ -78,11 +80,11 @@ class SqliteKeyStore:
             conn.execute(
                 "UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL", (at.timestamp(), key_id)
             )
-            row = conn.execute(f"SELECT {_COLUMNS} FROM api_keys WHERE key_id = ?", (key_id,)).fetchone()
-        return None if row is None else _key_from_row(row)
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM api_keys WHERE key_id = ?", (key_id,)).fetchall()
+        return _key_from_row(rows[0]) if rows else None
 
     def has_any(self) -> bool:
-        return self.db.connection().execute("SELECT 1 FROM api_keys LIMIT 1").fetchone() is not None
+        return bool(self.db.connection().execute("SELECT 1 FROM api_keys LIMIT 1").fetchall())
 
     def close(self) -> None:
         """Close the database if this store opened it (`in_data_dir`)."""

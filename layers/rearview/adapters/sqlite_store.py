@@ -1211,6 +1211,21 @@ class _VectorCache:
         return [(float(scores[i]), self.ids[int(rows[i])]) for i in top]
 
 
+    def search_many(self, queries: np.ndarray, mask: np.ndarray, limit: int) -> list[list[tuple[float, str]]]:
+        """`search` for each row of `queries`, with one matrix product for all of them."""
+        rows = np.flatnonzero(mask)
+        if rows.size == 0:
+            return [[] for _ in range(queries.shape[0])]
+        scores = self.vectors[rows] @ queries.T  # (rows, queries)
+        k = min(limit, rows.size)
+        out: list[list[tuple[float, str]]] = []
+        for column in scores.T:
+            top = np.argpartition(-column, k - 1)[:k] if k < column.size else np.arange(column.size)
+            top = top[np.argsort(-column[top], kind="stable")]
+            out.append([(float(column[i]), self.ids[int(rows[i])]) for i in top])
+        return out
+
+
 def _positions_mask(sorted_refs: np.ndarray, refs: np.ndarray) -> np.ndarray:
     """Boolean mask of the entries of `sorted_refs` that occur in `refs`."""
     chosen = np.zeros(sorted_refs.size, dtype=bool)
@@ -1359,6 +1374,31 @@ class SqliteSearchIndex:
             found.extend(Candidate(memory_id, layer, score) for score, memory_id in hits)
         found.sort(key=lambda c: c.score, reverse=True)
         return found[:limit]
+
+    def vector_search_many(
+        self, namespace: str, vectors: np.ndarray, flt: MemoryFilter, limit: int
+    ) -> list[list[Candidate]]:
+        """`vector_search` for each row of `vectors` in one pass over the namespace (the write path's dedup check
+        of a whole batch: one matrix product instead of one scan per item)."""
+        queries = np.asarray(vectors, dtype=np.float32).reshape(-1, self.db.dim)
+        results: list[list[Candidate]] = [[] for _ in range(queries.shape[0])]
+        if limit <= 0 or queries.shape[0] == 0:
+            return results
+        queries = _normalised_rows(queries)
+        generation = self._generation(namespace)
+        for layer in _unique_layers(flt.layers):
+            if flt.ids is not None and not flt.ids:
+                continue
+            tagged = self._tagged_refs(namespace, layer, flt.tags) if flt.tags else None
+            cache = self._cache(namespace, layer, generation)
+            with cache.lock:
+                per_query = cache.search_many(queries, cache.mask(flt, tagged), limit)
+            for found, hits in zip(results, per_query, strict=True):
+                found.extend(Candidate(memory_id, layer, score) for score, memory_id in hits)
+        for found in results:
+            found.sort(key=lambda c: c.score, reverse=True)
+            del found[limit:]
+        return results
 
     def _generation(self, namespace: str) -> int:
         row = (

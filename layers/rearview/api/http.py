@@ -506,7 +506,7 @@ def create_resolver(services: Services, *, gate: AccessGate | None = None) -> AP
         ),
     )
     def write_memory(ns: NamespacePath, item: Annotated[MemoryWrite, Body()]) -> Response[WriteResult]:
-        result = services.writer.write(_namespace(ns), item)
+        result = services.submit(_namespace(ns), [item], field_prefix="")[0]
         return Response(
             status_code=_write_status(result),
             content_type=content_types.APPLICATION_JSON,
@@ -520,7 +520,7 @@ def create_resolver(services: Services, *, gate: AccessGate | None = None) -> AP
         responses=_responses(),
     )
     def write_batch(ns: NamespacePath, batch: Annotated[BatchWrite, Body()]) -> BatchResult:
-        return BatchResult(results=services.writer.write_batch(_namespace(ns), batch.items))
+        return BatchResult(results=services.submit(_namespace(ns), batch.items))
 
     @app.get(
         "/v1/namespaces/<ns>/memories/<id>",

@@ -49,7 +49,7 @@ def _local_access(data_dir: Any) -> Iterator[AccessService]:
         if settings.backend == "aws":
             from rearview.adapters.dynamodb_key_store import DynamoDBKeyStore
 
-            store = DynamoDBKeyStore(settings.aws.table_name)
+            store = DynamoDBKeyStore(settings.aws.table_name, settings=settings.aws)
         else:
             from rearview.adapters.sqlite_key_store import SqliteKeyStore
 
@@ -78,6 +78,7 @@ def _listed(key: ApiKey, now: datetime) -> dict[str, Any]:
 
 @keys_app.command("create")
 def create(
+    ctx: typer.Context,
     namespace: Annotated[
         str, typer.Option("--namespace", help="The key's scope: this namespace and every one under it, e.g. acme")
     ],
@@ -97,7 +98,7 @@ def create(
     if not granted:
         fail("permissions: at least one of read, write, forget, consolidate, admin")
     delta = parse_duration(expires_in) if expires_in else None
-    remote = remote_target()
+    remote = remote_target(ctx)
     if remote is not None:
         expires_at = datetime.now(UTC) + delta if delta else None
         with user_errors():
@@ -121,9 +122,9 @@ def create(
 
 
 @keys_app.command("list")
-def list_keys(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
+def list_keys(ctx: typer.Context, data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
     """Every key (never its secret): id, scope, permissions, status."""
-    remote = remote_target()
+    remote = remote_target(ctx)
     if remote is not None:
         with user_errors():
             rows = remote.client().list_keys()
@@ -138,7 +139,9 @@ def list_keys(data_dir: DataDirOption = None, as_json: JsonOption = False) -> No
         stdout_console().print("no API keys (the local server stays open on loopback until one exists)", markup=False)
         return
     table = Table(title="API keys", title_justify="left")
-    for column in ("key id", "namespace", "permissions", "status", "created", "expires", "description"):
+    # The id is what `keys revoke` takes: never wrapped, so it can be copied whole.
+    table.add_column("key id", no_wrap=True, min_width=16)
+    for column in ("namespace", "permissions", "status", "created", "expires", "description"):
         table.add_column(column, overflow="fold")
     for row in rows:
         table.add_row(
@@ -155,12 +158,13 @@ def list_keys(data_dir: DataDirOption = None, as_json: JsonOption = False) -> No
 
 @keys_app.command("revoke")
 def revoke(
+    ctx: typer.Context,
     key_id: Annotated[str, typer.Argument(help="The key's id, as listed")],
     data_dir: DataDirOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Revoke a key, at once and for good."""
-    remote = remote_target()
+    remote = remote_target(ctx)
     if remote is not None:
         with user_errors():
             row = remote.client().revoke_key(key_id)

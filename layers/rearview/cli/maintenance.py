@@ -27,6 +27,7 @@ class ForgetLayer(StrEnum):
 
 
 def forget(
+    ctx: typer.Context,
     namespace: Annotated[str, typer.Argument(help="Namespace to forget in")],
     memory_id: Annotated[list[str] | None, typer.Option("--id", help="A memory id (repeatable)")] = None,
     layer: Annotated[ForgetLayer | None, typer.Option(help="Only this layer")] = None,
@@ -52,7 +53,7 @@ def forget(
         "session_id": session,
         "cascade": cascade,
     }
-    remote = remote_target()
+    remote = remote_target(ctx)
     if remote is not None:
         with user_errors():
             request = ForgetRequest.model_validate(fields)
@@ -68,8 +69,8 @@ def forget(
             _confirm_filter(namespace, request, yes)
             if _single_id(request):
                 # One id: say so when it does not exist rather than print an empty receipt.
-                memory_id = request.ids[0] if request.ids else ""
-                receipt = services.forgetter.forget_one(namespace, memory_id, cascade=request.cascade)
+                only_id = request.ids[0] if request.ids else ""
+                receipt = services.forgetter.forget_one(namespace, only_id, cascade=request.cascade)
             else:
                 receipt = services.forgetter.forget(namespace, request)
     if as_json:
@@ -105,6 +106,7 @@ def _describe_filters(request: ForgetRequest) -> str:
 
 
 def consolidate(
+    ctx: typer.Context,
     namespace: Annotated[str, typer.Argument(help="Namespace to consolidate")],
     since: Annotated[str | None, typer.Option(help="Only episodes at or after this ISO 8601 time")] = None,
     max_clusters: Annotated[int | None, typer.Option(help="At most this many clusters (default 50)")] = None,
@@ -116,7 +118,7 @@ def consolidate(
     fields: dict[str, Any] = {"since": since}
     if max_clusters is not None:
         fields["max_clusters"] = max_clusters
-    remote = remote_target()
+    remote = remote_target(ctx)
     if remote is not None:
         with user_errors():
             result = remote.client().consolidate(namespace, ConsolidateRequest.model_validate(fields))
@@ -130,13 +132,14 @@ def consolidate(
 
 
 def stats(
+    ctx: typer.Context,
     namespace: Annotated[str, typer.Argument(help="Namespace")],
     data_dir: DataDirOption = None,
     embedder: EmbedderOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Counts per layer, the last write, and how often recall found something."""
-    remote = remote_target()
+    remote = remote_target(ctx)
     if remote is not None:
         with user_errors():
             result = remote.client().stats(namespace)

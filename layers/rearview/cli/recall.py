@@ -26,6 +26,7 @@ class RecallLayer(StrEnum):
 
 
 def recall(
+    ctx: typer.Context,
     namespace: Annotated[str, typer.Argument(help="Namespace to recall from")],
     query: Annotated[
         str, typer.Argument(help="What to remember; time expressions (yesterday, last week) filter")
@@ -70,7 +71,7 @@ def recall(
         fields["top_k"] = top_k
     if layer:
         fields["layers"] = [choice.value for choice in layer]
-    remote = remote_target()
+    remote = remote_target(ctx)
     if remote is not None:
         with user_errors():
             response = remote.client().recall(namespace, RecallQuery.model_validate(fields))

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
-import click
+import typer
 
 from rearview.errors import (
     ConfigurationError,
@@ -70,11 +70,12 @@ class RemoteTarget:
         return RemoteClient(self.url, self.token)
 
 
-def remote_target() -> RemoteTarget | None:
-    """The `--url` target of the running command, or None to use the local data directory."""
-    ctx = click.get_current_context(silent=True)
-    if ctx is None:
-        return None
+def remote_target(ctx: typer.Context) -> RemoteTarget | None:
+    """The `--url` target of the running command (set on the root context), or None for the local data directory.
+
+    Taken from the command's own context, not a global lookup: typer may ship its own copy of click, whose
+    context stack `click.get_current_context` would not see.
+    """
     obj = ctx.find_root().obj
     return obj if isinstance(obj, RemoteTarget) else None
 

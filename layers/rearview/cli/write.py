@@ -34,6 +34,7 @@ class WriteLayer(StrEnum):
 
 
 def remember(
+    ctx: typer.Context,
     namespace: Annotated[str, typer.Argument(help="Namespace, e.g. acme:u-42")],
     content: Annotated[str, typer.Argument(help="The memory")],
     layer: Annotated[
@@ -66,7 +67,7 @@ def remember(
         "occurred_at": occurred_at,
         "id": memory_id,
     }
-    remote = remote_target()
+    remote = remote_target(ctx)
     if remote is not None:
         with user_errors():
             result = remote.client().write(namespace, MemoryWrite.model_validate(fields))

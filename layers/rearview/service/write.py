@@ -19,11 +19,23 @@ import numpy as np
 from rearview.errors import ConfigurationError, InvalidInput
 from rearview.ids import new_ulid
 from rearview.model import Episode, Fact, Memory, MemoryWrite, StoredLayer, WriteResult, validate_namespace
-from rearview.ports import ChangeSet, Clock, Embedder, MemoryFilter, MemoryStore, SearchIndex, WriteQueue
+from rearview.ports import (
+    BatchVectorSearch,
+    Candidate,
+    ChangeSet,
+    Clock,
+    Embedder,
+    MemoryFilter,
+    MemoryStore,
+    SearchIndex,
+    WriteQueue,
+)
 from rearview.service.content_rules import check_content, redact_secrets, score_importance
 from rearview.service.contradiction import contradicts, opposite_polarity
 from rearview.settings import WriteTuning
 
+# How many stored nearest neighbours are checked for a near-duplicate of a new memory.
+_DEDUP_NEIGHBOURS = 3
 # How many nearest facts are checked for contradiction with a new fact.
 _CONTRADICTION_NEIGHBOURS = 5
 
@@ -98,8 +110,9 @@ class WriteService:
         redactions = [redact_secrets(item.content) for item in items]
         vectors = self._embedder.embed([r.text for r in redactions])
         plan = _Plan()
+        neighbours = self._stored_neighbours(namespace, items, vectors)
         results = [
-            self._plan_one(namespace, item, red.text, bool(red.kinds), vectors[i], now, plan)
+            self._plan_one(namespace, item, red.text, bool(red.kinds), vectors[i], now, plan, neighbours[i])
             for i, (item, red) in enumerate(zip(items, redactions, strict=True))
         ]
         if plan.changes:
@@ -156,6 +169,25 @@ class WriteService:
 
     # --- planning ---------------------------------------------------------------------------------------------
 
+    def _stored_neighbours(
+        self, namespace: str, items: Sequence[MemoryWrite], vectors: np.ndarray
+    ) -> list[list[Candidate]]:
+        """The nearest stored memories of each item's layer (near-duplicate candidates), in one pass per layer
+        where the index can batch."""
+        found: list[list[Candidate]] = [[] for _ in items]
+        for layer in ("episodic", "semantic"):
+            rows = [i for i, item in enumerate(items) if item.layer == layer]
+            if not rows:
+                continue
+            flt = MemoryFilter(layers=(layer,))
+            if isinstance(self._index, BatchVectorSearch):
+                batch = self._index.vector_search_many(namespace, vectors[rows], flt, _DEDUP_NEIGHBOURS)
+            else:
+                batch = [self._index.vector_search(namespace, vectors[i], flt, _DEDUP_NEIGHBOURS) for i in rows]
+            for i, cands in zip(rows, batch, strict=True):
+                found[i] = cands
+        return found
+
     def _plan_one(
         self,
         namespace: str,
@@ -165,6 +197,7 @@ class WriteService:
         vector: np.ndarray,
         now: datetime,
         plan: _Plan,
+        neighbours: list[Candidate],
     ) -> WriteResult:
         if item.id is not None:
             existing = plan.pending.get(item.id) or self._store.get(namespace, item.id)
@@ -179,7 +212,7 @@ class WriteService:
                 redacted=redacted,
                 importance=importance,
             )
-        duplicate = self._near_duplicate(namespace, item.layer, content, vector, plan)
+        duplicate = self._near_duplicate(namespace, item.layer, content, vector, plan, neighbours)
         if duplicate is not None:
             merged = self._merge(duplicate, item, now)
             plan.update(merged)
@@ -229,7 +262,13 @@ class WriteService:
         )
 
     def _near_duplicate(
-        self, namespace: str, layer: StoredLayer, content: str, vector: np.ndarray, plan: _Plan
+        self,
+        namespace: str,
+        layer: StoredLayer,
+        content: str,
+        vector: np.ndarray,
+        plan: _Plan,
+        neighbours: list[Candidate],
     ) -> Memory | None:
         """The most similar memory of the same layer at or above the dedup threshold, with the same polarity."""
         best: tuple[float, str] | None = None
@@ -240,7 +279,7 @@ class WriteService:
             cosine = float(pending_vector @ vector)
             if best is None or cosine > best[0]:
                 best = (cosine, memory_id)
-        for candidate in self._index.vector_search(namespace, vector, MemoryFilter(layers=(layer,)), limit=3):
+        for candidate in neighbours:
             if best is None or candidate.score > best[0]:
                 best = (candidate.score, candidate.id)
         if best is None or best[0] < self._tuning.dedup_threshold:

@@ -1,0 +1,244 @@
+"""What every Lambda function shares: observability, validated settings, and the services cached per container.
+
+A handler module is a few lines:
+
+    runtime = FunctionRuntime("recall")
+    handler = runtime.http_handler()
+
+- Settings are read from the environment and validated when the module is imported (the cold start), so a
+  misconfigured function fails its init, visibly, instead of its first request.
+- Services are built on the first invocation and kept for the container's life (clients, the embedder and the
+  resolver are reused warm). They are not built at import, so importing a handler needs no AWS access and its cost
+  is the import alone (bench/cold_start.py measures it).
+- Powertools Logger (JSON, Lambda context, correlation id), Tracer (X-Ray; responses are not captured: they hold
+  users' memories) and Metrics (CloudWatch EMF) wrap every handler. The namespace goes into log keys and metric
+  metadata, never into metric dimensions: one dimension value per tenant would make a metric per tenant.
+
+Tests build a runtime with `settings=` and `build=` (a function returning Services) instead of patching globals.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.metrics import MetricUnit
+
+from rearview.model import ConsolidateRequest
+from rearview.ports import ConsolidationBacklog
+from rearview.settings import Settings
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+    from rearview.bootstrap import Services
+    from rearview.ports import DeadLetters
+    from rearview.service.write_worker import WriteWorker
+
+Handler = Callable[[dict[str, Any], Any], Any]
+
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "Rearview"))
+
+_NAMESPACE_IN_PATH = re.compile(r"^/v1/namespaces/([^/]+)")
+
+
+@dataclass
+class BacklogReport:
+    """What one scheduled consolidation run did."""
+
+    namespaces: list[str] = field(default_factory=list)
+    facts_created: int = 0
+    episodes_consolidated: int = 0
+    failed: dict[str, str] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "namespaces": len(self.namespaces),
+            "facts_created": self.facts_created,
+            "episodes_consolidated": self.episodes_consolidated,
+            "failed": self.failed,
+        }
+
+
+def consolidate_backlog(services: Services) -> BacklogReport:
+    """Consolidate every namespace the store lists as holding unconsolidated episodes.
+
+    One namespace's failure is logged and reported, and the run goes on with the others: the next schedule
+    retries it, and a retry of the whole invocation would redo every namespace that succeeded.
+    """
+    store = services.store
+    if not isinstance(store, ConsolidationBacklog):
+        raise TypeError(f"{type(store).__name__} cannot list namespaces with unconsolidated episodes")
+    report = BacklogReport(namespaces=store.list_namespaces_with_unconsolidated())
+    for namespace in report.namespaces:
+        try:
+            result = services.consolidator.consolidate(namespace, ConsolidateRequest())
+        except Exception as exc:
+            logger.exception("consolidation failed", extra={"namespace": namespace})
+            report.failed[namespace] = f"{type(exc).__name__}: {exc}"[:500]
+            continue
+        report.facts_created += result.facts_created
+        report.episodes_consolidated += result.episodes_consolidated
+    return report
+
+
+def is_scheduled_event(event: dict[str, Any]) -> bool:
+    """True for an EventBridge scheduled event (or any EventBridge event), as opposed to an HTTP one."""
+    return event.get("source") in ("aws.events", "aws.scheduler") or "detail-type" in event
+
+
+def _namespace_of(event: dict[str, Any]) -> str | None:
+    match = _NAMESPACE_IN_PATH.match(str(event.get("rawPath") or ""))
+    return unquote(match.group(1)) if match else None
+
+
+class FunctionRuntime:
+    """One function's per-container state: validated settings, and services built once, on first use."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        settings: Settings | None = None,
+        build: Callable[[Settings], Services] | None = None,
+        dead_letters: DeadLetters | None = None,
+    ) -> None:
+        self.name = name
+        self.settings = settings or Settings()
+        self._build = build
+        self._services: Services | None = None
+        self._resolver: APIGatewayHttpResolver | None = None
+        self._worker: WriteWorker | None = None
+        self._dead_letters = dead_letters
+
+    # --- cached parts ---------------------------------------------------------------------------------------
+
+    def services(self) -> Services:
+        """The services, built on the first call and cached for the container's life."""
+        if self._services is None:
+            if self._build is not None:
+                self._services = self._build(self.settings)
+            else:
+                from rearview.bootstrap import build
+
+                self._services = build(self.settings)
+        return self._services
+
+    def resolver(self) -> APIGatewayHttpResolver:
+        """The shared HTTP route table over the services."""
+        if self._resolver is None:
+            from rearview.api.http import create_resolver
+
+            self._resolver = create_resolver(self.services())
+        return self._resolver
+
+    def worker(self) -> WriteWorker:
+        """The queue worker: the write service plus the dead-letter queue of the settings."""
+        if self._worker is None:
+            from rearview.service.write_worker import WriteWorker
+
+            dead_letters = self._dead_letters
+            if dead_letters is None:
+                url = self.settings.aws.dead_letter_queue_url
+                if not url:
+                    from rearview.errors import ConfigurationError
+
+                    raise ConfigurationError(
+                        "aws.dead_letter_queue_url: required by the write worker "
+                        "(REARVIEW_AWS__DEAD_LETTER_QUEUE_URL)",
+                        field="aws.dead_letter_queue_url",
+                    )
+                from rearview.adapters.sqs_write_queue import SqsDeadLetters
+
+                dead_letters = SqsDeadLetters(url, settings=self.settings.aws)
+            self._worker = WriteWorker(
+                self.services().writer, dead_letters, max_receive_count=self.settings.aws.max_receive_count
+            )
+        return self._worker
+
+    # --- handlers -------------------------------------------------------------------------------------------
+
+    def http_handler(self) -> Handler:
+        """A handler for API Gateway HTTP API (v2) events, answered by the shared route table."""
+
+        @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
+        @tracer.capture_lambda_handler(capture_response=False)
+        @metrics.log_metrics(capture_cold_start_metric=True)
+        def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+            return self._resolve_http(event, context)
+
+        return handler
+
+    def _resolve_http(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
+        namespace = _namespace_of(event)
+        if namespace:
+            logger.append_keys(namespace=namespace)
+            metrics.add_metadata(key="namespace", value=namespace)
+        response = self.resolver().resolve(event, context)
+        status = int(response.get("statusCode", 500))
+        metrics.add_metric(name=f"Http{status // 100}xx", unit=MetricUnit.Count, value=1)
+        return response
+
+    def queue_handler(self) -> Handler:
+        """A handler for SQS batches of queued writes, with partial batch responses (Powertools BatchProcessor)."""
+        from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+
+        # Every record failing is still a partial response (all listed), not an exception: the queue retries each
+        # by its own receive count either way, and the log shows the records' errors instead of a batch error.
+        processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+
+        @logger.inject_lambda_context(clear_state=True)
+        @tracer.capture_lambda_handler(capture_response=False)
+        @metrics.log_metrics(capture_cold_start_metric=True)
+        def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+            worker = self.worker()
+
+            def record_handler(record: SQSRecord) -> None:
+                receive_count = int(record.attributes.approximate_receive_count or 1)
+                outcome = worker.process(record.body, receive_count)
+                if outcome.status == "stored":
+                    stored = sum(1 for r in outcome.results if r.status == "stored" and r.reason is None)
+                    metrics.add_metric(name="MemoriesStored", unit=MetricUnit.Count, value=stored)
+                else:
+                    metrics.add_metric(name="WritesDeadLettered", unit=MetricUnit.Count, value=1)
+                    logger.warning(
+                        "write sent to the dead-letter queue",
+                        extra={
+                            "message_id": record.message_id,
+                            "namespace": outcome.namespace,
+                            "reason": outcome.reason,
+                            "error": outcome.error,
+                        },
+                    )
+
+            return dict(process_partial_response(event, record_handler, processor, context))
+
+        return handler
+
+    def consolidate_handler(self) -> Handler:
+        """A handler for the consolidate function: the EventBridge schedule (every namespace with a backlog), or
+        the HTTP route (one namespace)."""
+
+        @logger.inject_lambda_context(clear_state=True)
+        @tracer.capture_lambda_handler(capture_response=False)
+        @metrics.log_metrics(capture_cold_start_metric=True)
+        def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+            if not is_scheduled_event(event):
+                return self._resolve_http(event, context)
+            report = consolidate_backlog(self.services())
+            metrics.add_metric(name="NamespacesConsolidated", unit=MetricUnit.Count, value=len(report.namespaces))
+            metrics.add_metric(name="ConsolidationFailures", unit=MetricUnit.Count, value=len(report.failed))
+            metrics.add_metric(name="FactsCreated", unit=MetricUnit.Count, value=report.facts_created)
+            logger.info("scheduled consolidation done", extra=report.as_dict())
+            return report.as_dict()
+
+        return handler

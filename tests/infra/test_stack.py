@@ -1,0 +1,649 @@
+"""The CDK stack, synthesised once per module (placeholder handlers and an empty layer directory: the template
+does not depend on their content) and checked through aws_cdk.assertions and the template's JSON."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("aws_cdk", reason="the infra extra (aws-cdk-lib, constructs) is not installed")
+
+import aws_cdk as cdk  # noqa: E402
+from aws_cdk.assertions import Match, Template  # noqa: E402
+
+from rearview_infra.api import ROUTE_TARGETS  # noqa: E402
+from rearview_infra.functions import FUNCTION_NAMES, HANDLER, bedrock_model_arns  # noqa: E402
+from rearview_infra.layer import LayerNotBuilt  # noqa: E402
+from rearview_infra.queues import VISIBILITY_TIMEOUT_FACTOR  # noqa: E402
+from rearview_infra.search import ServerlessVectorCollection  # noqa: E402
+from rearview_infra.stack import REPO_ROOT, RearviewProps, RearviewStack  # noqa: E402
+
+pytestmark = pytest.mark.infra
+
+EMBEDDING_MODEL = "amazon.titan-embed-text-v2:0"
+SUMMARY_MODEL = "us.anthropic.claude-3-5-haiku-20241022-v1:0"
+SEARCHERS = {"write_worker", "recall", "consolidate", "mcp"}
+TABLE_WRITERS = {"write", "write_worker", "recall", "forget", "consolidate", "mcp"}
+WRITE_ACTIONS = {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
+
+
+def placeholder_tree(root: Path) -> RearviewProps:
+    """Props pointing at an empty layer and a stub handler per function."""
+    (root / "layer" / "python").mkdir(parents=True)
+    for name in FUNCTION_NAMES:
+        (root / "functions" / name).mkdir(parents=True)
+        (root / "functions" / name / "handler.py").write_text(
+            "def handler(event, context):\n    return None\n"
+        )
+    return RearviewProps(
+        functions_dir=root / "functions",
+        layer_dir=root / "layer",
+        embedding_model=EMBEDDING_MODEL,
+        summary_model=SUMMARY_MODEL,
+    )
+
+
+@dataclass
+class Synthesised:
+    stack: RearviewStack
+    template: Template
+    resources: dict[str, dict[str, Any]]
+
+    def id_of(self, construct: Any) -> str:
+        """The logical id of an L2 construct's CloudFormation resource."""
+        return self.stack.get_logical_id(construct.node.default_child)
+
+    def function(self, name: str) -> dict[str, Any]:
+        return self.resources[self.id_of(self.stack.functions.functions[name])]["Properties"]
+
+    def env(self, name: str) -> dict[str, Any]:
+        return self.function(name)["Environment"]["Variables"]
+
+    def role_id(self, name: str) -> str:
+        return self.id_of(self.stack.functions.functions[name].role)
+
+    def statements(self, name: str) -> list[dict[str, Any]]:
+        """Every IAM statement attached to the function's role."""
+        role = {"Ref": self.role_id(name)}
+        found: list[dict[str, Any]] = []
+        for resource in self.resources.values():
+            if resource["Type"] == "AWS::IAM::Policy" and role in resource["Properties"]["Roles"]:
+                found.extend(resource["Properties"]["PolicyDocument"]["Statement"])
+        return found
+
+    def actions(self, name: str) -> set[str]:
+        return {action for st in self.statements(name) for action in _as_list(st["Action"])}
+
+    def holders(self, action: str, resource: Any) -> set[str]:
+        """The functions whose role allows `action` on `resource` (matched as CloudFormation JSON)."""
+        return {
+            name
+            for name in FUNCTION_NAMES
+            for st in self.statements(name)
+            if action in _as_list(st["Action"]) and resource in _as_list(st["Resource"])
+        }
+
+    def arn_of(self, construct: Any) -> dict[str, Any]:
+        return {"Fn::GetAtt": [self.id_of(construct), "Arn"]}
+
+    def collection(self) -> ServerlessVectorCollection:
+        assert isinstance(self.stack.search, ServerlessVectorCollection)
+        return self.stack.search
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _synthesise(props: RearviewProps) -> Synthesised:
+    app = cdk.App()
+    stack = RearviewStack(app, "RearviewTest", props=props)
+    template = Template.from_stack(stack)
+    return Synthesised(stack, template, template.to_json()["Resources"])
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_aws_credentials() -> Iterator[None]:
+    """Synthesis must not need an account: the credential variables are gone for the whole module."""
+    with pytest.MonkeyPatch.context() as patch:
+        for variable in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+            patch.delenv(variable, raising=False)
+        patch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+        patch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+        yield
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory: pytest.TempPathFactory) -> Synthesised:
+    return _synthesise(placeholder_tree(tmp_path_factory.mktemp("tree")))
+
+
+# --- storage ---------------------------------------------------------------------------------------------
+
+
+def test_table_keys_ttl_stream_billing_and_retention(synth: Synthesised) -> None:
+    synth.template.resource_count_is("AWS::DynamoDB::Table", 1)
+    synth.template.has_resource(
+        "AWS::DynamoDB::Table",
+        {
+            "DeletionPolicy": "Retain",
+            "UpdateReplacePolicy": "Retain",
+            "Properties": Match.object_like(
+                {
+                    "KeySchema": [
+                        {"AttributeName": "pk", "KeyType": "HASH"},
+                        {"AttributeName": "sk", "KeyType": "RANGE"},
+                    ],
+                    "BillingMode": "PAY_PER_REQUEST",
+                    "TimeToLiveSpecification": {"AttributeName": "ttl", "Enabled": True},
+                    "StreamSpecification": {"StreamViewType": "NEW_AND_OLD_IMAGES"},
+                    "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+                }
+            ),
+        },
+    )
+
+
+def test_table_global_secondary_indexes(synth: Synthesised) -> None:
+    table = synth.resources[synth.id_of(synth.stack.storage.table)]["Properties"]
+    indexes = {gsi["IndexName"]: gsi for gsi in table["GlobalSecondaryIndexes"]}
+    assert set(indexes) == {"by_id", "by_time", "unconsolidated"}
+    assert indexes["by_id"]["KeySchema"] == [{"AttributeName": "gsi_id", "KeyType": "HASH"}]
+    assert indexes["by_id"]["Projection"] == {"ProjectionType": "KEYS_ONLY"}
+    assert indexes["by_time"]["KeySchema"] == [
+        {"AttributeName": "gsi_time_pk", "KeyType": "HASH"},
+        {"AttributeName": "gsi_time_sk", "KeyType": "RANGE"},
+    ]
+    assert indexes["unconsolidated"]["KeySchema"] == [
+        {"AttributeName": "uc_pk", "KeyType": "HASH"},
+        {"AttributeName": "uc_sk", "KeyType": "RANGE"},
+    ]
+    assert indexes["unconsolidated"]["Projection"] == {"ProjectionType": "KEYS_ONLY"}
+    types = {a["AttributeName"]: a["AttributeType"] for a in table["AttributeDefinitions"]}
+    assert types == dict.fromkeys(("pk", "sk", "gsi_id", "gsi_time_pk", "gsi_time_sk", "uc_pk", "uc_sk"), "S")
+
+
+# --- queues ----------------------------------------------------------------------------------------------
+
+
+def test_write_queue_redrives_to_its_dlq_after_five_receives(synth: Synthesised) -> None:
+    queues = synth.stack.queues
+    queue = synth.resources[synth.id_of(queues.queue)]["Properties"]
+    assert queue["RedrivePolicy"] == {
+        "deadLetterTargetArn": synth.arn_of(queues.dead_letter_queue),
+        "maxReceiveCount": 5,
+    }
+    assert queue["SqsManagedSseEnabled"] is True
+    worker_timeout = synth.function("write_worker")["Timeout"]
+    assert queue["VisibilityTimeout"] == VISIBILITY_TIMEOUT_FACTOR * worker_timeout
+    # The worker moves a message to the DLQ itself on the last receive, so it must know the same number.
+    assert synth.env("write_worker")["REARVIEW_AWS__MAX_RECEIVE_COUNT"] == "5"
+    assert synth.env("write_worker")["REARVIEW_AWS__DEAD_LETTER_QUEUE_URL"] == {
+        "Ref": synth.id_of(queues.dead_letter_queue)
+    }
+
+
+def test_every_queue_is_encrypted_and_refuses_plain_http(synth: Synthesised) -> None:
+    queues = [r for r in synth.resources.values() if r["Type"] == "AWS::SQS::Queue"]
+    assert len(queues) == 3
+    assert all(q["Properties"]["SqsManagedSseEnabled"] is True for q in queues)
+    policies = [r for r in synth.resources.values() if r["Type"] == "AWS::SQS::QueuePolicy"]
+    denies = [
+        st
+        for p in policies
+        for st in p["Properties"]["PolicyDocument"]["Statement"]
+        if st["Effect"] == "Deny" and st["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    ]
+    assert len(denies) == 3
+
+
+# --- functions -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", FUNCTION_NAMES)
+def test_function_runtime_handler_layer_and_environment(synth: Synthesised, name: str) -> None:
+    fn = synth.function(name)
+    assert fn["Runtime"] == "python3.13"
+    assert fn["Architectures"] == ["arm64"]
+    assert fn["Handler"] == HANDLER == "handler.handler"
+    assert fn["Layers"] == [{"Ref": synth.id_of(synth.stack.layer.layer)}]
+    assert fn["TracingConfig"] == {"Mode": "Active"}
+    synth.template.has_resource_properties(
+        "AWS::Lambda::LayerVersion",
+        {"CompatibleArchitectures": ["arm64"], "CompatibleRuntimes": ["python3.13"]},
+    )
+    env = fn["Environment"]["Variables"]
+    assert env["REARVIEW_BACKEND"] == "aws"
+    assert env["REARVIEW_EMBEDDER"] == "bedrock"
+    assert env["REARVIEW_AWS__TABLE_NAME"] == {"Ref": synth.id_of(synth.stack.storage.table)}
+    collection_id = synth.stack.get_logical_id(synth.collection().collection)
+    assert env["REARVIEW_AWS__OPENSEARCH_ENDPOINT"] == {"Fn::GetAtt": [collection_id, "CollectionEndpoint"]}
+    assert env["REARVIEW_AWS__OPENSEARCH_SERVICE"] == "aoss"
+    assert env["REARVIEW_AWS__BEDROCK_EMBEDDING_MODEL"] == EMBEDDING_MODEL
+    assert env["REARVIEW_AWS__BEDROCK_SUMMARY_MODEL"] == SUMMARY_MODEL
+    assert env["POWERTOOLS_SERVICE_NAME"] == f"rearview-{name}"
+    # HTTP functions answer within API Gateway's 30 s integration timeout; consolidate also has the hourly
+    # run over every namespace, which needs longer (over HTTP it consolidates one namespace).
+    if name != "consolidate" and any(target == name for _, _, target in ROUTE_TARGETS):
+        assert fn["Timeout"] < 30
+
+
+def test_only_the_senders_are_told_the_write_queue(synth: Synthesised) -> None:
+    told = {name for name in FUNCTION_NAMES if "REARVIEW_AWS__WRITE_QUEUE_URL" in synth.env(name)}
+    assert told == {"write", "mcp"}
+    assert synth.env("write")["REARVIEW_AWS__WRITE_QUEUE_URL"] == {
+        "Ref": synth.id_of(synth.stack.queues.queue)
+    }
+
+
+def test_every_rearview_variable_is_a_setting_the_functions_read(
+    synth: Synthesised, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stack's REARVIEW_* names must be fields of rearview.settings (unknown nested keys are silently
+    ignored, so a misspelt one would leave the default in force), and the values must validate."""
+    from rearview.settings import AwsSettings, Settings
+
+    for name in FUNCTION_NAMES:
+        for key, value in synth.env(name).items():
+            if not key.startswith("REARVIEW_"):
+                continue
+            field = key.removeprefix("REARVIEW_").lower()
+            if field.startswith("aws__"):
+                assert field.removeprefix("aws__") in AwsSettings.model_fields, (
+                    f"{name}: {key} is not a setting"
+                )
+            else:
+                assert field in Settings.model_fields, f"{name}: {key} is not a setting"
+            monkeypatch.setenv(key, value if isinstance(value, str) else f"https://placeholder-{field}")
+        settings = Settings()
+        assert settings.backend == "aws" and settings.embedder == "bedrock"
+        assert settings.aws.opensearch_service == "aoss"
+
+
+def test_worker_consumes_the_write_queue_with_partial_batch_responses(synth: Synthesised) -> None:
+    synth.template.has_resource_properties(
+        "AWS::Lambda::EventSourceMapping",
+        {
+            "EventSourceArn": synth.arn_of(synth.stack.queues.queue),
+            "FunctionName": {"Ref": synth.id_of(synth.stack.functions.functions["write_worker"])},
+            "FunctionResponseTypes": ["ReportBatchItemFailures"],
+            "BatchSize": 10,
+        },
+    )
+
+
+def test_index_sync_reads_the_stream_with_bisect_retries_and_on_failure_queue(synth: Synthesised) -> None:
+    table_id = synth.id_of(synth.stack.storage.table)
+    synth.template.has_resource_properties(
+        "AWS::Lambda::EventSourceMapping",
+        {
+            "EventSourceArn": {"Fn::GetAtt": [table_id, "StreamArn"]},
+            "FunctionName": {"Ref": synth.id_of(synth.stack.functions.functions["index_sync"])},
+            "FunctionResponseTypes": ["ReportBatchItemFailures"],
+            "BisectBatchOnFunctionError": True,
+            "MaximumRetryAttempts": 5,
+            "MaximumRecordAgeInSeconds": Match.any_value(),
+            "StartingPosition": "TRIM_HORIZON",
+            "DestinationConfig": {
+                "OnFailure": {"Destination": synth.arn_of(synth.stack.queues.index_failures)}
+            },
+        },
+    )
+
+
+def test_index_sync_only_receives_episode_and_fact_records(synth: Synthesised) -> None:
+    mappings = [
+        r["Properties"]
+        for r in synth.resources.values()
+        if r["Type"] == "AWS::Lambda::EventSourceMapping" and "StartingPosition" in r["Properties"]
+    ]
+    (mapping,) = mappings
+    patterns = [json.loads(f["Pattern"]) for f in mapping["FilterCriteria"]["Filters"]]
+    prefixes = sorted(p["dynamodb"]["Keys"]["sk"]["S"][0]["prefix"] for p in patterns)
+    assert prefixes == ["EP#", "FACT#"]
+
+
+# --- least privilege -------------------------------------------------------------------------------------
+
+
+def test_only_write_and_mcp_can_send_to_the_write_queue(synth: Synthesised) -> None:
+    queues = synth.stack.queues
+    assert synth.holders("sqs:SendMessage", synth.arn_of(queues.queue)) == {"write", "mcp"}
+    assert synth.holders("sqs:SendMessage", synth.arn_of(queues.dead_letter_queue)) == {"write_worker"}
+    assert synth.holders("sqs:SendMessage", synth.arn_of(queues.index_failures)) == {"index_sync"}
+    assert "sqs:SendMessage" not in synth.actions("recall")
+    assert synth.holders("sqs:ReceiveMessage", synth.arn_of(queues.queue)) == {"write_worker"}
+
+
+def test_table_writes_only_where_needed_and_index_sync_reads_only_the_stream(synth: Synthesised) -> None:
+    table_arn = synth.arn_of(synth.stack.storage.table)
+    for action in WRITE_ACTIONS:
+        assert synth.holders(action, table_arn) == TABLE_WRITERS, action
+    stream_arn = {"Fn::GetAtt": [synth.id_of(synth.stack.storage.table), "StreamArn"]}
+    assert synth.holders("dynamodb:GetRecords", stream_arn) == {"index_sync"}
+    assert not {a for a in synth.actions("index_sync") if a.startswith("dynamodb:")} & (
+        WRITE_ACTIONS | {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan"}
+    )
+
+
+def test_authorizer_reads_api_key_items_only(synth: Synthesised) -> None:
+    statements = synth.statements("authorizer")
+    dynamo = [st for st in statements if any(a.startswith("dynamodb:") for a in _as_list(st["Action"]))]
+    assert dynamo, "the authorizer must read API keys"
+    for st in dynamo:
+        assert set(st["Action"]) <= {"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"}
+        assert st["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["APIKEY#*"]}}
+    assert synth.actions("authorizer") - {a for st in dynamo for a in st["Action"]} <= {
+        "xray:PutTraceSegments",
+        "xray:PutTelemetryRecords",
+    }
+
+
+def test_search_access_iam_and_data_access_policy(synth: Synthesised) -> None:
+    collection = synth.collection().collection
+    collection_arn = {"Fn::GetAtt": [synth.stack.get_logical_id(collection), "Arn"]}
+    assert synth.holders("aoss:APIAccessAll", collection_arn) == SEARCHERS | {"index_sync"}
+    policy = synth.resources[synth.stack.get_logical_id(synth.collection().access_policy)]["Properties"]
+    statements = json.loads(_render_join(policy["Policy"]))
+    by_description = {st["Description"]: st for st in statements}
+    writers = by_description["index sync and administrators: maintain the index"]
+    readers = by_description["functions that search"]
+    assert writers["Principal"] == [f"@{synth.role_id('index_sync')}"]
+    assert sorted(readers["Principal"]) == sorted(f"@{synth.role_id(n)}" for n in SEARCHERS)
+    (reader_index_rule,) = [r for r in readers["Rules"] if r["ResourceType"] == "index"]
+    assert "aoss:WriteDocument" not in reader_index_rule["Permission"]
+    (writer_index_rule,) = [r for r in writers["Rules"] if r["ResourceType"] == "index"]
+    assert {"aoss:CreateIndex", "aoss:WriteDocument"} <= set(writer_index_rule["Permission"])
+
+
+def test_collection_is_vectorsearch_with_encryption_and_network_policies(synth: Synthesised) -> None:
+    synth.template.has_resource_properties("AWS::OpenSearchServerless::Collection", {"Type": "VECTORSEARCH"})
+    policies = {
+        r["Properties"]["Type"]: r["Properties"]
+        for r in synth.resources.values()
+        if r["Type"] == "AWS::OpenSearchServerless::SecurityPolicy"
+    }
+    assert set(policies) == {"encryption", "network"}
+    assert json.loads(policies["encryption"]["Policy"])["AWSOwnedKey"] is True
+    collection = synth.resources[synth.stack.get_logical_id(synth.collection().collection)]
+    assert len(collection["DependsOn"]) == 2
+
+
+def test_bedrock_models_granted_to_their_users_only(synth: Synthesised) -> None:
+    def granted(name: str) -> list[Any]:
+        statements = [st for st in synth.statements(name) if "bedrock:InvokeModel" in _as_list(st["Action"])]
+        return [resource for st in statements for resource in _as_list(st["Resource"])]
+
+    embedding_arn = _render(bedrock_model_arns(EMBEDDING_MODEL)[0])
+    summary_arns = [_render(arn) for arn in bedrock_model_arns(SUMMARY_MODEL)]
+    for name in FUNCTION_NAMES:
+        resources = [_render(r) for r in granted(name)]
+        assert (embedding_arn in resources) == (name in SEARCHERS), name
+        assert all(arn in resources for arn in summary_arns) == (name in {"consolidate", "mcp"}), name
+        assert all(r in [embedding_arn, *summary_arns] for r in resources), name
+
+
+def test_inference_profiles_grant_the_profile_and_its_foundation_model() -> None:
+    arns = bedrock_model_arns("eu.anthropic.claude-3-5-haiku-20241022-v1:0")
+    profile, model = (_render(arn) for arn in arns)
+    assert profile.endswith(":inference-profile/eu.anthropic.claude-3-5-haiku-20241022-v1:0")
+    assert model.endswith(":bedrock:*::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0")
+    (plain,) = bedrock_model_arns(EMBEDDING_MODEL)
+    assert _render(plain).endswith("::foundation-model/amazon.titan-embed-text-v2:0")
+
+
+def test_no_function_gets_wildcard_resources_beyond_xray_and_list_streams(synth: Synthesised) -> None:
+    allowed_on_star = {"xray:PutTraceSegments", "xray:PutTelemetryRecords", "dynamodb:ListStreams"}
+    for name in FUNCTION_NAMES:
+        for st in synth.statements(name):
+            if "*" in _as_list(st["Resource"]):
+                assert set(_as_list(st["Action"])) <= allowed_on_star, (name, st)
+            assert not any(a.endswith(":*") or a == "*" for a in _as_list(st["Action"])), (name, st)
+
+
+# --- HTTP API --------------------------------------------------------------------------------------------
+
+
+def _routes(synth: Synthesised) -> dict[str, dict[str, Any]]:
+    return {
+        r["Properties"]["RouteKey"]: r["Properties"]
+        for r in synth.resources.values()
+        if r["Type"] == "AWS::ApiGatewayV2::Route"
+    }
+
+
+def test_routes_reach_their_functions(synth: Synthesised) -> None:
+    routes = _routes(synth)
+    assert set(routes) == {f"{method} {path}" for method, path, _ in ROUTE_TARGETS}
+    for method, path, function_name in ROUTE_TARGETS:
+        target = routes[f"{method} {path}"]["Target"]["Fn::Join"][1][1]["Ref"]
+        integration = synth.resources[target]["Properties"]
+        assert integration["IntegrationType"] == "AWS_PROXY"
+        assert integration["PayloadFormatVersion"] == "2.0"
+        assert integration["IntegrationUri"] == synth.arn_of(synth.stack.functions.functions[function_name])
+
+
+def test_every_route_but_health_is_behind_the_authorizer(synth: Synthesised) -> None:
+    (authorizer_id,) = [k for k, r in synth.resources.items() if r["Type"] == "AWS::ApiGatewayV2::Authorizer"]
+    for key, route in _routes(synth).items():
+        if key == "GET /v1/health":
+            assert route["AuthorizationType"] == "NONE"
+            assert "AuthorizerId" not in route
+        else:
+            assert route["AuthorizationType"] == "CUSTOM", key
+            assert route["AuthorizerId"] == {"Ref": authorizer_id}, key
+
+
+def test_authorizer_is_a_cached_simple_lambda_authorizer(synth: Synthesised) -> None:
+    authorizer_fn = synth.stack.functions.functions["authorizer"]
+    synth.template.has_resource_properties(
+        "AWS::ApiGatewayV2::Authorizer",
+        {
+            "AuthorizerType": "REQUEST",
+            "EnableSimpleResponses": True,
+            "AuthorizerPayloadFormatVersion": "2.0",
+            "IdentitySource": ["$request.header.Authorization"],
+            "AuthorizerResultTtlInSeconds": 300,
+            "AuthorizerUri": Match.object_like(
+                {"Fn::Join": ["", Match.array_with([synth.arn_of(authorizer_fn)])]}
+            ),
+        },
+    )
+    synth.template.has_resource_properties(
+        "AWS::Lambda::Permission",
+        {
+            "Action": "lambda:InvokeFunction",
+            "FunctionName": synth.arn_of(authorizer_fn),
+            "Principal": "apigateway.amazonaws.com",
+        },
+    )
+
+
+def test_route_table_matches_the_library(synth: Synthesised) -> None:
+    """Every route the shared resolver serves is deployed, and nothing else but POST /mcp."""
+    from rearview.api.http import ROUTES
+
+    library = {(method, re.sub(r"<(\w+)>", r"{\1}", path)) for method, path in ROUTES}
+    deployed = {(method, path) for method, path, _ in ROUTE_TARGETS}
+    assert deployed - library == {("POST", "/mcp")}
+    assert library - deployed == set()
+
+
+def test_stage_is_throttled_and_access_logged(synth: Synthesised) -> None:
+    synth.template.has_resource_properties(
+        "AWS::ApiGatewayV2::Stage",
+        {
+            "StageName": "$default",
+            "AutoDeploy": True,
+            "DefaultRouteSettings": Match.object_like({"ThrottlingRateLimit": Match.any_value()}),
+            "AccessLogSettings": Match.object_like({"Format": Match.string_like_regexp("requestId")}),
+        },
+    )
+
+
+# --- schedule and monitoring -----------------------------------------------------------------------------
+
+
+def test_consolidation_runs_hourly(synth: Synthesised) -> None:
+    synth.template.has_resource_properties(
+        "AWS::Events::Rule",
+        {
+            "ScheduleExpression": "rate(1 hour)",
+            "Targets": [
+                Match.object_like({"Arn": synth.arn_of(synth.stack.functions.functions["consolidate"])})
+            ],
+        },
+    )
+
+
+def _alarms(synth: Synthesised) -> list[dict[str, Any]]:
+    return [r["Properties"] for r in synth.resources.values() if r["Type"] == "AWS::CloudWatch::Alarm"]
+
+
+def test_dead_letter_queue_alarms_fire_on_the_first_message(synth: Synthesised) -> None:
+    queues = synth.stack.queues
+    for queue in (queues.dead_letter_queue, queues.index_failures):
+        name = {"Fn::GetAtt": [synth.id_of(queue), "QueueName"]}
+        (alarm,) = [
+            a
+            for a in _alarms(synth)
+            if a["MetricName"] == "ApproximateNumberOfMessagesVisible" and a["Dimensions"][0]["Value"] == name
+        ]
+        assert alarm["Threshold"] == 0
+        assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
+        assert alarm["AlarmActions"] == [{"Ref": synth.id_of(synth.stack.monitoring.topic)}]
+
+
+@pytest.mark.parametrize("metric", ["Errors", "Throttles"])
+def test_every_function_has_error_and_throttle_alarms(synth: Synthesised, metric: str) -> None:
+    alarmed = {
+        a["Dimensions"][0]["Value"]["Ref"]
+        for a in _alarms(synth)
+        if a["MetricName"] == metric and a["Namespace"] == "AWS/Lambda"
+    }
+    assert alarmed == {synth.id_of(fn) for fn in synth.stack.functions.functions.values()}
+
+
+def test_stream_iterator_age_alarm_and_dashboard(synth: Synthesised) -> None:
+    index_sync = {"Ref": synth.id_of(synth.stack.functions.functions["index_sync"])}
+    (alarm,) = [a for a in _alarms(synth) if a["MetricName"] == "IteratorAge"]
+    assert alarm["Dimensions"] == [{"Name": "FunctionName", "Value": index_sync}]
+    assert alarm["Statistic"] == "Maximum"
+    synth.template.resource_count_is("AWS::CloudWatch::Dashboard", 1)
+
+
+def test_outputs_name_what_clients_need(synth: Synthesised) -> None:
+    outputs = synth.template.to_json()["Outputs"]
+    assert {"ApiUrl", "McpUrl", "TableName", "WriteQueueUrl", "OpenSearchEndpoint"} <= set(outputs)
+
+
+# --- props, variants and the real tree -------------------------------------------------------------------
+
+
+def test_props_from_context_convert_cli_strings() -> None:
+    context = {
+        "rearview:embeddingDim": "1024",
+        "rearview:search": "domain",
+        "rearview:searchStandbyReplicas": "false",
+        "rearview:maxReceiveCount": "3",
+        "rearview:searchAdminPrincipals": "arn:aws:iam::1:role/a,arn:aws:iam::1:role/b",
+    }
+    props = RearviewProps.from_context(context.get)
+    assert props.embedding_dim == 1024
+    assert props.search == "domain"
+    assert props.search_standby_replicas is False
+    assert props.max_receive_count == 3
+    assert props.search_admin_principals == ("arn:aws:iam::1:role/a", "arn:aws:iam::1:role/b")
+    with pytest.raises(ValueError, match="serverless"):
+        RearviewProps.from_context({"rearview:search": "elastic"}.get)
+    with pytest.raises(ValueError, match="arm64"):
+        RearviewProps.from_context({"rearview:architecture": "sparc"}.get)
+
+
+def test_emulator_variant_managed_domain_x86_and_hashing(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The LocalStack flavour: a managed domain, x86_64 functions and layer, the hashing embedder."""
+    base = placeholder_tree(tmp_path_factory.mktemp("domain"))
+    props = RearviewProps.from_context(
+        {
+            "rearview:search": "domain",
+            "rearview:maxReceiveCount": "3",
+            "rearview:architecture": "x86_64",
+            "rearview:embedder": "hashing",
+        }.get,
+        functions_dir=base.functions_dir,
+        layer_dir=base.layer_dir,
+    )
+    domain = _synthesise(props)
+    assert domain.function("recall")["Architectures"] == ["x86_64"]
+    domain.template.has_resource_properties(
+        "AWS::Lambda::LayerVersion",
+        {"CompatibleArchitectures": ["x86_64"], "CompatibleRuntimes": ["python3.13"]},
+    )
+    assert domain.env("recall")["REARVIEW_EMBEDDER"] == "hashing"
+    domain.template.resource_count_is("AWS::OpenSearchServerless::Collection", 0)
+    domain.template.has_resource_properties(
+        "AWS::OpenSearchService::Domain",
+        {
+            "EncryptionAtRestOptions": {"Enabled": True},
+            "NodeToNodeEncryptionOptions": {"Enabled": True},
+            "DomainEndpointOptions": Match.object_like({"EnforceHTTPS": True}),
+        },
+    )
+    assert domain.env("recall")["REARVIEW_AWS__OPENSEARCH_SERVICE"] == "es"
+    assert domain.env("write_worker")["REARVIEW_AWS__MAX_RECEIVE_COUNT"] == "3"
+    queue = domain.resources[domain.id_of(domain.stack.queues.queue)]["Properties"]
+    assert queue["RedrivePolicy"]["maxReceiveCount"] == 3
+    assert "es:ESHttpPost" in domain.actions("recall")
+    assert not any(a.startswith("es:") for a in domain.actions("forget"))
+
+
+def test_missing_layer_or_handler_fails_with_a_clear_error(tmp_path: Path) -> None:
+    props = placeholder_tree(tmp_path)
+    without_layer = RearviewProps(**{**props.__dict__, "layer_dir": tmp_path / "missing"})
+    with pytest.raises(LayerNotBuilt, match="make layer"):
+        RearviewStack(cdk.App(), "NoLayer", props=without_layer)
+    (tmp_path / "functions" / "recall" / "handler.py").unlink()
+    with pytest.raises(FileNotFoundError, match=r"recall[/\\]handler\.py"):
+        RearviewStack(cdk.App(), "NoHandler", props=props)
+
+
+@pytest.mark.parametrize("name", FUNCTION_NAMES)
+def test_the_repository_has_a_handler_for_every_function(name: str) -> None:
+    """`make synth` packages functions/<name>; each must export `handler`."""
+    path = REPO_ROOT / "functions" / name / "handler.py"
+    assert path.is_file(), f"{path} is missing"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)} | {
+        t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)
+    }
+    assert "handler" in defined
+
+
+# --- helpers ---------------------------------------------------------------------------------------------
+
+
+def _render(value: Any) -> str:
+    """A CloudFormation string value as text: pseudo parameters and references become `@Name`."""
+    if isinstance(value, str):
+        if cdk.Token.is_unresolved(value):
+            return _render(cdk.Stack().resolve(value))
+        return value
+    if isinstance(value, dict) and "Fn::Join" in value:
+        return _render_join(value)
+    if isinstance(value, dict) and "Ref" in value:
+        return f"@{value['Ref']}"
+    if isinstance(value, dict) and "Fn::GetAtt" in value:
+        return f"@{value['Fn::GetAtt'][0]}"
+    raise AssertionError(f"unexpected CloudFormation value {value!r}")
+
+
+def _render_join(value: dict[str, Any]) -> str:
+    separator, parts = value["Fn::Join"]
+    return separator.join(_render(part) for part in parts)
