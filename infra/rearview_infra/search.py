@@ -7,7 +7,7 @@ one that maintains the index (index sync)."""
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import jsii
 from aws_cdk import IStableAnyProducer, Lazy, RemovalPolicy, Stack
@@ -22,6 +22,8 @@ SearchMode = Literal["serverless", "domain"]
 # aoss:APIAccessAll on the collection, then this policy on indexes).
 _READ_PERMISSIONS = ("aoss:DescribeIndex", "aoss:ReadDocument")
 _WRITE_PERMISSIONS = (*_READ_PERMISSIONS, "aoss:CreateIndex", "aoss:UpdateIndex", "aoss:WriteDocument")
+# People running `rearview reindex` may also drop the index to rebuild it.
+_ADMIN_PERMISSIONS = (*_WRITE_PERMISSIONS, "aoss:DeleteIndex")
 
 
 class SearchBackend(Protocol):
@@ -63,7 +65,7 @@ class ServerlessVectorCollection(Construct):
         self._index_name = index_name
         self._readers: list[iam.IPrincipal] = []
         self._writers: list[iam.IPrincipal] = []
-        self._admins = admin_principal_arns
+        self._admins: tuple[str, ...] = admin_principal_arns
         stack = Stack.of(self)
         collection_resource = [f"collection/{self._name}"]
 
@@ -138,45 +140,34 @@ class ServerlessVectorCollection(Construct):
             grantee=grantee, actions=["aoss:APIAccessAll"], resource_arns=[self.collection.attr_arn]
         )
 
-    def data_access_rules(self) -> list[dict[str, object]]:
-        """The data-access policy document (one statement per access level that has principals)."""
-        statements: list[dict[str, object]] = []
+    def data_access_rules(self) -> list[dict[str, Any]]:
+        """The data-access policy document: one statement per access level that has principals."""
         index_resource = [f"index/{self._name}/{self._index_name}*"]
-        collection_rule = {
-            "ResourceType": "collection",
-            "Resource": [f"collection/{self._name}"],
-            "Permission": ["aoss:DescribeCollectionItems"],
-        }
-        writers = [_principal_arn(p) for p in self._writers] + list(self._admins)
-        readers = [_principal_arn(p) for p in self._readers]
-        if writers:
+        levels = (
+            ("index sync: maintain the index", self._writers, _WRITE_PERMISSIONS),
+            ("functions that search", self._readers, _READ_PERMISSIONS),
+            ("administrators: reindex and rebuild", self._admins, _ADMIN_PERMISSIONS),
+        )
+        statements: list[dict[str, Any]] = []
+        for description, principals, permissions in levels:
+            if not principals:
+                continue
             statements.append(
                 {
-                    "Description": "index sync and administrators: maintain the index",
+                    "Description": description,
                     "Rules": [
                         {
                             "ResourceType": "index",
                             "Resource": index_resource,
-                            "Permission": list(_WRITE_PERMISSIONS),
+                            "Permission": list(permissions),
                         },
-                        collection_rule,
-                    ],
-                    "Principal": writers,
-                }
-            )
-        if readers:
-            statements.append(
-                {
-                    "Description": "functions that search",
-                    "Rules": [
                         {
-                            "ResourceType": "index",
-                            "Resource": index_resource,
-                            "Permission": list(_READ_PERMISSIONS),
+                            "ResourceType": "collection",
+                            "Resource": [f"collection/{self._name}"],
+                            "Permission": ["aoss:DescribeCollectionItems"],
                         },
-                        collection_rule,
                     ],
-                    "Principal": readers,
+                    "Principal": [p if isinstance(p, str) else _principal_arn(p) for p in principals],
                 }
             )
         return statements
@@ -189,7 +180,7 @@ class _AccessRulesProducer:
     def __init__(self, collection: ServerlessVectorCollection) -> None:
         self._collection = collection
 
-    def produce(self) -> list[dict[str, object]]:
+    def produce(self) -> list[dict[str, Any]]:
         return self._collection.data_access_rules()
 
 

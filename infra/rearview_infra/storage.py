@@ -1,7 +1,8 @@
 """The single DynamoDB table: working memory, episodes, facts, namespace state and API keys.
 
-Keys and index attributes are the DynamoDB store adapter's (`rearview.adapters.dynamodb_store`); they are
-spelled out here because the table must exist before any code runs."""
+Keys and indexes are those of the DynamoDB store adapter
+(`rearview.adapters.dynamodb_store.table_definition`), repeated here so that synthesis needs none of the
+library's dependencies; tests/infra checks that the two agree."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ SORT_KEY = "sk"
 # readers filter on it too.
 TTL_ATTRIBUTE = "ttl"
 
-GSI_BY_ID = "by_id"
 GSI_BY_TIME = "by_time"
+GSI_BY_CREATED = "by_created"
 GSI_UNCONSOLIDATED = "unconsolidated"
 
 
@@ -42,26 +43,22 @@ class MemoryTable(Construct):
             encryption=dynamodb.TableEncryption.AWS_MANAGED,
             removal_policy=RemovalPolicy.RETAIN,
         )
-        # Lookup by id (`ID#<namespace>#<id>`): keys only, the item is then read from the base table.
-        self.table.add_global_secondary_index(
-            index_name=GSI_BY_ID,
-            partition_key=dynamodb.Attribute(name="gsi_id", type=string),
-            projection_type=dynamodb.ProjectionType.KEYS_ONLY,
+        # Every index is KEYS_ONLY: the store reads the items back from the table with a consistent
+        # BatchGetItem, so a lagging index entry is never returned as data and a new model field needs no
+        # index rebuild. Lookup by id needs no index (an id lives at `EP#<id>` or `FACT#<id>`).
+        indexes = (
+            # A namespace's layer by time range: `NS#<namespace>#<layer>`, `<time ISO>#<id>`.
+            (GSI_BY_TIME, "gsi_time_pk", "gsi_time_sk"),
+            # A namespace's newest episodes (read-your-writes while the search index catches up).
+            (GSI_BY_CREATED, "gsi_created_pk", "gsi_created_sk"),
+            # Sparse: only unconsolidated episodes carry `uc_pk` (`UC#<shard>`), so the scheduled
+            # consolidation finds the namespaces with work to do without scanning.
+            (GSI_UNCONSOLIDATED, "uc_pk", "uc_sk"),
         )
-        # Listing a namespace's layer by time range (`NS#<namespace>#<layer>`, `<occurred ISO>#<id>`);
-        # projects everything because such listings read whole memories (forget by filter, consolidation,
-        # reindex).
-        self.table.add_global_secondary_index(
-            index_name=GSI_BY_TIME,
-            partition_key=dynamodb.Attribute(name="gsi_time_pk", type=string),
-            sort_key=dynamodb.Attribute(name="gsi_time_sk", type=string),
-            projection_type=dynamodb.ProjectionType.ALL,
-        )
-        # Sparse: only unconsolidated episodes carry `uc_pk`, so the scheduled consolidation finds the
-        # namespaces with work to do without scanning. The namespace is in `uc_sk`, so keys suffice.
-        self.table.add_global_secondary_index(
-            index_name=GSI_UNCONSOLIDATED,
-            partition_key=dynamodb.Attribute(name="uc_pk", type=string),
-            sort_key=dynamodb.Attribute(name="uc_sk", type=string),
-            projection_type=dynamodb.ProjectionType.KEYS_ONLY,
-        )
+        for name, partition, sort in indexes:
+            self.table.add_global_secondary_index(
+                index_name=name,
+                partition_key=dynamodb.Attribute(name=partition, type=string),
+                sort_key=dynamodb.Attribute(name=sort, type=string),
+                projection_type=dynamodb.ProjectionType.KEYS_ONLY,
+            )

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from support.opensearch_double import OpenSearchDouble
 
 from rearview.adapters.opensearch_index import OpenSearchIndex, build_opensearch_client
 from rearview.adapters.sqlite_store import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
 from rearview.clock import ManualClock
 from rearview.model import Episode, Fact, Memory
 from rearview.ports import ChangeSet, Embedder, MemoryFilter, MemoryStore, SearchIndex
+from support.opensearch_double import OpenSearchDouble
 
 T0 = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
 
@@ -223,11 +223,11 @@ def _dynamodb_backend(
     table's stream (moto's DynamoDB Streams)."""
     import boto3
     from moto import mock_aws
-    from support.dynamodb_stream import StreamReader, apply_records_to_index, moto_streams_client
-    from support.opensearch_double import OpenSearchDouble
 
     from rearview.adapters.dynamodb_store import DynamoDBMemoryStore, create_table
     from rearview.adapters.opensearch_index import OpenSearchIndex
+    from support.dynamodb_stream import StreamReader, apply_records_to_index, moto_streams_client
+    from support.opensearch_double import OpenSearchDouble
 
     mock = mock_aws()
     mock.start()

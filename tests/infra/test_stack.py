@@ -154,20 +154,33 @@ def test_table_keys_ttl_stream_billing_and_retention(synth: Synthesised) -> None
 def test_table_global_secondary_indexes(synth: Synthesised) -> None:
     table = synth.resources[synth.id_of(synth.stack.storage.table)]["Properties"]
     indexes = {gsi["IndexName"]: gsi for gsi in table["GlobalSecondaryIndexes"]}
-    assert set(indexes) == {"by_id", "by_time", "unconsolidated"}
-    assert indexes["by_id"]["KeySchema"] == [{"AttributeName": "gsi_id", "KeyType": "HASH"}]
-    assert indexes["by_id"]["Projection"] == {"ProjectionType": "KEYS_ONLY"}
-    assert indexes["by_time"]["KeySchema"] == [
-        {"AttributeName": "gsi_time_pk", "KeyType": "HASH"},
-        {"AttributeName": "gsi_time_sk", "KeyType": "RANGE"},
-    ]
+    assert set(indexes) == {"by_time", "by_created", "unconsolidated"}
     assert indexes["unconsolidated"]["KeySchema"] == [
         {"AttributeName": "uc_pk", "KeyType": "HASH"},
         {"AttributeName": "uc_sk", "KeyType": "RANGE"},
     ]
-    assert indexes["unconsolidated"]["Projection"] == {"ProjectionType": "KEYS_ONLY"}
-    types = {a["AttributeName"]: a["AttributeType"] for a in table["AttributeDefinitions"]}
-    assert types == dict.fromkeys(("pk", "sk", "gsi_id", "gsi_time_pk", "gsi_time_sk", "uc_pk", "uc_sk"), "S")
+    assert all(gsi["Projection"] == {"ProjectionType": "KEYS_ONLY"} for gsi in indexes.values())
+
+
+def test_table_matches_what_the_dynamodb_store_expects(synth: Synthesised) -> None:
+    """The deployed keys and indexes are the adapter's own `table_definition` (what its moto tests create)."""
+    from rearview.adapters.dynamodb_store import TTL_ATTRIBUTE, table_definition
+
+    expected = table_definition("any")
+    table = synth.resources[synth.id_of(synth.stack.storage.table)]["Properties"]
+    assert table["KeySchema"] == expected["KeySchema"]
+
+    def by_name(items: list[dict[str, Any]], key: str) -> dict[str, Any]:
+        return {item[key]: item for item in items}
+
+    assert by_name(table["AttributeDefinitions"], "AttributeName") == by_name(
+        expected["AttributeDefinitions"], "AttributeName"
+    )
+    assert by_name(table["GlobalSecondaryIndexes"], "IndexName") == by_name(
+        expected["GlobalSecondaryIndexes"], "IndexName"
+    )
+    assert table["StreamSpecification"]["StreamViewType"] == expected["StreamSpecification"]["StreamViewType"]
+    assert table["TimeToLiveSpecification"]["AttributeName"] == TTL_ATTRIBUTE
 
 
 # --- queues ----------------------------------------------------------------------------------------------
@@ -353,7 +366,7 @@ def test_search_access_iam_and_data_access_policy(synth: Synthesised) -> None:
     policy = synth.resources[synth.stack.get_logical_id(synth.collection().access_policy)]["Properties"]
     statements = json.loads(_render_join(policy["Policy"]))
     by_description = {st["Description"]: st for st in statements}
-    writers = by_description["index sync and administrators: maintain the index"]
+    writers = by_description["index sync: maintain the index"]
     readers = by_description["functions that search"]
     assert writers["Principal"] == [f"@{synth.role_id('index_sync')}"]
     assert sorted(readers["Principal"]) == sorted(f"@{synth.role_id(n)}" for n in SEARCHERS)
@@ -361,6 +374,19 @@ def test_search_access_iam_and_data_access_policy(synth: Synthesised) -> None:
     assert "aoss:WriteDocument" not in reader_index_rule["Permission"]
     (writer_index_rule,) = [r for r in writers["Rules"] if r["ResourceType"] == "index"]
     assert {"aoss:CreateIndex", "aoss:WriteDocument"} <= set(writer_index_rule["Permission"])
+    assert "aoss:DeleteIndex" not in writer_index_rule["Permission"]
+    assert set(by_description) == {"index sync: maintain the index", "functions that search"}
+
+
+def test_search_admin_principals_get_their_own_statement(tmp_path: Path) -> None:
+    admin = "arn:aws:iam::123456789012:role/rearview-operator"
+    props = RearviewProps(**{**placeholder_tree(tmp_path).__dict__, "search_admin_principals": (admin,)})
+    stack = RearviewStack(cdk.App(), "WithAdmin", props=props)
+    assert isinstance(stack.search, ServerlessVectorCollection)
+    (admin_statement,) = [st for st in stack.search.data_access_rules() if admin in st["Principal"]]
+    assert admin_statement["Principal"] == [admin]
+    (index_rule,) = [r for r in admin_statement["Rules"] if r["ResourceType"] == "index"]
+    assert "aoss:DeleteIndex" in index_rule["Permission"]
 
 
 def test_collection_is_vectorsearch_with_encryption_and_network_policies(synth: Synthesised) -> None:

@@ -31,7 +31,8 @@ documents, any analyzer other than the one described, and k-NN inside a bool.
 
 `serverless=True` imitates an OpenSearch Serverless VECTORSEARCH collection where this adapter cares: a bulk
 `index` with an `_id` fails (item status 400), and `_delete_by_query` and `_refresh` answer 404.
-`set_down(True)` makes every request answer 503 (an index that is down). `requests` logs (method, path).
+`set_down(True)` makes every request answer 503 (an index that is down). `requests` logs (method, path) of
+every request and `bodies` its raw body, for tests that assert what went over the wire.
 """
 
 from __future__ import annotations
@@ -52,9 +53,12 @@ from rearview.text_analysis import tokens
 
 # Lucene's EnglishAnalyzer stop set (`_english_`).
 ENGLISH_STOP_WORDS = frozenset(
-    "a an and are as at be but by for if in into is it no not of on or such that the their then there these they "
-    "this to was will with".split()
-)
+    {
+        "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not",
+        "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was",
+        "will", "with",
+    }
+)  # fmt: skip
 BM25_K1 = 1.2
 BM25_B = 0.75
 FIELD_TYPES = frozenset({"keyword", "text", "boolean", "date_nanos", "date", "long", "knn_vector"})
@@ -72,7 +76,8 @@ class DoubleError(Exception):
         self.reason = reason
 
     def body(self) -> dict[str, Any]:
-        return {"error": {"type": self.error_type, "reason": self.reason}, "status": self.status}
+        cause = {"type": self.error_type, "reason": self.reason}
+        return {"error": {"root_cause": [cause], **cause}, "status": self.status}
 
 
 def _bad(reason: str, error_type: str = "parsing_exception") -> DoubleError:
@@ -486,6 +491,7 @@ class OpenSearchDouble:
         self.serverless = serverless
         self.indices: dict[str, _Index] = {}
         self.requests: list[tuple[str, str]] = []
+        self.bodies: list[bytes] = []
         self._down = False
         self._lock = threading.RLock()
         self._next_id = 0
@@ -571,6 +577,7 @@ class OpenSearchDouble:
         parts = [unquote(p) for p in parsed.path.split("/") if p]
         with self._lock:
             self.requests.append((method, parsed.path))
+            self.bodies.append(raw_body)
             if self._down:
                 return 503, DoubleError(503, "unavailable", "[opensearch double] the index is down").body()
             try:

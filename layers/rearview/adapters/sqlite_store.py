@@ -1218,12 +1218,18 @@ class _VectorCache:
             return [[] for _ in range(queries.shape[0])]
         scores = self.vectors[rows] @ queries.T  # (rows, queries)
         k = min(limit, rows.size)
-        out: list[list[tuple[float, str]]] = []
-        for column in scores.T:
-            top = np.argpartition(-column, k - 1)[:k] if k < column.size else np.arange(column.size)
-            top = top[np.argsort(-column[top], kind="stable")]
-            out.append([(float(column[i]), self.ids[int(rows[i])]) for i in top])
-        return out
+        if k < rows.size:
+            top = np.argpartition(-scores, k - 1, axis=0)[:k]  # (k, queries), unordered
+        else:
+            top = np.broadcast_to(np.arange(rows.size)[:, None], (rows.size, scores.shape[1]))
+        top_scores = np.take_along_axis(scores, top, axis=0)
+        order = np.argsort(-top_scores, axis=0, kind="stable")
+        top = np.take_along_axis(top, order, axis=0)
+        top_scores = np.take_along_axis(top_scores, order, axis=0)
+        return [
+            [(float(top_scores[r, q]), self.ids[int(rows[top[r, q]])]) for r in range(k)]
+            for q in range(scores.shape[1])
+        ]
 
 
 def _positions_mask(sorted_refs: np.ndarray, refs: np.ndarray) -> np.ndarray:

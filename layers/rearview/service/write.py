@@ -272,13 +272,16 @@ class WriteService:
     ) -> Memory | None:
         """The most similar memory of the same layer at or above the dedup threshold, with the same polarity."""
         best: tuple[float, str] | None = None
-        for memory_id, pending_vector in plan.vectors.items():
-            memory = plan.pending[memory_id]
-            if memory.layer != layer or (isinstance(memory, Fact) and memory.status != "active"):
-                continue
-            cosine = float(pending_vector @ vector)
-            if best is None or cosine > best[0]:
-                best = (cosine, memory_id)
+        eligible = [
+            memory_id
+            for memory_id in plan.vectors
+            if plan.pending[memory_id].layer == layer
+            and not (isinstance(plan.pending[memory_id], Fact) and plan.pending[memory_id].status != "active")  # type: ignore[union-attr]
+        ]
+        if eligible:
+            sims = np.stack([plan.vectors[m] for m in eligible]) @ vector
+            top = int(np.argmax(sims))
+            best = (float(sims[top]), eligible[top])
         for candidate in neighbours:
             if best is None or candidate.score > best[0]:
                 best = (candidate.score, candidate.id)
