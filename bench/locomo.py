@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import sys
 import tempfile
@@ -221,6 +222,7 @@ class Bench:
                     content=f"{t.speaker}: {t.text}",
                     occurred_at=t.ts,
                     entities=[t.speaker],
+                    session_id=f"{t.conv}-s{t.session}",
                     importance=1.0,
                 )
                 for t in batch
@@ -241,9 +243,7 @@ class Bench:
                     state.sessions.setdefault(res.merged_into, set()).add(turn.session)
         return state
 
-    def ask(
-        self, namespace: str, questions: Sequence[Question], turns: Sequence[Turn], state: ConvState
-    ) -> None:
+    def ask(self, namespace: str, questions: Sequence[Question], turns: Sequence[Turn], state: ConvState) -> None:
         # The baselines index exactly what the pipeline stores: "speaker: text".
         contents = [f"{t.speaker}: {t.text}" for t in turns]
         bm25 = BM25Okapi([bm25_tokens(c) for c in contents])
@@ -287,9 +287,7 @@ class Bench:
 
             started = time.perf_counter()
             cands = (
-                self.s.index.keyword_search(namespace, q.question, everything, TOP_K)
-                if query_terms(q.question)
-                else []
+                self.s.index.keyword_search(namespace, q.question, everything, TOP_K) if query_terms(q.question) else []
             )
             millis = (time.perf_counter() - started) * 1000
             self._keep("keyword", q, ids_of(cands), state, millis)
@@ -300,9 +298,7 @@ class Bench:
                 continue
             resp = self.s.recaller.recall(
                 namespace,
-                RecallQuery(
-                    query=q.question, top_k=TOP_K, as_of=q.ask_ts, token_budget=TOKEN_BUDGET, parse_time=False
-                ),
+                RecallQuery(query=q.question, top_k=TOP_K, as_of=q.ask_ts, token_budget=TOKEN_BUDGET, parse_time=False),
             )
             ranked = dedup_ids([h.id, *h.provenance, *h.collapsed] for h in resp.results)
             self.time_unparsed_rerun.append(Scored(q.qid, q.category, score(ranked, q, state), 0.0))
@@ -360,10 +356,10 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
             "reasons": dict(bench.write_reasons),
         },
         "systems": {
-            name: {"by_category": aggregate(rows), "latency_ms": latency(rows)}
-            for name, rows in bench.scored.items()
+            name: {"by_category": aggregate(rows), "latency_ms": latency(rows)} for name, rows in bench.scored.items()
         },
         "no_relevant_memory": bench.no_relevant,
+        "load_average_at_end": os.getloadavg(),
     }
     parsed = set(bench.time_parsed)
     subset: dict[str, dict[str, float]] = {}
@@ -431,9 +427,7 @@ def report(results: dict[str, Any]) -> str:
         lat = systems[name]["latency_ms"]
         rows.append([name, all5["R@10"], all5["R@25"], all5["nDCG@10"], all4["R@10"], lat["p50"], lat["p95"]])
     nan = math.nan
-    rows.append(
-        ["README bm25 (ref)", README_BM25["R@10"], README_BM25["R@25"], README_BM25["nDCG@10"], nan, nan, nan]
-    )
+    rows.append(["README bm25 (ref)", README_BM25["R@10"], README_BM25["R@25"], README_BM25["nDCG@10"], nan, nan, nan])
     rows.append(["README DRAGON (ref)", README_DRAGON["R@10"], README_DRAGON["R@25"], nan, nan, nan, nan])
     out.append(
         format_table(
@@ -444,10 +438,10 @@ def report(results: dict[str, Any]) -> str:
     )
     bm25_r10 = systems["bm25"]["by_category"]["overall 1-5"]["R@10"]
     if abs(bm25_r10 - README_BM25["R@10"]) > 0.02:
-        out.append(
-            f"  note: BM25 R@10 {bm25_r10:.3f} is more than 0.02 from the README's {README_BM25['R@10']}"
-        )
+        out.append(f"  note: BM25 R@10 {bm25_r10:.3f} is more than 0.02 from the README's {README_BM25['R@10']}")
     out.append(f"  rearview answered no_relevant_memory on {results['no_relevant_memory']} questions")
+    load = ", ".join(f"{x:.1f}" for x in results["load_average_at_end"])
+    out.append(f"  machine load average at the end (1/5/15 min): {load} on {os.cpu_count()} cores")
     out.append("")
     te = results["time_expressions"]
     trows = [[name, vals["parsed_R@10"], vals["unparsed_R@10"]] for name, vals in te["by_system"].items()]
@@ -469,15 +463,11 @@ def report(results: dict[str, Any]) -> str:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, required=True, help="directory with locomo10_turns/gold.jsonl")
     parser.add_argument("--embedder", choices=["minilm", "hashing"], default="minilm")
     parser.add_argument("--limit-convs", type=int, default=None, help="only the first N conversations")
-    parser.add_argument(
-        "--data-dir", type=Path, default=None, help="where the SQLite file goes (default a temp dir)"
-    )
+    parser.add_argument("--data-dir", type=Path, default=None, help="where the SQLite file goes (default a temp dir)")
     parser.add_argument("--json-out", type=Path, default=None, help="write every figure as JSON here")
     return parser.parse_args(argv)
 

@@ -22,9 +22,7 @@ def resolve_gold(gold: Sequence[str], alias: Mapping[str, str] | None = None) ->
     return [alias.get(g, g) for g in dict.fromkeys(gold)]
 
 
-def recall_at_k(
-    ranked: Sequence[str], gold: Sequence[str], k: int, alias: Mapping[str, str] | None = None
-) -> float:
+def recall_at_k(ranked: Sequence[str], gold: Sequence[str], k: int, alias: Mapping[str, str] | None = None) -> float:
     """Share of the (distinct) gold ids found in the first k ranked ids."""
     targets = resolve_gold(gold, alias)
     if not targets:
@@ -40,9 +38,7 @@ def recall_all_at_k(
     return 1.0 if recall_at_k(ranked, gold, k, alias) == 1.0 else 0.0
 
 
-def ndcg_at_k(
-    ranked: Sequence[str], gold: Sequence[str], k: int, alias: Mapping[str, str] | None = None
-) -> float:
+def ndcg_at_k(ranked: Sequence[str], gold: Sequence[str], k: int, alias: Mapping[str, str] | None = None) -> float:
     """Binary-relevance nDCG@k: DCG = sum of 1/log2(rank+1) over relevant ranked ids, over the ideal DCG."""
     relevant = set(resolve_gold(gold, alias))
     if not relevant:

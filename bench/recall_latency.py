@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import resource
 import sqlite3
 import sys
@@ -590,6 +591,7 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
         "peak_rss_gib": rss_gib(),
         "touch_all_namespaces_seconds": touch_seconds,
         "db_bytes": db_bytes,
+        "load_average_at_end": os.getloadavg(),
     }
 
 
@@ -688,6 +690,8 @@ def report(r: dict[str, Any]) -> str:
         f"(<= {TARGETS['rss_gib']:.0f} GiB: {'met' if rss <= TARGETS['rss_gib'] else 'NOT met'}); "
         f"database {r['db_bytes'] / 2**30:.2f} GiB"
     )
+    load = ", ".join(f"{x:.1f}" for x in r["load_average_at_end"])
+    out.append(f"machine load average at the end (1/5/15 min): {load} on {os.cpu_count()} cores")
     return "\n".join(out)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -21,6 +21,9 @@ class WriteTuning(BaseModel):
     # Cosine above which a new fact with the opposite polarity of an active fact contradicts (and supersedes) it.
     contradiction_threshold: float = Field(0.8, ge=0.5, le=1.0)
     default_fact_confidence: float = Field(0.8, ge=0.0, le=1.0)
+    # Contextual indexing: an episode with a session_id is embedded with this many episodes before it in its
+    # session. 0 embeds each memory alone.
+    context_turns: int = Field(0, ge=0, le=5)
 
 
 class RecallTuning(BaseModel):
@@ -37,6 +40,10 @@ class RecallTuning(BaseModel):
     # Share of the score that never decays, so that an old but exact memory still wins over a recent vague one.
     recency_floor: float = Field(0.75, ge=0.0, le=1.0)
     importance_boost: float = Field(0.1, ge=0.0, le=1.0)
+    # A memory whose entities (e.g. the speaker) the query names is multiplied by 1 + this.
+    entity_boost: float = Field(0.0, ge=0.0, le=2.0)
+    # A candidate's session lifts it by up to this share, by the session's summed fused score (see ranking).
+    session_boost: float = Field(0.0, ge=0.0, le=2.0)
     access_boost: float = Field(0.05, ge=0.0, le=1.0)
     # Near-duplicates among results at this cosine are collapsed into the best one.
     collapse_threshold: float = Field(0.92, ge=0.5, le=1.0)
@@ -69,7 +76,7 @@ class AwsSettings(BaseModel):
     opensearch_index: str = "rearview-memories"
     bedrock_embedding_model: str = "amazon.titan-embed-text-v2:0"
     # Titan v2 accepts 256, 512 or 1024.
-    bedrock_embedding_dim: Literal[256, 512, 1024] = 512
+    bedrock_embedding_dim: int = 512
     bedrock_summary_model: str = "anthropic.claude-3-5-haiku-20241022-v1:0"
     # Recall also reads the namespace's episodes written this recently from DynamoDB (read-your-writes while the
     # index catches up through the stream).
@@ -78,6 +85,13 @@ class AwsSettings(BaseModel):
     connect_timeout_seconds: float = 2.0
     read_timeout_seconds: float = 10.0
     max_attempts: int = 3
+
+    @field_validator("bedrock_embedding_dim")
+    @classmethod
+    def _titan_dimension(cls, value: int) -> int:
+        if value not in (256, 512, 1024):
+            raise ValueError(f"bedrock_embedding_dim: Titan Text Embeddings v2 takes 256, 512 or 1024 (got {value})")
+        return value
 
 
 class Settings(BaseSettings):

@@ -95,6 +95,8 @@ def _write(handler: Any, content: str) -> dict[str, Any]:
     return json.loads(response["body"])
 
 
+# moto keeps every write in Python: about 0.1 s per queued write on this machine, retries included.
+@pytest.mark.timeout(max(300, N_WRITES * 0.6))
 def test_every_accepted_write_is_stored_and_indexed_once_or_dead_lettered_with_its_reason(stack: AwsStack) -> None:
     rng = random.Random(SEED)
     write = stack.load_function("write").handler

@@ -16,8 +16,7 @@ from urllib.parse import quote
 import pytest
 
 from rearview import __version__
-from rearview.api.http import MAX_BODY_BYTES, ROUTES
-from rearview.api.http import route_permission
+from rearview.api.http import MAX_BODY_BYTES, ROUTES, route_permission
 from rearview.api.local_server import LocalServer, build_event, check_bind, is_loopback
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock

@@ -43,7 +43,7 @@ NAMESPACES = ("acme", "acme:u-1", "acme:u-2", "acme2", "globex")
 KEY_SCOPES = (*NAMESPACES, "acme")  # the last one is the parent key (index 5), scoped to acme
 WORDS = ("porto", "lisbon", "budget", "invoice", "kickoff", "roadmap", "hiring", "offsite", "launch", "review")
 TAGS = ("alpha", "beta")
-OPERATIONS = {"count": 0, "denied": 0, "by_rule": {}}
+OPERATIONS: dict[str, Any] = {"count": 0, "denied": 0, "by_rule": {}}
 
 
 def marker(namespace: str) -> str:
@@ -82,7 +82,7 @@ class IsolationMachine(RuleBasedStateMachine):
 
     def send(self, rule_name: str, method: str, path: str, key: int, body: Any = None) -> tuple[int, Any, str]:
         OPERATIONS["count"] += 1
-        by_rule: dict[str, int] = OPERATIONS["by_rule"]  # type: ignore[assignment]
+        by_rule: dict[str, int] = OPERATIONS["by_rule"]
         by_rule[rule_name] = by_rule.get(rule_name, 0) + 1
         data = None if body is None else json.dumps(body).encode()
         headers = {"Content-Type": "application/json", "Authorization": f"Bearer {self.keys[key]}"}

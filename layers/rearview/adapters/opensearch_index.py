@@ -489,8 +489,8 @@ class OpenSearchIndex:
 
     # writes
 
-    def upsert(self, docs: Sequence[tuple[Memory, np.ndarray]]) -> int:
-        """Index (or replace) each memory with its vector, in bulk requests; returns how many."""
+    def upsert(self, docs: Sequence[tuple[Memory, np.ndarray | None]]) -> int:
+        """Index (or replace) each memory with its vector (None: keyword search only), in bulk; returns how many."""
         for start in range(0, len(docs), BULK_DOCUMENTS):
             chunk = docs[start : start + BULK_DOCUMENTS]
             replaced: list[str] = []

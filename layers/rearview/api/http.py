@@ -197,7 +197,9 @@ class KeyList(BaseModel):
 class ErrorBody(BaseModel):
     """Every error the API returns."""
 
-    error: str = Field(description="A stable code: invalid_input, too_large, not_found, invalid_json, ...")
+    error: str = Field(
+        description="A stable code: invalid_input, too_large, not_found, invalid_json, unauthorized, forbidden, ..."
+    )
     message: str = Field(description="What was wrong, naming the field and the limit")
     field: str | None = Field(None, description="Dotted path of the offending field, when there is one")
 

@@ -14,6 +14,7 @@ import typer
 from rearview.cli.keys import keys_app
 from rearview.cli.maintenance import consolidate, forget, stats
 from rearview.cli.recall import recall
+from rearview.cli.reindex import reindex
 from rearview.cli.remote import RemoteTarget
 from rearview.cli.serve import serve
 from rearview.cli.write import import_jsonl, remember
@@ -58,6 +59,7 @@ app.command("forget")(forget)
 app.command("consolidate")(consolidate)
 app.command("stats")(stats)
 app.command("import")(import_jsonl)
+app.command("reindex")(reindex)
 app.add_typer(keys_app, name="keys")
 
 __all__ = ["app"]

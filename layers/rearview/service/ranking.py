@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -11,7 +11,7 @@ import numpy as np
 
 from rearview.model import Memory
 from rearview.settings import RecallTuning
-from rearview.text_analysis import estimate_tokens
+from rearview.text_analysis import estimate_tokens, tokens
 
 # Access counts stop adding to the boost past this many recalls.
 _ACCESS_SATURATION = 20
@@ -37,15 +37,47 @@ def final_score(memory: Memory, fused: float, as_of: datetime, tuning: RecallTun
     return fused * decay * boost, {"fused": round(fused, 6), "decay": round(decay, 4), "boost": round(boost, 4)}
 
 
+def entity_factor(memory: Memory, query_words: set[str], tuning: RecallTuning) -> float:
+    """A memory about someone or something the query names (its entities, e.g. the speaker) ranks higher."""
+    if tuning.entity_boost <= 0 or not query_words:
+        return 1.0
+    entities = getattr(memory, "entities", None) or []
+    named = any(query_words.intersection(tokens(entity)) for entity in entities)
+    return 1.0 + tuning.entity_boost if named else 1.0
+
+
+def session_factors(
+    memories: Mapping[str, Memory], fused: Mapping[str, float], tuning: RecallTuning
+) -> dict[str, float]:
+    """Session-level aggregation: a session holding several strong candidates lifts all of them (the evidence of
+    a question often spans a few turns of one conversation). The factor grows with the session's summed fused
+    score relative to the best session's."""
+    if tuning.session_boost <= 0:
+        return {}
+    totals: dict[str, float] = {}
+    for cid, score in fused.items():
+        memory = memories.get(cid)
+        session = getattr(memory, "session_id", None)
+        if session:
+            totals[session] = totals.get(session, 0.0) + score
+    if not totals:
+        return {}
+    best = max(totals.values())
+    factors: dict[str, float] = {}
+    for cid in fused:
+        session = getattr(memories.get(cid), "session_id", None)
+        if session:
+            factors[cid] = 1.0 + tuning.session_boost * totals[session] / best
+    return factors
+
+
 @dataclass
 class Collapsed:
     kept: list[str]
     folded: dict[str, list[str]] = field(default_factory=dict)
 
 
-def collapse_near_duplicates(
-    ranked_ids: Sequence[str], vectors: dict[str, np.ndarray], threshold: float
-) -> Collapsed:
+def collapse_near_duplicates(ranked_ids: Sequence[str], vectors: dict[str, np.ndarray], threshold: float) -> Collapsed:
     """Keep the best of each group of near-duplicates (cosine >= threshold); remember what was folded into it."""
     result = Collapsed(kept=[])
     kept_vectors: list[np.ndarray] = []
@@ -66,9 +98,7 @@ def collapse_near_duplicates(
     return result
 
 
-def cut_to_budget(
-    ids: Sequence[str], text_of: Callable[[str], str], budget: int
-) -> tuple[list[str], bool, str | None]:
+def cut_to_budget(ids: Sequence[str], text_of: Callable[[str], str], budget: int) -> tuple[list[str], bool, str | None]:
     """The longest prefix of `ids` whose texts fit in `budget` tokens; (ids, truncated, shortened text of the first).
 
     If even the first result does not fit, it is shortened to the budget rather than returning nothing.

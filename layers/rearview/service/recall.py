@@ -23,7 +23,13 @@ from rearview.model import (
 )
 from rearview.ports import Candidate, Clock, Embedder, HybridSearch, MemoryFilter, MemoryStore, SearchIndex
 from rearview.service.fusion import adaptive_weights, rrf, weighted_sum
-from rearview.service.ranking import collapse_near_duplicates, cut_to_budget, final_score
+from rearview.service.ranking import (
+    collapse_near_duplicates,
+    cut_to_budget,
+    entity_factor,
+    final_score,
+    session_factors,
+)
 from rearview.service.time_expressions import parse_time_range, strip_time_expression
 from rearview.settings import RecallTuning
 from rearview.text_analysis import query_terms, tokens
@@ -173,11 +179,17 @@ class RecallService:
             memories = self._store.get_many(namespace, list(fused))
             scored: list[tuple[float, str]] = []
             factors: dict[str, dict[str, float]] = {}
+            query_words = set(terms)
+            by_session = session_factors(memories, fused, tuning)
             for cid, fscore in fused.items():
                 memory = memories.get(cid)
                 if memory is None:  # deleted between index and store read (eventual consistency on AWS)
                     continue
                 score, factors[cid] = final_score(memory, fscore, as_of, tuning)
+                entity = entity_factor(memory, query_words, tuning)
+                session = by_session.get(cid, 1.0)
+                score *= entity * session
+                factors[cid].update({"entity": round(entity, 4), "session": round(session, 4)})
                 scored.append((score, cid))
             scored.sort(key=lambda sc: (-sc[0], sc[1]))
             st.candidates = [{"id": cid, "score": round(s, 6), **factors[cid]} for s, cid in scored[:_TRACE_CANDIDATES]]
@@ -290,9 +302,7 @@ class RecallService:
             return []
         vectors = self._store.get_vectors(namespace, [m.id for m in recent])
         return [
-            Candidate(id=m.id, layer="episodic", score=float(vectors[m.id] @ qvec))
-            for m in recent
-            if m.id in vectors
+            Candidate(id=m.id, layer="episodic", score=float(vectors[m.id] @ qvec)) for m in recent if m.id in vectors
         ]
 
     @staticmethod

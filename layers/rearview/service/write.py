@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 
@@ -108,7 +108,8 @@ class WriteService:
         self._validate(namespace, items, field_prefix)
         now = self._clock.now()
         redactions = [redact_secrets(item.content) for item in items]
-        vectors = self._embedder.embed([r.text for r in redactions])
+        texts = [r.text for r in redactions]
+        vectors = self._embedder.embed(self._embedding_texts(namespace, items, texts, now))
         plan = _Plan()
         neighbours = self._stored_neighbours(namespace, items, vectors)
         results = [
@@ -168,6 +169,37 @@ class WriteService:
                 raise InvalidInput(f"{prefix}{name}: only semantic memories have a {name}", field=f"{prefix}{name}")
 
     # --- planning ---------------------------------------------------------------------------------------------
+
+    def _embedding_texts(
+        self, namespace: str, items: Sequence[MemoryWrite], texts: list[str], now: datetime
+    ) -> list[str]:
+        """What each memory is embedded as. With `context_turns` > 0, an episode of a session is embedded together
+        with the episodes just before it in that session (contextual indexing): a reply such as "Yes, twice
+        last year!" means nothing alone, and is found by the question it answers."""
+        turns = self._tuning.context_turns
+        if turns <= 0:
+            return texts
+        out: list[str] = []
+        previous: dict[str, list[str]] = {}
+        for item, text in zip(items, texts, strict=True):
+            session = item.session_id
+            if item.layer != "episodic" or not session:
+                out.append(text)
+                continue
+            if session not in previous:
+                previous[session] = self._stored_session_tail(namespace, session, item.occurred_at or now, turns)
+            context = previous[session][-turns:]
+            out.append("\n".join([*context, text]))
+            previous[session].append(text)
+        return out
+
+    def _stored_session_tail(self, namespace: str, session: str, before: datetime, turns: int) -> list[str]:
+        """The contents of the last `turns` stored episodes of a session before a time (within a day)."""
+        earlier = self._store.list_memories(
+            namespace,
+            MemoryFilter(layers=("episodic",), session_id=session, since=before - timedelta(days=1), until=before),
+        )
+        return [m.content for m in earlier[-turns:]]
 
     def _stored_neighbours(
         self, namespace: str, items: Sequence[MemoryWrite], vectors: np.ndarray

@@ -1,0 +1,51 @@
+"""DynamoDB Streams records (as Lambda delivers them) -> IndexChanges for the index sync service.
+
+Items are decoded by the DynamoDB store's own item codec (`dynamodb_store.memory_from_item` and
+`vector_from_item`), the one place that knows how a memory is laid out in the table; this module only reads the
+record's envelope. Items that are not memories (working memory `WM#`, namespace `STATE`, `APIKEY#`, `META`) give
+None: the index holds episodes and facts only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rearview.adapters.dynamodb_store import is_memory_item, memory_from_item, vector_from_item
+from rearview.model import StoredLayer
+from rearview.service.index_sync import IndexChange
+
+_LAYER_OF_SK: dict[str, StoredLayer] = {"EP#": "episodic", "FACT#": "semantic"}
+# The principal DynamoDB's TTL process deletes items as (a REMOVE with this userIdentity is an expiry).
+TTL_PRINCIPAL = "dynamodb.amazonaws.com"
+
+
+def is_ttl_expiry(record: Mapping[str, Any]) -> bool:
+    """True for a REMOVE made by DynamoDB's TTL process rather than by a caller."""
+    identity = record.get("userIdentity") or {}
+    return identity.get("type") == "Service" and identity.get("principalId") == TTL_PRINCIPAL
+
+
+def change_from_record(record: Mapping[str, Any]) -> IndexChange | None:
+    """The IndexChange of one stream record, or None when the item is not an episode or a fact."""
+    change = record["dynamodb"]
+    keys = change["Keys"]
+    if not is_memory_item(keys):
+        return None
+    namespace = keys["pk"]["S"].removeprefix("NS#")
+    sk = keys["sk"]["S"]
+    prefix = next(p for p in _LAYER_OF_SK if sk.startswith(p))
+    layer, memory_id = _LAYER_OF_SK[prefix], sk[len(prefix) :]
+    if record["eventName"] == "REMOVE":
+        return IndexChange(namespace, layer, memory_id, expired=is_ttl_expiry(record))
+    new = change["NewImage"]
+    old = change.get("OldImage")
+    return IndexChange(
+        namespace,
+        layer,
+        memory_id,
+        memory=memory_from_item(new),
+        vector=vector_from_item(new),
+        previous=memory_from_item(old) if old else None,
+        previous_vector=vector_from_item(old) if old else None,
+    )

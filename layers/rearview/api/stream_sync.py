@@ -1,0 +1,93 @@
+"""The index_sync Lambda's handler: DynamoDB Streams batches -> the search index, with partial batch responses.
+
+The whole batch is decoded and applied first, in one bulk round trip (IndexSyncService coalesces it); then
+Powertools' BatchProcessor reports every record whose decoding or application failed, so Lambda retries from the
+first failed record. Application is all-or-nothing per batch: when the index refuses any of it, every record
+of the batch is reported, which is safe because upserts and deletes are idempotent.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rearview.api.lambda_runtime import Handler, logger, metrics, tracer
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.batch import BatchProcessor
+    from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
+
+    from rearview.api.lambda_runtime import FunctionRuntime
+    from rearview.service.index_sync import IndexChange, IndexSyncService
+
+
+class IndexSyncFailed(Exception):
+    """A record could not be decoded or applied; the message says why."""
+
+
+def _sequence_number(record: dict[str, Any]) -> str:
+    return str(record.get("dynamodb", {}).get("SequenceNumber") or record.get("eventID"))
+
+
+def index_sync_handler(runtime: FunctionRuntime) -> Handler:
+    """A handler for DynamoDB Streams events that keeps `runtime.services().index` in step with the table.
+
+    The batch utilities (~0.1 s of imports) and the services are set up on the first invocation, not at import.
+    """
+    cached: list[tuple[IndexSyncService, BatchProcessor]] = []
+
+    def parts() -> tuple[IndexSyncService, BatchProcessor]:
+        if not cached:
+            from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
+
+            from rearview.service.index_sync import IndexSyncService, IndexWriter
+
+            index = runtime.services().index
+            if not isinstance(index, IndexWriter):
+                raise TypeError(f"{type(index).__name__} is not an index that index_sync can write to")
+            processor = BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False)
+            cached.append((IndexSyncService(index), processor))
+        return cached[0]
+
+    @logger.inject_lambda_context(clear_state=True)
+    @tracer.capture_lambda_handler(capture_response=False)
+    @metrics.log_metrics(capture_cold_start_metric=True)
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        from aws_lambda_powertools.metrics import MetricUnit
+        from aws_lambda_powertools.utilities.batch import process_partial_response
+
+        from rearview.adapters.dynamodb_stream_records import change_from_record
+
+        service, processor = parts()
+
+        failed: dict[str, str] = {}
+        decoded: dict[str, IndexChange] = {}
+        for record in event.get("Records", []):
+            sequence = _sequence_number(record)
+            try:
+                change = change_from_record(record)
+            except Exception as exc:
+                failed[sequence] = f"undecodable record: {type(exc).__name__}: {exc}"
+                logger.exception("undecodable stream record", extra={"sequence_number": sequence})
+                continue
+            if change is not None:
+                decoded[sequence] = change
+        try:
+            report = service.apply(list(decoded.values()))
+        except Exception as exc:
+            logger.exception("index sync failed", extra={"records": len(decoded)})
+            failed.update({sequence: f"index refused the batch: {type(exc).__name__}: {exc}" for sequence in decoded})
+        else:
+            metrics.add_metric(name="IndexUpserts", unit=MetricUnit.Count, value=report.upserted)
+            metrics.add_metric(name="IndexDeletes", unit=MetricUnit.Count, value=report.deleted)
+            metrics.add_metric(name="IndexExpiries", unit=MetricUnit.Count, value=report.expired)
+            metrics.add_metric(name="IndexUnchangedSkipped", unit=MetricUnit.Count, value=report.unchanged)
+        metrics.add_metric(name="IndexSyncFailedRecords", unit=MetricUnit.Count, value=len(failed))
+
+        def record_handler(record: DynamoDBRecord) -> None:
+            reason = failed.get(str(record.dynamodb.sequence_number if record.dynamodb else record.event_id))
+            if reason is not None:
+                raise IndexSyncFailed(reason)
+
+        return dict(process_partial_response(event, record_handler, processor, context))
+
+    return handler

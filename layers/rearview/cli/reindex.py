@@ -1,0 +1,29 @@
+"""`rearview reindex [NAMESPACE]`: rebuild the search index (OpenSearch, backend aws) from the store."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from rearview.cli.invocation import JsonOption, open_services, stdout_console, user_errors
+
+
+def reindex(
+    namespace: Annotated[str | None, typer.Argument(help="Namespace to rebuild (default: every namespace)")] = None,
+    batch_size: Annotated[int, typer.Option(min=1, max=10_000, help="Memories per upsert")] = 200,
+    as_json: JsonOption = False,
+) -> None:
+    """Rebuild the index of a namespace, or of all, from the store (the source of truth). Backend aws only."""
+    from rearview.service.reindex import ReindexService
+
+    with open_services(None, None) as services, user_errors():
+        report = ReindexService(services.store, services.index, batch_size=batch_size).reindex(namespace)
+    if as_json:
+        typer.echo(json.dumps({"removed": report.removed, "indexed": report.indexed}, indent=2))
+        return
+    console = stdout_console()
+    for each in report.indexed:
+        console.print(f"{each}: {report.indexed[each]} indexed ({report.removed[each]} old documents removed)")
+    console.print(f"{len(report.indexed)} namespace(s), {report.total_indexed} memories indexed")

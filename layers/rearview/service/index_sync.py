@@ -1,0 +1,114 @@
+"""Index sync: the search index follows the store. Each change of a stored memory (a DynamoDB stream record,
+decoded by an adapter into an IndexChange) becomes an upsert or a delete in the index.
+
+The store is the source of truth and the index is derived from it, so every operation here is idempotent: a
+batch may be applied twice (a retried Lambda invocation) and ends in the same index. Within one batch the last
+change of each memory wins (records arrive in order per item), and the batch goes to the index as one upsert
+call and one delete call per namespace and layer, not one request per record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from rearview.model import Memory, StoredLayer
+
+# Fields that change without changing what search sees (recall's access bookkeeping): a change of only these
+# is not sent to the index, so that every recall hit does not cost an index write.
+UNSEARCHED_FIELDS = frozenset({"access_count", "last_accessed_at"})
+
+
+@runtime_checkable
+class IndexWriter(Protocol):
+    """The write side of a separate search index (OpenSearchIndex)."""
+
+    def upsert(self, docs: Sequence[tuple[Memory, np.ndarray | None]]) -> int: ...
+    def delete(self, namespace: str, ids: Sequence[str], layer: StoredLayer | None = None) -> None: ...
+
+
+@dataclass(frozen=True)
+class IndexChange:
+    """One change of a stored memory: `memory` set (with its vector) to upsert it, None to delete it.
+
+    `previous` is the memory before the change when the record carries it (a MODIFY); `expired` marks a delete
+    made by the store's TTL rather than by a caller.
+    """
+
+    namespace: str
+    layer: StoredLayer
+    memory_id: str
+    memory: Memory | None = None
+    vector: np.ndarray | None = None
+    previous: Memory | None = None
+    previous_vector: np.ndarray | None = None
+    expired: bool = False
+
+    @property
+    def key(self) -> tuple[str, StoredLayer, str]:
+        return (self.namespace, self.layer, self.memory_id)
+
+    def is_search_visible(self) -> bool:
+        """False for an update that changes nothing search looks at (only access counters)."""
+        if self.memory is None or self.previous is None:
+            return True
+        unsearched = set(UNSEARCHED_FIELDS)
+        if self.memory.model_dump(exclude=unsearched) != self.previous.model_dump(exclude=unsearched):
+            return True
+        if self.vector is None or self.previous_vector is None:
+            return self.vector is not self.previous_vector
+        return not np.array_equal(self.vector, self.previous_vector)
+
+
+@dataclass
+class SyncReport:
+    """What one batch did to the index."""
+
+    upserted: int = 0
+    deleted: int = 0
+    expired: int = 0
+    unchanged: int = 0  # updates search cannot see, not sent
+    superseded: int = 0  # changes overtaken by a later change of the same memory in the batch
+    namespaces: set[str] = field(default_factory=set)
+
+
+class IndexSyncService:
+    """Applies batches of IndexChanges to an IndexWriter."""
+
+    def __init__(self, index: IndexWriter) -> None:
+        self.index = index
+
+    def apply(self, changes: Sequence[IndexChange]) -> SyncReport:
+        """Apply a batch: the last change of each memory, upserts first, then deletes (grouped)."""
+        report = SyncReport()
+        last: dict[tuple[str, StoredLayer, str], IndexChange] = {}
+        for change in changes:
+            earlier = last.pop(change.key, None)  # re-inserted at the end: the batch's order is kept
+            if earlier is not None:
+                report.superseded += 1
+                # Compare the last state with the state before the batch, not with the one just before it: an
+                # insert followed by an access-count update must still be indexed.
+                before = (earlier.previous, earlier.previous_vector) if earlier.memory is not None else (None, None)
+                change = replace(change, previous=before[0], previous_vector=before[1])
+            last[change.key] = change
+        upserts: list[tuple[Memory, np.ndarray | None]] = []
+        deletes: dict[tuple[str, StoredLayer], list[str]] = {}
+        for change in last.values():
+            report.namespaces.add(change.namespace)
+            if change.memory is None:
+                deletes.setdefault((change.namespace, change.layer), []).append(change.memory_id)
+                report.expired += int(change.expired)
+            elif not change.is_search_visible():
+                report.unchanged += 1
+            else:
+                # A memory stored without a vector is still keyword-searchable; the index leaves it out of k-NN.
+                upserts.append((change.memory, change.vector))
+        if upserts:
+            report.upserted = self.index.upsert(upserts)
+        for (namespace, layer), ids in deletes.items():
+            self.index.delete(namespace, ids, layer)
+            report.deleted += len(ids)
+        return report

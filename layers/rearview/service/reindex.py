@@ -1,0 +1,95 @@
+"""Reindex: rebuild the search index of a namespace (or of every namespace) from the store.
+
+The store is the source of truth and a separate index (OpenSearch) is derived from it, so whatever happened to
+the index (lost, built with another mapping, drifted after an outage of index sync) it can be rebuilt: drop the
+namespace's documents, then upsert every memory with its stored vector, in batches. During a rebuild the
+namespace's recall finds less than it should; rebuild out of hours, or into a fresh index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from rearview.errors import ConfigurationError
+from rearview.model import Memory, validate_namespace
+from rearview.ports import MemoryFilter, MemoryStore
+
+# Memories per upsert call (the index splits its own bulk requests further if it needs to).
+DEFAULT_BATCH_SIZE = 200
+
+
+@runtime_checkable
+class RebuildableIndex(Protocol):
+    """An index that can be rebuilt from the store (OpenSearchIndex)."""
+
+    def ensure_index(self) -> bool: ...
+    def upsert(self, docs: Sequence[tuple[Memory, np.ndarray | None]]) -> int: ...
+    def delete_namespace(self, namespace: str) -> int: ...
+
+
+@runtime_checkable
+class NamespaceCatalog(Protocol):
+    """A store that can list every namespace it holds (needed to reindex everything)."""
+
+    def list_namespaces(self) -> list[str]: ...
+
+
+@dataclass
+class ReindexReport:
+    """Per namespace: documents removed before the rebuild, and memories indexed."""
+
+    removed: dict[str, int] = field(default_factory=dict)
+    indexed: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total_indexed(self) -> int:
+        return sum(self.indexed.values())
+
+
+class ReindexService:
+    """Rebuilds a RebuildableIndex from a MemoryStore."""
+
+    def __init__(self, store: MemoryStore, index: object, *, batch_size: int = DEFAULT_BATCH_SIZE) -> None:
+        if not isinstance(index, RebuildableIndex):
+            raise ConfigurationError(
+                f"{type(index).__name__} is not a separate index that can be rebuilt "
+                "(the sqlite backend indexes in the same transaction as every write: nothing to rebuild)"
+            )
+        if batch_size < 1:
+            raise ValueError("batch_size must be positive")
+        self.store = store
+        self.index = index
+        self.batch_size = batch_size
+
+    def namespaces(self) -> list[str]:
+        """Every namespace of the store, if the store can list them."""
+        if not isinstance(self.store, NamespaceCatalog):
+            raise ConfigurationError(
+                f"{type(self.store).__name__} cannot list its namespaces: name the namespace to reindex"
+            )
+        return sorted(self.store.list_namespaces())
+
+    def reindex(self, namespace: str | None = None) -> ReindexReport:
+        """Rebuild one namespace's documents, or (None) every namespace's; returns what was done."""
+        targets = [validate_namespace(namespace)] if namespace is not None else self.namespaces()
+        self.index.ensure_index()
+        report = ReindexReport()
+        for each in targets:
+            report.removed[each] = self.index.delete_namespace(each)
+            report.indexed[each] = self._index_namespace(each)
+        return report
+
+    def _index_namespace(self, namespace: str) -> int:
+        # Superseded facts too: the index filters them out unless a query asks for them.
+        memories = self.store.list_memories(namespace, MemoryFilter(include_superseded=True))
+        indexed = 0
+        for start in range(0, len(memories), self.batch_size):
+            batch = memories[start : start + self.batch_size]
+            vectors = self.store.get_vectors(namespace, [m.id for m in batch])
+            # A memory without a stored vector is still indexed for keyword search.
+            indexed += self.index.upsert([(m, vectors.get(m.id)) for m in batch])
+        return indexed
