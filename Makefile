@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[onnx,local,aws,infra,dev]'
+	$(BIN)/pip install --quiet -e '.[onnx,local,aws,mcp,infra,dev]'
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -38,7 +38,7 @@ bench-latency: $(STAMP)
 
 bench: bench-locomo bench-latency
 
-## The Lambda layer: the rearview wheel and its `aws` extra, as PyPI wheels for the functions' platform
+## The Lambda layer: the rearview wheel and its `aws` and `mcp` extras, as PyPI wheels for the functions' platform
 ## (python3.13 on arm64; Lambda's python3.13 runtime is Amazon Linux 2023, glibc 2.34). No Docker needed.
 LAYER_DIR := build/layer
 LAYER_PLATFORMS ?= manylinux2014_aarch64 manylinux_2_28_aarch64
@@ -48,7 +48,7 @@ $(LAYER_STAMP): $(STAMP) pyproject.toml $(shell find layers/rearview -name '*.py
 	$(BIN)/pip wheel --quiet --no-deps --wheel-dir build/wheels .
 	$(BIN)/pip install --quiet --no-compile --target $(LAYER_DIR)/python --implementation cp --python-version 3.13 \
 		$(foreach p,$(LAYER_PLATFORMS),--platform $(p)) --only-binary=:all: \
-		"$$(ls build/wheels/rearview_memory-*.whl)[aws]"
+		"$$(ls build/wheels/rearview_memory-*.whl)[aws,mcp]"
 	touch $(LAYER_STAMP)
 
 layer: $(LAYER_STAMP)

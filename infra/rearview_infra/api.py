@@ -1,5 +1,6 @@
 """The HTTP API (API Gateway v2, payload format 2.0): the route table of `rearview.api.http` plus `POST /mcp`,
-each route sent to the function that serves it, all behind the API-key authorizer except the health check.
+each route sent to the function that serves it, all behind the API-key authorizer except the health check and
+`POST /mcp` (whose function checks the key itself, to answer MCP's 401 challenge).
 
 The route table is repeated here rather than imported, so that synthesis needs none of the library's
 dependencies; tests/infra checks that the two agree."""
@@ -19,6 +20,10 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 HEALTH_ROUTE = ("GET", "/v1/health")
+# The MCP route authenticates in its function: an HTTP API Lambda authorizer can only deny with a bare 401/403,
+# while MCP clients need the 401's `WWW-Authenticate: Bearer` challenge (rearview.api.mcp_http).
+MCP_ROUTE = ("POST", "/mcp")
+_UNAUTHORIZED_ROUTES = (HEALTH_ROUTE, MCP_ROUTE)
 _NS = "/v1/namespaces/{ns}"
 
 # (method, path in API Gateway syntax, function name). GET memory and stats are reads, so recall serves them.
@@ -43,7 +48,7 @@ ROUTE_TARGETS: tuple[tuple[str, str, str], ...] = (
     ("GET", "/openapi.json", "recall"),
     ("GET", "/docs", "recall"),
     # Stateless Streamable HTTP: only POST carries JSON-RPC; a GET (server-sent event stream) is not offered.
-    ("POST", "/mcp", "mcp"),
+    (*MCP_ROUTE, "mcp"),
 )
 
 # The authorizer's answer is cached per Authorization header: a revoked key keeps working at most this long.
@@ -101,7 +106,7 @@ class RearviewHttpApi(Construct):
             identity_source=[IDENTITY_SOURCE],
             results_cache_ttl=AUTHORIZER_CACHE_TTL,
         )
-        # Routes are protected by default; the health check opts out explicitly.
+        # Routes are protected by default; the health check and /mcp opt out explicitly.
         self.api = apigwv2.HttpApi(
             self,
             "HttpApi",
@@ -134,7 +139,7 @@ class RearviewHttpApi(Construct):
                 path=path,
                 methods=[apigwv2.HttpMethod(method)],
                 integration=integration,
-                authorizer=apigwv2.HttpNoneAuthorizer() if (method, path) == HEALTH_ROUTE else None,
+                authorizer=apigwv2.HttpNoneAuthorizer() if (method, path) in _UNAUTHORIZED_ROUTES else None,
             )
 
     @property

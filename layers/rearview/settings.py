@@ -40,6 +40,10 @@ class RecallTuning(BaseModel):
     # Share of the score that never decays, so that an old but exact memory still wins over a recent vague one.
     recency_floor: float = Field(0.75, ge=0.0, le=1.0)
     importance_boost: float = Field(0.1, ge=0.0, le=1.0)
+    # Pseudo-relevance feedback: the query vector moves towards the mean of the first pass's best
+    # `feedback_docs` results by this weight, and the vector search runs again. 0 turns it off.
+    feedback_weight: float = Field(0.0, ge=0.0, le=2.0)
+    feedback_docs: int = Field(3, ge=1, le=20)
     # A memory whose entities (e.g. the speaker) the query names is multiplied by 1 + this.
     entity_boost: float = Field(0.0, ge=0.0, le=2.0)
     # A candidate's session lifts it by up to this share, by the session's summed fused score (see ranking).

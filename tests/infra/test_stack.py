@@ -459,7 +459,8 @@ def test_routes_reach_their_functions(synth: Synthesised) -> None:
 def test_every_route_but_health_is_behind_the_authorizer(synth: Synthesised) -> None:
     (authorizer_id,) = [k for k, r in synth.resources.items() if r["Type"] == "AWS::ApiGatewayV2::Authorizer"]
     for key, route in _routes(synth).items():
-        if key == "GET /v1/health":
+        # POST /mcp authenticates in its function, to answer MCP's 401 with WWW-Authenticate.
+        if key in ("GET /v1/health", "POST /mcp"):
             assert route["AuthorizationType"] == "NONE"
             assert "AuthorizerId" not in route
         else:

@@ -22,18 +22,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from support.aws_stack import (
-    FUNCTIONS_DIR,
-    MAX_RECEIVE_COUNT,
-    OPENSEARCH_INDEX,
-    TABLE,
-    AwsStack,
-    FakeLambdaContext,
-    StreamDriver,
-    aws_stack,
-    stream_applier,
-)
-from support.events import load_event
 
 from rearview.adapters.dynamodb_store import DynamoDBMemoryStore
 from rearview.adapters.sqs_write_queue import SqsDeadLetters
@@ -41,6 +29,16 @@ from rearview.api.lambda_runtime import FunctionRuntime
 from rearview.bootstrap import Services, build
 from rearview.ports import ChangeSet
 from rearview.settings import Settings
+from support.aws_stack import (
+    MAX_RECEIVE_COUNT,
+    OPENSEARCH_INDEX,
+    TABLE,
+    AwsStack,
+    FakeLambdaContext,
+    StreamDriver,
+    aws_stack,
+)
+from support.events import load_event
 
 pytestmark = pytest.mark.integration
 
@@ -119,16 +117,17 @@ def test_every_accepted_write_is_stored_and_indexed_once_or_dead_lettered_with_i
         build=build_flaky,
         dead_letters=SqsDeadLetters(stack.dlq_url, client=stack.sqs),
     ).queue_handler()
-    if (FUNCTIONS_DIR / "index_sync" / "handler.py").exists():
-        sync = stack.load_function("index_sync").handler
-    else:
-        sync = stream_applier(stack)
+    sync = stack.load_function("index_sync").handler
     stream = StreamDriver(stack)
 
     accepted = [_write(write, _content(rng, i))["id"] for i in range(N_WRITES)]
     stack.sqs.send_message(QueueUrl=stack.queue_url, MessageBody='{"namespace": "acme:faults", "items": [')
     invalid_body = json.dumps(
-        {"namespace": NS, "items": [{"content": "bell\x07 rings", "id": "invalid-1"}], "accepted_at": "2026-03-10T12:00:00Z"}
+        {
+            "namespace": NS,
+            "items": [{"content": "bell\x07 rings", "id": "invalid-1"}],
+            "accepted_at": "2026-03-10T12:00:00Z",
+        }
     )
     stack.sqs.send_message(QueueUrl=stack.queue_url, MessageBody=invalid_body)
 

@@ -9,15 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from support.aws_stack import (
-    FUNCTIONS_DIR,
-    OPENSEARCH_INDEX,
-    AwsStack,
-    FakeLambdaContext,
-    StreamDriver,
-    aws_stack,
-    stream_applier,
-)
+
+from support.aws_stack import OPENSEARCH_INDEX, AwsStack, FakeLambdaContext, StreamDriver, aws_stack
 from support.events import load_event
 
 pytestmark = pytest.mark.integration
@@ -32,10 +25,8 @@ def stack() -> Iterator[AwsStack]:
 
 
 def index_sync_handler(stack: AwsStack) -> Any:
-    """The index_sync function (functions/index_sync/handler.py); until it exists, the suite's stream applier."""
-    if (FUNCTIONS_DIR / "index_sync" / "handler.py").exists():
-        return stack.load_function("index_sync").handler
-    return stream_applier(stack)
+    """The index_sync function (functions/index_sync/handler.py)."""
+    return stack.load_function("index_sync").handler
 
 
 def call(handler: Any, event: dict[str, Any]) -> tuple[int, Any]:
@@ -146,3 +137,27 @@ def test_working_memory_is_written_synchronously_by_the_write_function(stack: Aw
     assert stack.sqs.get_queue_attributes(QueueUrl=stack.queue_url, AttributeNames=["ApproximateNumberOfMessages"])[
         "Attributes"
     ]["ApproximateNumberOfMessages"] == "0"
+
+
+def test_the_scheduled_consolidation_visits_every_namespace_with_unconsolidated_episodes(stack: AwsStack) -> None:
+    from rearview.adapters.dynamodb_store import DynamoDBMemoryStore
+
+    write = stack.load_function("write").handler
+    worker = stack.load_function("write_worker").handler
+    consolidate = stack.load_function("consolidate").handler
+    for namespace in ("acme:u-1", "acme:u-2"):
+        for place in ("at home", "at work", "on weekdays"):
+            text = f"Drinks oat milk in coffee every morning {place}"
+            event = load_event("memory_write", path=f"/v1/namespaces/{namespace}/memories", body={"content": text})
+            assert call(write, event)[0] == 202
+    stack.drain(worker)
+    store = DynamoDBMemoryStore("rearview-test", client=stack.dynamodb)
+    assert store.list_namespaces_with_unconsolidated() == ["acme:u-1", "acme:u-2"]
+
+    report = consolidate(load_event("consolidate_schedule", kind="eventbridge"), FakeLambdaContext())
+
+    assert report["namespaces"] == 2 and report["failed"] == {}
+    assert report["facts_created"] == 2 and report["episodes_consolidated"] == 6
+    assert store.list_namespaces_with_unconsolidated() == []
+    status, body = call(consolidate, load_event("consolidate", path="/v1/namespaces/acme:u-1/consolidate"))
+    assert status == 200 and body["episodes_considered"] == 0

@@ -199,22 +199,6 @@ class StreamDriver:
         return handled
 
 
-def stream_applier(stack: AwsStack) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
-    """A stand-in for the index_sync function (stream records applied with `apply_records_to_index`), for as long
-    as functions/index_sync/handler.py does not exist."""
-    from support.dynamodb_stream import apply_records_to_index
-
-    from rearview.adapters.opensearch_index import OpenSearchIndex
-
-    index = OpenSearchIndex(stack.opensearch_url, OPENSEARCH_INDEX, EMBEDDING_DIM, service=None)
-
-    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        apply_records_to_index(event["Records"], index)
-        return {"batchItemFailures": []}
-
-    return handler
-
-
 @contextmanager
 def _environment(values: dict[str, str]) -> Iterator[None]:
     saved = {k: os.environ.get(k) for k in values}
@@ -235,10 +219,10 @@ def aws_stack() -> Iterator[AwsStack]:
     double; yields the stack while the mock is active."""
     import boto3
     from moto import mock_aws
-    from support.opensearch_double import OpenSearchDouble
 
     from rearview.adapters.dynamodb_store import create_table
     from rearview.adapters.opensearch_index import OpenSearchIndex
+    from support.opensearch_double import OpenSearchDouble
 
     with mock_aws(), OpenSearchDouble() as double:
         dynamodb = boto3.client("dynamodb", region_name=REGION)

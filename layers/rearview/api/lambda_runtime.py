@@ -201,6 +201,7 @@ class FunctionRuntime:
         @metrics.log_metrics(capture_cold_start_metric=True)
         def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             worker = self.worker()
+            metrics.add_metric(name="MessagesReceived", unit=MetricUnit.Count, value=len(event.get("Records", [])))
 
             def record_handler(record: SQSRecord) -> None:
                 receive_count = int(record.attributes.approximate_receive_count or 1)

@@ -10,6 +10,8 @@ REARVIEW_API_TOKEN). One exception, for development: on a loopback address, with
 directory and no REARVIEW_API_TOKEN, the server is open, and says so at start. The first key created (by
 `rearview keys create` or over HTTP, even while the server runs) closes it. Binding any other address needs
 credentials to exist: an API key or the token.
+
+`POST /mcp` is the MCP endpoint (rearview.api.mcp_http): the same keys, the same open mode.
 """
 
 from __future__ import annotations
@@ -39,8 +41,9 @@ from rearview.api.http import (
     decode_response_body,
     payload_too_large,
 )
+from rearview.api.mcp_http import MCP_PATH, McpHttpEndpoint, loopback_transport_security, no_host_check
 from rearview.bootstrap import Services, build
-from rearview.errors import ConfigurationError
+from rearview.errors import ConfigurationError, RearviewError
 from rearview.service.access import AccessGate
 from rearview.settings import Settings
 
@@ -207,6 +210,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         body = self.rfile.read(length) if length else b""
         event = build_event(self.command, self.path, headers, body, self.client_address[0])
+        if event["rawPath"] == MCP_PATH:
+            self._send(owner.resolve_mcp(event))
+            return
         self._send(owner.resolve(event))
 
     def _drain(self, length: int) -> None:
@@ -297,6 +303,9 @@ class LocalServer:
             raise
         self._thread: threading.Thread | None = None
         self._closed = False
+        # The MCP endpoint (POST /mcp) is built on its first request: it imports the mcp SDK and starts an event loop.
+        self._mcp: McpHttpEndpoint | None = None
+        self._mcp_lock = threading.Lock()
 
     @property
     def port(self) -> int:
@@ -313,6 +322,23 @@ class LocalServer:
         """Resolve one API Gateway v2 event, as Lambda would."""
         with self._resolve_lock:
             return self.resolver.resolve(event, local_context(event["requestContext"]["requestId"]))
+
+    def resolve_mcp(self, event: dict[str, Any]) -> dict[str, Any]:
+        """Answer one `/mcp` event with the MCP endpoint (Streamable HTTP, stateless, JSON responses)."""
+        try:
+            with self._mcp_lock:
+                if self._mcp is None:
+                    # DNS-rebinding protection where it matters: a server only this machine can reach.
+                    security = loopback_transport_security(self.port) if is_loopback(self.host) else no_host_check()
+                    self._mcp = McpHttpEndpoint(self.services, self.gate, transport_security=security)
+            return self._mcp.handle(event)
+        except RearviewError as exc:
+            return {
+                "statusCode": exc.status,
+                "headers": {"Content-Type": "application/json"},
+                "body": json.dumps(exc.to_dict()),
+                "isBase64Encoded": False,
+            }
 
     def check_access(self, event: dict[str, Any]) -> dict[str, Any] | None:
         """The route table's 401/403 for this event, or None if it may proceed."""
@@ -359,6 +385,8 @@ class LocalServer:
             self._httpd.shutdown()
             self._thread.join()
         self._httpd.server_close()
+        if self._mcp is not None:
+            self._mcp.close()
         if self._owns_services:
             self.services.close()
 

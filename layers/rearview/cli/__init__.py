@@ -1,4 +1,4 @@
-"""The `rearview` command line (typer + rich): serve, remember, recall, forget, consolidate, stats, import, keys.
+"""The `rearview` command line (typer + rich): serve, mcp, remember, recall, forget, consolidate, stats, import, keys.
 
 Settings come from `REARVIEW_*` variables, overridden by each command's options, and are built once per
 invocation; the services come from `rearview.bootstrap.build`. User errors print `error: <message>` to stderr
@@ -13,6 +13,7 @@ import typer
 
 from rearview.cli.keys import keys_app
 from rearview.cli.maintenance import consolidate, forget, stats
+from rearview.cli.mcp import mcp
 from rearview.cli.recall import recall
 from rearview.cli.reindex import reindex
 from rearview.cli.remote import RemoteTarget
@@ -60,6 +61,7 @@ app.command("consolidate")(consolidate)
 app.command("stats")(stats)
 app.command("import")(import_jsonl)
 app.command("reindex")(reindex)
+app.command("mcp")(mcp)
 app.add_typer(keys_app, name="keys")
 
 __all__ = ["app"]

@@ -22,7 +22,7 @@ from rearview.model import (
     validate_namespace,
 )
 from rearview.ports import Candidate, Clock, Embedder, HybridSearch, MemoryFilter, MemoryStore, SearchIndex
-from rearview.service.fusion import adaptive_weights, rrf, weighted_sum
+from rearview.service.fusion import FusionWeights, adaptive_weights, rrf, weighted_sum
 from rearview.service.ranking import (
     collapse_near_duplicates,
     cut_to_budget,
@@ -165,15 +165,25 @@ class RecallService:
                 vector = sorted([*vector, *fresh], key=lambda c: -c.score)
 
         with tracer.stage("fuse") as st:
-            if tuning.fusion == "rrf":
-                fused = rrf(keyword, vector, weights, tuning.rrf_k)
-            else:
-                fused = weighted_sum(keyword, vector, weights)
+            fused = self._fuse(keyword, vector, weights)
             st.detail = {"method": tuning.fusion, "rrf_k": tuning.rrf_k, "count": len(fused)}
-            st.candidates = [
-                {"id": cid, "fused": round(s, 6)}
-                for cid, s in sorted(fused.items(), key=lambda kv: -kv[1])[:_TRACE_CANDIDATES]
-            ]
+            st.candidates = _fused_rows(fused)
+
+        if tuning.feedback_weight > 0 and fused:
+            with tracer.stage("feedback") as st:
+                # Pseudo-relevance feedback (Rocchio): move the query vector towards the best first-pass results
+                # and search again; a question whose answer spans several memories finds the ones that share
+                # little wording with the question but much with the first answers.
+                top_ids = [cid for cid, _ in sorted(fused.items(), key=lambda kv: -kv[1])[: tuning.feedback_docs]]
+                top_vectors = self._store.get_vectors(namespace, top_ids)
+                if top_vectors:
+                    centroid = np.mean(np.stack(list(top_vectors.values())), axis=0)
+                    moved = qvec + tuning.feedback_weight * centroid
+                    moved = moved / (np.linalg.norm(moved) or 1.0)
+                    vector = self._index.vector_search(namespace, moved, flt, pool)
+                    fused = self._fuse(keyword, vector, weights)
+                st.detail = {"from": top_ids, "weight": tuning.feedback_weight}
+                st.candidates = _fused_rows(fused)
 
         with tracer.stage("rank") as st:
             memories = self._store.get_many(namespace, list(fused))
@@ -284,6 +294,13 @@ class RecallService:
             st.detail = {"count": len(vector)}
         return keyword, vector
 
+    def _fuse(
+        self, keyword: list[Candidate], vector: list[Candidate], weights: FusionWeights
+    ) -> dict[str, float]:
+        if self._tuning.fusion == "rrf":
+            return rrf(keyword, vector, weights, self._tuning.rrf_k)
+        return weighted_sum(keyword, vector, weights)
+
     def _fresh_candidates(
         self,
         namespace: str,
@@ -315,6 +332,11 @@ class RecallService:
             words = set(tokens(memory.content + " " + " ".join(memory.tags)))
             coverage = sum(1 for t in terms if t in words) / len(terms)
         return max(cosine, _KEYWORD_RELEVANCE * coverage)
+
+
+def _fused_rows(fused: dict[str, float]) -> list[dict[str, Any]]:
+    best = sorted(fused.items(), key=lambda kv: -kv[1])[:_TRACE_CANDIDATES]
+    return [{"id": cid, "fused": round(score, 6)} for cid, score in best]
 
 
 def _candidate_rows(cands: list[Candidate]) -> list[dict[str, Any]]:

@@ -1,0 +1,114 @@
+"""`rearview mcp` over stdio, as a desktop agent runs it: the SDK's stdio client spawns `python -m rearview.cli mcp`
+on a temporary data directory (hashing embedder), in the open local mode and with an API key."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from rearview.api.mcp import TOOL_NAMES
+from rearview.bootstrap import build
+from rearview.settings import Settings
+from support.mcp_calls import TOOL_ARGS, run
+
+pytestmark = pytest.mark.integration
+
+NS = "acme:u-42"
+
+
+def server_params(data_dir: Path, **env: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "rearview.cli", "mcp"],
+        env={
+            "REARVIEW_DATA_DIR": str(data_dir),
+            "REARVIEW_EMBEDDER": "hashing",
+            "REARVIEW_LOG_LEVEL": "WARNING",
+            **env,
+        },
+    )
+
+
+async def _session(params: StdioServerParameters, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    async with Client(params) as client:
+        tools = await client.list_tools()
+        return [tools, *[await client.call_tool(name, args) for name, args in calls]]
+
+
+def test_open_local_mode_lists_and_calls_every_tool(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    calls = [(name, {**TOOL_ARGS[name], "namespace": NS}) for name in TOOL_NAMES]
+    calls += [
+        ("memory_stats", {}),
+        ("recall", {"query": "x", "top_k": 0}),
+        ("remember", {"content": ""}),
+    ]
+
+    tools, *results = run(_session(server_params(data_dir), calls))
+
+    assert sorted(t.name for t in tools.tools) == sorted(TOOL_NAMES)
+    by_tool = dict(zip(TOOL_NAMES, results, strict=False))
+    for name, result in by_tool.items():
+        assert not result.is_error, (name, result.content)
+    assert by_tool["remember"].structured_content["status"] == "stored"
+    assert by_tool["recall"].structured_content["results"][0]["id"] == by_tool["remember"].structured_content["id"]
+    default_stats, bad_top_k, empty_content = results[len(TOOL_NAMES) :]
+    assert default_stats.structured_content["namespace"] == "default"
+    assert bad_top_k.is_error and "top_k" in bad_top_k.content[0].text
+    assert empty_content.is_error and "content: must not be empty" in empty_content.content[0].text
+    # The same data directory, read back without MCP: the calls really went to it (forget ran after remember).
+    services = build(Settings(data_dir=data_dir, embedder="hashing"))
+    try:
+        assert services.store.stats(NS, services.clock.now()).counts["episodic"] == 0
+        assert services.store.stats(NS, services.clock.now()).recall_count == 2
+    finally:
+        services.close()
+
+
+def test_with_a_token_the_keys_scope_and_permissions_apply(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    services = build(Settings(data_dir=data_dir, embedder="hashing"))
+    try:
+        key = services.access.create_key("acme", ["read", "write"])[1]
+    finally:
+        services.close()
+
+    _, remembered, default_stats, other, forget = run(
+        _session(
+            server_params(data_dir, REARVIEW_TOKEN=key),
+            [
+                ("remember", {"content": "Acme's fiscal year starts in April", "namespace": NS}),
+                ("memory_stats", {}),
+                ("recall", {"query": "fiscal year", "namespace": "globex"}),
+                ("forget", {"tags": ["x"], "namespace": NS}),
+            ],
+        )
+    )
+
+    assert not remembered.is_error
+    assert default_stats.structured_content["namespace"] == "acme"
+    assert other.is_error and "scope does not include 'globex'" in other.content[0].text
+    assert forget.is_error and "lacks the 'forget' permission" in forget.content[0].text
+
+
+def test_a_bad_token_is_refused_at_start(tmp_path: Path) -> None:
+    env = {**os.environ, "REARVIEW_DATA_DIR": str(tmp_path / "data"), "REARVIEW_EMBEDDER": "hashing"}
+
+    done = subprocess.run(
+        [sys.executable, "-m", "rearview.cli", "mcp", "--token", "rv_0123456789abcdef_wrong"],
+        env=env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert done.returncode == 2
+    assert "unknown or invalid API key" in done.stderr
+    assert done.stdout == ""  # stdout is the protocol channel: nothing else may go there
