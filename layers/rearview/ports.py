@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from rearview.model import Episode, Fact, Memory, MemoryWrite, Stats, StoredLayer, WorkingEntry
 

@@ -19,6 +19,7 @@ Tests build a runtime with `settings=` and `build=` (a function returning Servic
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 
@@ -45,8 +46,27 @@ if TYPE_CHECKING:
 Handler = Callable[[dict[str, Any], Any], Any]
 
 logger = Logger()
-tracer = Tracer()
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "Rearview"))
+
+def traced(handler: Handler) -> Handler:
+    """Powertools Tracer (X-Ray) around a handler, set up on its first invocation.
+
+    Importing the X-Ray SDK costs about 350 ms (it loads botocore's session); at import it would land on every
+    cold start's init, before anything needs it. Responses are not captured: they hold users' memories.
+    """
+    wrapped: Handler | None = None
+
+    @functools.wraps(handler)
+    def run(event: dict[str, Any], context: Any) -> Any:
+        nonlocal wrapped
+        if wrapped is None:
+            from aws_lambda_powertools import Tracer
+
+            wrapped = Tracer().capture_lambda_handler(handler, capture_response=False)
+        return wrapped(event, context)
+
+    return run
+
 
 _NAMESPACE_IN_PATH = re.compile(r"^/v1/namespaces/([^/]+)")
 
@@ -171,7 +191,7 @@ class FunctionRuntime:
         """A handler for API Gateway HTTP API (v2) events, answered by the shared route table."""
 
         @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
-        @tracer.capture_lambda_handler(capture_response=False)
+        @traced
         @metrics.log_metrics(capture_cold_start_metric=True)
         def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             return self._resolve_http(event, context)
@@ -197,7 +217,7 @@ class FunctionRuntime:
         processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
         @logger.inject_lambda_context(clear_state=True)
-        @tracer.capture_lambda_handler(capture_response=False)
+        @traced
         @metrics.log_metrics(capture_cold_start_metric=True)
         def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             worker = self.worker()
@@ -230,7 +250,7 @@ class FunctionRuntime:
         the HTTP route (one namespace)."""
 
         @logger.inject_lambda_context(clear_state=True)
-        @tracer.capture_lambda_handler(capture_response=False)
+        @traced
         @metrics.log_metrics(capture_cold_start_metric=True)
         def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             if not is_scheduled_event(event):

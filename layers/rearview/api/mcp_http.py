@@ -337,7 +337,7 @@ def mcp_lambda_handler(
     Auth is always enforced (never the open mode), from the Authorization header.
     """
     from rearview.api.lambda_runtime import logger as fn_logger
-    from rearview.api.lambda_runtime import metrics, tracer
+    from rearview.api.lambda_runtime import metrics, traced
 
     cached: list[McpHttpEndpoint] = []
 
@@ -350,7 +350,7 @@ def mcp_lambda_handler(
     from aws_lambda_powertools.logging import correlation_paths
 
     @fn_logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
-    @tracer.capture_lambda_handler(capture_response=False)
+    @traced
     @metrics.log_metrics(capture_cold_start_metric=True)
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         from aws_lambda_powertools.metrics import MetricUnit

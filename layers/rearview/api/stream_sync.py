@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rearview.api.lambda_runtime import Handler, logger, metrics, tracer
+from rearview.api.lambda_runtime import Handler, logger, metrics, traced
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.batch import BatchProcessor
@@ -49,7 +49,7 @@ def index_sync_handler(runtime: FunctionRuntime) -> Handler:
         return cached[0]
 
     @logger.inject_lambda_context(clear_state=True)
-    @tracer.capture_lambda_handler(capture_response=False)
+    @traced
     @metrics.log_metrics(capture_cold_start_metric=True)
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         from aws_lambda_powertools.metrics import MetricUnit
