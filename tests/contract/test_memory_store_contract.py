@@ -447,6 +447,17 @@ def test_stats_counts_each_layer(backend: Backend, episode: EpisodeMaker, fact: 
     assert stats.hit_rate == pytest.approx(2 / 3)
 
 
+def test_lists_every_written_namespace(backend: Backend, episode: EpisodeMaker, fact: FactMaker) -> None:
+    store = backend.store
+    if not hasattr(store, "list_namespaces"):
+        pytest.skip(f"{backend.name} cannot list namespaces")
+    assert store.list_namespaces() == []
+    backend.write("acme", episode("acme", "e1", "met the landlord"))
+    backend.write("acme:u-42", fact("acme:u-42", "f1", "likes tea"))
+    backend.write("zeta", episode("zeta", "e2", "went hiking"))
+    assert store.list_namespaces() == ["acme", "acme:u-42", "zeta"]
+
+
 def test_stats_of_an_empty_namespace(backend: Backend) -> None:
     stats = backend.store.stats("nobody", T0)
 

@@ -103,12 +103,17 @@ def test_reindex_drops_documents_of_memories_the_store_no_longer_has(
     assert _indexed(index, "acme") == {"e0", "e3", "e4", "f0"}
 
 
-def test_reindex_of_everything_needs_a_store_that_lists_its_namespaces(
+def test_reindex_of_everything_covers_every_namespace_the_store_lists(
     store: SqliteMemoryStore, index: OpenSearchIndex
 ) -> None:
-    with pytest.raises(ConfigurationError, match="name the namespace"):
-        ReindexService(store, index).reindex()
+    report = ReindexService(store, index).reindex()
 
+    assert report.indexed == {"acme": 6, "acme:u-42": 6}
+    assert report.total_indexed == 12
+    assert _indexed(index, "acme:u-42") == {"e0", "e1", "e2", "e3", "e4", "f0"}
+
+
+def test_reindex_of_everything_follows_the_store_catalogue(store: SqliteMemoryStore, index: OpenSearchIndex) -> None:
     report = ReindexService(CatalogStore(store, ["acme:u-42", "acme"]), index).reindex()  # type: ignore[arg-type]
 
     assert report.indexed == {"acme": 6, "acme:u-42": 6}

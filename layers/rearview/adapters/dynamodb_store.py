@@ -609,6 +609,24 @@ class DynamoDBMemoryStore:
         episodes = [e for e in episodes if e.created_at >= as_utc(since)]
         return sorted(episodes, key=lambda e: (e.created_at, e.id), reverse=True)
 
+    def list_namespaces(self) -> list[str]:
+        """Every namespace that has ever been written (its STATE item), for `rearview reindex` of everything.
+
+        A filtered scan: an administrative operation, not a request path."""
+        found: set[str] = set()
+        kwargs: dict[str, Any] = {
+            "TableName": self._table,
+            "FilterExpression": "sk = :state AND begins_with(pk, :ns)",
+            "ExpressionAttributeValues": {":state": {"S": _STATE_SK}, ":ns": {"S": "NS#"}},
+            "ProjectionExpression": "pk",
+        }
+        while True:
+            page = self._client.scan(**kwargs)
+            found.update(item["pk"]["S"][len("NS#") :] for item in page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return sorted(found)
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
     def list_namespaces_with_unconsolidated(self) -> list[str]:
         """Every namespace holding at least one unconsolidated episode (for the scheduled consolidation).
 

@@ -997,6 +997,11 @@ class SqliteMemoryStore:
         )
         return [_episode_from_row(row) for row in rows]
 
+    def list_namespaces(self) -> list[str]:
+        """Every namespace that has ever been written (for `rearview reindex` of everything)."""
+        rows = self.db.connection().execute("SELECT namespace FROM namespace_state ORDER BY namespace").fetchall()
+        return [row[0] for row in rows]
+
     def stats(self, namespace: str, now: datetime) -> Stats:
         """Counts: working (unexpired), episodic, semantic (active), semantic_superseded; recall counters."""
         with self.db.snapshot() as conn:
