@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 if TYPE_CHECKING:
     import numpy as np
 
+from rearview.errors import ConcurrentUpdate, InvalidInput
 from rearview.model import Episode, Fact, Memory, MemoryWrite, Stats, StoredLayer, WorkingEntry
 
 if TYPE_CHECKING:
@@ -101,6 +102,39 @@ class ChangeSet:
 
     def __bool__(self) -> bool:
         return bool(self.upserts or self.deletes)
+
+    def collapsed(self, namespace: str) -> dict[str, PendingUpsert]:
+        """One net upsert per id, in first-seen order: the last state wins, a v1 -> v2 chain within the set is
+        allowed, and a later upsert without a vector keeps the earlier one's. Every store applies this."""
+        pending: dict[str, PendingUpsert] = {}
+        for memory, vector in self.upserts:
+            if memory.namespace != namespace:
+                raise InvalidInput(
+                    f"memory {memory.id} belongs to namespace {memory.namespace!r}, not {namespace!r}",
+                    field="namespace",
+                )
+            previous = pending.get(memory.id)
+            if previous is None:
+                pending[memory.id] = PendingUpsert(memory, vector, memory.version)
+                continue
+            if memory.layer != previous.memory.layer or memory.version != previous.memory.version + 1:
+                raise ConcurrentUpdate(
+                    f"memory {memory.id}: version {memory.version} follows version {previous.memory.version} "
+                    "in the same change set"
+                )
+            kept = vector if vector is not None else previous.vector
+            pending[memory.id] = PendingUpsert(memory, kept, previous.first_version)
+        return pending
+
+
+@dataclass(frozen=True)
+class PendingUpsert:
+    """One memory's net upsert within a ChangeSet; the stored memory must be at `first_version - 1` (or absent
+    when `first_version` is 1)."""
+
+    memory: Memory
+    vector: np.ndarray | None
+    first_version: int
 
 
 class MemoryStore(Protocol):
@@ -214,4 +248,3 @@ class BatchVectorSearch(Protocol):
     def vector_search_many(
         self, namespace: str, vectors: np.ndarray, flt: MemoryFilter, limit: int
     ) -> list[list[Candidate]]: ...
-

@@ -357,26 +357,13 @@ class DynamoDBMemoryStore:
     # writes
 
     def _collapse(self, namespace: str, changes: ChangeSet) -> dict[str, _Pending]:
-        """One write per id: the last state wins; a chain v1 -> v2 inside one set is allowed."""
-        pending: dict[str, _Pending] = {}
-        for memory, vector in changes.upserts:
-            if memory.namespace != namespace:
-                raise InvalidInput(
-                    f"memory {memory.id} belongs to namespace {memory.namespace!r}, not {namespace!r}",
-                    field="namespace",
-                )
-            blob = self._vector_bytes(vector) if vector is not None else None
-            previous = pending.get(memory.id)
-            if previous is None:
-                pending[memory.id] = _Pending(memory, blob, memory.version)
-                continue
-            if memory.layer != previous.memory.layer or memory.version != previous.memory.version + 1:
-                raise ConcurrentUpdate(
-                    f"memory {memory.id}: version {memory.version} follows version {previous.memory.version} "
-                    "in the same change set"
-                )
-            pending[memory.id] = _Pending(memory, blob or previous.vector, previous.first_version)
-        return pending
+        """The change set's net upserts, vectors encoded for storage."""
+        return {
+            memory_id: _Pending(
+                p.memory, self._vector_bytes(p.vector) if p.vector is not None else None, p.first_version
+            )
+            for memory_id, p in changes.collapsed(namespace).items()
+        }
 
     def _vector_bytes(self, vector: np.ndarray) -> bytes:
         array = np.asarray(vector, dtype="<f4").reshape(-1)
@@ -398,9 +385,7 @@ class DynamoDBMemoryStore:
             # touch an item twice.
             pending.pop(memory_id, None)
         inserts = [p.memory for p in pending.values() if p.first_version <= 1]
-        other_layer = [
-            (m.id, "semantic" if m.layer == "episodic" else "episodic") for m in inserts
-        ]
+        other_layer = [(m.id, "semantic" if m.layer == "episodic" else "episodic") for m in inserts]
         located = self._locate(namespace, [memory_id for memory_id, _ in other_layer] + deletes)
         for memory_id, layer in other_layer:
             if layer in located.get(memory_id, ()):
@@ -444,9 +429,7 @@ class DynamoDBMemoryStore:
             item = {**key, **attributes}
             if pending.vector is not None:
                 item["vec"] = {"B": pending.vector}
-            return {
-                "Put": {"TableName": self._table, "Item": item, "ConditionExpression": "attribute_not_exists(pk)"}
-            }
+            return {"Put": {"TableName": self._table, "Item": item, "ConditionExpression": "attribute_not_exists(pk)"}}
         if pending.vector is not None:
             attributes["vec"] = {"B": pending.vector}
         names: dict[str, str] = {}
@@ -712,9 +695,9 @@ class DynamoDBMemoryStore:
         ):
             status = item["status"]["S"]
             by_status[status] = by_status.get(status, 0) + 1
-        state = self._client.get_item(
-            TableName=self._table, Key=_key(namespace, _STATE_SK), ConsistentRead=True
-        ).get("Item", {})
+        state = self._client.get_item(TableName=self._table, Key=_key(namespace, _STATE_SK), ConsistentRead=True).get(
+            "Item", {}
+        )
         recall_count = int(state.get("recall_count", {}).get("N", "0"))
         recall_hits = int(state.get("recall_hits", {}).get("N", "0"))
         last_write = state.get("last_write_at", {}).get("S")

@@ -762,26 +762,13 @@ class SqliteMemoryStore:
         return array.tobytes()
 
     def _collapse(self, namespace: str, changes: ChangeSet) -> dict[str, _PendingUpsert]:
-        """One pending write per id: the last state wins; a chain v1 -> v2 inside one set is allowed."""
-        pending: dict[str, _PendingUpsert] = {}
-        for memory, vector in changes.upserts:
-            if memory.namespace != namespace:
-                raise InvalidInput(
-                    f"memory {memory.id} belongs to namespace {memory.namespace!r}, not {namespace!r}",
-                    field="namespace",
-                )
-            blob = self._vector_blob(vector) if vector is not None else None
-            previous = pending.get(memory.id)
-            if previous is None:
-                pending[memory.id] = _PendingUpsert(memory, blob, memory.version)
-                continue
-            if memory.layer != previous.memory.layer or memory.version != previous.memory.version + 1:
-                raise ConcurrentUpdate(
-                    f"memory {memory.id}: version {memory.version} follows version {previous.memory.version} "
-                    "in the same change set"
-                )
-            pending[memory.id] = _PendingUpsert(memory, blob or previous.vector, previous.first_version)
-        return pending
+        """The change set's net upserts, vectors encoded for storage."""
+        return {
+            memory_id: _PendingUpsert(
+                p.memory, self._vector_blob(p.vector) if p.vector is not None else None, p.first_version
+            )
+            for memory_id, p in changes.collapsed(namespace).items()
+        }
 
     def apply(self, namespace: str, changes: ChangeSet) -> None:
         """Apply every upsert, then every delete, in one transaction; ConcurrentUpdate rolls back all."""
@@ -1214,7 +1201,6 @@ class _VectorCache:
         top = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(scores.size)
         top = top[np.argsort(-scores[top], kind="stable")]
         return [(float(scores[i]), self.ids[int(rows[i])]) for i in top]
-
 
     def search_many(self, queries: np.ndarray, mask: np.ndarray, limit: int) -> list[list[tuple[float, str]]]:
         """`search` for each row of `queries`, with one matrix product for all of them."""
