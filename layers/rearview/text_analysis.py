@@ -195,3 +195,12 @@ def estimate_tokens(text: str) -> int:
     chars = len(rest.strip()) if words else 0
     latin = max(chars / 4, words / 0.75)
     return max(1, cjk + round(latin))
+
+
+def term_overlap(a: str, b: str) -> float:
+    """Jaccard overlap of two texts' content words (`query_terms`), in [0, 1]; 0 if either has none."""
+    terms_a, terms_b = set(query_terms(a)), set(query_terms(b))
+    if not terms_a or not terms_b:
+        return 0.0
+    return len(terms_a & terms_b) / len(terms_a | terms_b)
+

@@ -227,3 +227,11 @@ def test_estimate_tokens_mixed_adds_both_parts() -> None:
 def test_estimate_tokens_grows_with_length() -> None:
     sentence = "We met Caroline at the cafe near the station. "
     assert estimate_tokens(sentence * 10) > 5 * estimate_tokens(sentence)
+
+
+def test_term_overlap() -> None:
+    from rearview.text_analysis import term_overlap
+
+    assert term_overlap("Maria prefers window seats", "Maria prefers window seats!") == 1.0
+    assert term_overlap("Booked the ferry", "Booked the ferry to Naxos") == 0.5
+    assert term_overlap("the a of", "window seats") == 0.0

@@ -137,3 +137,10 @@ def test_bad_namespace_is_rejected(services: Services) -> None:
     with pytest.raises(InvalidInput) as err:
         services.writer.write("a:b:c:d:e", ep("I moved to Berlin in 2024"))
     assert err.value.field == "namespace" and "4" in err.value.message
+
+
+def test_a_short_reply_is_not_merged_into_the_question_it_answers(services: Services) -> None:
+    # With contextual indexing both vectors carry the question; the reply still says something else.
+    q = services.writer.write(NS, ep("Did you finally book the ferry to Naxos for the summer trip?", session_id="s-9"))
+    a = services.writer.write(NS, ep("Yes, booked it yesterday!", session_id="s-9"))
+    assert q.status == "stored" and a.status == "stored" and a.id != q.id

@@ -32,8 +32,11 @@ from rearview.ports import (
 )
 from rearview.service.content_rules import check_content, redact_secrets, score_importance
 from rearview.service.contradiction import contradicts, opposite_polarity
+from rearview.text_analysis import term_overlap
 from rearview.settings import WriteTuning
 
+# Share of content words a near-duplicate must share with the new memory, on top of the cosine threshold.
+_DEDUP_MIN_TERM_OVERLAP = 0.5
 # How many stored nearest neighbours are checked for a near-duplicate of a new memory.
 _DEDUP_NEIGHBOURS = 3
 # How many nearest facts are checked for contradiction with a new fact.
@@ -321,6 +324,10 @@ class WriteService:
             return None
         found = plan.pending.get(best[1]) or self._store.get(namespace, best[1])
         if found is None or opposite_polarity(found.content, content):
+            return None
+        # Contextual vectors (context_turns) carry the turns before a memory: a short reply and the question it
+        # answers can then sit above the threshold without saying the same thing. Same wording is required too.
+        if term_overlap(found.content, content) < _DEDUP_MIN_TERM_OVERLAP:
             return None
         return found
 
