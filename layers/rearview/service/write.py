@@ -32,8 +32,8 @@ from rearview.ports import (
 )
 from rearview.service.content_rules import check_content, redact_secrets, score_importance
 from rearview.service.contradiction import contradicts, opposite_polarity
-from rearview.text_analysis import term_overlap
 from rearview.settings import WriteTuning
+from rearview.text_analysis import term_overlap
 
 # Share of content words a near-duplicate must share with the new memory, on top of the cosine threshold.
 _DEDUP_MIN_TERM_OVERLAP = 0.5
