@@ -1261,13 +1261,15 @@ class SqliteSearchIndex:
         self,
         db: SqliteDatabase,
         *,
-        max_cached_vectors: int = 2_000_000,
+        max_cached_vectors: int = 600_000,
         common_term_matches: int = 2000,
         scored_matches_budget: int = 5000,
         recent_matches: int = 2000,
         max_query_terms: int = 32,
     ) -> None:
         self.db = db
+        # 600k vectors are 1.2 GB of float32 at 512 dimensions (0.9 GB at MiniLM's 384): with the rest of the
+        # process that keeps a server holding 1M memories under 2 GiB. Least recently used namespaces go first.
         self.max_cached_vectors = max_cached_vectors
         # FTS5's bm25() costs about 2.5 us per matching row plus a pass over each term's whole doclist (its
         # IDF), so one term found in most of a 100k-memory namespace costs a quarter of a second. Such a term

@@ -80,20 +80,20 @@ class Collapsed:
 def collapse_near_duplicates(ranked_ids: Sequence[str], vectors: dict[str, np.ndarray], threshold: float) -> Collapsed:
     """Keep the best of each group of near-duplicates (cosine >= threshold); remember what was folded into it."""
     result = Collapsed(kept=[])
-    kept_vectors: list[np.ndarray] = []
+    dim = next((v.shape[0] for v in vectors.values()), 0)
+    kept_matrix = np.empty((len(ranked_ids), dim), dtype=np.float32)  # rows of kept memories that have a vector
     kept_with_vector: list[str] = []
     for memory_id in ranked_ids:
         vec = vectors.get(memory_id)
-        if vec is not None and kept_vectors:
-            sims = np.stack(kept_vectors) @ vec
+        if vec is not None and kept_with_vector:
+            sims = kept_matrix[: len(kept_with_vector)] @ vec
             best = int(np.argmax(sims))
             if float(sims[best]) >= threshold:
-                owner = kept_with_vector[best]
-                result.folded.setdefault(owner, []).append(memory_id)
+                result.folded.setdefault(kept_with_vector[best], []).append(memory_id)
                 continue
         result.kept.append(memory_id)
         if vec is not None:
-            kept_vectors.append(vec)
+            kept_matrix[len(kept_with_vector)] = vec
             kept_with_vector.append(memory_id)
     return result
 
