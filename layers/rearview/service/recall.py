@@ -157,6 +157,7 @@ class RecallService:
             qvec = self._embedder.embed([text])[0]
             st.detail = {"embedder": self._embedder.name, "dim": self._embedder.dim}
         keyword, vector = self._search(namespace, text, terms, qvec, flt, pool, tracer)
+        fresh: list[Candidate] = []
         if self._freshness_seconds > 0:
             with tracer.stage("fresh") as st:
                 fresh = self._fresh_candidates(namespace, qvec, terms, flt, keyword, vector)
@@ -180,7 +181,10 @@ class RecallService:
                     centroid = np.mean(np.stack(list(top_vectors.values())), axis=0)
                     moved = qvec + tuning.feedback_weight * centroid
                     moved = moved / (np.linalg.norm(moved) or 1.0)
-                    vector = self._index.vector_search(namespace, moved, flt, pool)
+                    # The not-yet-indexed episodes stay candidates of the second search as of the first.
+                    vector = sorted(
+                        [*self._index.vector_search(namespace, moved, flt, pool), *fresh], key=lambda c: -c.score
+                    )
                     fused = self._fuse(keyword, vector, weights)
                 st.detail = {"from": top_ids, "weight": tuning.feedback_weight}
                 st.candidates = _fused_rows(fused)
