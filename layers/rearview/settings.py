@@ -46,6 +46,10 @@ class RecallTuning(BaseModel):
     # `feedback_docs` results by this weight, and the vector search runs again. 0 turns it off.
     feedback_weight: float = Field(1.0, ge=0.0, le=2.0)
     feedback_docs: int = Field(3, ge=1, le=20)
+    # Session neighbours: the turns around each of the best `neighbour_hits` episodes join the ranking at
+    # `neighbour_factor` of that episode's score. 0 turns it off.
+    neighbour_hits: int = Field(10, ge=0, le=50)
+    neighbour_factor: float = Field(0.7, ge=0.0, le=1.0)
     # A memory whose entities (e.g. the speaker) the query names is multiplied by 1 + this.
     entity_boost: float = Field(0.0, ge=0.0, le=2.0)
     # A candidate's session lifts it by up to this share, by the session's summed fused score (see ranking).

@@ -154,3 +154,23 @@ def test_recall_never_crosses_namespaces(services: Services, seeded: dict[str, s
     for other in ("acme", "acme:u-42:travel", "acme:u-4", "acme:u-420"):
         resp = services.recaller.recall(other, RecallQuery(query="Caroline adoption agency pottery deploy"))
         assert resp.results == [] and resp.no_relevant_memory
+
+
+def test_the_reply_after_a_matching_turn_joins_the_results(services: Services, clock: ManualClock) -> None:
+    # The question matches the first turn; the answer is the next turn of the same session, in other words.
+    start = clock.now() - timedelta(days=3)
+    asked = remember(
+        services, "Melanie: which pottery studio did you join in Lisbon?", session_id="s-7", occurred_at=start
+    )
+    answer = remember(
+        services, "Caroline: the small one near the river, every Thursday", session_id="s-7",
+        occurred_at=start + timedelta(seconds=1),
+    )  # fmt: skip
+    other = remember(services, "Caroline: my brother moved to Porto", session_id="s-8", occurred_at=start)
+    resp = services.recaller.recall(NS, RecallQuery(query="pottery studio in Lisbon", explain=True))
+    got = [h.id for h in resp.results]
+    assert got[0] == asked and answer in got and other not in got[: got.index(answer)]
+    scores = {h.id: h.score for h in resp.results}
+    # Lifted to at least neighbour_factor (0.7) of the hit it follows, whatever its own match.
+    assert scores[answer] >= 0.7 * scores[asked] - 1e-6
+    assert resp.trace is not None and any(s.stage == "neighbours" for s in resp.trace.stages)

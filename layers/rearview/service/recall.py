@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from rearview.model import (
+    Episode,
     Fact,
     Memory,
     RecallHit,
@@ -208,6 +209,11 @@ class RecallService:
             scored.sort(key=lambda sc: (-sc[0], sc[1]))
             st.candidates = [{"id": cid, "score": round(s, 6), **factors[cid]} for s, cid in scored[:_TRACE_CANDIDATES]]
 
+        if tuning.neighbour_hits > 0 and scored:
+            with tracer.stage("neighbours") as st:
+                added = self._add_session_neighbours(namespace, scored, memories, flt, tuning)
+                st.detail = {"hits": tuning.neighbour_hits, "factor": tuning.neighbour_factor, "added": added}
+
         ranked_ids = [cid for _, cid in scored]
         final_scores = {cid: s for s, cid in scored}
         head = ranked_ids[: max(q.top_k * 3, q.top_k + 10)]
@@ -304,6 +310,47 @@ class RecallService:
         if self._tuning.fusion == "rrf":
             return rrf(keyword, vector, weights, self._tuning.rrf_k)
         return weighted_sum(keyword, vector, weights)
+
+    def _add_session_neighbours(
+        self,
+        namespace: str,
+        scored: list[tuple[float, str]],
+        memories: dict[str, Memory],
+        flt: MemoryFilter,
+        tuning: RecallTuning,
+    ) -> list[str]:
+        """The turns just before and after each of the best episodic hits in their session join the ranking at a
+        share of the hit's score: the answer to a question is often the reply to the turn that matched it."""
+        best: dict[str, float] = {cid: score for score, cid in scored}
+        added: list[str] = []
+        changed = False
+        for score, cid in list(scored[: tuning.neighbour_hits]):
+            hit = memories.get(cid)
+            if not isinstance(hit, Episode) or not hit.session_id:
+                continue
+            around = MemoryFilter(
+                layers=("episodic",),
+                session_id=hit.session_id,
+                since=hit.occurred_at - timedelta(hours=6),
+                until=hit.occurred_at + timedelta(hours=6),
+            )
+            turns = self._store.list_memories(namespace, around)
+            position = next((i for i, m in enumerate(turns) if m.id == cid), None)
+            if position is None:
+                continue
+            for neighbour in turns[max(0, position - 1) : position] + turns[position + 1 : position + 2]:
+                if not flt.matches(neighbour):
+                    continue
+                value = score * tuning.neighbour_factor
+                if value > best.get(neighbour.id, 0.0):
+                    if neighbour.id not in best:
+                        added.append(neighbour.id)
+                    best[neighbour.id] = value
+                    memories[neighbour.id] = neighbour
+                    changed = True
+        if changed:
+            scored[:] = sorted(((v, k) for k, v in best.items()), key=lambda sc: (-sc[0], sc[1]))
+        return added
 
     def _fresh_candidates(
         self,
