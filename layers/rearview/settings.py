@@ -50,6 +50,10 @@ class RecallTuning(BaseModel):
     # `neighbour_factor` of that episode's score. 0 turns it off.
     neighbour_hits: int = Field(10, ge=0, le=50)
     neighbour_factor: float = Field(0.7, ge=0.0, le=1.0)
+    # A time expression in a query that also names a topic ("camping in June") boosts memories in its range by
+    # 1 + this, leaving the others as candidates; 0 makes it a filter. A query about the range itself ("what
+    # happened yesterday?") always filters. On LoCoMo: filter R@10 0.715, boost 1.0 0.726, 2.0 0.731.
+    time_expression_boost: float = Field(2.0, ge=0.0, le=5.0)
     # A memory whose entities (e.g. the speaker) the query names is multiplied by 1 + this.
     entity_boost: float = Field(0.0, ge=0.0, le=2.0)
     # A candidate's session lifts it by up to this share, by the session's summed fused score (see ranking).

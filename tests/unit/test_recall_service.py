@@ -174,3 +174,26 @@ def test_the_reply_after_a_matching_turn_joins_the_results(services: Services, c
     # Lifted to at least neighbour_factor (0.7) of the hit it follows, whatever its own match.
     assert scores[answer] >= 0.7 * scores[asked] - 1e-6
     assert resp.trace is not None and any(s.stage == "neighbours" for s in resp.trace.stages)
+
+
+def test_time_words_with_a_topic_boost_instead_of_filtering(services: Services, seeded: dict[str, str]) -> None:
+    # "yesterday" holds only the pottery class; the deploy (8 days ago) is what the words name.
+    resp = services.recaller.recall(NS, RecallQuery(query="which deploy failed yesterday because of the migration?"))
+    assert resp.time_range is not None and resp.time_range["applied_as"] == "boost"
+    assert resp.results[0].id == seeded["deploy"]
+    vague = services.recaller.recall(NS, RecallQuery(query="what happened yesterday?"))
+    assert vague.time_range is not None and vague.time_range["applied_as"] == "filter"
+    assert [h.id for h in vague.results] == [seeded["pottery"]]
+
+
+def test_time_boost_ranks_the_memory_in_range_first(services: Services, clock: ManualClock) -> None:
+    old = remember(
+        services, "Team standup: discussed the search rewrite plan", occurred_at=clock.now() - timedelta(days=30)
+    )
+    new = remember(
+        services, "Team standup: discussed the search rewrite risks", occurred_at=clock.now() - timedelta(days=1)
+    )
+    got = [h.id for h in services.recaller.recall(NS, RecallQuery(query="search rewrite standup yesterday")).results]
+    assert got[:2] == [new, old]
+    got = [h.id for h in services.recaller.recall(NS, RecallQuery(query="search rewrite standup 30 days ago")).results]
+    assert got[:2] == [old, new]

@@ -126,13 +126,22 @@ class RecallService:
         with tracer.stage("parse") as st:
             since, until, text, time_range = q.since, q.until, q.query, None
             parsed = parse_time_range(q.query, as_of) if q.parse_time and not (q.since or q.until) else None
+            boost_range: tuple[datetime, datetime] | None = None
             if parsed is not None:
-                since, until = parsed.since, parsed.until
                 text = strip_time_expression(q.query, parsed) or q.query
+                topical = not all(is_vague_term(t) for t in query_terms(text))
+                if tuning.time_expression_boost > 0 and topical:
+                    # "When did we go camping in June?": the words name the event, and "June" may be when it
+                    # happened rather than when it was told; memories in the range rank higher, others stay.
+                    boost_range = (parsed.since, parsed.until)
+                else:
+                    # "What happened yesterday?" asks for the range itself: a filter.
+                    since, until = parsed.since, parsed.until
                 time_range = {
                     "expression": parsed.expression,
                     "since": parsed.since.isoformat(),
                     "until": parsed.until.isoformat(),
+                    "applied_as": "boost" if boost_range else "filter",
                 }
             terms = query_terms(text)
             weights = adaptive_weights(len(terms), tuning.vector_weight, parsed is not None)
@@ -203,7 +212,8 @@ class RecallService:
                 score, factors[cid] = final_score(memory, fscore, as_of, tuning)
                 entity = entity_factor(memory, query_words, tuning)
                 session = by_session.get(cid, 1.0)
-                score *= entity * session
+                in_range = boost_range is not None and boost_range[0] <= memory.occurred_at < boost_range[1]
+                score *= entity * session * (1.0 + tuning.time_expression_boost if in_range else 1.0)
                 factors[cid].update({"entity": round(entity, 4), "session": round(session, 4)})
                 scored.append((score, cid))
             scored.sort(key=lambda sc: (-sc[0], sc[1]))
