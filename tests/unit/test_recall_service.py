@@ -77,8 +77,8 @@ def test_time_expression_in_query_filters_by_time(services: Services, seeded: di
 
 def test_time_expression_in_chinese(services: Services, seeded: dict[str, str]) -> None:
     resp = services.recaller.recall(NS, RecallQuery(query="昨天发生了什么"))
-    assert resp.time_range is not None
-    assert {h.id for h in resp.results} <= {seeded["pottery"]}
+    assert resp.time_range is not None and resp.time_range["applied_as"] == "filter"
+    assert [h.id for h in resp.results] == [seeded["pottery"]] and not resp.no_relevant_memory
 
 
 def test_as_of_moves_relative_time(services: Services, seeded: dict[str, str], clock: ManualClock) -> None:
