@@ -146,12 +146,7 @@ def tokens(text: str) -> list[str]:
                 continue
             flush_cjk()
             word.append(ch)
-        elif (
-            ch in _APOSTROPHES
-            and word
-            and i + 1 < len(normalised)
-            and _is_word_char(normalised[i + 1])
-        ):
+        elif ch in _APOSTROPHES and word and i + 1 < len(normalised) and _is_word_char(normalised[i + 1]):
             # An apostrophe inside a word stays with it until _word_tokens decides what it separates.
             word.append(ch)
         else:
@@ -181,6 +176,17 @@ def query_terms(text: str) -> list[str]:
     return list(dict.fromkeys(t for t in tokens(text) if not _is_stop(t)))
 
 
+# A trailing bracketed or parenthesised aside ("... coming? [shares a photo]"), which does not change what was said.
+_TRAILING_ASIDE = re.compile(r"(?:\s*(?:\[[^\[\]]*\]|\([^()]*\)))+\s*$")
+
+
+def asks_question(text: str) -> bool:
+    """Whether the text ends by asking something: its last sentence, trailing asides set apart, ends with a
+    question mark (ASCII or full-width)."""
+    body = _TRAILING_ASIDE.sub("", text).rstrip()
+    return body.endswith(("?", "\uff1f"))
+
+
 def estimate_tokens(text: str) -> int:
     """Rough LLM token count: one per CJK character, and for the rest the larger of chars/4 and words/0.75.
 
@@ -203,4 +209,3 @@ def term_overlap(a: str, b: str) -> float:
     if not terms_a or not terms_b:
         return 0.0
     return len(terms_a & terms_b) / len(terms_a | terms_b)
-

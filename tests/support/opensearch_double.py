@@ -141,6 +141,33 @@ class _Index:
     mappings: dict[str, Any]
     docs: dict[str, dict[str, Any]] = field(default_factory=dict)
     terms: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # _id -> text field -> terms
+    # _id -> knn field -> vector as an array (converted once, at index time: k-NN over 10k documents stays cheap)
+    arrays: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    # Bumped on every change; per-field BM25 statistics are cached against it.
+    generation: int = 0
+    stats_cache: dict[str, tuple[int, tuple[int, float, dict[str, int]]]] = field(default_factory=dict)
+
+    def put(self, doc_id: str, source: dict[str, Any]) -> None:
+        self.docs.pop(doc_id, None)  # a replaced document moves to the end, as a new Lucene doc would
+        self.docs[doc_id] = source
+        self.terms[doc_id] = {
+            name: analyze("\n".join(v if isinstance(v, list) else [v]))
+            for name, v in source.items()
+            if self.properties[name]["type"] == "text" and v is not None
+        }
+        self.arrays[doc_id] = {
+            name: np.asarray(v, dtype=np.float64)
+            for name, v in source.items()
+            if self.properties[name]["type"] == "knn_vector" and v is not None
+        }
+        self.generation += 1
+
+    def remove(self, doc_id: str) -> bool:
+        found = self.docs.pop(doc_id, None) is not None
+        self.terms.pop(doc_id, None)
+        self.arrays.pop(doc_id, None)
+        self.generation += 1
+        return found
 
     @property
     def properties(self) -> dict[str, dict[str, Any]]:
@@ -330,10 +357,10 @@ class _Searcher:
         query = np.asarray(vector, dtype=np.float64)
         scored = []
         for doc_id, doc in self.index.docs.items():
-            stored = doc.get(name)
+            stored = self.index.arrays.get(doc_id, {}).get(name)
             if stored is None or not matcher(doc_id, doc):
                 continue
-            ip = float(np.asarray(stored, dtype=np.float64) @ query)
+            ip = float(stored @ query)
             scored.append((faiss_innerproduct_score(ip), doc_id))
         scored.sort(key=lambda pair: -pair[0])
         return scored[:k]
@@ -420,6 +447,9 @@ class _Searcher:
         return matcher, scorer
 
     def _field_stats(self, name: str) -> tuple[int, float, dict[str, int]]:
+        cached = self.index.stats_cache.get(name)
+        if cached is not None and cached[0] == self.index.generation:
+            return cached[1]
         lengths = []
         df: dict[str, int] = {}
         for per_field in self.index.terms.values():
@@ -430,7 +460,9 @@ class _Searcher:
             for term in set(terms):
                 df[term] = df.get(term, 0) + 1
         avg = (sum(lengths) / len(lengths)) if lengths else 1.0
-        return len(lengths), avg or 1.0, df
+        stats = (len(lengths), avg or 1.0, df)
+        self.index.stats_cache[name] = (self.index.generation, stats)
+        return stats
 
     def _terms_matcher(self, spec: Any, *, single: bool) -> Matcher:
         if not isinstance(spec, dict) or len(spec) != 1:
@@ -614,8 +646,7 @@ class OpenSearchDouble:
                 return 200, {"_shards": {"total": 1, "successful": 1, "failed": 0}}
         if len(parts) == 3 and parts[1] == "_doc" and method == "DELETE":
             index = self._index(parts[0])
-            found = index.docs.pop(parts[2], None) is not None
-            index.terms.pop(parts[2], None)
+            found = index.remove(parts[2])
             return (200 if found else 404), {"_index": parts[0], "_id": parts[2],
                                               "result": "deleted" if found else "not_found"}
         raise _bad(f"unsupported request {method} /{'/'.join(parts)}", "illegal_argument_exception")
@@ -665,13 +696,7 @@ class OpenSearchDouble:
 
     def _store(self, index: _Index, doc_id: str, source: dict[str, Any]) -> None:
         _validate_document(index, source)
-        index.docs.pop(doc_id, None)  # a replaced document moves to the end, as a new Lucene doc would
-        index.docs[doc_id] = source
-        index.terms[doc_id] = {
-            name: analyze("\n".join(v if isinstance(v, list) else [v]))
-            for name, v in source.items()
-            if index.properties[name]["type"] == "text" and v is not None
-        }
+        index.put(doc_id, source)
 
     def _bulk(self, path_index: str | None, raw: bytes) -> dict[str, Any]:
         lines = self._ndjson(raw)
@@ -700,8 +725,7 @@ class OpenSearchDouble:
                 if "_id" not in meta:
                     raise _bad("bulk: delete needs an _id", "action_request_validation_exception")
                 index = self._index(name)
-                found = index.docs.pop(meta["_id"], None) is not None
-                index.terms.pop(meta["_id"], None)
+                found = index.remove(meta["_id"])
                 items.append({"delete": {"_index": name, "_id": meta["_id"], "status": 200 if found else 404,
                                          "result": "deleted" if found else "not_found"}})
         errors = any("error" in result for item in items for result in item.values())
@@ -734,8 +758,7 @@ class OpenSearchDouble:
         matcher, _ = _Searcher(index)._compile(body["query"])
         doomed = [doc_id for doc_id, doc in index.docs.items() if matcher(doc_id, doc)]
         for doc_id in doomed:
-            del index.docs[doc_id]
-            index.terms.pop(doc_id, None)
+            index.remove(doc_id)
         return 200, {"took": 0, "deleted": len(doomed), "total": len(doomed), "failures": []}
 
     # searches

@@ -11,6 +11,7 @@ from rearview.service.ranking import (
     collapse_near_duplicates,
     cut_to_budget,
     final_score,
+    length_factor,
     recency_factor,
 )
 from rearview.settings import RecallTuning
@@ -123,3 +124,27 @@ def test_cut_to_budget_shortens_a_first_result_that_alone_is_too_long() -> None:
     kept, truncated, short = cut_to_budget(["x"], lambda _: text, budget=20)
     assert kept == ["x"] and truncated
     assert short is not None and len(short) < len(text) and short.endswith("…")
+
+
+def test_length_prior_favours_longer_memories_within_bounds() -> None:
+    tuning = RecallTuning(length_prior=0.3, length_reference_words=25)
+    assert length_factor(25, tuning) == pytest.approx(1.0)
+    assert length_factor(50, tuning) == pytest.approx(2**0.3)
+    assert length_factor(500, tuning) == length_factor(50, tuning), "capped at twice the reference"
+    assert length_factor(1, tuning) == length_factor(5, tuning) == pytest.approx(0.2**0.3), "floored at 5 words"
+    assert length_factor(500, RecallTuning(length_prior=0.0)) == 1.0
+
+
+def test_final_score_reports_the_length_factor() -> None:
+    tuning = RecallTuning(length_prior=0.3, length_reference_words=4, recency_floor=1.0)
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    short = Episode(id="s", namespace="n", content="one two", occurred_at=now, created_at=now, importance=0.5)
+    long = short.model_copy(update={"id": "l", "content": "one two three four five six seven eight"})
+    (s_score, s_factors), (l_score, l_factors) = (
+        final_score(short, 1.0, now, tuning),
+        final_score(long, 1.0, now, tuning),
+    )
+    assert l_score > s_score
+    assert l_factors["length"] == pytest.approx(2**0.3, abs=1e-4) and s_factors["length"] == pytest.approx(
+        1.25**0.3, abs=1e-4
+    )

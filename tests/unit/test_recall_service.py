@@ -171,9 +171,25 @@ def test_the_reply_after_a_matching_turn_joins_the_results(services: Services, c
     got = [h.id for h in resp.results]
     assert got[0] == asked and answer in got and other not in got[: got.index(answer)]
     scores = {h.id: h.score for h in resp.results}
-    # Lifted to at least neighbour_factor (0.7) of the hit it follows, whatever its own match.
-    assert scores[answer] >= 0.7 * scores[asked] - 1e-6
+    # The hit asks a question: its reply is lifted to at least reply_factor of the hit, whatever its own match.
+    assert scores[answer] >= services.settings.recall.reply_factor * scores[asked] - 1e-6
     assert resp.trace is not None and any(s.stage == "neighbours" for s in resp.trace.stages)
+
+
+def test_the_turn_after_a_statement_joins_at_the_smaller_neighbour_factor(
+    services: Services, clock: ManualClock
+) -> None:
+    tuning = services.settings.recall
+    assert tuning.neighbour_factor < tuning.reply_factor
+    start = clock.now() - timedelta(days=3)
+    said = remember(services, "Melanie: I joined the pottery studio in Lisbon.", session_id="s-7", occurred_at=start)
+    after = remember(
+        services, "Caroline: my brother moved to Porto", session_id="s-7", occurred_at=start + timedelta(seconds=1)
+    )
+    resp = services.recaller.recall(NS, RecallQuery(query="pottery studio in Lisbon"))
+    scores = {h.id: h.score for h in resp.results}
+    assert resp.results[0].id == said
+    assert scores[after] == pytest.approx(tuning.neighbour_factor * scores[said], rel=1e-3)
 
 
 def test_time_words_with_a_topic_boost_instead_of_filtering(services: Services, seeded: dict[str, str]) -> None:

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from rearview.text_analysis import (
     CJK_FUNCTION_CHARS,
     STOP_WORDS,
+    asks_question,
     estimate_tokens,
     index_text,
     is_cjk,
@@ -235,3 +236,20 @@ def test_term_overlap() -> None:
     assert term_overlap("Maria prefers window seats", "Maria prefers window seats!") == 1.0
     assert term_overlap("Booked the ferry", "Booked the ferry to Naxos") == pytest.approx(2 / 3)
     assert term_overlap("the a of", "window seats") == 0.0
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("Melanie: which studio did you join?", True),
+        ("What was it called? [shares a photo of a bowl]", True),
+        ("Is it? (maybe) [photo]", True),
+        ("你去过里斯本吗？", True),
+        ("I joined the studio. [shares a photo of a bowl]", False),
+        ("ok (really?)", False),
+        ("Did you? No, I did.", False),
+        ("", False),
+    ],
+)
+def test_asks_question_reads_the_last_sentence_past_trailing_asides(text: str, asks: bool) -> None:
+    assert asks_question(text) is asks

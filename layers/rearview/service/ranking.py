@@ -28,13 +28,29 @@ def boost_factor(importance: float, access_count: int, tuning: RecallTuning) -> 
     return 1.0 + tuning.importance_boost * importance + tuning.access_boost * access
 
 
+def length_factor(n_words: int, tuning: RecallTuning) -> float:
+    """Longer memories are likelier to hold an answer than BM25's length normalisation grants (pivoted length
+    normalisation): (n / reference) ** length_prior, with n clamped to [5, 2 * reference]."""
+    if tuning.length_prior <= 0:
+        return 1.0
+    reference = tuning.length_reference_words
+    clamped = min(max(n_words, 5), 2 * reference)
+    return float((clamped / reference) ** tuning.length_prior)
+
+
 def final_score(memory: Memory, fused: float, as_of: datetime, tuning: RecallTuning) -> tuple[float, dict[str, float]]:
     """The score a result is ranked by, and the factors that made it (for explain)."""
     half_life = tuning.episodic_half_life_days if memory.layer == "episodic" else tuning.semantic_half_life_days
     age_days = (as_of - memory.occurred_at).total_seconds() / 86400.0
     decay = recency_factor(age_days, half_life, tuning.recency_floor)
     boost = boost_factor(memory.importance, memory.access_count, tuning)
-    return fused * decay * boost, {"fused": round(fused, 6), "decay": round(decay, 4), "boost": round(boost, 4)}
+    length = length_factor(len(tokens(memory.content)), tuning)
+    return fused * decay * boost * length, {
+        "fused": round(fused, 6),
+        "decay": round(decay, 4),
+        "boost": round(boost, 4),
+        "length": round(length, 4),
+    }
 
 
 def entity_factor(memory: Memory, query_words: set[str], tuning: RecallTuning) -> float:

@@ -33,7 +33,7 @@ from rearview.service.ranking import (
 )
 from rearview.service.time_expressions import parse_time_range, strip_time_expression
 from rearview.settings import RecallTuning
-from rearview.text_analysis import query_terms, tokens
+from rearview.text_analysis import asks_question, query_terms, tokens
 
 # Candidates shown per stage in an explain trace (the full lists can be hundreds long).
 _TRACE_CANDIDATES = 25
@@ -314,9 +314,7 @@ class RecallService:
             st.detail = {"count": len(vector)}
         return keyword, vector
 
-    def _fuse(
-        self, keyword: list[Candidate], vector: list[Candidate], weights: FusionWeights
-    ) -> dict[str, float]:
+    def _fuse(self, keyword: list[Candidate], vector: list[Candidate], weights: FusionWeights) -> dict[str, float]:
         if self._tuning.fusion == "rrf":
             return rrf(keyword, vector, weights, self._tuning.rrf_k)
         return weighted_sum(keyword, vector, weights)
@@ -330,7 +328,8 @@ class RecallService:
         tuning: RecallTuning,
     ) -> list[str]:
         """The turns just before and after each of the best episodic hits in their session join the ranking at a
-        share of the hit's score: the answer to a question is often the reply to the turn that matched it."""
+        share of the hit's score: the answer to a question is often the reply to the turn that matched it, so the
+        reply to a hit that asks a question gets the larger `reply_factor`."""
         best: dict[str, float] = {cid: score for score, cid in scored}
         added: list[str] = []
         changed = False
@@ -348,10 +347,13 @@ class RecallService:
             position = next((i for i, m in enumerate(turns) if m.id == cid), None)
             if position is None:
                 continue
-            for neighbour in turns[max(0, position - 1) : position] + turns[position + 1 : position + 2]:
+            reply = tuning.reply_factor if asks_question(hit.content) else tuning.neighbour_factor
+            around_hit = [(m, tuning.neighbour_factor) for m in turns[max(0, position - 1) : position]]
+            around_hit += [(m, reply) for m in turns[position + 1 : position + 2]]
+            for neighbour, factor in around_hit:
                 if not flt.matches(neighbour):
                     continue
-                value = score * tuning.neighbour_factor
+                value = score * factor
                 if value > best.get(neighbour.id, 0.0):
                     if neighbour.id not in best:
                         added.append(neighbour.id)
