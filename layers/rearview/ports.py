@@ -194,6 +194,25 @@ class HybridSearch(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class EntityShares:
+    """How often the entities of a namespace are named: `shares[entity]` is the share of the namespace's
+    `episodes` that name it."""
+
+    episodes: int
+    shares: dict[str, float]
+
+
+@runtime_checkable
+class EntityStatistics(Protocol):
+    """An index that counts the entities its episodes name, per namespace. Recall uses it to tell a name that picks
+    out a few memories from one that half the namespace carries (its user, the speakers of a conversation)."""
+
+    def entity_shares(self, namespace: str) -> EntityShares:
+        """The namespace's entity shares; may lag the latest writes by a few percent of the namespace."""
+        ...
+
+
 class KeyStore(Protocol):
     """Where API keys live (SQLite locally, DynamoDB on AWS). Holds hashes of secrets, never the secrets."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
 # Ranges of the scripts written without spaces between words: Han ideographs (with extensions and
 # compatibility forms), Japanese kana, Hangul, and the CJK symbols block's iteration marks. Sorted by start.
@@ -185,6 +186,17 @@ def asks_question(text: str) -> bool:
     question mark (ASCII or full-width)."""
     body = _TRAILING_ASIDE.sub("", text).rstrip()
     return body.endswith(("?", "\uff1f"))
+
+
+def strip_names(text: str, names: Iterable[str]) -> str:
+    """The text without the given names (whole words, any case, with a possessive 's), spaces tidied. The text
+    itself when nothing would be left to search for."""
+    stripped = text
+    for name in sorted({n.strip() for n in names if n.strip()}, key=len, reverse=True):
+        pattern = r"(?<!\w)" + re.escape(name) + r"(?:['\u2019]s)?(?!\w)"
+        stripped = re.sub(pattern, " ", stripped, flags=re.IGNORECASE)
+    stripped = re.sub(r"\s+([?!.,;:])", r"\1", re.sub(r"\s+", " ", stripped)).strip()
+    return stripped if query_terms(stripped) else text
 
 
 def estimate_tokens(text: str) -> int:

@@ -17,7 +17,7 @@ from contract_backends import (
 )
 
 from rearview.model import Episode, Fact
-from rearview.ports import BatchVectorSearch, Candidate, ChangeSet, MemoryFilter
+from rearview.ports import BatchVectorSearch, Candidate, ChangeSet, EntityShares, EntityStatistics, MemoryFilter
 
 pytestmark = pytest.mark.contract
 
@@ -359,3 +359,25 @@ def test_searches_survive_close_and_reopen(backend: Backend) -> None:
     assert _ids(again.index.keyword_search("acme", "heater landlord", MemoryFilter(), 10)) == _ids(keyword_before)
     vector_after = again.index.vector_search("acme", query, MemoryFilter(), 10)
     assert [c.score for c in vector_after] == pytest.approx([c.score for c in vector_before], abs=1e-6)
+
+
+# --- entity statistics ------------------------------------------------------------------------------------------
+
+
+def test_entity_shares_count_the_namespace_episodes_naming_each_entity(backend: Backend) -> None:
+    assert isinstance(backend.index, EntityStatistics), f"{backend.name} counts no entities"
+    backend.write(
+        "acme",
+        *(make_episode("acme", f"e{i}", f"turn {i}", entities=["Dana", *(["Lisbon"] if i < 2 else [])])
+          for i in range(8)),
+        make_episode("acme", "quiet", "nobody named"),
+        make_fact("acme", "f1", "Dana likes tea"),
+    )  # fmt: skip
+    backend.write("acme:other", make_episode("acme:other", "o1", "elsewhere", entities=["Noor"]))
+
+    counted = backend.index.entity_shares("acme")
+
+    assert counted.episodes == 9
+    assert counted.shares == pytest.approx({"Dana": 8 / 9, "Lisbon": 2 / 9})
+    assert backend.index.entity_shares("acme:other").shares == {"Noor": 1.0}
+    assert backend.index.entity_shares("nobody") == EntityShares(episodes=0, shares={})

@@ -6,13 +6,14 @@ double does not check):
 
 - `PUT /<index>` with `settings` (`index.knn`, a custom analyzer of the standard tokenizer and the known token
   filters) and `mappings` (`dynamic: strict`; keyword, text, boolean, date_nanos, date, long, knn_vector with
-  `method` hnsw/faiss and a dimension); `HEAD /<index>`, `GET /<index>/_mapping`, `DELETE /<index>`.
+  `method` hnsw/faiss and a dimension); `HEAD /<index>`, `GET /<index>/_mapping`, `PUT /<index>/_mapping` (new
+  keyword, boolean or long fields only), `DELETE /<index>`.
 - `POST [/<index>]/_bulk` (NDJSON `index` with or without `_id`, and `delete`), `DELETE /<index>/_doc/<id>`,
   `POST /<index>/_delete_by_query`, `POST /<index>/_refresh`.
 - `POST /<index>/_search` and `POST [/<index>]/_msearch` with bodies of `size`, `track_total_hits`, `_source`
   (a field list or false) and `query`: `bool` (must, filter, must_not, should, minimum_should_match), `match`
   (OR of the analysed terms), `term`, `terms`, `range` (gte/gt/lt/lte), and a top-level `knn` with `vector`,
-  `k` and an efficient `filter`.
+  `k` and an efficient `filter`; `aggs` of `terms` aggregations on keyword fields (`field`, `size`).
 - Documents are checked against the strict mapping (unknown fields, wrong types, wrong vector dimension).
 
 How it computes:
@@ -25,9 +26,9 @@ How it computes:
 - k-NN is exact (numpy) over the documents that pass the filter, scored as faiss scores `innerproduct`:
   ip + 1 if ip >= 0, else 1 / (1 - ip). Every write is visible at once (as if refreshed after each request).
 
-Not supported: scoring options, aggregations, sorting, pagination, highlighting, aliases, templates, routing,
-versioning/optimistic concurrency, `update`/`create` bulk actions, scripts, ingest pipelines, nested
-documents, any analyzer other than the one described, and k-NN inside a bool.
+Not supported: scoring options, aggregations other than `terms`, sorting, pagination, highlighting, aliases,
+templates, routing, versioning/optimistic concurrency, `update`/`create` bulk actions, scripts, ingest pipelines,
+nested documents, any analyzer other than the one described, and k-NN inside a bool.
 
 `serverless=True` imitates an OpenSearch Serverless VECTORSEARCH collection where this adapter cares: a bulk
 `index` with an `_id` fails (item status 400), and `_delete_by_query` and `_refresh` answer 404.
@@ -299,7 +300,7 @@ class _Searcher:
         self.index = index
 
     def run(self, body: dict[str, Any]) -> dict[str, Any]:
-        unknown = set(body) - {"size", "track_total_hits", "_source", "query"}
+        unknown = set(body) - {"size", "track_total_hits", "_source", "query", "aggs"}
         if unknown:
             raise _bad(f"search: unsupported keys {sorted(unknown)}")
         size = body.get("size", 10)
@@ -312,16 +313,48 @@ class _Searcher:
             scored = self._knn(query["knn"])
         else:
             matcher, scorer = self._compile(query)
-            scored = [
-                (scorer(doc_id, doc), doc_id) for doc_id, doc in self.index.docs.items() if matcher(doc_id, doc)
-            ]
+            scored = [(scorer(doc_id, doc), doc_id) for doc_id, doc in self.index.docs.items() if matcher(doc_id, doc)]
         order = {doc_id: n for n, doc_id in enumerate(self.index.docs)}
         scored.sort(key=lambda pair: (-pair[0], order[pair[1]]))
         hits = [self._hit(doc_id, score, body.get("_source", True)) for score, doc_id in scored[:size]]
         result: dict[str, Any] = {"max_score": hits[0]["_score"] if hits else None, "hits": hits}
         if body.get("track_total_hits", True) is not False:
             result["total"] = {"value": len(scored), "relation": "eq"}
-        return {"took": 0, "timed_out": False, "hits": result}
+        response: dict[str, Any] = {"took": 0, "timed_out": False, "hits": result}
+        if "aggs" in body:
+            response["aggregations"] = self._aggregations(body["aggs"], [doc_id for _, doc_id in scored])
+        return response
+
+    def _aggregations(self, aggs: Any, doc_ids: list[str]) -> dict[str, Any]:
+        """`terms` aggregations on keyword fields over the matching documents: a bucket per value, counting the
+        documents holding it, most documents first (ties by value), at most `size` (default 10)."""
+        if not isinstance(aggs, dict) or not aggs:
+            raise _bad("aggs: an object of named aggregations")
+        out: dict[str, Any] = {}
+        for agg_name, spec in aggs.items():
+            if not isinstance(spec, dict) or set(spec) != {"terms"}:
+                raise _bad(f"aggs [{agg_name}]: the double supports only a terms aggregation")
+            params = spec["terms"]
+            if set(params) - {"field", "size"}:
+                raise _bad(f"aggs [{agg_name}]: unsupported terms parameters {sorted(params)}")
+            field_name = params.get("field")
+            if self.index.field_type(field_name) != "keyword":
+                raise _bad(f"aggs [{agg_name}]: [{field_name}] is not a keyword field", "illegal_argument_exception")
+            size = params.get("size", 10)
+            counts: dict[str, int] = {}
+            for doc_id in doc_ids:
+                value = self.index.docs[doc_id].get(field_name)
+                values = value if isinstance(value, list) else [] if value is None else [value]
+                for term in set(values):
+                    counts[term] = counts.get(term, 0) + 1
+            ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+            shown = ranked[:size]
+            out[agg_name] = {
+                "doc_count_error_upper_bound": 0,
+                "sum_other_doc_count": sum(n for _, n in ranked[size:]),
+                "buckets": [{"key": term, "doc_count": n} for term, n in shown],
+            }
+        return out
 
     def _hit(self, doc_id: str, score: float, source_spec: Any) -> dict[str, Any]:
         hit: dict[str, Any] = {"_index": self.index.name, "_id": doc_id, "_score": score}
@@ -631,6 +664,8 @@ class OpenSearchDouble:
             if action == "_mapping" and method == "GET":
                 index = self._index(name)
                 return 200, {name: {"mappings": index.mappings}}
+            if action == "_mapping" and method in {"PUT", "POST"}:
+                return 200, self._put_mapping(self._index(name), self._json(raw))
             if action == "_bulk" and method in {"POST", "PUT"}:
                 return 200, self._bulk(name, raw)
             if action == "_msearch" and method in {"POST", "GET"}:
@@ -647,8 +682,11 @@ class OpenSearchDouble:
         if len(parts) == 3 and parts[1] == "_doc" and method == "DELETE":
             index = self._index(parts[0])
             found = index.remove(parts[2])
-            return (200 if found else 404), {"_index": parts[0], "_id": parts[2],
-                                              "result": "deleted" if found else "not_found"}
+            return (200 if found else 404), {
+                "_index": parts[0],
+                "_id": parts[2],
+                "result": "deleted" if found else "not_found",
+            }
         raise _bad(f"unsupported request {method} /{'/'.join(parts)}", "illegal_argument_exception")
 
     def _json(self, raw: bytes) -> dict[str, Any]:
@@ -692,6 +730,18 @@ class OpenSearchDouble:
             return 200, {"acknowledged": True}
         raise _bad(f"unsupported request {method} /{name}", "illegal_argument_exception")
 
+    def _put_mapping(self, index: _Index, body: dict[str, Any]) -> dict[str, Any]:
+        """Add fields to a mapping, as OpenSearch does: new fields only; an existing field cannot change."""
+        if set(body) != {"properties"} or not isinstance(body["properties"], dict):
+            raise _bad("put mapping: only {properties: {...}} is supported")
+        for name, spec in body["properties"].items():
+            if name in index.properties and index.properties[name] != spec:
+                raise _bad(f"mapper [{name}] cannot be changed", "illegal_argument_exception")
+            if spec.get("type") not in {"keyword", "boolean", "long"}:
+                raise _bad(f"put mapping: the double adds only keyword, boolean and long fields, not [{name}]")
+        index.mappings["properties"].update(body["properties"])
+        return {"acknowledged": True}
+
     # documents
 
     def _store(self, index: _Index, doc_id: str, source: dict[str, Any]) -> None:
@@ -726,16 +776,23 @@ class OpenSearchDouble:
                     raise _bad("bulk: delete needs an _id", "action_request_validation_exception")
                 index = self._index(name)
                 found = index.remove(meta["_id"])
-                items.append({"delete": {"_index": name, "_id": meta["_id"], "status": 200 if found else 404,
-                                         "result": "deleted" if found else "not_found"}})
+                items.append(
+                    {
+                        "delete": {
+                            "_index": name,
+                            "_id": meta["_id"],
+                            "status": 200 if found else 404,
+                            "result": "deleted" if found else "not_found",
+                        }
+                    }
+                )
         errors = any("error" in result for item in items for result in item.values())
         return {"took": 0, "errors": errors, "items": items}
 
     def _bulk_index(self, name: str, doc_id: str | None, source: Any) -> dict[str, Any]:
         index = self._index(name)
         if doc_id is not None and self.serverless:
-            error = _bad("Document ID is not supported in create/index operation request",
-                         "illegal_argument_exception")
+            error = _bad("Document ID is not supported in create/index operation request", "illegal_argument_exception")
             return {"_index": name, "_id": doc_id, "status": 400, "error": error.body()["error"]}
         if doc_id is None:
             self._next_id += 1
@@ -745,8 +802,12 @@ class OpenSearchDouble:
             self._store(index, doc_id, source)
         except DoubleError as exc:
             return {"_index": name, "_id": doc_id, "status": exc.status, "error": exc.body()["error"]}
-        return {"_index": name, "_id": doc_id, "status": 201 if created else 200,
-                "result": "created" if created else "updated"}
+        return {
+            "_index": name,
+            "_id": doc_id,
+            "status": 201 if created else 200,
+            "result": "created" if created else "updated",
+        }
 
     def _delete_by_query(self, name: str, raw: bytes) -> tuple[int, Any]:
         if self.serverless:

@@ -27,7 +27,7 @@ from rearview.adapters.opensearch_index import (
 )
 from rearview.errors import EmbeddingMismatch, InvalidInput
 from rearview.model import Episode, Fact
-from rearview.ports import Candidate, MemoryFilter
+from rearview.ports import Candidate, EntityShares, MemoryFilter
 from support.opensearch_double import OpenSearchDouble, faiss_innerproduct_score
 
 pytestmark = pytest.mark.unit
@@ -44,7 +44,8 @@ NOT_SUPERSEDED = {"bool": {"must_not": [{"term": {"status": "superseded"}}]}}
 def _episode(memory_id: str = "e1", **fields: Any) -> Episode:
     fields.setdefault("occurred_at", T0)
     fields.setdefault("created_at", T0)
-    return Episode(id=memory_id, namespace="acme", content=fields.pop("content", "Went hiking"), **fields)
+    namespace = fields.pop("namespace", "acme")
+    return Episode(id=memory_id, namespace=namespace, content=fields.pop("content", "Went hiking"), **fields)
 
 
 def _fact(memory_id: str = "f1", **fields: Any) -> Fact:
@@ -102,6 +103,7 @@ def test_index_mapping_is_exactly_the_documented_one() -> None:
                 "layer": {"type": "keyword"},
                 "memory_id": {"type": "keyword"},
                 "tags": {"type": "keyword"},
+                "entities": {"type": "keyword"},
                 "event_type": {"type": "keyword"},
                 "session_id": {"type": "keyword"},
                 "status": {"type": "keyword"},
@@ -151,6 +153,7 @@ def test_an_episode_document_carries_every_filtered_field_and_a_unit_vector() ->
         "occurred_at": "2026-01-31T23:59:59.999999Z",
         "version": 3,
         "search_text": "Met Dana in Lisbon\nwork\nDana\nLisbon office",
+        "entities": ["Dana", "Lisbon office"],
         "event_type": "meeting",
         "session_id": "s-9",
         "consolidated": True,
@@ -407,6 +410,50 @@ def test_ensure_index_creates_the_mapping_once(double: OpenSearchDouble) -> None
 
     creates = [body for (method, path), body in zip(double.requests, double.bodies, strict=True) if method == "PUT"]
     assert [json.loads(body) for body in creates] == [index_mapping(3)]
+
+
+def test_ensure_index_adds_the_fields_an_older_index_lacks(double: OpenSearchDouble) -> None:
+    client = build_opensearch_client(double.url, service=None)
+    old = index_mapping(3)
+    del old["mappings"]["properties"]["entities"]
+    client.indices.create(index="mem", body=old)
+    index = OpenSearchIndex(double.url, "mem", 3, client=client)
+
+    assert index.ensure_index() is False
+
+    puts = [json.loads(b) for (m, p), b in zip(double.requests, double.bodies, strict=True) if p == "/mem/_mapping"
+            and m == "PUT"]  # fmt: skip
+    assert puts == [{"properties": {"entities": {"type": "keyword"}}}]
+    index.ensure_index()
+    assert len([r for r in double.requests if r == ("PUT", "/mem/_mapping")]) == 1, "nothing left to add"
+
+
+def test_entity_shares_is_one_terms_aggregation_over_the_namespace_episodes_cached_a_while(
+    double: OpenSearchDouble,
+) -> None:
+    now = [1000.0]
+    index = OpenSearchIndex(
+        double.url, "mem", 2, client=build_opensearch_client(double.url, service=None), monotonic=lambda: now[0]
+    )
+    index.ensure_index()
+    episodes = [_episode(f"e{i}", entities=["Dana"] + (["Lisbon"] if i % 2 else [])) for i in range(4)]
+    index.upsert([(e, np.array([1.0, 0.0])) for e in episodes] + [(_fact(), np.array([0.0, 1.0]))])
+    index.upsert([(_episode("x1", namespace="other", entities=["Dana"]), np.array([1.0, 0.0]))])
+    start = len(double.requests)
+
+    shares = index.entity_shares("acme")
+
+    assert shares == EntityShares(episodes=4, shares={"Dana": 1.0, "Lisbon": 0.5})
+    assert json.loads(double.bodies[start]) == {
+        "size": 0,
+        "track_total_hits": True,
+        "query": {"bool": {"filter": [{"term": {"namespace": "acme"}}, {"term": {"layer": "episodic"}}]}},
+        "aggs": {"entities": {"terms": {"field": "entities", "size": 50}}},
+    }
+    index.upsert([(_episode("e9", entities=["Noor"]), np.array([1.0, 0.0]))])
+    assert index.entity_shares("acme") == shares, "kept for a while"
+    now[0] += 301
+    assert index.entity_shares("acme").episodes == 5, "counted again after the TTL"
 
 
 def test_ensure_index_refuses_an_index_of_another_dimension(double: OpenSearchDouble) -> None:

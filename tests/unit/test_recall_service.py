@@ -213,3 +213,43 @@ def test_time_boost_ranks_the_memory_in_range_first(services: Services, clock: M
     assert got[:2] == [new, old]
     got = [h.id for h in services.recaller.recall(NS, RecallQuery(query="search rewrite standup 30 days ago")).results]
     assert got[:2] == [old, new]
+
+
+TOPICS = ["rent", "hiking", "tea", "piano", "taxes", "garden", "flight", "dentist", "laptop", "bakery", "chess",
+          "running", "sushi", "museum", "bicycle", "concert", "library", "printer", "camping", "yoga", "soup",
+          "ferry", "violin", "pottery", "kayak"]  # fmt: skip
+
+
+def _embed_stage(services: Services, query: str) -> dict[str, object]:
+    resp = services.recaller.recall(NS, RecallQuery(query=query, explain=True))
+    assert resp.trace is not None
+    return next(s.detail for s in resp.trace.stages if s.stage == "embed")
+
+
+def test_names_most_episodes_carry_are_left_out_of_the_vector_query_only(services: Services) -> None:
+    for i, topic in enumerate(TOPICS):
+        remember(
+            services, f"Dana: talked about the {topic} on day {i}", entities=["Dana", *(["Noor"] if i < 3 else [])]
+        )
+    assert services.settings.recall.common_entity_min_episodes <= len(TOPICS)
+
+    detail = _embed_stage(services, "What does Dana think about Noor's piano?")
+
+    # Dana is named by every episode; Noor by 3 of 25, under common_entity_share (0.2): still a clue.
+    assert detail["common_entities_left_out"] == ["Dana"]
+    assert detail["text"] == "What does think about Noor's piano?"
+    resp = services.recaller.recall(NS, RecallQuery(query="What does Dana think about Noor's piano?", explain=True))
+    assert resp.trace is not None
+    keyword = next(s.detail for s in resp.trace.stages if s.stage == "parse")
+    assert "dana" in keyword["terms"], "keyword search keeps the name"
+    assert "piano" in resp.results[0].content
+
+
+def test_names_are_kept_in_a_small_namespace_and_when_nothing_else_is_asked(services: Services) -> None:
+    for topic in TOPICS[:5]:
+        remember(services, f"Dana: talked about the {topic}", entities=["Dana"])
+    assert _embed_stage(services, "what about Dana's piano?")["common_entities_left_out"] == []
+    for topic in TOPICS[5:]:
+        remember(services, f"Dana: talked about the {topic}", entities=["Dana"])
+    assert _embed_stage(services, "what about Dana's piano?")["text"] == "what about piano?"
+    assert _embed_stage(services, "Dana?")["text"] == "Dana?", "a query of nothing but the name keeps it"

@@ -14,6 +14,7 @@ from rearview.text_analysis import (
     index_text,
     is_cjk,
     query_terms,
+    strip_names,
     tokens,
 )
 
@@ -89,9 +90,7 @@ def test_tokens_are_lowercase_nonempty_and_space_free(text: str) -> None:
 @settings(deadline=None, max_examples=200)
 def test_tokenising_is_idempotent_on_index_text(text: str) -> None:
     # The index side and the query side must agree even when the query is itself indexed text.
-    assert [t for t in tokens(index_text(text)) if not is_cjk(t[0])] == [
-        t for t in tokens(text) if not is_cjk(t[0])
-    ]
+    assert [t for t in tokens(index_text(text)) if not is_cjk(t[0])] == [t for t in tokens(text) if not is_cjk(t[0])]
 
 
 # --- is_cjk -------------------------------------------------------------------------------------------------
@@ -253,3 +252,18 @@ def test_term_overlap() -> None:
 )
 def test_asks_question_reads_the_last_sentence_past_trailing_asides(text: str, asks: bool) -> None:
     assert asks_question(text) is asks
+
+
+@pytest.mark.parametrize(
+    ("text", "names", "expected"),
+    [
+        ("What books has Tim read?", ["Tim"], "What books has read?"),
+        ("What is Tim's favourite book?", ["tim"], "What is favourite book?"),
+        ("Did Caroline meet her in New York?", ["Caroline", "New York"], "Did meet her in?"),
+        ("Timothy and Tim", ["Tim"], "Timothy and"),
+        ("Tim?", ["Tim"], "Tim?"),
+        ("What did Tim say?", [], "What did Tim say?"),
+    ],
+)
+def test_strip_names_removes_whole_names_and_possessives(text: str, names: list[str], expected: str) -> None:
+    assert strip_names(text, names) == expected

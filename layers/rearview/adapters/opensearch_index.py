@@ -3,7 +3,8 @@
 One index holds every namespace's episodes and facts, one document per memory:
 
 - `doc_key` (keyword): `document_id(namespace, layer, id)`, the sha1 of `<namespace>|<layer>|<id>`;
-  `namespace`, `layer`, `memory_id`, `tags`, `event_type`, `session_id`, `status` (keyword), `consolidated`
+  `namespace`, `layer`, `memory_id`, `tags`, `entities` (episodes; counted by `entity_shares` with a terms
+  aggregation), `event_type`, `session_id`, `status` (keyword), `consolidated`
   (boolean), `occurred_at` (date_nanos: the episode's occurred_at or the fact's last_confirmed_at, kept to the
   microsecond so the half-open time filters agree with the store's), `version` (long);
 - `search_text` (text): content, tags and entities, analysed for English (possessives, stop words, Porter
@@ -28,7 +29,8 @@ highest `version` wins). DynamoDB stays the source of truth: `rearview reindex` 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, cast
 from urllib.parse import urlparse
@@ -37,7 +39,7 @@ import numpy as np
 
 from rearview.errors import ConfigurationError, EmbeddingMismatch, InvalidInput
 from rearview.model import Episode, Memory, StoredLayer
-from rearview.ports import Candidate, MemoryFilter
+from rearview.ports import Candidate, EntityShares, MemoryFilter
 from rearview.text_analysis import query_terms
 
 if TYPE_CHECKING:
@@ -57,6 +59,10 @@ HNSW_EF_CONSTRUCTION = 128
 BULK_DOCUMENTS = 200
 # Page size of the server-id look-ups (`aoss` mode).
 LOOKUP_PAGE = 1000
+# Entity shares: the most named entities counted per namespace, how long a process keeps a count, how many it keeps.
+ENTITY_BUCKETS = 50
+ENTITY_SHARES_TTL_SECONDS = 300.0
+ENTITY_SHARES_CACHED = 4096
 
 _LAYERS: tuple[StoredLayer, ...] = ("episodic", "semantic")
 
@@ -127,6 +133,7 @@ def index_mapping(dim: int) -> dict[str, Any]:
                 "layer": {"type": "keyword"},
                 "memory_id": {"type": "keyword"},
                 "tags": {"type": "keyword"},
+                "entities": {"type": "keyword"},
                 "event_type": {"type": "keyword"},
                 "session_id": {"type": "keyword"},
                 "status": {"type": "keyword"},
@@ -179,6 +186,7 @@ def index_document(memory: Memory, vector: np.ndarray | Sequence[float] | None) 
         TEXT_FIELD: search_text(memory),
     }
     if isinstance(memory, Episode):
+        doc["entities"] = list(memory.entities)
         if memory.event_type is not None:
             doc["event_type"] = memory.event_type
         if memory.session_id is not None:
@@ -412,6 +420,23 @@ def build_opensearch_client(
     )
 
 
+def entity_shares_query(namespace: str) -> dict[str, Any]:
+    """How many of the namespace's episodes there are, and how many name each of its most named entities."""
+    return {
+        "size": 0,
+        "track_total_hits": True,
+        "query": {"bool": {"filter": [{"term": {"namespace": namespace}}, {"term": {"layer": "episodic"}}]}},
+        "aggs": {"entities": {"terms": {"field": "entities", "size": ENTITY_BUCKETS}}},
+    }
+
+
+def entity_shares_from_response(response: Mapping[str, Any]) -> EntityShares:
+    total = int(response["hits"]["total"]["value"])
+    buckets = response.get("aggregations", {}).get("entities", {}).get("buckets", [])
+    shares = {str(b["key"]): int(b["doc_count"]) / total for b in buckets} if total else {}
+    return EntityShares(episodes=total, shares=shares)
+
+
 class OpenSearchIndex:
     """SearchIndex on OpenSearch k-NN, plus the write side (ensure_index, upsert, delete) for index sync."""
 
@@ -427,8 +452,10 @@ class OpenSearchIndex:
         custom_ids: bool | None = None,
         timeout_seconds: float = 10.0,
         max_retries: int = 2,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
-        """`service` signs requests (None: unsigned). `custom_ids` defaults to False on `aoss` (see module doc)."""
+        """`service` signs requests (None: unsigned). `custom_ids` defaults to False on `aoss` (see module doc).
+        `monotonic` times the entity-share cache (a test passes its own)."""
         if dim < 1:
             raise ConfigurationError(f"opensearch index: dimension must be positive, got {dim}")
         self.endpoint = endpoint
@@ -440,6 +467,9 @@ class OpenSearchIndex:
         self._timeout_seconds = timeout_seconds
         self._max_retries = max_retries
         self._client = client
+        self._monotonic = monotonic
+        # namespace -> (counted at, monotonic seconds; shares): a warm Lambda counts a namespace once in a while.
+        self._entity_shares: dict[str, tuple[float, EntityShares]] = {}
 
     @property
     def client(self) -> OpenSearch:
@@ -459,10 +489,12 @@ class OpenSearchIndex:
     def ensure_index(self) -> bool:
         """Create the index with `index_mapping(dim)` unless it exists; True if created.
 
-        An existing index made for another vector dimension raises EmbeddingMismatch.
+        An existing index made for another vector dimension raises EmbeddingMismatch; one made before a field was
+        added to the mapping gets the field (new documents carry it; `rearview reindex` fills the old ones).
         """
         if self.client.indices.exists(index=self.index_name):
             self._check_dimension()
+            self._add_missing_fields()
             return False
         self.client.indices.create(index=self.index_name, body=index_mapping(self.dim))
         return True
@@ -477,6 +509,28 @@ class OpenSearchIndex:
                     f"opensearch index {self.index_name} holds vectors of dimension {stored}, "
                     f"the embedder makes {self.dim}"
                 )
+
+    def _add_missing_fields(self) -> None:
+        wanted: dict[str, Any] = index_mapping(self.dim)["mappings"]["properties"]
+        found = self.client.indices.get_mapping(index=self.index_name)
+        for body in found.values():
+            present = body.get("mappings", {}).get("properties", {})
+            missing = {name: spec for name, spec in wanted.items() if name not in present}
+            if missing:
+                self.client.indices.put_mapping(index=self.index_name, body={"properties": missing})
+
+    def entity_shares(self, namespace: str) -> EntityShares:
+        """One aggregation over the namespace's episodes, kept for `ENTITY_SHARES_TTL_SECONDS` by this process."""
+        now = self._monotonic()
+        cached = self._entity_shares.get(namespace)
+        if cached is not None and now - cached[0] < ENTITY_SHARES_TTL_SECONDS:
+            return cached[1]
+        response = self.client.search(index=self.index_name, body=entity_shares_query(namespace))
+        counted = entity_shares_from_response(response)
+        if len(self._entity_shares) >= ENTITY_SHARES_CACHED:
+            self._entity_shares.pop(next(iter(self._entity_shares)))
+        self._entity_shares[namespace] = (now, counted)
+        return counted
 
     def delete_index(self) -> None:
         """Drop the whole index (tests and teardown; a rebuild is `ensure_index` + reindex)."""

@@ -22,7 +22,16 @@ from rearview.model import (
     StageTrace,
     validate_namespace,
 )
-from rearview.ports import Candidate, Clock, Embedder, HybridSearch, MemoryFilter, MemoryStore, SearchIndex
+from rearview.ports import (
+    Candidate,
+    Clock,
+    Embedder,
+    EntityStatistics,
+    HybridSearch,
+    MemoryFilter,
+    MemoryStore,
+    SearchIndex,
+)
 from rearview.service.fusion import FusionWeights, adaptive_weights, rrf, weighted_sum
 from rearview.service.ranking import (
     collapse_near_duplicates,
@@ -33,7 +42,7 @@ from rearview.service.ranking import (
 )
 from rearview.service.time_expressions import parse_time_range, strip_time_expression
 from rearview.settings import RecallTuning
-from rearview.text_analysis import asks_question, query_terms, tokens
+from rearview.text_analysis import asks_question, query_terms, strip_names, tokens
 
 # Candidates shown per stage in an explain trace (the full lists can be hundreds long).
 _TRACE_CANDIDATES = 25
@@ -164,8 +173,15 @@ class RecallService:
 
         pool = max(tuning.candidates_per_list, q.top_k * 3)
         with tracer.stage("embed") as st:
-            qvec = self._embedder.embed([text])[0]
-            st.detail = {"embedder": self._embedder.name, "dim": self._embedder.dim}
+            common = self._common_entities(namespace)
+            vector_text = strip_names(text, common) if common else text
+            qvec = self._embedder.embed([vector_text])[0]
+            st.detail = {
+                "embedder": self._embedder.name,
+                "dim": self._embedder.dim,
+                "text": vector_text,
+                "common_entities_left_out": sorted(common),
+            }
         keyword, vector = self._search(namespace, text, terms, qvec, flt, pool, tracer)
         fresh: list[Candidate] = []
         if self._freshness_seconds > 0:
@@ -318,6 +334,16 @@ class RecallService:
         if self._tuning.fusion == "rrf":
             return rrf(keyword, vector, weights, self._tuning.rrf_k)
         return weighted_sum(keyword, vector, weights)
+
+    def _common_entities(self, namespace: str) -> list[str]:
+        """The entities so many of the namespace's episodes name that they say nothing about a query's topic."""
+        tuning = self._tuning
+        if tuning.common_entity_share <= 0 or not isinstance(self._index, EntityStatistics):
+            return []
+        counted = self._index.entity_shares(namespace)
+        if counted.episodes < tuning.common_entity_min_episodes:
+            return []
+        return [entity for entity, share in counted.shares.items() if share >= tuning.common_entity_share]
 
     def _add_session_neighbours(
         self,
