@@ -54,6 +54,9 @@ TOKEN_BUDGET = 32000
 # The README's figures for plain BM25 on this protocol, categories 1-5; our BM25 baseline should land close.
 README_BM25 = {"R@5": 0.452, "R@10": 0.526, "R@25": 0.629, "R@50": 0.694, "nDCG@10": 0.389}
 README_DRAGON = {"R@5": 0.567, "R@10": 0.662, "R@25": 0.767, "R@50": 0.827}
+# Issue 3's targets for Rearview on the embedded default with MiniLM (categories 1-5; every category's R@10).
+TARGETS = {"R@10": 0.80, "R@25": 0.90, "nDCG@10": 0.60}
+CATEGORY_R10_TARGET = 0.60
 METRIC_NAMES = ("R@5", "R@10", "R@25", "R@50", "Rall@10", "nDCG@10", "S@5")
 SYSTEMS = ("rearview", "bm25", "bm25-ws", "vector", "keyword")
 _WORD = re.compile(r"\w+")
@@ -390,6 +393,26 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
     return results
 
 
+def targets_table(by_category: dict[str, dict[str, float]]) -> str:
+    """Rearview against issue 3's targets, one row a target, each marked met or NOT met."""
+    rows: list[list[object]] = []
+    overall = by_category["overall 1-5"]
+    for metric, target in TARGETS.items():
+        rows.append([f"{metric} overall 1-5", overall[metric], f">= {target}", _verdict(overall[metric] >= target)])
+    for name, metrics in by_category.items():
+        if not name.startswith("overall"):
+            value = metrics["R@10"]
+            rows.append([f"R@10 {name}", value, f">= {CATEGORY_R10_TARGET}", _verdict(value >= CATEGORY_R10_TARGET)])
+    met = sum(1 for row in rows if row[3] == "met")
+    return format_table(
+        ["target", "rearview", "wanted", "verdict"], rows, title=f"== targets (issue 3): {met} of {len(rows)} met =="
+    )
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
 def report(results: dict[str, Any]) -> str:
     cfg, ingest, systems = results["config"], results["ingest"], results["systems"]
     out: list[str] = [
@@ -440,6 +463,8 @@ def report(results: dict[str, Any]) -> str:
     if abs(bm25_r10 - README_BM25["R@10"]) > 0.02:
         out.append(f"  note: BM25 R@10 {bm25_r10:.3f} is more than 0.02 from the README's {README_BM25['R@10']}")
     out.append(f"  rearview answered no_relevant_memory on {results['no_relevant_memory']} questions")
+    out.append("")
+    out.append(targets_table(systems["rearview"]["by_category"]))
     load = ", ".join(f"{x:.1f}" for x in results["load_average_at_end"])
     out.append(f"  machine load average at the end (1/5/15 min): {load} on {os.cpu_count()} cores")
     out.append("")

@@ -111,3 +111,34 @@ def test_format_table_aligns_columns() -> None:
     assert lines[1] == "sys        R@10"
     assert lines[3] == "bm25      0.500"
     assert lines[4] == "rearview  0.612"
+
+
+def _load_locomo() -> ModuleType:
+    bench = Path(__file__).resolve().parents[2] / "bench"
+    sys.modules.setdefault("metrics", m)  # locomo.py imports its sibling as `metrics`, as when run as a script
+    spec = importlib.util.spec_from_file_location("bench_locomo", bench / "locomo.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_locomo_report_marks_each_issue_target_met_or_not() -> None:
+    locomo = _load_locomo()
+    by_category = {
+        "1 multi-hop": {"R@10": 0.59},
+        "2 temporal": {"R@10": 0.60},
+        "overall 1-5": {"R@10": 0.80, "R@25": 0.899, "nDCG@10": 0.61},
+        "overall 1-4": {"R@10": 0.1, "R@25": 0.1, "nDCG@10": 0.1},
+    }
+    lines = locomo.targets_table(by_category).splitlines()
+    verdicts = {line.split("  ")[0].strip(): line.rstrip().endswith("NOT met") for line in lines[3:]}
+    assert lines[0] == "== targets (issue 3): 3 of 5 met =="
+    assert verdicts == {
+        "R@10 overall 1-5": False,
+        "R@25 overall 1-5": True,
+        "nDCG@10 overall 1-5": False,
+        "R@10 1 multi-hop": True,
+        "R@10 2 temporal": False,
+    }
