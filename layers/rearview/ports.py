@@ -209,7 +209,8 @@ class EntityStatistics(Protocol):
     out a few memories from one that half the namespace carries (its user, the speakers of a conversation)."""
 
     def entity_shares(self, namespace: str) -> EntityShares:
-        """The namespace's entity shares; may lag the latest writes by a few percent of the namespace."""
+        """The namespace's entity shares, over all its episodes or a large recent sample of them; may lag the latest
+        writes a little (an index recounts from time to time, not on every write)."""
         ...
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rearview.adapters import sqlite_store
 from rearview.adapters.hashing_embedder import HashingEmbedder
 from rearview.adapters.sqlite_store import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
 from rearview.model import Episode, WorkingEntry
@@ -226,3 +227,27 @@ def test_one_change_set_may_insert_and_then_update_the_same_memory(tmp_path: Pat
 
         assert store.get("acme", "e") == second
         np.testing.assert_array_equal(store.get_vectors("acme", ["e"])["e"], vector)
+
+
+def test_entity_shares_are_counted_over_the_latest_episodes_and_recounted_as_the_namespace_grows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_store, "_ENTITY_SAMPLE", 40)  # recount after 40 // 20 = 2 change sets
+    db = _db(tmp_path / "db.sqlite")
+    store, index = SqliteMemoryStore(db), SqliteSearchIndex(db)
+
+    def named(i: int, who: str) -> Episode:
+        return _episode("acme", f"e{i}", f"note {i}", i).model_copy(update={"entities": [who]})
+
+    _write(store, "acme", *(named(i, "Old") for i in range(60)))
+    first = index.entity_shares("acme")
+    assert first.episodes == 60 and first.shares == {"Old": 1.0}
+
+    _write(store, "acme", *(named(i, "New") for i in range(60, 80)))
+    assert index.entity_shares("acme") == first, "one change set since the count: kept"
+    _write(store, "acme", named(80, "New"))
+    _write(store, "acme", named(81, "New"))
+    recounted = index.entity_shares("acme")
+    # The latest 40 episodes: e81 back to e42; 22 of them name New, 18 Old.
+    assert recounted.episodes == 82
+    assert recounted.shares == pytest.approx({"New": 22 / 40, "Old": 18 / 40})
