@@ -55,6 +55,11 @@ class RecallTuning(BaseModel):
     neighbour_hits: int = Field(10, ge=0, le=50)
     neighbour_factor: float = Field(0.6, ge=0.0, le=1.0)
     reply_factor: float = Field(0.9, ge=0.0, le=1.0)
+    # A memory that asks a question (its last sentence ends with "?") is multiplied by this once the neighbours
+    # have joined, so that the reply a question lifted ranks above it; 1 turns it off. Questions are half as often
+    # the evidence as other turns on LoCoMo (12% against 25%). R@10 / nDCG@10 on every 3rd question, the others:
+    # 1.0 0.787 / 0.594, 0.780 / 0.590; 0.7 0.801 / 0.619, 0.789 / 0.609; 0.85 0.789; 0.6 0.799; 0.5 0.791.
+    question_factor: float = Field(0.7, ge=0.0, le=1.0)
     # Length prior (pivoted length normalisation, Singhal et al. 1996): BM25 discounts long memories more than their
     # odds of holding the answer warrant. A memory of n words is multiplied by
     # (min(max(n, 5), 2 * length_reference_words) / length_reference_words) ** length_prior; 0 turns it off.

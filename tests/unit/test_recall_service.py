@@ -5,6 +5,7 @@ import pytest
 from rearview.bootstrap import Services
 from rearview.clock import ManualClock
 from rearview.model import MemoryWrite, RecallQuery, WorkingWrite
+from rearview.service.recall import RecallService
 
 pytestmark = pytest.mark.unit
 NS = "acme:u-42"
@@ -169,11 +170,32 @@ def test_the_reply_after_a_matching_turn_joins_the_results(services: Services, c
     other = remember(services, "Caroline: my brother moved to Porto", session_id="s-8", occurred_at=start)
     resp = services.recaller.recall(NS, RecallQuery(query="pottery studio in Lisbon", explain=True))
     got = [h.id for h in resp.results]
-    assert got[0] == asked and answer in got and other not in got[: got.index(answer)]
+    # The hit asks a question: its reply joins at reply_factor of the hit's score, whatever its own match; then
+    # the question is demoted by question_factor, so the answer ranks first.
+    tuning = services.settings.recall
+    assert tuning.question_factor < tuning.reply_factor
+    assert got[:2] == [answer, asked] and other not in got[:2]
     scores = {h.id: h.score for h in resp.results}
-    # The hit asks a question: its reply is lifted to at least reply_factor of the hit, whatever its own match.
-    assert scores[answer] >= services.settings.recall.reply_factor * scores[asked] - 1e-6
-    assert resp.trace is not None and any(s.stage == "neighbours" for s in resp.trace.stages)
+    assert scores[asked] == pytest.approx(scores[answer] / tuning.reply_factor * tuning.question_factor, rel=1e-3)
+    assert resp.trace is not None
+    stages = {s.stage: s for s in resp.trace.stages}
+    assert "neighbours" in stages and stages["questions"].detail["demoted"] == [asked]
+
+
+def test_without_the_question_factor_the_question_keeps_its_rank(services: Services, clock: ManualClock) -> None:
+    start = clock.now() - timedelta(days=3)
+    asked = remember(
+        services, "Melanie: which pottery studio did you join in Lisbon?", session_id="s-7", occurred_at=start
+    )
+    answer = remember(
+        services, "Caroline: the small one near the river, every Thursday", session_id="s-7",
+        occurred_at=start + timedelta(seconds=1),
+    )  # fmt: skip
+    plain = services.settings.recall.model_copy(update={"question_factor": 1.0})
+    recaller = RecallService(services.store, services.index, services.embedder, clock, plain, 0.0)
+    resp = recaller.recall(NS, RecallQuery(query="pottery studio in Lisbon", explain=True))
+    assert [h.id for h in resp.results][:2] == [asked, answer]
+    assert resp.trace is not None and "questions" not in {s.stage for s in resp.trace.stages}
 
 
 def test_the_turn_after_a_statement_joins_at_the_smaller_neighbour_factor(

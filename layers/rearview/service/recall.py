@@ -4,7 +4,7 @@ token budget -> the no-relevant-memory verdict. Every stage is timed and, with `
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
@@ -240,6 +240,11 @@ class RecallService:
                 added = self._add_session_neighbours(namespace, scored, memories, flt, tuning)
                 st.detail = {"hits": tuning.neighbour_hits, "factor": tuning.neighbour_factor, "added": added}
 
+        if tuning.question_factor < 1.0 and scored:
+            with tracer.stage("questions") as st:
+                demoted = _demote_questions(scored, memories, tuning.question_factor)
+                st.detail = {"factor": tuning.question_factor, "demoted": demoted[:_TRACE_CANDIDATES]}
+
         ranked_ids = [cid for _, cid in scored]
         final_scores = {cid: s for s, cid in scored}
         head = ranked_ids[: max(q.top_k * 3, q.top_k + 10)]
@@ -426,6 +431,22 @@ class RecallService:
 def _fused_rows(fused: dict[str, float]) -> list[dict[str, Any]]:
     best = sorted(fused.items(), key=lambda kv: -kv[1])[:_TRACE_CANDIDATES]
     return [{"id": cid, "fused": round(score, 6)} for cid, score in best]
+
+
+def _demote_questions(scored: list[tuple[float, str]], memories: Mapping[str, Memory], factor: float) -> list[str]:
+    """Multiply the score of every memory that asks a question by `factor` and re-sort; the demoted ids.
+
+    Runs after session neighbours joined, so the reply a question lifted (at `reply_factor` of its score) ranks
+    above the question: a turn that asks holds less of an answer than the turn that answers it.
+    """
+    demoted = [cid for _, cid in scored if (m := memories.get(cid)) is not None and asks_question(m.content)]
+    if demoted:
+        lowered = set(demoted)
+        scored[:] = sorted(
+            ((score * factor if cid in lowered else score, cid) for score, cid in scored),
+            key=lambda sc: (-sc[0], sc[1]),
+        )
+    return demoted
 
 
 def _candidate_rows(cands: list[Candidate]) -> list[dict[str, Any]]:
