@@ -39,12 +39,19 @@ class RecordingIndex:
     def __init__(self) -> None:
         self.upserts: list[list[tuple[str, int, bool]]] = []
         self.deletes: list[tuple[str, list[str], StoredLayer | None]] = []
+        self.calls: list[str] = []
+
+    def ensure_index(self) -> bool:
+        self.calls.append("ensure_index")
+        return False
 
     def upsert(self, docs: Sequence[tuple[Memory, np.ndarray]]) -> int:
+        self.calls.append("upsert")
         self.upserts.append([(m.id, m.version, v is not None) for m, v in docs])
         return len(docs)
 
     def delete(self, namespace: str, ids: Sequence[str], layer: StoredLayer | None = None) -> None:
+        self.calls.append("delete")
         self.deletes.append((namespace, list(ids), layer))
 
 
@@ -119,7 +126,18 @@ def test_an_empty_batch_touches_nothing() -> None:
 
     report = IndexSyncService(index).apply([])
 
-    assert (index.upserts, index.deletes, report.upserted) == ([], [], 0)
+    assert (index.upserts, index.deletes, report.upserted, index.calls) == ([], [], 0, [])
+
+
+def test_the_index_is_ensured_once_before_the_first_write() -> None:
+    index = RecordingIndex()
+    sync = IndexSyncService(index)
+    v = np.ones(4)
+
+    sync.apply([IndexChange("acme", "episodic", "e1", _episode(), v)])
+    sync.apply([IndexChange("acme", "episodic", "e1")])
+
+    assert index.calls == ["ensure_index", "upsert", "delete"]
 
 
 # --- decoding stream records (the sample events) ----------------------------------------------------------------

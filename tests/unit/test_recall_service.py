@@ -157,8 +157,9 @@ def test_recall_never_crosses_namespaces(services: Services, seeded: dict[str, s
         assert resp.results == [] and resp.no_relevant_memory
 
 
-def test_the_reply_after_a_matching_turn_joins_the_results(services: Services, clock: ManualClock) -> None:
-    # The question matches the first turn; the answer is the next turn of the same session, in other words.
+def _question_then_answer(services: Services, clock: ManualClock) -> tuple[str, str]:
+    """Two turns of a session: a question that "pottery studio in Lisbon" matches, and its answer, which shares
+    no word with it."""
     start = clock.now() - timedelta(days=3)
     asked = remember(
         services, "Melanie: which pottery studio did you join in Lisbon?", session_id="s-7", occurred_at=start
@@ -167,7 +168,14 @@ def test_the_reply_after_a_matching_turn_joins_the_results(services: Services, c
         services, "Caroline: the small one near the river, every Thursday", session_id="s-7",
         occurred_at=start + timedelta(seconds=1),
     )  # fmt: skip
-    other = remember(services, "Caroline: my brother moved to Porto", session_id="s-8", occurred_at=start)
+    return asked, answer
+
+
+def test_the_reply_after_a_matching_turn_joins_the_results(services: Services, clock: ManualClock) -> None:
+    asked, answer = _question_then_answer(services, clock)
+    other = remember(
+        services, "Caroline: my brother moved to Porto", session_id="s-8", occurred_at=clock.now() - timedelta(days=3)
+    )
     resp = services.recaller.recall(NS, RecallQuery(query="pottery studio in Lisbon", explain=True))
     got = [h.id for h in resp.results]
     # The hit asks a question: its reply joins at reply_factor of the hit's score, whatever its own match; then
@@ -183,14 +191,7 @@ def test_the_reply_after_a_matching_turn_joins_the_results(services: Services, c
 
 
 def test_without_the_question_factor_the_question_keeps_its_rank(services: Services, clock: ManualClock) -> None:
-    start = clock.now() - timedelta(days=3)
-    asked = remember(
-        services, "Melanie: which pottery studio did you join in Lisbon?", session_id="s-7", occurred_at=start
-    )
-    answer = remember(
-        services, "Caroline: the small one near the river, every Thursday", session_id="s-7",
-        occurred_at=start + timedelta(seconds=1),
-    )  # fmt: skip
+    asked, answer = _question_then_answer(services, clock)
     plain = services.settings.recall.model_copy(update={"question_factor": 1.0})
     recaller = RecallService(services.store, services.index, services.embedder, clock, plain, 0.0)
     resp = recaller.recall(NS, RecallQuery(query="pottery studio in Lisbon", explain=True))

@@ -493,28 +493,23 @@ class OpenSearchIndex:
         added to the mapping gets the field (new documents carry it; `rearview reindex` fills the old ones).
         """
         if self.client.indices.exists(index=self.index_name):
-            self._check_dimension()
-            self._add_missing_fields()
+            self._reconcile_mapping()
             return False
         self.client.indices.create(index=self.index_name, body=index_mapping(self.dim))
         return True
 
-    def _check_dimension(self) -> None:
+    def _reconcile_mapping(self) -> None:
+        """Refuse an index of another vector dimension; add the fields of `index_mapping` it lacks."""
+        wanted: dict[str, Any] = index_mapping(self.dim)["mappings"]["properties"]
         found = self.client.indices.get_mapping(index=self.index_name)
         for body in found.values():
-            vector = body.get("mappings", {}).get("properties", {}).get(VECTOR_FIELD, {})
-            stored = vector.get("dimension")
+            present = body.get("mappings", {}).get("properties", {})
+            stored = present.get(VECTOR_FIELD, {}).get("dimension")
             if stored is not None and int(stored) != self.dim:
                 raise EmbeddingMismatch(
                     f"opensearch index {self.index_name} holds vectors of dimension {stored}, "
                     f"the embedder makes {self.dim}"
                 )
-
-    def _add_missing_fields(self) -> None:
-        wanted: dict[str, Any] = index_mapping(self.dim)["mappings"]["properties"]
-        found = self.client.indices.get_mapping(index=self.index_name)
-        for body in found.values():
-            present = body.get("mappings", {}).get("properties", {})
             missing = {name: spec for name, spec in wanted.items() if name not in present}
             if missing:
                 self.client.indices.put_mapping(index=self.index_name, body={"properties": missing})

@@ -1403,16 +1403,9 @@ class SqliteSearchIndex:
         if norm == 0.0:
             return []
         query = query / norm
-        generation = self._generation(namespace)
         found: list[Candidate] = []
-        for layer in _unique_layers(flt.layers):
-            if flt.ids is not None and not flt.ids:
-                continue
-            tagged = self._tagged_refs(namespace, layer, flt.tags) if flt.tags else None
-            cache = self._cache(namespace, layer, generation)
-            with cache.lock:
-                hits = cache.search(query, cache.mask(flt, tagged), limit)
-            found.extend(Candidate(memory_id, layer, score) for score, memory_id in hits)
+        for layer, cache, mask in self._searchable_caches(namespace, flt):
+            found.extend(Candidate(memory_id, layer, score) for score, memory_id in cache.search(query, mask, limit))
         found.sort(key=lambda c: c.score, reverse=True)
         return found[:limit]
 
@@ -1426,6 +1419,20 @@ class SqliteSearchIndex:
         if limit <= 0 or queries.shape[0] == 0:
             return results
         queries = _normalised_rows(queries)
+        for layer, cache, mask in self._searchable_caches(namespace, flt):
+            per_query = cache.search_many(queries, mask, limit)
+            for found, hits in zip(results, per_query, strict=True):
+                found.extend(Candidate(memory_id, layer, score) for score, memory_id in hits)
+        for found in results:
+            found.sort(key=lambda c: c.score, reverse=True)
+            del found[limit:]
+        return results
+
+    def _searchable_caches(
+        self, namespace: str, flt: MemoryFilter
+    ) -> Iterator[tuple[StoredLayer, _VectorCache, np.ndarray]]:
+        """Each layer the filter can match, with its (current) vector cache and the filter's row mask; the cache
+        stays locked while the caller searches it, until the next layer is asked for."""
         generation = self._generation(namespace)
         for layer in _unique_layers(flt.layers):
             if flt.ids is not None and not flt.ids:
@@ -1433,13 +1440,7 @@ class SqliteSearchIndex:
             tagged = self._tagged_refs(namespace, layer, flt.tags) if flt.tags else None
             cache = self._cache(namespace, layer, generation)
             with cache.lock:
-                per_query = cache.search_many(queries, cache.mask(flt, tagged), limit)
-            for found, hits in zip(results, per_query, strict=True):
-                found.extend(Candidate(memory_id, layer, score) for score, memory_id in hits)
-        for found in results:
-            found.sort(key=lambda c: c.score, reverse=True)
-            del found[limit:]
-        return results
+                yield layer, cache, cache.mask(flt, tagged)
 
     def _generation(self, namespace: str) -> int:
         row = (

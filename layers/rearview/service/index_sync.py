@@ -26,6 +26,10 @@ UNSEARCHED_FIELDS = frozenset({"access_count", "last_accessed_at"})
 class IndexWriter(Protocol):
     """The write side of a separate search index (OpenSearchIndex)."""
 
+    def ensure_index(self) -> bool:
+        """Create the index, or bring an existing one's mapping up to date; True if created."""
+        ...
+
     def upsert(self, docs: Sequence[tuple[Memory, np.ndarray | None]]) -> int: ...
     def delete(self, namespace: str, ids: Sequence[str], layer: StoredLayer | None = None) -> None: ...
 
@@ -80,9 +84,14 @@ class IndexSyncService:
 
     def __init__(self, index: IndexWriter) -> None:
         self.index = index
+        self._index_ensured = False
 
     def apply(self, changes: Sequence[IndexChange]) -> SyncReport:
-        """Apply a batch: the last change of each memory, upserts first, then deletes (grouped)."""
+        """Apply a batch: the last change of each memory, upserts first, then deletes (grouped).
+
+        Before the first batch that writes, the index is ensured once (created, or its mapping given the fields a
+        newer version added), so a deployment needs no manual step and an upgrade's new fields are accepted.
+        """
         report = SyncReport()
         last: dict[tuple[str, StoredLayer, str], IndexChange] = {}
         for change in changes:
@@ -106,6 +115,9 @@ class IndexSyncService:
             else:
                 # A memory stored without a vector is still keyword-searchable; the index leaves it out of k-NN.
                 upserts.append((change.memory, change.vector))
+        if (upserts or deletes) and not self._index_ensured:
+            self.index.ensure_index()
+            self._index_ensured = True
         if upserts:
             report.upserted = self.index.upsert(upserts)
         for (namespace, layer), ids in deletes.items():
