@@ -13,7 +13,6 @@ have a request below, so a new route cannot be left out.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import urllib.error
@@ -35,23 +34,15 @@ from rearview.model import MemoryWrite
 from rearview.service.access import ALL_PERMISSIONS, Permission, split_key
 from rearview.settings import Settings
 from support.events import load_event
+from support.modules import load_module
 
 pytestmark = pytest.mark.integration
 
 NS = "acme:u-42"
 SCOPE = "acme"
-REPO = Path(__file__).resolve().parents[2]
 
 
-def _authorizer_module() -> Any:
-    spec = importlib.util.spec_from_file_location("authorizer_handler", REPO / "functions/authorizer/handler.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-AUTHORIZER = _authorizer_module()
+AUTHORIZER = load_module("functions/authorizer/handler.py", "authorizer_handler")
 
 
 # --- the world: services on a temporary data directory, keys, memories -------------------------------------

@@ -8,13 +8,11 @@ refused; right key -> the tool's result.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -34,11 +32,11 @@ from rearview.model import MemoryWrite
 from rearview.settings import Settings
 from support.events import load_event
 from support.mcp_calls import HANDSHAKE_VERSION, TOOL_ARGS, call_body, error_text, permissions_without, run, tool_result
+from support.modules import load_module
 
 pytestmark = pytest.mark.integration
 
 NS = "acme:u-42"
-REPO = Path(__file__).resolve().parents[2]
 ACCEPT = "application/json, text/event-stream"
 
 
@@ -86,11 +84,7 @@ def http_door(server: LocalServer, host: str | None = None) -> Door:
 
 
 def _handler_module() -> Any:
-    spec = importlib.util.spec_from_file_location("mcp_function_handler", REPO / "functions/mcp/handler.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module("functions/mcp/handler.py", "mcp_function_handler")
 
 
 @pytest.fixture

@@ -12,21 +12,17 @@ Delivery is driven by the test, the way the Lambda event source mappings would d
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from support.dynamodb_stream import StreamReader, moto_streams_client
+from support.modules import load_module
 
-REPO = Path(__file__).resolve().parents[2]
-FUNCTIONS_DIR = REPO / "functions"
 REGION = "us-east-1"
 TABLE = "rearview-test"
 OPENSEARCH_INDEX = "rearview-memories"
@@ -85,16 +81,9 @@ class AwsStack:
 
     def load_function(self, name: str) -> ModuleType:
         """functions/<name>/handler.py, imported afresh (a cold start) under that function's environment."""
-        path = FUNCTIONS_DIR / name / "handler.py"
         self._loaded += 1
-        module_name = f"_rearview_fn_{name}_{self._loaded}"
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
         with _environment(self.function_env(name)):
-            sys.modules[module_name] = module
-            spec.loader.exec_module(module)
-        return module
+            return load_module(f"functions/{name}/handler.py", f"_rearview_fn_{name}_{self._loaded}")
 
     # --- SQS ------------------------------------------------------------------------------------------------
 

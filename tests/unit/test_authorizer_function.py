@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import boto3
@@ -17,22 +15,14 @@ from rearview.api.local_server import local_context
 from rearview.clock import ManualClock
 from rearview.service.access import AccessService, Principal, split_key
 from support.events import load_event
+from support.modules import load_module
 
 pytestmark = pytest.mark.unit
 
 TABLE = "rearview-authorizer-test"
-REPO = Path(__file__).resolve().parents[2]
 
 
-def _load_handler() -> Any:
-    spec = importlib.util.spec_from_file_location("authorizer_handler_unit", REPO / "functions/authorizer/handler.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-handler_module = _load_handler()
+handler_module = load_module("functions/authorizer/handler.py", "authorizer_handler_unit")
 
 
 @pytest.fixture

@@ -2,29 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from support.modules import load_module
+
 pytestmark = pytest.mark.unit
 
 
-def _load_metrics() -> ModuleType:
-    # bench/ holds scripts, not an installed package: load the module from its file.
-    path = Path(__file__).resolve().parents[2] / "bench" / "metrics.py"
-    spec = importlib.util.spec_from_file_location("bench_metrics", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-m = _load_metrics()
+m = load_module("bench/metrics.py", "bench_metrics")
 
 
 def test_dedup_ids_flattens_groups_keeping_first_occurrence() -> None:
@@ -114,14 +103,8 @@ def test_format_table_aligns_columns() -> None:
 
 
 def _load_locomo() -> ModuleType:
-    bench = Path(__file__).resolve().parents[2] / "bench"
     sys.modules.setdefault("metrics", m)  # locomo.py imports its sibling as `metrics`, as when run as a script
-    spec = importlib.util.spec_from_file_location("bench_locomo", bench / "locomo.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_module("bench/locomo.py", "bench_locomo")
 
 
 def test_the_locomo_report_marks_each_issue_target_met_or_not() -> None:
