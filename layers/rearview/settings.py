@@ -60,6 +60,12 @@ class RecallTuning(BaseModel):
     # the evidence as other turns on LoCoMo (12% against 25%). R@10 / nDCG@10 on every 3rd question, the others:
     # 1.0 0.787 / 0.594, 0.780 / 0.590; 0.7 0.801 / 0.619, 0.789 / 0.609; 0.85 0.789; 0.6 0.799; 0.5 0.791.
     question_factor: float = Field(0.7, ge=0.0, le=1.0)
+    # A query that asks when ("When did ...?", "What year ...", "How long ...") multiplies the memories that say
+    # when or for how long ("last week", "two years ago", "in May", "for 3 years") by 1 + this, after neighbours
+    # joined: the turn that dates an event is the answer, the turns that only name it are not. 0 turns it off.
+    # On LoCoMo, R@10 (temporal R@10) on every 3rd question / the others: 0 0.795 (0.765) / 0.789 (0.767);
+    # 0.2 0.797 (0.774); 0.4 0.798 (0.783) / 0.793 (0.793); 0.7 0.798 (0.783).
+    time_answer_boost: float = Field(0.4, ge=0.0, le=2.0)
     # Length prior (pivoted length normalisation, Singhal et al. 1996): BM25 discounts long memories more than their
     # odds of holding the answer warrant. A memory of n words is multiplied by
     # (min(max(n, 5), 2 * length_reference_words) / length_reference_words) ** length_prior; 0 turns it off.

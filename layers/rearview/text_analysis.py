@@ -188,6 +188,45 @@ def asks_question(text: str) -> bool:
     return body.endswith(("?", "\uff1f"))
 
 
+# A query that asks for a time: "when ...", "what year ...", "how long ...", "多久", "什么时候".
+_ASKS_WHEN = re.compile(
+    r"^\W*(?:when\b|since\s+when\b|(?:in\s+|on\s+)?(?:what|which)\s+(?:year|month|date|day|week|time)\b"
+    r"|how\s+long\b|how\s+old\b|at\s+what\s+age\b)"
+    r"|什么时候|何时|哪一?年|哪个月|几月|哪一?天|几号|多久|多长时间",
+    re.IGNORECASE,
+)
+_MONTHS_AND_DAYS = (
+    "january|february|march|april|june|july|august|september|october|november|december"
+    "|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+)
+# A text that says when something happened or for how long: relative days and weeks, durations, years, month and
+# weekday names, "ago", "since", ages and anniversaries; in Chinese the same words and dates.
+_MENTIONS_TIME = re.compile(
+    r"\b(?:yesterday|today|tonight|tomorrow|ago|recently|lately|since|birthday|anniversary|first\s+time"
+    r"|(?:last|next|this|past)\s+(?:night|morning|week|weekend|month|year|summer|winter|spring|fall|autumn|time"
+    r"|may|" + _MONTHS_AND_DAYS + r")"
+    r"|the\s+other\s+day|years?\s+old"
+    r"|(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|few|several|couple\s+of|\d+)\s+"
+    r"(?:days?|weeks?|months?|years?|decades?)"
+    r"|(?:19|20)\d\d|"
+    + _MONTHS_AND_DAYS
+    # "May" the month, not the verb: with a day or after a preposition.
+    + r"|may\s+\d|(?:in|of|since|until|early|late|mid)[\s-]+may)\b"
+    r"|昨天|今天|明天|前天|后天|上周|下周|本周|上个?月|下个?月|去年|今年|明年|最近|周末|星期|\d+\s*[年月日号]",
+    re.IGNORECASE,
+)
+
+
+def asks_when(text: str) -> bool:
+    """Whether a query asks for a time ("When did we ...?", "What year ...", "How long ...", "什么时候")."""
+    return _ASKS_WHEN.search(text) is not None
+
+
+def mentions_time(text: str) -> bool:
+    """Whether a text says when or for how long ("last week", "two years ago", "in May", "since 2019", "上周")."""
+    return _MENTIONS_TIME.search(text) is not None
+
+
 def strip_names(text: str, names: Iterable[str]) -> str:
     """The text without the given names (whole words, any case, with a possessive 's), spaces tidied. The text
     itself when nothing would be left to search for."""

@@ -199,6 +199,41 @@ def test_without_the_question_factor_the_question_keeps_its_rank(services: Servi
     assert resp.trace is not None and "questions" not in {s.stage for s in resp.trace.stages}
 
 
+def test_a_when_question_lifts_the_memory_that_dates_the_event(services: Services, clock: ManualClock) -> None:
+    start = clock.now() - timedelta(days=40)
+    for other in (
+        "The billing deploy failed on the migration",
+        "Caroline called the adoption agency",
+        "Melanie made a bowl in pottery class",
+        "Nate cooked coconut ice cream for the party",
+    ):
+        remember(services, other, occurred_at=start)
+    talks = remember(services, "Nate: I get my turtles out for a walk, the turtles love it", occurred_at=start)
+    dates = remember(services, "Nate: I got the turtles three years ago", occurred_at=start + timedelta(days=1))
+    tuning = services.settings.recall
+    assert tuning.time_answer_boost > 0
+    query = "When did Nate get his turtles?"
+
+    plain = tuning.model_copy(update={"time_answer_boost": 0.0})
+    recaller = RecallService(services.store, services.index, services.embedder, clock, plain, 0.0)
+    alone = recaller.recall(NS, RecallQuery(query=query)).results
+    assert [h.id for h in alone][:2] == [talks, dates]  # without the boost the turn about the turtles wins
+
+    when = services.recaller.recall(NS, RecallQuery(query=query, explain=True))
+    assert [h.id for h in when.results][:2] == [dates, talks]
+    assert when.trace is not None
+    stage = {s.stage: s for s in when.trace.stages}["time_answers"]
+    assert stage.detail["boosted"] == [dates] and stage.detail["factor"] == 1.0 + tuning.time_answer_boost
+    # (Ratios: the first recall counted an access of both memories, which the second one's scores carry.)
+    boosted, unboosted = {h.id: h.score for h in when.results}, {h.id: h.score for h in alone}
+    lift = (boosted[dates] / boosted[talks]) / (unboosted[dates] / unboosted[talks])
+    assert lift == pytest.approx(1.0 + tuning.time_answer_boost, rel=1e-3)
+
+    # A question that does not ask when lifts no memory for its time words.
+    what = services.recaller.recall(NS, RecallQuery(query="What does Nate get for his turtles?", explain=True))
+    assert what.trace is not None and "time_answers" not in {s.stage for s in what.trace.stages}
+
+
 def test_the_turn_after_a_statement_joins_at_the_smaller_neighbour_factor(
     services: Services, clock: ManualClock
 ) -> None:

@@ -10,9 +10,11 @@ from rearview.text_analysis import (
     CJK_FUNCTION_CHARS,
     STOP_WORDS,
     asks_question,
+    asks_when,
     estimate_tokens,
     index_text,
     is_cjk,
+    mentions_time,
     query_terms,
     strip_names,
     tokens,
@@ -252,6 +254,44 @@ def test_term_overlap() -> None:
 )
 def test_asks_question_reads_the_last_sentence_past_trailing_asides(text: str, asks: bool) -> None:
     assert asks_question(text) is asks
+
+
+@pytest.mark.parametrize(
+    ("query", "asks"),
+    [
+        ("When did Nate get his first two turtles?", True),
+        ("what year did she move to Lisbon", True),
+        ("In which month did the deploy start failing?", True),
+        ("How long has John played drums?", True),
+        ("Since when is the cache on?", True),
+        ("我们什么时候去的杭州？", True),
+        ("What did Dave buy?", False),
+        ("Where did we go when it rained?", False),
+        ("How did the migration fail?", False),
+    ],
+)
+def test_asks_when_reads_questions_about_a_time(query: str, asks: bool) -> None:
+    assert asks_when(query) is asks
+
+
+@pytest.mark.parametrize(
+    ("text", "mentions"),
+    [
+        ("I've had them for 3 years now", True),
+        ("Last weekend I took the kids camping", True),
+        ("We met two weeks ago", True),
+        ("I went there in May", True),
+        ("On May 3 the deploy failed", True),
+        ("Since 2019 I have run every morning", True),
+        ("He turns 5 years old next month", True),
+        ("上周我们去了杭州", True),
+        ("I may go to the studio", False),
+        ("Turtles bring me joy and peace", False),
+        ("我喜欢猫", False),
+    ],
+)
+def test_mentions_time_finds_dates_durations_and_relative_days(text: str, mentions: bool) -> None:
+    assert mentions_time(text) is mentions
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ token budget -> the no-relevant-memory verdict. Every stage is timed and, with `
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
@@ -42,7 +42,7 @@ from rearview.service.ranking import (
 )
 from rearview.service.time_expressions import parse_time_range, strip_time_expression
 from rearview.settings import RecallTuning
-from rearview.text_analysis import asks_question, query_terms, strip_names, tokens
+from rearview.text_analysis import asks_question, asks_when, mentions_time, query_terms, strip_names, tokens
 
 # Candidates shown per stage in an explain trace (the full lists can be hundreds long).
 _TRACE_CANDIDATES = 25
@@ -240,6 +240,11 @@ class RecallService:
                 added = self._add_session_neighbours(namespace, scored, memories, flt, tuning)
                 st.detail = {"hits": tuning.neighbour_hits, "factor": tuning.neighbour_factor, "added": added}
 
+        if tuning.time_answer_boost > 0 and scored and asks_when(q.query):
+            with tracer.stage("time_answers") as st:
+                boosted = _boost_time_answers(scored, memories, 1.0 + tuning.time_answer_boost)
+                st.detail = {"factor": 1.0 + tuning.time_answer_boost, "boosted": boosted[:_TRACE_CANDIDATES]}
+
         if tuning.question_factor < 1.0 and scored:
             with tracer.stage("questions") as st:
                 demoted = _demote_questions(scored, memories, tuning.question_factor)
@@ -433,20 +438,34 @@ def _fused_rows(fused: dict[str, float]) -> list[dict[str, Any]]:
     return [{"id": cid, "fused": round(score, 6)} for cid, score in best]
 
 
+def _boost_time_answers(scored: list[tuple[float, str]], memories: Mapping[str, Memory], factor: float) -> list[str]:
+    """For a query that asks when: multiply the score of every memory that says when or for how long by `factor`
+    and re-sort; the boosted ids. "When did Nate get his turtles?" is answered by "I've had them for 3 years",
+    not by the turns that only talk about the turtles."""
+    return _rescale(scored, memories, factor, lambda m: mentions_time(m.content))
+
+
+def _rescale(
+    scored: list[tuple[float, str]], memories: Mapping[str, Memory], factor: float, applies: Callable[[Memory], bool]
+) -> list[str]:
+    """Multiply the score of each memory `applies` to by `factor`, re-sort `scored` in place; the ids changed."""
+    changed = [cid for _, cid in scored if (m := memories.get(cid)) is not None and applies(m)]
+    if changed:
+        chosen = set(changed)
+        scored[:] = sorted(
+            ((score * factor if cid in chosen else score, cid) for score, cid in scored),
+            key=lambda sc: (-sc[0], sc[1]),
+        )
+    return changed
+
+
 def _demote_questions(scored: list[tuple[float, str]], memories: Mapping[str, Memory], factor: float) -> list[str]:
     """Multiply the score of every memory that asks a question by `factor` and re-sort; the demoted ids.
 
     Runs after session neighbours joined, so the reply a question lifted (at `reply_factor` of its score) ranks
     above the question: a turn that asks holds less of an answer than the turn that answers it.
     """
-    demoted = [cid for _, cid in scored if (m := memories.get(cid)) is not None and asks_question(m.content)]
-    if demoted:
-        lowered = set(demoted)
-        scored[:] = sorted(
-            ((score * factor if cid in lowered else score, cid) for score, cid in scored),
-            key=lambda sc: (-sc[0], sc[1]),
-        )
-    return demoted
+    return _rescale(scored, memories, factor, lambda m: asks_question(m.content))
 
 
 def _candidate_rows(cands: list[Candidate]) -> list[dict[str, Any]]:
