@@ -234,6 +234,48 @@ def test_a_when_question_lifts_the_memory_that_dates_the_event(services: Service
     assert what.trace is not None and "time_answers" not in {s.stage for s in what.trace.stages}
 
 
+def test_what_the_named_person_said_is_lifted_by_the_entity_boost(services: Services, clock: ManualClock) -> None:
+    start = clock.now() - timedelta(days=5)
+    melanie = remember(services, "I take the pottery class in Lisbon", occurred_at=start, entities=["Melanie"])
+    caroline = remember(services, "I took a pottery class in Lisbon", occurred_at=start, entities=["Caroline"])
+    tuning = services.settings.recall
+    assert tuning.entity_boost > 0
+    query = "What pottery class did Caroline take in Lisbon?"
+    plain = tuning.model_copy(update={"entity_boost": 0.0})
+    recaller = RecallService(services.store, services.index, services.embedder, clock, plain, 0.0)
+    without = recaller.recall(NS, RecallQuery(query=query, explain=True))
+    assert without.trace is not None and "entities" not in {s.stage for s in without.trace.stages}
+
+    resp = services.recaller.recall(NS, RecallQuery(query=query, explain=True))
+    assert resp.trace is not None
+    stage = {s.stage: s for s in resp.trace.stages}["entities"]
+    assert stage.detail["boosted"] == [caroline] and stage.detail["factor"] == 1.0 + tuning.entity_boost
+    boosted, unboosted = {h.id: h.score for h in resp.results}, {h.id: h.score for h in without.results}
+    # (Ratios: the first recall counted an access of both memories, which the second one's scores carry.)
+    lift = (boosted[caroline] / boosted[melanie]) / (unboosted[caroline] / unboosted[melanie])
+    assert lift == pytest.approx(1.0 + tuning.entity_boost, rel=1e-3)
+
+
+def test_the_reply_to_the_named_person_keeps_its_share_of_the_unboosted_score(
+    services: Services, clock: ManualClock
+) -> None:
+    start = clock.now() - timedelta(days=3)
+    asked = remember(
+        services, "which pottery studio did you join in Lisbon?", session_id="s-7", occurred_at=start,
+        entities=["Melanie"],
+    )
+    answer = remember(
+        services, "the small one near the river, every Thursday", session_id="s-7",
+        occurred_at=start + timedelta(seconds=1), entities=["Caroline"],
+    )  # fmt: skip
+    tuning = services.settings.recall
+    resp = services.recaller.recall(NS, RecallQuery(query="Melanie's pottery studio in Lisbon"))
+    scores = {h.id: h.score for h in resp.results}
+    # The question was boosted (named) and demoted (asks) after its reply joined at reply_factor of its plain score.
+    factor = (1.0 + tuning.entity_boost) * tuning.question_factor / tuning.reply_factor
+    assert scores[asked] == pytest.approx(scores[answer] * factor, rel=1e-3)
+
+
 def test_the_turn_after_a_statement_joins_at_the_smaller_neighbour_factor(
     services: Services, clock: ManualClock
 ) -> None:

@@ -53,13 +53,11 @@ def final_score(memory: Memory, fused: float, as_of: datetime, tuning: RecallTun
     }
 
 
-def entity_factor(memory: Memory, query_words: set[str], tuning: RecallTuning) -> float:
-    """A memory about someone or something the query names (its entities, e.g. the speaker) ranks higher."""
-    if tuning.entity_boost <= 0 or not query_words:
-        return 1.0
+def names_an_entity(memory: Memory, query_words: set[str]) -> bool:
+    """Whether the query names one of the memory's entities (e.g. its speaker): a word of the entity's name is one
+    of the query's words."""
     entities = getattr(memory, "entities", None) or []
-    named = any(query_words.intersection(tokens(entity)) for entity in entities)
-    return 1.0 + tuning.entity_boost if named else 1.0
+    return any(query_words.intersection(tokens(entity)) for entity in entities)
 
 
 def session_factors(

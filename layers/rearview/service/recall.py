@@ -36,8 +36,8 @@ from rearview.service.fusion import FusionWeights, adaptive_weights, rrf, weight
 from rearview.service.ranking import (
     collapse_near_duplicates,
     cut_to_budget,
-    entity_factor,
     final_score,
+    names_an_entity,
     session_factors,
 )
 from rearview.service.time_expressions import parse_time_range, strip_time_expression
@@ -219,18 +219,16 @@ class RecallService:
             memories = self._store.get_many(namespace, list(fused))
             scored: list[tuple[float, str]] = []
             factors: dict[str, dict[str, float]] = {}
-            query_words = set(terms)
             by_session = session_factors(memories, fused, tuning)
             for cid, fscore in fused.items():
                 memory = memories.get(cid)
                 if memory is None:  # deleted between index and store read (eventual consistency on AWS)
                     continue
                 score, factors[cid] = final_score(memory, fscore, as_of, tuning)
-                entity = entity_factor(memory, query_words, tuning)
                 session = by_session.get(cid, 1.0)
                 in_range = boost_range is not None and boost_range[0] <= memory.occurred_at < boost_range[1]
-                score *= entity * session * (1.0 + tuning.time_expression_boost if in_range else 1.0)
-                factors[cid].update({"entity": round(entity, 4), "session": round(session, 4)})
+                score *= session * (1.0 + tuning.time_expression_boost if in_range else 1.0)
+                factors[cid]["session"] = round(session, 4)
                 scored.append((score, cid))
             scored.sort(key=lambda sc: (-sc[0], sc[1]))
             st.candidates = [{"id": cid, "score": round(s, 6), **factors[cid]} for s, cid in scored[:_TRACE_CANDIDATES]]
@@ -239,6 +237,14 @@ class RecallService:
             with tracer.stage("neighbours") as st:
                 added = self._add_session_neighbours(namespace, scored, memories, flt, tuning)
                 st.detail = {"hits": tuning.neighbour_hits, "factor": tuning.neighbour_factor, "added": added}
+
+        if tuning.entity_boost > 0 and scored and terms:
+            with tracer.stage("entities") as st:
+                # After the neighbours joined, so a hit's reply (often said by someone else) keeps its share of
+                # the hit's unboosted score: the boost ranks what the named person said above what was said to them.
+                words, factor = set(terms), 1.0 + tuning.entity_boost
+                lifted = _rescale(scored, memories, factor, lambda m: names_an_entity(m, words))
+                st.detail = {"factor": factor, "boosted": lifted[:_TRACE_CANDIDATES]}
 
         if tuning.time_answer_boost > 0 and scored and asks_when(q.query):
             with tracer.stage("time_answers") as st:
