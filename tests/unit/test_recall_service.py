@@ -261,7 +261,10 @@ def test_the_reply_to_the_named_person_keeps_its_share_of_the_unboosted_score(
 ) -> None:
     start = clock.now() - timedelta(days=3)
     asked = remember(
-        services, "which pottery studio did you join in Lisbon?", session_id="s-7", occurred_at=start,
+        services,
+        "which pottery studio did you join in Lisbon?",
+        session_id="s-7",
+        occurred_at=start,
         entities=["Melanie"],
     )
     answer = remember(
