@@ -201,13 +201,24 @@ CASES = [
     case("自去年以来", WED, "2023-01-01", "2024-03-13T15:30", "自去年以来"),
     case("从上周开始", WED, "2024-03-04", "2024-03-13T15:30", "从上周开始"),
     case("昨天之前", WED, "1970-01-01", "2024-03-12", "昨天之前"),
+    # ranges: from the start of the first bound to the end of the second
+    case(
+        "Where was John between August 11 and August 15 2023?",
+        WED,
+        "2023-08-11",
+        "2023-08-16",
+        "between August 11 and August 15 2023",
+    ),
+    case("what did we ship from March to May?", WED, "2023-03-01", "2023-06-01", "from March to May"),
+    case("between December 20 and January 5", WED, "2023-12-20", "2024-01-06", "between December 20 and January 5"),
+    case("where did I live between 2021 and 2022", WED, "2021-01-01", "2023-01-01", "between 2021 and 2022"),
+    case("from 3 days ago until yesterday", WED, "2024-03-10", "2024-03-13", "from 3 days ago until yesterday"),
+    case("从上周一到上周三我们做了什么", WED, "2024-03-04", "2024-03-07", "从上周一到上周三"),
 ]
 
 
 @pytest.mark.parametrize(("query", "as_of", "since", "until", "expression"), CASES)
-def test_resolves_time_expression(
-    query: str, as_of: datetime, since: str, until: str, expression: str
-) -> None:
+def test_resolves_time_expression(query: str, as_of: datetime, since: str, until: str, expression: str) -> None:
     rng = parse_time_range(query, as_of)
 
     assert rng is not None
@@ -225,6 +236,8 @@ NO_MATCH = [
     "This may take a while",
     "I will march on",
     "We counted 2023 people",
+    "I have 3 cats and 2023 was fun",
+    "I want to march to the river",
     "Who was the last person I met?",
     "I have 3 days of vacation left",
     "Call me tomorrow",

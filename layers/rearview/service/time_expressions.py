@@ -10,6 +10,8 @@ Conventions (all in UTC, the time zone of every stored memory):
 - a rolling window ("past 3 days", "最近三天", "earlier today") ends at `as_of`;
 - "since X" / "自X以来" runs from the start of X to `as_of`; "before X" / "X之前" from the epoch to the
   start of X;
+- "between X and Y" / "from X to Y" / "从X到Y" runs from the start of X to the end of Y; a first bound without a
+  year that would fall after the second takes the year before ("between December 20 and January 5");
 - a date without a year ("May 7", "5月7日", "in May") is the most recent such date or month not after `as_of`;
 - memory is about the past, so future words ("tomorrow", "next week", "下周") are not understood.
 
@@ -291,8 +293,13 @@ _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 # A bare month name or year is a date only after one of these ("in May", "since 2021"), so that "May I ask",
 # "the mayor" and "2023 people" are left alone.
 _DATE_LEAD = re.compile(
-    r"(?<![A-Za-z])(?:in|during|since|before|of|from|early|mid|late)[\s-]+$", re.IGNORECASE
+    r"(?<![A-Za-z])(?:in|during|since|before|of|from|between|until|till|through|early|mid|late)[\s-]+$",
+    re.IGNORECASE,
 )
+# The second bound of a range ("from March to May", "between 2021 and 2022"), after "between" or "from": a month
+# only when capitalised, so that "want to march" stays a verb.
+_DATE_LEAD_JOIN = re.compile(r"(?<![A-Za-z])(?:and|to)\s+$", re.IGNORECASE)
+_RANGE_OPENER_NEAR = re.compile(r"(?<![A-Za-z])(?:between|from)\s", re.IGNORECASE)
 _QUESTION_END = re.compile(r"\s*[?.!。？！]*\s*")
 _FOLLOWED_BY_NUMBER = re.compile(r"\s*(?:,|of)?\s*\d", re.IGNORECASE)
 
@@ -302,7 +309,13 @@ def _en(pattern: str) -> re.Pattern[str]:
 
 
 def _led_by_date_word(m: re.Match[str], ctx: _Context) -> bool:
-    return _DATE_LEAD.search(ctx.text[max(0, m.start() - 12) : m.start()]) is not None
+    head = ctx.text[max(0, m.start() - 12) : m.start()]
+    if _DATE_LEAD.search(head) is not None:
+        return True
+    first = m.group(0)[:1]
+    if not (first.isupper() or first.isdigit()) or _DATE_LEAD_JOIN.search(head) is None:
+        return False
+    return _RANGE_OPENER_NEAR.search(ctx.text[max(0, m.start() - 40) : m.start()]) is not None
 
 
 def _en_ago(m: re.Match[str], ctx: _Context) -> _Span:
@@ -376,11 +389,7 @@ def _earlier_today(_m: re.Match[str], ctx: _Context) -> _Span:
 
 _EN_RULES: list[_Rule] = [
     _Rule(
-        _en(
-            r"(?:the\s+)?(?:last|past|previous)\s+"
-            + _COUNT
-            + r"\s+(?P<unit>hours?|days?|weeks?|months?|years?)"
-        ),
+        _en(r"(?:the\s+)?(?:last|past|previous)\s+" + _COUNT + r"\s+(?P<unit>hours?|days?|weeks?|months?|years?)"),
         _en_window,
         _Kind.WINDOW,
     ),
@@ -391,9 +400,7 @@ _EN_RULES: list[_Rule] = [
     _Rule(_en(r"today|tonight|this\s+(?:morning|afternoon|evening)"), _fixed("day", 0), _Kind.PERIOD),
     # Days are UTC calendar days, so last night is yesterday, as tonight is today.
     _Rule(_en(r"yesterday|last\s+night"), _fixed("day", 1), _Kind.PERIOD),
-    _Rule(
-        _en(r"(?P<mod>this|last|previous)\s+(?P<unit>weekend|week|month|year)"), _en_calendar, _Kind.PERIOD
-    ),
+    _Rule(_en(r"(?P<mod>this|last|previous)\s+(?P<unit>weekend|week|month|year)"), _en_calendar, _Kind.PERIOD),
     _Rule(_en(r"(?:the\s+)?(?P<unit>week|month|year)\s+before\s+last"), _en_before_last, _Kind.PERIOD),
     _Rule(
         _en(r"(?:(?P<mod>last|this|previous)\s+)?(?P<weekday>" + "|".join(_WEEKDAYS) + ")"),
@@ -401,15 +408,11 @@ _EN_RULES: list[_Rule] = [
         _Kind.PERIOD,
     ),
     _Rule(
-        re.compile(
-            r"(?<![\d-])(?P<year>\d{4})(?P<sep>[-/])(?P<month>\d{1,2})(?P=sep)(?P<day>\d{1,2})(?![\d-])"
-        ),
+        re.compile(r"(?<![\d-])(?P<year>\d{4})(?P<sep>[-/])(?P<month>\d{1,2})(?P=sep)(?P<day>\d{1,2})(?![\d-])"),
         _iso_day,
         _Kind.PERIOD,
     ),
-    _Rule(
-        _en(r"(?:the\s+)?" + _DAY + r"(?:\s+of)?\s+" + _ANY_MONTH + r",?\s+" + _YEAR), _en_day, _Kind.PERIOD
-    ),
+    _Rule(_en(r"(?:the\s+)?" + _DAY + r"(?:\s+of)?\s+" + _ANY_MONTH + r",?\s+" + _YEAR), _en_day, _Kind.PERIOD),
     _Rule(_en(_ANY_MONTH + r"\s+" + _DAY + r",?\s+" + _YEAR), _en_day, _Kind.PERIOD),
     _Rule(_en(r"(?:the\s+)?" + _DAY + r"(?:\s+of)?\s+" + _ANY_MONTH), _en_day, _Kind.PERIOD),
     # Not followed by ":" so that a clock time ("May 7:30") is not read as a day.
@@ -583,6 +586,36 @@ def _better(new: _Candidate, best: _Candidate | None) -> bool:
     return (new.start, best.end - best.start, new.order) < (best.start, new.end - new.start, best.order)
 
 
+# "between X and Y", "from X to Y", "从X到Y": two expressions that bound one range.
+_RANGE_OPEN = re.compile(r"(?:(?<![A-Za-z])between\s+|从|在)$", re.IGNORECASE)
+_RANGE_OPEN_WORD = re.compile(r"from\s", re.IGNORECASE)
+_RANGE_JOIN = re.compile(r"\s*(?:and|to|until|till|through|thru|-|–|—|到|至)\s*$", re.IGNORECASE)
+
+
+def _between(text: str, candidates: list[_Candidate]) -> _Candidate | None:
+    """The first "between X and Y" / "from X to Y" / "从X到Y" in `text`: from the start of X to the end of Y.
+
+    A bound without a year takes Y's: "between December 20 and January 5, 2024" starts in December 2023."""
+    for i, first in enumerate(candidates):
+        head = text[max(0, first.start - _LOOK_BACK) : first.start]
+        opened = _RANGE_OPEN.search(head)
+        if opened is None and not _RANGE_OPEN_WORD.match(text, first.start):
+            continue
+        for second in candidates[i + 1 :]:
+            if second.start < first.end:
+                continue
+            if _RANGE_JOIN.fullmatch(text, first.end, second.start) is None:
+                break
+            since = first.since
+            if since >= second.until:
+                # The first bound was resolved against "now"; against the end of the range it is the year before.
+                earlier = parse_time_range(text[first.start : first.end], second.until - timedelta(microseconds=1))
+                since = earlier.since if earlier is not None else second.since
+            start = first.start - (len(opened.group(0)) if opened else 0)
+            return _Candidate(start, second.end, min(since, second.since), second.until, first.order)
+    return None
+
+
 def parse_time_range(text: str, as_of: datetime) -> TimeRange | None:
     """The time range named by the first (then longest) time expression in `text`, resolved against `as_of`.
 
@@ -592,6 +625,7 @@ def parse_time_range(text: str, as_of: datetime) -> TimeRange | None:
     now = as_utc(as_of)
     ctx = _Context(text=text, as_of=now, today=now.date())
     best: _Candidate | None = None
+    longest: dict[int, _Candidate] = {}  # the longest expression starting at each position
     for order, rule in enumerate(_RULES):
         for m in rule.pattern.finditer(text):
             try:
@@ -604,8 +638,13 @@ def parse_time_range(text: str, as_of: datetime) -> TimeRange | None:
             candidate = _candidate(rule, order, m, span, ctx)
             if _better(candidate, best):
                 best = candidate
+            if _better(candidate, longest.get(candidate.start)):
+                longest[candidate.start] = candidate
     if best is None:
         return None
+    ranged = _between(text, sorted(longest.values(), key=lambda c: c.start))
+    if ranged is not None and ranged.start <= best.start:
+        best = ranged
     return TimeRange(
         since=best.since,
         until=best.until,
