@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from rank_bm25 import BM25Okapi
@@ -41,8 +41,9 @@ from metrics import (
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
 from rearview.model import MemoryWrite, RecallQuery
-from rearview.ports import Candidate, MemoryFilter
-from rearview.settings import Settings
+from rearview.ports import Candidate, MemoryFilter, MemoryStore
+from rearview.service.recall import RecallService
+from rearview.settings import RecallTuning, Settings
 from rearview.text_analysis import query_terms
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -60,6 +61,21 @@ CATEGORY_R10_TARGET = 0.60
 METRIC_NAMES = ("R@5", "R@10", "R@25", "R@50", "Rall@10", "nDCG@10", "S@5")
 SYSTEMS = ("rearview", "bm25", "bm25-ws", "vector", "keyword")
 _WORD = re.compile(r"\w+")
+
+
+# --ablations: the pipeline again with one stage (or one choice) undone at a time, each against the defaults.
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "defaults (every stage)": {},
+    "no entity boost": {"entity_boost": 0.0},
+    "no time-answer boost": {"time_answer_boost": 0.0},
+    "no question demotion": {"question_factor": 1.0},
+    "no session neighbours": {"neighbour_hits": 0},
+    "no pseudo-relevance feedback": {"feedback_weight": 0.0},
+    "common names kept in vector query": {"common_entity_share": 0.0},
+    "no length prior": {"length_prior": 0.0},
+    "time expressions filter": {"time_expression_boost": 0.0},
+    "RRF instead of weighted fusion": {"fusion": "rrf"},
+}
 
 
 @dataclass(frozen=True)
@@ -310,6 +326,68 @@ class Bench:
         self.scored[system].append(Scored(q.qid, q.category, score(ranked, q, state), millis))
 
 
+class _AccessNotRecorded:
+    """The store as an ablation's recall sees it: every read passes through, but the access and recall counts are
+    not written, so each variant ranks over the counts the main run left, like the one before it."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def record_access(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def record_recall(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def run_ablations(
+    services: Services, clock: ManualClock, questions: Sequence[Question], states: dict[str, ConvState]
+) -> dict[str, list[Scored]]:
+    """Every question through recall once per ablation (the stored memories stay as the main run wrote them)."""
+    store = cast(MemoryStore, _AccessNotRecorded(services.store))
+    floor = services.recaller.relevance_floor
+    base = services.settings.recall.model_dump()
+    out: dict[str, list[Scored]] = {}
+    for name, change in ABLATIONS.items():
+        tuning = RecallTuning(**{**base, **change})
+        recaller = RecallService(store, services.index, services.embedder, clock, tuning, floor)
+        rows: list[Scored] = []
+        for q in questions:
+            clock.set(q.ask_ts)
+            started = time.perf_counter()
+            resp = recaller.recall(
+                f"locomo:{q.conv}",
+                RecallQuery(query=q.question, top_k=TOP_K, as_of=q.ask_ts, token_budget=TOKEN_BUDGET),
+            )
+            millis = (time.perf_counter() - started) * 1000
+            ranked = dedup_ids([h.id, *h.provenance, *h.collapsed] for h in resp.results)
+            rows.append(Scored(q.qid, q.category, score(ranked, q, states[q.conv]), millis))
+        out[name] = rows
+    return out
+
+
+def ablation_table(ablations: dict[str, dict[str, Any]]) -> str:
+    """One row an ablation: the overall figures, R@10's change against the defaults, and R@10 per category."""
+    defaults = next(iter(ablations.values()))["by_category"]["overall 1-5"]["R@10"]
+    rows: list[list[object]] = []
+    for name, result in ablations.items():
+        agg = result["by_category"]
+        overall = agg["overall 1-5"]
+        per_category = [agg[f"{c} {label}"]["R@10"] for c, label in CATEGORIES.items()]
+        rows.append(
+            [name, overall["R@10"], overall["R@10"] - defaults, overall["R@25"], overall["nDCG@10"], *per_category,
+             result["latency_ms"]["p50"]]
+        )  # fmt: skip
+    return format_table(
+        ["ablation", "R@10", "dR@10", "R@25", "nDCG@10", *(f"R@10 {label}" for label in CATEGORIES.values()), "p50 ms"],
+        rows,
+        title="== ablations: the pipeline with one stage undone (same store, access counts frozen) ==",
+    )
+
+
 def system_table(name: str, agg: dict[str, dict[str, float]]) -> str:
     rows = [[group, int(vals["n"]), *(vals[m] for m in METRIC_NAMES)] for group, vals in agg.items()]
     return format_table(["category", "n", *METRIC_NAMES], rows, title=f"== {name} ==")
@@ -325,19 +403,25 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
     services = build(settings, clock=clock)
     services.embedder.embed(["warm up the embedder before anything is timed"])
     bench = Bench(services, clock)
+    states: dict[str, ConvState] = {}
+    ablations: dict[str, list[Scored]] = {}
     try:
         for conv in convs:
             namespace = f"locomo:{conv}"
             turns = turns_by_conv[conv]
             conv_questions = [q for q in questions if q.conv == conv]
             started = time.perf_counter()
-            state = bench.ingest(namespace, turns)
+            state = states[conv] = bench.ingest(namespace, turns)
             ingested = time.perf_counter() - started
             bench.ask(namespace, conv_questions, turns, state)
             log(
                 f"{conv}: {len(turns)} turns in {ingested:.1f}s, {len(conv_questions)} questions in "
                 f"{time.perf_counter() - started - ingested:.1f}s"
             )
+        if args.ablations:
+            started = time.perf_counter()
+            ablations = run_ablations(services, clock, [q for q in questions if q.conv in states], states)
+            log(f"ablations: {len(ABLATIONS)} runs in {time.perf_counter() - started:.1f}s")
     finally:
         services.close()
 
@@ -380,6 +464,10 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
         "parsed": len(parsed),
         "by_system": subset,
         "parsed_questions": bench.time_parsed,
+    }
+    results["ablations"] = {
+        name: {"by_category": aggregate(rows), "latency_ms": latency(rows), "change": ABLATIONS[name]}
+        for name, rows in ablations.items()
     }
     results["per_question"] = [
         {
@@ -484,6 +572,9 @@ def report(results: dict[str, Any]) -> str:
     examples = list(te["parsed_questions"].values())[:5]
     for ex in examples:
         out.append(f"  e.g. {ex['question']!r} -> {ex['expression']!r} [{ex['since']} .. {ex['until']}]")
+    if results["ablations"]:
+        out.append("")
+        out.append(ablation_table(results["ablations"]))
     return "\n".join(out)
 
 
@@ -494,6 +585,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--limit-convs", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--data-dir", type=Path, default=None, help="where the SQLite file goes (default a temp dir)")
     parser.add_argument("--json-out", type=Path, default=None, help="write every figure as JSON here")
+    parser.add_argument(
+        "--ablations", action="store_true", help="also run recall once per ablation (ABLATIONS) and print their table"
+    )
     return parser.parse_args(argv)
 
 

@@ -125,6 +125,11 @@ class RecallService:
         # 0 for an index that is consistent with the store (SQLite: same transaction); the AWS index lags.
         self._freshness_seconds = freshness_seconds
 
+    @property
+    def relevance_floor(self) -> float:
+        """Below this relevance of its best candidate, a recall answers no_relevant_memory."""
+        return self._floor
+
     def recall(self, namespace: str, q: RecallQuery) -> RecallResponse:
         validate_namespace(namespace)
         started = time.perf_counter()
