@@ -232,8 +232,10 @@ def strip_names(text: str, names: Iterable[str]) -> str:
     itself when nothing would be left to search for."""
     stripped = text
     for name in sorted({n.strip() for n in names if n.strip()}, key=len, reverse=True):
-        pattern = r"(?<!\w)" + re.escape(name) + r"(?:['\u2019]s)?(?!\w)"
-        stripped = re.sub(pattern, " ", stripped, flags=re.IGNORECASE)
+        # Whole words; a CJK name has no spaces around it ("卡罗琳说她…"), so its CJK ends need no boundary.
+        before = "" if is_cjk(name[0]) else r"(?<!\w)"
+        after = "" if is_cjk(name[-1]) else r"(?:['\u2019]s)?(?!\w)"
+        stripped = re.sub(before + re.escape(name) + after, " ", stripped, flags=re.IGNORECASE)
     stripped = re.sub(r"\s+([?!.,;:])", r"\1", re.sub(r"\s+", " ", stripped)).strip()
     return stripped if query_terms(stripped) else text
 

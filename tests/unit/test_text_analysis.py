@@ -303,6 +303,8 @@ def test_mentions_time_finds_dates_durations_and_relative_days(text: str, mentio
         ("Timothy and Tim", ["Tim"], "Timothy and"),
         ("Tim?", ["Tim"], "Tim?"),
         ("What did Tim say?", [], "What did Tim say?"),
+        ("卡罗琳说她去了哪里？", ["卡罗琳"], "说她去了哪里？"),
+        ("Was hat 卡罗琳 gesagt?", ["卡罗琳"], "Was hat gesagt?"),
     ],
 )
 def test_strip_names_removes_whole_names_and_possessives(text: str, names: list[str], expected: str) -> None:
