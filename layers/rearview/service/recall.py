@@ -1,5 +1,6 @@
-"""Recall, the product: filters -> keyword and vector candidates -> fusion -> decay and boosts -> collapse ->
-token budget -> the no-relevant-memory verdict. Every stage is timed and, with `explain`, reported."""
+"""Recall, the product: filters -> keyword and vector candidates -> fusion (-> pseudo-relevance feedback) -> decay
+and boosts -> session neighbours -> named entities, time answers, questions -> collapse -> token budget -> the
+no-relevant-memory verdict. Every stage is timed and, with `explain`, reported."""
 
 from __future__ import annotations
 
