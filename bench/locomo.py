@@ -40,7 +40,7 @@ from metrics import (
 )
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
-from rearview.model import MemoryWrite, RecallQuery
+from rearview.model import MemoryWrite, RecallQuery, RecallResponse
 from rearview.ports import Candidate, MemoryFilter, MemoryStore
 from rearview.service.recall import RecallService
 from rearview.settings import RecallTuning, Settings
@@ -212,6 +212,26 @@ def ids_of(cands: Sequence[Candidate]) -> list[str]:
     return dedup_ids([c.id] for c in cands)
 
 
+def namespace_of(conv: str) -> str:
+    """One namespace per conversation, as the protocol asks."""
+    return f"locomo:{conv}"
+
+
+def ask_recall(
+    recaller: RecallService, q: Question, parse_time: bool = True
+) -> tuple[RecallResponse, list[str], float]:
+    """One question through Rearview's recall as the protocol asks it (verbatim, as of ask_ts, top 50, a budget
+    that never cuts): the response, the ranked ids (a result stands for its provenance and what collapsed into it),
+    and the milliseconds it took."""
+    started = time.perf_counter()
+    resp = recaller.recall(
+        namespace_of(q.conv),
+        RecallQuery(query=q.question, top_k=TOP_K, as_of=q.ask_ts, token_budget=TOKEN_BUDGET, parse_time=parse_time),
+    )
+    millis = (time.perf_counter() - started) * 1000
+    return resp, dedup_ids([h.id, *h.provenance, *h.collapsed] for h in resp.results), millis
+
+
 class Bench:
     """Ingests and asks, conversation by conversation, keeping every system's scores."""
 
@@ -274,13 +294,7 @@ class Bench:
         for q in questions:
             self.clock.set(q.ask_ts)
 
-            started = time.perf_counter()
-            resp = self.s.recaller.recall(
-                namespace,
-                RecallQuery(query=q.question, top_k=TOP_K, as_of=q.ask_ts, token_budget=TOKEN_BUDGET),
-            )
-            millis = (time.perf_counter() - started) * 1000
-            ranked = dedup_ids([h.id, *h.provenance, *h.collapsed] for h in resp.results)
+            resp, ranked, millis = ask_recall(self.s.recaller, q)
             self._keep("rearview", q, ranked, state, millis)
             self.no_relevant += int(resp.no_relevant_memory)
             if resp.time_range is not None:
@@ -315,11 +329,7 @@ class Bench:
         for q in questions:
             if q.qid not in self.time_parsed:
                 continue
-            resp = self.s.recaller.recall(
-                namespace,
-                RecallQuery(query=q.question, top_k=TOP_K, as_of=q.ask_ts, token_budget=TOKEN_BUDGET, parse_time=False),
-            )
-            ranked = dedup_ids([h.id, *h.provenance, *h.collapsed] for h in resp.results)
+            _, ranked, _ = ask_recall(self.s.recaller, q, parse_time=False)
             self.time_unparsed_rerun.append(Scored(q.qid, q.category, score(ranked, q, state), 0.0))
 
     def _keep(self, system: str, q: Question, ranked: list[str], state: ConvState, millis: float) -> None:
@@ -357,13 +367,7 @@ def run_ablations(
         rows: list[Scored] = []
         for q in questions:
             clock.set(q.ask_ts)
-            started = time.perf_counter()
-            resp = recaller.recall(
-                f"locomo:{q.conv}",
-                RecallQuery(query=q.question, top_k=TOP_K, as_of=q.ask_ts, token_budget=TOKEN_BUDGET),
-            )
-            millis = (time.perf_counter() - started) * 1000
-            ranked = dedup_ids([h.id, *h.provenance, *h.collapsed] for h in resp.results)
+            _, ranked, millis = ask_recall(recaller, q)
             rows.append(Scored(q.qid, q.category, score(ranked, q, states[q.conv]), millis))
         out[name] = rows
     return out
@@ -407,7 +411,7 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
     ablations: dict[str, list[Scored]] = {}
     try:
         for conv in convs:
-            namespace = f"locomo:{conv}"
+            namespace = namespace_of(conv)
             turns = turns_by_conv[conv]
             conv_questions = [q for q in questions if q.conv == conv]
             started = time.perf_counter()
