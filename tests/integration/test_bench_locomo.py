@@ -31,6 +31,9 @@ QUESTIONS = [
     ("q4", "What is the name of Caroline's dog?", 1, ["D2:2"], [2]),
     ("q5", "Who did Caroline meet in Tokyo?", 3, [], []),  # no gold: skipped
 ]
+# The audit's corrected evidence (`gold_dia_ids_audited`) where it has any: q2 has no such key (the original stands),
+# the audit leaves q3 without evidence, and moves q4's to a turn that no system can return.
+AUDITED = {"q1": ["D1:1", "D1:3"], "q3": [], "q4": ["D9:9"]}
 
 
 @pytest.fixture
@@ -53,6 +56,8 @@ def data_dir(tmp_path: Path) -> Path:
                 "gold_dia_ids": gold,
                 "gold_sessions": sessions,
             }
+            if qid in AUDITED:
+                row["gold_dia_ids_audited"] = AUDITED[qid]
             f.write(json.dumps(row) + "\n")
     return folder
 
@@ -79,6 +84,14 @@ def test_the_benchmark_scores_every_system_and_each_ablation(
         assert overall["n"] == 4 and 0.0 <= overall["R@10"] <= 1.0
     # Seven turns and top_k 50: every system that returns anything finds all the gold within its top 10.
     assert results["systems"]["rearview"]["by_category"]["overall 1-5"]["R@10"] == 1.0
+    # On the audited evidence: q3 drops out, q4's corrected turn is found by nobody.
+    audited = results["audited_evidence"]
+    assert audited["questions_changed"] == 2
+    for system in locomo.SYSTEMS:
+        overall = audited["systems"][system]["overall 1-5"]
+        assert overall["n"] == 3, system
+    assert audited["systems"]["rearview"]["overall 1-5"]["R@10"] == pytest.approx(2 / 3)
+    assert "== on the audited evidence (gold_dia_ids_audited, 2 questions' evidence corrected" in report
 
     assert list(results["ablations"]) == list(locomo.ABLATIONS)
     for name, ablation in results["ablations"].items():
