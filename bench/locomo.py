@@ -66,6 +66,7 @@ _WORD = re.compile(r"\w+")
 # --ablations: the pipeline again with one stage (or one choice) undone at a time, each against the defaults.
 ABLATIONS: dict[str, dict[str, Any]] = {
     "defaults (every stage)": {},
+    "no keyword context": {"context_weight": 0.0},
     "no entity boost": {"entity_boost": 0.0},
     "no time-answer boost": {"time_answer_boost": 0.0},
     "no question demotion": {"question_factor": 1.0},

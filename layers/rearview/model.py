@@ -102,6 +102,9 @@ class Episode(_Stored):
     outcome: str | None = None
     session_id: str | None = None
     consolidated: bool = False
+    # The text of the turn(s) just before this one in its session, set by the write path (write.context_turns):
+    # keyword search matches it at a lower weight (recall.context_weight), so a reply is found by its question.
+    context: str = ""
 
 
 class Fact(_Stored):

@@ -177,9 +177,13 @@ class SearchIndex(Protocol):
     """The read side of search: the two primitive candidate lists that the core fuses.
 
     Both honour the namespace and every condition of the filter; scores are raw (BM25 >= 0, cosine in [-1, 1]).
+    Keyword search matches an episode's own text and, with `context_weight` > 0, its `context` too, scoring the
+    text's BM25 plus the context's times the weight; at 0 only the memory's own text matches.
     """
 
-    def keyword_search(self, namespace: str, text: str, flt: MemoryFilter, limit: int) -> list[Candidate]: ...
+    def keyword_search(
+        self, namespace: str, text: str, flt: MemoryFilter, limit: int, context_weight: float = 0.0
+    ) -> list[Candidate]: ...
     def vector_search(self, namespace: str, vector: np.ndarray, flt: MemoryFilter, limit: int) -> list[Candidate]: ...
 
 
@@ -188,7 +192,13 @@ class HybridSearch(Protocol):
     """An index that answers both primitive searches in one round trip (OpenSearch's msearch)."""
 
     def hybrid_search(
-        self, namespace: str, text: str, vector: np.ndarray, flt: MemoryFilter, limit: int
+        self,
+        namespace: str,
+        text: str,
+        vector: np.ndarray,
+        flt: MemoryFilter,
+        limit: int,
+        context_weight: float = 0.0,
     ) -> tuple[list[Candidate], list[Candidate]]:
         """(keyword candidates, vector candidates), each as the separate searches would return them."""
         ...

@@ -105,6 +105,25 @@ def test_keyword_search_covers_entities_and_tags(backend: Backend) -> None:
     assert _ids(backend.index.keyword_search("acme", "marathon", MemoryFilter(), 10)) == ["tag"]
 
 
+def test_keyword_search_matches_an_episodes_context_below_its_own_text(backend: Backend) -> None:
+    reply = make_episode("acme", "reply", "I've had them for three years now", context="How long have you had turtles?")
+    backend.write(
+        "acme",
+        reply,
+        make_episode("acme", "own", "My turtles love the new tank"),
+        make_episode("acme", "other", "Cooked pasta for dinner", context="What did you eat?"),
+    )
+
+    found = backend.index.keyword_search("acme", "turtles", MemoryFilter(), 10, context_weight=0.4)
+
+    assert _ids(found) == ["own", "reply"]  # the context counts, at less than the memory's own words
+    assert backend.store.get("acme", "reply") == reply
+    assert _ids(backend.index.keyword_search("acme", "turtles", MemoryFilter(), 10)) == ["own"]  # weight 0
+
+    backend.write("acme", reply.model_copy(update={"context": "", "version": 2}))
+    assert _ids(backend.index.keyword_search("acme", "turtles", MemoryFilter(), 10, context_weight=0.4)) == ["own"]
+
+
 def test_keyword_search_searches_both_layers(backend: Backend) -> None:
     backend.write(
         "acme",

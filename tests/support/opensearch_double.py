@@ -12,8 +12,9 @@ double does not check):
   `POST /<index>/_delete_by_query`, `POST /<index>/_refresh`.
 - `POST /<index>/_search` and `POST [/<index>]/_msearch` with bodies of `size`, `track_total_hits`, `_source`
   (a field list or false) and `query`: `bool` (must, filter, must_not, should, minimum_should_match), `match`
-  (OR of the analysed terms), `term`, `terms`, `range` (gte/gt/lt/lte), and a top-level `knn` with `vector`,
-  `k` and an efficient `filter`; `aggs` of `terms` aggregations on keyword fields (`field`, `size`).
+  (OR of the analysed terms; `boost` multiplies its score), `term`, `terms`, `range` (gte/gt/lt/lte), and a
+  top-level `knn` with `vector`, `k` and an efficient `filter`; `aggs` of `terms` aggregations on keyword fields
+  (`field`, `size`).
 - Documents are checked against the strict mapping (unknown fields, wrong types, wrong vector dimension).
 
 How it computes:
@@ -455,8 +456,9 @@ class _Searcher:
             raise _bad(f"match: the double only matches text fields, [{name}] is not one")
         if isinstance(params, str):
             params = {"query": params}
-        if set(params) - {"query", "operator"} or params.get("operator", "or").lower() != "or":
+        if set(params) - {"query", "operator", "boost"} or params.get("operator", "or").lower() != "or":
             raise _bad(f"match: unsupported parameters {params}")
+        boost = float(params.get("boost", 1.0))
         query_terms = analyze(params["query"])
         stats = self._field_stats(name)
 
@@ -475,7 +477,7 @@ class _Searcher:
                 idf = math.log(1.0 + (n_docs - df[term] + 0.5) / (df[term] + 0.5))
                 norm = BM25_K1 * (1.0 - BM25_B + BM25_B * len(doc_terms) / avg_len)
                 total += idf * tf / (tf + norm)
-            return total
+            return boost * total
 
         return matcher, scorer
 

@@ -7,13 +7,14 @@ from rearview.clock import ManualClock
 from rearview.errors import InvalidInput, NotFound
 from rearview.model import (
     ConsolidateRequest,
+    Episode,
     Fact,
     ForgetRequest,
     MemoryWrite,
     RecallQuery,
     WorkingWrite,
 )
-from rearview.ports import ChangeSet
+from rearview.ports import ChangeSet, MemoryFilter
 
 pytestmark = pytest.mark.unit
 NS = "acme:u-42"
@@ -151,3 +152,31 @@ def test_stats(services: Services) -> None:
     assert stats.counts["episodic"] == 1 and stats.counts["semantic"] == 1 and stats.counts["working"] == 1
     assert stats.recall_count == 2 and stats.recall_hits == 1 and stats.hit_rate == pytest.approx(0.5)
     assert stats.last_write_at is not None
+
+
+def test_a_forgotten_turn_leaves_the_context_of_the_turns_after_it(services: Services, clock: ManualClock) -> None:
+    t = clock.now() - timedelta(hours=1)
+
+    def turn(content: str, seconds: int, session: str = "s-1") -> str:
+        return remember(services, content, session_id=session, occurred_at=t + timedelta(seconds=seconds))
+
+    question = turn("Did the vet say anything about Pixie's allergy?", 0)
+    reply = turn("She needs a grain free diet from now on", 1)
+    later = turn("Pixie hated the new food at first", 2)
+    other = turn("The vet is open until six on Fridays", 0, session="s-2")
+    stored = services.store.get(NS, reply)
+    assert isinstance(stored, Episode) and "allergy" in stored.context
+    assert any(
+        c.id == reply for c in services.index.keyword_search(NS, "allergy", MemoryFilter(), 10, context_weight=0.4)
+    )
+
+    services.forgetter.forget(NS, ForgetRequest(ids=[question]))
+
+    stored = services.store.get(NS, reply)
+    assert isinstance(stored, Episode) and stored.context == "" and stored.version == 2
+    assert services.index.keyword_search(NS, "allergy", MemoryFilter(), 10, context_weight=0.4) == []
+    # The turn after the reply keeps the reply as its context; another session is not touched.
+    kept = services.store.get(NS, later)
+    assert isinstance(kept, Episode) and kept.context == "She needs a grain free diet from now on" and kept.version == 1
+    untouched = services.store.get(NS, other)
+    assert untouched is not None and untouched.version == 1

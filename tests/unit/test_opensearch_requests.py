@@ -111,6 +111,7 @@ def test_index_mapping_is_exactly_the_documented_one() -> None:
                 "occurred_at": {"type": "date_nanos"},
                 "version": {"type": "long"},
                 "search_text": {"type": "text", "analyzer": "rearview_text"},
+                "context": {"type": "text", "analyzer": "rearview_text"},
                 "vector": {
                     "type": "knn_vector",
                     "dimension": 512,
@@ -137,6 +138,7 @@ def test_an_episode_document_carries_every_filtered_field_and_a_unit_vector() ->
         entities=["Dana", "Lisbon office"],
         event_type="meeting",
         session_id="s-9",
+        context="Who did you see in Portugal?",
         consolidated=True,
         version=3,
         occurred_at=datetime(2026, 1, 31, 23, 59, 59, 999999, tzinfo=UTC),
@@ -157,6 +159,7 @@ def test_an_episode_document_carries_every_filtered_field_and_a_unit_vector() ->
         "event_type": "meeting",
         "session_id": "s-9",
         "consolidated": True,
+        "context": "Who did you see in Portugal?",
         "vector": [0.6, 0.8],
     }
 
@@ -282,10 +285,10 @@ def test_filter_clauses(flt: MemoryFilter, expected: list[dict[str, Any]] | None
     assert filter_clauses("acme", flt) == expected
 
 
-def test_keyword_query_matches_the_query_terms_without_stop_words() -> None:
+def test_keyword_query_matches_the_query_terms_without_stop_words_in_the_text_or_the_context() -> None:
     flt = MemoryFilter(tags=("travel",))
 
-    body = keyword_query("acme", "What did I do on the hiking trip to 北京?", flt, 25)
+    body = keyword_query("acme", "What did I do on the hiking trip to 北京?", flt, 25, context_weight=0.4)
 
     assert body == {
         "size": 25,
@@ -293,10 +296,24 @@ def test_keyword_query_matches_the_query_terms_without_stop_words() -> None:
         "_source": SOURCE,
         "query": {
             "bool": {
-                "must": [{"match": {"search_text": {"query": "hiking trip 北京"}}}],
+                "should": [
+                    {"match": {"search_text": {"query": "hiking trip 北京"}}},
+                    {"match": {"context": {"query": "hiking trip 北京", "boost": 0.4}}},
+                ],
+                "minimum_should_match": 1,
                 "filter": [NS, BOTH, {"terms": {"tags": ["travel"]}}, NOT_SUPERSEDED],
             }
         },
+    }
+
+
+def test_keyword_query_without_context_weight_matches_the_text_only() -> None:
+    body = keyword_query("acme", "hiking trip", MemoryFilter(), 10, context_weight=0.0)
+
+    assert body is not None
+    assert body["query"]["bool"] == {
+        "must": [{"match": {"search_text": {"query": "hiking trip"}}}],
+        "filter": [NS, BOTH, NOT_SUPERSEDED],
     }
 
 

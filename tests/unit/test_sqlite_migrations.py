@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 import sqlite3
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from rearview.adapters.sqlite_store import MIGRATIONS, SCHEMA_VERSION, SqliteDatabase
+from rearview.adapters.sqlite_store import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    SqliteDatabase,
+    SqliteMemoryStore,
+    SqliteSearchIndex,
+    namespace_token,
+)
 from rearview.errors import ConfigurationError, EmbeddingMismatch
+from rearview.model import Episode
+from rearview.ports import ChangeSet, MemoryFilter
 
 pytestmark = pytest.mark.unit
+
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 
 def _open(
@@ -119,3 +131,37 @@ def test_in_data_dir_opens_rearview_db(tmp_path: Path) -> None:
     with SqliteDatabase.in_data_dir(tmp_path / "data", embedder_name="e", dim=8) as db:
         assert db.path == tmp_path / "data" / "rearview.db"
     assert (tmp_path / "data" / "rearview.db").exists()
+
+
+def test_migration_4_indexes_the_context_of_episodes_and_keeps_the_old_ones_searchable(tmp_path: Path) -> None:
+    path = tmp_path / "rearview.db"
+    with _open(path, migrations=MIGRATIONS[:3]) as db:  # a database written before contextual keyword search
+        db.connection().execute(
+            "INSERT INTO episodes (namespace, id, ns_token, content, tags_json, importance, access_count, "
+            "created_at, confirmations, redacted, version, occurred_at, entities_json, consolidated, search_text) "
+            "VALUES ('acme', 'old', ?, 'Adopted a turtle', '[]', 0.5, 0, 0, 1, 0, 1, 0, '[]', 0, 'adopted a turtle')",
+            (namespace_token("acme"),),
+        )
+
+    with _open(path) as db:
+        store, index = SqliteMemoryStore(db), SqliteSearchIndex(db)
+        old = store.get("acme", "old")
+        assert isinstance(old, Episode) and old.context == ""
+        new = Episode(
+            id="new",
+            namespace="acme",
+            content="Three years now",
+            context="How long have you had the turtle?",
+            occurred_at=T0,
+            created_at=T0,
+        )
+        store.apply("acme", ChangeSet(upserts=[(new, None)]))
+
+        assert [c.id for c in index.keyword_search("acme", "turtle", MemoryFilter(), 10, context_weight=0.4)] == [
+            "old",
+            "new",
+        ]
+        assert [c.id for c in index.keyword_search("acme", "adopted", MemoryFilter(), 10, context_weight=0.4)] == [
+            "old"
+        ]
+        assert store.get("acme", "new") == new

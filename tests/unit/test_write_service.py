@@ -2,10 +2,12 @@ from datetime import timedelta
 
 import pytest
 
-from rearview.bootstrap import Services
+from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
 from rearview.errors import InvalidInput
 from rearview.model import Episode, Fact, MemoryWrite, RecallQuery
+from rearview.ports import MemoryFilter
+from rearview.settings import Settings, WriteTuning
 
 pytestmark = pytest.mark.unit
 NS = "acme:u-42"
@@ -144,3 +146,41 @@ def test_a_short_reply_is_not_merged_into_the_question_it_answers(services: Serv
     q = services.writer.write(NS, ep("Did you finally book the ferry to Naxos for the summer trip?", session_id="s-9"))
     a = services.writer.write(NS, ep("Yes, booked it yesterday!", session_id="s-9"))
     assert q.status == "stored" and a.status == "stored" and a.id != q.id
+
+
+def test_an_episode_keeps_the_turn_before_it_in_its_session_as_context(services: Services, clock: ManualClock) -> None:
+    t = clock.now()
+    first = services.writer.write(NS, ep("How long have you had the turtles?", session_id="s-7", occurred_at=t))
+    # In one batch, the earlier item of the batch is the context of the later one; a stored turn of the session is
+    # the context of the batch's first; another session and a memory without a session have none.
+    batch = services.writer.write_batch(
+        NS,
+        [
+            ep("Three years now, since the move", session_id="s-7", occurred_at=t + timedelta(seconds=1)),
+            ep("They eat lettuce and worms every day", session_id="s-7", occurred_at=t + timedelta(seconds=2)),
+            ep("The ferry to Naxos leaves at noon", session_id="s-8", occurred_at=t + timedelta(seconds=3)),
+            ep("Renewed the passport at the consulate", occurred_at=t + timedelta(seconds=4)),
+        ],
+    )
+    contexts = [services.store.get(NS, r.id) for r in [first, *batch]]
+    assert [c.context for c in contexts if isinstance(c, Episode)] == [
+        "",
+        "How long have you had the turtles?",
+        "Three years now, since the move",
+        "",
+        "",
+    ]
+    # ... and keyword search finds the reply through the question it answers, below the question itself.
+    found = services.index.keyword_search(NS, "turtles", MemoryFilter(), 10, context_weight=0.4)
+    assert [c.id for c in found] == [first.id, batch[0].id]
+
+
+def test_without_context_turns_an_episode_has_no_context(settings: Settings, clock: ManualClock) -> None:
+    services = build(settings.model_copy(update={"write": WriteTuning(context_turns=0)}), clock=clock)
+    try:
+        services.writer.write(NS, ep("How long have you had the turtles?", session_id="s-7"))
+        reply = services.writer.write(NS, ep("Three years now, since the move", session_id="s-7"))
+        stored = services.store.get(NS, reply.id)
+        assert isinstance(stored, Episode) and stored.context == ""
+    finally:
+        services.close()

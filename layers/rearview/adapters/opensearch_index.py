@@ -47,6 +47,8 @@ if TYPE_CHECKING:
 
 ANALYZER = "rearview_text"
 TEXT_FIELD = "search_text"
+# An episode's context (the turn before it in its session), matched at a lower weight (recall.context_weight).
+CONTEXT_FIELD = "context"
 VECTOR_FIELD = "vector"
 # Fields a search returns: enough to name the memory and to collapse duplicates.
 SOURCE_FIELDS = ["memory_id", "layer", "version"]
@@ -141,6 +143,7 @@ def index_mapping(dim: int) -> dict[str, Any]:
                 "occurred_at": {"type": "date_nanos"},
                 "version": {"type": "long"},
                 TEXT_FIELD: {"type": "text", "analyzer": ANALYZER},
+                CONTEXT_FIELD: {"type": "text", "analyzer": ANALYZER},
                 VECTOR_FIELD: {
                     "type": "knn_vector",
                     "dimension": dim,
@@ -192,6 +195,8 @@ def index_document(memory: Memory, vector: np.ndarray | Sequence[float] | None) 
         if memory.session_id is not None:
             doc["session_id"] = memory.session_id
         doc["consolidated"] = memory.consolidated
+        if memory.context:
+            doc[CONTEXT_FIELD] = memory.context
     else:
         doc["status"] = memory.status
     unit = None if vector is None else unit_vector(vector)
@@ -253,20 +258,36 @@ def filter_clauses(namespace: str, flt: MemoryFilter) -> list[dict[str, Any]] | 
     return clauses
 
 
-def keyword_query(namespace: str, text: str, flt: MemoryFilter, limit: int) -> dict[str, Any] | None:
+def keyword_query(
+    namespace: str, text: str, flt: MemoryFilter, limit: int, context_weight: float = 0.0
+) -> dict[str, Any] | None:
     """The `_search` body of a keyword (BM25) search; None when it cannot find anything.
 
-    Any query term matches (`match`'s default OR); the terms are `query_terms(text)` (stop words removed).
+    Any query term matches (`match`'s default OR); the terms are `query_terms(text)` (stop words removed). With a
+    `context_weight` above 0 a memory matches in its text or in its context, scored as the text's BM25 plus the
+    context's times the weight (SQLite's bm25() with column weights does the same).
     """
     terms = query_terms(text)[:MAX_QUERY_TERMS]
     clauses = filter_clauses(namespace, flt)
     if not terms or clauses is None or limit <= 0:
         return None
+    query = " ".join(terms)
+    matches: dict[str, Any]
+    if context_weight > 0:
+        matches = {
+            "should": [
+                {"match": {TEXT_FIELD: {"query": query}}},
+                {"match": {CONTEXT_FIELD: {"query": query, "boost": context_weight}}},
+            ],
+            "minimum_should_match": 1,
+        }
+    else:
+        matches = {"must": [{"match": {TEXT_FIELD: {"query": query}}}]}
     return {
         "size": limit,
         "track_total_hits": False,
         "_source": SOURCE_FIELDS,
-        "query": {"bool": {"must": [{"match": {TEXT_FIELD: {"query": " ".join(terms)}}}], "filter": clauses}},
+        "query": {"bool": {**matches, "filter": clauses}},
     }
 
 
@@ -282,9 +303,7 @@ def knn_query(namespace: str, vector: Sequence[float], flt: MemoryFilter, limit:
         "size": limit,
         "track_total_hits": False,
         "_source": SOURCE_FIELDS,
-        "query": {
-            "knn": {VECTOR_FIELD: {"vector": list(vector), "k": limit, "filter": {"bool": {"filter": clauses}}}}
-        },
+        "query": {"knn": {VECTOR_FIELD: {"vector": list(vector), "k": limit, "filter": {"bool": {"filter": clauses}}}}},
     }
 
 
@@ -612,9 +631,11 @@ class OpenSearchIndex:
             raise InvalidInput(f"vector: expected dimension {self.dim}, got {array.shape[0]}", field="vector")
         return unit_vector(array)
 
-    def keyword_search(self, namespace: str, text: str, flt: MemoryFilter, limit: int) -> list[Candidate]:
+    def keyword_search(
+        self, namespace: str, text: str, flt: MemoryFilter, limit: int, context_weight: float = 0.0
+    ) -> list[Candidate]:
         """BM25 candidates (raw `_score`), best first; [] when the text has no content words."""
-        body = keyword_query(namespace, text, flt, limit)
+        body = keyword_query(namespace, text, flt, limit, context_weight)
         if body is None:
             return []
         response = self.client.search(index=self.index_name, body=body)
@@ -630,12 +651,18 @@ class OpenSearchIndex:
         return candidates_from_hits(response["hits"]["hits"], vector=True, limit=limit)
 
     def hybrid_search(
-        self, namespace: str, text: str, vector: np.ndarray, flt: MemoryFilter, limit: int
+        self,
+        namespace: str,
+        text: str,
+        vector: np.ndarray,
+        flt: MemoryFilter,
+        limit: int,
+        context_weight: float = 0.0,
     ) -> tuple[list[Candidate], list[Candidate]]:
         """Both candidate lists, (keyword, vector), from one `_msearch` round trip."""
         unit = self._unit_query(vector)
         searches: list[tuple[str, dict[str, Any]]] = []
-        keyword_body = keyword_query(namespace, text, flt, limit)
+        keyword_body = keyword_query(namespace, text, flt, limit, context_weight)
         if keyword_body is not None:
             searches.append(("keyword", keyword_body))
         vector_body = None if unit is None else knn_query(namespace, unit.tolist(), flt, limit)

@@ -7,8 +7,9 @@ Layout of `<data_dir>/rearview.db`:
 - `episodes`, `facts`: one row per memory, integer `ref` (rowid, AUTOINCREMENT so refs only grow) plus a
   unique (namespace, id); lists as JSON, datetimes as UTC epoch seconds (REAL), vectors as float32 BLOBs, and
   `search_text`, the analysed text (`text_analysis.index_text`) that FTS5 indexes.
-- `fts_episodes`, `fts_facts`: external-content FTS5 tables over (`ns_token`, `search_text`), kept in sync by
-  triggers, so a write is indexed in the same transaction. `ns_token` is the namespace as one safe token.
+- `fts_episodes`, `fts_facts`: external-content FTS5 tables over (`ns_token`, `search_text`, and for episodes
+  `context_text`, the analysed `context`), kept in sync by triggers, so a write is indexed in the same
+  transaction. `ns_token` is the namespace as one safe token.
 - `memory_tags`, `fact_sources`: tags and fact provenance exploded by triggers, so "any of these tags" and
   "facts citing these episodes" are index lookups instead of JSON scans.
 - `namespace_state`: per-namespace write generation (bumped by every `apply`), last write time, recall
@@ -217,8 +218,46 @@ CREATE TABLE api_keys (
 # recent_episodes() reads by creation time (read-your-writes in recall); without this it scans the namespace.
 _MIGRATION_3 = "CREATE INDEX episodes_by_created ON episodes(namespace, created_at);"
 
+# Contextual keyword search: an episode's `context` (the turn before it in its session) and its analysed form,
+# indexed by FTS5 as a third column that keyword search weighs by `recall.context_weight`. The episodes' FTS table
+# and the triggers that feed it are rebuilt with the new column (the tag triggers stay as they were).
+_MIGRATION_4 = f"""
+ALTER TABLE episodes ADD COLUMN context TEXT NOT NULL DEFAULT '';
+ALTER TABLE episodes ADD COLUMN context_text TEXT NOT NULL DEFAULT '';
+DROP TRIGGER episodes_ai;
+DROP TRIGGER episodes_ad;
+DROP TRIGGER episodes_au_text;
+DROP TABLE fts_episodes;
+CREATE VIRTUAL TABLE fts_episodes USING fts5(
+  ns_token, search_text, context_text, content='episodes', content_rowid='ref', tokenize='{_FTS_TOKENIZER}'
+);
+INSERT INTO fts_episodes(fts_episodes) VALUES ('rebuild');
+CREATE TRIGGER episodes_ai AFTER INSERT ON episodes BEGIN
+  INSERT INTO fts_episodes(rowid, ns_token, search_text, context_text)
+    VALUES (new.ref, new.ns_token, new.search_text, new.context_text);
+  INSERT OR IGNORE INTO memory_tags(namespace, tag, layer, ref)
+    SELECT new.namespace, value, 'episodic', new.ref FROM json_each(new.tags_json);
+END;
+CREATE TRIGGER episodes_ad AFTER DELETE ON episodes BEGIN
+  INSERT INTO fts_episodes(fts_episodes, rowid, ns_token, search_text, context_text)
+    VALUES ('delete', old.ref, old.ns_token, old.search_text, old.context_text);
+  DELETE FROM memory_tags WHERE namespace = old.namespace AND layer = 'episodic' AND ref = old.ref
+    AND tag IN (SELECT value FROM json_each(old.tags_json));
+END;
+CREATE TRIGGER episodes_au_text AFTER UPDATE OF search_text, context_text ON episodes
+WHEN old.search_text IS NOT new.search_text OR old.context_text IS NOT new.context_text BEGIN
+  INSERT INTO fts_episodes(fts_episodes, rowid, ns_token, search_text, context_text)
+    VALUES ('delete', old.ref, old.ns_token, old.search_text, old.context_text);
+  INSERT INTO fts_episodes(rowid, ns_token, search_text, context_text)
+    VALUES (new.ref, new.ns_token, new.search_text, new.context_text);
+END;
+"""
+
+# The FTS5 columns keyword search matches, per table (facts have no context).
+_FTS_MATCH_COLUMNS: dict[str, str] = {"episodic": "{search_text context_text}", "semantic": "search_text"}
+
 # Ordered: MIGRATIONS[i] takes the schema from version i to i + 1, each in its own transaction. Append only.
-MIGRATIONS: tuple[str, ...] = (_MIGRATION_1, _MIGRATION_2, _MIGRATION_3)
+MIGRATIONS: tuple[str, ...] = (_MIGRATION_1, _MIGRATION_2, _MIGRATION_3, _MIGRATION_4)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -495,7 +534,9 @@ _COMMON_COLUMNS = (
     "id, namespace, content, tags_json, importance, access_count, last_accessed_at, created_at, "
     "confirmations, redacted, version"
 )
-_EPISODE_COLUMNS = _COMMON_COLUMNS + ", occurred_at, event_type, entities_json, outcome, session_id, consolidated"
+_EPISODE_COLUMNS = (
+    _COMMON_COLUMNS + ", occurred_at, event_type, entities_json, outcome, session_id, consolidated, context"
+)
 _FACT_COLUMNS = (
     _COMMON_COLUMNS
     + ", dimension, confidence, provenance_json, last_confirmed_at, status, superseded_by, superseded_at"
@@ -530,6 +571,7 @@ def _episode_from_row(row: Sequence[Any]) -> Episode:
         outcome=row[14],
         session_id=row[15],
         consolidated=bool(row[16]),
+        context=row[17],
     )
 
 
@@ -576,6 +618,8 @@ def _episode_values(e: Episode) -> tuple[Any, ...]:
         e.session_id,
         int(e.consolidated),
         _search_text(e),
+        e.context,
+        index_text(e.context),
     )
 
 
@@ -605,7 +649,7 @@ _VALUE_COLUMNS: dict[str, tuple[str, ...]] = {
     "episodic": (
         "content", "tags_json", "importance", "access_count", "last_accessed_at", "created_at",
         "confirmations", "redacted", "version", "occurred_at", "event_type", "entities_json", "outcome",
-        "session_id", "consolidated", "search_text",
+        "session_id", "consolidated", "search_text", "context", "context_text",
     ),
     "semantic": (
         "content", "tags_json", "importance", "access_count", "last_accessed_at", "created_at",
@@ -668,10 +712,11 @@ def _filter_clause(layer: str, namespace: str, flt: MemoryFilter, alias: str) ->
     return " AND ".join(clauses), params
 
 
-def _fts_match(token: str, terms: Sequence[str]) -> str:
-    """An FTS5 query: the namespace token AND any of the terms, each a quoted string (so no operator syntax)."""
+def _fts_match(token: str, terms: Sequence[str], columns: str = "search_text") -> str:
+    """An FTS5 query: the namespace token AND any of the terms in `columns`, each term a quoted string (so no
+    operator syntax)."""
     quoted = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-    return f'ns_token : "{token}" AND search_text : ({quoted})'
+    return f'ns_token : "{token}" AND {columns} : ({quoted})'
 
 
 def _unique_layers(layers: Iterable[StoredLayer]) -> list[StoredLayer]:
@@ -1329,8 +1374,11 @@ class SqliteSearchIndex:
 
     # keyword search
 
-    def keyword_search(self, namespace: str, text: str, flt: MemoryFilter, limit: int) -> list[Candidate]:
-        """BM25 over the analysed text: any query term matches; best first. No terms (stop words only): []."""
+    def keyword_search(
+        self, namespace: str, text: str, flt: MemoryFilter, limit: int, context_weight: float = 0.0
+    ) -> list[Candidate]:
+        """BM25 over the analysed text (and an episode's context column, weighted): any query term matches; best
+        first. No terms (stop words only): []."""
         terms = query_terms(text)[: self.max_query_terms]
         if not terms or limit <= 0:
             return []
@@ -1343,17 +1391,20 @@ class SqliteSearchIndex:
                     continue
                 where, params = clause
                 fts = f"fts_{_TABLE[layer]}"
-                scored, recent_only = self._scored_terms(conn, fts, token, terms)
+                with_context = layer == "episodic" and context_weight > 0
+                columns = _FTS_MATCH_COLUMNS[layer] if with_context else "search_text"
+                weights = f"0.0, 1.0, {float(context_weight)}" if layer == "episodic" else "0.0, 1.0"
+                scored, recent_only = self._scored_terms(conn, fts, token, terms, columns)
                 if not scored:
                     continue
                 order = f"ORDER BY rowid DESC LIMIT {int(self.recent_matches)}" if recent_only else ""
                 # CROSS JOIN pins the FTS table as the outer loop: the match is what narrows the rows.
                 rows = conn.execute(
-                    f"SELECT m.id, hits.score FROM (SELECT rowid AS ref, -bm25({fts}, 0.0, 1.0) AS score "
+                    f"SELECT m.id, hits.score FROM (SELECT rowid AS ref, -bm25({fts}, {weights}) AS score "
                     f"FROM {fts} WHERE {fts} MATCH ? {order}) AS hits "
                     f"CROSS JOIN {_TABLE[layer]} AS m ON m.ref = hits.ref "
                     f"WHERE {where} ORDER BY hits.score DESC LIMIT ?",
-                    (_fts_match(token, scored), *params, limit),
+                    (_fts_match(token, scored, columns), *params, limit),
                 )
                 found.extend(Candidate(memory_id, layer, float(score)) for memory_id, score in rows)
         found.sort(key=lambda c: c.score, reverse=True)
@@ -1366,7 +1417,9 @@ class SqliteSearchIndex:
         ).fetchone()
         return int(count)
 
-    def _scored_terms(self, conn: sqlite3.Connection, fts: str, token: str, terms: list[str]) -> tuple[list[str], bool]:
+    def _scored_terms(
+        self, conn: sqlite3.Connection, fts: str, token: str, terms: list[str], columns: str
+    ) -> tuple[list[str], bool]:
         """The terms to score and whether to score only the most recent matches (see __init__)."""
         budget = self.scored_matches_budget
         if self._count_matches(conn, fts, f'ns_token : "{token}"', budget) <= budget:
@@ -1375,7 +1428,7 @@ class SqliteSearchIndex:
         counted = sorted(
             (count, position, term)
             for position, term in enumerate(terms)
-            if (count := self._count_matches(conn, fts, _fts_match(token, [term]), cap))
+            if (count := self._count_matches(conn, fts, _fts_match(token, [term], columns), cap))
         )
         if not counted:
             return [], False

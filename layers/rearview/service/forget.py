@@ -2,15 +2,23 @@
 
 Cascade (default on): a fact whose provenance is wholly deleted goes too; other facts lose the deleted ids from their
 provenance. The receipt says what went, layer by layer.
+
+An episode keeps the text of the turns before it in its session as its `context` (see write.context_turns); a
+forgotten episode's text is taken out of the context of the episodes after it, so no search finds it any more.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
+from datetime import timedelta
 
 from rearview.errors import InvalidInput, NotFound
 from rearview.model import Episode, ForgetReceipt, ForgetRequest, Memory, StoredLayer, validate_namespace
 from rearview.ports import ChangeSet, MemoryFilter, MemoryStore
+
+# How far after an episode the write path may have copied its text into a later episode's context.
+_CONTEXT_WINDOW = timedelta(days=1)
 
 
 class ForgetService:
@@ -20,9 +28,7 @@ class ForgetService:
     def forget(self, namespace: str, req: ForgetRequest) -> ForgetReceipt:
         validate_namespace(namespace)
         receipt = ForgetReceipt(namespace=namespace)
-        has_filter = any(
-            v is not None for v in (req.layer, req.since, req.until, req.tags, req.session_id)
-        )
+        has_filter = any(v is not None for v in (req.layer, req.since, req.until, req.tags, req.session_id))
         if req.ids is None and not has_filter:
             raise InvalidInput(
                 "ids: give ids, or at least one filter (layer, since, until, tags, session_id); "
@@ -95,6 +101,36 @@ class ForgetService:
                         (fact.model_copy(update={"provenance": remaining, "version": fact.version + 1}), None)
                     )
                     receipt.facts_updated.append(fact.id)
+        self._drop_from_contexts(namespace, [m for m in victims if isinstance(m, Episode)], doomed, changes)
         receipt.ids = list(changes.deletes)
         if changes:
             self._store.apply(namespace, changes)
+
+    def _drop_from_contexts(
+        self, namespace: str, victims: Sequence[Episode], doomed: set[str], changes: ChangeSet
+    ) -> None:
+        """The surviving episodes of a victim's session within the day after it lose the victim's text from their
+        context (the write path takes the context from that window)."""
+        by_session: dict[str, list[Episode]] = defaultdict(list)
+        for victim in victims:
+            if victim.session_id and victim.content:
+                by_session[victim.session_id].append(victim)
+        for session, gone in by_session.items():
+            window = MemoryFilter(
+                layers=("episodic",),
+                session_id=session,
+                since=min(v.occurred_at for v in gone),
+                until=max(v.occurred_at for v in gone) + _CONTEXT_WINDOW,
+                include_superseded=True,
+            )
+            for later in self._store.list_memories(namespace, window):
+                if later.id in doomed or not isinstance(later, Episode) or not later.context:
+                    continue
+                context = later.context
+                for victim in gone:
+                    if victim.occurred_at <= later.occurred_at:
+                        context = context.replace(victim.content, "")
+                if context != later.context:
+                    cleaned = "\n".join(line for line in context.split("\n") if line.strip())
+                    update = {"context": cleaned, "version": later.version + 1}
+                    changes.upserts.append((later.model_copy(update=update), None))

@@ -336,14 +336,15 @@ class RecallService:
         tracer: _Tracer,
     ) -> tuple[list[Candidate], list[Candidate]]:
         """The two primitive candidate lists: in one round trip where the index can, else one search each."""
+        context = self._tuning.context_weight
         if terms and isinstance(self._index, HybridSearch):
             with tracer.stage("search") as st:
-                keyword, vector = self._index.hybrid_search(namespace, text, qvec, flt, pool)
+                keyword, vector = self._index.hybrid_search(namespace, text, qvec, flt, pool, context)
                 st.detail = {"mode": "hybrid", "keyword_count": len(keyword), "vector_count": len(vector)}
                 st.candidates = _candidate_rows(keyword) + _candidate_rows(vector)
             return keyword, vector
         with tracer.stage("keyword") as st:
-            keyword = self._index.keyword_search(namespace, text, flt, pool) if terms else []
+            keyword = self._index.keyword_search(namespace, text, flt, pool, context) if terms else []
             st.candidates = _candidate_rows(keyword)
             st.detail = {"count": len(keyword)}
         with tracer.stage("vector") as st:

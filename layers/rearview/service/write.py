@@ -112,11 +112,16 @@ class WriteService:
         now = self._clock.now()
         redactions = [redact_secrets(item.content) for item in items]
         texts = [r.text for r in redactions]
-        vectors = self._embedder.embed(self._embedding_texts(namespace, items, texts, now))
+        contexts = self._session_contexts(namespace, items, texts, now)
+        vectors = self._embedder.embed(
+            [f"{context}\n{text}" if context else text for context, text in zip(contexts, texts, strict=True)]
+        )
         plan = _Plan()
         neighbours = self._stored_neighbours(namespace, items, vectors)
         results = [
-            self._plan_one(namespace, item, red.text, bool(red.kinds), vectors[i], now, plan, neighbours[i])
+            self._plan_one(
+                namespace, item, red.text, contexts[i], bool(red.kinds), vectors[i], now, plan, neighbours[i]
+            )
             for i, (item, red) in enumerate(zip(items, redactions, strict=True))
         ]
         if plan.changes:
@@ -173,26 +178,26 @@ class WriteService:
 
     # --- planning ---------------------------------------------------------------------------------------------
 
-    def _embedding_texts(
+    def _session_contexts(
         self, namespace: str, items: Sequence[MemoryWrite], texts: list[str], now: datetime
     ) -> list[str]:
-        """What each memory is embedded as. With `context_turns` > 0, an episode of a session is embedded together
-        with the episodes just before it in that session (contextual indexing): a reply such as "Yes, twice
-        last year!" means nothing alone, and is found by the question it answers."""
+        """Each item's context: with `context_turns` > 0, the text of the episodes just before an episode in its
+        session (stored, or earlier in the batch), else "". An episode is embedded with its context and keyword
+        search matches the context at a lower weight (contextual indexing): a reply such as "Yes, twice last
+        year!" means nothing alone, and is found by the question it answers."""
         turns = self._tuning.context_turns
         if turns <= 0:
-            return texts
+            return ["" for _ in items]
         out: list[str] = []
         previous: dict[str, list[str]] = {}
         for item, text in zip(items, texts, strict=True):
             session = item.session_id
             if item.layer != "episodic" or not session:
-                out.append(text)
+                out.append("")
                 continue
             if session not in previous:
                 previous[session] = self._stored_session_tail(namespace, session, item.occurred_at or now, turns)
-            context = previous[session][-turns:]
-            out.append("\n".join([*context, text]))
+            out.append("\n".join(previous[session][-turns:]))
             previous[session].append(text)
         return out
 
@@ -228,6 +233,7 @@ class WriteService:
         namespace: str,
         item: MemoryWrite,
         content: str,
+        context: str,
         redacted: bool,
         vector: np.ndarray,
         now: datetime,
@@ -273,6 +279,7 @@ class WriteService:
                 tags=item.tags,
                 outcome=item.outcome,
                 session_id=item.session_id,
+                context=context,
                 importance=importance,
                 created_at=now,
                 redacted=redacted,
