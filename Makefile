@@ -28,6 +28,7 @@ test-long: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check layers tests bench functions infra
+	$(BIN)/ruff format --check layers tests bench functions infra
 	$(BIN)/mypy
 
 bench-locomo: $(STAMP)

@@ -219,9 +219,7 @@ class RearviewFunctions(Construct):
     ) -> lambda_.Function:
         code_dir = functions_dir / spec.name
         if not (code_dir / "handler.py").is_file():
-            raise FileNotFoundError(
-                f"{code_dir / 'handler.py'} does not exist: every function needs its handler"
-            )
+            raise FileNotFoundError(f"{code_dir / 'handler.py'} does not exist: every function needs its handler")
         construct_id = "".join(part.capitalize() for part in spec.name.split("_"))
         log_group = logs.LogGroup(
             self,
@@ -248,9 +246,7 @@ class RearviewFunctions(Construct):
 
 def _grant_invoke(fn: lambda_.Function, model_id: str) -> None:
     # Converse is authorised as bedrock:InvokeModel.
-    fn.add_to_role_policy(
-        iam.PolicyStatement(actions=["bedrock:InvokeModel"], resources=bedrock_model_arns(model_id))
-    )
+    fn.add_to_role_policy(iam.PolicyStatement(actions=["bedrock:InvokeModel"], resources=bedrock_model_arns(model_id)))
 
 
 def _grant_api_key_reads(table: dynamodb.Table, fn: lambda_.Function) -> None:

@@ -62,9 +62,7 @@ class RearviewMonitoring(Construct):
         for label, queue in dead_letter_queues.items():
             alarm(
                 f"{label}DepthAlarm",
-                queue.metric_approximate_number_of_messages_visible(
-                    period=Duration.minutes(1), statistic="Maximum"
-                ),
+                queue.metric_approximate_number_of_messages_visible(period=Duration.minutes(1), statistic="Maximum"),
                 0,
                 f"{label}: messages waiting (each one is work that failed every retry; read its reason)",
             )
@@ -118,10 +116,7 @@ class RearviewMonitoring(Construct):
             ),
             cloudwatch.GraphWidget(
                 title="Function duration p99",
-                left=[
-                    fn.metric_duration(period=_PERIOD, statistic="p99", label=n)
-                    for n, fn in functions.items()
-                ],
+                left=[fn.metric_duration(period=_PERIOD, statistic="p99", label=n) for n, fn in functions.items()],
             ),
         )
         self.dashboard.add_widgets(

@@ -46,9 +46,7 @@ class WriteQueues(Construct):
             enforce_ssl=True,
             visibility_timeout=Duration.seconds(worker_timeout.to_seconds() * VISIBILITY_TIMEOUT_FACTOR),
             retention_period=Duration.days(4),
-            dead_letter_queue=sqs.DeadLetterQueue(
-                max_receive_count=max_receive_count, queue=self.dead_letter_queue
-            ),
+            dead_letter_queue=sqs.DeadLetterQueue(max_receive_count=max_receive_count, queue=self.dead_letter_queue),
         )
         # Index sync's on-failure destination: the metadata of stream batches that failed every retry (shard,
         # sequence numbers). Those memories are in DynamoDB but not in the index until `rearview reindex`.

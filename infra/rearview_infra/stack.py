@@ -94,9 +94,7 @@ class RearviewStack(Stack):
     """Table, queues, search, layer, functions, HTTP API, schedule and monitoring, wired together."""
 
     def __init__(self, scope: Construct, construct_id: str, *, props: RearviewProps, **kwargs: Any) -> None:
-        super().__init__(
-            scope, construct_id, description="Rearview: long-term memory for LLM agents", **kwargs
-        )
+        super().__init__(scope, construct_id, description="Rearview: long-term memory for LLM agents", **kwargs)
         self.props = props
         self.storage = MemoryTable(self, "Storage", table_name=props.table_name)
         self.queues = WriteQueues(

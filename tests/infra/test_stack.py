@@ -39,9 +39,7 @@ def placeholder_tree(root: Path) -> RearviewProps:
     (root / "layer" / "python").mkdir(parents=True)
     for name in FUNCTION_NAMES:
         (root / "functions" / name).mkdir(parents=True)
-        (root / "functions" / name / "handler.py").write_text(
-            "def handler(event, context):\n    return None\n"
-        )
+        (root / "functions" / name / "handler.py").write_text("def handler(event, context):\n    return None\n")
     return RearviewProps(
         functions_dir=root / "functions",
         layer_dir=root / "layer",
@@ -251,9 +249,7 @@ def test_function_runtime_handler_layer_and_environment(synth: Synthesised, name
 def test_only_the_senders_are_told_the_write_queue(synth: Synthesised) -> None:
     told = {name for name in FUNCTION_NAMES if "REARVIEW_AWS__WRITE_QUEUE_URL" in synth.env(name)}
     assert told == {"write", "mcp"}
-    assert synth.env("write")["REARVIEW_AWS__WRITE_QUEUE_URL"] == {
-        "Ref": synth.id_of(synth.stack.queues.queue)
-    }
+    assert synth.env("write")["REARVIEW_AWS__WRITE_QUEUE_URL"] == {"Ref": synth.id_of(synth.stack.queues.queue)}
 
 
 def test_every_rearview_variable_is_a_setting_the_functions_read(
@@ -269,9 +265,7 @@ def test_every_rearview_variable_is_a_setting_the_functions_read(
                 continue
             field = key.removeprefix("REARVIEW_").lower()
             if field.startswith("aws__"):
-                assert field.removeprefix("aws__") in AwsSettings.model_fields, (
-                    f"{name}: {key} is not a setting"
-                )
+                assert field.removeprefix("aws__") in AwsSettings.model_fields, f"{name}: {key} is not a setting"
             else:
                 assert field in Settings.model_fields, f"{name}: {key} is not a setting"
             monkeypatch.setenv(key, value if isinstance(value, str) else f"https://placeholder-{field}")
@@ -304,9 +298,7 @@ def test_index_sync_reads_the_stream_with_bisect_retries_and_on_failure_queue(sy
             "MaximumRetryAttempts": 5,
             "MaximumRecordAgeInSeconds": Match.any_value(),
             "StartingPosition": "TRIM_HORIZON",
-            "DestinationConfig": {
-                "OnFailure": {"Destination": synth.arn_of(synth.stack.queues.index_failures)}
-            },
+            "DestinationConfig": {"OnFailure": {"Destination": synth.arn_of(synth.stack.queues.index_failures)}},
         },
     )
 
@@ -478,9 +470,7 @@ def test_authorizer_is_a_cached_simple_lambda_authorizer(synth: Synthesised) -> 
             "AuthorizerPayloadFormatVersion": "2.0",
             "IdentitySource": ["$request.header.Authorization"],
             "AuthorizerResultTtlInSeconds": 300,
-            "AuthorizerUri": Match.object_like(
-                {"Fn::Join": ["", Match.array_with([synth.arn_of(authorizer_fn)])]}
-            ),
+            "AuthorizerUri": Match.object_like({"Fn::Join": ["", Match.array_with([synth.arn_of(authorizer_fn)])]}),
         },
     )
     synth.template.has_resource_properties(
@@ -523,9 +513,7 @@ def test_consolidation_runs_hourly(synth: Synthesised) -> None:
         "AWS::Events::Rule",
         {
             "ScheduleExpression": "rate(1 hour)",
-            "Targets": [
-                Match.object_like({"Arn": synth.arn_of(synth.stack.functions.functions["consolidate"])})
-            ],
+            "Targets": [Match.object_like({"Arn": synth.arn_of(synth.stack.functions.functions["consolidate"])})],
         },
     )
 

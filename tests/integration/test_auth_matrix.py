@@ -116,9 +116,7 @@ REQUESTS: dict[tuple[str, str], RequestBuilder] = {
     ("GET", "/v1/namespaces/<ns>/stats"): lambda w, ns: Request("GET", ns_path(ns, "/stats")),
     ("POST", "/v1/keys"): lambda w, ns: Request("POST", "/v1/keys", {"namespace": ns, "permissions": ["admin"]}),
     ("GET", "/v1/keys"): lambda w, ns: Request("GET", "/v1/keys"),
-    ("DELETE", "/v1/keys/<key_id>"): lambda w, ns: Request(
-        "DELETE", f"/v1/keys/{split_key(w.key(ns, ['read']))[0]}"
-    ),
+    ("DELETE", "/v1/keys/<key_id>"): lambda w, ns: Request("DELETE", f"/v1/keys/{split_key(w.key(ns, ['read']))[0]}"),
     ("GET", "/v1/health"): lambda w, ns: Request("GET", "/v1/health"),
     ("GET", "/openapi.json"): lambda w, ns: Request("GET", "/openapi.json"),
     ("GET", "/docs"): lambda w, ns: Request("GET", "/docs"),

@@ -134,9 +134,12 @@ def test_working_memory_is_written_synchronously_by_the_write_function(stack: Aw
     assert status == 200 and entry["value"] == {"step": 2}
     status, view = call(write, load_event("working_get", path=f"/v1/namespaces/{NS}/sessions/s1/working"))
     assert status == 200 and view["entries"] == {"task": {"step": 2}}
-    assert stack.sqs.get_queue_attributes(QueueUrl=stack.queue_url, AttributeNames=["ApproximateNumberOfMessages"])[
-        "Attributes"
-    ]["ApproximateNumberOfMessages"] == "0"
+    assert (
+        stack.sqs.get_queue_attributes(QueueUrl=stack.queue_url, AttributeNames=["ApproximateNumberOfMessages"])[
+            "Attributes"
+        ]["ApproximateNumberOfMessages"]
+        == "0"
+    )
 
 
 def test_the_scheduled_consolidation_visits_every_namespace_with_unconsolidated_episodes(stack: AwsStack) -> None:

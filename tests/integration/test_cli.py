@@ -101,18 +101,14 @@ def test_recall_says_no_relevant_memory(cli: Any) -> None:
     result = cli("recall", "acme:u-1", "quantum chromodynamics lattice gauge theory")
     assert result.exit_code == 0, result.output
     assert "No relevant memory." in result.stdout
-    body = json.loads(
-        cli("recall", "acme:u-1", "quantum chromodynamics lattice gauge theory", "--json").stdout
-    )
+    body = json.loads(cli("recall", "acme:u-1", "quantum chromodynamics lattice gauge theory", "--json").stdout)
     assert body["no_relevant_memory"] is True
     assert body["results"] == []
 
 
 def test_recall_token_budget_truncation_is_shown(cli: Any) -> None:
     for n in range(4):
-        remember_id(
-            cli, "acme:u-1", f"Alice visited the Lisbon harbour office on day {n} to review the plans {n}"
-        )
+        remember_id(cli, "acme:u-1", f"Alice visited the Lisbon harbour office on day {n} to review the plans {n}")
     result = cli("recall", "acme:u-1", "Alice Lisbon harbour", "--token-budget", "20")
     assert result.exit_code == 0, result.output
     assert "(truncated to token budget)" in result.stdout

@@ -59,9 +59,7 @@ def api_schema(fuzz_server: LocalServer) -> Any:
 
 # The documented operations, from the route table (the test below fails if the document disagrees).
 OPERATIONS = sorted(
-    (method, re.sub(r"<(\w+)>", r"{\1}", path))
-    for method, path in ROUTES
-    if path not in ("/openapi.json", "/docs")
+    (method, re.sub(r"<(\w+)>", r"{\1}", path)) for method, path in ROUTES if path not in ("/openapi.json", "/docs")
 )
 MODES = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
 

@@ -449,9 +449,7 @@ def test_recall_never_returns_another_namespaces_memories(
     assert all(city not in h["content"] for h in reply.json["results"])
 
 
-def test_stats_count_only_their_namespace(
-    client: Client, three_namespaces: dict[str, dict[str, Any]]
-) -> None:
+def test_stats_count_only_their_namespace(client: Client, three_namespaces: dict[str, dict[str, Any]]) -> None:
     client.post(ns_path("acme:u-42", "/memories"), {"content": "Signed the Porto office lease for two years"})
     counts = {ns: client.get(ns_path(ns, "/stats")).json["counts"] for ns in three_namespaces}
     assert counts["acme"]["episodic"] == 1 and counts["acme"]["semantic"] == 1

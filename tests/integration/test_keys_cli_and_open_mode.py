@@ -49,8 +49,19 @@ def http(url: str, method: str, path: str, body: Any = None, token: str | None =
 
 
 def test_keys_create_prints_the_key_once_and_list_never_shows_it(tmp_path: Path) -> None:
-    created = cli(tmp_path, "keys", "create", "--namespace", "acme", "--permissions", "read,write",
-                  "--expires-in", "30d", "--description", "support agent")
+    created = cli(
+        tmp_path,
+        "keys",
+        "create",
+        "--namespace",
+        "acme",
+        "--permissions",
+        "read,write",
+        "--expires-in",
+        "30d",
+        "--description",
+        "support agent",
+    )
     assert created.exit_code == 0, created.output
     plaintext = created.stdout.strip()
     key_id, secret = split_key(plaintext)
@@ -171,7 +182,10 @@ def test_the_bootstrap_token_closes_open_mode_and_administers_keys(tmp_path: Pat
     with LocalServer(settings, port=0) as server:
         assert http(server.url, "GET", f"/v1/namespaces/{NS}/stats")[0] == 401
         status, created = http(
-            server.url, "POST", "/v1/keys", {"namespace": "acme", "permissions": ["read", "admin"]},
+            server.url,
+            "POST",
+            "/v1/keys",
+            {"namespace": "acme", "permissions": ["read", "admin"]},
             token="bootstrap-token-for-tests",
         )
         assert status == 201

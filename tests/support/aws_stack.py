@@ -87,9 +87,7 @@ class AwsStack:
 
     # --- SQS ------------------------------------------------------------------------------------------------
 
-    def deliver(
-        self, handler: Any, *, lose_delete: Callable[[dict[str, Any]], bool] | None = None
-    ) -> dict[str, Any]:
+    def deliver(self, handler: Any, *, lose_delete: Callable[[dict[str, Any]], bool] | None = None) -> dict[str, Any]:
         """One poll of the write queue into `handler`; returns the handler's response plus `received`.
 
         `lose_delete(message)`: True for a succeeded message that is not deleted, so it is delivered again (an

@@ -86,9 +86,7 @@ def test_empty_content_is_rejected(content: str) -> None:
         ("next line \x85 C1", "U+0085", 10),
     ],
 )
-def test_control_characters_are_rejected_with_code_and_position(
-    content: str, code: str, position: int
-) -> None:
+def test_control_characters_are_rejected_with_code_and_position(content: str, code: str, position: int) -> None:
     error = _rejection(content)
     assert error.message == (
         f"content: contains control character {code} at position {position} "
@@ -241,10 +239,7 @@ _PEM = """-----BEGIN RSA PRIVATE KEY-----
 MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun
 VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK
 -----END RSA PRIVATE KEY-----"""
-_JWT = (
-    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0"
-    ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
-)
+_JWT = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
 
 
 @pytest.mark.parametrize(
@@ -529,22 +524,16 @@ def test_capitalised_sentence_start_is_not_a_name() -> None:
 
 def test_semantic_layer_adds_its_weight() -> None:
     content = "The cafe on the corner closes early on weekdays"
-    assert score_importance(content, layer="semantic") == pytest.approx(
-        score_importance(content) + SEMANTIC_WEIGHT
-    )
+    assert score_importance(content, layer="semantic") == pytest.approx(score_importance(content) + SEMANTIC_WEIGHT)
 
 
 def test_entities_add_their_weight() -> None:
     content = "The cafe on the corner closes early on weekdays"
-    assert score_importance(content, entities=["cafe"]) == pytest.approx(
-        score_importance(content) + ENTITIES_WEIGHT
-    )
+    assert score_importance(content, entities=["cafe"]) == pytest.approx(score_importance(content) + ENTITIES_WEIGHT)
     assert score_importance(content, entities=[]) == score_importance(content)
 
 
-@pytest.mark.parametrize(
-    ("explicit", "expected"), [(0.33, 0.33), (0.0, 0.0), (1.0, 1.0), (1.7, 1.0), (-0.5, 0.0)]
-)
+@pytest.mark.parametrize(("explicit", "expected"), [(0.33, 0.33), (0.0, 0.0), (1.0, 1.0), (1.7, 1.0), (-0.5, 0.0)])
 def test_explicit_importance_overrides_the_heuristic(explicit: float, expected: float) -> None:
     assert score_importance("hi", explicit=explicit) == expected
     assert score_importance("Remember that I hate olives", layer="semantic", explicit=explicit) == expected

@@ -67,9 +67,7 @@ def test_health_reports_version_and_embedder(resolver: APIGatewayHttpResolver, s
     }
 
 
-def test_working_memory_put_get_expire_and_clear(
-    resolver: APIGatewayHttpResolver, clock: ManualClock
-) -> None:
+def test_working_memory_put_get_expire_and_clear(resolver: APIGatewayHttpResolver, clock: ManualClock) -> None:
     status, entry, _ = call(resolver, "working_put")
     assert status == 200
     assert entry["key"] == "current_task"
@@ -115,9 +113,7 @@ def test_get_returns_the_memory_and_404_when_absent(resolver: APIGatewayHttpReso
     assert memory["content"].startswith("Booked the TAP flight to Lisbon")
 
 
-def test_fact_written_through_a_percent_encoded_namespace(
-    resolver: APIGatewayHttpResolver, services: Services
-) -> None:
+def test_fact_written_through_a_percent_encoded_namespace(resolver: APIGatewayHttpResolver, services: Services) -> None:
     assert "%3A" in load_event("memory_write_fact")["rawPath"]
     status, result, _ = call(resolver, "memory_write_fact")
     assert status == 201
@@ -433,9 +429,7 @@ def test_wrong_method_says_which_are_allowed(resolver: APIGatewayHttpResolver) -
     assert body["error"] == "method_not_allowed"
 
 
-def test_unexpected_error_is_a_bare_500(
-    services: Services, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_unexpected_error_is_a_bare_500(services: Services, caplog: pytest.LogCaptureFixture) -> None:
     class BrokenRecall:
         def recall(self, namespace: str, q: RecallQuery) -> RecallResponse:
             raise RuntimeError("disk on fire at /var/lib/secret/path.db")
@@ -448,8 +442,6 @@ def test_unexpected_error_is_a_bare_500(
     assert any(r.exc_info and "disk on fire" in str(r.exc_info[1]) for r in caplog.records)
 
 
-def test_working_entry_expiry_follows_the_injected_clock(
-    resolver: APIGatewayHttpResolver, clock: ManualClock
-) -> None:
+def test_working_entry_expiry_follows_the_injected_clock(resolver: APIGatewayHttpResolver, clock: ManualClock) -> None:
     _, entry, _ = call(resolver, "working_put")
     assert entry["expires_at"] == (clock.now() + timedelta(seconds=3600)).isoformat().replace("+00:00", "Z")

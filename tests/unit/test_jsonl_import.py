@@ -36,9 +36,7 @@ def test_a_locomo_turn_maps_text_dia_id_speaker_and_ts() -> None:
 
 
 def test_the_speaker_is_not_added_twice_to_entities() -> None:
-    item, _ = parse_line(
-        line({"content": "Caroline called Mel", "speaker": "Caroline", "entities": ["Caroline"]})
-    )
+    item, _ = parse_line(line({"content": "Caroline called Mel", "speaker": "Caroline", "entities": ["Caroline"]}))
     assert item.entities == ["Caroline"]
 
 

@@ -59,7 +59,7 @@ def test_submit_accepts_with_ids_and_times_assigned_now(queued: Services, queue:
 
     assert [r.status for r in results] == ["accepted", "accepted"]
     assert results[1].id == "bday"
-    (namespace, items), = queue.sent
+    ((namespace, items),) = queue.sent
     assert namespace == "acme"
     assert [i.id for i in items] == [r.id for r in results]
     assert all(i.occurred_at == clock.now() for i in items)

@@ -133,9 +133,7 @@ class OnnxMiniLMEmbedder:
             import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError as exc:
-            raise ConfigurationError(
-                f"the MiniLM embedder needs onnxruntime and tokenizers: {_INSTALL_HINT}"
-            ) from exc
+            raise ConfigurationError(f"the MiniLM embedder needs onnxruntime and tokenizers: {_INSTALL_HINT}") from exc
         model_path, expected = self._model_path, self._expected_sha256
         if model_path is None or expected is None:
             try:

@@ -221,8 +221,7 @@ def _responses(*success: tuple[int, str]) -> dict[int, OpenAPIResponse]:
     """A route's OpenAPI responses: its success codes (schema from the return annotation) and the errors."""
     json_type = content_types.APPLICATION_JSON
     documented: dict[int, OpenAPIResponse] = {
-        code: {"description": desc, "content": {json_type: {"model": ErrorBody}}}
-        for code, desc in _ERROR_CODES
+        code: {"description": desc, "content": {json_type: {"model": ErrorBody}}} for code, desc in _ERROR_CODES
     }
     for code, desc in success or ((200, "OK"),):
         documented[code] = {"description": desc}

@@ -48,6 +48,7 @@ Handler = Callable[[dict[str, Any], Any], Any]
 logger = Logger()
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "Rearview"))
 
+
 def traced(handler: Handler) -> Handler:
     """Powertools Tracer (X-Ray) around a handler, set up on its first invocation.
 
@@ -173,8 +174,7 @@ class FunctionRuntime:
                     from rearview.errors import ConfigurationError
 
                     raise ConfigurationError(
-                        "aws.dead_letter_queue_url: required by the write worker "
-                        "(REARVIEW_AWS__DEAD_LETTER_QUEUE_URL)",
+                        "aws.dead_letter_queue_url: required by the write worker (REARVIEW_AWS__DEAD_LETTER_QUEUE_URL)",
                         field="aws.dead_letter_queue_url",
                     )
                 from rearview.adapters.sqs_write_queue import SqsDeadLetters

@@ -142,9 +142,7 @@ def import_lines(
         results, rejected = write_isolating_invalid(writer, namespace, batch)
         for line in rejected:
             reject(line)
-        summary.counts.update(
-            DUPLICATE_ID if result.reason == DUPLICATE_ID else result.status for result in results
-        )
+        summary.counts.update(DUPLICATE_ID if result.reason == DUPLICATE_ID else result.status for result in results)
         on_progress(len(batch))
         batch.clear()
 

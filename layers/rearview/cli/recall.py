@@ -28,18 +28,12 @@ class RecallLayer(StrEnum):
 def recall(
     ctx: typer.Context,
     namespace: Annotated[str, typer.Argument(help="Namespace to recall from")],
-    query: Annotated[
-        str, typer.Argument(help="What to remember; time expressions (yesterday, last week) filter")
-    ],
+    query: Annotated[str, typer.Argument(help="What to remember; time expressions (yesterday, last week) filter")],
     top_k: Annotated[int | None, typer.Option(help="How many results (default 10)")] = None,
-    layer: Annotated[
-        list[RecallLayer] | None, typer.Option("--layer", help="Layer to search (repeatable)")
-    ] = None,
+    layer: Annotated[list[RecallLayer] | None, typer.Option("--layer", help="Layer to search (repeatable)")] = None,
     since: Annotated[str | None, typer.Option(help="Only memories at or after this ISO 8601 time")] = None,
     until: Annotated[str | None, typer.Option(help="Only memories before this ISO 8601 time")] = None,
-    as_of: Annotated[
-        str | None, typer.Option(help="The 'now' relative times resolve against (ISO 8601)")
-    ] = None,
+    as_of: Annotated[str | None, typer.Option(help="The 'now' relative times resolve against (ISO 8601)")] = None,
     tag: Annotated[list[str] | None, typer.Option("--tag", help="Any of these tags (repeatable)")] = None,
     event_type: Annotated[
         list[str] | None, typer.Option("--event-type", help="Any of these event types (repeatable)")

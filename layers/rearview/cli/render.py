@@ -54,9 +54,7 @@ def recall_response(response: RecallResponse) -> RenderableType:
     parts: list[RenderableType] = []
     if response.time_range:
         rng = response.time_range
-        parts.append(
-            Text(f"time filter: {rng.get('expression')} -> {rng.get('since')} .. {rng.get('until')}")
-        )
+        parts.append(Text(f"time filter: {rng.get('expression')} -> {rng.get('since')} .. {rng.get('until')}"))
     if response.no_relevant_memory or not response.results:
         parts.append(Text("No relevant memory.", style="yellow"))
     else:
@@ -68,9 +66,7 @@ def recall_response(response: RecallResponse) -> RenderableType:
         table.add_column("content", overflow="fold", ratio=1)
         table.add_column("id", overflow="fold")
         for rank, hit in enumerate(response.results, start=1):
-            table.add_row(
-                str(rank), f"{hit.score:.3f}", hit.layer, when(hit.occurred_at), hit.content, hit.id
-            )
+            table.add_row(str(rank), f"{hit.score:.3f}", hit.layer, when(hit.occurred_at), hit.content, hit.id)
         parts.append(table)
     if response.truncated:
         parts.append(Text("(truncated to token budget)", style="yellow"))
@@ -90,26 +86,20 @@ def _detail_summary(detail: dict[str, Any]) -> str:
 
 def trace(trace: RecallTrace) -> RenderableType:
     """The stage table (stage, ms, detail, candidates count) and then each stage's top candidates."""
-    summary = Table(
-        title=f"Trace (as of {trace.as_of.isoformat()}, {trace.total_millis:.1f} ms)", title_justify="left"
-    )
+    summary = Table(title=f"Trace (as of {trace.as_of.isoformat()}, {trace.total_millis:.1f} ms)", title_justify="left")
     summary.add_column("stage")
     summary.add_column("ms", justify="right")
     summary.add_column("detail", overflow="fold", ratio=1)
     summary.add_column("candidates", justify="right")
     for stage in trace.stages:
-        summary.add_row(
-            stage.stage, f"{stage.millis:.2f}", _detail_summary(stage.detail), str(len(stage.candidates))
-        )
+        summary.add_row(stage.stage, f"{stage.millis:.2f}", _detail_summary(stage.detail), str(len(stage.candidates)))
     parts: list[RenderableType] = [summary]
     for stage in trace.stages:
         if not stage.candidates:
             continue
         shown = stage.candidates[:TRACE_CANDIDATES_SHOWN]
         columns = list(dict.fromkeys(key for row in shown for key in row))
-        table = Table(
-            title=f"{stage.stage}: top {len(shown)} of {len(stage.candidates)}", title_justify="left"
-        )
+        table = Table(title=f"{stage.stage}: top {len(shown)} of {len(stage.candidates)}", title_justify="left")
         for column in columns:
             table.add_column(column, overflow="fold")
         for row in shown:

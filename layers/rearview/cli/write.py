@@ -37,18 +37,14 @@ def remember(
     ctx: typer.Context,
     namespace: Annotated[str, typer.Argument(help="Namespace, e.g. acme:u-42")],
     content: Annotated[str, typer.Argument(help="The memory")],
-    layer: Annotated[
-        WriteLayer, typer.Option(help="episodic (an event) or semantic (a fact)")
-    ] = WriteLayer.EPISODIC,
+    layer: Annotated[WriteLayer, typer.Option(help="episodic (an event) or semantic (a fact)")] = WriteLayer.EPISODIC,
     tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag (repeatable)")] = None,
     entity: Annotated[list[str] | None, typer.Option("--entity", help="An entity (repeatable)")] = None,
     event_type: Annotated[str | None, typer.Option(help="Event type of an episode")] = None,
     session: Annotated[str | None, typer.Option(help="Session id")] = None,
     dimension: Annotated[str | None, typer.Option(help="Semantic key of a fact, e.g. diet")] = None,
     confidence: Annotated[float | None, typer.Option(help="Confidence of a fact, 0..1")] = None,
-    occurred_at: Annotated[
-        str | None, typer.Option(help="When it happened, ISO 8601 (default now, UTC)")
-    ] = None,
+    occurred_at: Annotated[str | None, typer.Option(help="When it happened, ISO 8601 (default now, UTC)")] = None,
     memory_id: Annotated[str | None, typer.Option("--id", help="Idempotency id")] = None,
     data_dir: DataDirOption = None,
     embedder: EmbedderOption = None,
@@ -84,9 +80,7 @@ def import_jsonl(
     namespace: Annotated[str, typer.Argument(help="Namespace to import into")],
     file: Annotated[
         Path,
-        typer.Argument(
-            help="JSONL file: one episode object per line", exists=True, dir_okay=False, readable=True
-        ),
+        typer.Argument(help="JSONL file: one episode object per line", exists=True, dir_okay=False, readable=True),
     ],
     batch_size: Annotated[
         int, typer.Option(min=1, max=MAX_BATCH, help="Memories per write batch (one transaction each)")
@@ -141,7 +135,5 @@ def _print_summary(summary: ImportSummary, file: Path) -> None:
         keys = ", ".join(f"{key} ({n} lines)" for key, n in sorted(summary.ignored_keys.items()))
         out.print(f"ignored unknown keys: {keys}", style="yellow", markup=False)
     if summary.invalid:
-        lines = ", ".join(
-            str(line.line_no) for line in sorted(summary.invalid, key=lambda line: line.line_no)
-        )
+        lines = ", ".join(str(line.line_no) for line in sorted(summary.invalid, key=lambda line: line.line_no))
         out.print(f"invalid lines (not imported): {lines}", style="red", markup=False)

@@ -219,9 +219,7 @@ class AccessService:
         if expires_at is not None and expires_at <= now:
             raise InvalidInput("expires_at: must be in the future", field="expires_at")
         if description is not None and (len(description) > 200 or any(ord(c) < 32 for c in description)):
-            raise InvalidInput(
-                "description: at most 200 characters, no control characters", field="description"
-            )
+            raise InvalidInput("description: at most 200 characters, no control characters", field="description")
         for _ in range(_CREATE_ATTEMPTS):
             key_id = secrets.token_hex(8)
             secret = secrets.token_urlsafe(_SECRET_BYTES)
@@ -315,9 +313,7 @@ class AccessService:
         key_id, secret = split_key(credential)
         key = self.keys.get(key_id)
         expected = key.secret_hash if key is not None else _DUMMY_HASH
-        matches = hmac.compare_digest(
-            _secret_hash(key_id, secret).encode("utf-8", "surrogatepass"), expected.encode()
-        )
+        matches = hmac.compare_digest(_secret_hash(key_id, secret).encode("utf-8", "surrogatepass"), expected.encode())
         if key is None or not matches:
             raise Unauthorized("authorization: unknown or invalid API key")
         now = self.clock.now()

@@ -104,7 +104,8 @@ class ConsolidationService:
         episodes = [e for e in episodes if e.id in vectors_by_id]
         matrix = np.stack([vectors_by_id[e.id] for e in episodes]) if episodes else np.zeros((0, 1))
         groups = [
-            g for g in cluster_by_similarity(matrix, self._tuning.cluster_similarity)
+            g
+            for g in cluster_by_similarity(matrix, self._tuning.cluster_similarity)
             if len(g) >= self._tuning.min_cluster_size
         ]
         groups.sort(key=len, reverse=True)

@@ -86,8 +86,7 @@ def check_content(content: str, layer: Literal["episodic", "semantic"], *, field
     code_lines = code_dump_lines(content)
     if code_lines:
         raise InvalidInput(
-            f"{field}: looks like a code dump ({code_lines} lines of code); "
-            "store what happened, not the code",
+            f"{field}: looks like a code dump ({code_lines} lines of code); store what happened, not the code",
             field=field,
         )
 
@@ -304,10 +303,38 @@ _VAGUE_WORDS = frozenset(
 # A cue word is not the substance a cue needs ("never mind", "I love it").
 _CUE_WORDS = frozenset(
     {
-        "always", "never", "must", "mustn", "need", "required", "require", "deadline", "due", "budget",
-        "least", "later", "prefer", "like", "love", "enjoy", "hate", "dislike", "adore", "detest", "stand",
+        "always",
+        "never",
+        "must",
+        "mustn",
+        "need",
+        "required",
+        "require",
+        "deadline",
+        "due",
+        "budget",
+        "least",
+        "later",
+        "prefer",
+        "like",
+        "love",
+        "enjoy",
+        "hate",
+        "dislike",
+        "adore",
+        "detest",
+        "stand",
         "rather",
-        "favourite", "favorite", "preferred", "allergic", "want", "eat", "drink", "shouldn", "can", "cannot",
+        "favourite",
+        "favorite",
+        "preferred",
+        "allergic",
+        "want",
+        "eat",
+        "drink",
+        "shouldn",
+        "can",
+        "cannot",
     }
 )
 

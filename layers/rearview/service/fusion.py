@@ -34,9 +34,7 @@ def adaptive_weights(n_terms: int, base_vector_weight: float, has_time_expressio
     return FusionWeights(keyword=round(1.0 - vector, 4), vector=round(vector, 4), reason=reason)
 
 
-def rrf(
-    keyword: Sequence[Candidate], vector: Sequence[Candidate], weights: FusionWeights, k: int
-) -> dict[str, float]:
+def rrf(keyword: Sequence[Candidate], vector: Sequence[Candidate], weights: FusionWeights, k: int) -> dict[str, float]:
     """Weighted reciprocal rank fusion, normalised so that rank 1 in both lists scores 1.0."""
     scores: dict[str, float] = {}
     for weight, ranked in ((weights.keyword, keyword), (weights.vector, vector)):
@@ -46,9 +44,7 @@ def rrf(
     return {cid: s / top for cid, s in scores.items()} if top > 0 else scores
 
 
-def weighted_sum(
-    keyword: Sequence[Candidate], vector: Sequence[Candidate], weights: FusionWeights
-) -> dict[str, float]:
+def weighted_sum(keyword: Sequence[Candidate], vector: Sequence[Candidate], weights: FusionWeights) -> dict[str, float]:
     """Min-max normalised scores of each list, weighted and summed (absent from a list = 0 there)."""
     scores: dict[str, float] = {}
     for weight, ranked in ((weights.keyword, keyword), (weights.vector, vector)):

@@ -24,9 +24,7 @@ _SESSION = re.compile(SESSION_PATTERN)
 
 def check_session_id(session_id: str) -> str:
     if not _SESSION.match(session_id):
-        raise InvalidInput(
-            "session_id: must be 1 to 128 characters of A-Z a-z 0-9 _ . : @ -", field="session_id"
-        )
+        raise InvalidInput("session_id: must be 1 to 128 characters of A-Z a-z 0-9 _ . : @ -", field="session_id")
     return session_id
 
 
