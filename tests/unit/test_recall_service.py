@@ -122,6 +122,7 @@ def test_explain_reports_every_stage(services: Services, seeded: dict[str, str])
         assert stage in names
     keyword = next(s for s in resp.trace.stages if s.stage == "keyword")
     assert keyword.candidates and keyword.candidates[0]["id"] == seeded["adoption"]
+    assert keyword.detail["context_weight"] == services.settings.recall.context_weight
     rank = next(s for s in resp.trace.stages if s.stage == "rank")
     assert {"fused", "decay", "boost", "score"} <= set(rank.candidates[0])
     assert services.recaller.recall(NS, RecallQuery(query="adoption agency")).trace is None

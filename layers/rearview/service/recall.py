@@ -340,13 +340,18 @@ class RecallService:
         if terms and isinstance(self._index, HybridSearch):
             with tracer.stage("search") as st:
                 keyword, vector = self._index.hybrid_search(namespace, text, qvec, flt, pool, context)
-                st.detail = {"mode": "hybrid", "keyword_count": len(keyword), "vector_count": len(vector)}
+                st.detail = {
+                    "mode": "hybrid",
+                    "keyword_count": len(keyword),
+                    "vector_count": len(vector),
+                    "context_weight": context,
+                }
                 st.candidates = _candidate_rows(keyword) + _candidate_rows(vector)
             return keyword, vector
         with tracer.stage("keyword") as st:
             keyword = self._index.keyword_search(namespace, text, flt, pool, context) if terms else []
             st.candidates = _candidate_rows(keyword)
-            st.detail = {"count": len(keyword)}
+            st.detail = {"count": len(keyword), "context_weight": context}
         with tracer.stage("vector") as st:
             vector = self._index.vector_search(namespace, qvec, flt, pool)
             st.candidates = _candidate_rows(vector)
