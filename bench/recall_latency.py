@@ -472,6 +472,20 @@ def time_recalls(services: Services, queries: Sequence[str], top_k: int) -> tupl
     return millis, parsed
 
 
+def stage_times(services: Services, queries: Sequence[str], top_k: int) -> dict[str, dict[str, float]]:
+    """Each recall stage's own time from explain traces of the queries, in pipeline order: where the time goes. A
+    stage that only runs when it applies (time answers, say) counts only the queries it ran for."""
+    per_stage: dict[str, list[float]] = {}
+    for q in queries:
+        trace = services.recaller.recall(TARGET_NAMESPACE, RecallQuery(query=q, top_k=top_k, explain=True)).trace
+        for stage in trace.stages if trace is not None else []:
+            per_stage.setdefault(stage.stage, []).append(stage.millis)
+    return {
+        name: {"runs": len(values), "p50": percentile(values, 50), "p95": percentile(values, 95)}
+        for name, values in per_stage.items()
+    }
+
+
 def fts_match(namespace: str, text: str) -> str | None:
     """The MATCH expression the SQLite adapter builds: the namespace token AND any of the query terms."""
     terms = query_terms(text)
@@ -522,6 +536,7 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
     recall_ms, parsed = time_recalls(services, queries, args.top_k)
     if embedder.misses != misses_before:
         raise RuntimeError("a query was embedded during the timed pass: the latency would include it")
+    stages = stage_times(services, queries, args.top_k)
 
     conn = sqlite3.connect(data_dir / DB_FILENAME)
     matches = [fts_match(TARGET_NAMESPACE, q) for q in queries]
@@ -585,6 +600,7 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
             "bare_fts5": summary(bare_ms),
             "bare_fts5_ranked": summary(ranked_ms),
         },
+        "recall_stages_ms": stages,
         "time_expressions_parsed": parsed,
         "sample_queries": queries[:5],
         "peak_rss_gib_after_ingest_and_queries": rss_after_queries,
@@ -681,6 +697,15 @@ def report(r: dict[str, Any]) -> str:
     )
     out.append(f"  queries with a time expression parsed into a filter: {r['time_expressions_parsed']}")
     out.append(f"  sample queries: {r['sample_queries']}")
+    out.append("")
+    srows = [[name, int(v["runs"]), v["p50"], v["p95"]] for name, v in r["recall_stages_ms"].items()]
+    out.append(
+        format_table(
+            ["stage", "runs", "p50 ms", "p95 ms"],
+            srows,
+            title="== where recall's time goes (explain traces of the same queries; a stage runs where it applies) ==",
+        )
+    )
     out.append("")
     rss = r["peak_rss_gib"]
     out.append(
