@@ -270,10 +270,15 @@ def test_no_response_ever_mentions_another_namespace(record_property: Any) -> No
         database=None,
     )
     IsolationMachine.TestCase.settings = machine_settings
-    IsolationMachine.TestCase().runTest()
+    # Hypothesis draws how many steps each run takes, so one batch of runs may fall short of the floor that
+    # keeps this test from passing on too little: run batches until it is reached (at most five).
+    floor, batches = (5000 if LONG else 200), 0
+    while OPERATIONS["count"] < floor and batches < 5:
+        IsolationMachine.TestCase().runTest()
+        batches += 1
     record_property("operations", OPERATIONS["count"])
     print(
         f"\nisolation: {OPERATIONS['count']} HTTP operations ({OPERATIONS['denied']} refused with 403) "
-        f"in {MAX_EXAMPLES} runs; by rule: {OPERATIONS['by_rule']}"
+        f"in {batches * MAX_EXAMPLES} runs; by rule: {OPERATIONS['by_rule']}"
     )
-    assert OPERATIONS["count"] >= (5000 if LONG else 200)
+    assert OPERATIONS["count"] >= floor
