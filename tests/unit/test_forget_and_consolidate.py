@@ -15,6 +15,7 @@ from rearview.model import (
     WorkingWrite,
 )
 from rearview.ports import ChangeSet, MemoryFilter
+from rearview.service.forget import without_turn
 
 pytestmark = pytest.mark.unit
 NS = "acme:u-42"
@@ -180,3 +181,17 @@ def test_a_forgotten_turn_leaves_the_context_of_the_turns_after_it(services: Ser
     assert isinstance(kept, Episode) and kept.context == "She needs a grain free diet from now on" and kept.version == 1
     untouched = services.store.get(NS, other)
     assert untouched is not None and untouched.version == 1
+
+
+@pytest.mark.parametrize(
+    ("context", "content", "left"),
+    [
+        ("ok\nbooked it", "ok", "booked it"),  # a whole turn, never a part of a word
+        ("booked it", "ok", "booked it"),
+        ("Where to?\nLisbon, twice\nok", "Lisbon, twice", "Where to?\nok"),
+        ("a turn\nover two lines", "a turn\nover two lines", ""),
+        ("same\nsame", "same", ""),
+    ],
+)
+def test_a_forgotten_turn_is_removed_from_a_context_as_whole_lines(context: str, content: str, left: str) -> None:
+    assert without_turn(context, content) == left

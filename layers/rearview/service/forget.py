@@ -129,8 +129,17 @@ class ForgetService:
                 context = later.context
                 for victim in gone:
                     if victim.occurred_at <= later.occurred_at:
-                        context = context.replace(victim.content, "")
+                        context = without_turn(context, victim.content)
                 if context != later.context:
-                    cleaned = "\n".join(line for line in context.split("\n") if line.strip())
-                    update = {"context": cleaned, "version": later.version + 1}
+                    update = {"context": context, "version": later.version + 1}
                     changes.upserts.append((later.model_copy(update=update), None))
+
+
+def without_turn(context: str, content: str) -> str:
+    """The context with every whole occurrence of one turn's text removed. The write path joins the turns of a
+    context with newlines, so a turn is a run of whole lines: "ok" is removed from "ok\nbooked it" as a line,
+    never from inside "booked"."""
+    kept = f"\n{context}\n"
+    while f"\n{content}\n" in kept:
+        kept = kept.replace(f"\n{content}\n", "\n")
+    return kept.strip("\n")
