@@ -253,8 +253,8 @@ WHEN old.search_text IS NOT new.search_text OR old.context_text IS NOT new.conte
 END;
 """
 
-# The FTS5 columns keyword search matches, per table (facts have no context).
-_FTS_MATCH_COLUMNS: dict[str, str] = {"episodic": "{search_text context_text}", "semantic": "search_text"}
+# The FTS5 columns keyword search matches in an episode when it weighs the context (facts have no context).
+_TEXT_AND_CONTEXT = "{search_text context_text}"
 
 # Ordered: MIGRATIONS[i] takes the schema from version i to i + 1, each in its own transaction. Append only.
 MIGRATIONS: tuple[str, ...] = (_MIGRATION_1, _MIGRATION_2, _MIGRATION_3, _MIGRATION_4)
@@ -1392,7 +1392,7 @@ class SqliteSearchIndex:
                 where, params = clause
                 fts = f"fts_{_TABLE[layer]}"
                 with_context = layer == "episodic" and context_weight > 0
-                columns = _FTS_MATCH_COLUMNS[layer] if with_context else "search_text"
+                columns = _TEXT_AND_CONTEXT if with_context else "search_text"
                 weights = f"0.0, 1.0, {float(context_weight)}" if layer == "episodic" else "0.0, 1.0"
                 scored, recent_only = self._scored_terms(conn, fts, token, terms, columns)
                 if not scored:
