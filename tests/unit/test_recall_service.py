@@ -5,6 +5,7 @@ import pytest
 from rearview.bootstrap import Services
 from rearview.clock import ManualClock
 from rearview.model import MemoryWrite, RecallQuery, WorkingWrite
+from rearview.ports import Candidate, MemoryFilter
 from rearview.service.recall import RecallService
 
 pytestmark = pytest.mark.unit
@@ -357,3 +358,65 @@ def test_names_are_kept_in_a_small_namespace_and_when_nothing_else_is_asked(serv
         remember(services, f"Dana: talked about the {topic}", entities=["Dana"])
     assert _embed_stage(services, "what about Dana's piano?")["text"] == "what about piano?"
     assert _embed_stage(services, "Dana?")["text"] == "Dana?", "a query of nothing but the name keeps it"
+
+
+class _RecordingIndex:
+    """The real index, recording the filter and limit of every vector search (a spy, not a mock)."""
+
+    def __init__(self, inner: object) -> None:
+        self._inner = inner
+        self.vector_calls: list[tuple[MemoryFilter, int, list[str]]] = []
+
+    def vector_search(self, namespace: str, vector: object, flt: MemoryFilter, limit: int) -> list[Candidate]:
+        found: list[Candidate] = self._inner.vector_search(namespace, vector, flt, limit)  # type: ignore[attr-defined]
+        self.vector_calls.append((flt, limit, [c.id for c in found]))
+        return found
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._inner, name)
+
+
+def _feedback_recall(services: Services, clock: ManualClock, **update: object) -> tuple[list[str], _RecordingIndex]:
+    tuning = services.settings.recall.model_copy(update={"candidates_per_list": 5, **update})
+    index = _RecordingIndex(services.index)
+    recaller = RecallService(services.store, index, services.embedder, clock, tuning, 0.0)  # type: ignore[arg-type]
+    resp = recaller.recall(NS, RecallQuery(query="pottery class with the kids", top_k=2, explain=True))
+    assert resp.trace is not None
+    return [h.id for h in resp.results], index
+
+
+def test_feedback_rescores_the_first_searchs_wider_list_not_the_namespace(
+    services: Services, clock: ManualClock
+) -> None:
+    start = clock.now() - timedelta(days=3)
+    topics = ("pottery class", "kids at the museum", "billing deploy", "adoption agency", "camping trip")
+    for i in range(30):
+        remember(services, f"Melanie talked about the {topics[i % 5]} number {i}", occurred_at=start)
+    assert services.settings.recall.feedback_weight > 0
+
+    _, index = _feedback_recall(services, clock, feedback_pool=12)
+    (first_flt, first_limit, first_ids), (second_flt, second_limit, second_ids) = index.vector_calls
+    pool = 6  # max(candidates_per_list 5, top_k 2 * 3)
+    assert first_flt.ids is None and first_limit == 12 and len(first_ids) == 12
+    # The second pass reads only the first pass's 12, and returns the pool's worth of them.
+    assert second_flt.ids == tuple(first_ids) and second_limit == pool
+    assert set(second_ids) <= set(first_ids) and len(second_ids) == pool
+
+    # A pool no wider than the fusion's list leaves the second pass to search the whole namespace, as before.
+    _, index = _feedback_recall(services, clock, feedback_pool=1)
+    (first_flt, first_limit, _), (second_flt, _, _) = index.vector_calls
+    assert first_limit == pool and second_flt.ids is None
+
+
+def test_feedback_over_a_pool_wider_than_the_namespace_finds_what_the_whole_namespace_pass_finds(
+    services: Services, clock: ManualClock
+) -> None:
+    start = clock.now() - timedelta(days=3)
+    topics = ("pottery class", "kids at the museum", "billing deploy", "adoption agency", "camping trip")
+    for i in range(30):
+        remember(services, f"Caroline mentioned the {topics[i % 5]} number {i}", occurred_at=start)
+    wide, index = _feedback_recall(services, clock, feedback_pool=1000)
+    assert index.vector_calls[1][0].ids is not None and len(index.vector_calls[0][2]) == 30
+    whole, index = _feedback_recall(services, clock, feedback_pool=1)
+    assert index.vector_calls[1][0].ids is None
+    assert wide == whole

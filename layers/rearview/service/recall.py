@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -188,7 +189,9 @@ class RecallService:
                 "text": vector_text,
                 "common_entities_left_out": sorted(common),
             }
-        keyword, vector = self._search(namespace, text, terms, qvec, flt, pool, tracer)
+        keyword, searched = self._search(namespace, text, terms, qvec, flt, pool, tracer)
+        # A local scan returns more than the pool, for feedback to re-score; fusion takes the pool's best.
+        vector = searched[:pool]
         fresh: list[Candidate] = []
         if self._freshness_seconds > 0:
             with tracer.stage("fresh") as st:
@@ -213,12 +216,22 @@ class RecallService:
                     centroid = np.mean(np.stack(list(top_vectors.values())), axis=0)
                     moved = qvec + tuning.feedback_weight * centroid
                     moved = moved / (np.linalg.norm(moved) or 1.0)
+                    # The second search re-scores the first one's wider list where there is one (a local scan):
+                    # a memory that is not among the question's best `feedback_pool` by cosine is not what the
+                    # moved vector is after, and the rows to read drop from the namespace to that list.
+                    within = flt
+                    if len(searched) > pool:
+                        within = replace(flt, ids=tuple(c.id for c in searched))
                     # The not-yet-indexed episodes stay candidates of the second search as of the first.
                     vector = sorted(
-                        [*self._index.vector_search(namespace, moved, flt, pool), *fresh], key=lambda c: -c.score
+                        [*self._index.vector_search(namespace, moved, within, pool), *fresh], key=lambda c: -c.score
                     )
                     fused = self._fuse(keyword, vector, weights)
-                st.detail = {"from": top_ids, "weight": tuning.feedback_weight}
+                st.detail = {
+                    "from": top_ids,
+                    "weight": tuning.feedback_weight,
+                    "rescored": len(searched) if len(searched) > pool else "namespace",
+                }
                 st.candidates = _fused_rows(fused)
 
         with tracer.stage("rank") as st:
@@ -353,7 +366,9 @@ class RecallService:
             st.candidates = _candidate_rows(keyword)
             st.detail = {"count": len(keyword), "context_weight": context}
         with tracer.stage("vector") as st:
-            vector = self._index.vector_search(namespace, qvec, flt, pool)
+            # With feedback on, a local scan keeps a wider list for the second pass to re-score (see feedback).
+            wide = max(pool, self._tuning.feedback_pool) if self._tuning.feedback_weight > 0 else pool
+            vector = self._index.vector_search(namespace, qvec, flt, wide)
             st.candidates = _candidate_rows(vector)
             st.detail = {"count": len(vector)}
         return keyword, vector
