@@ -385,13 +385,19 @@ def _feedback_recall(services: Services, clock: ManualClock, **update: object) -
     return [h.id for h in resp.results], index
 
 
-def test_feedback_rescores_the_first_searchs_wider_list_not_the_namespace(
-    services: Services, clock: ManualClock
-) -> None:
+@pytest.fixture
+def thirty(services: Services, clock: ManualClock) -> None:
+    """30 episodes on five topics: more than the pools of the feedback tests below."""
     start = clock.now() - timedelta(days=3)
     topics = ("pottery class", "kids at the museum", "billing deploy", "adoption agency", "camping trip")
     for i in range(30):
         remember(services, f"Melanie talked about the {topics[i % 5]} number {i}", occurred_at=start)
+
+
+@pytest.mark.usefixtures("thirty")
+def test_feedback_rescores_the_first_searchs_wider_list_not_the_namespace(
+    services: Services, clock: ManualClock
+) -> None:
     assert services.settings.recall.feedback_weight > 0
 
     _, index = _feedback_recall(services, clock, feedback_pool=12)
@@ -408,13 +414,10 @@ def test_feedback_rescores_the_first_searchs_wider_list_not_the_namespace(
     assert first_limit == pool and second_flt.ids is None
 
 
+@pytest.mark.usefixtures("thirty")
 def test_feedback_over_a_pool_wider_than_the_namespace_finds_what_the_whole_namespace_pass_finds(
     services: Services, clock: ManualClock
 ) -> None:
-    start = clock.now() - timedelta(days=3)
-    topics = ("pottery class", "kids at the museum", "billing deploy", "adoption agency", "camping trip")
-    for i in range(30):
-        remember(services, f"Caroline mentioned the {topics[i % 5]} number {i}", occurred_at=start)
     wide, index = _feedback_recall(services, clock, feedback_pool=1000)
     assert index.vector_calls[1][0].ids is not None and len(index.vector_calls[0][2]) == 30
     whole, index = _feedback_recall(services, clock, feedback_pool=1)
