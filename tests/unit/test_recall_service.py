@@ -423,3 +423,28 @@ def test_feedback_over_a_pool_wider_than_the_namespace_finds_what_the_whole_name
     whole, index = _feedback_recall(services, clock, feedback_pool=1)
     assert index.vector_calls[1][0].ids is None
     assert wide == whole
+
+
+class _RecordingHybridIndex(_RecordingIndex):
+    """The same index answering both searches in one call, as OpenSearch's adapter does (msearch)."""
+
+    def hybrid_search(
+        self, namespace: str, text: str, vector: object, flt: MemoryFilter, limit: int, context_weight: float = 0.0
+    ) -> tuple[list[Candidate], list[Candidate]]:
+        keyword = self._inner.keyword_search(namespace, text, flt, limit, context_weight)  # type: ignore[attr-defined]
+        return keyword, self.vector_search(namespace, vector, flt, limit)
+
+
+@pytest.mark.usefixtures("thirty")
+def test_an_index_with_hybrid_search_runs_feedback_as_a_second_search_of_the_pool(
+    services: Services, clock: ManualClock
+) -> None:
+    tuning = services.settings.recall.model_copy(update={"candidates_per_list": 5, "feedback_pool": 12})
+    index = _RecordingHybridIndex(services.index)
+    recaller = RecallService(services.store, index, services.embedder, clock, tuning, 0.0)  # type: ignore[arg-type]
+    # With content words the searches go through hybrid_search; without (stop words only), through vector_search.
+    for query in ("pottery class with the kids", "what was it about?"):
+        index.vector_calls.clear()
+        assert recaller.recall(NS, RecallQuery(query=query, top_k=2)).results
+        (_, first_limit, _), (second_flt, second_limit, _) = index.vector_calls
+        assert first_limit == second_limit == 6 and second_flt.ids is None

@@ -366,8 +366,10 @@ class RecallService:
             st.candidates = _candidate_rows(keyword)
             st.detail = {"count": len(keyword), "context_weight": context}
         with tracer.stage("vector") as st:
-            # With feedback on, a local scan keeps a wider list for the second pass to re-score (see feedback).
-            wide = max(pool, self._tuning.feedback_pool) if self._tuning.feedback_weight > 0 else pool
+            # With feedback on, a local scan keeps a wider list for the second pass to re-score (see feedback); an
+            # index that answers hybrid searches (OpenSearch) runs its second k-NN search as an ANN query instead.
+            local = not isinstance(self._index, HybridSearch)
+            wide = max(pool, self._tuning.feedback_pool) if local and self._tuning.feedback_weight > 0 else pool
             vector = self._index.vector_search(namespace, qvec, flt, wide)
             st.candidates = _candidate_rows(vector)
             st.detail = {"count": len(vector)}
