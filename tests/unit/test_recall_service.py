@@ -376,13 +376,16 @@ class _RecordingIndex:
         return getattr(self._inner, name)
 
 
-def _feedback_recall(services: Services, clock: ManualClock, **update: object) -> tuple[list[str], _RecordingIndex]:
+def _feedback_recall(
+    services: Services, clock: ManualClock, **update: object
+) -> tuple[list[str], _RecordingIndex, dict[str, object]]:
     tuning = services.settings.recall.model_copy(update={"candidates_per_list": 5, **update})
     index = _RecordingIndex(services.index)
     recaller = RecallService(services.store, index, services.embedder, clock, tuning, 0.0)  # type: ignore[arg-type]
     resp = recaller.recall(NS, RecallQuery(query="pottery class with the kids", top_k=2, explain=True))
     assert resp.trace is not None
-    return [h.id for h in resp.results], index
+    feedback = {st.stage: st for st in resp.trace.stages}["feedback"]
+    return [h.id for h in resp.results], index, feedback.detail
 
 
 @pytest.fixture
@@ -400,7 +403,8 @@ def test_feedback_rescores_the_first_searchs_wider_list_not_the_namespace(
 ) -> None:
     assert services.settings.recall.feedback_weight > 0
 
-    _, index = _feedback_recall(services, clock, feedback_pool=12)
+    _, index, detail = _feedback_recall(services, clock, feedback_pool=12)
+    assert detail["rescored"] == 12
     (first_flt, first_limit, first_ids), (second_flt, second_limit, second_ids) = index.vector_calls
     pool = 6  # max(candidates_per_list 5, top_k 2 * 3)
     assert first_flt.ids is None and first_limit == 12 and len(first_ids) == 12
@@ -409,8 +413,9 @@ def test_feedback_rescores_the_first_searchs_wider_list_not_the_namespace(
     assert set(second_ids) <= set(first_ids) and len(second_ids) == pool
 
     # A pool no wider than the fusion's list leaves the second pass to search the whole namespace, as before.
-    _, index = _feedback_recall(services, clock, feedback_pool=1)
+    _, index, detail = _feedback_recall(services, clock, feedback_pool=1)
     (first_flt, first_limit, _), (second_flt, _, _) = index.vector_calls
+    assert detail["rescored"] == "namespace"
     assert first_limit == pool and second_flt.ids is None
 
 
@@ -418,9 +423,9 @@ def test_feedback_rescores_the_first_searchs_wider_list_not_the_namespace(
 def test_feedback_over_a_pool_wider_than_the_namespace_finds_what_the_whole_namespace_pass_finds(
     services: Services, clock: ManualClock
 ) -> None:
-    wide, index = _feedback_recall(services, clock, feedback_pool=1000)
+    wide, index, _ = _feedback_recall(services, clock, feedback_pool=1000)
     assert index.vector_calls[1][0].ids is not None and len(index.vector_calls[0][2]) == 30
-    whole, index = _feedback_recall(services, clock, feedback_pool=1)
+    whole, index, _ = _feedback_recall(services, clock, feedback_pool=1)
     assert index.vector_calls[1][0].ids is None
     assert wide == whole
 

@@ -212,16 +212,15 @@ class RecallService:
                 # little wording with the question but much with the first answers.
                 top_ids = [cid for cid, _ in sorted(fused.items(), key=lambda kv: -kv[1])[: tuning.feedback_docs]]
                 top_vectors = self._store.get_vectors(namespace, top_ids)
+                # The second search re-scores the first one's wider list where there is one (a local scan): a
+                # memory that is not among the question's best `feedback_pool` by cosine is not what the moved
+                # vector is after, and the rows to read drop from the namespace to that list.
+                widened = len(searched) > pool
                 if top_vectors:
                     centroid = np.mean(np.stack(list(top_vectors.values())), axis=0)
                     moved = qvec + tuning.feedback_weight * centroid
                     moved = moved / (np.linalg.norm(moved) or 1.0)
-                    # The second search re-scores the first one's wider list where there is one (a local scan):
-                    # a memory that is not among the question's best `feedback_pool` by cosine is not what the
-                    # moved vector is after, and the rows to read drop from the namespace to that list.
-                    within = flt
-                    if len(searched) > pool:
-                        within = replace(flt, ids=tuple(c.id for c in searched))
+                    within = replace(flt, ids=tuple(c.id for c in searched)) if widened else flt
                     # The not-yet-indexed episodes stay candidates of the second search as of the first.
                     vector = sorted(
                         [*self._index.vector_search(namespace, moved, within, pool), *fresh], key=lambda c: -c.score
@@ -230,7 +229,7 @@ class RecallService:
                 st.detail = {
                     "from": top_ids,
                     "weight": tuning.feedback_weight,
-                    "rescored": len(searched) if len(searched) > pool else "namespace",
+                    "rescored": len(searched) if widened else "namespace",
                 }
                 st.candidates = _fused_rows(fused)
 
