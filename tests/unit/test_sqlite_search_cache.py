@@ -132,6 +132,49 @@ def test_common_terms_are_left_out_when_rarer_ones_exist(tmp_path: Path) -> None
         assert pruned.keyword_search("acme", "absent words", MemoryFilter(), 100) == []
 
 
+EPISODES = MemoryFilter(layers=("episodic",))
+
+
+def _count_queries(db: SqliteDatabase) -> list[str]:
+    """The match-count queries this thread's connection runs from now on."""
+    seen: list[str] = []
+    db.connection().set_trace_callback(lambda sql: seen.append(sql) if sql.startswith("SELECT count(*)") else None)
+    return seen
+
+
+def test_term_match_counts_are_reused_until_the_namespace_has_seen_enough_commits(tmp_path: Path) -> None:
+    with _db(tmp_path / "rearview.db") as db:
+        store = SqliteMemoryStore(db)
+        _write(store, "acme", *[_episode("acme", f"c{i}", f"common filler number {i}", i) for i in range(10)])
+        _write(store, "acme", _episode("acme", "r", "common and rare together", 20))
+        index = SqliteSearchIndex(
+            db, common_term_matches=3, scored_matches_budget=4, recent_matches=2, term_count_commits=2
+        )
+        counts = _count_queries(db)
+        # (The facts' table is counted on its own; episodes alone keep the count queries easy to follow here.)
+
+        assert [c.id for c in index.keyword_search("acme", "common rare", EPISODES, 100)] == ["r"]
+        assert len(counts) == 3  # the namespace, "common", "rare"
+        # Counted once: "rare" again (and "common" alone) costs no count.
+        assert [c.id for c in index.keyword_search("acme", "rare common", EPISODES, 100)] == ["r"]
+        assert {c.id for c in index.keyword_search("acme", "common", EPISODES, 100)} == {"r", "c9"}
+        assert len(counts) == 3
+
+        # "rare" turns common over three commits. Its count of 1 stands for two of them (a stale count only picks
+        # the terms to score; the matches and scores are current), and is counted afresh after the third: with
+        # every term now common, the rarest-counted one is scored over its most recent matches only.
+        found = []
+        for i in range(3):
+            _write(store, "acme", _episode("acme", f"n{i}", f"rare again {i}", 30 + i))
+            found.append({c.id for c in index.keyword_search("acme", "common rare", EPISODES, 100)})
+        assert found == [{"r", "n0"}, {"r", "n0", "n1"}, {"r", "c9"}]
+        assert len(counts) == 6
+        # Each namespace is counted on its own.
+        _write(store, "other", *[_episode("other", f"o{i}", f"common filler {i}", i) for i in range(10)])
+        assert len(index.keyword_search("other", "common rare", EPISODES, 100)) == 2
+        assert len(counts) == 9
+
+
 def test_small_namespaces_are_scored_whole_whatever_the_thresholds(tmp_path: Path) -> None:
     with _db(tmp_path / "rearview.db") as db:
         store = SqliteMemoryStore(db)

@@ -1285,6 +1285,11 @@ def _positions_mask(sorted_refs: np.ndarray, refs: np.ndarray) -> np.ndarray:
 _ENTITY_SAMPLE = 5000
 _ENTITY_RECOUNT_DIVISOR = 20
 _ENTITY_SHARES_CACHED = 4096
+# Term match counts are kept for this many namespaces, and at most this many counts in one (then counted afresh).
+_TERM_COUNTS_NAMESPACES = 1024
+# (fts table, columns, count cap, term or None for the whole namespace) -> matches, counted up to cap + 1.
+_TermCounts = dict[tuple[str, str, int, str | None], int]
+_TERM_COUNTS_PER_NAMESPACE = 4096
 
 _CACHE_QUERY: dict[str, str] = {
     "episodic": (
@@ -1316,6 +1321,7 @@ class SqliteSearchIndex:
         scored_matches_budget: int = 5000,
         recent_matches: int = 2000,
         max_query_terms: int = 32,
+        term_count_commits: int = 32,
     ) -> None:
         self.db = db
         # 600k vectors are 1.2 GB of float32 at 512 dimensions (0.9 GB at MiniLM's 384): with the rest of the
@@ -1331,6 +1337,13 @@ class SqliteSearchIndex:
         self.scored_matches_budget = scored_matches_budget
         self.recent_matches = recent_matches
         self.max_query_terms = max_query_terms
+        # How many matches a term has in a namespace only decides which terms are scored (their scores come from
+        # bm25() itself), so the counts are reused until the namespace has seen `term_count_commits` more commits:
+        # counting one term costs up to `common_term_matches` rows of FTS5 doclist merging (about 1 ms each at
+        # 100k memories in a namespace, several per query).
+        self.term_count_commits = term_count_commits
+        # namespace -> (generation counted at, its counts).
+        self._term_counts: OrderedDict[str, tuple[int, _TermCounts]] = OrderedDict()
         self._caches: OrderedDict[tuple[str, str], _VectorCache] = OrderedDict()
         self._lock = threading.Lock()
         # namespace -> (generation counted at, shares); see entity_shares.
@@ -1385,6 +1398,7 @@ class SqliteSearchIndex:
         token = namespace_token(namespace)
         found: list[Candidate] = []
         with self.db.snapshot() as conn:
+            counts = self._term_counts_of(conn, namespace)
             for layer in _unique_layers(flt.layers):
                 clause = _filter_clause(layer, namespace, flt, "m")
                 if clause is None:
@@ -1394,7 +1408,7 @@ class SqliteSearchIndex:
                 with_context = layer == "episodic" and context_weight > 0
                 columns = _TEXT_AND_CONTEXT if with_context else "search_text"
                 weights = f"0.0, 1.0, {float(context_weight)}" if layer == "episodic" else "0.0, 1.0"
-                scored, recent_only = self._scored_terms(conn, fts, token, terms, columns)
+                scored, recent_only = self._scored_terms(conn, fts, token, terms, columns, counts)
                 if not scored:
                     continue
                 order = f"ORDER BY rowid DESC LIMIT {int(self.recent_matches)}" if recent_only else ""
@@ -1410,6 +1424,23 @@ class SqliteSearchIndex:
         found.sort(key=lambda c: c.score, reverse=True)
         return found[:limit]
 
+    def _term_counts_of(self, conn: sqlite3.Connection, namespace: str) -> _TermCounts:
+        """The namespace's cached match counts, emptied once it has seen more than `term_count_commits` commits
+        since they were counted (read in the caller's snapshot)."""
+        row = conn.execute("SELECT generation FROM namespace_state WHERE namespace = ?", (namespace,)).fetchone()
+        generation = 0 if row is None else int(row[0])
+        with self._lock:
+            cached = self._term_counts.get(namespace)
+            if cached is None or not 0 <= generation - cached[0] <= self.term_count_commits:
+                cached = (generation, {})
+            elif len(cached[1]) > _TERM_COUNTS_PER_NAMESPACE:
+                cached = (cached[0], {})
+            self._term_counts[namespace] = cached
+            self._term_counts.move_to_end(namespace)
+            while len(self._term_counts) > _TERM_COUNTS_NAMESPACES:
+                self._term_counts.popitem(last=False)
+            return cached[1]
+
     def _count_matches(self, conn: sqlite3.Connection, fts: str, match: str, cap: int) -> int:
         """How many rows match, counting no further than `cap` + 1 (so a common term costs no more)."""
         (count,) = conn.execute(
@@ -1418,29 +1449,41 @@ class SqliteSearchIndex:
         return int(count)
 
     def _scored_terms(
-        self, conn: sqlite3.Connection, fts: str, token: str, terms: list[str], columns: str
+        self,
+        conn: sqlite3.Connection,
+        fts: str,
+        token: str,
+        terms: list[str],
+        columns: str,
+        counts: _TermCounts,
     ) -> tuple[list[str], bool]:
-        """The terms to score and whether to score only the most recent matches (see __init__)."""
+        """The terms to score and whether to score only the most recent matches (see __init__); `counts` caches
+        the match counts (capped, as `_count_matches` returns them) across queries."""
+
+        def count(term: str | None, cap: int) -> int:
+            key = (fts, columns, cap, term)
+            found = counts.get(key)
+            if found is None:
+                match = f'ns_token : "{token}"' if term is None else _fts_match(token, [term], columns)
+                found = counts[key] = self._count_matches(conn, fts, match, cap)
+            return found
+
         budget = self.scored_matches_budget
-        if self._count_matches(conn, fts, f'ns_token : "{token}"', budget) <= budget:
+        if count(None, budget) <= budget:
             return terms, False  # a namespace this small is cheap to score whole
         cap = self.common_term_matches
-        counted = sorted(
-            (count, position, term)
-            for position, term in enumerate(terms)
-            if (count := self._count_matches(conn, fts, _fts_match(token, [term], columns), cap))
-        )
+        counted = sorted((n, position, term) for position, term in enumerate(terms) if (n := count(term, cap)))
         if not counted:
             return [], False
         if counted[0][0] > cap:
             return [counted[0][2]], True
         scored: list[str] = []
         total = 0
-        for count, _, term in counted:
-            if count > cap or (scored and total + count > budget):
+        for n, _, term in counted:
+            if n > cap or (scored and total + n > budget):
                 break
             scored.append(term)
-            total += count
+            total += n
         return scored, False
 
     # vector search
