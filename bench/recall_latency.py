@@ -749,7 +749,10 @@ def report(r: dict[str, Any]) -> str:
         format_table(
             ["stage", "runs", "p50 ms", "p95 ms"],
             srows,
-            title="== where recall's time goes (explain traces of the same queries; a stage runs where it applies) ==",
+            title=(
+                "== where recall's time goes (explain traces of as many other queries of the same kind; a stage "
+                "runs where it applies) =="
+            ),
         )
     )
     out.append("")
