@@ -590,8 +590,8 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
     stage_queries = make_queries(services, args.in_namespace, args.queries, seed=args.seed + 8)
     warm_queries = make_queries(services, args.in_namespace, args.queries, seed=args.seed + 9)
     # Untimed passes. The first records the vectors of the queries to time without searching (see RecordOnlyIndex).
-    # The second loads the measured index's vector cache, SQLite's pages and term counts with
-    # other queries of the same kind, as a server that has been answering for a while has them.
+    # The second loads the measured index's vector cache, SQLite's pages and term counts with other queries of the
+    # same kind, as a server that has been answering for a while has them.
     record_pass(services, [*queries, *stage_queries], args.top_k)
     time_recalls(services, warm_queries, args.top_k)
     misses_before = embedder.misses

@@ -1287,9 +1287,9 @@ _ENTITY_RECOUNT_DIVISOR = 20
 _ENTITY_SHARES_CACHED = 4096
 # Term match counts are kept for this many namespaces, and at most this many counts in one (then counted afresh).
 _TERM_COUNTS_NAMESPACES = 1024
+_TERM_COUNTS_PER_NAMESPACE = 4096
 # (fts table, columns, count cap, term or None for the whole namespace) -> matches, counted up to cap + 1.
 _TermCounts = dict[tuple[str, str, int, str | None], int]
-_TERM_COUNTS_PER_NAMESPACE = 4096
 
 _CACHE_QUERY: dict[str, str] = {
     "episodic": (
