@@ -1398,7 +1398,7 @@ class SqliteSearchIndex:
         token = namespace_token(namespace)
         found: list[Candidate] = []
         with self.db.snapshot() as conn:
-            counts = self._term_counts_of(conn, namespace)
+            counts = self._term_counts_of(namespace)
             for layer in _unique_layers(flt.layers):
                 clause = _filter_clause(layer, namespace, flt, "m")
                 if clause is None:
@@ -1424,11 +1424,10 @@ class SqliteSearchIndex:
         found.sort(key=lambda c: c.score, reverse=True)
         return found[:limit]
 
-    def _term_counts_of(self, conn: sqlite3.Connection, namespace: str) -> _TermCounts:
+    def _term_counts_of(self, namespace: str) -> _TermCounts:
         """The namespace's cached match counts, emptied once it has seen more than `term_count_commits` commits
-        since they were counted (read in the caller's snapshot)."""
-        row = conn.execute("SELECT generation FROM namespace_state WHERE namespace = ?", (namespace,)).fetchone()
-        generation = 0 if row is None else int(row[0])
+        since they were counted (called inside the caller's snapshot, which this thread's connection holds)."""
+        generation = self._generation(namespace)
         with self._lock:
             cached = self._term_counts.get(namespace)
             if cached is None or not 0 <= generation - cached[0] <= self.term_count_commits:
