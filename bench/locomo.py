@@ -43,7 +43,7 @@ from rearview.clock import ManualClock
 from rearview.model import MemoryWrite, RecallQuery, RecallResponse
 from rearview.ports import Candidate, MemoryFilter, MemoryStore
 from rearview.service.recall import RecallService
-from rearview.settings import RecallTuning, Settings
+from rearview.settings import AwsSettings, RecallTuning, Settings
 from rearview.text_analysis import query_terms
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -77,6 +77,8 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "time expressions filter": {"time_expression_boost": 0.0},
     "RRF instead of weighted fusion": {"fusion": "rrf"},
 }
+# Added to the ablations when a reranker is configured (--reranker).
+NO_RERANKER = {"rerank_candidates": 0}
 
 
 @dataclass(frozen=True)
@@ -376,9 +378,14 @@ def run_ablations(
     floor = services.recaller.relevance_floor
     base = services.settings.recall.model_dump()
     out: dict[str, list[Scored]] = {}
-    for name, change in ABLATIONS.items():
+    ablations = dict(ABLATIONS)
+    if services.recaller.reranker is not None:
+        ablations["no reranker"] = NO_RERANKER
+    for name, change in ablations.items():
         tuning = RecallTuning(**{**base, **change})
-        recaller = RecallService(store, services.index, services.embedder, clock, tuning, floor)
+        recaller = RecallService(
+            store, services.index, services.embedder, clock, tuning, floor, reranker=services.recaller.reranker
+        )
         rows: list[Scored] = []
         for q in questions:
             clock.set(q.ask_ts)
@@ -435,8 +442,14 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
     convs = list(turns_by_conv)[: args.limit_convs] if args.limit_convs else list(turns_by_conv)
 
     clock = ManualClock()
-    settings = Settings(embedder=args.embedder, data_dir=data_dir)
+    settings = Settings(
+        embedder=args.embedder,
+        data_dir=data_dir,
+        reranker=args.reranker,
+        aws=AwsSettings(region=args.region, bedrock_rerank_model=args.rerank_model),
+    )
     services = build(settings, clock=clock)
+    reranker = services.recaller.reranker
     services.embedder.embed(["warm up the embedder before anything is timed"])
     bench = Bench(services, clock)
     states: dict[str, ConvState] = {}
@@ -465,6 +478,7 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
         "config": {
             "data": str(args.data),
             "embedder": services.embedder.name,
+            "reranker": reranker.name if reranker is not None else None,
             "conversations": convs,
             "top_k": TOP_K,
             "token_budget": TOKEN_BUDGET,
@@ -506,7 +520,7 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
         "systems": {name: aggregate(rows) for name, rows in bench.scored_audited.items()},
     }
     results["ablations"] = {
-        name: {"by_category": aggregate(rows), "latency_ms": latency(rows), "change": ABLATIONS[name]}
+        name: {"by_category": aggregate(rows), "latency_ms": latency(rows), "change": ABLATIONS.get(name, NO_RERANKER)}
         for name, rows in ablations.items()
     }
     results["per_question"] = [
@@ -544,7 +558,8 @@ def _verdict(ok: bool) -> str:
 def report(results: dict[str, Any]) -> str:
     cfg, ingest, systems = results["config"], results["ingest"], results["systems"]
     out: list[str] = [
-        f"LoCoMo retrieval, embedder {cfg['embedder']}, {len(cfg['conversations'])} conversations, "
+        f"LoCoMo retrieval, embedder {cfg['embedder']}, reranker {cfg.get('reranker') or 'none'}, "
+        f"{len(cfg['conversations'])} conversations, "
         f"top_k {cfg['top_k']}, {cfg['questions_without_gold_skipped']} questions without gold skipped",
         "",
     ]
@@ -624,6 +639,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, required=True, help="directory with locomo10_turns/gold.jsonl")
     parser.add_argument("--embedder", choices=["minilm", "hashing"], default="minilm")
+    parser.add_argument(
+        "--reranker",
+        choices=["none", "bedrock"],
+        default="none",
+        help="re-order recall's best candidates with a rerank model (bedrock: needs AWS credentials and --region)",
+    )
+    parser.add_argument("--rerank-model", default="amazon.rerank-v1:0", help="the Bedrock rerank model id or ARN")
+    parser.add_argument("--region", default=None, help="the AWS region of the rerank model")
     parser.add_argument("--limit-convs", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--data-dir", type=Path, default=None, help="where the SQLite file goes (default a temp dir)")
     parser.add_argument("--json-out", type=Path, default=None, help="write every figure as JSON here")

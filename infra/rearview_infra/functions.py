@@ -1,19 +1,20 @@
 """The Lambda functions: one per `functions/<name>/handler.py`, all on the shared layer, each granted only
 what it calls.
 
-| function     | trigger                  | DynamoDB        | SQS                 | OpenSearch | Bedrock    |
-|--------------|--------------------------|-----------------|---------------------|------------|------------|
-| write        | HTTP: memories, WM, keys | read/write      | send (write queue)  | -          | -          |
-| write_worker | write queue              | read/write      | consume; send (DLQ) | read       | embed      |
-| index_sync   | table stream             | stream only     | on-failure queue    | write      | -          |
-| recall       | HTTP: recall, get, stats | read/write (*)  | -                   | read       | embed      |
-| forget       | HTTP: forget, delete     | read/write      | -                   | -          | -          |
-| consolidate  | HTTP + hourly schedule   | read/write      | -                   | read       | embed, LLM |
-| mcp          | HTTP: POST /mcp          | read/write      | send (write queue)  | read       | embed, LLM |
-| authorizer   | API Gateway authorizer   | read `APIKEY#*` | -                   | -          | -          |
+| function     | trigger                  | DynamoDB        | SQS                 | OpenSearch | Bedrock         |
+|--------------|--------------------------|-----------------|---------------------|------------|-----------------|
+| write        | HTTP: memories, WM, keys | read/write      | send (write queue)  | -          | -               |
+| write_worker | write queue              | read/write      | consume; send (DLQ) | read       | embed           |
+| index_sync   | table stream             | stream only     | on-failure queue    | write      | -               |
+| recall       | HTTP: recall, get, stats | read/write (*)  | -                   | read       | embed (**)      |
+| forget       | HTTP: forget, delete     | read/write      | -                   | -          | -               |
+| consolidate  | HTTP + hourly schedule   | read/write      | -                   | read       | embed, LLM      |
+| mcp          | HTTP: POST /mcp          | read/write      | send (write queue)  | read       | embed, LLM (**) |
+| authorizer   | API Gateway authorizer   | read `APIKEY#*` | -                   | -          | -               |
 
-(*) recall writes access counts and the namespace's recall statistics. Index writes happen only in index_sync:
-forget and consolidation change DynamoDB, and the stream carries it over."""
+(*) recall writes access counts and the namespace's recall statistics. (**) and rerank, when a rerank model is
+deployed (`rearview:rerankModel`). Index writes happen only in index_sync: forget and consolidation change
+DynamoDB, and the stream carries it over."""
 
 from __future__ import annotations
 
@@ -63,6 +64,8 @@ WORKER_TIMEOUT = Duration.seconds(next(s.timeout_seconds for s in FUNCTION_SPECS
 _SEARCHERS = ("write_worker", "recall", "consolidate", "mcp")
 _EMBEDDERS = ("write_worker", "recall", "consolidate", "mcp")
 _SUMMARISERS = ("consolidate", "mcp")
+# Functions that answer recalls, and so call the rerank model when one is deployed.
+_RERANKERS = ("recall", "mcp")
 _TABLE_WRITERS = ("write", "write_worker", "recall", "forget", "consolidate", "mcp")
 # Only these put messages on the write queue, so only they are told its URL: with a queue configured,
 # `Services.submit` accepts instead of storing, which the worker must never do.
@@ -81,6 +84,8 @@ class BedrockModels:
     embedding_model: str
     embedding_dim: int
     summary_model: str
+    # None: recall keeps its own order (no rerank model deployed).
+    rerank_model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -154,6 +159,13 @@ class RearviewFunctions(Construct):
             "REARVIEW_AWS__DEAD_LETTER_QUEUE_URL": queues.dead_letter_queue.queue_url,
             "REARVIEW_AWS__MAX_RECEIVE_COUNT": str(queues.max_receive_count),
         }
+        if models.rerank_model:
+            for name in _RERANKERS:
+                extra_env[name] = {
+                    **extra_env.get(name, {}),
+                    "REARVIEW_RERANKER": "bedrock",
+                    "REARVIEW_AWS__BEDROCK_RERANK_MODEL": models.rerank_model,
+                }
 
         self.functions: dict[str, lambda_.Function] = {}
         for spec in FUNCTION_SPECS:
@@ -178,6 +190,9 @@ class RearviewFunctions(Construct):
             _grant_invoke(fn[name], models.embedding_model)
         for name in _SUMMARISERS:
             _grant_invoke(fn[name], models.summary_model)
+        if models.rerank_model:
+            for name in _RERANKERS:
+                _grant_rerank(fn[name], models.rerank_model)
 
         # The SQS source grants consume (receive, delete, change visibility) on the write queue.
         fn["write_worker"].add_event_source(
@@ -247,6 +262,12 @@ class RearviewFunctions(Construct):
 def _grant_invoke(fn: lambda_.Function, model_id: str) -> None:
     # Converse is authorised as bedrock:InvokeModel.
     fn.add_to_role_policy(iam.PolicyStatement(actions=["bedrock:InvokeModel"], resources=bedrock_model_arns(model_id)))
+
+
+def _grant_rerank(fn: lambda_.Function, model_id: str) -> None:
+    # The Rerank API needs bedrock:Rerank (which takes no resource) and bedrock:InvokeModel on the rerank model.
+    fn.add_to_role_policy(iam.PolicyStatement(actions=["bedrock:Rerank"], resources=["*"]))
+    _grant_invoke(fn, model_id)
 
 
 def _grant_api_key_reads(table: dynamodb.Table, fn: lambda_.Function) -> None:

@@ -45,6 +45,9 @@ class RearviewProps:
     embedding_model: str = "amazon.titan-embed-text-v2:0"
     embedding_dim: int = 512
     summary_model: str = "anthropic.claude-3-5-haiku-20241022-v1:0"
+    # A Bedrock rerank model (e.g. `amazon.rerank-v1:0`) that recall uses to re-order its best candidates; None
+    # (the default) deploys without one. Rerank models are offered in fewer regions than Titan.
+    rerank_model: str | None = None
     # `bedrock` in AWS; `hashing` where Bedrock is not available (an emulator such as LocalStack).
     embedder: str = "bedrock"
     # `arm64` (Graviton: cheaper per GB-second); `x86_64` for an emulator on an Intel machine. The layer must
@@ -123,7 +126,7 @@ class RearviewStack(Stack):
             queues=self.queues,
             search=self.search,
             opensearch_index=props.opensearch_index,
-            models=BedrockModels(props.embedding_model, props.embedding_dim, props.summary_model),
+            models=BedrockModels(props.embedding_model, props.embedding_dim, props.summary_model, props.rerank_model),
             architecture=architecture,
             embedder=props.embedder,
             log_level=props.log_level,

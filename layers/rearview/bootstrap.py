@@ -13,7 +13,7 @@ from typing import Any
 from rearview.clock import SystemClock
 from rearview.errors import ConfigurationError
 from rearview.model import MemoryWrite, Stats, WriteResult, validate_namespace
-from rearview.ports import Clock, Embedder, KeyStore, MemoryStore, SearchIndex, Summarizer, WriteQueue
+from rearview.ports import Clock, Embedder, KeyStore, MemoryStore, Reranker, SearchIndex, Summarizer, WriteQueue
 from rearview.service.access import AccessService
 from rearview.service.consolidate import ConsolidationService, ExtractiveSummarizer
 from rearview.service.forget import ForgetService
@@ -84,7 +84,7 @@ def build_embedder(settings: Settings) -> Embedder:
 
 
 def build(settings: Settings | None = None, **overrides: Any) -> Services:
-    """Wire the services. Overrides (by keyword): clock, embedder, store, index, summarizer, keys."""
+    """Wire the services. Overrides (by keyword): clock, embedder, store, index, summarizer, keys, queue, reranker."""
     settings = settings or Settings()
     clock: Clock = overrides.pop("clock", None) or SystemClock()
     embedder: Embedder = overrides.pop("embedder", None) or build_embedder(settings)
@@ -93,6 +93,7 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
     index: SearchIndex | None = overrides.pop("index", None)
     keys: KeyStore | None = overrides.pop("keys", None)
     queue: WriteQueue | None = overrides.pop("queue", None)
+    reranker: Reranker | None = overrides.pop("reranker", None) or build_reranker(settings)
     if overrides:
         raise TypeError(f"unknown overrides: {sorted(overrides)}")
     # Seconds of recent episodes recall reads from the store: only an index that lags the store needs it.
@@ -123,7 +124,14 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
         working=WorkingMemoryService(store, clock, settings.working_ttl_seconds),
         writer=WriteService(store, index, embedder, clock, settings.write, queue=queue),
         recaller=RecallService(
-            store, index, embedder, clock, settings.recall, floor, freshness_seconds=freshness_seconds
+            store,
+            index,
+            embedder,
+            clock,
+            settings.recall,
+            floor,
+            freshness_seconds=freshness_seconds,
+            reranker=reranker,
         ),
         forgetter=ForgetService(store),
         consolidator=ConsolidationService(store, index, summarizer, clock, settings.consolidate, settings.write),
@@ -144,6 +152,18 @@ def build_key_store(settings: Settings, store: MemoryStore) -> KeyStore:
         # A SqliteMemoryStore passed as an override: its database holds the keys too.
         return SqliteKeyStore(db)
     return SqliteKeyStore.in_data_dir(settings.data_dir)
+
+
+def build_reranker(settings: Settings) -> Reranker | None:
+    """The rerank model named by the settings, or None (recall then keeps its own order)."""
+    if settings.reranker == "bedrock":
+        from rearview.adapters.aws_clients import boto3_client
+        from rearview.adapters.bedrock_reranker import BedrockReranker
+
+        return BedrockReranker(
+            settings.aws.bedrock_rerank_model, client=boto3_client("bedrock-agent-runtime", settings.aws)
+        )
+    return None
 
 
 def build_summarizer(settings: Settings) -> Summarizer:

@@ -44,6 +44,19 @@ class Summarizer(Protocol):
     def summarize(self, contents: Sequence[str]) -> str: ...
 
 
+class Reranker(Protocol):
+    """Reads the query and each candidate together (a cross-encoder, a rerank model) and scores how well the
+    candidate answers it: what a bi-encoder and BM25, which see the two apart, cannot judge. Recall re-orders its
+    best candidates by these scores (see RecallTuning.rerank_candidates)."""
+
+    name: str
+
+    def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
+        """One score per document, in the documents' order; higher is more relevant. Scores compare only within
+        one call. Raises on failure (recall then keeps its own order)."""
+        ...
+
+
 @dataclass(frozen=True)
 class MemoryFilter:
     """Structured filters shared by listing, forgetting and both searches. All conditions are ANDed."""

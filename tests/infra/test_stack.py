@@ -408,6 +408,42 @@ def test_bedrock_models_granted_to_their_users_only(synth: Synthesised) -> None:
         assert all(r in [embedding_arn, *summary_arns] for r in resources), name
 
 
+def test_a_rerank_model_is_granted_and_named_to_the_recalling_functions_only(
+    tmp_path_factory: pytest.TempPathFactory, synth: Synthesised
+) -> None:
+    assert not any("REARVIEW_RERANKER" in synth.env(name) for name in FUNCTION_NAMES)
+    assert not any("bedrock:Rerank" in synth.actions(name) for name in FUNCTION_NAMES)
+    base = placeholder_tree(tmp_path_factory.mktemp("rerank"))
+    props = RearviewProps.from_context(
+        {"rearview:rerankModel": "amazon.rerank-v1:0"}.get,
+        functions_dir=base.functions_dir,
+        layer_dir=base.layer_dir,
+        embedding_model=EMBEDDING_MODEL,
+        summary_model=SUMMARY_MODEL,
+    )
+    reranking = _synthesise(props)
+    (rerank_arn,) = (_render(arn) for arn in bedrock_model_arns("amazon.rerank-v1:0"))
+    for name in FUNCTION_NAMES:
+        env = reranking.env(name)
+        recalls = name in {"recall", "mcp"}
+        assert (env.get("REARVIEW_RERANKER"), env.get("REARVIEW_AWS__BEDROCK_RERANK_MODEL")) == (
+            ("bedrock", "amazon.rerank-v1:0") if recalls else (None, None)
+        ), name
+        rerank = [st for st in reranking.statements(name) if "bedrock:Rerank" in _as_list(st["Action"])]
+        # Rerank takes no resource; the model itself is authorised as InvokeModel on its ARN.
+        assert [(_as_list(st["Action"]), _as_list(st["Resource"])) for st in rerank] == (
+            [(["bedrock:Rerank"], ["*"])] if recalls else []
+        ), name
+        invoked = [
+            _render(r)
+            for st in reranking.statements(name)
+            if "bedrock:InvokeModel" in _as_list(st["Action"])
+            for r in _as_list(st["Resource"])
+        ]
+        assert (rerank_arn in invoked) == recalls, name
+    assert reranking.env("write")["REARVIEW_AWS__WRITE_QUEUE_URL"]  # the other variables are untouched
+
+
 def test_inference_profiles_grant_the_profile_and_its_foundation_model() -> None:
     arns = bedrock_model_arns("eu.anthropic.claude-3-5-haiku-20241022-v1:0")
     profile, model = (_render(arn) for arn in arns)

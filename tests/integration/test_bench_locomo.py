@@ -103,3 +103,30 @@ def test_the_benchmark_scores_every_system_and_each_ablation(
 
     # A store that already holds the ids would count them as duplicates: the bench refuses it.
     assert locomo.main(argv) == 2
+
+
+def test_the_benchmark_can_ask_through_a_bedrock_rerank_model(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--reranker bedrock` measures recall with a rerank model (where AWS credentials are). Here botocore's own
+    endpoint variable points the real adapter at the Rerank double."""
+    from support.rerankers import running_rerank_double
+
+    locomo = _load_locomo()
+    out_json = tmp_path / "out.json"
+    with running_rerank_double() as double:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_AGENT_RUNTIME", double.url)
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
+        argv = ["--data", str(data_dir), "--embedder", "hashing", "--reranker", "bedrock", "--region", "us-west-2"]
+        assert locomo.main([*argv, "--ablations", "--json-out", str(out_json)]) == 0
+        asked = [b["queries"][0]["textQuery"]["text"] for b in double.bodies]
+
+    results = json.loads(out_json.read_text(encoding="utf-8"))
+    assert results["config"]["reranker"] == "bedrock:amazon.rerank-v1:0"
+    assert "reranker bedrock:amazon.rerank-v1:0" in capsys.readouterr().out
+    # Every question with gold went through the rerank model (the baselines do not use it).
+    assert {q for _, q, _, gold, _ in QUESTIONS if gold} <= set(asked)
+    assert results["systems"]["rearview"]["by_category"]["overall 1-5"]["R@10"] == 1.0
+    assert list(results["ablations"]) == [*locomo.ABLATIONS, "no reranker"]
+    assert results["ablations"]["no reranker"]["change"] == {"rerank_candidates": 0}

@@ -58,3 +58,15 @@ def weighted_sum(keyword: Sequence[Candidate], vector: Sequence[Candidate], weig
             scores[cand.id] = scores.get(cand.id, 0.0) + weight * norm
     total = weights.keyword + weights.vector
     return {cid: s / total for cid, s in scores.items()} if total > 0 else scores
+
+
+def fuse_rerank(head: Sequence[str], rerank_scores: Sequence[float], weight: float, k: int) -> list[str]:
+    """`head` (best first) re-ordered by fusing its ranks with the reranker's: each id scores
+    (1 - weight) / (k + its rank in `head`) + weight / (k + its rank by `rerank_scores`), ranks from 1. Ties keep
+    `head`'s order, so weight 0 changes nothing and weight 1 is the reranker's order."""
+    if len(rerank_scores) != len(head):
+        raise ValueError(f"a rerank score per candidate: {len(rerank_scores)} scores for {len(head)} candidates")
+    by_reranker = sorted(range(len(head)), key=lambda i: (-rerank_scores[i], i))
+    their_rank = {i: rank for rank, i in enumerate(by_reranker, start=1)}
+    fused = [(1.0 - weight) / (k + i + 1) + weight / (k + their_rank[i]) for i in range(len(head))]
+    return [head[i] for i in sorted(range(len(head)), key=lambda i: (-fused[i], i))]

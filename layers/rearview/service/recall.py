@@ -4,6 +4,7 @@ no-relevant-memory verdict. Every stage is timed and, with `explain`, reported."
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -32,9 +33,10 @@ from rearview.ports import (
     HybridSearch,
     MemoryFilter,
     MemoryStore,
+    Reranker,
     SearchIndex,
 )
-from rearview.service.fusion import FusionWeights, adaptive_weights, rrf, weighted_sum
+from rearview.service.fusion import FusionWeights, adaptive_weights, fuse_rerank, rrf, weighted_sum
 from rearview.service.ranking import (
     collapse_near_duplicates,
     cut_to_budget,
@@ -48,6 +50,8 @@ from rearview.text_analysis import asks_question, asks_when, mentions_time, quer
 
 # Candidates shown per stage in an explain trace (the full lists can be hundreds long).
 _TRACE_CANDIDATES = 25
+
+logger = logging.getLogger(__name__)
 # Words that ask "what went on" without naming a topic: a query made only of these and a time expression asks for
 # the time range itself ("what happened yesterday?", "上周我们做了什么").
 _VAGUE_TERMS = frozenset(
@@ -117,8 +121,11 @@ class RecallService:
         tuning: RecallTuning,
         relevance_floor: float,
         freshness_seconds: int = 0,
+        reranker: Reranker | None = None,
     ) -> None:
         self._store = store
+        # Optional: re-orders the best candidates after ranking (see the rerank stage).
+        self._reranker = reranker
         self._index = index
         self._embedder = embedder
         self._clock = clock
@@ -126,6 +133,11 @@ class RecallService:
         self._floor = tuning.min_relevance if tuning.min_relevance is not None else relevance_floor
         # 0 for an index that is consistent with the store (SQLite: same transaction); the AWS index lags.
         self._freshness_seconds = freshness_seconds
+
+    @property
+    def reranker(self) -> Reranker | None:
+        """The model that re-orders the best candidates, if one is configured."""
+        return self._reranker
 
     @property
     def relevance_floor(self) -> float:
@@ -274,6 +286,10 @@ class RecallService:
                 demoted = _demote_questions(scored, memories, tuning.question_factor)
                 st.detail = {"factor": tuning.question_factor, "demoted": demoted[:_TRACE_CANDIDATES]}
 
+        if self._reranker is not None and tuning.rerank_candidates > 0 and len(scored) > 1:
+            with tracer.stage("rerank") as st:
+                st.detail, st.candidates = self._rerank(q.query, scored, memories, tuning)
+
         ranked_ids = [cid for _, cid in scored]
         final_scores = {cid: s for s, cid in scored}
         head = ranked_ids[: max(q.top_k * 3, q.top_k + 10)]
@@ -373,6 +389,38 @@ class RecallService:
             st.candidates = _candidate_rows(vector)
             st.detail = {"count": len(vector)}
         return keyword, vector
+
+    def _rerank(
+        self, query: str, scored: list[tuple[float, str]], memories: Mapping[str, Memory], tuning: RecallTuning
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Re-order the best `rerank_candidates` of `scored` in place by fusing our ranks with the reranker's. The
+        head keeps its scores in descending order, so a result's score still orders it among the others. If the
+        reranker fails, our order stays and the trace says why: a recall never fails for want of a re-ordering.
+        Returns the stage's detail and its per-candidate rows (the reranker's score, the rank before and after)."""
+        assert self._reranker is not None
+        head = scored[: tuning.rerank_candidates]
+        ids = [cid for _, cid in head]
+        detail: dict[str, Any] = {
+            "reranker": self._reranker.name,
+            "candidates": len(ids),
+            "weight": tuning.rerank_weight,
+            "rrf_k": tuning.rerank_rrf_k,
+        }
+        try:
+            relevance = self._reranker.rerank(query, [memories[cid].content for cid in ids])
+            order = fuse_rerank(ids, relevance, tuning.rerank_weight, tuning.rerank_rrf_k)
+        except Exception as exc:  # noqa: BLE001 - any reranker failure (network, throttling, access) keeps our order
+            logger.warning("reranker %s failed; recall keeps its own order: %s", self._reranker.name, exc)
+            detail["error"] = f"{type(exc).__name__}: {exc}"
+            return detail, []
+        before = {cid: rank for rank, cid in enumerate(ids, start=1)}
+        by_id = dict(zip(ids, relevance, strict=True))
+        scored[: len(head)] = list(zip(sorted((sc for sc, _ in head), reverse=True), order, strict=True))
+        rows = [
+            {"id": cid, "rerank_score": round(by_id[cid], 6), "rank_before": before[cid], "rank_after": rank}
+            for rank, cid in enumerate(order, start=1)
+        ]
+        return detail, rows
 
     def _fuse(self, keyword: list[Candidate], vector: list[Candidate], weights: FusionWeights) -> dict[str, float]:
         if self._tuning.fusion == "rrf":
