@@ -112,10 +112,14 @@ class RecallTuning(BaseModel):
     # by fusing two ranks: ours, and the reranker's, which reads the query and the memory together. Each counts
     # (weight) / (rerank_rrf_k + rank): `rerank_weight` the reranker's, 1 - it ours; 1 is the reranker's order alone.
     # Ours keeps what the reranker does not see (dates, recency, the named speaker). 0 candidates turns it off.
-    # Why the best 25: an oracle that orders recall's own best 25 / 50 / 100 on LoCoMo reaches R@10 0.881 / 0.919 /
-    # 0.951 (recall as is: 0.814), multi-hop 0.665 / 0.763 / 0.856 (0.495); more candidates cost more per call.
-    # A GUESS until measured with a real rerank model (none runs on the embedded backend): the weight 0.5.
-    rerank_candidates: int = Field(25, ge=0, le=1000)
+    # Why the best 50: an oracle that orders recall's own best 25 / 50 / 100 on LoCoMo reaches R@10 0.881 / 0.919 /
+    # 0.951 (recall as is: 0.814), multi-hop 0.665 / 0.763 / 0.856 (0.495), and only candidates beyond the 25th can
+    # lift R@25; Bedrock bills a rerank query per 100 documents, and latency grows with the documents sent.
+    # The weight 0.5: no rerank model runs here, so it was chosen on a simulated one whose scores separate LoCoMo's
+    # evidence from the other candidates with AUC 0.8 / 0.9 (independent noise): over the best 50, weight 0.5 gives
+    # R@10 0.838 / 0.879 and R@25 0.905 / 0.914, weight 1 (its order alone) 0.579 / 0.759 and 0.807 / 0.881. To be
+    # measured again with a real model (bench/locomo.py --reranker bedrock).
+    rerank_candidates: int = Field(50, ge=0, le=1000)
     rerank_weight: float = Field(0.5, ge=0.0, le=1.0)
     rerank_rrf_k: int = Field(10, ge=1, le=1000)
     # Near-duplicates among results at this cosine are collapsed into the best one.
