@@ -446,6 +446,8 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
         embedder=args.embedder,
         data_dir=data_dir,
         reranker=args.reranker,
+        rerank_model_path=args.rerank_model_path,
+        rerank_tokenizer_path=args.rerank_tokenizer_path,
         aws=AwsSettings(region=args.region, bedrock_rerank_model=args.rerank_model),
     )
     services = build(settings, clock=clock)
@@ -641,12 +643,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--embedder", choices=["minilm", "hashing"], default="minilm")
     parser.add_argument(
         "--reranker",
-        choices=["none", "bedrock"],
+        choices=["none", "bedrock", "onnx"],
         default="none",
-        help="re-order recall's best candidates with a rerank model (bedrock: needs AWS credentials and --region)",
+        help="re-order recall's best candidates with a rerank model (bedrock: AWS credentials and --region; "
+        "onnx: a cross-encoder file, --rerank-model-path)",
     )
     parser.add_argument("--rerank-model", default="amazon.rerank-v1:0", help="the Bedrock rerank model id or ARN")
     parser.add_argument("--region", default=None, help="the AWS region of the rerank model")
+    parser.add_argument("--rerank-model-path", type=Path, default=None, help="a cross-encoder ONNX file")
+    parser.add_argument(
+        "--rerank-tokenizer-path", type=Path, default=None, help="its tokenizer.json (default MiniLM's)"
+    )
     parser.add_argument("--limit-convs", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--data-dir", type=Path, default=None, help="where the SQLite file goes (default a temp dir)")
     parser.add_argument("--json-out", type=Path, default=None, help="write every figure as JSON here")

@@ -163,6 +163,15 @@ def build_reranker(settings: Settings) -> Reranker | None:
         return BedrockReranker(
             settings.aws.bedrock_rerank_model, client=boto3_client("bedrock-agent-runtime", settings.aws)
         )
+    if settings.reranker == "onnx":
+        from rearview.adapters.onnx_cross_encoder_reranker import OnnxCrossEncoderReranker
+
+        if settings.rerank_model_path is None:
+            raise ConfigurationError(
+                "rerank_model_path: the onnx reranker needs the path of a cross-encoder model file",
+                field="rerank_model_path",
+            )
+        return OnnxCrossEncoderReranker(settings.rerank_model_path, settings.rerank_tokenizer_path)
     return None
 
 

@@ -184,9 +184,13 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=1, le=65535)
     embedder: Literal["minilm", "hashing", "bedrock"] = "minilm"
-    # A model that re-orders recall's best candidates (see RecallTuning.rerank_candidates): `none`, or `bedrock`
-    # (aws.bedrock_rerank_model through the Rerank API). The embedded backend has no local rerank model.
-    reranker: Literal["none", "bedrock"] = "none"
+    # A model that re-orders recall's best candidates (see RecallTuning.rerank_candidates): `none`; `bedrock`
+    # (aws.bedrock_rerank_model through the Rerank API); or `onnx`, a local cross-encoder file at
+    # `rerank_model_path` (none is bundled: no package the registries hold ships one), with its tokenizer.json at
+    # `rerank_tokenizer_path` unless it uses MiniLM's BERT uncased vocabulary.
+    reranker: Literal["none", "bedrock", "onnx"] = "none"
+    rerank_model_path: Path | None = None
+    rerank_tokenizer_path: Path | None = None
     hashing_dim: int = Field(512, ge=32, le=4096)
     api_token: str | None = None
     default_namespace: str = "default"

@@ -1,9 +1,11 @@
 """The Reranker contract: what recall relies on, held against every reranker: the real BedrockReranker (over real
-HTTP to the Bedrock Rerank double) and the in-process fake that recall's unit tests use."""
+HTTP to the Bedrock Rerank double), the real OnnxCrossEncoderReranker (on a stand-in model file, since no real
+cross-encoder can be downloaded here) and the in-process fake that recall's unit tests use."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -11,8 +13,14 @@ import pytest
 from botocore.config import Config
 
 from rearview.adapters.bedrock_reranker import BedrockReranker, rerank_model_arn
+from rearview.adapters.onnx_cross_encoder_reranker import OnnxCrossEncoderReranker
+from rearview.errors import ConfigurationError
 from rearview.ports import Reranker
+from support.cross_encoder_model import write_word_count_cross_encoder
 from support.rerankers import BedrockRerankDouble, WordOverlapReranker, running_rerank_double
+
+# The words the stand-in cross-encoder counts: those of the contract's queries.
+QUERY_WORDS = ("adoption", "agency", "caroline", "contact", "contacted", "pottery", "class", "hiking", "hike", "long")
 
 pytestmark = pytest.mark.contract
 
@@ -34,10 +42,17 @@ def double() -> Iterator[BedrockRerankDouble]:
         yield running
 
 
-@pytest.fixture(params=["fake", "bedrock"])
-def reranker(request: pytest.FixtureRequest, double: BedrockRerankDouble) -> Reranker:
+@pytest.fixture(scope="module")
+def cross_encoder_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_word_count_cross_encoder(tmp_path_factory.mktemp("model") / "cross-encoder.onnx", QUERY_WORDS)
+
+
+@pytest.fixture(params=["fake", "bedrock", "onnx"])
+def reranker(request: pytest.FixtureRequest, double: BedrockRerankDouble, cross_encoder_file: Path) -> Reranker:
     if request.param == "fake":
         return WordOverlapReranker()
+    if request.param == "onnx":
+        return OnnxCrossEncoderReranker(cross_encoder_file)
     return BedrockReranker("amazon.rerank-v1:0", client=bedrock_client(double.url))
 
 
@@ -69,7 +84,7 @@ def test_the_same_call_gives_the_same_scores(reranker: Reranker) -> None:
 
 
 def test_the_name_says_which_model(reranker: Reranker) -> None:
-    assert reranker.name in ("fake:word-overlap", "bedrock:amazon.rerank-v1:0")
+    assert reranker.name in ("fake:word-overlap", "bedrock:amazon.rerank-v1:0", "onnx:cross-encoder.onnx")
 
 
 # --- what only the Bedrock adapter does -------------------------------------------------------------------------
@@ -129,3 +144,38 @@ def test_model_arn_from_a_model_id_or_as_given() -> None:
     )
     arn = "arn:aws:bedrock:us-west-2::foundation-model/amazon.rerank-v1:0"
     assert rerank_model_arn(arn, "") == arn
+
+
+# --- what only the ONNX cross-encoder does ----------------------------------------------------------------------
+
+
+def test_onnx_scores_the_document_segment_of_each_pair(cross_encoder_file: Path) -> None:
+    # The stand-in counts listed words in the second segment only (token_type_ids 1): the query's own words,
+    # in the first segment, add nothing, so each document's logit is its own count.
+    reranker = OnnxCrossEncoderReranker(cross_encoder_file, batch_size=2)
+    docs = ["pottery class", "a pottery class about pottery", "nothing", "class"]
+    assert reranker.rerank("pottery class", docs) == [2.0, 3.0, 0.0, 1.0]
+
+
+@pytest.mark.parametrize(("token_types", "two_class"), [(False, False), (True, True)])
+def test_onnx_takes_models_without_token_types_or_with_a_two_class_head(
+    tmp_path: Path, token_types: bool, two_class: bool
+) -> None:
+    path = write_word_count_cross_encoder(
+        tmp_path / "m.onnx", ["pottery"], token_types=token_types, two_class=two_class
+    )
+    scores = OnnxCrossEncoderReranker(path).rerank("pottery", ["pottery pottery", "tea"])
+    # Without token types the query's own word counts for every pair.
+    assert scores == ([3.0, 1.0] if not token_types else [2.0, 0.0])
+
+
+def test_onnx_cuts_the_document_not_the_query(cross_encoder_file: Path) -> None:
+    reranker = OnnxCrossEncoderReranker(cross_encoder_file, max_tokens=8)
+    (score,) = reranker.rerank("adoption agency", ["pottery " * 50])
+    assert score == 3.0  # [CLS] adoption agency [SEP] + 3 document tokens + [SEP] = 8
+
+
+def test_onnx_names_the_setting_when_the_model_file_is_missing(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="rerank_model_path: no model file") as raised:
+        OnnxCrossEncoderReranker(tmp_path / "absent.onnx").rerank("q", ["d"])
+    assert raised.value.field == "rerank_model_path"

@@ -130,3 +130,18 @@ def test_the_benchmark_can_ask_through_a_bedrock_rerank_model(
     assert results["systems"]["rearview"]["by_category"]["overall 1-5"]["R@10"] == 1.0
     assert list(results["ablations"]) == [*locomo.ABLATIONS, "no reranker"]
     assert results["ablations"]["no reranker"]["change"] == {"rerank_candidates": 0}
+
+
+def test_the_benchmark_can_ask_through_a_local_cross_encoder(data_dir: Path, tmp_path: Path) -> None:
+    """`--reranker onnx --rerank-model-path F` measures recall with a cross-encoder file on the embedded backend
+    (here the stand-in model of tests/support; a real one is not downloadable on this machine)."""
+    from support.cross_encoder_model import write_word_count_cross_encoder
+
+    locomo = _load_locomo()
+    model = write_word_count_cross_encoder(tmp_path / "ce.onnx", ["pottery", "running", "dog"])
+    out_json = tmp_path / "out.json"
+    argv = ["--data", str(data_dir), "--embedder", "hashing", "--reranker", "onnx", "--rerank-model-path", str(model)]
+    assert locomo.main([*argv, "--json-out", str(out_json)]) == 0
+    results = json.loads(out_json.read_text(encoding="utf-8"))
+    assert results["config"]["reranker"] == "onnx:ce.onnx"
+    assert results["systems"]["rearview"]["by_category"]["overall 1-5"]["R@10"] == 1.0

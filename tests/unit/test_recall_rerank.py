@@ -10,6 +10,7 @@ import pytest
 
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
+from rearview.errors import ConfigurationError
 from rearview.model import MemoryWrite, RecallQuery
 from rearview.service.fusion import fuse_rerank
 from rearview.service.recall import RecallService
@@ -149,6 +150,21 @@ def test_the_composition_root_wires_the_configured_reranker(tmp_path: Path, cloc
     overridden = build(Settings(data_dir=tmp_path / "c", embedder="hashing"), clock=clock, reranker=fake)
     assert overridden.recaller.reranker is fake
     overridden.close()
+
+
+def test_the_onnx_reranker_needs_its_model_path_at_start_up(tmp_path: Path, clock: ManualClock) -> None:
+    from rearview.adapters.onnx_cross_encoder_reranker import OnnxCrossEncoderReranker
+
+    with pytest.raises(ConfigurationError) as raised:
+        build(Settings(data_dir=tmp_path / "a", embedder="hashing", reranker="onnx"), clock=clock)
+    assert raised.value.field == "rerank_model_path"
+    model = tmp_path / "ce.onnx"
+    wired = build(
+        Settings(data_dir=tmp_path / "b", embedder="hashing", reranker="onnx", rerank_model_path=model), clock=clock
+    )
+    assert isinstance(wired.recaller.reranker, OnnxCrossEncoderReranker)
+    assert wired.recaller.reranker.name == "onnx:ce.onnx"  # loaded on first use, not at start-up
+    wired.close()
 
 
 # --- the fusion of the two orders ---------------------------------------------------------------------------------
