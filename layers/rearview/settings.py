@@ -114,7 +114,9 @@ class RecallTuning(BaseModel):
     # Ours keeps what the reranker does not see (dates, recency, the named speaker). 0 candidates turns it off.
     # Why the best 50: an oracle that orders recall's own best 25 / 50 / 100 on LoCoMo reaches R@10 0.881 / 0.919 /
     # 0.951 (recall as is: 0.814), multi-hop 0.665 / 0.763 / 0.856 (0.495), and only candidates beyond the 25th can
-    # lift R@25; Bedrock bills a rerank query per 100 documents, and latency grows with the documents sent.
+    # lift R@25; Bedrock bills a rerank query per 100 documents, and latency grows with the documents sent: a
+    # local cross-encoder of MiniLM-L6's size costs about 0.6 s for 50 (0.33 s for 25) on 2 cores, as measured by
+    # running that graph (the MiniLM embedder) over 50 question + turn pairs, 2 threads.
     # The weight 0.5: no rerank model runs here, so it was chosen on a simulated one whose scores separate LoCoMo's
     # evidence from the other candidates with AUC 0.8 / 0.9 (independent noise): over the best 50, weight 0.5 gives
     # R@10 0.838 / 0.879 and R@25 0.905 / 0.914, weight 1 (its order alone) 0.579 / 0.759 and 0.807 / 0.881. To be
