@@ -166,9 +166,9 @@ def build_reranker(settings: Settings) -> Reranker | None:
     if settings.reranker == "onnx":
         from rearview.adapters.onnx_cross_encoder_reranker import OnnxCrossEncoderReranker
 
-        if settings.rerank_model_path is None:
+        if settings.rerank_model_path is None or not settings.rerank_model_path.is_file():
             raise ConfigurationError(
-                "rerank_model_path: the onnx reranker needs the path of a cross-encoder model file",
+                f"rerank_model_path: the onnx reranker needs a cross-encoder file, not {settings.rerank_model_path}",
                 field="rerank_model_path",
             )
         return OnnxCrossEncoderReranker(settings.rerank_model_path, settings.rerank_tokenizer_path)

@@ -154,11 +154,15 @@ def test_the_composition_root_wires_the_configured_reranker(tmp_path: Path, cloc
 
 def test_the_onnx_reranker_needs_its_model_path_at_start_up(tmp_path: Path, clock: ManualClock) -> None:
     from rearview.adapters.onnx_cross_encoder_reranker import OnnxCrossEncoderReranker
+    from support.cross_encoder_model import write_word_count_cross_encoder
 
-    with pytest.raises(ConfigurationError) as raised:
-        build(Settings(data_dir=tmp_path / "a", embedder="hashing", reranker="onnx"), clock=clock)
-    assert raised.value.field == "rerank_model_path"
     model = tmp_path / "ce.onnx"
+    for missing in (None, model):
+        with pytest.raises(ConfigurationError) as raised:
+            settings = Settings(data_dir=tmp_path / "a", embedder="hashing", reranker="onnx", rerank_model_path=missing)
+            build(settings, clock=clock)
+        assert raised.value.field == "rerank_model_path"
+    write_word_count_cross_encoder(model, ["pottery"])
     wired = build(
         Settings(data_dir=tmp_path / "b", embedder="hashing", reranker="onnx", rerank_model_path=model), clock=clock
     )

@@ -52,6 +52,7 @@ from rearview.text_analysis import asks_question, asks_when, mentions_time, quer
 _TRACE_CANDIDATES = 25
 
 logger = logging.getLogger(__name__)
+
 # Words that ask "what went on" without naming a topic: a query made only of these and a time expression asks for
 # the time range itself ("what happened yesterday?", "上周我们做了什么").
 _VAGUE_TERMS = frozenset(
@@ -124,8 +125,6 @@ class RecallService:
         reranker: Reranker | None = None,
     ) -> None:
         self._store = store
-        # Optional: re-orders the best candidates after ranking (see the rerank stage).
-        self._reranker = reranker
         self._index = index
         self._embedder = embedder
         self._clock = clock
@@ -133,6 +132,8 @@ class RecallService:
         self._floor = tuning.min_relevance if tuning.min_relevance is not None else relevance_floor
         # 0 for an index that is consistent with the store (SQLite: same transaction); the AWS index lags.
         self._freshness_seconds = freshness_seconds
+        # Optional: re-orders the best candidates after ranking (see the rerank stage).
+        self._reranker = reranker
 
     @property
     def reranker(self) -> Reranker | None:
@@ -396,7 +397,7 @@ class RecallService:
         """Re-order the best `rerank_candidates` of `scored` in place by fusing our ranks with the reranker's. The
         head keeps its scores in descending order, so a result's score still orders it among the others. If the
         reranker fails, our order stays and the trace says why: a recall never fails for want of a re-ordering.
-        Returns the stage's detail and its per-candidate rows (the reranker's score, the rank before and after)."""
+        Returns the stage's detail and the new order's first rows (the reranker's score, the rank before and after)."""
         assert self._reranker is not None
         head = scored[: tuning.rerank_candidates]
         ids = [cid for _, cid in head]
@@ -418,7 +419,7 @@ class RecallService:
         scored[: len(head)] = list(zip(sorted((sc for sc, _ in head), reverse=True), order, strict=True))
         rows = [
             {"id": cid, "rerank_score": round(by_id[cid], 6), "rank_before": before[cid], "rank_after": rank}
-            for rank, cid in enumerate(order, start=1)
+            for rank, cid in enumerate(order[:_TRACE_CANDIDATES], start=1)
         ]
         return detail, rows
 
