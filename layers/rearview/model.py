@@ -250,6 +250,11 @@ class RecallQuery(BaseModel):
     include_superseded: bool = False
     session_id: str | None = Field(None, pattern=SESSION_PATTERN)
     parse_time: bool = Field(True, description="Parse time expressions (yesterday, 上周 ...) into a time filter")
+    rerank: bool = Field(
+        True,
+        description="Re-order the best candidates with the deployment's rerank model, if it has one (a model call: "
+        "false skips it where latency matters more)",
+    )
 
     @field_validator("query")
     @classmethod

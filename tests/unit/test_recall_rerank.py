@@ -114,6 +114,14 @@ def test_no_candidates_to_rerank_turns_the_stage_off(services: Services, clock: 
     assert resp.trace is not None and "rerank" not in {s.stage for s in resp.trace.stages}
 
 
+def test_a_query_can_skip_the_reranker(services: Services, clock: ManualClock) -> None:
+    seed(services, clock)
+    fake = WordOverlapReranker()
+    resp = recaller(services, clock, fake).recall(NS, RecallQuery(query=QUERY, rerank=False, explain=True))
+    assert fake.calls == [] and resp.results
+    assert resp.trace is not None and "rerank" not in {s.stage for s in resp.trace.stages}
+
+
 def test_weight_zero_keeps_recalls_order(services: Services, clock: ManualClock) -> None:
     seed(services, clock)
     query = RecallQuery(query=QUERY, top_k=6)

@@ -435,8 +435,8 @@ def create_mcp_server(services: Services, principal_provider: PrincipalProvider)
         namespace: NamespaceArg = None,
     ) -> RecallResponse:
         """The same search as `recall`, with a per-stage trace (time parsing, keyword and vector candidates,
-        fusion, ranking, collapsing, budget) in `trace`, so you can say why a memory came back or why one
-        did not."""
+        fusion, ranking, re-ranking where a rerank model is deployed, collapsing, budget) in `trace`, so you can
+        say why a memory came back or why one did not."""
         with _tool_errors():
             svc, ns = scoped(ctx, namespace, "explain_recall")
             q = recall_query(

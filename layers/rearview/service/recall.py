@@ -287,7 +287,7 @@ class RecallService:
                 demoted = _demote_questions(scored, memories, tuning.question_factor)
                 st.detail = {"factor": tuning.question_factor, "demoted": demoted[:_TRACE_CANDIDATES]}
 
-        if self._reranker is not None and tuning.rerank_candidates > 0 and len(scored) > 1:
+        if self._reranker is not None and q.rerank and tuning.rerank_candidates > 0 and len(scored) > 1:
             with tracer.stage("rerank") as st:
                 st.detail, st.candidates = self._rerank(q.query, scored, memories, tuning)
 
