@@ -370,6 +370,13 @@ class _AccessNotRecorded:
         return None
 
 
+def ablation_changes(services: Services) -> dict[str, dict[str, Any]]:
+    """ABLATIONS, and "no reranker" when recall has one."""
+    if services.recaller.reranker is None:
+        return ABLATIONS
+    return {**ABLATIONS, "no reranker": NO_RERANKER}
+
+
 def run_ablations(
     services: Services, clock: ManualClock, questions: Sequence[Question], states: dict[str, ConvState]
 ) -> dict[str, list[Scored]]:
@@ -378,10 +385,7 @@ def run_ablations(
     floor = services.recaller.relevance_floor
     base = services.settings.recall.model_dump()
     out: dict[str, list[Scored]] = {}
-    ablations = dict(ABLATIONS)
-    if services.recaller.reranker is not None:
-        ablations["no reranker"] = NO_RERANKER
-    for name, change in ablations.items():
+    for name, change in ablation_changes(services).items():
         tuning = RecallTuning(**{**base, **change})
         recaller = RecallService(
             store, services.index, services.embedder, clock, tuning, floor, reranker=services.recaller.reranker
@@ -452,6 +456,7 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
     )
     services = build(settings, clock=clock)
     reranker = services.recaller.reranker
+    changes = ablation_changes(services)
     services.embedder.embed(["warm up the embedder before anything is timed"])
     bench = Bench(services, clock)
     states: dict[str, ConvState] = {}
@@ -472,7 +477,7 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
         if args.ablations:
             started = time.perf_counter()
             ablations = run_ablations(services, clock, [q for q in questions if q.conv in states], states)
-            log(f"ablations: {len(ABLATIONS)} runs in {time.perf_counter() - started:.1f}s")
+            log(f"ablations: {len(changes)} runs in {time.perf_counter() - started:.1f}s")
     finally:
         services.close()
 
@@ -522,7 +527,7 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
         "systems": {name: aggregate(rows) for name, rows in bench.scored_audited.items()},
     }
     results["ablations"] = {
-        name: {"by_category": aggregate(rows), "latency_ms": latency(rows), "change": ABLATIONS.get(name, NO_RERANKER)}
+        name: {"by_category": aggregate(rows), "latency_ms": latency(rows), "change": changes[name]}
         for name, rows in ablations.items()
     }
     results["per_question"] = [

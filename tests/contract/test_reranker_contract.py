@@ -144,6 +144,8 @@ def test_model_arn_from_a_model_id_or_as_given() -> None:
     )
     arn = "arn:aws:bedrock:us-west-2::foundation-model/amazon.rerank-v1:0"
     assert rerank_model_arn(arn, "") == arn
+    with pytest.raises(ConfigurationError, match="aws.region"):
+        rerank_model_arn("amazon.rerank-v1:0", "")
 
 
 # --- what only the ONNX cross-encoder does ----------------------------------------------------------------------

@@ -3,6 +3,7 @@ leaves recall's own order. With the in-process fake (tests/support/rerankers.py)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from rearview.model import MemoryWrite, RecallQuery
 from rearview.service.fusion import fuse_rerank
 from rearview.service.recall import RecallService
 from rearview.settings import RecallTuning, Settings
-from support.rerankers import WordOverlapReranker, word_overlap
+from support.rerankers import WordOverlapReranker
 
 pytestmark = pytest.mark.unit
 NS = "acme:u-42"
@@ -48,31 +49,40 @@ def recaller(
     return RecallService(services.store, services.index, services.embedder, clock, settings, 0.0, reranker=reranker)
 
 
+class ShortestFirstReranker(WordOverlapReranker):
+    """Prefers short memories: an order that has nothing to do with recall's own, so re-ordering shows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.name = "fake:shortest-first"
+
+    def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
+        super().rerank(query, documents)  # recorded
+        return [-float(len(doc)) for doc in documents]
+
+
 def test_weight_one_puts_the_best_candidates_in_the_rerankers_order(services: Services, clock: ManualClock) -> None:
     contents = seed(services, clock)
-    fake = WordOverlapReranker()
+    fake = ShortestFirstReranker()
+    query = RecallQuery(query=QUERY, top_k=6, explain=True)
+    ours = [h.id for h in recaller(services, clock, None, access_boost=0.0).recall(NS, query).results]
 
-    resp = recaller(services, clock, fake, rerank_weight=1.0).recall(
-        NS, RecallQuery(query=QUERY, top_k=6, explain=True)
-    )
+    resp = recaller(services, clock, fake, rerank_weight=1.0, access_boost=0.0).recall(NS, query)
 
     ranked = [h.id for h in resp.results]
-    overlaps = [word_overlap(QUERY, contents[cid]) for cid in ranked]
-    assert overlaps == sorted(overlaps, reverse=True) and len(set(overlaps)) > 1
+    assert sorted(ranked) == sorted(ours) and ranked != ours
+    assert ranked == sorted(ours, key=lambda cid: len(contents[cid]))
     scores = [h.score for h in resp.results]
     assert scores == sorted(scores, reverse=True)  # a result's score still orders it
     assert resp.trace is not None
     stage = {s.stage: s for s in resp.trace.stages}["rerank"]
-    assert stage.detail == {
-        "reranker": "fake:word-overlap",
-        "candidates": len(fake.calls[0][1]),
-        "weight": 1.0,
-        "rrf_k": 10,
-    }
+    ((asked, documents),) = fake.calls
+    assert stage.detail == {"reranker": "fake:shortest-first", "candidates": len(documents), "weight": 1.0, "rrf_k": 10}
+    rows = {row["id"]: row for row in stage.candidates}
     assert [row["rank_after"] for row in stage.candidates] == list(range(1, len(stage.candidates) + 1))
-    assert {row["id"] for row in stage.candidates} >= set(ranked)
-    ((query, documents),) = fake.calls
-    assert query == QUERY and set(documents) <= set(contents.values())
+    assert [rows[cid]["rank_before"] for cid in ours] == list(range(1, len(ours) + 1))
+    assert [rows[cid]["rerank_score"] for cid in ranked] == [-float(len(contents[cid])) for cid in ranked]
+    assert asked == QUERY and set(documents) <= set(contents.values())
 
 
 def test_the_reranker_sees_only_the_namespaces_memories(services: Services, clock: ManualClock) -> None:
@@ -131,15 +141,16 @@ def test_weight_zero_keeps_recalls_order(services: Services, clock: ManualClock)
 
 
 def test_only_the_best_rerank_candidates_are_reordered(services: Services, clock: ManualClock) -> None:
-    seed(services, clock)
-    fake = WordOverlapReranker()
+    contents = seed(services, clock)
+    fake = ShortestFirstReranker()
     resp = recaller(services, clock, fake, rerank_candidates=2, rerank_weight=1.0, access_boost=0.0).recall(
         NS, RecallQuery(query=QUERY, top_k=6)
     )
     without = recaller(services, clock, None, access_boost=0.0).recall(NS, RecallQuery(query=QUERY, top_k=6))
+    ours, ranked = [h.id for h in without.results], [h.id for h in resp.results]
     assert len(fake.calls[0][1]) == 2
-    assert [h.id for h in resp.results][2:] == [h.id for h in without.results][2:]
-    assert set([h.id for h in resp.results][:2]) == set([h.id for h in without.results][:2])
+    assert ranked[2:] == ours[2:]
+    assert ranked[:2] == sorted(ours[:2], key=lambda cid: len(contents[cid]))
 
 
 def test_the_composition_root_wires_the_configured_reranker(tmp_path: Path, clock: ManualClock) -> None:

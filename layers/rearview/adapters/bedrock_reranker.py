@@ -3,7 +3,6 @@
 A rerank model (Amazon Rerank 1.0, Cohere Rerank 3.5) reads the query and each document together, which the
 embedder and BM25 cannot. One call takes up to 1,000 inline text documents; longer lists are sent in batches and
 the answers mapped back by their `index`. The API may page its results (`nextToken`); every page is read.
-Timeouts and retries come from the botocore Config built by `aws_clients.boto3_client`.
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from rearview.errors import ConfigurationError
-from rearview.settings import AwsSettings
 
 # The Rerank API's limits: documents per call, characters per document and per query.
 MAX_DOCUMENTS_PER_CALL = 1000
@@ -47,38 +45,26 @@ def rerank_request(query: str, documents: Sequence[str], model_arn: str) -> dict
 
 
 class BedrockReranker:
-    """A Bedrock rerank model through bedrock-agent-runtime; `name` says which, for recall's explain trace."""
+    """A Bedrock rerank model through a bedrock-agent-runtime client (`aws_clients.boto3_client` gives it the
+    settings' region, timeouts and retries); `name` says which model, for recall's explain trace."""
 
-    def __init__(self, model: str = "amazon.rerank-v1:0", *, client: Any = None, settings: AwsSettings | None = None):
+    def __init__(self, model: str, *, client: Any) -> None:
         self.model = model
         self.name = f"bedrock:{model}"
-        self._settings = settings
-        self._client = client
-
-    @property
-    def client(self) -> Any:
-        """The bedrock-agent-runtime client, built on first use with the settings' region, timeouts and retries."""
-        if self._client is None:
-            from rearview.adapters.aws_clients import boto3_client
-
-            self._client = boto3_client("bedrock-agent-runtime", self._settings)
-        return self._client
-
-    @property
-    def model_arn(self) -> str:
-        meta = self.client.meta
-        return rerank_model_arn(self.model, meta.region_name, getattr(meta, "partition", "aws"))
+        self.client = client
+        meta = client.meta
+        # Named once, at start-up: a model id without a region to place it in fails here, not in a recall.
+        self.model_arn = rerank_model_arn(model, meta.region_name, getattr(meta, "partition", "aws"))
 
     def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
         """One relevance score per document, in order. An empty document (which the API refuses) scores 0."""
         scores = [0.0] * len(documents)
         if not query.strip():
             return scores
-        arn = self.model_arn
         sendable = [i for i, doc in enumerate(documents) if doc.strip()]
         for start in range(0, len(sendable), MAX_DOCUMENTS_PER_CALL):
             batch = sendable[start : start + MAX_DOCUMENTS_PER_CALL]
-            request = rerank_request(query, [documents[i] for i in batch], arn)
+            request = rerank_request(query, [documents[i] for i in batch], self.model_arn)
             token: str | None = None
             while True:
                 response = self.client.rerank(**request, **({"nextToken": token} if token else {}))

@@ -289,7 +289,7 @@ class RecallService:
 
         if self._reranker is not None and q.rerank and tuning.rerank_candidates > 0 and len(scored) > 1:
             with tracer.stage("rerank") as st:
-                st.detail, st.candidates = self._rerank(q.query, scored, memories, tuning)
+                st.detail, st.candidates = _rerank(self._reranker, q.query, scored, memories, tuning)
 
         ranked_ids = [cid for _, cid in scored]
         final_scores = {cid: s for s, cid in scored}
@@ -391,38 +391,6 @@ class RecallService:
             st.detail = {"count": len(vector)}
         return keyword, vector
 
-    def _rerank(
-        self, query: str, scored: list[tuple[float, str]], memories: Mapping[str, Memory], tuning: RecallTuning
-    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """Re-order the best `rerank_candidates` of `scored` in place by fusing our ranks with the reranker's. The
-        head keeps its scores in descending order, so a result's score still orders it among the others. If the
-        reranker fails, our order stays and the trace says why: a recall never fails for want of a re-ordering.
-        Returns the stage's detail and the new order's first rows (the reranker's score, the rank before and after)."""
-        assert self._reranker is not None
-        head = scored[: tuning.rerank_candidates]
-        ids = [cid for _, cid in head]
-        detail: dict[str, Any] = {
-            "reranker": self._reranker.name,
-            "candidates": len(ids),
-            "weight": tuning.rerank_weight,
-            "rrf_k": tuning.rerank_rrf_k,
-        }
-        try:
-            relevance = self._reranker.rerank(query, [memories[cid].content for cid in ids])
-            order = fuse_rerank(ids, relevance, tuning.rerank_weight, tuning.rerank_rrf_k)
-        except Exception as exc:  # noqa: BLE001 - any reranker failure (network, throttling, access) keeps our order
-            logger.warning("reranker %s failed; recall keeps its own order: %s", self._reranker.name, exc)
-            detail["error"] = f"{type(exc).__name__}: {exc}"
-            return detail, []
-        before = {cid: rank for rank, cid in enumerate(ids, start=1)}
-        by_id = dict(zip(ids, relevance, strict=True))
-        scored[: len(head)] = list(zip(sorted((sc for sc, _ in head), reverse=True), order, strict=True))
-        rows = [
-            {"id": cid, "rerank_score": round(by_id[cid], 6), "rank_before": before[cid], "rank_after": rank}
-            for rank, cid in enumerate(order[:_TRACE_CANDIDATES], start=1)
-        ]
-        return detail, rows
-
     def _fuse(self, keyword: list[Candidate], vector: list[Candidate], weights: FusionWeights) -> dict[str, float]:
         if self._tuning.fusion == "rrf":
             return rrf(keyword, vector, weights, self._tuning.rrf_k)
@@ -514,6 +482,42 @@ class RecallService:
             words = set(tokens(memory.content + " " + " ".join(memory.tags)))
             coverage = sum(1 for t in terms if t in words) / len(terms)
         return max(cosine, _KEYWORD_RELEVANCE * coverage)
+
+
+def _rerank(
+    reranker: Reranker,
+    query: str,
+    scored: list[tuple[float, str]],
+    memories: Mapping[str, Memory],
+    tuning: RecallTuning,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Re-order the best `rerank_candidates` of `scored` in place by fusing our ranks with the reranker's. The
+    head keeps its scores in descending order, so a result's score still orders it among the others. If the
+    reranker fails, our order stays and the trace says why: a recall never fails for want of a re-ordering.
+    Returns the stage's detail and the new order's first rows (the reranker's score, the rank before and after)."""
+    head = scored[: tuning.rerank_candidates]
+    ids = [cid for _, cid in head]
+    detail: dict[str, Any] = {
+        "reranker": reranker.name,
+        "candidates": len(ids),
+        "weight": tuning.rerank_weight,
+        "rrf_k": tuning.rerank_rrf_k,
+    }
+    try:
+        relevance = reranker.rerank(query, [memories[cid].content for cid in ids])
+        order = fuse_rerank(ids, relevance, tuning.rerank_weight, tuning.rerank_rrf_k)
+    except Exception as exc:  # noqa: BLE001 - any reranker failure (network, throttling, access) keeps our order
+        logger.warning("reranker %s failed; recall keeps its own order: %s", reranker.name, exc)
+        detail["error"] = f"{type(exc).__name__}: {exc}"
+        return detail, []
+    before = {cid: rank for rank, cid in enumerate(ids, start=1)}
+    by_id = dict(zip(ids, relevance, strict=True))
+    scored[: len(head)] = list(zip(sorted((sc for sc, _ in head), reverse=True), order, strict=True))
+    rows = [
+        {"id": cid, "rerank_score": round(by_id[cid], 6), "rank_before": before[cid], "rank_after": rank}
+        for rank, cid in enumerate(order[:_TRACE_CANDIDATES], start=1)
+    ]
+    return detail, rows
 
 
 def _fused_rows(fused: dict[str, float]) -> list[dict[str, Any]]:
