@@ -40,8 +40,10 @@ from metrics import (
 )
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
-from rearview.model import MemoryWrite, RecallQuery, RecallResponse
-from rearview.ports import Candidate, MemoryFilter, MemoryStore
+from rearview.domain.recall import RecallQuery, RecallResponse
+from rearview.domain.search import Candidate, MemoryFilter
+from rearview.domain.write import MemoryWrite
+from rearview.ports import MemoryStore
 from rearview.service.recall import RecallService
 from rearview.settings import AwsSettings, RecallTuning, Settings
 from rearview.text_analysis import query_terms

@@ -25,7 +25,7 @@ from mcp import Client, StdioServerParameters
 
 from rearview.api.local_server import LocalServer
 from rearview.bootstrap import build
-from rearview.model import MemoryWrite
+from rearview.domain.write import MemoryWrite
 from rearview.settings import Settings
 
 NS = "bench"

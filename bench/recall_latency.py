@@ -37,8 +37,12 @@ from rearview.adapters.hashing_embedder import HashingEmbedder
 from rearview.adapters.sqlite_store import DB_FILENAME, SqliteSearchIndex, namespace_token
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
-from rearview.model import Episode, MemoryWrite, RecallQuery
-from rearview.ports import Candidate, ChangeSet, Embedder, EntityShares, MemoryFilter
+from rearview.domain.changes import ChangeSet
+from rearview.domain.memory import Episode
+from rearview.domain.recall import RecallQuery
+from rearview.domain.search import Candidate, EntityShares, MemoryFilter
+from rearview.domain.write import MemoryWrite
+from rearview.ports import Embedder, SearchIndex
 from rearview.service.recall import RecallService
 from rearview.settings import Settings
 from rearview.text_analysis import query_terms
@@ -462,13 +466,14 @@ def rss_gib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (1024 * 1024)
 
 
-class RecordOnlyIndex:
+class RecordOnlyIndex(SearchIndex):
     """The index of the recording pass: entity statistics from the measured index (recall leaves the common names
     out of the text it embeds), and no search results, so the measured index never sees the queries it is timed
     on (it keeps per-term match counts across queries, see SqliteSearchIndex)."""
 
     def __init__(self, inner: SqliteSearchIndex) -> None:
         self.inner = inner
+        self.traits = inner.traits
 
     def keyword_search(
         self, namespace: str, text: str, flt: MemoryFilter, limit: int, context_weight: float = 0.0

@@ -10,20 +10,30 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rearview.adapters.extractive_summarizer import ExtractiveSummarizer
 from rearview.clock import SystemClock
+from rearview.domain.namespaces import validate_namespace
+from rearview.domain.stats import Stats
+from rearview.domain.write import MemoryWrite, WriteResult
 from rearview.errors import ConfigurationError
-from rearview.model import MemoryWrite, Stats, WriteResult, validate_namespace
-from rearview.ports import Clock, Embedder, KeyStore, MemoryStore, Reranker, SearchIndex, Summarizer, WriteQueue
+from rearview.ports import (
+    Clock,
+    Embedder,
+    IndexMaintenance,
+    KeyStore,
+    MemoryStore,
+    Reranker,
+    SearchIndex,
+    Summarizer,
+    WriteQueue,
+)
 from rearview.service.access import AccessService
-from rearview.service.consolidate import ConsolidationService, ExtractiveSummarizer
+from rearview.service.consolidate import ConsolidationService
 from rearview.service.forget import ForgetService
 from rearview.service.recall import RecallService
 from rearview.service.working_memory import WorkingMemoryService
 from rearview.service.write import WriteService
 from rearview.settings import Settings
-
-# Relevance floor for an embedder that does not declare one.
-_DEFAULT_RELEVANCE_FLOOR = 0.3
 
 
 @dataclass
@@ -41,6 +51,9 @@ class Services:
     forgetter: ForgetService
     consolidator: ConsolidationService
     access: AccessService
+    # The write side of an index kept apart from the store (OpenSearch), for index sync and reindex; None when
+    # the index is written in the store's own transaction (SQLite).
+    index_maintenance: IndexMaintenance | None = None
 
     def submit(self, namespace: str, items: Sequence[MemoryWrite], field_prefix: str = "items") -> list[WriteResult]:
         """Write through the queue when one is configured (`accepted`, stored later by the worker), else now."""
@@ -50,15 +63,11 @@ class Services:
 
     def stats(self, namespace: str) -> Stats:
         validate_namespace(namespace)
-        return self.store.stats(namespace, self.clock.now())
+        return Stats.of(namespace, self.store.usage(namespace, self.clock.now()))
 
     def close(self) -> None:
-        close = getattr(self.store, "close", None)
-        if callable(close):
-            close()
-        close_keys = getattr(self.access.keys, "close", None)
-        if callable(close_keys):
-            close_keys()
+        self.store.close()
+        self.access.keys.close()
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -96,25 +105,24 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
     reranker: Reranker | None = overrides.pop("reranker", None) or build_reranker(settings)
     if overrides:
         raise TypeError(f"unknown overrides: {sorted(overrides)}")
-    # Seconds of recent episodes recall reads from the store: only an index that lags the store needs it.
-    freshness_seconds = 0
     if settings.backend == "aws":
         store = store or build_dynamodb_store(settings, embedder, clock)
         index = index or build_opensearch_index(settings, embedder)
         queue = queue or build_write_queue(settings, clock)
-        freshness_seconds = settings.aws.freshness_window_seconds
-    elif store is None or index is None:
+        keys = keys or build_dynamodb_key_store(settings)
+    elif store is None or index is None or keys is None:
+        from rearview.adapters.sqlite_key_store import SqliteKeyStore
         from rearview.adapters.sqlite_store import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
 
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         db = SqliteDatabase(settings.data_dir / "rearview.db", embedder_name=embedder.name, dim=embedder.dim)
         store = store or SqliteMemoryStore(db, clock=clock)
         index = index or SqliteSearchIndex(db)
-        if keys is None:
-            from rearview.adapters.sqlite_key_store import SqliteKeyStore
-
-            keys = SqliteKeyStore(db)
-    floor = float(getattr(embedder, "relevance_floor", _DEFAULT_RELEVANCE_FLOOR))
+        keys = keys or SqliteKeyStore(db)
+    maintenance = index.maintenance()
+    # Seconds of recent episodes recall reads from the store: only an index that lags the store needs it.
+    freshness_seconds = settings.aws.freshness_window_seconds if maintenance is not None else 0
+    floor = embedder.relevance_floor
     return Services(
         settings=settings,
         store=store,
@@ -135,23 +143,16 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
         ),
         forgetter=ForgetService(store),
         consolidator=ConsolidationService(store, index, summarizer, clock, settings.consolidate, settings.write),
-        access=AccessService(keys or build_key_store(settings, store), clock, admin_token=settings.api_token),
+        access=AccessService(keys, clock, admin_token=settings.api_token),
+        index_maintenance=maintenance,
     )
 
 
-def build_key_store(settings: Settings, store: MemoryStore) -> KeyStore:
-    """Where the API keys live when no `keys` override is given: the backend's table or database."""
-    if settings.backend == "aws":
-        from rearview.adapters.dynamodb_key_store import DynamoDBKeyStore
+def build_dynamodb_key_store(settings: Settings) -> KeyStore:
+    """The AWS backend's key store: `APIKEY#` items in the same table."""
+    from rearview.adapters.dynamodb_key_store import DynamoDBKeyStore
 
-        return DynamoDBKeyStore(settings.aws.table_name, client=getattr(store, "client", None), settings=settings.aws)
-    from rearview.adapters.sqlite_key_store import SqliteKeyStore
-
-    db = getattr(store, "db", None)
-    if db is not None:
-        # A SqliteMemoryStore passed as an override: its database holds the keys too.
-        return SqliteKeyStore(db)
-    return SqliteKeyStore.in_data_dir(settings.data_dir)
+    return DynamoDBKeyStore(settings.aws.table_name, settings=settings.aws)
 
 
 def build_reranker(settings: Settings) -> Reranker | None:

@@ -1,23 +1,27 @@
-"""Ports: the capabilities the core needs, as Protocols. Adapters live in `rearview.adapters`, one per technology.
+"""Ports: every capability the core needs, as a Protocol. Adapters (`rearview.adapters`, one module or package per
+technology) implement them; the core (`rearview.service`) depends on these and on `rearview.domain`, never on an
+adapter, an AWS SDK or SQLite.
 
-The core (`rearview.service`) depends on these and nothing else; it imports no AWS SDK and no SQLite.
+A capability that differs between implementations is stated by the port (an attribute such as
+`SearchIndex.traits`, or a method every implementation has), never guessed by inspecting an adapter's class.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from rearview.domain.access import ApiKey
+from rearview.domain.changes import ChangeSet
+from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
+from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits
+from rearview.domain.stats import NamespaceUsage
+from rearview.domain.working import WorkingEntry
+from rearview.domain.write import MemoryWrite
+
 if TYPE_CHECKING:
     import numpy as np
-
-from rearview.errors import ConcurrentUpdate, InvalidInput
-from rearview.model import Episode, Fact, Memory, MemoryWrite, Stats, StoredLayer, WorkingEntry
-
-if TYPE_CHECKING:
-    from rearview.service.access import ApiKey
 
 
 class Clock(Protocol):
@@ -32,6 +36,9 @@ class Embedder(Protocol):
 
     name: str
     dim: int
+    # The cosine below which a query and a memory are unrelated for this model: a recall whose best candidate
+    # falls under it answers no_relevant_memory (unless RecallTuning.min_relevance overrides it).
+    relevance_floor: float
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """An array of shape (len(texts), dim), each row L2-normalised."""
@@ -57,101 +64,9 @@ class Reranker(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class MemoryFilter:
-    """Structured filters shared by listing, forgetting and both searches. All conditions are ANDed."""
-
-    layers: tuple[StoredLayer, ...] = ("episodic", "semantic")
-    since: datetime | None = None
-    until: datetime | None = None
-    tags: tuple[str, ...] = ()  # any of
-    event_types: tuple[str, ...] = ()  # any of (episodes only; facts never match a non-empty event_types)
-    session_id: str | None = None
-    include_superseded: bool = False
-    consolidated: bool | None = None  # episodes only; None = either
-    ids: tuple[str, ...] | None = None
-
-    def matches(self, memory: Memory) -> bool:
-        """The filter evaluated in Python, with the semantics every backend implements: time ranges are half-open
-        (`since <= t < until`, t = occurred_at or a fact's last_confirmed_at); a fact never matches a session_id or
-        event_types condition; `consolidated` constrains episodes only; superseded facts only when asked for."""
-        if memory.layer not in self.layers or (self.ids is not None and memory.id not in self.ids):
-            return False
-        when = memory.occurred_at
-        if (self.since is not None and when < self.since) or (self.until is not None and when >= self.until):
-            return False
-        if self.tags and not set(self.tags) & set(memory.tags):
-            return False
-        if isinstance(memory, Fact):
-            if self.event_types or self.session_id is not None:
-                return False
-            return self.include_superseded or memory.status == "active"
-        if self.event_types and memory.event_type not in self.event_types:
-            return False
-        if self.session_id is not None and memory.session_id != self.session_id:
-            return False
-        return self.consolidated is None or memory.consolidated == self.consolidated
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One hit of a primitive search: the raw score of that search (BM25 or cosine), best first."""
-
-    id: str
-    layer: StoredLayer
-    score: float
-
-
-@dataclass
-class ChangeSet:
-    """Everything one write or batch changes, applied by the store in one transaction.
-
-    `upserts` carry the full memory; a memory with version > 1 must match the stored version - 1 (optimistic locking),
-    else the store raises ConcurrentUpdate and applies nothing. A vector of None keeps the stored vector.
-    """
-
-    upserts: list[tuple[Memory, np.ndarray | None]] = field(default_factory=list)
-    deletes: list[str] = field(default_factory=list)
-
-    def __bool__(self) -> bool:
-        return bool(self.upserts or self.deletes)
-
-    def collapsed(self, namespace: str) -> dict[str, PendingUpsert]:
-        """One net upsert per id, in first-seen order: the last state wins, a v1 -> v2 chain within the set is
-        allowed, and a later upsert without a vector keeps the earlier one's. Every store applies this."""
-        pending: dict[str, PendingUpsert] = {}
-        for memory, vector in self.upserts:
-            if memory.namespace != namespace:
-                raise InvalidInput(
-                    f"memory {memory.id} belongs to namespace {memory.namespace!r}, not {namespace!r}",
-                    field="namespace",
-                )
-            previous = pending.get(memory.id)
-            if previous is None:
-                pending[memory.id] = PendingUpsert(memory, vector, memory.version)
-                continue
-            if memory.layer != previous.memory.layer or memory.version != previous.memory.version + 1:
-                raise ConcurrentUpdate(
-                    f"memory {memory.id}: version {memory.version} follows version {previous.memory.version} "
-                    "in the same change set"
-                )
-            kept = vector if vector is not None else previous.vector
-            pending[memory.id] = PendingUpsert(memory, kept, previous.first_version)
-        return pending
-
-
-@dataclass(frozen=True)
-class PendingUpsert:
-    """One memory's net upsert within a ChangeSet; the stored memory must be at `first_version - 1` (or absent
-    when `first_version` is 1)."""
-
-    memory: Memory
-    vector: np.ndarray | None
-    first_version: int
-
-
 class MemoryStore(Protocol):
-    """The source of truth for all three layers. Every method is scoped to one namespace."""
+    """The source of truth for all three layers. Every method but the namespace listings is scoped to one
+    namespace."""
 
     embedder_name: str
     dim: int
@@ -179,10 +94,28 @@ class MemoryStore(Protocol):
     def facts_citing(self, namespace: str, episode_ids: Iterable[str]) -> list[Fact]: ...
     def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None: ...
     def record_recall(self, namespace: str, hit: bool, at: datetime) -> None: ...
-    def stats(self, namespace: str, now: datetime) -> Stats: ...
+    def usage(self, namespace: str, now: datetime) -> NamespaceUsage:
+        """The namespace's counts (unexpired working keys, episodes, active and superseded facts) and recall
+        counters; the core turns them into `Stats`."""
+        ...
+
     def recent_episodes(self, namespace: str, since: datetime, limit: int = 200) -> list[Episode]:
         """Episodes created at or after `since`, newest first, at most `limit` (read-your-writes while an
         eventually consistent index catches up)."""
+        ...
+
+    # across namespaces
+    def list_namespaces(self) -> list[str]:
+        """Every namespace holding a memory."""
+        ...
+
+    def namespaces_with_unconsolidated(self) -> list[str]:
+        """Every namespace holding at least one unconsolidated episode (where scheduled consolidation has work),
+        without scanning every memory."""
+        ...
+
+    def close(self) -> None:
+        """Release connections; idempotent."""
         ...
 
 
@@ -192,17 +125,24 @@ class SearchIndex(Protocol):
     Both honour the namespace and every condition of the filter; scores are raw (BM25 >= 0, cosine in [-1, 1]).
     Keyword search matches an episode's own text and, with `context_weight` > 0, its `context` too, scoring the
     text's BM25 plus the context's times the weight; at 0 only the memory's own text matches.
+
+    An adapter subclasses this Protocol to inherit the default `vector_search_many` and `hybrid_search` (one
+    primitive search after the other) where it has nothing faster.
     """
+
+    traits: SearchTraits
 
     def keyword_search(
         self, namespace: str, text: str, flt: MemoryFilter, limit: int, context_weight: float = 0.0
     ) -> list[Candidate]: ...
+
     def vector_search(self, namespace: str, vector: np.ndarray, flt: MemoryFilter, limit: int) -> list[Candidate]: ...
 
-
-@runtime_checkable
-class HybridSearch(Protocol):
-    """An index that answers both primitive searches in one round trip (OpenSearch's msearch)."""
+    def vector_search_many(
+        self, namespace: str, vectors: np.ndarray, flt: MemoryFilter, limit: int
+    ) -> list[list[Candidate]]:
+        """One vector search per row of `vectors` (the write path checks a whole batch for near-duplicates)."""
+        return [self.vector_search(namespace, vector, flt, limit) for vector in vectors]
 
     def hybrid_search(
         self,
@@ -213,27 +153,37 @@ class HybridSearch(Protocol):
         limit: int,
         context_weight: float = 0.0,
     ) -> tuple[list[Candidate], list[Candidate]]:
-        """(keyword candidates, vector candidates), each as the separate searches would return them."""
+        """(keyword candidates, vector candidates), each as the separate searches would return them; an index
+        whose searches are round trips answers both in one."""
+        return (
+            self.keyword_search(namespace, text, flt, limit, context_weight),
+            self.vector_search(namespace, vector, flt, limit),
+        )
+
+    def maintenance(self) -> IndexMaintenance | None:
+        """The write side of an index kept apart from the store (kept in step by index sync, so it lags the store a
+        little, and rebuilt from the store by reindex); None for an index written in the store's own transaction."""
+        return None
+
+    def entity_shares(self, namespace: str) -> EntityShares:
+        """How often each entity is named in the namespace's episodes (over all of them or a large recent sample;
+        may lag the latest writes a little). Recall uses it to tell a name that picks out a few memories from one
+        that half the namespace carries (its user, the speakers of a conversation)."""
         ...
 
 
-@dataclass(frozen=True)
-class EntityShares:
-    """How often the entities of a namespace are named: `shares[entity]` is the share of the namespace's
-    `episodes` that name it."""
+class IndexMaintenance(Protocol):
+    """The write side of a search index kept apart from the store (`SearchIndex.maintenance`): kept in step with
+    the store by index sync, rebuilt from it by reindex."""
 
-    episodes: int
-    shares: dict[str, float]
+    def ensure_index(self) -> bool:
+        """Create the index, or bring an existing one's mapping up to date; True if created."""
+        ...
 
-
-@runtime_checkable
-class EntityStatistics(Protocol):
-    """An index that counts the entities its episodes name, per namespace. Recall uses it to tell a name that picks
-    out a few memories from one that half the namespace carries (its user, the speakers of a conversation)."""
-
-    def entity_shares(self, namespace: str) -> EntityShares:
-        """The namespace's entity shares, over all its episodes or a large recent sample of them; may lag the latest
-        writes a little (an index recounts from time to time, not on every write)."""
+    def upsert(self, docs: Sequence[tuple[Memory, np.ndarray | None]]) -> int: ...
+    def delete(self, namespace: str, ids: Sequence[str], layer: StoredLayer | None = None) -> None: ...
+    def delete_namespace(self, namespace: str) -> int:
+        """Remove every document of a namespace; how many went."""
         ...
 
 
@@ -257,13 +207,8 @@ class KeyStore(Protocol):
         """True if any key was ever stored (revoked ones count)."""
         ...
 
-
-@runtime_checkable
-class ConsolidationBacklog(Protocol):
-    """A store that can list where scheduled consolidation has work (the DynamoDB store's sparse index)."""
-
-    def list_namespaces_with_unconsolidated(self) -> list[str]:
-        """Every namespace holding at least one unconsolidated episode."""
+    def close(self) -> None:
+        """Release connections; idempotent."""
         ...
 
 
@@ -281,13 +226,3 @@ class DeadLetters(Protocol):
     def send(self, body: str, reason: str, error: str) -> None:
         """Park the original message body; `reason` is a stable code, `error` the detail."""
         ...
-
-
-@runtime_checkable
-class BatchVectorSearch(Protocol):
-    """An index that can run many vector searches in one pass (the write path checks a whole batch for
-    near-duplicates at once)."""
-
-    def vector_search_many(
-        self, namespace: str, vectors: np.ndarray, flt: MemoryFilter, limit: int
-    ) -> list[list[Candidate]]: ...

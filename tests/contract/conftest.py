@@ -10,7 +10,7 @@ from contract_backends import BACKENDS, T0, Backend, make_episode, make_fact
 
 from rearview.adapters.hashing_embedder import HashingEmbedder
 from rearview.clock import ManualClock
-from rearview.model import Episode, Fact
+from rearview.domain.memory import Episode, Fact
 
 
 @pytest.fixture(params=list(BACKENDS))

@@ -23,8 +23,10 @@ import numpy as np
 from rearview.adapters.opensearch_index import OpenSearchIndex, build_opensearch_client
 from rearview.adapters.sqlite_store import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
 from rearview.clock import ManualClock
-from rearview.model import Episode, Fact, Memory
-from rearview.ports import ChangeSet, Embedder, MemoryFilter, MemoryStore, SearchIndex
+from rearview.domain.changes import ChangeSet
+from rearview.domain.memory import Episode, Fact, Memory
+from rearview.domain.search import MemoryFilter
+from rearview.ports import Embedder, MemoryStore, SearchIndex
 from support.opensearch_double import OpenSearchDouble
 
 T0 = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)

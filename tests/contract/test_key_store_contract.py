@@ -13,9 +13,10 @@ from moto import mock_aws
 
 from rearview.adapters.dynamodb_key_store import DynamoDBKeyStore
 from rearview.adapters.sqlite_key_store import SqliteKeyStore
+from rearview.domain.access import ApiKey
+from rearview.domain.permissions import Permission
 from rearview.errors import ConcurrentUpdate
 from rearview.ports import KeyStore
-from rearview.service.access import ApiKey, Permission
 
 pytestmark = pytest.mark.contract
 

@@ -10,9 +10,12 @@ import pytest
 from contract_backends import FILTERS, T0, Backend, expected_ids, filter_dataset, time_of
 
 from rearview.adapters.hashing_embedder import HashingEmbedder
+from rearview.domain.changes import ChangeSet
+from rearview.domain.memory import Episode, Fact
+from rearview.domain.search import MemoryFilter
+from rearview.domain.working import WorkingEntry
 from rearview.errors import ConcurrentUpdate, EmbeddingMismatch
-from rearview.model import Episode, Fact, WorkingEntry
-from rearview.ports import ChangeSet, MemoryFilter
+from support.stats import usage_stats
 
 pytestmark = pytest.mark.contract
 
@@ -438,7 +441,7 @@ def test_stats_counts_each_layer(backend: Backend, episode: EpisodeMaker, fact: 
     backend.store.record_recall("acme", False, T0)
     backend.store.record_recall("acme", True, T0)
 
-    stats = backend.store.stats("acme", T0 + timedelta(seconds=60))
+    stats = usage_stats(backend.store, "acme", T0 + timedelta(seconds=60))
 
     assert stats.namespace == "acme"
     assert stats.counts == {"working": 1, "episodic": 4, "semantic": 2, "semantic_superseded": 1}
@@ -449,8 +452,6 @@ def test_stats_counts_each_layer(backend: Backend, episode: EpisodeMaker, fact: 
 
 def test_lists_every_written_namespace(backend: Backend, episode: EpisodeMaker, fact: FactMaker) -> None:
     store = backend.store
-    if not hasattr(store, "list_namespaces"):
-        pytest.skip(f"{backend.name} cannot list namespaces")
     assert store.list_namespaces() == []
     backend.write("acme", episode("acme", "e1", "met the landlord"))
     backend.write("acme:u-42", fact("acme:u-42", "f1", "likes tea"))
@@ -458,8 +459,24 @@ def test_lists_every_written_namespace(backend: Backend, episode: EpisodeMaker, 
     assert store.list_namespaces() == ["acme", "acme:u-42", "zeta"]
 
 
+def test_lists_the_namespaces_with_unconsolidated_episodes(
+    backend: Backend, episode: EpisodeMaker, fact: FactMaker
+) -> None:
+    store = backend.store
+    assert store.namespaces_with_unconsolidated() == []
+    backend.write("acme", episode("acme", "e1", "met the landlord"))
+    backend.write("acme:u-42", fact("acme:u-42", "f1", "likes tea"))
+    backend.write("zeta", episode("zeta", "e2", "went hiking", consolidated=True))
+    backend.write("beta", episode("beta", "e3", "went sailing"), episode("beta", "e4", "went rowing"))
+    assert sorted(store.namespaces_with_unconsolidated()) == ["acme", "beta"]
+    done = store.get("acme", "e1")
+    assert done is not None
+    store.apply("acme", ChangeSet(upserts=[(done.model_copy(update={"consolidated": True, "version": 2}), None)]))
+    assert sorted(store.namespaces_with_unconsolidated()) == ["beta"]
+
+
 def test_stats_of_an_empty_namespace(backend: Backend) -> None:
-    stats = backend.store.stats("nobody", T0)
+    stats = usage_stats(backend.store, "nobody", T0)
 
     assert stats.counts == {"working": 0, "episodic": 0, "semantic": 0, "semantic_superseded": 0}
     assert stats.last_write_at is None
@@ -472,7 +489,7 @@ def test_deletes_update_stats_and_last_write(backend: Backend, episode: EpisodeM
 
     backend.delete("acme", "e1")
 
-    stats = backend.store.stats("acme", T0)
+    stats = usage_stats(backend.store, "acme", T0)
     assert stats.counts["episodic"] == 1
     assert stats.last_write_at == T0 + timedelta(hours=2)
 
@@ -514,7 +531,7 @@ def test_no_read_of_a_namespace_returns_another_namespaces_data(
     assert store.active_fact_for_dimension(reader, "hobby") is None
     assert store.get_working(reader, "s1", T0) == []
     assert store.recent_episodes(reader, T0 - timedelta(days=1)) == []
-    assert store.stats(reader, T0).counts == {
+    assert usage_stats(store, reader, T0).counts == {
         "working": 0,
         "episodic": 0,
         "semantic": 0,
@@ -538,7 +555,7 @@ def test_no_read_of_a_namespace_returns_another_namespaces_data(
     assert [e.value for e in store.get_working(reader, "s1", T0)] == [reader]
     assert sorted(e.id for e in store.recent_episodes(reader, T0 - timedelta(days=1))) == ["e1", "e2"]
     assert all(e.namespace == reader for e in store.recent_episodes(reader, T0 - timedelta(days=1)))
-    assert store.stats(reader, T0).counts == {
+    assert usage_stats(store, reader, T0).counts == {
         "working": 1,
         "episodic": 2,
         "semantic": 1,
@@ -574,7 +591,7 @@ def test_writes_to_a_namespace_leave_another_untouched(
         0,
     )
     assert len(backend.store.get_working(reader, "s1", T0)) == 1
-    assert backend.store.stats(reader, T0).recall_count == 0
+    assert usage_stats(backend.store, reader, T0).recall_count == 0
     assert {c.id for c in backend.index.keyword_search(reader, "hiking", MemoryFilter(), 10)} == {"e1", "f1"}
 
 
@@ -604,7 +621,7 @@ def test_everything_survives_close_and_reopen(backend: Backend, episode: Episode
     for memory_id, vector in vectors_before.items():
         np.testing.assert_array_equal(vectors_after[memory_id], vector)
     assert [e.value for e in again.store.get_working("acme", "s1", T0)] == [{"v": 1}]
-    assert again.store.stats("acme", T0).recall_count == 1
+    assert usage_stats(again.store, "acme", T0).recall_count == 1
     assert [c.id for c in again.index.keyword_search("acme", "Berlin", MemoryFilter(), 10)][0] in {"e1", "f1"}
     assert again.index.vector_search("acme", again.query_vector("paid the rent"), MemoryFilter(), 1)[0].id == "e3"
 

@@ -30,8 +30,9 @@ from rearview.api.http import ROUTE_PERMISSIONS, create_resolver
 from rearview.api.local_server import LocalServer, local_context
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
-from rearview.model import MemoryWrite
-from rearview.service.access import ALL_PERMISSIONS, Permission, split_key
+from rearview.domain.permissions import ALL_PERMISSIONS, Permission
+from rearview.domain.write import MemoryWrite
+from rearview.service.access import split_key
 from rearview.settings import Settings
 from support.events import load_event
 from support.modules import load_module

@@ -27,7 +27,7 @@ from rearview.adapters.dynamodb_store import DynamoDBMemoryStore
 from rearview.adapters.sqs_write_queue import SqsDeadLetters
 from rearview.api.lambda_runtime import FunctionRuntime
 from rearview.bootstrap import Services, build
-from rearview.ports import ChangeSet
+from rearview.domain.changes import ChangeSet
 from rearview.settings import Settings
 from support.aws_stack import (
     MAX_RECEIVE_COUNT,
@@ -39,6 +39,7 @@ from support.aws_stack import (
     aws_stack,
 )
 from support.events import load_event
+from support.stats import usage_stats
 
 pytestmark = pytest.mark.integration
 
@@ -198,7 +199,7 @@ def test_every_accepted_write_is_stored_and_indexed_once_or_dead_lettered_with_i
     assert all(documents[i] == 1 for i in stored), "every stored memory is indexed exactly once"
     assert set(documents) == set(stored), "nothing indexed that is not stored"
     assert all(m.version == 1 and m.confirmations == 1 for m in stored.values()), "no write applied twice"
-    assert store.stats(NS, store_time(stored)).counts["episodic"] == len(stored), "no memory under another id"
+    assert usage_stats(store, NS, store_time(stored)).counts["episodic"] == len(stored), "no memory under another id"
     assert None not in reasons, "every dead letter carries its reason"
     # One poison message; a lost delete after the worker dead-lettered it delivers it, and dead-letters it, again.
     assert reasons["poison"] >= 1 and len({d["body"] for d in dead if d.get("reason") == "poison"}) == 1

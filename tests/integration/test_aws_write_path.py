@@ -12,6 +12,7 @@ import pytest
 
 from support.aws_stack import OPENSEARCH_INDEX, AwsStack, FakeLambdaContext, StreamDriver, aws_stack
 from support.events import load_event
+from support.stats import usage_stats
 
 pytestmark = pytest.mark.integration
 
@@ -122,7 +123,7 @@ def test_batches_are_accepted_whole_and_stored_once_even_when_delivered_twice(st
     stored = store.get_many(NS, ids)
     assert set(stored) == set(ids)
     assert stored["lease"].version == 1 and stored["lease"].confirmations == 1
-    assert store.stats(NS, stored["lease"].created_at).counts["episodic"] == 1
+    assert usage_stats(store, NS, stored["lease"].created_at).counts["episodic"] == 1
 
 
 def test_working_memory_is_written_synchronously_by_the_write_function(stack: AwsStack) -> None:
@@ -155,12 +156,12 @@ def test_the_scheduled_consolidation_visits_every_namespace_with_unconsolidated_
             assert call(write, event)[0] == 202
     stack.drain(worker)
     store = DynamoDBMemoryStore("rearview-test", client=stack.dynamodb)
-    assert store.list_namespaces_with_unconsolidated() == ["acme:u-1", "acme:u-2"]
+    assert store.namespaces_with_unconsolidated() == ["acme:u-1", "acme:u-2"]
 
     report = consolidate(load_event("consolidate_schedule", kind="eventbridge"), FakeLambdaContext())
 
     assert report["namespaces"] == 2 and report["failed"] == {}
     assert report["facts_created"] == 2 and report["episodes_consolidated"] == 6
-    assert store.list_namespaces_with_unconsolidated() == []
+    assert store.namespaces_with_unconsolidated() == []
     status, body = call(consolidate, load_event("consolidate", path="/v1/namespaces/acme:u-1/consolidate"))
     assert status == 200 and body["episodes_considered"] == 0

@@ -29,8 +29,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 from rearview.api.local_server import LocalServer
 from rearview.bootstrap import build
 from rearview.clock import ManualClock
-from rearview.model import namespace_within
-from rearview.service.access import Permission
+from rearview.domain.namespaces import namespace_within
+from rearview.domain.permissions import Permission
 from rearview.settings import Settings
 
 pytestmark = pytest.mark.integration

@@ -28,11 +28,12 @@ from rearview.api.mcp import TOOL_NAMES, TOOL_PERMISSIONS
 from rearview.api.mcp_http import mcp_lambda_handler
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
-from rearview.model import MemoryWrite
+from rearview.domain.write import MemoryWrite
 from rearview.settings import Settings
 from support.events import load_event
 from support.mcp_calls import HANDSHAKE_VERSION, TOOL_ARGS, call_body, error_text, permissions_without, run, tool_result
 from support.modules import load_module
+from support.stats import usage_stats
 
 pytestmark = pytest.mark.integration
 
@@ -143,7 +144,7 @@ def test_the_sdk_client_lists_and_calls_every_tool_over_local_http(
     assert by_tool["memory_stats"].structured_content["namespace"] == NS
     # forget ran before stats: the remembered episode (tagged offsite) is gone.
     assert by_tool["forget"].structured_content["deleted"]["episodic"] == 1
-    assert world.store.stats(NS, world.clock.now()).counts["episodic"] == 0
+    assert usage_stats(world.store, NS, world.clock.now()).counts["episodic"] == 0
 
 
 def test_other_namespace_over_local_http_is_a_tool_error(server: LocalServer, world: Services) -> None:
@@ -351,7 +352,10 @@ def test_tenancy_matrix(tool: str, door: Door, keys: Keys, world: Services) -> N
         answer = door("POST", call_body(tool, {**args, "namespace": other}), headers_for(key))
         assert answer.status == 200
         assert f"scope does not include '{other}'" in error_text(tool_result(answer.body))
-    assert world.store.stats("acme2", world.clock.now()).counts == world.store.stats("empty", world.clock.now()).counts
+    assert (
+        usage_stats(world.store, "acme2", world.clock.now()).counts
+        == usage_stats(world.store, "empty", world.clock.now()).counts
+    )
 
     answer = door("POST", body, headers_for(keys.without[tool]))
     assert answer.status == 200

@@ -16,6 +16,7 @@ from rearview.api.mcp import TOOL_NAMES
 from rearview.bootstrap import build
 from rearview.settings import Settings
 from support.mcp_calls import TOOL_ARGS, run
+from support.stats import usage_stats
 
 pytestmark = pytest.mark.integration
 
@@ -65,8 +66,8 @@ def test_open_local_mode_lists_and_calls_every_tool(tmp_path: Path) -> None:
     # The same data directory, read back without MCP: the calls really went to it (forget ran after remember).
     services = build(Settings(data_dir=data_dir, embedder="hashing"))
     try:
-        assert services.store.stats(NS, services.clock.now()).counts["episodic"] == 0
-        assert services.store.stats(NS, services.clock.now()).recall_count == 2
+        assert usage_stats(services.store, NS, services.clock.now()).counts["episodic"] == 0
+        assert usage_stats(services.store, NS, services.clock.now()).recall_count == 2
     finally:
         services.close()
 

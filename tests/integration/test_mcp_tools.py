@@ -13,9 +13,11 @@ from mcp.types import CallToolResult
 from rearview.api.mcp import TOOL_NAMES, create_mcp_server, fixed_principal
 from rearview.bootstrap import Services
 from rearview.clock import ManualClock
-from rearview.model import MemoryWrite
-from rearview.service.access import Permission, Principal
+from rearview.domain.access import Principal
+from rearview.domain.permissions import Permission
+from rearview.domain.write import MemoryWrite
 from support.mcp_calls import TOOL_ARGS, permissions_without, run
+from support.stats import usage_stats
 
 pytestmark = pytest.mark.integration
 
@@ -279,7 +281,7 @@ def test_another_namespace_is_refused_without_saying_whether_it_exists(services:
         assert f"namespace: this API key's scope does not include '{other}'" in text_of(result)
         assert "vault" not in text_of(result) and "secret" not in text_of(result)
         assert result.structured_content is None
-    assert services.store.stats(other, services.clock.now()).counts["episodic"] == (1 if other == "acme2" else 0)
+    assert usage_stats(services.store, other, services.clock.now()).counts["episodic"] == (1 if other == "acme2" else 0)
 
 
 def test_a_narrow_key_cannot_widen_to_its_parent(services: Services) -> None:

@@ -28,7 +28,7 @@ from rearview.adapters.hashing_embedder import HashingEmbedder  # noqa: E402
 from rearview.adapters.opensearch_index import OpenSearchIndex, build_opensearch_client  # noqa: E402
 from rearview.adapters.sqlite_store import SqliteDatabase, SqliteMemoryStore  # noqa: E402
 from rearview.clock import ManualClock  # noqa: E402
-from rearview.model import Episode, Fact  # noqa: E402
+from rearview.domain.memory import Episode, Fact
 
 # After the star import, which brings the contract module's own pytestmark.
 pytestmark = [

@@ -9,7 +9,7 @@ from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from rearview.api.mcp import TOOL_NAMES, TOOL_PERMISSIONS
-from rearview.service.access import Permission
+from rearview.domain.permissions import Permission
 
 T = TypeVar("T")
 

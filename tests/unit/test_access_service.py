@@ -10,15 +10,10 @@ import pytest
 
 from rearview.adapters.sqlite_key_store import SqliteKeyStore
 from rearview.clock import ManualClock
+from rearview.domain.access import ALL_NAMESPACES, Principal
+from rearview.domain.permissions import Permission
 from rearview.errors import InvalidInput, NamespaceForbidden, NotFound, Unauthorized
-from rearview.service.access import (
-    ALL_NAMESPACES,
-    AccessGate,
-    AccessService,
-    Permission,
-    Principal,
-    split_key,
-)
+from rearview.service.access import AccessGate, AccessService, split_key
 
 pytestmark = pytest.mark.unit
 

@@ -13,7 +13,8 @@ from moto import mock_aws
 from rearview.adapters.dynamodb_key_store import DynamoDBKeyStore
 from rearview.api.local_server import local_context
 from rearview.clock import ManualClock
-from rearview.service.access import AccessService, Principal, split_key
+from rearview.domain.access import Principal
+from rearview.service.access import AccessService, split_key
 from support.events import load_event
 from support.modules import load_module
 

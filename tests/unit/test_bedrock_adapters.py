@@ -16,8 +16,8 @@ from botocore.stub import Stubber
 
 from rearview.adapters.bedrock_embedder import BedrockEmbedder
 from rearview.adapters.bedrock_summarizer import SYSTEM_PROMPT, BedrockSummarizer
+from rearview.domain.limits import MAX_FACT_CHARS
 from rearview.errors import ConfigurationError
-from rearview.model import MAX_FACT_CHARS
 
 pytestmark = pytest.mark.unit
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rearview.domain.limits import MAX_EPISODE_CHARS, MAX_FACT_CHARS
 from rearview.errors import InvalidInput, MemoryTooLarge
-from rearview.model import MAX_EPISODE_CHARS, MAX_FACT_CHARS
 from rearview.service.content_rules import (
     ENTITIES_WEIGHT,
     SEMANTIC_WEIGHT,

@@ -4,17 +4,15 @@ import pytest
 
 from rearview.bootstrap import Services
 from rearview.clock import ManualClock
+from rearview.domain.changes import ChangeSet
+from rearview.domain.consolidate import ConsolidateRequest
+from rearview.domain.forget import ForgetRequest
+from rearview.domain.memory import Episode, Fact
+from rearview.domain.recall import RecallQuery
+from rearview.domain.search import MemoryFilter
+from rearview.domain.working import WorkingWrite
+from rearview.domain.write import MemoryWrite
 from rearview.errors import InvalidInput, NotFound
-from rearview.model import (
-    ConsolidateRequest,
-    Episode,
-    Fact,
-    ForgetRequest,
-    MemoryWrite,
-    RecallQuery,
-    WorkingWrite,
-)
-from rearview.ports import ChangeSet, MemoryFilter
 from rearview.service.forget import without_turn
 
 pytestmark = pytest.mark.unit

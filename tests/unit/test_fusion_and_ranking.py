@@ -3,8 +3,8 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from rearview.model import Episode
-from rearview.ports import Candidate
+from rearview.domain.memory import Episode
+from rearview.domain.search import Candidate
 from rearview.service.fusion import FusionWeights, adaptive_weights, rrf, weighted_sum
 from rearview.service.ranking import (
     boost_factor,
@@ -81,7 +81,7 @@ def test_facts_decay_slower_than_episodes() -> None:
     now = datetime(2026, 6, 1, tzinfo=UTC)
     old = now - timedelta(days=120)
     ep = Episode(id="e", namespace="n", content="x", occurred_at=old, created_at=old, importance=0.5)
-    from rearview.model import Fact
+    from rearview.domain.memory import Fact
 
     fact = Fact(id="f", namespace="n", content="x", created_at=old, last_confirmed_at=old, importance=0.5)
     assert final_score(fact, 1.0, now, tuning)[0] > final_score(ep, 1.0, now, tuning)[0]

@@ -17,7 +17,8 @@ from rearview.api.http import MAX_BODY_BYTES, ROUTES, create_resolver
 from rearview.api.local_server import local_context
 from rearview.bootstrap import Services
 from rearview.clock import ManualClock
-from rearview.model import Episode, Fact, RecallQuery, RecallResponse
+from rearview.domain.memory import Episode, Fact
+from rearview.domain.recall import RecallQuery, RecallResponse
 from support.events import event_names, load_event
 
 pytestmark = pytest.mark.unit

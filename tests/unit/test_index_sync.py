@@ -16,9 +16,10 @@ from rearview.adapters.opensearch_index import OpenSearchIndex, build_opensearch
 from rearview.api.lambda_runtime import FunctionRuntime
 from rearview.api.stream_sync import index_sync_handler
 from rearview.bootstrap import build
-from rearview.model import Episode, Fact, Memory, StoredLayer
-from rearview.ports import MemoryFilter
-from rearview.service.index_sync import IndexChange, IndexSyncService
+from rearview.domain.changes import IndexChange
+from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
+from rearview.domain.search import MemoryFilter
+from rearview.service.index_sync import IndexSyncService
 from rearview.settings import Settings
 from support.aws_stack import FakeLambdaContext
 from support.events import load_event

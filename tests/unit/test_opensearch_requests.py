@@ -25,9 +25,9 @@ from rearview.adapters.opensearch_index import (
     keyword_query,
     knn_query,
 )
+from rearview.domain.memory import Episode, Fact
+from rearview.domain.search import Candidate, EntityShares, MemoryFilter
 from rearview.errors import EmbeddingMismatch, InvalidInput
-from rearview.model import Episode, Fact
-from rearview.ports import Candidate, EntityShares, MemoryFilter
 from support.opensearch_double import OpenSearchDouble, faiss_innerproduct_score
 
 pytestmark = pytest.mark.unit

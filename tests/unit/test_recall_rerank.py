@@ -11,8 +11,9 @@ import pytest
 
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
+from rearview.domain.recall import RecallQuery
+from rearview.domain.write import MemoryWrite
 from rearview.errors import ConfigurationError
-from rearview.model import MemoryWrite, RecallQuery
 from rearview.service.fusion import fuse_rerank
 from rearview.service.recall import RecallService
 from rearview.settings import RecallTuning, Settings

@@ -4,8 +4,10 @@ import pytest
 
 from rearview.bootstrap import Services
 from rearview.clock import ManualClock
-from rearview.model import MemoryWrite, RecallQuery, WorkingWrite
-from rearview.ports import Candidate, MemoryFilter
+from rearview.domain.recall import RecallQuery
+from rearview.domain.search import Candidate, MemoryFilter, SearchTraits
+from rearview.domain.working import WorkingWrite
+from rearview.domain.write import MemoryWrite
 from rearview.service.recall import RecallService
 
 pytestmark = pytest.mark.unit
@@ -432,6 +434,8 @@ def test_feedback_over_a_pool_wider_than_the_namespace_finds_what_the_whole_name
 
 class _RecordingHybridIndex(_RecordingIndex):
     """The same index answering both searches in one call, as OpenSearch's adapter does (msearch)."""
+
+    traits = SearchTraits(round_trip=True)
 
     def hybrid_search(
         self, namespace: str, text: str, vector: object, flt: MemoryFilter, limit: int, context_weight: float = 0.0

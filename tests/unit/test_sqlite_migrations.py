@@ -16,9 +16,10 @@ from rearview.adapters.sqlite_store import (
     SqliteSearchIndex,
     namespace_token,
 )
+from rearview.domain.changes import ChangeSet
+from rearview.domain.memory import Episode
+from rearview.domain.search import MemoryFilter
 from rearview.errors import ConfigurationError, EmbeddingMismatch
-from rearview.model import Episode
-from rearview.ports import ChangeSet, MemoryFilter
 
 pytestmark = pytest.mark.unit
 

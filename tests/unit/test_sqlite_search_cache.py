@@ -12,8 +12,11 @@ import pytest
 from rearview.adapters import sqlite_store
 from rearview.adapters.hashing_embedder import HashingEmbedder
 from rearview.adapters.sqlite_store import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
-from rearview.model import Episode, WorkingEntry
-from rearview.ports import ChangeSet, MemoryFilter
+from rearview.domain.changes import ChangeSet
+from rearview.domain.memory import Episode
+from rearview.domain.search import MemoryFilter
+from rearview.domain.working import WorkingEntry
+from support.stats import usage_stats
 
 pytestmark = pytest.mark.unit
 
@@ -208,7 +211,7 @@ def test_threads_write_and_search_concurrently(tmp_path: Path) -> None:
 
         assert errors == []
         assert len(connections) == 4
-        assert store.stats("acme", T0).counts["episodic"] == 80
+        assert usage_stats(store, "acme", T0).counts["episodic"] == 80
         assert len(_vector_ids(index, "acme", "worker item", 1000)) == 80
 
 

@@ -4,9 +4,11 @@ import pytest
 
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
+from rearview.domain.memory import Episode, Fact
+from rearview.domain.recall import RecallQuery
+from rearview.domain.search import MemoryFilter
+from rearview.domain.write import MemoryWrite
 from rearview.errors import InvalidInput
-from rearview.model import Episode, Fact, MemoryWrite, RecallQuery
-from rearview.ports import MemoryFilter
 from rearview.settings import Settings, WriteTuning
 
 pytestmark = pytest.mark.unit

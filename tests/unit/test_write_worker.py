@@ -11,9 +11,9 @@ import pytest
 
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
+from rearview.domain.write import MemoryWrite, parse_queued_write, queued_write_body
 from rearview.errors import ConcurrentUpdate, InvalidInput
-from rearview.model import MemoryWrite
-from rearview.service.write_worker import WriteWorker, parse_queued_write, queued_write_body
+from rearview.service.write_worker import WriteWorker
 from rearview.settings import Settings
 
 pytestmark = pytest.mark.unit

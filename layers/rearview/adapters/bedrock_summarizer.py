@@ -12,8 +12,8 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from rearview.model import MAX_FACT_CHARS
-from rearview.service.consolidate import ExtractiveSummarizer
+from rearview.adapters.extractive_summarizer import ExtractiveSummarizer
+from rearview.domain.limits import MAX_FACT_CHARS
 from rearview.settings import AwsSettings
 
 logger = logging.getLogger(__name__)

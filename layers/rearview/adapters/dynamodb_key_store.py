@@ -10,8 +10,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from rearview.domain.access import ApiKey
+from rearview.domain.permissions import parse_permissions
 from rearview.errors import ConcurrentUpdate
-from rearview.service.access import ApiKey, parse_permissions
 from rearview.settings import AwsSettings
 
 if TYPE_CHECKING:
@@ -73,6 +74,9 @@ class DynamoDBKeyStore:
             client = boto3_client("dynamodb", settings)
         self.table_name = table_name
         self.client = client
+
+    def close(self) -> None:
+        """Nothing to release: boto3 clients hold no connection that needs closing."""
 
     def put(self, key: ApiKey) -> None:
         try:

@@ -47,9 +47,14 @@ from typing import Any
 import numpy as np
 
 from rearview.clock import SystemClock
+from rearview.domain.changes import ChangeSet
+from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
+from rearview.domain.search import MemoryFilter
+from rearview.domain.stats import NamespaceUsage
+from rearview.domain.timestamps import as_utc
+from rearview.domain.working import WorkingEntry
 from rearview.errors import ConcurrentUpdate, EmbeddingMismatch, InvalidInput
-from rearview.model import Episode, Fact, Memory, Stats, StoredLayer, WorkingEntry, as_utc
-from rearview.ports import ChangeSet, Clock, MemoryFilter
+from rearview.ports import Clock
 from rearview.settings import AwsSettings
 
 Item = dict[str, Any]
@@ -610,7 +615,7 @@ class DynamoDBMemoryStore:
                 return sorted(found)
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-    def list_namespaces_with_unconsolidated(self) -> list[str]:
+    def namespaces_with_unconsolidated(self) -> list[str]:
         """Every namespace holding at least one unconsolidated episode (for the scheduled consolidation).
 
         A skip scan of the sparse `unconsolidated` index: one single-item query per namespace and shard, however
@@ -666,7 +671,10 @@ class DynamoDBMemoryStore:
             ExpressionAttributeValues={":one": {"N": "1"}, ":hit": {"N": "1" if hit else "0"}},
         )
 
-    def stats(self, namespace: str, now: datetime) -> Stats:
+    def close(self) -> None:
+        """Nothing to release: boto3 clients hold no connection that needs closing."""
+
+    def usage(self, namespace: str, now: datetime) -> NamespaceUsage:
         """Counts: working (unexpired), episodic, semantic (active), semantic_superseded; recall counters."""
         pk = {":pk": {"S": namespace_pk(namespace)}}
         working = sum(
@@ -701,18 +709,14 @@ class DynamoDBMemoryStore:
         recall_count = int(state.get("recall_count", {}).get("N", "0"))
         recall_hits = int(state.get("recall_hits", {}).get("N", "0"))
         last_write = state.get("last_write_at", {}).get("S")
-        return Stats(
-            namespace=namespace,
-            counts={
-                "working": working,
-                "episodic": episodic,
-                "semantic": by_status.get("active", 0),
-                "semantic_superseded": by_status.get("superseded", 0),
-            },
+        return NamespaceUsage(
+            working=working,
+            episodic=episodic,
+            semantic_active=by_status.get("active", 0),
+            semantic_superseded=by_status.get("superseded", 0),
             last_write_at=_parse_iso(last_write) if last_write else None,
             recall_count=recall_count,
             recall_hits=recall_hits,
-            hit_rate=(recall_hits / recall_count) if recall_count else None,
         )
 
     # low-level helpers

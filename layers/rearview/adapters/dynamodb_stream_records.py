@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from rearview.adapters.dynamodb_store import is_memory_item, memory_from_item, vector_from_item
-from rearview.model import StoredLayer
-from rearview.service.index_sync import IndexChange
+from rearview.domain.changes import IndexChange
+from rearview.domain.memory import StoredLayer
 
 _LAYER_OF_SK: dict[str, StoredLayer] = {"EP#": "episodic", "FACT#": "semantic"}
 # The principal DynamoDB's TTL process deletes items as (a REMOVE with this userIdentity is an expiry).

@@ -37,9 +37,10 @@ from urllib.parse import urlparse
 
 import numpy as np
 
+from rearview.domain.memory import Episode, Memory, StoredLayer
+from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits
 from rearview.errors import ConfigurationError, EmbeddingMismatch, InvalidInput
-from rearview.model import Episode, Memory, StoredLayer
-from rearview.ports import Candidate, EntityShares, MemoryFilter
+from rearview.ports import SearchIndex
 from rearview.text_analysis import query_terms
 
 if TYPE_CHECKING:
@@ -456,8 +457,15 @@ def entity_shares_from_response(response: Mapping[str, Any]) -> EntityShares:
     return EntityShares(episodes=total, shares=shares)
 
 
-class OpenSearchIndex:
-    """SearchIndex on OpenSearch k-NN, plus the write side (ensure_index, upsert, delete) for index sync."""
+class OpenSearchIndex(SearchIndex):
+    """SearchIndex on OpenSearch k-NN, plus the write side (IndexMaintenance) for index sync and reindex."""
+
+    # Every search is a network round trip.
+    traits = SearchTraits(round_trip=True)
+
+    def maintenance(self) -> OpenSearchIndex:
+        """This index is kept apart from the store (index sync keeps it in step): it is its own write side."""
+        return self
 
     def __init__(
         self,

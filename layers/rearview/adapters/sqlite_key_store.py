@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from rearview.adapters.sqlite_store import DB_FILENAME, SqliteDatabase
+from rearview.domain.access import ApiKey
+from rearview.domain.permissions import parse_permissions
+from rearview.domain.timestamps import utc_from_epoch
 from rearview.errors import ConcurrentUpdate
-from rearview.model import utc_from_epoch
-from rearview.service.access import ApiKey, parse_permissions
 
 _COLUMNS = "key_id, scope, permissions, secret_hash, created_at, expires_at, revoked_at, description"
 

@@ -41,9 +41,14 @@ from typing import Any
 import numpy as np
 
 from rearview.clock import SystemClock
+from rearview.domain.changes import ChangeSet
+from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
+from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits
+from rearview.domain.stats import NamespaceUsage
+from rearview.domain.timestamps import as_utc, utc_from_epoch
+from rearview.domain.working import WorkingEntry
 from rearview.errors import ConcurrentUpdate, ConfigurationError, EmbeddingMismatch, InvalidInput
-from rearview.model import Episode, Fact, Memory, Stats, StoredLayer, WorkingEntry, as_utc, utc_from_epoch
-from rearview.ports import Candidate, ChangeSet, Clock, EntityShares, MemoryFilter
+from rearview.ports import Clock, SearchIndex
 from rearview.text_analysis import index_text, query_terms
 
 DB_FILENAME = "rearview.db"
@@ -257,7 +262,10 @@ END;
 _TEXT_AND_CONTEXT = "{search_text context_text}"
 
 # Ordered: MIGRATIONS[i] takes the schema from version i to i + 1, each in its own transaction. Append only.
-MIGRATIONS: tuple[str, ...] = (_MIGRATION_1, _MIGRATION_2, _MIGRATION_3, _MIGRATION_4)
+# Scheduled consolidation asks which namespaces hold unconsolidated episodes: a partial index holds just those rows.
+_MIGRATION_5 = "CREATE INDEX episodes_unconsolidated ON episodes(namespace) WHERE consolidated = 0;"
+
+MIGRATIONS: tuple[str, ...] = (_MIGRATION_1, _MIGRATION_2, _MIGRATION_3, _MIGRATION_4, _MIGRATION_5)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -1034,7 +1042,20 @@ class SqliteMemoryStore:
         rows = self.db.connection().execute("SELECT namespace FROM namespace_state ORDER BY namespace").fetchall()
         return [row[0] for row in rows]
 
-    def stats(self, namespace: str, now: datetime) -> Stats:
+    def namespaces_with_unconsolidated(self) -> list[str]:
+        """Every namespace holding an unconsolidated episode (a partial index holds only those rows)."""
+        rows = (
+            self.db.connection()
+            .execute("SELECT DISTINCT namespace FROM episodes WHERE consolidated = 0 ORDER BY namespace")
+            .fetchall()
+        )
+        return [row[0] for row in rows]
+
+    def close(self) -> None:
+        """Close the database (idempotent)."""
+        self.db.close()
+
+    def usage(self, namespace: str, now: datetime) -> NamespaceUsage:
         """Counts: working (unexpired), episodic, semantic (active), semantic_superseded; recall counters."""
         with self.db.snapshot() as conn:
             (working,) = conn.execute(
@@ -1052,18 +1073,14 @@ class SqliteMemoryStore:
                 (namespace,),
             ).fetchone()
         last_write_at, recall_count, recall_hits = state if state is not None else (None, 0, 0)
-        return Stats(
-            namespace=namespace,
-            counts={
-                "working": working,
-                "episodic": episodic,
-                "semantic": by_status.get("active", 0),
-                "semantic_superseded": by_status.get("superseded", 0),
-            },
+        return NamespaceUsage(
+            working=working,
+            episodic=episodic,
+            semantic_active=by_status.get("active", 0),
+            semantic_superseded=by_status.get("superseded", 0),
             last_write_at=_dt_or_none(last_write_at),
             recall_count=recall_count,
             recall_hits=recall_hits,
-            hit_rate=(recall_hits / recall_count) if recall_count else None,
         )
 
 
@@ -1303,7 +1320,7 @@ _CACHE_QUERY: dict[str, str] = {
 }
 
 
-class SqliteSearchIndex:
+class SqliteSearchIndex(SearchIndex):
     """SearchIndex over SqliteDatabase: BM25 over FTS5, and exact cosine over cached vectors.
 
     The vector caches are per (namespace, layer), loaded on first use, and checked against the namespace's
@@ -1311,6 +1328,9 @@ class SqliteSearchIndex:
     through a SqliteMemoryStore on the same SqliteDatabase object update the caches in place, without reload.
     At most `max_cached_vectors` vectors stay cached, least recently used namespaces evicted first.
     """
+
+    # Written in the store's own transaction, with vector search an exact scan of a cached matrix in this process.
+    traits = SearchTraits(local_scan=True)
 
     def __init__(
         self,

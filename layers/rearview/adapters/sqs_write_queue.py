@@ -14,10 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from rearview.clock import SystemClock
+from rearview.domain.write import MAX_ERROR_CHARS, MemoryWrite, queued_write_body
 from rearview.errors import MemoryTooLarge
-from rearview.model import MemoryWrite
 from rearview.ports import Clock
-from rearview.service.write_worker import MAX_ERROR_CHARS, queued_write_body
 from rearview.settings import AwsSettings
 
 # SQS's limit is 262,144 bytes for body and attributes together; leave room for the attributes.

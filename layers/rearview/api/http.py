@@ -32,34 +32,19 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rearview import __version__
 from rearview.bootstrap import Services
+from rearview.domain.access import KEY_ID_PATTERN, ApiKey, Principal
+from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
+from rearview.domain.forget import ForgetReceipt, ForgetRequest
+from rearview.domain.memory import Episode, Fact
+from rearview.domain.namespaces import validate_namespace
+from rearview.domain.permissions import Permission
+from rearview.domain.recall import RecallQuery, RecallResponse
+from rearview.domain.stats import Stats
+from rearview.domain.timestamps import UtcDatetime
+from rearview.domain.working import WorkingEntry, WorkingView, WorkingWrite
+from rearview.domain.write import BatchResult, BatchWrite, MemoryWrite, WriteResult
 from rearview.errors import ConfigurationError, NotFound, RearviewError, Unauthorized
-from rearview.model import (
-    BatchResult,
-    BatchWrite,
-    ConsolidateRequest,
-    ConsolidateResult,
-    Episode,
-    Fact,
-    ForgetReceipt,
-    ForgetRequest,
-    MemoryWrite,
-    RecallQuery,
-    RecallResponse,
-    Stats,
-    UtcDatetime,
-    WorkingEntry,
-    WorkingView,
-    WorkingWrite,
-    WriteResult,
-    validate_namespace,
-)
-from rearview.service.access import (
-    KEY_ID_PATTERN,
-    AccessGate,
-    ApiKey,
-    Permission,
-    Principal,
-)
+from rearview.service.access import AccessGate
 
 logger = logging.getLogger(__name__)
 

@@ -31,8 +31,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 
-from rearview.model import ConsolidateRequest
-from rearview.ports import ConsolidationBacklog
+from rearview.domain.consolidate import ConsolidateRequest
 from rearview.settings import Settings
 
 if TYPE_CHECKING:
@@ -96,10 +95,7 @@ def consolidate_backlog(services: Services) -> BacklogReport:
     One namespace's failure is logged and reported, and the run goes on with the others: the next schedule
     retries it, and a retry of the whole invocation would redo every namespace that succeeded.
     """
-    store = services.store
-    if not isinstance(store, ConsolidationBacklog):
-        raise TypeError(f"{type(store).__name__} cannot list namespaces with unconsolidated episodes")
-    report = BacklogReport(namespaces=store.list_namespaces_with_unconsolidated())
+    report = BacklogReport(namespaces=services.store.namespaces_with_unconsolidated())
     for namespace in report.namespaces:
         try:
             result = services.consolidator.consolidate(namespace, ConsolidateRequest())

@@ -32,8 +32,10 @@ from pydantic import BaseModel, Field, ValidationError
 
 from rearview import __version__
 from rearview.bootstrap import Services
-from rearview.errors import RearviewError, Unauthorized
-from rearview.model import (
+from rearview.domain.access import ALL_NAMESPACES, Principal
+from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
+from rearview.domain.forget import ForgetReceipt, ForgetRequest
+from rearview.domain.limits import (
     ID_PATTERN,
     LABEL_PATTERN,
     MAX_ENTITIES,
@@ -46,22 +48,15 @@ from rearview.model import (
     MAX_TTL_SECONDS,
     MAX_WORKING_KEY_CHARS,
     SESSION_PATTERN,
-    ConsolidateRequest,
-    ConsolidateResult,
-    ForgetReceipt,
-    ForgetRequest,
-    MemoryWrite,
-    RecallQuery,
-    RecallResponse,
-    Stats,
-    UtcDatetime,
-    WorkingEntry,
-    WorkingView,
-    WorkingWrite,
-    WriteResult,
-    validate_namespace,
 )
-from rearview.service.access import ALL_NAMESPACES, Permission, Principal
+from rearview.domain.namespaces import validate_namespace
+from rearview.domain.permissions import Permission
+from rearview.domain.recall import RecallQuery, RecallResponse
+from rearview.domain.stats import Stats
+from rearview.domain.timestamps import UtcDatetime
+from rearview.domain.working import WorkingEntry, WorkingView, WorkingWrite
+from rearview.domain.write import MemoryWrite, WriteResult
+from rearview.errors import RearviewError, Unauthorized
 
 logger = logging.getLogger(__name__)
 

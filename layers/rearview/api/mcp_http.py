@@ -37,8 +37,9 @@ from collections.abc import Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
+from rearview.domain.access import Principal
 from rearview.errors import ConfigurationError, RearviewError, Unauthorized
-from rearview.service.access import AccessGate, Principal
+from rearview.service.access import AccessGate
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer

@@ -11,13 +11,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rearview.api.lambda_runtime import Handler, logger, metrics, traced
+from rearview.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.batch import BatchProcessor
     from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 
     from rearview.api.lambda_runtime import FunctionRuntime
-    from rearview.service.index_sync import IndexChange, IndexSyncService
+    from rearview.domain.changes import IndexChange
+    from rearview.service.index_sync import IndexSyncService
 
 
 class IndexSyncFailed(Exception):
@@ -29,7 +31,8 @@ def _sequence_number(record: dict[str, Any]) -> str:
 
 
 def index_sync_handler(runtime: FunctionRuntime) -> Handler:
-    """A handler for DynamoDB Streams events that keeps `runtime.services().index` in step with the table.
+    """A handler for DynamoDB Streams events that keeps the index (`Services.index_maintenance`) in step with
+    the table.
 
     The batch utilities (~0.1 s of imports) and the services are set up on the first invocation, not at import.
     """
@@ -39,11 +42,11 @@ def index_sync_handler(runtime: FunctionRuntime) -> Handler:
         if not cached:
             from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 
-            from rearview.service.index_sync import IndexSyncService, IndexWriter
+            from rearview.service.index_sync import IndexSyncService
 
-            index = runtime.services().index
-            if not isinstance(index, IndexWriter):
-                raise TypeError(f"{type(index).__name__} is not an index that index_sync can write to")
+            index = runtime.services().index_maintenance
+            if index is None:
+                raise ConfigurationError("index_sync: the index is written with the store; there is nothing to sync")
             processor = BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False)
             cached.append((IndexSyncService(index), processor))
         return cached[0]

@@ -17,8 +17,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from rearview.domain.write import MemoryWrite, WriteResult
 from rearview.errors import InvalidInput
-from rearview.model import MemoryWrite, WriteResult
 from rearview.service.write import WriteService
 
 # Alternative key -> MemoryWrite field. A line may give one or the other, not both.

@@ -19,8 +19,10 @@ from rich.table import Table
 from rearview.cli.invocation import DataDirOption, JsonOption, build_settings, fail, stdout_console, user_errors
 from rearview.cli.remote import remote_target
 from rearview.clock import SystemClock
+from rearview.domain.access import ApiKey
+from rearview.domain.permissions import parse_permissions
 from rearview.ports import KeyStore
-from rearview.service.access import AccessService, ApiKey, parse_permissions
+from rearview.service.access import AccessService
 
 keys_app = typer.Typer(
     name="keys",

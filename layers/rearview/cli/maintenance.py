@@ -17,7 +17,8 @@ from rearview.cli.invocation import (
     user_errors,
 )
 from rearview.cli.remote import remote_target
-from rearview.model import ConsolidateRequest, ForgetRequest
+from rearview.domain.consolidate import ConsolidateRequest
+from rearview.domain.forget import ForgetRequest
 
 
 class ForgetLayer(StrEnum):

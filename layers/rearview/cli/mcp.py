@@ -19,7 +19,8 @@ import typer
 from rearview import bootstrap
 from rearview.cli.invocation import DataDirOption, EmbedderOption, build_settings, fail, user_errors
 from rearview.cli.remote import remote_target
-from rearview.service.access import AccessService, Principal
+from rearview.domain.access import Principal
+from rearview.service.access import AccessService
 
 if TYPE_CHECKING:
     from rearview.api.mcp import PrincipalProvider

@@ -17,7 +17,7 @@ from rearview.cli.invocation import (
     user_errors,
 )
 from rearview.cli.remote import remote_target
-from rearview.model import RecallQuery
+from rearview.domain.recall import RecallQuery
 
 
 class RecallLayer(StrEnum):

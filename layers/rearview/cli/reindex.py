@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from rearview.cli.invocation import JsonOption, open_services, stdout_console, user_errors
+from rearview.errors import ConfigurationError
 
 
 def reindex(
@@ -19,7 +20,11 @@ def reindex(
     from rearview.service.reindex import ReindexService
 
     with open_services(None, None) as services, user_errors():
-        report = ReindexService(services.store, services.index, batch_size=batch_size).reindex(namespace)
+        if services.index_maintenance is None:
+            raise ConfigurationError(
+                "reindex: this backend writes its index in the store's own transaction; there is nothing to rebuild"
+            )
+        report = ReindexService(services.store, services.index_maintenance, batch_size=batch_size).reindex(namespace)
     if as_json:
         typer.echo(json.dumps({"removed": report.removed, "indexed": report.indexed}, indent=2))
         return

@@ -18,6 +18,12 @@ from urllib.parse import quote, urlencode, urlsplit
 
 import typer
 
+from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
+from rearview.domain.forget import ForgetReceipt, ForgetRequest
+from rearview.domain.namespaces import validate_namespace
+from rearview.domain.recall import RecallQuery, RecallResponse
+from rearview.domain.stats import Stats
+from rearview.domain.write import MemoryWrite, WriteResult
 from rearview.errors import (
     ConfigurationError,
     InvalidInput,
@@ -25,18 +31,6 @@ from rearview.errors import (
     NotFound,
     RearviewError,
     Unauthorized,
-)
-from rearview.model import (
-    ConsolidateRequest,
-    ConsolidateResult,
-    ForgetReceipt,
-    ForgetRequest,
-    MemoryWrite,
-    RecallQuery,
-    RecallResponse,
-    Stats,
-    WriteResult,
-    validate_namespace,
 )
 
 # Recall and consolidation on a cold Lambda can take a few seconds; past this the server is not answering.

@@ -10,7 +10,11 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from rearview.model import ConsolidateResult, ForgetReceipt, RecallResponse, RecallTrace, Stats, WriteResult
+from rearview.domain.consolidate import ConsolidateResult
+from rearview.domain.forget import ForgetReceipt
+from rearview.domain.recall import RecallResponse, RecallTrace
+from rearview.domain.stats import Stats
+from rearview.domain.write import WriteResult
 
 # Candidates shown per stage of an explain trace; the trace itself carries up to 25.
 TRACE_CANDIDATES_SHOWN = 10

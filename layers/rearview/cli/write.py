@@ -22,7 +22,9 @@ from rearview.cli.invocation import (
 )
 from rearview.cli.jsonl_import import DUPLICATE_ID, ImportSummary, InvalidLine, import_lines
 from rearview.cli.remote import remote_target
-from rearview.model import MAX_BATCH, MemoryWrite, validate_namespace
+from rearview.domain.limits import MAX_BATCH
+from rearview.domain.namespaces import validate_namespace
+from rearview.domain.write import MemoryWrite
 
 # Exit code of an import that wrote the valid lines but found invalid ones.
 IMPORT_INVALID_LINES_EXIT = 1

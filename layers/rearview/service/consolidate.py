@@ -5,33 +5,21 @@ repeats. Episodes are marked consolidated. Everything is applied in one ChangeSe
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from datetime import datetime
 
 import numpy as np
 
+from rearview.domain.changes import ChangeSet
+from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
+from rearview.domain.memory import Episode, Fact
+from rearview.domain.namespaces import validate_namespace
+from rearview.domain.search import MemoryFilter
 from rearview.ids import new_ulid
-from rearview.model import (
-    MAX_FACT_CHARS,
-    ConsolidateRequest,
-    ConsolidateResult,
-    Episode,
-    Fact,
-    validate_namespace,
-)
-from rearview.ports import ChangeSet, Clock, MemoryFilter, MemoryStore, SearchIndex, Summarizer
+from rearview.ports import Clock, MemoryStore, SearchIndex, Summarizer
 from rearview.settings import ConsolidateTuning, WriteTuning
 
 # How many unconsolidated episodes one run considers (oldest first); the rest wait for the next run.
 MAX_EPISODES_PER_RUN = 5000
-
-
-class ExtractiveSummarizer:
-    """The baseline summariser: the cluster's most central statement, trimmed to a fact's length."""
-
-    def summarize(self, contents: Sequence[str]) -> str:
-        text = contents[0].strip()
-        return text if len(text) <= MAX_FACT_CHARS else text[: MAX_FACT_CHARS - 1].rstrip() + "…"
 
 
 def cluster_by_similarity(vectors: np.ndarray, threshold: float) -> list[list[int]]:

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from rearview.domain.limits import MAX_EPISODE_CHARS, MAX_FACT_CHARS
 from rearview.errors import InvalidInput, MemoryTooLarge
-from rearview.model import MAX_EPISODE_CHARS, MAX_FACT_CHARS
 from rearview.text_analysis import CJK_FUNCTION_CHARS, STOP_WORDS, is_cjk, tokens
 
 # --- content checks -----------------------------------------------------------------------------------------

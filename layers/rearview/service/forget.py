@@ -13,9 +13,13 @@ from collections import defaultdict
 from collections.abc import Sequence
 from datetime import timedelta
 
+from rearview.domain.changes import ChangeSet
+from rearview.domain.forget import ForgetReceipt, ForgetRequest
+from rearview.domain.memory import Episode, Memory, StoredLayer
+from rearview.domain.namespaces import validate_namespace
+from rearview.domain.search import MemoryFilter
 from rearview.errors import InvalidInput, NotFound
-from rearview.model import Episode, ForgetReceipt, ForgetRequest, Memory, StoredLayer, validate_namespace
-from rearview.ports import ChangeSet, MemoryFilter, MemoryStore
+from rearview.ports import MemoryStore
 
 # How far after an episode the write path may have copied its text into a later episode's context.
 _CONTEXT_WINDOW = timedelta(days=1)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rearview.ports import Candidate
+from rearview.domain.search import Candidate
 
 
 @dataclass(frozen=True)

@@ -11,60 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from rearview.model import Memory, StoredLayer
-
-# Fields that change without changing what search sees (recall's access bookkeeping): a change of only these
-# is not sent to the index, so that every recall hit does not cost an index write.
-UNSEARCHED_FIELDS = frozenset({"access_count", "last_accessed_at"})
-
-
-@runtime_checkable
-class IndexWriter(Protocol):
-    """The write side of a separate search index (OpenSearchIndex)."""
-
-    def ensure_index(self) -> bool:
-        """Create the index, or bring an existing one's mapping up to date; True if created."""
-        ...
-
-    def upsert(self, docs: Sequence[tuple[Memory, np.ndarray | None]]) -> int: ...
-    def delete(self, namespace: str, ids: Sequence[str], layer: StoredLayer | None = None) -> None: ...
-
-
-@dataclass(frozen=True)
-class IndexChange:
-    """One change of a stored memory: `memory` set (with its vector) to upsert it, None to delete it.
-
-    `previous` is the memory before the change when the record carries it (a MODIFY); `expired` marks a delete
-    made by the store's TTL rather than by a caller.
-    """
-
-    namespace: str
-    layer: StoredLayer
-    memory_id: str
-    memory: Memory | None = None
-    vector: np.ndarray | None = None
-    previous: Memory | None = None
-    previous_vector: np.ndarray | None = None
-    expired: bool = False
-
-    @property
-    def key(self) -> tuple[str, StoredLayer, str]:
-        return (self.namespace, self.layer, self.memory_id)
-
-    def is_search_visible(self) -> bool:
-        """False for an update that changes nothing search looks at (only access counters)."""
-        if self.memory is None or self.previous is None:
-            return True
-        unsearched = set(UNSEARCHED_FIELDS)
-        if self.memory.model_dump(exclude=unsearched) != self.previous.model_dump(exclude=unsearched):
-            return True
-        if self.vector is None or self.previous_vector is None:
-            return self.vector is not self.previous_vector
-        return not np.array_equal(self.vector, self.previous_vector)
+from rearview.domain.changes import IndexChange
+from rearview.domain.memory import Memory, StoredLayer
+from rearview.ports import IndexMaintenance
 
 
 @dataclass
@@ -80,9 +32,9 @@ class SyncReport:
 
 
 class IndexSyncService:
-    """Applies batches of IndexChanges to an IndexWriter."""
+    """Applies batches of IndexChanges to a separate index."""
 
-    def __init__(self, index: IndexWriter) -> None:
+    def __init__(self, index: IndexMaintenance) -> None:
         self.index = index
         self._index_ensured = False
 

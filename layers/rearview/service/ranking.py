@@ -9,7 +9,7 @@ from datetime import datetime
 
 import numpy as np
 
-from rearview.model import Memory
+from rearview.domain.memory import Memory
 from rearview.settings import RecallTuning
 from rearview.text_analysis import estimate_tokens, tokens
 

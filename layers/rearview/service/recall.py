@@ -14,28 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from rearview.model import (
-    Episode,
-    Fact,
-    Memory,
-    RecallHit,
-    RecallQuery,
-    RecallResponse,
-    RecallTrace,
-    StageTrace,
-    validate_namespace,
-)
-from rearview.ports import (
-    Candidate,
-    Clock,
-    Embedder,
-    EntityStatistics,
-    HybridSearch,
-    MemoryFilter,
-    MemoryStore,
-    Reranker,
-    SearchIndex,
-)
+from rearview.domain.memory import Episode, Fact, Memory
+from rearview.domain.namespaces import validate_namespace
+from rearview.domain.recall import RecallHit, RecallQuery, RecallResponse, RecallTrace, StageTrace
+from rearview.domain.search import Candidate, MemoryFilter
+from rearview.ports import Clock, Embedder, MemoryStore, Reranker, SearchIndex
 from rearview.service.fusion import FusionWeights, adaptive_weights, fuse_rerank, rrf, weighted_sum
 from rearview.service.ranking import (
     collapse_near_duplicates,
@@ -366,7 +349,7 @@ class RecallService:
     ) -> tuple[list[Candidate], list[Candidate]]:
         """The two primitive candidate lists: in one round trip where the index can, else one search each."""
         context = self._tuning.context_weight
-        if terms and isinstance(self._index, HybridSearch):
+        if terms and self._index.traits.round_trip:
             with tracer.stage("search") as st:
                 keyword, vector = self._index.hybrid_search(namespace, text, qvec, flt, pool, context)
                 st.detail = {
@@ -382,9 +365,9 @@ class RecallService:
             st.candidates = _candidate_rows(keyword)
             st.detail = {"count": len(keyword), "context_weight": context}
         with tracer.stage("vector") as st:
-            # With feedback on, a local scan keeps a wider list for the second pass to re-score (see feedback); an
-            # index that answers hybrid searches (OpenSearch) runs its second k-NN search as an ANN query instead.
-            local = not isinstance(self._index, HybridSearch)
+            # With feedback on, a local scan keeps a wider list for the second pass to re-score (see feedback); a
+            # remote index (OpenSearch) runs its second k-NN search as an ANN query instead.
+            local = self._index.traits.local_scan
             wide = max(pool, self._tuning.feedback_pool) if local and self._tuning.feedback_weight > 0 else pool
             vector = self._index.vector_search(namespace, qvec, flt, wide)
             st.candidates = _candidate_rows(vector)
@@ -399,7 +382,7 @@ class RecallService:
     def _common_entities(self, namespace: str) -> list[str]:
         """The entities so many of the namespace's episodes name that they say nothing about a query's topic."""
         tuning = self._tuning
-        if tuning.common_entity_share <= 0 or not isinstance(self._index, EntityStatistics):
+        if tuning.common_entity_share <= 0:
             return []
         counted = self._index.entity_shares(namespace)
         if counted.episodes < tuning.common_entity_min_episodes:

@@ -8,34 +8,14 @@ namespace's recall finds less than it should; rebuild out of hours, or into a fr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
 
-import numpy as np
-
-from rearview.errors import ConfigurationError
-from rearview.model import Memory, validate_namespace
-from rearview.ports import MemoryFilter, MemoryStore
+from rearview.domain.namespaces import validate_namespace
+from rearview.domain.search import MemoryFilter
+from rearview.ports import IndexMaintenance, MemoryStore
 
 # Memories per upsert call (the index splits its own bulk requests further if it needs to).
 DEFAULT_BATCH_SIZE = 200
-
-
-@runtime_checkable
-class RebuildableIndex(Protocol):
-    """An index that can be rebuilt from the store (OpenSearchIndex)."""
-
-    def ensure_index(self) -> bool: ...
-    def upsert(self, docs: Sequence[tuple[Memory, np.ndarray | None]]) -> int: ...
-    def delete_namespace(self, namespace: str) -> int: ...
-
-
-@runtime_checkable
-class NamespaceCatalog(Protocol):
-    """A store that can list every namespace it holds (needed to reindex everything)."""
-
-    def list_namespaces(self) -> list[str]: ...
 
 
 @dataclass
@@ -51,14 +31,9 @@ class ReindexReport:
 
 
 class ReindexService:
-    """Rebuilds a RebuildableIndex from a MemoryStore."""
+    """Rebuilds an index kept apart from the store (`SearchIndex.maintenance`) from a MemoryStore."""
 
-    def __init__(self, store: MemoryStore, index: object, *, batch_size: int = DEFAULT_BATCH_SIZE) -> None:
-        if not isinstance(index, RebuildableIndex):
-            raise ConfigurationError(
-                f"{type(index).__name__} is not a separate index that can be rebuilt "
-                "(the sqlite backend indexes in the same transaction as every write: nothing to rebuild)"
-            )
+    def __init__(self, store: MemoryStore, index: IndexMaintenance, *, batch_size: int = DEFAULT_BATCH_SIZE) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be positive")
         self.store = store
@@ -66,11 +41,7 @@ class ReindexService:
         self.batch_size = batch_size
 
     def namespaces(self) -> list[str]:
-        """Every namespace of the store, if the store can list them."""
-        if not isinstance(self.store, NamespaceCatalog):
-            raise ConfigurationError(
-                f"{type(self.store).__name__} cannot list its namespaces: name the namespace to reindex"
-            )
+        """Every namespace of the store."""
         return sorted(self.store.list_namespaces())
 
     def reindex(self, namespace: str | None = None) -> ReindexReport:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from enum import Enum
 
-from rearview.model import as_utc
+from rearview.domain.timestamps import as_utc
 
 # "before X" needs a lower bound; no memory predates the Unix epoch.
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

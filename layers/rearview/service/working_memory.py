@@ -6,16 +6,10 @@ import json
 import re
 from datetime import timedelta
 
+from rearview.domain.limits import MAX_WORKING_KEY_CHARS, MAX_WORKING_VALUE_BYTES, SESSION_PATTERN
+from rearview.domain.namespaces import validate_namespace
+from rearview.domain.working import WorkingEntry, WorkingView, WorkingWrite
 from rearview.errors import InvalidInput, MemoryTooLarge
-from rearview.model import (
-    MAX_WORKING_KEY_CHARS,
-    MAX_WORKING_VALUE_BYTES,
-    SESSION_PATTERN,
-    WorkingEntry,
-    WorkingView,
-    WorkingWrite,
-    validate_namespace,
-)
 from rearview.ports import Clock, MemoryStore
 
 _KEY = re.compile(rf"^[^\x00-\x1f\x7f/]{{1,{MAX_WORKING_KEY_CHARS}}}$")

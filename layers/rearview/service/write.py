@@ -16,20 +16,14 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
+from rearview.domain.changes import ChangeSet
+from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
+from rearview.domain.namespaces import validate_namespace
+from rearview.domain.search import Candidate, MemoryFilter
+from rearview.domain.write import MemoryWrite, WriteResult
 from rearview.errors import ConfigurationError, InvalidInput
 from rearview.ids import new_ulid
-from rearview.model import Episode, Fact, Memory, MemoryWrite, StoredLayer, WriteResult, validate_namespace
-from rearview.ports import (
-    BatchVectorSearch,
-    Candidate,
-    ChangeSet,
-    Clock,
-    Embedder,
-    MemoryFilter,
-    MemoryStore,
-    SearchIndex,
-    WriteQueue,
-)
+from rearview.ports import Clock, Embedder, MemoryStore, SearchIndex, WriteQueue
 from rearview.service.content_rules import check_content, redact_secrets, score_importance
 from rearview.service.contradiction import contradicts, opposite_polarity
 from rearview.settings import WriteTuning
@@ -220,10 +214,7 @@ class WriteService:
             if not rows:
                 continue
             flt = MemoryFilter(layers=(layer,))
-            if isinstance(self._index, BatchVectorSearch):
-                batch = self._index.vector_search_many(namespace, vectors[rows], flt, _DEDUP_NEIGHBOURS)
-            else:
-                batch = [self._index.vector_search(namespace, vectors[i], flt, _DEDUP_NEIGHBOURS) for i in rows]
+            batch = self._index.vector_search_many(namespace, vectors[rows], flt, _DEDUP_NEIGHBOURS)
             for i, cands in zip(rows, batch, strict=True):
                 found[i] = cands
         return found

@@ -1,0 +1,21 @@
+"""The limits every edge enforces (HTTP, MCP, CLI, the queue): sizes, counts and the patterns of ids and labels."""
+
+from __future__ import annotations
+
+MAX_EPISODE_CHARS = 2000
+MAX_FACT_CHARS = 500
+MAX_TAGS = 32
+MAX_TAG_CHARS = 64
+MAX_ENTITIES = 32
+MAX_ENTITY_CHARS = 128
+MAX_ID_CHARS = 128
+MAX_BATCH = 100
+MAX_QUERY_CHARS = 2000
+MAX_TOP_K = 100
+MAX_TOKEN_BUDGET = 32000
+MAX_WORKING_KEY_CHARS = 256
+MAX_WORKING_VALUE_BYTES = 64 * 1024
+MAX_TTL_SECONDS = 30 * 24 * 3600
+ID_PATTERN = r"^[A-Za-z0-9_.:@#-]{1,128}$"
+SESSION_PATTERN = r"^[A-Za-z0-9_.:@-]{1,128}$"
+LABEL_PATTERN = r"^[^\x00-\x1f\x7f]{1,128}$"

@@ -1,0 +1,128 @@
+"""Writing memories: what a caller sends, what it gets back, and the body a queued write travels in."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from rearview.domain.limits import (
+    ID_PATTERN,
+    LABEL_PATTERN,
+    MAX_BATCH,
+    MAX_ENTITIES,
+    MAX_ENTITY_CHARS,
+    MAX_EPISODE_CHARS,
+    MAX_FACT_CHARS,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+    SESSION_PATTERN,
+)
+from rearview.domain.memory import StoredLayer
+from rearview.domain.namespaces import Namespace
+from rearview.domain.timestamps import UtcDatetime
+from rearview.errors import RearviewError
+
+
+class MemoryWrite(BaseModel):
+    """One memory to write. Content rules beyond length (control characters, dumps, secrets) run in the service."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    layer: StoredLayer = Field("episodic", description="episodic (an event) or semantic (a fact or preference)")
+    content: str = Field(description=f"The memory, at most {MAX_EPISODE_CHARS} characters ({MAX_FACT_CHARS} for facts)")
+    occurred_at: UtcDatetime | None = Field(None, description="When it happened (UTC); default now")
+    id: str | None = Field(None, pattern=ID_PATTERN, description="Caller's idempotency id; written twice, stored once")
+    event_type: str | None = Field(None, pattern=LABEL_PATTERN, max_length=64)
+    entities: list[Annotated[str, Field(pattern=LABEL_PATTERN, max_length=MAX_ENTITY_CHARS)]] = Field(
+        default_factory=list, max_length=MAX_ENTITIES
+    )
+    tags: list[Annotated[str, Field(pattern=LABEL_PATTERN, max_length=MAX_TAG_CHARS)]] = Field(
+        default_factory=list, max_length=MAX_TAGS
+    )
+    outcome: str | None = Field(None, max_length=500)
+    session_id: str | None = Field(None, pattern=SESSION_PATTERN)
+    dimension: str | None = Field(
+        None, pattern=r"^[A-Za-z0-9_.-]{1,64}$", description="Semantic key such as diet or language"
+    )
+    confidence: float | None = Field(None, ge=0.0, le=1.0)
+    importance: float | None = Field(None, ge=0.0, le=1.0, description="Override the computed importance")
+
+    @field_validator("content")
+    @classmethod
+    def _content_not_empty(cls, value: str) -> str:
+        if not value or not value.strip():
+            raise ValueError("must not be empty")
+        if len(value) > MAX_EPISODE_CHARS:
+            raise ValueError(f"must be at most {MAX_EPISODE_CHARS} characters (got {len(value)})")
+        return value
+
+
+class BatchWrite(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    items: list[MemoryWrite] = Field(min_length=1, max_length=MAX_BATCH)
+
+
+WriteStatus = Literal["stored", "accepted", "merged", "skipped"]
+
+
+class WriteResult(BaseModel):
+    id: str
+    status: WriteStatus
+    reason: str | None = None
+    redacted: bool = False
+    importance: float | None = None
+    merged_into: str | None = None
+    superseded: list[str] = Field(default_factory=list)
+
+
+class BatchResult(BaseModel):
+    results: list[WriteResult]
+
+
+# --- the queued write: one accepted request as it travels through the write queue ---------------------------------
+
+# Longest error text kept with a dead letter (SQS message attributes count against the 256 KiB message size).
+MAX_ERROR_CHARS = 1000
+
+
+class QueuedWrite(BaseModel):
+    """One accepted write request as it travels through the queue."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    namespace: Namespace
+    items: list[MemoryWrite] = Field(min_length=1, max_length=MAX_BATCH)
+    accepted_at: UtcDatetime
+
+
+def queued_write_body(namespace: str, items: Sequence[MemoryWrite], accepted_at: datetime) -> str:
+    """The message body of one accepted request (unset optional fields left out, to keep messages small)."""
+    message = QueuedWrite(namespace=namespace, items=list(items), accepted_at=accepted_at)
+    return message.model_dump_json(exclude_none=True, exclude_defaults=True)
+
+
+class PoisonMessage(ValueError):
+    """A message body that is not a queued write."""
+
+
+def parse_queued_write(body: str) -> QueuedWrite:
+    """The queued write in a message body; PoisonMessage if it is not one."""
+    try:
+        return QueuedWrite.model_validate_json(body)
+    except (ValidationError, ValueError, RearviewError) as exc:
+        raise PoisonMessage(short_error(exc)) from exc
+
+
+def short_error(exc: BaseException) -> str:
+    """One line naming an error, at most MAX_ERROR_CHARS (what a dead letter keeps of why)."""
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, ValidationError):
+        # pydantic's message is long and multi-line; the first errors name the fields.
+        text = "ValidationError: " + json.dumps(
+            [{"loc": list(e["loc"]), "msg": e["msg"]} for e in exc.errors()[:5]], ensure_ascii=False
+        )
+    return text[:MAX_ERROR_CHARS]
