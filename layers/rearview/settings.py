@@ -132,9 +132,29 @@ class RecallTuning(BaseModel):
 
 
 class ConsolidateTuning(BaseModel):
-    # Cosine at which two episodes join one cluster (average-link to the cluster centroid).
-    cluster_similarity: float = Field(0.75, ge=0.3, le=1.0)
-    min_cluster_size: int = Field(3, ge=2)
+    # A run reads the episodes of the last `lookback_days` as evidence (new ones and those seen before), the newest
+    # `max_episodes` at most: a preference asked twice last month and once today is asked three times.
+    lookback_days: float = Field(180.0, gt=0)
+    max_episodes: int = Field(5000, ge=10, le=100_000)
+    # A preference needs this many occurrences in at least `min_spread` sessions or days, or
+    # `preference_repeats_alone` occurrences anywhere (asked five times in one chat is a preference too).
+    preference_min_occurrences: int = Field(3, ge=1)
+    preference_repeats_alone: int = Field(5, ge=1)
+    # A fact needs this many mentions in at least `min_spread` sessions or days: stable, not said in passing.
+    fact_min_occurrences: int = Field(2, ge=1)
+    min_spread: int = Field(2, ge=1)
+    # A habit (an activity done again and again) needs this many occurrences on as many distinct days.
+    habit_min_occurrences: int = Field(4, ge=1)
+    habit_min_days: int = Field(4, ge=1)
+    # A lesson needs this many failures before the success that ended them, or `recurring_failure_min` failures
+    # in a row sharing an error: one failure then a success is a transient error, not a lesson.
+    lesson_min_failures: int = Field(2, ge=1)
+    recurring_failure_min: int = Field(3, ge=2)
+    # Statements no rule recognises join one group at this word overlap (Jaccard of their content words).
+    lookalike_overlap: float = Field(0.5, ge=0.1, le=1.0)
+    # Event types never learned from; when `allow_event_types` is not empty, the only ones learned from.
+    deny_event_types: list[str] = Field(default_factory=lambda: ["chitchat", "small_talk", "greeting", "system"])
+    allow_event_types: list[str] = Field(default_factory=list)
 
 
 class AwsSettings(BaseModel):

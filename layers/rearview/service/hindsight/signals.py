@@ -1,0 +1,475 @@
+"""What one episode says about the user, recognised by rules in English and Chinese: a preference ("reply in
+Chinese" -> language: replies = Chinese), a stable fact ("I live in Berlin" -> home_city: home = Berlin) or a habit
+("went for my morning run" -> exercise: morning = running).
+
+Rules, not a model: they are cheap, deterministic, explainable, and they abstract, so five differently worded
+requests meet in one signal. What they miss, the look-alike grouping of `clusters` still catches.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterable
+
+from rearview.domain.hindsight import Signal
+from rearview.service.hindsight import lexicon
+from rearview.text_analysis import is_cjk
+
+# --- text helpers ---------------------------------------------------------------------------------------------
+
+
+def normalise(text: str) -> str:
+    """NFKC (full-width forms to ASCII), curly quotes straightened, whitespace folded."""
+    text = unicodedata.normalize("NFKC", text).replace("\u2019", "'").replace("\u2018", "'")
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def is_chinese(text: str) -> bool:
+    """True when at least a fifth of the text's letters are CJK characters."""
+    letters = [ch for ch in text if ch.isalpha()]
+    if not letters:
+        return False
+    return sum(1 for ch in letters if is_cjk(ch)) >= 0.2 * len(letters)
+
+
+_NEGATION_BEFORE = re.compile(
+    r"(?:\b(?:not|no|never|without|avoid|stop|don't|dont|do not|didn't|doesn't|no more)\b[^.!?;,]{0,12}|"
+    r"(?:不要|别|不用|不想|没有|不)[^。！？；，]{0,4})$",
+    re.IGNORECASE,
+)
+
+
+# Chinese yes-no questions hold a 不 that negates nothing: 能不能 (can you), 可不可以, 要不要, 是不是.
+_ZH_QUESTION_FORMS = re.compile(r"(.)不\1|可不可以")
+
+
+def negated_before(text: str, start: int) -> bool:
+    """True when a negation stands within a few words before `start` in the same clause."""
+    window = _ZH_QUESTION_FORMS.sub("", text[max(0, start - 24) : start])
+    return bool(_NEGATION_BEFORE.search(window))
+
+
+# A request or a stated preference: what makes "in Chinese" a preference rather than a report of something done.
+_REQUEST = re.compile(
+    r"\b(?:please|pls|plz|always|from now on|going forward|in (?:the )?future|next time|by default|"
+    r"i (?:would |'d )?(?:prefer|like|love|want|need|rather)|i'd rather|can you|could you|would you|will you|"
+    r"make sure|keep|stick (?:to|with)|stop|don't|do not|never|no more|only|instead|rather than|too long|"
+    r"too short|give me|send me|show me|use|reply|respond|answer|write)\b"
+    r"|请|以后|今后|每次|总是|一直|默认|我(?:更)?喜欢|我想要|我希望|我要|给我|帮我|麻烦|不要|别|还是|就好|就行|可以吗|能不能|能否"
+    # Chinese instructions name what to do with the text: 用 (use), 做成 (make into), 改成 (change to) ...
+    r"|用|做成|列成|整理成|改成|换成|列出|一点|一些",
+    re.IGNORECASE,
+)
+# An imperative: a sentence that opens with a verb ("List the steps ...", "Keep it short").
+_IMPERATIVE = re.compile(
+    r"(?:^|[.!?;]\s+)(?:and\s+|also\s+|then\s+)?(?:list|put|make|format|show|give|send|write|use|keep|be|do|add|"
+    r"include|set|switch|convert|summari[sz]e|book|order|reply|respond|answer|present|display|lay out)\b",
+    re.IGNORECASE,
+)
+
+
+def is_request(text: str) -> bool:
+    """A request or a stated preference (rather than a report of something that happened)."""
+    return bool(_REQUEST.search(text) or _IMPERATIVE.search(text))
+
+
+def _object_facet(text: str, default: str) -> str:
+    """The kind of text a language or format preference is about ("code comments", "data", "steps"...)."""
+    lowered = text.lower()
+    for word in re.findall(r"[a-z-]+", lowered):
+        if word in lexicon.TEXT_OBJECTS:
+            return lexicon.TEXT_OBJECTS[word]
+    for word, facet in lexicon.TEXT_OBJECTS.items():
+        if not word.isascii() and word in text:
+            return facet
+    return default
+
+
+def _alternation(words: Iterable[str]) -> str:
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+
+
+# --- preferences ----------------------------------------------------------------------------------------------
+
+_EN_LANGS = _alternation(w for w in lexicon.LANGUAGES if w.isascii())
+_ZH_LANGS = _alternation(w for w in lexicon.LANGUAGES if not w.isascii())
+_LANGUAGE_EN = re.compile(
+    rf"\b(?:in|into|using|use|switch to|stick to|stick with)\s+(?:plain\s+|simple\s+)?(?P<a>{_EN_LANGS})\b"
+    rf"|\b(?P<b>{_EN_LANGS})\s+(?:please|pls|only|from now on|instead|is fine|is better|works better)\b"
+    rf"|\b(?:prefer|rather have|want)\s+(?:it\s+|them\s+|answers\s+|replies\s+)?(?:in\s+)?(?P<c>{_EN_LANGS})\b",
+    re.IGNORECASE,
+)
+_LANGUAGE_ZH = re.compile(
+    rf"(?:用|以|说|讲|改用|换成)\s*(?P<a>{_ZH_LANGS}|{_EN_LANGS})"
+    rf"|(?P<b>{_ZH_LANGS})\s*(?:回答|回复|答复|来答|来回|说|写|交流|沟通|就好|就行|吧|可以)",
+    re.IGNORECASE,
+)
+_TRANSLATION = re.compile(r"\btranslat\w*|翻译|译成", re.IGNORECASE)
+
+
+def language_signals(text: str) -> list[Signal]:
+    """"Please answer in Chinese", "中文回答就好" -> language: replies = Chinese."""
+    if _TRANSLATION.search(text) or not is_request(text):
+        return []
+    found: list[Signal] = []
+    for pattern in (_LANGUAGE_EN, _LANGUAGE_ZH):
+        for m in pattern.finditer(text):
+            word = next(g for g in m.groups() if g)
+            if negated_before(text, m.start()):
+                continue
+            value = lexicon.LANGUAGES[word.lower()] if word.lower() in lexicon.LANGUAGES else None
+            if value:
+                found.append(Signal("preference", "language", _object_facet(text, "replies"), value))
+    return _distinct(found)
+
+
+_FORMAT_WORDS = _alternation(lexicon.FORMATS)
+_FORMAT_EN = re.compile(
+    rf"\b(?:as|in|into|with|using|use|via|format(?:ted)? as)\s+(?:a\s+|an\s+)?(?P<md>markdown\s+)?"
+    rf"(?P<a>tables?|tabular|bullet(?:ed)?\s*(?:points|list)?|bullets|numbered\s+(?:list|steps)|json|csv|yaml|"
+    rf"plain text)\b"
+    rf"|\b(?P<b>step[- ]by[- ]step|numbered list|bullet points|markdown table|table form)\b",
+    re.IGNORECASE,
+)
+_FORMAT_ZH = re.compile(r"(?P<a>表格|列表|要点|编号|分步骤|一步一步|JSON|CSV)", re.IGNORECASE)
+
+
+def format_signals(text: str) -> list[Signal]:
+    """"Give me the numbers as a markdown table", "步骤请编号" -> format: data = a markdown table."""
+    if not is_request(text):
+        return []
+    found: list[Signal] = []
+    for pattern in (_FORMAT_EN, _FORMAT_ZH):
+        for m in pattern.finditer(text):
+            word = (m.group("a") or m.group("b") or "").lower()
+            if negated_before(text, m.start()):
+                continue
+            # "a markdown table" and "a table" are one preference (the statement says markdown when asked).
+            word = re.sub(r"\s+", " ", word.replace("markdown", "").replace("form", "")).strip()
+            value = _format_value(word)
+            if value is None:
+                continue
+            default = "steps" if value == "a numbered list" else "data" if "table" in value else "answers"
+            found.append(Signal("preference", "format", _object_facet(text, default), value))
+    return _distinct(found)
+
+
+def _format_value(word: str) -> str | None:
+    if word in lexicon.FORMATS:
+        return lexicon.FORMATS[word]
+    for key, value in lexicon.FORMATS.items():
+        if key.isascii() and key in word:
+            return value
+    return None
+
+
+_CONCISE = re.compile(
+    r"\b(?:short(?:er)?|brief(?:er)?|concise|succinct|to the point|tl;?dr|less verbose|fewer words|"
+    r"too long|too wordy|one[- ]liners?|keep it tight)\b|简短|简洁|精简|短一点|简单说|说重点|太长",
+    re.IGNORECASE,
+)
+_DETAILED = re.compile(
+    r"\b(?:more detail(?:ed)?|in (?:more )?detail|detailed|in[- ]depth|more thorough|elaborate more|too short|"
+    r"longer answers?)\b|详细|具体一点|展开说|太短",
+    re.IGNORECASE,
+)
+_ANSWER_WORDS = re.compile(
+    r"\b(?:answers?|repl(?:y|ies)|responses?|explanations?|summar(?:y|ies)|messages?|versions?|it|this|that|you)\b"
+    r"|回答|回复|解释|总结|说|写",
+    re.IGNORECASE,
+)
+# Complaints about an answer's length that need no other word to say what is too long.
+_LENGTH_COMPLAINT = re.compile(
+    r"\b(?:too long|too wordy|too short|tl;?dr|be (?:brief|concise|succinct|more detailed))\b|太长|太短|简短一点|简洁些|详细一点",
+    re.IGNORECASE,
+)
+
+
+def length_signals(text: str) -> list[Signal]:
+    """"Keep it short", "回答简短一点" -> length: answers = concise."""
+    if not _LENGTH_COMPLAINT.search(text) and not (is_request(text) and _ANSWER_WORDS.search(text)):
+        return []
+    for pattern, value in ((_CONCISE, "concise"), (_DETAILED, "detailed")):
+        m = pattern.search(text)
+        if m and not negated_before(text, m.start()):
+            return [Signal("preference", "length", "answers", value)]
+    return []
+
+
+_EMOJI = re.compile(r"\bemojis?\b|\bemoticons?\b|\bsmileys?\b|表情|颜文字", re.IGNORECASE)
+_MORE_EMOJI = re.compile(r"\b(?:more|some|add|use)\s+(?:\w+\s+)?emojis?\b|多用表情|加点表情", re.IGNORECASE)
+
+
+def style_signals(text: str) -> list[Signal]:
+    """"No emojis please", "别用表情" -> style: emojis = none; "be more formal" -> style: tone = formal."""
+    found: list[Signal] = []
+    m = _EMOJI.search(text)
+    if m and is_request(text):
+        if negated_before(text, m.start()) or re.search(r"\bno\s+emojis?\b|不要.{0,3}表情|别.{0,3}表情", text, re.I):
+            found.append(Signal("preference", "style", "emojis", "none"))
+        elif _MORE_EMOJI.search(text):
+            found.append(Signal("preference", "style", "emojis", "welcome"))
+    tone = re.search(
+        r"\b(?:more|be|keep it|sound|stay|in a)\s+(?P<a>formal|casual|informal|professional|friendly|polite)\b"
+        r"|(?P<b>正式|随意|口语化|礼貌)一?[点些]",
+        text,
+        re.IGNORECASE,
+    )
+    if tone and is_request(text) and not negated_before(text, tone.start()):
+        word = (tone.group("a") or tone.group("b") or "").lower()
+        value = {"informal": "casual", "随意": "casual", "口语化": "casual", "正式": "formal", "礼貌": "polite"}.get(
+            word, word
+        )
+        found.append(Signal("preference", "style", "tone", value))
+    return found
+
+
+_UNITS = (
+    (re.compile(r"\b(?:metric|kilomet(?:er|re)s?|km|kilograms?|kg|centimet(?:er|re)s?|cm)\b|公制|公里|公斤|厘米", re.I),
+     "measurements", "metric"),
+    (re.compile(r"\b(?:imperial|miles?|pounds?|lbs?|feet|inches|ounces?)\b|英制|英里|英尺", re.I),
+     "measurements", "imperial"),
+    (re.compile(r"\b(?:celsius|centigrade|°c)\b|摄氏", re.I), "temperature", "Celsius"),
+    (re.compile(r"\b(?:fahrenheit|°f)\b|华氏", re.I), "temperature", "Fahrenheit"),
+    (re.compile(r"\b24[- ]?h(?:our)?\b|24小时制", re.I), "time", "24-hour clock"),
+    (re.compile(r"\b12[- ]?h(?:our)?\b|12小时制|\bam/pm\b", re.I), "time", "12-hour clock"),
+)  # fmt: skip
+_UNIT_REQUEST = re.compile(r"\b(?:in|use|using|convert|give|show|switch|prefer|not)\b|用|换算|换成|改成", re.I)
+
+
+def unit_signals(text: str) -> list[Signal]:
+    """"Use metric units", "temperatures in Celsius please" -> units: measurements = metric."""
+    if not is_request(text) or not _UNIT_REQUEST.search(text):
+        return []
+    found: list[Signal] = []
+    for pattern, facet, value in _UNITS:
+        m = pattern.search(text)
+        if m and not negated_before(text, m.start()):
+            found.append(Signal("preference", "units", facet, value))
+    return _distinct(found)
+
+
+_SEAT = re.compile(r"\b(?P<a>window|aisle)\s+seats?\b|(?P<b>靠窗|靠过道|过道)(?:的)?座", re.IGNORECASE)
+_DIRECT = re.compile(r"\b(?:direct|non-?stop)\s+flights?\b|\bno\s+(?:layovers?|stopovers?)\b|直飞", re.IGNORECASE)
+
+
+def travel_signals(text: str) -> list[Signal]:
+    """"Book me a window seat", "只订直飞" -> travel: seat = window."""
+    found: list[Signal] = []
+    m = _SEAT.search(text)
+    if m and not negated_before(text, m.start()):
+        word = (m.group("a") or m.group("b") or "").lower()
+        found.append(Signal("preference", "travel", "seat", "aisle" if word in ("aisle", "靠过道", "过道") else "window"))
+    d = _DIRECT.search(text)
+    if d and not negated_before(text, d.start()):
+        found.append(Signal("preference", "travel", "flights", "direct"))
+    return found
+
+
+_TOOL = r"[A-Za-z][\w.+#/-]{0,30}"
+_CHOICE_EN = re.compile(
+    rf"\b(?:use|try|pick|choose|go with)\s+(?P<x>{_TOOL})\s+(?:instead\s+of|rather\s+than|over|not)\s+(?P<y>{_TOOL})"
+    rf"|\bprefer\s+(?P<x2>{_TOOL})\s+(?:over|to|to using)\s+(?P<y2>{_TOOL})"
+    rf"|\b(?:instead\s+of|rather\s+than)\s+(?P<y3>{_TOOL}),?\s+(?:please\s+)?use\s+(?P<x3>{_TOOL})",
+    re.IGNORECASE,
+)
+_CHOICE_ZH = re.compile(
+    rf"(?:用|使用)\s*(?P<x>{_TOOL})\s*(?:而不是|别用|不要用|代替)\s*(?P<y>{_TOOL})"
+    rf"|(?:别|不要)用\s*(?P<y2>{_TOOL})\s*[，,]?\s*(?:改用|换成|用)\s*(?P<x2>{_TOOL})",
+)
+_NOT_TOOLS = frozenset({"it", "this", "that", "them", "the", "a", "an", "me", "you", "one", "those", "these"})
+
+
+def choice_signals(text: str) -> list[Signal]:
+    """"Use pnpm instead of npm" -> tools: npm = pnpm (the facet is what is replaced)."""
+    found: list[Signal] = []
+    for pattern in (_CHOICE_EN, _CHOICE_ZH):
+        for m in pattern.finditer(text):
+            groups = {k: v for k, v in m.groupdict().items() if v}
+            x = next((v for k, v in groups.items() if k.startswith("x")), None)
+            y = next((v for k, v in groups.items() if k.startswith("y")), None)
+            if not x or not y or x.lower() in _NOT_TOOLS or y.lower() in _NOT_TOOLS or x.lower() == y.lower():
+                continue
+            found.append(Signal("preference", "tools", y.strip(".,").lower(), x.strip(".,")))
+    return _distinct(found)
+
+
+# --- facts about the user ---------------------------------------------------------------------------------------
+
+_PLACE = r"(?P<place>(?:[A-Z][\w'-]+)(?:\s+(?:[A-Z][\w'-]+|(?:de|del|la|am|upon)\b))*)"
+_HOME_EN = tuple(
+    re.compile(rf"\b{lead}\s+{_PLACE}")
+    for lead in (
+        r"I(?:'m| am)?\s+(?:now\s+|currently\s+)?(?:live|living|based|settled|residing)\s+in",
+        r"I(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+)?moved\s+to",
+        r"my\s+(?:home|apartment|flat|house|place)\s+(?:is\s+)?in",
+        r"here\s+in",
+    )
+)
+_ZH_PLACE = r"(?P<place>[\u4e00-\u9fff]{2,5}?)"
+_HOME_ZH = re.compile(
+    rf"我(?:现在|目前|一直)?(?:住在|生活在|定居在|搬到了?|搬去了?|在){_ZH_PLACE}(?:住|生活|定居|了|啦|，|。|,|\.|$|市|这边)"
+)
+_JOB_EN = re.compile(
+    rf"\b(?:I(?:'m| am)|I\s+work\s+as|my\s+job\s+as|as|being)\s+(?:a|an)\s+(?P<job>{lexicon.JOBS})\b", re.IGNORECASE
+)
+_JOB_ZH = re.compile(rf"(?:我(?:是|当)|作为|我的职业是)(?:一名|一个|一位|个)?(?P<job>{lexicon.JOBS_ZH})")
+_EMPLOYER_EN = re.compile(r"\bI\s+(?:work|am working)\s+(?:at|for)\s+(?P<org>[A-Z][\w&.-]+(?:\s+[A-Z][\w&.-]+){0,3})")
+_EMPLOYER_ZH = re.compile(r"我在(?P<org>[\u4e00-\u9fffA-Za-z]{2,10}?)(?:工作|上班)")
+_NAME = re.compile(r"\bmy\s+name\s+is\s+(?P<n>[A-Z][\w'-]+)|\bcall\s+me\s+(?P<m>[A-Z][\w'-]+)|我叫(?P<z>[\u4e00-\u9fff]{2,3})")
+_PET_EN = re.compile(
+    rf"\bmy\s+(?P<kind>{lexicon.PETS})(?:'s name is|,? named|,? called|,)?\s+(?P<name>[A-Z][\w'-]+)"
+    rf"|\bI\s+have\s+an?\s+(?P<kind2>{lexicon.PETS})\s+(?:named|called)\s+(?P<name2>[A-Z][\w'-]+)",
+    re.IGNORECASE,
+)
+_PET_ZH = re.compile(rf"我(?:家)?(?:的|养的|养了一只|有一只)?(?P<kind>{lexicon.PETS_ZH})(?:叫|名叫|名字叫)(?P<name>[\u4e00-\u9fff]{{1,4}})")
+_RELATIVE = re.compile(
+    rf"\bmy\s+(?P<rel>{lexicon.RELATIVES})(?:'s name is|,? named|,? called|,)?\s+(?P<name>[A-Z][a-z][\w'-]*)\b"
+)
+_ALLERGY_EN = re.compile(r"\ballergic\s+to\s+(?P<a>[a-z][a-z -]{1,30}?)(?=[.,;!?]|$|\s+(?:and|so|but|which)\b)", re.I)
+_ALLERGY_ZH = re.compile(r"对(?P<a>[\u4e00-\u9fff]{1,6}?)过敏")
+_DIET_EN = re.compile(
+    r"\bI(?:'m| am)\s+(?:a\s+|strictly\s+|fully\s+)?(?P<d>vegetarian|vegan|pescatarian|lactose intolerant)\b"
+    r"|\b(?:I|we)\s+(?:only\s+)?(?:eat|keep)\s+(?P<d2>halal|kosher)\b"
+    r"|\b(?P<d3>gluten[- ]free|dairy-free)\s+(?:diet|only)\b",
+    re.IGNORECASE,
+)
+_DIET_ZH = re.compile(r"我(?:是|一直|现在|只)?(?P<d>吃素|素食主义|素食|纯素|吃清真)")
+_AVOID_FOOD = re.compile(
+    r"\bI\s+(?:don't|do not|never|can't|cannot)\s+eat\s+(?P<f>pork|beef|meat|fish|seafood|shellfish|dairy|eggs|"
+    r"gluten|spicy food|nuts)\b|我不(?:能)?吃(?P<z>猪肉|牛肉|肉|鱼|海鲜|辣|鸡蛋|乳制品)",
+    re.IGNORECASE,
+)
+
+
+def fact_signals(text: str) -> list[Signal]:
+    """Stable statements about the user: home, job, employer, name, pets, family, allergies, diet."""
+    found: list[Signal] = []
+    for pattern in (*_HOME_EN, _HOME_ZH):
+        for m in pattern.finditer(text):
+            if not negated_before(text, m.start()):
+                found.append(Signal("fact", "home_city", "home", m.group("place")))
+    for pattern in (_JOB_EN, _JOB_ZH):
+        m = pattern.search(text)
+        if m and not negated_before(text, m.start()):
+            found.append(Signal("fact", "job", "job", m.group("job").lower()))
+    for pattern in (_EMPLOYER_EN, _EMPLOYER_ZH):
+        m = pattern.search(text)
+        if m and not negated_before(text, m.start()):
+            found.append(Signal("fact", "employer", "employer", m.group("org")))
+    m = _NAME.search(text)
+    if m:
+        found.append(Signal("fact", "name", "name", next(g for g in m.groups() if g)))
+    found += _pet_and_family(text)
+    for pattern in (_ALLERGY_EN, _ALLERGY_ZH):
+        for m in pattern.finditer(text):
+            if not negated_before(text, m.start()):
+                found.append(Signal("fact", "allergy", m.group("a").strip().lower(), "allergic"))
+    found += _diet(text)
+    return _distinct(found)
+
+
+def _pet_and_family(text: str) -> list[Signal]:
+    found: list[Signal] = []
+    for pattern in (_PET_EN, _PET_ZH):
+        for m in pattern.finditer(text):
+            groups = m.groupdict()
+            kind = (groups.get("kind") or groups.get("kind2") or "").lower()
+            name = groups.get("name") or groups.get("name2")
+            if kind and name and name.lower() not in ("is", "was", "and", "the"):
+                found.append(Signal("fact", "pet", kind, name))
+    for m in _RELATIVE.finditer(text):
+        found.append(Signal("fact", "family", m.group("rel").lower(), m.group("name")))
+    return found
+
+
+def _diet(text: str) -> list[Signal]:
+    found: list[Signal] = []
+    for pattern in (_DIET_EN, _DIET_ZH):
+        m = pattern.search(text)
+        if m and not negated_before(text, m.start()):
+            word = next(g for g in m.groups() if g).lower()
+            value = lexicon.DIETS.get(word) or lexicon.DIETS.get(word.replace(" ", "-"))
+            if value:
+                found.append(Signal("fact", "diet", "diet", value))
+    for m in _AVOID_FOOD.finditer(text):
+        food = (m.group("f") or m.group("z") or "").lower()
+        if food in ("meat", "肉") and not found:
+            found.append(Signal("fact", "diet", "diet", "vegetarian"))
+        elif food:
+            found.append(Signal("fact", "diet", food, "avoids"))
+    return found
+
+
+# --- habits -----------------------------------------------------------------------------------------------------
+
+_ACTIVITY_WORDS = _alternation(w for w in lexicon.ACTIVITIES if w.isascii())
+_ACTIVITY_EN = re.compile(rf"\b(?P<a>{_ACTIVITY_WORDS})\b", re.IGNORECASE)
+_ACTIVITY_ZH = re.compile("|".join(re.escape(w) for w in lexicon.ACTIVITIES if not w.isascii()))
+# An activity word names exercise only next to one of these ("ran the tests" is no run).
+_EXERCISE_CONTEXT = re.compile(
+    r"\b(?:\d+(?:\.\d+)?\s*(?:k|km|kilomet\w*|miles?|mi|laps|minutes|mins?|hours?)|morning|evening|before work|"
+    r"after work|park|trail|track|pool|beach|marathon|workout|exercise|training|class|session|went for|go for|"
+    r"my (?:run|swim|ride|hike)|pace|personal best|pb)\b|早上|早晨|晚上|周末|公里|圈|锻炼",
+    re.IGNORECASE,
+)
+_NOT_EXERCISE = re.compile(
+    r"\b(?:ran|run|running|runs)\s+(?:the\s+|a\s+|an\s+|my\s+|our\s+|this\s+|that\s+)?(?:\w+\s+)?"
+    r"(?:tests?|scripts?|jobs?|migrations?|pipelines?|builds?|quer(?:y|ies)|servers?|code|commands?|program|app|"
+    r"analysis|report|numbers|errands?|late|out of|into|over|away|low|through|a business|a company|the show)\b"
+    r"|\brunning\s+(?:late|low|out|on|a|the)\b|跑(?:了)?(?:一下|一个|个)?(?:测试|脚本|程序|代码|任务)",
+    re.IGNORECASE,
+)
+_SLOTS = (
+    (re.compile(r"\bmorning\b|早上|早晨|清晨|晨跑", re.I), "morning"),
+    (re.compile(r"\bevening\b|\bafter work\b|\btonight\b|晚上|傍晚|下班后", re.I), "evening"),
+    (re.compile(r"\bweekends?\b|\bsaturday\b|\bsunday\b|周末|星期六|星期天|周六|周日", re.I), "weekend"),
+)
+
+
+def habit_signals(text: str) -> list[Signal]:
+    """"Went for my morning run, 5k" -> exercise: morning = running. One such episode is an event; consolidation
+    makes it a habit only when it recurs (see ConsolidateTuning.habit_min_occurrences)."""
+    if _NOT_EXERCISE.search(text):
+        return []
+    activity = None
+    m = _ACTIVITY_EN.search(text)
+    if m and _EXERCISE_CONTEXT.search(text) and not negated_before(text, m.start()):
+        activity = lexicon.ACTIVITIES[m.group("a").lower()]
+    else:
+        z = _ACTIVITY_ZH.search(text)
+        if z and not negated_before(text, z.start()):
+            activity = lexicon.ACTIVITIES[z.group(0)]
+    if activity is None:
+        return []
+    slot = next((name for pattern, name in _SLOTS if pattern.search(text)), "routine")
+    return [Signal("fact", "exercise", slot, activity)]
+
+
+# --- all of them ------------------------------------------------------------------------------------------------
+
+EXTRACTORS: tuple[Callable[[str], list[Signal]], ...] = (
+    language_signals,
+    format_signals,
+    length_signals,
+    style_signals,
+    unit_signals,
+    travel_signals,
+    choice_signals,
+    fact_signals,
+    habit_signals,
+)
+
+
+def signals_of(text: str) -> list[Signal]:
+    """Every signal the rules recognise in one episode's text."""
+    text = normalise(text)
+    found: list[Signal] = []
+    for extract in EXTRACTORS:
+        found.extend(extract(text))
+    return _distinct(found)
+
+
+def _distinct(signals: list[Signal]) -> list[Signal]:
+    return list(dict.fromkeys(signals))
