@@ -262,3 +262,12 @@ def term_overlap(a: str, b: str) -> float:
     if not terms_a or not terms_b:
         return 0.0
     return len(terms_a & terms_b) / len(terms_a | terms_b)
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+
+
+def numbers_in(text: str) -> frozenset[str]:
+    """The numbers a text states ("batch of 200", "3pm", "1,5"): two texts with different numbers say different
+    things however alike their words."""
+    return frozenset(m.group(0).replace(",", ".") for m in _NUMBER.finditer(unicodedata.normalize("NFKC", text)))

@@ -38,6 +38,15 @@ class Evidence(BaseModel):
         return max(0.0, (self.last_at - self.first_at).total_seconds() / 86400.0)
 
 
+class Occurrences(BaseModel):
+    """How often an episode happened: its merged repeats count, with when and in which sessions."""
+
+    count: int
+    first_at: datetime
+    last_at: datetime
+    sessions: list[str] = Field(default_factory=list)
+
+
 # Sessions an episode remembers having been seen in (its merged repeats' sessions), most recent last.
 MAX_EPISODE_SESSIONS = 16
 
@@ -98,6 +107,11 @@ class Episode(_Stored):
     def sessions(self) -> list[str]:
         """The distinct sessions it happened in."""
         return list(dict.fromkeys([*([self.session_id] if self.session_id else []), *self.session_ids]))
+
+    def occurrences(self) -> Occurrences:
+        return Occurrences(
+            count=max(1, self.confirmations), first_at=self.occurred_at, last_at=self.last_seen_at, sessions=self.sessions
+        )
 
 
 class Fact(_Stored):

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rearview.domain.limits import MAX_QUERY_CHARS, MAX_TAGS, MAX_TOKEN_BUDGET, MAX_TOP_K, SESSION_PATTERN
-from rearview.domain.memory import StoredLayer
+from rearview.domain.memory import Evidence, Kind, Occurrences, OutcomeStatus, StoredLayer
 from rearview.domain.timestamps import UtcDatetime
 
 
@@ -27,6 +27,16 @@ class RecallQuery(BaseModel):
     as_of: UtcDatetime | None = Field(None, description="The 'now' that relative times resolve against")
     tags: list[str] = Field(default_factory=list, max_length=MAX_TAGS)
     event_types: list[str] = Field(default_factory=list, max_length=MAX_TAGS)
+    outcomes: list[OutcomeStatus] = Field(
+        default_factory=list,
+        max_length=4,
+        description="Only episodes that turned out so: any of success, failure, partial, unknown (facts never match)",
+    )
+    kinds: list[Kind] = Field(
+        default_factory=list,
+        max_length=3,
+        description="Only semantic memories of these kinds: preference, fact, lesson (episodes never match)",
+    )
     token_budget: int | None = Field(None, ge=1, le=MAX_TOKEN_BUDGET)
     explain: bool = False
     include_superseded: bool = False
@@ -58,8 +68,17 @@ class RecallHit(BaseModel):
     entities: list[str] = Field(default_factory=list)
     session_id: str | None = None
     dimension: str | None = None
-    confidence: float | None = None
+    confidence: float | None = Field(
+        None, description="Semantic only: the confidence left after decay since the memory was last confirmed"
+    )
     status: str | None = None
+    kind: Kind | None = Field(None, description="Semantic only: preference, fact or lesson")
+    facets: dict[str, str] = Field(default_factory=dict)
+    evidence: Evidence | None = Field(None, description="Semantic only: the experience an induced memory rests on")
+    stale: bool = Field(False, description="Semantic only: not confirmed for so long that its confidence decayed below the floor")
+    outcome: str | None = None
+    outcome_status: OutcomeStatus | None = None
+    occurrences: Occurrences | None = Field(None, description="Episodic only: how often it happened (merged repeats)")
     collapsed: list[str] = Field(default_factory=list, description="Ids of near-duplicates folded into this hit")
 
 

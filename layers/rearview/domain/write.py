@@ -21,7 +21,7 @@ from rearview.domain.limits import (
     MAX_TAGS,
     SESSION_PATTERN,
 )
-from rearview.domain.memory import StoredLayer
+from rearview.domain.memory import Kind, OutcomeStatus, StoredLayer
 from rearview.domain.namespaces import Namespace
 from rearview.domain.timestamps import UtcDatetime
 from rearview.errors import RearviewError
@@ -44,11 +44,15 @@ class MemoryWrite(BaseModel):
         default_factory=list, max_length=MAX_TAGS
     )
     outcome: str | None = Field(None, max_length=500)
+    outcome_status: OutcomeStatus | None = Field(
+        None, description="Episodic only: success, failure, partial or unknown; default recognised from `outcome`"
+    )
     session_id: str | None = Field(None, pattern=SESSION_PATTERN)
     dimension: str | None = Field(
         None, pattern=r"^[A-Za-z0-9_.-]{1,64}$", description="Semantic key such as diet or language"
     )
     confidence: float | None = Field(None, ge=0.0, le=1.0)
+    kind: Kind | None = Field(None, description="Semantic only: preference, fact (the default) or lesson")
     importance: float | None = Field(None, ge=0.0, le=1.0, description="Override the computed importance")
 
     @field_validator("content")

@@ -23,8 +23,8 @@ from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import MemoryFilter
 from rearview.ports import Clock, Embedder, Inducer, MemoryStore
 from rearview.service.hindsight.clusters import build_clusters
-from rearview.service.hindsight.evidence import enough, evidence_of
-from rearview.service.hindsight.reconcile import Reconciler
+from rearview.service.hindsight.evidence import confidence_of, enough, evidence_of
+from rearview.service.hindsight.reconcile import Reconciler, merge_on_dimension
 from rearview.service.hindsight.rule_inducer import RuleInducer
 from rearview.settings import ConsolidateTuning, WriteTuning
 
@@ -108,6 +108,36 @@ class ConsolidationService:
             induction.memories[i] = memory
         reasons = sorted(set(induction.failed.values()))
         return induction, f"{len(redo)} of {len(clusters)} clusters: " + "; ".join(reasons)[:300]
+
+    def reinduce(self, namespace: str, fact: Fact, sources: Sequence[Episode]) -> tuple[Fact, np.ndarray] | None:
+        """`fact` stated again from `sources` alone (some of its episodes were forgotten), with its new vector; None
+        when they no longer support a memory of its kind and dimension. Nothing of a forgotten episode survives:
+        statement, facets, evidence and confidence all come from the sources."""
+        clusters = build_clusters(sources, {e.id for e in sources}, self._tuning)
+        induction, _ = self.induce(clusters)
+        by_id = {e.id: e for e in sources}
+        matches = [
+            m
+            for m in _checked(induction.memories, clusters, self._tuning, by_id)
+            if m.kind == fact.kind and m.dimension == fact.dimension
+        ]
+        if not matches:
+            return None
+        restated = merge_on_dimension(matches) if fact.dimension else max(matches, key=lambda m: len(m.provenance))
+        evidence = evidence_of([by_id[i] for i in restated.provenance])
+        updated = fact.model_copy(
+            update={
+                "content": restated.statement,
+                "facets": restated.facets,
+                "provenance": restated.provenance,
+                "evidence": evidence,
+                "confidence": confidence_of(fact.kind, evidence),
+                "first_seen_at": evidence.first_at,
+                "last_confirmed_at": evidence.last_at or fact.last_confirmed_at,
+                "confirmations": 1,
+            }
+        )
+        return updated, self._embed_one(updated.content)
 
     # --- steps ----------------------------------------------------------------------------------------------
 

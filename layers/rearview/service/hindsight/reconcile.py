@@ -230,6 +230,21 @@ class Reconciler:
         return sorted(scored, key=lambda fc: -fc[1])[:5]
 
 
+def merge_on_dimension(memories: Sequence[InducedMemory]) -> InducedMemory:
+    """Memories on one dimension as the one memory that holds all their facets (as a refinement would)."""
+    first = memories[0]
+    facets: dict[str, str] = {}
+    provenance: list[str] = []
+    for memory in memories:
+        facets.update(memory.facets)
+        provenance.extend(memory.provenance)
+    chinese = is_chinese(first.statement)
+    statement = statements.state(first.dimension, facets, chinese=chinese) or "; ".join(m.statement for m in memories)
+    return first.model_copy(
+        update={"statement": statement, "facets": facets, "provenance": list(dict.fromkeys(provenance))}
+    )
+
+
 def same_value(a: str, b: str) -> bool:
     """Facet values that say the same thing ("a markdown table" and "a table"; "running" within
     "running and swimming")."""
