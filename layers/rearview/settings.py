@@ -129,6 +129,8 @@ class RecallTuning(BaseModel):
     default_token_budget: int = Field(2000, ge=1)
     # Below this relevance for the best candidate, recall answers no_relevant_memory. None: the embedder's default.
     min_relevance: float | None = Field(None, ge=0.0, le=1.0)
+    # The relevance a memory holding every query term counts as against that floor (cosine gives the rest of it).
+    keyword_relevance: float = Field(0.6, ge=0.0, le=1.0)
 
 
 class ConsolidateTuning(BaseModel):

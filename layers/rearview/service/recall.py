@@ -29,55 +29,20 @@ from rearview.service.ranking import (
 )
 from rearview.service.time_expressions import parse_time_range, strip_time_expression
 from rearview.settings import RecallTuning
-from rearview.text_analysis import asks_question, asks_when, mentions_time, query_terms, strip_names, tokens
+from rearview.text_analysis import (
+    asks_question,
+    asks_when,
+    is_vague_term,
+    mentions_time,
+    query_terms,
+    strip_names,
+    tokens,
+)
 
 # Candidates shown per stage in an explain trace (the full lists can be hundreds long).
 _TRACE_CANDIDATES = 25
 
 logger = logging.getLogger(__name__)
-
-# Words that ask "what went on" without naming a topic: a query made only of these and a time expression asks for
-# the time range itself ("what happened yesterday?", "上周我们做了什么").
-_VAGUE_TERMS = frozenset(
-    [
-        "happen",
-        "happened",
-        "happens",
-        "happening",
-        "going",
-        "go",
-        "went",
-        "do",
-        "did",
-        "done",
-        "doing",
-        "discuss",
-        "discussed",
-        "talk",
-        "talked",
-        "say",
-        "said",
-        "anything",
-        "something",
-        "everything",
-        "stuff",
-        "thing",
-        "things",
-        "up",
-        "new",
-        "work",
-        "worked",
-    ]
-)
-_VAGUE_CJK_CHARS = frozenset("发生了什么做说讨论干事情的我们你他她过有吗呢啥聊天")
-
-
-def is_vague_term(term: str) -> bool:
-    return term in _VAGUE_TERMS or all(ch in _VAGUE_CJK_CHARS for ch in term)
-
-
-# A keyword match of every query term counts as this much relevance (vectors give the rest of the scale).
-_KEYWORD_RELEVANCE = 0.6
 
 
 class _Tracer:
@@ -455,8 +420,7 @@ class RecallService:
             Candidate(id=m.id, layer="episodic", score=float(vectors[m.id] @ qvec)) for m in recent if m.id in vectors
         ]
 
-    @staticmethod
-    def _relevance(memory: Memory, vec: np.ndarray | None, qvec: np.ndarray, terms: list[str]) -> float:
+    def _relevance(self, memory: Memory, vec: np.ndarray | None, qvec: np.ndarray, terms: list[str]) -> float:
         """An absolute relevance (unlike fused scores, which are rank-based): the best of the cosine with the query
         and the share of query terms the memory contains."""
         cosine = float(vec @ qvec) if vec is not None else 0.0
@@ -464,7 +428,7 @@ class RecallService:
         if terms:
             words = set(tokens(memory.content + " " + " ".join(memory.tags)))
             coverage = sum(1 for t in terms if t in words) / len(terms)
-        return max(cosine, _KEYWORD_RELEVANCE * coverage)
+        return max(cosine, self._tuning.keyword_relevance * coverage)
 
 
 def _rerank(
