@@ -43,7 +43,7 @@ class RecallTuning(BaseModel):
     context_weight: float = Field(0.4, ge=0.0, le=2.0)
     # How many candidates each primitive search returns before fusion.
     candidates_per_list: int = Field(60, ge=5, le=1000)
-    # Vector weight for a query of average length; short queries lean further on vectors (see service.fusion).
+    # Vector weight for a query of average length; short queries lean further on vectors (see service.recall.fusion).
     vector_weight: float = Field(0.5, ge=0.0, le=1.0)
     # Recency decay: the score of a memory this old is multiplied by 0.5 on the decaying part.
     episodic_half_life_days: float = Field(180.0, gt=0)
