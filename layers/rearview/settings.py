@@ -43,7 +43,7 @@ class RecallTuning(BaseModel):
     context_weight: float = Field(0.4, ge=0.0, le=2.0)
     # How many candidates each primitive search returns before fusion.
     candidates_per_list: int = Field(60, ge=5, le=1000)
-    # Vector weight for a query of average length; short queries lean further on vectors (see service.fusion).
+    # Vector weight for a query of average length; short queries lean further on vectors (see service.recall.fusion).
     vector_weight: float = Field(0.5, ge=0.0, le=1.0)
     # Recency decay: the score of a memory this old is multiplied by 0.5 on the decaying part.
     episodic_half_life_days: float = Field(180.0, gt=0)
@@ -129,6 +129,8 @@ class RecallTuning(BaseModel):
     default_token_budget: int = Field(2000, ge=1)
     # Below this relevance for the best candidate, recall answers no_relevant_memory. None: the embedder's default.
     min_relevance: float | None = Field(None, ge=0.0, le=1.0)
+    # The relevance a memory holding every query term counts as against that floor (cosine gives the rest of it).
+    keyword_relevance: float = Field(0.6, ge=0.0, le=1.0)
 
 
 class ConsolidateTuning(BaseModel):

@@ -177,6 +177,47 @@ def query_terms(text: str) -> list[str]:
     return list(dict.fromkeys(t for t in tokens(text) if not _is_stop(t)))
 
 
+# Words that ask "what went on" without naming a topic: a query made only of these and a time expression asks for
+# the time range itself ("what happened yesterday?", "上周我们做了什么").
+_VAGUE_TERMS = frozenset(
+    [
+        "happen",
+        "happened",
+        "happens",
+        "happening",
+        "going",
+        "go",
+        "went",
+        "do",
+        "did",
+        "done",
+        "doing",
+        "discuss",
+        "discussed",
+        "talk",
+        "talked",
+        "say",
+        "said",
+        "anything",
+        "something",
+        "everything",
+        "stuff",
+        "thing",
+        "things",
+        "up",
+        "new",
+        "work",
+        "worked",
+    ]
+)
+_VAGUE_CJK_CHARS = frozenset("发生了什么做说讨论干事情的我们你他她过有吗呢啥聊天")
+
+
+def is_vague_term(term: str) -> bool:
+    """Whether a query term names no topic ("happened", "did", "发生"): one of the words that ask what went on."""
+    return term in _VAGUE_TERMS or all(ch in _VAGUE_CJK_CHARS for ch in term)
+
+
 # A trailing bracketed or parenthesised aside ("... coming? [shares a photo]"), which does not change what was said.
 _TRAILING_ASIDE = re.compile(r"(?:\s*(?:\[[^\[\]]*\]|\([^()]*\)))+\s*$")
 

@@ -5,15 +5,9 @@ import pytest
 
 from rearview.domain.memory import Episode
 from rearview.domain.search import Candidate
-from rearview.service.fusion import FusionWeights, adaptive_weights, rrf, weighted_sum
-from rearview.service.ranking import (
-    boost_factor,
-    collapse_near_duplicates,
-    cut_to_budget,
-    final_score,
-    length_factor,
-    recency_factor,
-)
+from rearview.service.recall.fusion import FusionWeights, adaptive_weights, rrf, weighted_sum
+from rearview.service.recall.results import collapse_near_duplicates, cut_to_budget
+from rearview.service.recall.scoring import boost_factor, final_score, length_factor, recency_factor
 from rearview.settings import RecallTuning
 
 pytestmark = pytest.mark.unit

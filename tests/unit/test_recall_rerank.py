@@ -14,8 +14,8 @@ from rearview.clock import ManualClock
 from rearview.domain.recall import RecallQuery
 from rearview.domain.write import MemoryWrite
 from rearview.errors import ConfigurationError
-from rearview.service.fusion import fuse_rerank
 from rearview.service.recall import RecallService
+from rearview.service.recall.fusion import fuse_rerank
 from rearview.settings import RecallTuning, Settings
 from support.rerankers import WordOverlapReranker
 

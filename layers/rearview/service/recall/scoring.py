@@ -1,17 +1,15 @@
-"""After fusion: recency decay, importance and access boosts, near-duplicate collapse, and the token budget."""
+"""What a memory's score is made of after fusion: recency decay, importance, access and length boosts, and the
+session and named-entity factors."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from datetime import datetime
-
-import numpy as np
 
 from rearview.domain.memory import Memory
 from rearview.settings import RecallTuning
-from rearview.text_analysis import estimate_tokens, tokens
+from rearview.text_analysis import tokens
 
 # Access counts stop adding to the boost past this many recalls.
 _ACCESS_SATURATION = 20
@@ -83,50 +81,3 @@ def session_factors(
         if session:
             factors[cid] = 1.0 + tuning.session_boost * totals[session] / best
     return factors
-
-
-@dataclass
-class Collapsed:
-    kept: list[str]
-    folded: dict[str, list[str]] = field(default_factory=dict)
-
-
-def collapse_near_duplicates(ranked_ids: Sequence[str], vectors: dict[str, np.ndarray], threshold: float) -> Collapsed:
-    """Keep the best of each group of near-duplicates (cosine >= threshold); remember what was folded into it."""
-    result = Collapsed(kept=[])
-    dim = next((v.shape[0] for v in vectors.values()), 0)
-    kept_matrix = np.empty((len(ranked_ids), dim), dtype=np.float32)  # rows of kept memories that have a vector
-    kept_with_vector: list[str] = []
-    for memory_id in ranked_ids:
-        vec = vectors.get(memory_id)
-        if vec is not None and kept_with_vector:
-            sims = kept_matrix[: len(kept_with_vector)] @ vec
-            best = int(np.argmax(sims))
-            if float(sims[best]) >= threshold:
-                result.folded.setdefault(kept_with_vector[best], []).append(memory_id)
-                continue
-        result.kept.append(memory_id)
-        if vec is not None:
-            kept_matrix[len(kept_with_vector)] = vec
-            kept_with_vector.append(memory_id)
-    return result
-
-
-def cut_to_budget(ids: Sequence[str], text_of: Callable[[str], str], budget: int) -> tuple[list[str], bool, str | None]:
-    """The longest prefix of `ids` whose texts fit in `budget` tokens; (ids, truncated, shortened text of the first).
-
-    If even the first result does not fit, it is shortened to the budget rather than returning nothing.
-    """
-    kept: list[str] = []
-    used = 0
-    for memory_id in ids:
-        cost = estimate_tokens(text_of(memory_id))
-        if used + cost > budget:
-            if not kept:
-                text = text_of(memory_id)
-                ratio = budget / max(cost, 1)
-                return [memory_id], True, text[: max(1, int(len(text) * ratio) - 1)] + "…"
-            return kept, True, None
-        kept.append(memory_id)
-        used += cost
-    return kept, False, None

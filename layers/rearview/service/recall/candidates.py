@@ -1,0 +1,164 @@
+"""From the parsed query to fused candidates: the embed, search (keyword + vector, or one hybrid call), fresh, fuse
+and feedback stages."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+import numpy as np
+
+from rearview.domain.search import Candidate
+from rearview.service.recall.fusion import rrf, weighted_sum
+from rearview.service.recall.state import Collaborators, RecallState, candidate_rows, fused_rows
+from rearview.text_analysis import strip_names
+
+
+def embed(ctx: Collaborators, run: RecallState) -> None:
+    """The query's vector, embedded without the names so common in the namespace that they say nothing of a topic."""
+    with run.stage("embed") as st:
+        common = _common_entities(ctx, run.namespace)
+        vector_text = strip_names(run.text, common) if common else run.text
+        run.query_vector = ctx.embedder.embed([vector_text])[0]
+        st.detail = {
+            "embedder": ctx.embedder.name,
+            "dim": ctx.embedder.dim,
+            "text": vector_text,
+            "common_entities_left_out": sorted(common),
+        }
+
+
+def _common_entities(ctx: Collaborators, namespace: str) -> list[str]:
+    """The entities so many of the namespace's episodes name that they say nothing about a query's topic."""
+    tuning = ctx.tuning
+    if tuning.common_entity_share <= 0:
+        return []
+    counted = ctx.index.entity_shares(namespace)
+    if counted.episodes < tuning.common_entity_min_episodes:
+        return []
+    return [entity for entity, share in counted.shares.items() if share >= tuning.common_entity_share]
+
+
+def search(ctx: Collaborators, run: RecallState) -> None:
+    """The two primitive candidate lists: in one round trip where the index can, else one search each."""
+    if run.terms and ctx.index.traits.round_trip:
+        _hybrid_search(ctx, run)
+    else:
+        _keyword_search(ctx, run)
+        _vector_search(ctx, run)
+    # A local scan returns more than the pool, for feedback to re-score; fusion takes the pool's best.
+    run.vector = run.searched[: run.pool]
+
+
+def _hybrid_search(ctx: Collaborators, run: RecallState) -> None:
+    context = ctx.tuning.context_weight
+    with run.stage("search") as st:
+        run.keyword, run.searched = ctx.index.hybrid_search(
+            run.namespace, run.text, run.query_vector, run.filter, run.pool, context
+        )
+        st.detail = {
+            "mode": "hybrid",
+            "keyword_count": len(run.keyword),
+            "vector_count": len(run.searched),
+            "context_weight": context,
+        }
+        st.candidates = candidate_rows(run.keyword) + candidate_rows(run.searched)
+
+
+def _keyword_search(ctx: Collaborators, run: RecallState) -> None:
+    context = ctx.tuning.context_weight
+    with run.stage("keyword") as st:
+        if run.terms:
+            run.keyword = ctx.index.keyword_search(run.namespace, run.text, run.filter, run.pool, context)
+        st.candidates = candidate_rows(run.keyword)
+        st.detail = {"count": len(run.keyword), "context_weight": context}
+
+
+def _vector_search(ctx: Collaborators, run: RecallState) -> None:
+    tuning = ctx.tuning
+    with run.stage("vector") as st:
+        # With feedback on, a local scan keeps a wider list for the second pass to re-score (see feedback); a
+        # remote index (OpenSearch) runs its second k-NN search as an ANN query instead.
+        wide = run.pool
+        if ctx.index.traits.local_scan and tuning.feedback_weight > 0:
+            wide = max(run.pool, tuning.feedback_pool)
+        run.searched = ctx.index.vector_search(run.namespace, run.query_vector, run.filter, wide)
+        st.candidates = candidate_rows(run.searched)
+        st.detail = {"count": len(run.searched)}
+
+
+def fresh(ctx: Collaborators, run: RecallState) -> None:
+    """Read-your-writes on an eventually consistent index (only with a freshness window): episodes written within
+    the window that the index does not return yet join the vector list, scored in the core by cosine as it is."""
+    if ctx.freshness_seconds <= 0:
+        return
+    with run.stage("fresh") as st:
+        run.fresh = _fresh_candidates(ctx, run)
+        st.detail = {"window_seconds": ctx.freshness_seconds, "added": len(run.fresh)}
+        st.candidates = candidate_rows(run.fresh)
+        run.vector = sorted([*run.vector, *run.fresh], key=lambda c: -c.score)
+
+
+def _fresh_candidates(ctx: Collaborators, run: RecallState) -> list[Candidate]:
+    seen = {c.id for c in run.keyword} | {c.id for c in run.vector}
+    since = ctx.clock.now() - timedelta(seconds=ctx.freshness_seconds)
+    recent = [m for m in ctx.store.recent_episodes(run.namespace, since) if m.id not in seen and run.filter.matches(m)]
+    if not recent:
+        return []
+    vectors = ctx.store.get_vectors(run.namespace, [m.id for m in recent])
+    return [
+        Candidate(id=m.id, layer="episodic", score=float(vectors[m.id] @ run.query_vector))
+        for m in recent
+        if m.id in vectors
+    ]
+
+
+def fuse(ctx: Collaborators, run: RecallState) -> None:
+    """The keyword and vector lists fused into one score per candidate."""
+    tuning = ctx.tuning
+    with run.stage("fuse") as st:
+        run.fused = _fused(ctx, run)
+        st.detail = {"method": tuning.fusion, "rrf_k": tuning.rrf_k, "count": len(run.fused)}
+        st.candidates = fused_rows(run.fused)
+
+
+def _fused(ctx: Collaborators, run: RecallState) -> dict[str, float]:
+    if ctx.tuning.fusion == "rrf":
+        return rrf(run.keyword, run.vector, run.weights, ctx.tuning.rrf_k)
+    return weighted_sum(run.keyword, run.vector, run.weights)
+
+
+def feedback(ctx: Collaborators, run: RecallState) -> None:
+    """Pseudo-relevance feedback (Rocchio), when its weight is above 0 and the first pass found anything: move the
+    query vector towards the best first-pass results and search again. A question whose answer spans several
+    memories finds the ones that share little wording with the question but much with the first answers."""
+    tuning = ctx.tuning
+    if tuning.feedback_weight <= 0 or not run.fused:
+        return
+    with run.stage("feedback") as st:
+        top_ids = [cid for cid, _ in sorted(run.fused.items(), key=lambda kv: -kv[1])[: tuning.feedback_docs]]
+        top_vectors = ctx.store.get_vectors(run.namespace, top_ids)
+        # The second search re-scores the first one's wider list where there is one (a local scan): a memory that
+        # is not among the question's best `feedback_pool` by cosine is not what the moved vector is after, and the
+        # rows to read drop from the namespace to that list.
+        widened = len(run.searched) > run.pool
+        if top_vectors:
+            centroid = np.mean(np.stack(list(top_vectors.values())), axis=0)
+            _search_again(ctx, run, centroid, widened)
+        st.detail = {
+            "from": top_ids,
+            "weight": tuning.feedback_weight,
+            "rescored": len(run.searched) if widened else "namespace",
+        }
+        st.candidates = fused_rows(run.fused)
+
+
+def _search_again(ctx: Collaborators, run: RecallState, centroid: np.ndarray, widened: bool) -> None:
+    """The vector search with the query vector moved towards `centroid`, fused again with the keyword list."""
+    moved = run.query_vector + ctx.tuning.feedback_weight * centroid
+    moved = moved / (np.linalg.norm(moved) or 1.0)
+    within = replace(run.filter, ids=tuple(c.id for c in run.searched)) if widened else run.filter
+    # The not-yet-indexed episodes stay candidates of the second search as of the first.
+    again = ctx.index.vector_search(run.namespace, moved, within, run.pool)
+    run.vector = sorted([*again, *run.fresh], key=lambda c: -c.score)
+    run.fused = _fused(ctx, run)

@@ -1,0 +1,113 @@
+"""Recall, the product, as a pipeline: filters -> keyword and vector candidates -> fusion (-> pseudo-relevance
+feedback) -> decay and boosts -> session neighbours -> named entities, time answers, questions -> rerank -> collapse
+-> no-relevant-memory verdict -> token budget. Every stage is timed and, with `explain`, reported."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from rearview.domain.namespaces import validate_namespace
+from rearview.domain.recall import RecallQuery, RecallResponse, RecallTrace
+from rearview.ports import Clock, Embedder, MemoryStore, Reranker, SearchIndex
+from rearview.service.recall.candidates import embed, feedback, fresh, fuse, search
+from rearview.service.recall.query import parse
+from rearview.service.recall.ranking import entities, neighbours, questions, rank, rerank, time_answers
+from rearview.service.recall.results import budget, collapse, hits, relevance
+from rearview.service.recall.state import Collaborators, RecallState
+from rearview.settings import RecallTuning
+
+Stage = Callable[[Collaborators, RecallState], None]
+
+# The stages in the order they run; a conditional one checks its condition first and, where it does not hold, adds
+# no trace entry.
+STAGES: tuple[Stage, ...] = (
+    parse,  # time expression -> filter or boost; terms, fusion weights, filter
+    embed,  # the query's vector, common names left out
+    search,  # keyword + vector lists, or one hybrid call where the index is a round trip
+    fresh,  # with a freshness window: recent episodes the index does not return yet
+    fuse,
+    feedback,  # with feedback_weight > 0 and candidates: a second vector search from the best results
+    rank,  # decay, importance, access, length, session, time-range boost
+    neighbours,  # with neighbour_hits > 0: the turns around the best episodes join
+    entities,  # with entity_boost > 0 and query terms: memories of the entities the query names rise
+    time_answers,  # with time_answer_boost > 0, for a query that asks when: memories that say when rise
+    questions,  # with question_factor < 1: memories that ask a question drop
+    rerank,  # with a reranker, unless the query skips it: the best candidates re-ordered
+    collapse,  # near-duplicates fold into the best; top_k kept
+    relevance,  # the no-relevant-memory verdict
+    budget,  # the token budget
+)
+
+
+class RecallService:
+    """Recall over one store and index: each query runs `STAGES` over a fresh `RecallState`."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        index: SearchIndex,
+        embedder: Embedder,
+        clock: Clock,
+        tuning: RecallTuning,
+        relevance_floor: float,
+        freshness_seconds: int = 0,
+        reranker: Reranker | None = None,
+    ) -> None:
+        self._ctx = Collaborators(
+            store=store,
+            index=index,
+            embedder=embedder,
+            clock=clock,
+            tuning=tuning,
+            relevance_floor=tuning.min_relevance if tuning.min_relevance is not None else relevance_floor,
+            freshness_seconds=freshness_seconds,
+            # Optional: re-orders the best candidates after ranking (see the rerank stage).
+            reranker=reranker,
+        )
+
+    @property
+    def reranker(self) -> Reranker | None:
+        """The model that re-orders the best candidates, if one is configured."""
+        return self._ctx.reranker
+
+    @property
+    def relevance_floor(self) -> float:
+        """Below this relevance of its best candidate, a recall answers no_relevant_memory."""
+        return self._ctx.relevance_floor
+
+    def recall(self, namespace: str, q: RecallQuery) -> RecallResponse:
+        """The memories that answer `q`, best first, within its token budget (with every stage's trace if asked)."""
+        validate_namespace(namespace)
+        run = RecallState(namespace=namespace, query=q, as_of=q.as_of or self._ctx.clock.now())
+        for stage in STAGES:
+            stage(self._ctx, run)
+        return self._respond(run)
+
+    def _respond(self, run: RecallState) -> RecallResponse:
+        """The response, once the access and recall counters have recorded what was returned."""
+        store, q = self._ctx.store, run.query
+        results = hits(run)
+        now = self._ctx.clock.now()
+        if results:
+            store.record_access(run.namespace, [h.id for h in results], now)
+        store.record_recall(run.namespace, hit=bool(results), at=now)
+        working = None
+        if q.session_id:
+            working = {e.key: e.value for e in store.get_working(run.namespace, q.session_id, now)}
+        trace = None
+        if q.explain:
+            trace = RecallTrace(
+                query=q.query,
+                as_of=run.as_of,
+                stages=run.tracer.stages,
+                total_millis=round((time.perf_counter() - run.started) * 1000, 3),
+            )
+        return RecallResponse(
+            results=results,
+            working=working,
+            no_relevant_memory=run.no_relevant_memory,
+            truncated=run.truncated,
+            time_range=run.time_range,
+            trace=trace,
+        )

@@ -1,0 +1,152 @@
+"""From the ranking to the results: the collapse (near-duplicates fold into the best), relevance (the
+no-relevant-memory verdict) and budget (the token budget) stages, and the hits a caller gets."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rearview.domain.memory import Fact, Memory
+from rearview.domain.recall import RecallHit
+from rearview.service.recall.state import Collaborators, RecallState
+from rearview.text_analysis import estimate_tokens, is_vague_term, tokens
+
+
+def collapse(ctx: Collaborators, run: RecallState) -> None:
+    """The head of the ranking without near-duplicates, cut to top_k."""
+    q = run.query
+    head = [cid for _, cid in run.scored][: max(q.top_k * 3, q.top_k + 10)]
+    # Read before the timed entry starts: collapse's time in a trace is the folding alone.
+    run.vectors = ctx.store.get_vectors(run.namespace, head)
+    with run.stage("collapse") as st:
+        collapsed = collapse_near_duplicates(head, run.vectors, ctx.tuning.collapse_threshold)
+        run.folded = collapsed.folded
+        run.top = collapsed.kept[: q.top_k]
+        st.detail = {"threshold": ctx.tuning.collapse_threshold, "folded": collapsed.folded}
+
+
+def relevance(ctx: Collaborators, run: RecallState) -> None:
+    """The no-relevant-memory verdict: no result when the best of them falls below the relevance floor."""
+    with run.stage("relevance") as st:
+        # "What happened yesterday?" asks for the time range itself: whatever lies in it is relevant.
+        time_only = (run.since is not None or run.until is not None) and all(is_vague_term(t) for t in run.terms)
+        keyword_relevance = ctx.tuning.keyword_relevance
+        scores = {cid: 1.0 if time_only else _relevance(run, cid, keyword_relevance) for cid in run.top}
+        best = max(scores.values(), default=0.0)
+        run.no_relevant_memory = best < ctx.relevance_floor
+        st.detail = {
+            "best": round(best, 4),
+            "floor": ctx.relevance_floor,
+            "time_only_query": time_only,
+            "no_relevant_memory": run.no_relevant_memory,
+        }
+        st.candidates = [{"id": cid, "relevance": round(r, 4)} for cid, r in scores.items()]
+        if run.no_relevant_memory:
+            run.top = []
+
+
+def _relevance(run: RecallState, cid: str, keyword_relevance: float) -> float:
+    """An absolute relevance (unlike fused scores, which are rank-based): the best of the cosine with the query
+    and the share of query terms the memory contains, scaled by `keyword_relevance`."""
+    memory, vec, terms = run.memories[cid], run.vectors.get(cid), run.terms
+    cosine = float(vec @ run.query_vector) if vec is not None else 0.0
+    coverage = 0.0
+    if terms:
+        words = set(tokens(memory.content + " " + " ".join(memory.tags)))
+        coverage = sum(1 for t in terms if t in words) / len(terms)
+    return max(cosine, keyword_relevance * coverage)
+
+
+def budget(ctx: Collaborators, run: RecallState) -> None:
+    """The results that fit in the token budget."""
+    with run.stage("budget") as st:
+        limit = run.query.token_budget or ctx.tuning.default_token_budget
+        run.kept, run.truncated, run.shortened = cut_to_budget(run.top, lambda cid: run.memories[cid].content, limit)
+        st.detail = {"budget": limit, "kept": len(run.kept), "dropped": len(run.top) - len(run.kept)}
+
+
+def hits(run: RecallState) -> list[RecallHit]:
+    """The results as the caller gets them: the memories kept, with their final scores and what folded into them."""
+    final_scores = {cid: s for s, cid in run.scored}
+    out = [_hit(run.memories[cid], final_scores[cid], run.folded.get(cid, [])) for cid in run.kept]
+    if run.shortened is not None and out:
+        out[0].content = run.shortened
+    return out
+
+
+@dataclass
+class Collapsed:
+    kept: list[str]
+    folded: dict[str, list[str]] = field(default_factory=dict)
+
+
+def collapse_near_duplicates(ranked_ids: Sequence[str], vectors: dict[str, np.ndarray], threshold: float) -> Collapsed:
+    """Keep the best of each group of near-duplicates (cosine >= threshold); remember what was folded into it."""
+    result = Collapsed(kept=[])
+    dim = next((v.shape[0] for v in vectors.values()), 0)
+    kept_matrix = np.empty((len(ranked_ids), dim), dtype=np.float32)  # rows of kept memories that have a vector
+    kept_with_vector: list[str] = []
+    for memory_id in ranked_ids:
+        vec = vectors.get(memory_id)
+        if vec is not None and kept_with_vector:
+            sims = kept_matrix[: len(kept_with_vector)] @ vec
+            best = int(np.argmax(sims))
+            if float(sims[best]) >= threshold:
+                result.folded.setdefault(kept_with_vector[best], []).append(memory_id)
+                continue
+        result.kept.append(memory_id)
+        if vec is not None:
+            kept_matrix[len(kept_with_vector)] = vec
+            kept_with_vector.append(memory_id)
+    return result
+
+
+def cut_to_budget(ids: Sequence[str], text_of: Callable[[str], str], budget: int) -> tuple[list[str], bool, str | None]:
+    """The longest prefix of `ids` whose texts fit in `budget` tokens; (ids, truncated, shortened text of the first).
+
+    If even the first result does not fit, it is shortened to the budget rather than returning nothing.
+    """
+    kept: list[str] = []
+    used = 0
+    for memory_id in ids:
+        cost = estimate_tokens(text_of(memory_id))
+        if used + cost > budget:
+            if not kept:
+                text = text_of(memory_id)
+                ratio = budget / max(cost, 1)
+                return [memory_id], True, text[: max(1, int(len(text) * ratio) - 1)] + "…"
+            return kept, True, None
+        kept.append(memory_id)
+        used += cost
+    return kept, False, None
+
+
+def _hit(memory: Memory, score: float, folded: list[str]) -> RecallHit:
+    shared: dict[str, Any] = {
+        "id": memory.id,
+        "content": memory.content,
+        "score": round(score, 6),
+        "occurred_at": memory.occurred_at,
+        "tags": memory.tags,
+        "collapsed": folded,
+    }
+    if isinstance(memory, Fact):
+        return RecallHit(
+            layer="semantic",
+            provenance=memory.provenance,
+            dimension=memory.dimension,
+            confidence=memory.confidence,
+            status=memory.status,
+            **shared,
+        )
+    return RecallHit(
+        layer="episodic",
+        provenance=[memory.id],
+        event_type=memory.event_type,
+        entities=memory.entities,
+        session_id=memory.session_id,
+        **shared,
+    )

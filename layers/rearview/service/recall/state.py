@@ -1,0 +1,129 @@
+"""What a recall carries from stage to stage (`RecallState`), what every stage may call (`Collaborators`), and the
+trace each stage adds its entry to."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from rearview.domain.memory import Memory
+from rearview.domain.recall import RecallQuery, StageTrace
+from rearview.domain.search import Candidate, MemoryFilter
+from rearview.ports import Clock, Embedder, MemoryStore, Reranker, SearchIndex
+from rearview.service.recall.fusion import FusionWeights
+from rearview.settings import RecallTuning
+
+# Candidates shown per stage in an explain trace (the full lists can be hundreds long).
+TRACE_CANDIDATES = 25
+
+# (score, memory id), best first: the ranking the stages after `rank` re-order.
+Scored = list[tuple[float, str]]
+
+
+@dataclass(frozen=True)
+class Collaborators:
+    """The ports and tuning a recall's stages work with, fixed for the service's life."""
+
+    store: MemoryStore
+    index: SearchIndex
+    embedder: Embedder
+    clock: Clock
+    tuning: RecallTuning
+    # Below this relevance of its best candidate, a recall answers no_relevant_memory.
+    relevance_floor: float
+    # 0 for an index that is consistent with the store (SQLite: same transaction); the AWS index lags.
+    freshness_seconds: int
+    reranker: Reranker | None
+
+
+class Tracer:
+    """The stages' trace entries, in the order they ran, each timed."""
+
+    def __init__(self) -> None:
+        self.stages: list[StageTrace] = []
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[StageTrace]:
+        trace = StageTrace(stage=name, millis=0.0)
+        start = time.perf_counter()
+        try:
+            yield trace
+        finally:
+            trace.millis = round((time.perf_counter() - start) * 1000, 3)
+            self.stages.append(trace)
+
+
+def _no_vector() -> np.ndarray:
+    return np.zeros(0, dtype=np.float32)
+
+
+@dataclass
+class RecallState:
+    """One recall as it moves through the stages: each stage reads what earlier ones wrote and adds its own."""
+
+    namespace: str
+    query: RecallQuery
+    # The "now" that relative times resolve against and memories decay towards.
+    as_of: datetime
+    started: float = field(default_factory=time.perf_counter)
+    tracer: Tracer = field(default_factory=Tracer)
+
+    # parse: the text keyword search matches (time words out), its terms, the filter and the fusion weights
+    text: str = ""
+    terms: list[str] = field(default_factory=list)
+    since: datetime | None = None
+    until: datetime | None = None
+    time_range: dict[str, Any] | None = None
+    # A time expression next to a topic lifts the memories in its range instead of filtering.
+    boost_range: tuple[datetime, datetime] | None = None
+    weights: FusionWeights = FusionWeights(keyword=0.0, vector=0.0, reason="")
+    filter: MemoryFilter = field(default_factory=MemoryFilter)
+    # How many candidates each list contributes to fusion.
+    pool: int = 0
+
+    # embed, search, fresh, fuse, feedback
+    query_vector: np.ndarray = field(default_factory=_no_vector)
+    keyword: list[Candidate] = field(default_factory=list)
+    # The vector search's whole answer; a local scan returns more than the pool, for feedback to re-score.
+    searched: list[Candidate] = field(default_factory=list)
+    vector: list[Candidate] = field(default_factory=list)
+    fresh: list[Candidate] = field(default_factory=list)
+    fused: dict[str, float] = field(default_factory=dict)
+
+    # rank to rerank
+    memories: dict[str, Memory] = field(default_factory=dict)
+    scored: Scored = field(default_factory=list)
+
+    # collapse, relevance, budget
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    folded: dict[str, list[str]] = field(default_factory=dict)
+    top: list[str] = field(default_factory=list)
+    no_relevant_memory: bool = False
+    kept: list[str] = field(default_factory=list)
+    truncated: bool = False
+    # The first result's text cut to the budget, when even it does not fit.
+    shortened: str | None = None
+
+    def stage(self, name: str) -> AbstractContextManager[StageTrace]:
+        """A trace entry for the stage `name`, timed over the `with` block and added when it ends."""
+        return self.tracer.stage(name)
+
+
+def candidate_rows(cands: list[Candidate]) -> list[dict[str, Any]]:
+    """A primitive search's best candidates as trace rows."""
+    return [
+        {"rank": i, "id": c.id, "layer": c.layer, "score": round(c.score, 6)}
+        for i, c in enumerate(cands[:TRACE_CANDIDATES], start=1)
+    ]
+
+
+def fused_rows(fused: dict[str, float]) -> list[dict[str, Any]]:
+    """The best fused candidates as trace rows."""
+    best = sorted(fused.items(), key=lambda kv: -kv[1])[:TRACE_CANDIDATES]
+    return [{"id": cid, "fused": round(score, 6)} for cid, score in best]
