@@ -129,6 +129,12 @@ class RecallTuning(BaseModel):
     default_token_budget: int = Field(2000, ge=1)
     # Below this relevance for the best candidate, recall answers no_relevant_memory. None: the embedder's default.
     min_relevance: float | None = Field(None, ge=0.0, le=1.0)
+    # A semantic memory nothing confirms loses confidence: it halves every `confidence_half_life_days` since it was
+    # last confirmed. Below `stale_below` the memory is stale: recall still returns it, marked, at `stale_factor` of
+    # its score (an old habit ranks under what is current).
+    confidence_half_life_days: float = Field(180.0, gt=0)
+    stale_below: float = Field(0.3, ge=0.0, le=1.0)
+    stale_factor: float = Field(0.5, ge=0.0, le=1.0)
     # The relevance a memory holding every query term counts as against that floor (cosine gives the rest of it).
     keyword_relevance: float = Field(0.6, ge=0.0, le=1.0)
 

@@ -26,8 +26,8 @@ from rearview.ids import new_ulid
 from rearview.ports import Clock, Embedder, MemoryStore, SearchIndex, WriteQueue
 from rearview.service.content_rules import check_content, redact_secrets, score_importance
 from rearview.service.contradiction import contradicts, opposite_polarity
-from rearview.settings import WriteTuning
 from rearview.service.hindsight.outcomes import recognise_outcome
+from rearview.settings import WriteTuning
 from rearview.text_analysis import numbers_in, term_overlap
 
 # Share of content words a near-duplicate must share with the new memory, on top of the cosine threshold.

@@ -17,11 +17,11 @@ from collections.abc import Iterable, Sequence
 
 from rearview.domain.hindsight import EvidenceCluster, Signal
 from rearview.domain.memory import Episode
-from rearview.settings import ConsolidateTuning
 from rearview.service.hindsight.evidence import enough, evidence_of
 from rearview.service.hindsight.lessons import outcome_patterns, subject_of
 from rearview.service.hindsight.phrases import content_terms, shared_phrase
 from rearview.service.hindsight.signals import is_request, signals_of
+from rearview.settings import ConsolidateTuning
 from rearview.text_analysis import asks_question
 
 # A request that states a lasting wish, not a one-off task: what a look-alike preference needs in one member.

@@ -126,10 +126,10 @@ def language_signals(text: str) -> list[Signal]:
 
 _FORMAT_WORDS = _alternation(lexicon.FORMATS)
 _FORMAT_EN = re.compile(
-    rf"\b(?:as|in|into|with|using|use|via|format(?:ted)? as)\s+(?:a\s+|an\s+)?(?P<md>markdown\s+)?"
-    rf"(?P<a>tables?|tabular|bullet(?:ed)?\s*(?:points|list)?|bullets|numbered\s+(?:list|steps)|json|csv|yaml|"
-    rf"plain text)\b"
-    rf"|\b(?P<b>step[- ]by[- ]step|numbered list|bullet points|markdown table|table form)\b",
+    r"\b(?:as|in|into|with|using|use|via|format(?:ted)? as)\s+(?:a\s+|an\s+)?(?P<md>markdown\s+)?"
+    r"(?P<a>tables?|tabular|bullet(?:ed)?\s*(?:points|list)?|bullets|numbered\s+(?:list|steps)|json|csv|yaml|"
+    r"plain text)\b"
+    r"|\b(?P<b>step[- ]by[- ]step|numbered list|bullet points|markdown table|table form)\b",
     re.IGNORECASE,
 )
 _FORMAT_ZH = re.compile(r"(?P<a>表格|列表|要点|编号|分步骤|一步一步|JSON|CSV)", re.IGNORECASE)
