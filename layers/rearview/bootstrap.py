@@ -111,8 +111,7 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
         queue = queue or build_write_queue(settings, clock)
         keys = keys or build_dynamodb_key_store(settings)
     elif store is None or index is None or keys is None:
-        from rearview.adapters.sqlite_key_store import SqliteKeyStore
-        from rearview.adapters.sqlite_store import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
+        from rearview.adapters.sqlite import SqliteDatabase, SqliteKeyStore, SqliteMemoryStore, SqliteSearchIndex
 
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         db = SqliteDatabase(settings.data_dir / "rearview.db", embedder_name=embedder.name, dim=embedder.dim)

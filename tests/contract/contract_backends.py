@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from rearview.adapters.opensearch_index import OpenSearchIndex, build_opensearch_client
-from rearview.adapters.sqlite_store import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
+from rearview.adapters.sqlite import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
 from rearview.clock import ManualClock
 from rearview.domain.changes import ChangeSet
 from rearview.domain.memory import Episode, Fact, Memory

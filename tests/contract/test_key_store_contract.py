@@ -12,7 +12,7 @@ import pytest
 from moto import mock_aws
 
 from rearview.adapters.dynamodb_key_store import DynamoDBKeyStore
-from rearview.adapters.sqlite_key_store import SqliteKeyStore
+from rearview.adapters.sqlite import SqliteKeyStore
 from rearview.domain.access import ApiKey
 from rearview.domain.permissions import Permission
 from rearview.errors import ConcurrentUpdate

@@ -53,7 +53,7 @@ def _local_access(data_dir: Any) -> Iterator[AccessService]:
 
             store = DynamoDBKeyStore(settings.aws.table_name, settings=settings.aws)
         else:
-            from rearview.adapters.sqlite_key_store import SqliteKeyStore
+            from rearview.adapters.sqlite import SqliteKeyStore
 
             store = SqliteKeyStore.in_data_dir(settings.data_dir)
         try:
