@@ -149,7 +149,7 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
 
 def build_dynamodb_key_store(settings: Settings) -> KeyStore:
     """The AWS backend's key store: `APIKEY#` items in the same table."""
-    from rearview.adapters.dynamodb_key_store import DynamoDBKeyStore
+    from rearview.adapters.dynamodb import DynamoDBKeyStore
 
     return DynamoDBKeyStore(settings.aws.table_name, settings=settings.aws)
 
@@ -189,7 +189,7 @@ def build_summarizer(settings: Settings) -> Summarizer:
 
 def build_dynamodb_store(settings: Settings, embedder: Embedder, clock: Clock) -> MemoryStore:
     """The AWS backend's store: the DynamoDB table named by the settings."""
-    from rearview.adapters.dynamodb_store import DynamoDBMemoryStore
+    from rearview.adapters.dynamodb import DynamoDBMemoryStore
 
     return DynamoDBMemoryStore(
         settings.aws.table_name,

@@ -226,7 +226,7 @@ def _dynamodb_backend(
     import boto3
     from moto import mock_aws
 
-    from rearview.adapters.dynamodb_store import DynamoDBMemoryStore, create_table
+    from rearview.adapters.dynamodb import DynamoDBMemoryStore, create_table
     from rearview.adapters.opensearch_index import OpenSearchIndex
     from support.dynamodb_stream import StreamReader, apply_records_to_index, moto_streams_client
     from support.opensearch_double import OpenSearchDouble

@@ -11,7 +11,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from rearview.adapters.dynamodb_key_store import DynamoDBKeyStore
+from rearview.adapters.dynamodb import DynamoDBKeyStore
 from rearview.adapters.sqlite import SqliteKeyStore
 from rearview.domain.access import ApiKey
 from rearview.domain.permissions import Permission
@@ -30,7 +30,7 @@ def _sqlite(tmp_path: Path) -> Iterator[KeyStore]:
 
 
 def _dynamodb(tmp_path: Path) -> Iterator[KeyStore]:
-    from rearview.adapters.dynamodb_store import create_table
+    from rearview.adapters.dynamodb import create_table
 
     with mock_aws():
         client = boto3.client("dynamodb", region_name="eu-west-1")

@@ -49,7 +49,7 @@ def _local_access(data_dir: Any) -> Iterator[AccessService]:
     with user_errors():
         store: KeyStore
         if settings.backend == "aws":
-            from rearview.adapters.dynamodb_key_store import DynamoDBKeyStore
+            from rearview.adapters.dynamodb import DynamoDBKeyStore
 
             store = DynamoDBKeyStore(settings.aws.table_name, settings=settings.aws)
         else:
