@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from rearview.adapters.in_memory import InMemoryData, InMemoryMemoryStore, InMemorySearchIndex
 from rearview.adapters.opensearch_index import OpenSearchIndex, build_opensearch_client
 from rearview.adapters.sqlite import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
 from rearview.clock import ManualClock
@@ -83,6 +84,23 @@ def _sqlite_backend(
             reopen=reopen,
             close=db.close,
         )
+        opened(backend)
+        return backend
+
+    return open_backend(None)
+
+
+def _memory_backend(
+    tmp_path: Path, embedder: Embedder, clock: ManualClock, opened: Callable[[Backend], None]
+) -> Backend:
+    """The in-memory fake. Its InMemoryData is the storage: reopening builds a new store and index over the same
+    object, as the other backends open their file or table again. (tmp_path is taken for symmetry.)"""
+    data = InMemoryData()
+
+    def open_backend(with_embedder: Embedder | None) -> Backend:
+        chosen = with_embedder or embedder
+        store = InMemoryMemoryStore(data, embedder_name=chosen.name, dim=chosen.dim, clock=clock)
+        backend = Backend("memory", store, InMemorySearchIndex(data), chosen, clock, open_backend, store.close)
         opened(backend)
         return backend
 
@@ -278,6 +296,8 @@ def _dynamodb_backend(
 # Backend made, so the fixture can close them all).
 BACKENDS: dict[str, BackendFactory] = {
     "sqlite": _sqlite_backend,
+    # The in-memory fake (tests and throwaway runs), held to the same contract.
+    "memory": _memory_backend,
     "dynamodb": _dynamodb_backend,
     # OpenSearch as on a managed domain: deterministic document ids, _delete_by_query.
     "opensearch": partial(_opensearch_backend, serverless=False),

@@ -1,4 +1,5 @@
-"""The KeyStore contract, against every key store: SQLite (the data directory) and DynamoDB (on moto)."""
+"""The KeyStore contract, against every key store: SQLite (the data directory), DynamoDB (on moto) and the
+in-memory fake."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from moto import mock_aws
 
 from rearview.adapters.dynamodb import DynamoDBKeyStore
+from rearview.adapters.in_memory import InMemoryData, InMemoryKeyStore
 from rearview.adapters.sqlite import SqliteKeyStore
 from rearview.domain.access import ApiKey
 from rearview.domain.permissions import Permission
@@ -38,7 +40,11 @@ def _dynamodb(tmp_path: Path) -> Iterator[KeyStore]:
         yield DynamoDBKeyStore("rearview-test", client=client)
 
 
-STORES: dict[str, Callable[[Path], Iterator[KeyStore]]] = {"sqlite": _sqlite, "dynamodb": _dynamodb}
+def _memory(tmp_path: Path) -> Iterator[KeyStore]:
+    yield InMemoryKeyStore(InMemoryData())
+
+
+STORES: dict[str, Callable[[Path], Iterator[KeyStore]]] = {"sqlite": _sqlite, "dynamodb": _dynamodb, "memory": _memory}
 
 
 @pytest.fixture(params=list(STORES))

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
-from rearview.domain.search import MemoryFilter
+from rearview.domain.search import MemoryFilter, searchable_text
 from rearview.domain.timestamps import as_utc, utc_from_epoch
 from rearview.text_analysis import index_text
 
@@ -108,13 +108,6 @@ def memory_from_row(layer: str, row: Sequence[Any]) -> Memory:
     return episode_from_row(row) if layer == "episodic" else fact_from_row(row)
 
 
-def _search_text(memory: Memory) -> str:
-    words = [memory.content, *memory.tags]
-    if isinstance(memory, Episode):
-        words.extend(memory.entities)
-    return index_text(" ".join(words))
-
-
 def episode_values(e: Episode) -> tuple[Any, ...]:
     return (
         e.content,
@@ -132,7 +125,7 @@ def episode_values(e: Episode) -> tuple[Any, ...]:
         e.outcome,
         e.session_id,
         int(e.consolidated),
-        _search_text(e),
+        index_text(searchable_text(e)),
         e.context,
         index_text(e.context),
     )
@@ -156,7 +149,7 @@ def fact_values(f: Fact) -> tuple[Any, ...]:
         f.status,
         f.superseded_by,
         epoch_or_none(f.superseded_at),
-        _search_text(f),
+        index_text(searchable_text(f)),
     )
 
 
