@@ -34,7 +34,7 @@ import numpy as np
 
 from metrics import format_table, percentile
 from rearview.adapters.hashing_embedder import HashingEmbedder
-from rearview.adapters.sqlite_store import DB_FILENAME, SqliteSearchIndex, namespace_token
+from rearview.adapters.sqlite import DB_FILENAME, SqliteSearchIndex, namespace_token
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
 from rearview.domain.changes import ChangeSet

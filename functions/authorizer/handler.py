@@ -18,7 +18,7 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from rearview.adapters.dynamodb_key_store import DynamoDBKeyStore
+from rearview.adapters.dynamodb import DynamoDBKeyStore
 from rearview.clock import SystemClock
 from rearview.errors import Unauthorized
 from rearview.service.access import AccessService

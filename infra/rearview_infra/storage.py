@@ -1,7 +1,7 @@
 """The single DynamoDB table: working memory, episodes, facts, namespace state and API keys.
 
 Keys and indexes are those of the DynamoDB store adapter
-(`rearview.adapters.dynamodb_store.table_definition`), repeated here so that synthesis needs none of the
+(`rearview.adapters.dynamodb.table_definition`), repeated here so that synthesis needs none of the
 library's dependencies; tests/infra checks that the two agree."""
 
 from __future__ import annotations

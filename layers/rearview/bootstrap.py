@@ -111,14 +111,12 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
         queue = queue or build_write_queue(settings, clock)
         keys = keys or build_dynamodb_key_store(settings)
     elif store is None or index is None or keys is None:
-        from rearview.adapters.sqlite_key_store import SqliteKeyStore
-        from rearview.adapters.sqlite_store import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
-
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
-        db = SqliteDatabase(settings.data_dir / "rearview.db", embedder_name=embedder.name, dim=embedder.dim)
-        store = store or SqliteMemoryStore(db, clock=clock)
-        index = index or SqliteSearchIndex(db)
-        keys = keys or SqliteKeyStore(db)
+        built_store, built_index, built_keys = (
+            build_in_memory_backend(embedder, clock)
+            if settings.backend == "memory"
+            else build_sqlite_backend(settings, embedder, clock)
+        )
+        store, index, keys = store or built_store, index or built_index, keys or built_keys
     maintenance = index.maintenance()
     # Seconds of recent episodes recall reads from the store: only an index that lags the store needs it.
     freshness_seconds = settings.aws.freshness_window_seconds if maintenance is not None else 0
@@ -148,9 +146,29 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
     )
 
 
+def build_sqlite_backend(
+    settings: Settings, embedder: Embedder, clock: Clock
+) -> tuple[MemoryStore, SearchIndex, KeyStore]:
+    """The embedded backend: store, index and API keys over one SQLite file in the data directory."""
+    from rearview.adapters.sqlite import SqliteDatabase, SqliteKeyStore, SqliteMemoryStore, SqliteSearchIndex
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    db = SqliteDatabase.in_data_dir(settings.data_dir, embedder_name=embedder.name, dim=embedder.dim)
+    return SqliteMemoryStore(db, clock=clock), SqliteSearchIndex(db), SqliteKeyStore(db)
+
+
+def build_in_memory_backend(embedder: Embedder, clock: Clock) -> tuple[MemoryStore, SearchIndex, KeyStore]:
+    """The ephemeral backend: store, index and API keys over one InMemoryData in this process."""
+    from rearview.adapters.in_memory import InMemoryData, InMemoryKeyStore, InMemoryMemoryStore, InMemorySearchIndex
+
+    data = InMemoryData()
+    store = InMemoryMemoryStore(data, embedder_name=embedder.name, dim=embedder.dim, clock=clock)
+    return store, InMemorySearchIndex(data), InMemoryKeyStore(data)
+
+
 def build_dynamodb_key_store(settings: Settings) -> KeyStore:
     """The AWS backend's key store: `APIKEY#` items in the same table."""
-    from rearview.adapters.dynamodb_key_store import DynamoDBKeyStore
+    from rearview.adapters.dynamodb import DynamoDBKeyStore
 
     return DynamoDBKeyStore(settings.aws.table_name, settings=settings.aws)
 
@@ -190,7 +208,7 @@ def build_summarizer(settings: Settings) -> Summarizer:
 
 def build_dynamodb_store(settings: Settings, embedder: Embedder, clock: Clock) -> MemoryStore:
     """The AWS backend's store: the DynamoDB table named by the settings."""
-    from rearview.adapters.dynamodb_store import DynamoDBMemoryStore
+    from rearview.adapters.dynamodb import DynamoDBMemoryStore
 
     return DynamoDBMemoryStore(
         settings.aws.table_name,

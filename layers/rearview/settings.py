@@ -209,7 +209,8 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="REARVIEW_", env_nested_delimiter="__", extra="ignore")
 
-    backend: Literal["sqlite", "aws"] = "sqlite"
+    # `memory`: an ephemeral backend for tests and throwaway runs; nothing persists.
+    backend: Literal["sqlite", "aws", "memory"] = "sqlite"
     data_dir: Path = Path(".rearview")
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=1, le=65535)

@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from rearview.adapters.in_memory import InMemoryData, InMemoryMemoryStore, InMemorySearchIndex
 from rearview.adapters.opensearch_index import OpenSearchIndex, build_opensearch_client
-from rearview.adapters.sqlite_store import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
+from rearview.adapters.sqlite import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
 from rearview.clock import ManualClock
 from rearview.domain.changes import ChangeSet
 from rearview.domain.memory import Episode, Fact, Memory
@@ -83,6 +84,23 @@ def _sqlite_backend(
             reopen=reopen,
             close=db.close,
         )
+        opened(backend)
+        return backend
+
+    return open_backend(None)
+
+
+def _memory_backend(
+    tmp_path: Path, embedder: Embedder, clock: ManualClock, opened: Callable[[Backend], None]
+) -> Backend:
+    """The in-memory fake. Its InMemoryData is the storage: reopening builds a new store and index over the same
+    object, as the other backends open their file or table again. (tmp_path is taken for symmetry.)"""
+    data = InMemoryData()
+
+    def open_backend(with_embedder: Embedder | None) -> Backend:
+        chosen = with_embedder or embedder
+        store = InMemoryMemoryStore(data, embedder_name=chosen.name, dim=chosen.dim, clock=clock)
+        backend = Backend("memory", store, InMemorySearchIndex(data), chosen, clock, open_backend, store.close)
         opened(backend)
         return backend
 
@@ -226,7 +244,7 @@ def _dynamodb_backend(
     import boto3
     from moto import mock_aws
 
-    from rearview.adapters.dynamodb_store import DynamoDBMemoryStore, create_table
+    from rearview.adapters.dynamodb import DynamoDBMemoryStore, create_table
     from rearview.adapters.opensearch_index import OpenSearchIndex
     from support.dynamodb_stream import StreamReader, apply_records_to_index, moto_streams_client
     from support.opensearch_double import OpenSearchDouble
@@ -278,6 +296,8 @@ def _dynamodb_backend(
 # Backend made, so the fixture can close them all).
 BACKENDS: dict[str, BackendFactory] = {
     "sqlite": _sqlite_backend,
+    # The in-memory fake (tests and throwaway runs), held to the same contract.
+    "memory": _memory_backend,
     "dynamodb": _dynamodb_backend,
     # OpenSearch as on a managed domain: deterministic document ids, _delete_by_query.
     "opensearch": partial(_opensearch_backend, serverless=False),

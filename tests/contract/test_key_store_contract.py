@@ -1,4 +1,5 @@
-"""The KeyStore contract, against every key store: SQLite (the data directory) and DynamoDB (on moto)."""
+"""The KeyStore contract, against every key store: SQLite (the data directory), DynamoDB (on moto) and the
+in-memory fake."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from rearview.adapters.dynamodb_key_store import DynamoDBKeyStore
-from rearview.adapters.sqlite_key_store import SqliteKeyStore
+from rearview.adapters.dynamodb import DynamoDBKeyStore
+from rearview.adapters.in_memory import InMemoryData, InMemoryKeyStore
+from rearview.adapters.sqlite import SqliteKeyStore
 from rearview.domain.access import ApiKey
 from rearview.domain.permissions import Permission
 from rearview.errors import ConcurrentUpdate
@@ -30,7 +32,7 @@ def _sqlite(tmp_path: Path) -> Iterator[KeyStore]:
 
 
 def _dynamodb(tmp_path: Path) -> Iterator[KeyStore]:
-    from rearview.adapters.dynamodb_store import create_table
+    from rearview.adapters.dynamodb import create_table
 
     with mock_aws():
         client = boto3.client("dynamodb", region_name="eu-west-1")
@@ -38,7 +40,11 @@ def _dynamodb(tmp_path: Path) -> Iterator[KeyStore]:
         yield DynamoDBKeyStore("rearview-test", client=client)
 
 
-STORES: dict[str, Callable[[Path], Iterator[KeyStore]]] = {"sqlite": _sqlite, "dynamodb": _dynamodb}
+def _memory(tmp_path: Path) -> Iterator[KeyStore]:
+    yield InMemoryKeyStore(InMemoryData())
+
+
+STORES: dict[str, Callable[[Path], Iterator[KeyStore]]] = {"sqlite": _sqlite, "dynamodb": _dynamodb, "memory": _memory}
 
 
 @pytest.fixture(params=list(STORES))

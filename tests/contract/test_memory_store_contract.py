@@ -14,7 +14,7 @@ from rearview.domain.changes import ChangeSet
 from rearview.domain.memory import Episode, Fact
 from rearview.domain.search import MemoryFilter
 from rearview.domain.working import WorkingEntry
-from rearview.errors import ConcurrentUpdate, EmbeddingMismatch
+from rearview.errors import ConcurrentUpdate, EmbeddingMismatch, InvalidInput
 from support.stats import usage_stats
 
 pytestmark = pytest.mark.contract
@@ -204,6 +204,36 @@ def test_a_failing_change_set_applies_nothing(backend: Backend, episode: Episode
     assert backend.store.get("acme", "new") is None
     assert backend.store.get("acme", "kept") == kept
     assert backend.store.list_memories("acme", MemoryFilter()) == [kept]
+
+
+def test_a_vector_of_another_dimension_is_refused_and_nothing_is_applied(
+    backend: Backend, episode: EpisodeMaker
+) -> None:
+    kept = episode("acme", "kept", "stays as it is")
+    backend.write("acme", kept)
+    wrong = np.ones(backend.embedder.dim + 1, dtype=np.float32)
+
+    with pytest.raises(InvalidInput):
+        backend.store.apply("acme", ChangeSet(upserts=[(episode("acme", "new", "a new one"), wrong)], deletes=["kept"]))
+
+    assert backend.store.get("acme", "new") is None
+    assert backend.store.get("acme", "kept") == kept
+
+
+def test_what_a_caller_holds_is_not_what_the_store_holds(backend: Backend, episode: EpisodeMaker) -> None:
+    written = episode("acme", "e1", "packed the tent", tags=["camping"])
+    backend.write("acme", written)
+    written.tags.append("changed after writing")
+
+    loaded = backend.store.get("acme", "e1")
+    assert loaded is not None and loaded.tags == ["camping"]
+    loaded.tags.append("changed after reading")
+    backend.store.get_vectors("acme", ["e1"])["e1"][:] = 0
+
+    again = backend.store.get("acme", "e1")
+    assert again is not None and again.tags == ["camping"]
+    assert backend.store.list_memories("acme", MemoryFilter())[0].tags == ["camping"]
+    assert np.any(backend.store.get_vectors("acme", ["e1"])["e1"])
 
 
 def test_deletes_remove_memories_of_either_layer(backend: Backend, episode: EpisodeMaker, fact: FactMaker) -> None:

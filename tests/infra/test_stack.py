@@ -162,7 +162,7 @@ def test_table_global_secondary_indexes(synth: Synthesised) -> None:
 
 def test_table_matches_what_the_dynamodb_store_expects(synth: Synthesised) -> None:
     """The deployed keys and indexes are the adapter's own `table_definition` (what its moto tests create)."""
-    from rearview.adapters.dynamodb_store import TTL_ATTRIBUTE, table_definition
+    from rearview.adapters.dynamodb import TTL_ATTRIBUTE, table_definition
 
     expected = table_definition("any")
     table = synth.resources[synth.id_of(synth.stack.storage.table)]["Properties"]

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from rearview.adapters.dynamodb_store import DynamoDBMemoryStore
+from rearview.adapters.dynamodb import DynamoDBMemoryStore
 from rearview.adapters.sqs_write_queue import SqsDeadLetters
 from rearview.api.lambda_runtime import FunctionRuntime
 from rearview.bootstrap import Services, build

@@ -117,7 +117,7 @@ def test_batches_are_accepted_whole_and_stored_once_even_when_delivered_twice(st
     assert again["message_ids"] == first["message_ids"]
     assert stack.deliver(worker)["received"] == 0
 
-    from rearview.adapters.dynamodb_store import DynamoDBMemoryStore
+    from rearview.adapters.dynamodb import DynamoDBMemoryStore
 
     store = DynamoDBMemoryStore("rearview-test", client=stack.dynamodb)
     stored = store.get_many(NS, ids)
@@ -144,7 +144,7 @@ def test_working_memory_is_written_synchronously_by_the_write_function(stack: Aw
 
 
 def test_the_scheduled_consolidation_visits_every_namespace_with_unconsolidated_episodes(stack: AwsStack) -> None:
-    from rearview.adapters.dynamodb_store import DynamoDBMemoryStore
+    from rearview.adapters.dynamodb import DynamoDBMemoryStore
 
     write = stack.load_function("write").handler
     worker = stack.load_function("write_worker").handler

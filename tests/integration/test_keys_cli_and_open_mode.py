@@ -103,6 +103,12 @@ def test_keys_revoke_of_an_unknown_key_is_an_error(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "no key" in result.stderr
 
 
+def test_keys_refuses_the_memory_backend_which_would_forget_them(tmp_path: Path) -> None:
+    result = cli(tmp_path, "keys", "list", env={"REARVIEW_BACKEND": "memory"})
+    assert result.exit_code == 2 and "backend memory" in result.stderr
+    assert not tmp_path.joinpath("rearview.db").exists()
+
+
 def test_keys_commands_do_not_pin_the_embedder(tmp_path: Path) -> None:
     assert cli(tmp_path, "keys", "create", "--namespace", "acme", "--permissions", "read").exit_code == 0
     # The data directory now holds a key but no embedder record: a server with any embedder may open it.

@@ -26,7 +26,7 @@ from test_search_index_contract import *  # noqa: E402,F403
 
 from rearview.adapters.hashing_embedder import HashingEmbedder  # noqa: E402
 from rearview.adapters.opensearch_index import OpenSearchIndex, build_opensearch_client  # noqa: E402
-from rearview.adapters.sqlite_store import SqliteDatabase, SqliteMemoryStore  # noqa: E402
+from rearview.adapters.sqlite import SqliteDatabase, SqliteMemoryStore  # noqa: E402
 from rearview.clock import ManualClock  # noqa: E402
 from rearview.domain.memory import Episode, Fact
 

@@ -207,7 +207,7 @@ def aws_stack() -> Iterator[AwsStack]:
     import boto3
     from moto import mock_aws
 
-    from rearview.adapters.dynamodb_store import create_table
+    from rearview.adapters.dynamodb import create_table
     from rearview.adapters.opensearch_index import OpenSearchIndex
     from support.opensearch_double import OpenSearchDouble
 

@@ -80,7 +80,7 @@ def apply_records_to_index(records: list[dict[str, Any]], index: Any) -> int:
     For suites that need the index in step with the store after every write (the contract suite); the
     end-to-end tests run the real index_sync function instead.
     """
-    from rearview.adapters.dynamodb_store import is_memory_item, memory_from_item, vector_from_item
+    from rearview.adapters.dynamodb import is_memory_item, memory_from_item, vector_from_item
 
     upserts = []
     touched = 0

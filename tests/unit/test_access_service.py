@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rearview.adapters.sqlite_key_store import SqliteKeyStore
+from rearview.adapters.sqlite import SqliteKeyStore
 from rearview.clock import ManualClock
 from rearview.domain.access import ALL_NAMESPACES, Principal
 from rearview.domain.permissions import Permission

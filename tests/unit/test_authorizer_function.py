@@ -10,7 +10,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from rearview.adapters.dynamodb_key_store import DynamoDBKeyStore
+from rearview.adapters.dynamodb import DynamoDBKeyStore
 from rearview.api.local_server import local_context
 from rearview.clock import ManualClock
 from rearview.domain.access import Principal
@@ -38,7 +38,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("REARVIEW_API_TOKEN", raising=False)
     with mock_aws():
-        from rearview.adapters.dynamodb_store import create_table
+        from rearview.adapters.dynamodb import create_table
 
         client = boto3.client("dynamodb", region_name="eu-west-1")
         create_table(client, TABLE)

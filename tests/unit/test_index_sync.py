@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from rearview.adapters.dynamodb_stream_records import change_from_record, is_ttl_expiry
+from rearview.adapters.dynamodb import change_from_record, is_ttl_expiry
 from rearview.adapters.hashing_embedder import HashingEmbedder
 from rearview.adapters.opensearch_index import OpenSearchIndex, build_opensearch_client
 from rearview.api.lambda_runtime import FunctionRuntime

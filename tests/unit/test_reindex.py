@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from rearview.adapters.hashing_embedder import HashingEmbedder
 from rearview.adapters.opensearch_index import OpenSearchIndex, build_opensearch_client
-from rearview.adapters.sqlite_store import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
+from rearview.adapters.sqlite import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
 from rearview.cli import app
 from rearview.domain.changes import ChangeSet
 from rearview.domain.memory import Episode, Fact, Memory

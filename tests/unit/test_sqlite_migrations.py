@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rearview.adapters.sqlite_store import (
+from rearview.adapters.sqlite import (
     MIGRATIONS,
     SCHEMA_VERSION,
     SqliteDatabase,

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rearview.adapters import sqlite_store
 from rearview.adapters.hashing_embedder import HashingEmbedder
-from rearview.adapters.sqlite_store import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
+from rearview.adapters.sqlite import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
+from rearview.adapters.sqlite import search_index as sqlite_search_index
 from rearview.domain.changes import ChangeSet
 from rearview.domain.memory import Episode
 from rearview.domain.search import MemoryFilter
@@ -278,7 +278,7 @@ def test_one_change_set_may_insert_and_then_update_the_same_memory(tmp_path: Pat
 def test_entity_shares_are_counted_over_the_latest_episodes_and_recounted_as_the_namespace_grows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sqlite_store, "_ENTITY_SAMPLE", 40)  # recount after 40 // 20 = 2 change sets
+    monkeypatch.setattr(sqlite_search_index, "_ENTITY_SAMPLE", 40)  # recount after 40 // 20 = 2 change sets
     db = _db(tmp_path / "db.sqlite")
     store, index = SqliteMemoryStore(db), SqliteSearchIndex(db)
 

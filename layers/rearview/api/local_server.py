@@ -81,8 +81,7 @@ def check_bind(host: str, api_token: str | None, *, keys_configured: bool = Fals
 
 def keys_in_data_dir(settings: Settings) -> bool:
     """True if the data directory's database holds an API key; opens nothing if there is no database yet."""
-    from rearview.adapters.sqlite_key_store import SqliteKeyStore
-    from rearview.adapters.sqlite_store import DB_FILENAME
+    from rearview.adapters.sqlite import DB_FILENAME, SqliteKeyStore
 
     if settings.backend != "sqlite" or not (settings.data_dir / DB_FILENAME).exists():
         return False

@@ -58,7 +58,7 @@ def index_sync_handler(runtime: FunctionRuntime) -> Handler:
         from aws_lambda_powertools.metrics import MetricUnit
         from aws_lambda_powertools.utilities.batch import process_partial_response
 
-        from rearview.adapters.dynamodb_stream_records import change_from_record
+        from rearview.adapters.dynamodb import change_from_record
 
         service, processor = parts()
 

@@ -46,14 +46,16 @@ def parse_duration(text: str) -> timedelta:
 def _local_access(data_dir: Any) -> Iterator[AccessService]:
     """The AccessService over the configured backend's key store (the data directory's SQLite file locally)."""
     settings = build_settings(data_dir=data_dir)
+    if settings.backend == "memory":
+        fail("keys: backend memory keeps no key past this command; use backend sqlite or aws, or --url")
     with user_errors():
         store: KeyStore
         if settings.backend == "aws":
-            from rearview.adapters.dynamodb_key_store import DynamoDBKeyStore
+            from rearview.adapters.dynamodb import DynamoDBKeyStore
 
             store = DynamoDBKeyStore(settings.aws.table_name, settings=settings.aws)
         else:
-            from rearview.adapters.sqlite_key_store import SqliteKeyStore
+            from rearview.adapters.sqlite import SqliteKeyStore
 
             store = SqliteKeyStore.in_data_dir(settings.data_dir)
         try:

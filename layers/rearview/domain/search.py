@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from rearview.domain.memory import Fact, Kind, Memory, OutcomeStatus, StoredLayer
+from rearview.domain.memory import Episode, Fact, Kind, Memory, OutcomeStatus, StoredLayer
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,15 @@ class MemoryFilter:
         if self.session_id is not None and memory.session_id != self.session_id:
             return False
         return self.consolidated is None or memory.consolidated == self.consolidated
+
+
+def searchable_text(memory: Memory) -> str:
+    """What keyword search matches as a memory's own text: its content, its tags and (an episode's) entities. An
+    episode's `context` is matched apart, at `context_weight`."""
+    words = [memory.content, *memory.tags]
+    if isinstance(memory, Episode):
+        words.extend(memory.entities)
+    return " ".join(words)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""API keys in the embedded backend's SQLite file (table `api_keys`, created by migration 2 of sqlite_store).
+"""API keys in the embedded backend's SQLite file (table `api_keys`, created by migration 2 of `schema`).
 
 The keys live in the data directory next to the memories, so a server started on that directory enforces them,
 and `rearview keys ...` can manage them without loading an embedder.
@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from rearview.adapters.sqlite_store import DB_FILENAME, SqliteDatabase
+from rearview.adapters.sqlite.connection import DB_FILENAME, SqliteDatabase
 from rearview.domain.access import ApiKey
 from rearview.domain.permissions import parse_permissions
 from rearview.domain.timestamps import utc_from_epoch

@@ -1,9 +1,9 @@
 """DynamoDB Streams records (as Lambda delivers them) -> IndexChanges for the index sync service.
 
-Items are decoded by the DynamoDB store's own item codec (`dynamodb_store.memory_from_item` and
-`vector_from_item`), the one place that knows how a memory is laid out in the table; this module only reads the
-record's envelope. Items that are not memories (working memory `WM#`, namespace `STATE`, `APIKEY#`, `META`) give
-None: the index holds episodes and facts only.
+Items are decoded by the DynamoDB store's own item codec (`items.memory_from_item` and `items.vector_from_item`),
+the one place that knows how a memory is laid out in the table; this module only reads the record's envelope.
+Items that are not memories (working memory `WM#`, namespace `STATE`, `APIKEY#`, `META`) give None: the index
+holds episodes and facts only.
 """
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rearview.adapters.dynamodb_store import is_memory_item, memory_from_item, vector_from_item
+from rearview.adapters.dynamodb.items import is_memory_item, memory_from_item, vector_from_item
+from rearview.adapters.dynamodb.table import SK_PREFIX
 from rearview.domain.changes import IndexChange
 from rearview.domain.memory import StoredLayer
 
-_LAYER_OF_SK: dict[str, StoredLayer] = {"EP#": "episodic", "FACT#": "semantic"}
+_LAYER_OF_SK: dict[str, StoredLayer] = {prefix: layer for layer, prefix in SK_PREFIX.items()}
 # The principal DynamoDB's TTL process deletes items as (a REMOVE with this userIdentity is an expiry).
 TTL_PRINCIPAL = "dynamodb.amazonaws.com"
 

@@ -1,25 +1,5 @@
-"""The AWS backend's source of truth: MemoryStore on one DynamoDB table (single-table design).
-
-Items (`pk`, `sk` strings):
-
-- working memory: `NS#<namespace>` / `WM#<session_id>#<key>`, with `ttl` (epoch seconds) for DynamoDB TTL. TTL
-  deletion is lazy (up to 48 h), so every read also filters on `expires_at`.
-- episodes: `NS#<namespace>` / `EP#<id>`; facts: `NS#<namespace>` / `FACT#<id>`. Every model field is an attribute
-  (datetimes as fixed-width ISO 8601 UTC strings, so they sort as text; lists as L; absent optional fields are
-  absent attributes), plus `occurred_epoch` (episode's occurred_at or fact's last_confirmed_at) for range filters
-  and `vec`, the embedding as float32 little-endian bytes.
-- namespace state: `NS#<namespace>` / `STATE`: generation, last_write_at, recall_count, recall_hits.
-- the embedder the vectors were made with: `META` / `EMBEDDER` (one table, one embedder).
-- API keys live under `APIKEY#...` (the tenancy adapter's; never read here).
-
-Global secondary indexes, all KEYS_ONLY (reads go back to the table with a consistent BatchGetItem, so a GSI entry
-that lags a delete or an update is never returned as data, and adding a model field needs no index rebuild):
-
-- `by_time`: `gsi_time_pk` = `NS#<namespace>#<layer>`, `gsi_time_sk` = `<time ISO>#<id>`: listing by time range.
-- `by_created`: `gsi_created_pk` = `NS#<namespace>`, `gsi_created_sk` = `<created ISO>#<id>` (episodes only):
-  the namespace's newest episodes, for read-your-writes while the search index catches up.
-- `unconsolidated` (sparse): `uc_pk` = `UC#<0..3>` (shard by namespace), `uc_sk` = `<namespace>#<occurred ISO>#<id>`,
-  present only while an episode is unconsolidated: which namespaces the scheduled consolidation has work in.
+"""DynamoDBMemoryStore: the AWS backend's source of truth, a MemoryStore on one DynamoDB table (single-table
+design; the layout is in `table` and `items`).
 
 Lookup by id needs no index: an id lives at one of two keys (`EP#` or `FACT#`), and one consistent BatchGetItem
 reads both, for up to 50 ids per call.
@@ -33,21 +13,41 @@ thousands of memories at once can, and re-running it finishes the job.
 
 from __future__ import annotations
 
-import base64
 import heapq
 import itertools
 import json
 import math
-import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 
+from rearview.adapters.dynamodb.items import (
+    MEMORY_ATTRIBUTES,
+    OPTIONAL_ATTRIBUTES,
+    iso,
+    memory_attributes,
+    memory_from_item,
+    parse_iso,
+    vector_from_item,
+)
+from rearview.adapters.dynamodb.table import (
+    BY_CREATED_INDEX,
+    BY_TIME_INDEX,
+    META_KEY,
+    STATE_SK,
+    TTL_ATTRIBUTE,
+    UNCONSOLIDATED_INDEX,
+    UNCONSOLIDATED_SHARDS,
+    Item,
+    item_key,
+    memory_keys,
+    memory_sk,
+    namespace_pk,
+)
 from rearview.clock import SystemClock
-from rearview.domain.changes import ChangeSet
+from rearview.domain.changes import ChangeSet, PendingUpsert
 from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.search import MemoryFilter
 from rearview.domain.stats import NamespaceUsage
@@ -57,192 +57,13 @@ from rearview.errors import ConcurrentUpdate, EmbeddingMismatch, InvalidInput
 from rearview.ports import Clock
 from rearview.settings import AwsSettings
 
-Item = dict[str, Any]
-
-TTL_ATTRIBUTE = "ttl"
-BY_TIME_INDEX = "by_time"
-BY_CREATED_INDEX = "by_created"
-UNCONSOLIDATED_INDEX = "unconsolidated"
-UNCONSOLIDATED_SHARDS = 4
 MAX_TRANSACTION_ACTIONS = 100
 _BATCH_GET_KEYS = 100
 _BATCH_WRITE_ITEMS = 25
 
-_LAYERS: tuple[StoredLayer, ...] = ("episodic", "semantic")
-_SK_PREFIX: dict[str, str] = {"episodic": "EP#", "semantic": "FACT#"}
-_STATE_SK = "STATE"
-_META_KEY: Item = {"pk": {"S": "META"}, "sk": {"S": "EMBEDDER"}}
-_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-
-_DATETIME_FIELDS = frozenset({"last_accessed_at", "created_at", "occurred_at", "last_confirmed_at", "superseded_at"})
-_FIELDS: dict[str, frozenset[str]] = {
-    "episodic": frozenset(Episode.model_fields),
-    "semantic": frozenset(Fact.model_fields),
-}
-# Optional attributes of each layer: absent from the item when None (an update REMOVEs them).
-_OPTIONAL: dict[str, tuple[str, ...]] = {
-    "episodic": ("last_accessed_at", "event_type", "outcome", "session_id", "uc_pk", "uc_sk"),
-    "semantic": ("last_accessed_at", "dimension", "superseded_by", "superseded_at"),
-}
-# Everything a memory is read back from (never `vec`, which only get_vectors reads).
-_MEMORY_ATTRIBUTES = tuple(sorted(_FIELDS["episodic"] | _FIELDS["semantic"]))
-
-
-def table_definition(table_name: str) -> dict[str, Any]:
-    """The CreateTable request of the table this store expects (the CDK app declares the same; TTL is `ttl`)."""
-    key_names = ["pk", "sk", "gsi_time_pk", "gsi_time_sk", "gsi_created_pk", "gsi_created_sk", "uc_pk", "uc_sk"]
-
-    def index(name: str, partition: str, sort: str) -> dict[str, Any]:
-        return {
-            "IndexName": name,
-            "KeySchema": [
-                {"AttributeName": partition, "KeyType": "HASH"},
-                {"AttributeName": sort, "KeyType": "RANGE"},
-            ],
-            "Projection": {"ProjectionType": "KEYS_ONLY"},
-        }
-
-    return {
-        "TableName": table_name,
-        "BillingMode": "PAY_PER_REQUEST",
-        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        "AttributeDefinitions": [{"AttributeName": name, "AttributeType": "S"} for name in key_names],
-        "GlobalSecondaryIndexes": [
-            index(BY_TIME_INDEX, "gsi_time_pk", "gsi_time_sk"),
-            index(BY_CREATED_INDEX, "gsi_created_pk", "gsi_created_sk"),
-            index(UNCONSOLIDATED_INDEX, "uc_pk", "uc_sk"),
-        ],
-        "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
-    }
-
-
-def create_table(client: Any, table_name: str) -> None:
-    """Create the table with its TTL (for tests on moto and for a scratch account; production uses the CDK app)."""
-    client.create_table(**table_definition(table_name))
-    client.get_waiter("table_exists").wait(TableName=table_name)
-    client.update_time_to_live(
-        TableName=table_name, TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE}
-    )
-
-
-# --- attribute values ---------------------------------------------------------------------------------------
-
-
-def iso(value: datetime) -> str:
-    """A UTC datetime as fixed-width ISO 8601 text (microseconds, `Z`), which sorts like the instants."""
-    return as_utc(value).strftime(_TIME_FORMAT)
-
-
-def _parse_iso(text: str) -> datetime:
-    return datetime.strptime(text, _TIME_FORMAT).replace(tzinfo=UTC)
-
-
-def _number(value: float) -> dict[str, str]:
-    return {"N": repr(value) if isinstance(value, float) else str(value)}
-
-
-def _encode(name: str, value: Any) -> dict[str, Any]:
-    if isinstance(value, bool):
-        return {"BOOL": value}
-    if isinstance(value, int | float):
-        return _number(value)
-    if isinstance(value, datetime):
-        return {"S": iso(value)}
-    if isinstance(value, str):
-        return {"S": value}
-    if isinstance(value, list):
-        return {"L": [{"S": str(v)} for v in value]}
-    raise TypeError(f"attribute {name}: cannot store {type(value).__name__}")
-
-
-def _decode(name: str, value: Mapping[str, Any]) -> Any:
-    if "S" in value:
-        return _parse_iso(value["S"]) if name in _DATETIME_FIELDS else value["S"]
-    if "N" in value:
-        text = value["N"]
-        return float(text) if any(c in text for c in ".eE") else int(text)
-    if "BOOL" in value:
-        return bool(value["BOOL"])
-    if "L" in value:
-        return [element["S"] for element in value["L"]]
-    if "NULL" in value:
-        return None
-    raise TypeError(f"attribute {name}: unexpected attribute value {sorted(value)}")
-
-
-def namespace_pk(namespace: str) -> str:
-    return f"NS#{namespace}"
-
-
-def memory_sk(layer: str, memory_id: str) -> str:
-    return _SK_PREFIX[layer] + memory_id
-
-
-def _key(namespace: str, sk: str) -> Item:
-    return {"pk": {"S": namespace_pk(namespace)}, "sk": {"S": sk}}
-
-
-def _uc_shard(namespace: str) -> str:
-    # crc32, not hash(): the shard must be the same in every process.
-    return f"UC#{zlib.crc32(namespace.encode('utf-8')) % UNCONSOLIDATED_SHARDS}"
-
-
-def memory_attributes(memory: Memory) -> Item:
-    """Every attribute of a memory's item except its key and vector: model fields and index keys."""
-    namespace = memory.namespace
-    item: Item = {
-        name: _encode(name, value) for name, value in memory.model_dump(mode="python").items() if value is not None
-    }
-    when = iso(memory.occurred_at)
-    item["occurred_epoch"] = _number(as_utc(memory.occurred_at).timestamp())
-    item["gsi_time_pk"] = {"S": f"NS#{namespace}#{memory.layer}"}
-    item["gsi_time_sk"] = {"S": f"{when}#{memory.id}"}
-    if isinstance(memory, Episode):
-        item["gsi_created_pk"] = {"S": namespace_pk(namespace)}
-        item["gsi_created_sk"] = {"S": f"{iso(memory.created_at)}#{memory.id}"}
-        if not memory.consolidated:
-            item["uc_pk"] = {"S": _uc_shard(namespace)}
-            item["uc_sk"] = {"S": f"{namespace}#{when}#{memory.id}"}
-    return item
-
-
-def is_memory_item(item: Mapping[str, Any]) -> bool:
-    """True for an episode or fact item (not working memory, namespace state, API keys or metadata)."""
-    sk = item.get("sk", {}).get("S", "")
-    return str(item.get("pk", {}).get("S", "")).startswith("NS#") and sk.startswith(tuple(_SK_PREFIX.values()))
-
-
-def memory_from_item(item: Mapping[str, Any]) -> Memory:
-    """The memory stored in an item in DynamoDB's typed JSON (a client response or a stream image)."""
-    layer = item["layer"]["S"]
-    fields = {name: _decode(name, value) for name, value in item.items() if name in _FIELDS[layer]}
-    if layer == "episodic":
-        return Episode.model_validate(fields)
-    return Fact.model_validate(fields)
-
-
-def vector_from_item(item: Mapping[str, Any]) -> np.ndarray | None:
-    """The item's vector (float32), or None. Accepts bytes (a client response) or base64 (a Lambda stream event)."""
-    value = item.get("vec")
-    if value is None:
-        return None
-    raw = value["B"]
-    data = base64.b64decode(raw) if isinstance(raw, str) else bytes(raw)
-    return np.frombuffer(data, dtype="<f4").astype(np.float32)
-
-
-# --- the store ----------------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Pending:
-    memory: Memory
-    vector: bytes | None
-    first_version: int
-
 
 class DynamoDBMemoryStore:
-    """MemoryStore on one DynamoDB table (see the module docstring for the layout).
+    """MemoryStore on one DynamoDB table (the layout: `table` and `items`).
 
     `embedder_name` and `dim` are checked against the table's record of the embedder its vectors were made with
     (recorded by the first store that opens the table); without them the store adopts the recorded ones.
@@ -279,11 +100,11 @@ class DynamoDBMemoryStore:
     # embedder record
 
     def _check_embedder(self, name: str | None, dim: int | None) -> tuple[str, int]:
-        stored = self._client.get_item(TableName=self._table, Key=_META_KEY, ConsistentRead=True).get("Item")
+        stored = self._client.get_item(TableName=self._table, Key=META_KEY, ConsistentRead=True).get("Item")
         if stored is None:
             if name is None or dim is None:
                 return name or "unknown", dim or 0
-            record = {**_META_KEY, "embedder_name": {"S": name}, "embedding_dim": {"N": str(dim)}}
+            record = {**META_KEY, "embedder_name": {"S": name}, "embedding_dim": {"N": str(dim)}}
             try:
                 self._client.put_item(
                     TableName=self._table, Item=record, ConditionExpression="attribute_not_exists(pk)"
@@ -291,7 +112,7 @@ class DynamoDBMemoryStore:
                 return name, dim
             except self._client.exceptions.ConditionalCheckFailedException:
                 # Another process recorded its embedder first: check against that one.
-                stored = self._client.get_item(TableName=self._table, Key=_META_KEY, ConsistentRead=True)["Item"]
+                stored = self._client.get_item(TableName=self._table, Key=META_KEY, ConsistentRead=True)["Item"]
         stored_name = stored["embedder_name"]["S"]
         stored_dim = int(stored["embedding_dim"]["N"])
         if (name is not None and name != stored_name) or (dim is not None and dim != stored_dim):
@@ -311,7 +132,7 @@ class DynamoDBMemoryStore:
         self._client.put_item(
             TableName=self._table,
             Item={
-                **_key(entry.namespace, f"WM#{entry.session_id}#{entry.key}"),
+                **item_key(entry.namespace, f"WM#{entry.session_id}#{entry.key}"),
                 "namespace": {"S": entry.namespace},
                 "session_id": {"S": entry.session_id},
                 "key": {"S": entry.key},
@@ -339,8 +160,8 @@ class DynamoDBMemoryStore:
                 session_id=session_id,
                 key=item["key"]["S"],
                 value=json.loads(item["value_json"]["S"]),
-                updated_at=_parse_iso(item["updated_at"]["S"]),
-                expires_at=_parse_iso(item["expires_at"]["S"]),
+                updated_at=parse_iso(item["updated_at"]["S"]),
+                expires_at=parse_iso(item["expires_at"]["S"]),
             )
             for item in items
         ]
@@ -361,15 +182,6 @@ class DynamoDBMemoryStore:
 
     # writes
 
-    def _collapse(self, namespace: str, changes: ChangeSet) -> dict[str, _Pending]:
-        """The change set's net upserts, vectors encoded for storage."""
-        return {
-            memory_id: _Pending(
-                p.memory, self._vector_bytes(p.vector) if p.vector is not None else None, p.first_version
-            )
-            for memory_id, p in changes.collapsed(namespace).items()
-        }
-
     def _vector_bytes(self, vector: np.ndarray) -> bytes:
         array = np.asarray(vector, dtype="<f4").reshape(-1)
         if self.dim and array.shape[0] != self.dim:
@@ -383,7 +195,9 @@ class DynamoDBMemoryStore:
         """
         if not changes:
             return
-        pending = self._collapse(namespace, changes)
+        pending = changes.collapsed(namespace)
+        # Encoded, and their dimension checked, before anything is written.
+        vectors = {memory_id: self._vector_bytes(p.vector) for memory_id, p in pending.items() if p.vector is not None}
         deletes = list(dict.fromkeys(changes.deletes))
         for memory_id in deletes:
             # Applied after the upserts in the other backends, so the delete wins; one transaction cannot
@@ -396,17 +210,17 @@ class DynamoDBMemoryStore:
             if layer in located.get(memory_id, ()):
                 raise ConcurrentUpdate(f"memory {memory_id} already exists as a {layer} memory")
         actions: list[Item] = []
-        for item in pending.values():
-            actions.append(self._upsert_action(namespace, item))
+        for memory_id, item in pending.items():
+            actions.append(self._upsert_action(namespace, item, vectors.get(memory_id)))
         for memory_id in deletes:
             for layer in located.get(memory_id, ()):
                 actions.append(
-                    {"Delete": {"TableName": self._table, "Key": _key(namespace, memory_sk(layer, memory_id))}}
+                    {"Delete": {"TableName": self._table, "Key": item_key(namespace, memory_sk(layer, memory_id))}}
                 )
         state = {
             "Update": {
                 "TableName": self._table,
-                "Key": _key(namespace, _STATE_SK),
+                "Key": item_key(namespace, STATE_SK),
                 "UpdateExpression": "ADD generation :one SET last_write_at = :now",
                 "ExpressionAttributeValues": {":one": {"N": "1"}, ":now": {"S": iso(self._clock.now())}},
             }
@@ -426,17 +240,15 @@ class DynamoDBMemoryStore:
         for chunk in chunks:
             self._transact(chunk)
 
-    def _upsert_action(self, namespace: str, pending: _Pending) -> Item:
+    def _upsert_action(self, namespace: str, pending: PendingUpsert, vector: bytes | None) -> Item:
         memory = pending.memory
         attributes = memory_attributes(memory)
-        key = _key(namespace, memory_sk(memory.layer, memory.id))
+        if vector is not None:
+            attributes["vec"] = {"B": vector}
+        key = item_key(namespace, memory_sk(memory.layer, memory.id))
         if pending.first_version <= 1:
             item = {**key, **attributes}
-            if pending.vector is not None:
-                item["vec"] = {"B": pending.vector}
             return {"Put": {"TableName": self._table, "Item": item, "ConditionExpression": "attribute_not_exists(pk)"}}
-        if pending.vector is not None:
-            attributes["vec"] = {"B": pending.vector}
         names: dict[str, str] = {}
         values: Item = {":expected": {"N": str(pending.first_version - 1)}}
         sets: list[str] = []
@@ -445,7 +257,7 @@ class DynamoDBMemoryStore:
             values[f":a{i}"] = value
             sets.append(f"#a{i} = :a{i}")
         removes: list[str] = []
-        for i, name in enumerate(n for n in _OPTIONAL[memory.layer] if n not in attributes):
+        for i, name in enumerate(n for n in OPTIONAL_ATTRIBUTES[memory.layer] if n not in attributes):
             names[f"#r{i}"] = name
             removes.append(f"#r{i}")
         names["#version"] = "version"
@@ -492,7 +304,7 @@ class DynamoDBMemoryStore:
 
     def _locate(self, namespace: str, ids: Sequence[str]) -> dict[str, list[StoredLayer]]:
         """The layers under which each id is stored (normally one)."""
-        keys = [_key(namespace, memory_sk(layer, memory_id)) for memory_id in dict.fromkeys(ids) for layer in _LAYERS]
+        keys = memory_keys(namespace, ids)
         found: dict[str, list[StoredLayer]] = {}
         for item in self._batch_get(keys, "sk"):
             sk = item["sk"]["S"]
@@ -506,13 +318,13 @@ class DynamoDBMemoryStore:
 
     def get_many(self, namespace: str, ids: Sequence[str]) -> dict[str, Memory]:
         """The memories found among `ids`, by id (missing ids are absent)."""
-        keys = [_key(namespace, memory_sk(layer, memory_id)) for memory_id in dict.fromkeys(ids) for layer in _LAYERS]
-        memories = (memory_from_item(item) for item in self._batch_get(keys, _MEMORY_ATTRIBUTES))
+        keys = memory_keys(namespace, ids)
+        memories = (memory_from_item(item) for item in self._batch_get(keys, MEMORY_ATTRIBUTES))
         return {m.id: m for m in memories}
 
     def get_vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors (float32) of those of `ids` that have one."""
-        keys = [_key(namespace, memory_sk(layer, memory_id)) for memory_id in dict.fromkeys(ids) for layer in _LAYERS]
+        keys = memory_keys(namespace, ids)
         vectors: dict[str, np.ndarray] = {}
         for item in self._batch_get(keys, ("id", "vec")):
             vector = vector_from_item(item)
@@ -553,7 +365,7 @@ class DynamoDBMemoryStore:
             IndexName=BY_TIME_INDEX, KeyConditionExpression=condition, ExpressionAttributeValues=values
         ):
             keys = [{"pk": item["pk"], "sk": item["sk"]} for item in page]
-            found = {m.id: m for m in map(memory_from_item, self._batch_get(keys, _MEMORY_ATTRIBUTES))}
+            found = {m.id: m for m in map(memory_from_item, self._batch_get(keys, MEMORY_ATTRIBUTES))}
             ordered = sorted(found.values(), key=lambda m: (iso(m.occurred_at), m.id))
             yield from (m for m in ordered if m.layer == layer and flt.matches(m))
 
@@ -561,7 +373,7 @@ class DynamoDBMemoryStore:
         items = self._query(
             KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
             ExpressionAttributeValues={":pk": {"S": namespace_pk(namespace)}, ":prefix": {"S": "FACT#"}},
-            **_projection(_MEMORY_ATTRIBUTES),
+            **_projection(MEMORY_ATTRIBUTES),
         )
         return [m for m in map(memory_from_item, items) if isinstance(m, Fact)]
 
@@ -592,7 +404,7 @@ class DynamoDBMemoryStore:
         )
         keys = [{"pk": item["pk"], "sk": item["sk"]} for item in response.get("Items", [])]
         episodes = [
-            m for m in map(memory_from_item, self._batch_get(keys, _MEMORY_ATTRIBUTES)) if isinstance(m, Episode)
+            m for m in map(memory_from_item, self._batch_get(keys, MEMORY_ATTRIBUTES)) if isinstance(m, Episode)
         ]
         episodes = [e for e in episodes if e.created_at >= as_utc(since)]
         return sorted(episodes, key=lambda e: (e.created_at, e.id), reverse=True)
@@ -605,7 +417,7 @@ class DynamoDBMemoryStore:
         kwargs: dict[str, Any] = {
             "TableName": self._table,
             "FilterExpression": "sk = :state AND begins_with(pk, :ns)",
-            "ExpressionAttributeValues": {":state": {"S": _STATE_SK}, ":ns": {"S": "NS#"}},
+            "ExpressionAttributeValues": {":state": {"S": STATE_SK}, ":ns": {"S": "NS#"}},
             "ProjectionExpression": "pk",
         }
         while True:
@@ -654,7 +466,7 @@ class DynamoDBMemoryStore:
                 try:
                     self._client.update_item(
                         TableName=self._table,
-                        Key=_key(namespace, memory_sk(layer, memory_id)),
+                        Key=item_key(namespace, memory_sk(layer, memory_id)),
                         UpdateExpression="ADD access_count :one SET last_accessed_at = :at",
                         ConditionExpression="attribute_exists(pk)",
                         ExpressionAttributeValues={":one": {"N": "1"}, ":at": {"S": iso(at)}},
@@ -666,7 +478,7 @@ class DynamoDBMemoryStore:
         """Count one recall (and whether it found anything) for the namespace's hit rate."""
         self._client.update_item(
             TableName=self._table,
-            Key=_key(namespace, _STATE_SK),
+            Key=item_key(namespace, STATE_SK),
             UpdateExpression="ADD recall_count :one, recall_hits :hit",
             ExpressionAttributeValues={":one": {"N": "1"}, ":hit": {"N": "1" if hit else "0"}},
         )
@@ -703,9 +515,9 @@ class DynamoDBMemoryStore:
         ):
             status = item["status"]["S"]
             by_status[status] = by_status.get(status, 0) + 1
-        state = self._client.get_item(TableName=self._table, Key=_key(namespace, _STATE_SK), ConsistentRead=True).get(
-            "Item", {}
-        )
+        state = self._client.get_item(
+            TableName=self._table, Key=item_key(namespace, STATE_SK), ConsistentRead=True
+        ).get("Item", {})
         recall_count = int(state.get("recall_count", {}).get("N", "0"))
         recall_hits = int(state.get("recall_hits", {}).get("N", "0"))
         last_write = state.get("last_write_at", {}).get("S")
@@ -714,7 +526,7 @@ class DynamoDBMemoryStore:
             episodic=episodic,
             semantic_active=by_status.get("active", 0),
             semantic_superseded=by_status.get("superseded", 0),
-            last_write_at=_parse_iso(last_write) if last_write else None,
+            last_write_at=parse_iso(last_write) if last_write else None,
             recall_count=recall_count,
             recall_hits=recall_hits,
         )

@@ -1,0 +1,35 @@
+"""The embedded backend: one SQLite file (WAL, FTS5) as MemoryStore, SearchIndex and KeyStore; exact vectors in
+numpy.
+
+One module per job:
+
+- `schema`: the tables, the FTS5 tokenizer and the migrations (`MIGRATIONS`, `SCHEMA_VERSION`).
+- `connection`: `SqliteDatabase`, the file itself: per-thread connections, transactions, snapshots, the
+  migration runner, the embedder check, and the change notices a store publishes to the caches.
+- `rows`: an Episode or a Fact as a row, and a MemoryFilter as a WHERE clause.
+- `memory_store`: `SqliteMemoryStore`.
+- `vector_cache`: the per-namespace vector caches that vector search scans.
+- `search_index`: `SqliteSearchIndex`: BM25 keyword search over FTS5, entity shares, vector search.
+- `key_store`: `SqliteKeyStore`, the API keys in the same file.
+
+A store, an index and a key store share one `SqliteDatabase`, so the index is written in the store's own
+transaction and never lags it.
+"""
+
+from rearview.adapters.sqlite.connection import DB_FILENAME, SqliteDatabase
+from rearview.adapters.sqlite.key_store import SqliteKeyStore
+from rearview.adapters.sqlite.memory_store import SqliteMemoryStore
+from rearview.adapters.sqlite.rows import namespace_token
+from rearview.adapters.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
+from rearview.adapters.sqlite.search_index import SqliteSearchIndex
+
+__all__ = [
+    "DB_FILENAME",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "SqliteDatabase",
+    "SqliteKeyStore",
+    "SqliteMemoryStore",
+    "SqliteSearchIndex",
+    "namespace_token",
+]

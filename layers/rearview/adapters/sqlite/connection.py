@@ -1,0 +1,269 @@
+"""The SQLite file: per-thread connections, transactions and snapshots, schema migrations, the embedder check,
+and the change notices through which a store tells the search caches of this process what it committed."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from rearview.adapters.sqlite.schema import META_DDL, MIGRATIONS
+from rearview.domain.memory import StoredLayer
+from rearview.errors import ConfigurationError, EmbeddingMismatch
+
+DB_FILENAME = "rearview.db"
+
+
+def _statements(script: str) -> list[str]:
+    """Split a script into statements (trigger bodies included) so they run inside one explicit transaction.
+
+    `executescript` would commit first, which would break the one-transaction-per-migration rule.
+    """
+    statements: list[str] = []
+    current = ""
+    for line in script.splitlines(keepends=True):
+        current += line
+        if sqlite3.complete_statement(current):
+            if current.strip():
+                statements.append(current.strip())
+            current = ""
+    if current.strip():
+        raise ConfigurationError(f"incomplete SQL statement in migration: {current.strip()[:80]!r}")
+    return statements
+
+
+def _meta_value(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
+
+
+@dataclass(frozen=True)
+class CachedRow:
+    """What a vector cache needs to know of one upserted memory."""
+
+    layer: StoredLayer
+    ref: int
+    id: str
+    time: float
+    active: bool
+    consolidated: bool
+    session_id: str | None
+    event_type: str | None
+    vector: np.ndarray | None  # None keeps the cached vector
+
+
+@dataclass(frozen=True)
+class AppliedChanges:
+    """Published by SqliteMemoryStore.apply after commit, so caches in this process can update in place."""
+
+    namespace: str
+    generation_before: int
+    generation_after: int
+    upserted: tuple[CachedRow, ...]
+    deleted: tuple[tuple[StoredLayer, str], ...]
+
+
+class _Handle:
+    """One thread's connection; weak-referenceable (sqlite3.Connection is not) so close() can find it."""
+
+    __slots__ = ("conn", "depth", "__weakref__")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.depth = 0
+
+
+class SqliteDatabase:
+    """The SQLite file: connections, schema migrations, the embedder check, transactions and change notices.
+
+    Thread-safety: one connection per thread (threading.local). In WAL mode readers never wait for the writer,
+    so a recall does not queue behind a consolidation that holds the write lock for a while, which one shared
+    connection behind a lock would force; and a transaction belongs to its thread's connection, so no lock has
+    to be held across the caller's code. Writers serialise on SQLite's own lock (BEGIN IMMEDIATE and
+    busy_timeout).
+    A finished thread's connection closes when its thread-local handle is collected; close() closes the rest.
+    """
+
+    def __init__(
+        self, path: Path, *, embedder_name: str | None, dim: int | None, migrations: Sequence[str] = MIGRATIONS
+    ) -> None:
+        self.path = Path(path)
+        # Injectable so tests can exercise a later or a failing migration; production uses MIGRATIONS.
+        self._migrations = tuple(migrations)
+        # None for both: opened for the API keys alone (`rearview keys`), which must not pin the embedder.
+        self.embedder_name = embedder_name or ""
+        self.dim = int(dim or 0)
+        self._local = threading.local()
+        self._handles: weakref.WeakSet[_Handle] = weakref.WeakSet()
+        self._handles_lock = threading.Lock()
+        self._listeners: list[Callable[[AppliedChanges], None]] = []
+        self._closed = False
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = self.connection()
+            conn.execute("PRAGMA journal_mode=WAL")
+            self._migrate(conn)
+            if embedder_name is not None:
+                self._check_embedder(conn)
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def in_data_dir(cls, data_dir: Path, *, embedder_name: str, dim: int) -> SqliteDatabase:
+        """Open `<data_dir>/rearview.db`."""
+        return cls(Path(data_dir) / DB_FILENAME, embedder_name=embedder_name, dim=dim)
+
+    # connections
+
+    def _handle(self) -> _Handle:
+        handle: _Handle | None = getattr(self._local, "handle", None)
+        if handle is not None:
+            return handle
+        if self._closed:
+            raise ConfigurationError(f"database {self.path} is closed")
+        # check_same_thread=False only so that close() may close every thread's connection; each connection
+        # is otherwise used by its own thread alone. isolation_level=None: transactions are explicit.
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=5.0)
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA busy_timeout=5000")
+        handle = _Handle(conn)
+        self._local.handle = handle
+        with self._handles_lock:
+            self._handles.add(handle)
+        return handle
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection (autocommit outside `transaction()`)."""
+        return self._handle().conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any exception; a nested call joins the outer one."""
+        handle = self._handle()
+        conn = handle.conn
+        if handle.depth:
+            handle.depth += 1
+            try:
+                yield conn
+            finally:
+                handle.depth -= 1
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        handle.depth = 1
+        try:
+            yield conn
+        except BaseException:
+            handle.depth = 0
+            conn.execute("ROLLBACK")
+            raise
+        handle.depth = 0
+        conn.execute("COMMIT")
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every query inside sees the same committed state."""
+        handle = self._handle()
+        conn = handle.conn
+        if handle.depth:
+            yield conn
+            return
+        conn.execute("BEGIN")
+        handle.depth = 1
+        try:
+            yield conn
+        finally:
+            handle.depth = 0
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close every thread's connection. The object is unusable afterwards."""
+        self._closed = True
+        with self._handles_lock:
+            handles = list(self._handles)
+            self._handles = weakref.WeakSet()
+        for handle in handles:
+            handle.conn.close()
+        self._local = threading.local()
+
+    def __enter__(self) -> SqliteDatabase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # change notices
+
+    def subscribe(self, listener: Callable[[AppliedChanges], None]) -> None:
+        """Call `listener` after every committed `apply` made through this object."""
+        self._listeners.append(listener)
+
+    def publish(self, changes: AppliedChanges) -> None:
+        for listener in list(self._listeners):
+            listener(changes)
+
+    def generation(self, namespace: str, conn: sqlite3.Connection | None = None) -> int:
+        """How many change sets have been committed to the namespace (0 before the first), read on `conn` (a
+        snapshot) or this thread's connection: what a cache of the namespace checks to know whether it is current."""
+        row = (
+            (conn or self.connection())
+            .execute("SELECT generation FROM namespace_state WHERE namespace = ?", (namespace,))
+            .fetchone()
+        )
+        return 0 if row is None else int(row[0])
+
+    # schema
+
+    @property
+    def schema_version(self) -> int:
+        value = _meta_value(self.connection(), "schema_version")
+        return int(value) if value is not None else 0
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        conn.execute(META_DDL)
+        while True:
+            with self.transaction():
+                # Re-read inside the write lock: another process may have migrated meanwhile.
+                stored = _meta_value(conn, "schema_version")
+                version = int(stored) if stored is not None else 0
+                target = len(self._migrations)
+                if version > target:
+                    raise ConfigurationError(
+                        f"{self.path} has schema version {version}, newer than this Rearview "
+                        f"({target}); upgrade Rearview or use another data directory"
+                    )
+                if version == target:
+                    return
+                for statement in _statements(self._migrations[version]):
+                    conn.execute(statement)
+                _set_meta(conn, "schema_version", str(version + 1))
+
+    def _check_embedder(self, conn: sqlite3.Connection) -> None:
+        with self.transaction():
+            stored_name = _meta_value(conn, "embedder_name")
+            stored_dim = _meta_value(conn, "embedding_dim")
+            if stored_name is None or stored_dim is None:
+                _set_meta(conn, "embedder_name", self.embedder_name)
+                _set_meta(conn, "embedding_dim", str(self.dim))
+                return
+        if stored_name != self.embedder_name or int(stored_dim) != self.dim:
+            raise EmbeddingMismatch(
+                f"{self.path} holds vectors made by embedder {stored_name!r} (dim {stored_dim}), but the "
+                f"configured embedder is {self.embedder_name!r} (dim {self.dim}). Configure the original "
+                "embedder, use another data directory, or rebuild the vectors with `rearview reindex`.",
+                field="embedder",
+            )

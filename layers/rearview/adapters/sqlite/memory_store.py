@@ -1,0 +1,405 @@
+"""SqliteMemoryStore: the embedded backend's MemoryStore, over a SqliteDatabase."""
+
+from __future__ import annotations
+
+import heapq
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from rearview.adapters.sqlite.connection import AppliedChanges, CachedRow, SqliteDatabase
+from rearview.adapters.sqlite.rows import (
+    EPISODE_COLUMNS,
+    FACT_COLUMNS,
+    LAYERS,
+    SELECT_COLUMNS,
+    TABLE,
+    TIME_COLUMN,
+    datetime_or_none,
+    episode_from_row,
+    episode_values,
+    epoch,
+    fact_from_row,
+    fact_values,
+    filter_clause,
+    insert_sql,
+    json_list,
+    memory_from_row,
+    namespace_token,
+    unique_layers,
+    update_sql,
+)
+from rearview.clock import SystemClock
+from rearview.domain.changes import ChangeSet, PendingUpsert
+from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
+from rearview.domain.search import MemoryFilter
+from rearview.domain.stats import NamespaceUsage
+from rearview.domain.timestamps import utc_from_epoch
+from rearview.domain.working import WorkingEntry
+from rearview.errors import ConcurrentUpdate, InvalidInput
+from rearview.ports import Clock
+
+
+class SqliteMemoryStore:
+    """MemoryStore over SqliteDatabase. Every query is restricted by `namespace = ?`."""
+
+    def __init__(self, db: SqliteDatabase, *, clock: Clock | None = None) -> None:
+        self.db = db
+        self.embedder_name = db.embedder_name
+        self.dim = db.dim
+        # Only for namespace_state.last_write_at: apply() carries no time of its own.
+        self._clock: Clock = clock or SystemClock()
+
+    # working memory
+
+    def put_working(self, entry: WorkingEntry) -> None:
+        """Insert or replace one entry; the session's expired rows are removed on the way."""
+        updated_at = epoch(entry.updated_at)
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO working(namespace, session_id, key, value_json, updated_at, expires_at) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(namespace, session_id, key) DO UPDATE SET "
+                "value_json = excluded.value_json, updated_at = excluded.updated_at, "
+                "expires_at = excluded.expires_at",
+                (
+                    entry.namespace,
+                    entry.session_id,
+                    entry.key,
+                    json.dumps(entry.value, ensure_ascii=False),
+                    updated_at,
+                    epoch(entry.expires_at),
+                ),
+            )
+            conn.execute(
+                "DELETE FROM working WHERE namespace = ? AND session_id = ? AND expires_at <= ?",
+                (entry.namespace, entry.session_id, updated_at),
+            )
+
+    def get_working(self, namespace: str, session_id: str, now: datetime) -> list[WorkingEntry]:
+        """Unexpired entries of the session, by key."""
+        rows = self.db.connection().execute(
+            "SELECT key, value_json, updated_at, expires_at FROM working "
+            "WHERE namespace = ? AND session_id = ? AND expires_at > ? ORDER BY key",
+            (namespace, session_id, epoch(now)),
+        )
+        return [
+            WorkingEntry.model_construct(
+                namespace=namespace,
+                session_id=session_id,
+                key=key,
+                value=json.loads(value_json),
+                updated_at=utc_from_epoch(updated_at),
+                expires_at=utc_from_epoch(expires_at),
+            )
+            for key, value_json, updated_at, expires_at in rows
+        ]
+
+    def clear_working(self, namespace: str, session_id: str | None = None) -> int:
+        """Delete the session's entries (every session's with None); return how many rows went."""
+        with self.db.transaction() as conn:
+            if session_id is None:
+                cursor = conn.execute("DELETE FROM working WHERE namespace = ?", (namespace,))
+            else:
+                cursor = conn.execute(
+                    "DELETE FROM working WHERE namespace = ? AND session_id = ?", (namespace, session_id)
+                )
+            return cursor.rowcount
+
+    # writes
+
+    def _vector_blob(self, vector: np.ndarray) -> bytes:
+        array = np.asarray(vector, dtype="<f4").reshape(-1)
+        if array.shape[0] != self.dim:
+            raise InvalidInput(f"vector: expected dimension {self.dim}, got {array.shape[0]}", field="vector")
+        return array.tobytes()
+
+    def apply(self, namespace: str, changes: ChangeSet) -> None:
+        """Apply every upsert, then every delete, in one transaction; ConcurrentUpdate rolls back all."""
+        if not changes:
+            return
+        pending = changes.collapsed(namespace)
+        # Encoded, and their dimension checked, before the transaction begins.
+        blobs = {memory_id: self._vector_blob(p.vector) for memory_id, p in pending.items() if p.vector is not None}
+        deletes = list(dict.fromkeys(changes.deletes))
+        with self.db.transaction() as conn:
+            self._write_upserts(conn, namespace, pending, blobs)
+            deleted = self._delete(conn, namespace, deletes)
+            (generation,) = conn.execute(
+                "INSERT INTO namespace_state(namespace, generation, last_write_at) VALUES (?, 1, ?) "
+                "ON CONFLICT(namespace) DO UPDATE SET generation = generation + 1, "
+                "last_write_at = excluded.last_write_at RETURNING generation",
+                (namespace, epoch(self._clock.now())),
+            ).fetchone()
+            refs = self._refs(conn, namespace, list(pending))
+        upserted = tuple(
+            _cached_row(item.memory, refs[memory_id], blobs.get(memory_id))
+            for memory_id, item in pending.items()
+            if memory_id in refs
+        )
+        self.db.publish(AppliedChanges(namespace, generation - 1, generation, upserted, tuple(deleted)))
+
+    def _write_upserts(
+        self, conn: sqlite3.Connection, namespace: str, pending: dict[str, PendingUpsert], blobs: dict[str, bytes]
+    ) -> None:
+        """Insert the new memories and update the others, each checked against its stored version."""
+        stored = self._stored_versions(conn, namespace, list(pending))
+        inserts: dict[str, list[tuple[Any, ...]]] = {"episodic": [], "semantic": []}
+        updates: dict[str, list[tuple[Any, ...]]] = {"episodic": [], "semantic": []}
+        token = namespace_token(namespace)
+        for memory_id, item in pending.items():
+            memory = item.memory
+            current = stored.get(memory_id)
+            values = episode_values(memory) if isinstance(memory, Episode) else fact_values(memory)
+            blob = blobs.get(memory_id)
+            if item.first_version <= 1:
+                if current is not None:
+                    raise ConcurrentUpdate(f"memory {memory_id} already exists; version 1 is an insert")
+                inserts[memory.layer].append((namespace, memory_id, token, *values, blob))
+            else:
+                expected = item.first_version - 1
+                if current is None or current != (memory.layer, expected):
+                    found = "nothing" if current is None else f"{current[0]} version {current[1]}"
+                    raise ConcurrentUpdate(
+                        f"memory {memory_id}: expected stored {memory.layer} version {expected}, found {found}"
+                    )
+                updates[memory.layer].append((*values, blob, namespace, memory_id, expected))
+        for layer in LAYERS:
+            if inserts[layer]:
+                conn.executemany(insert_sql(layer), inserts[layer])
+            if updates[layer]:
+                cursor = conn.executemany(update_sql(layer), updates[layer])
+                if cursor.rowcount != len(updates[layer]):
+                    raise ConcurrentUpdate("a memory changed while this change set was applied")
+
+    def _delete(self, conn: sqlite3.Connection, namespace: str, ids: list[str]) -> list[tuple[StoredLayer, str]]:
+        """Delete the memories of either layer among `ids`; the (layer, id) of each one deleted."""
+        deleted: list[tuple[StoredLayer, str]] = []
+        if ids:
+            ids_json = json_list(ids)
+            for layer in LAYERS:
+                rows = conn.execute(
+                    f"DELETE FROM {TABLE[layer]} WHERE namespace = ? "
+                    "AND id IN (SELECT value FROM json_each(?)) RETURNING id",
+                    (namespace, ids_json),
+                ).fetchall()
+                deleted.extend((layer, row[0]) for row in rows)
+        return deleted
+
+    def _stored_versions(self, conn: sqlite3.Connection, namespace: str, ids: list[str]) -> dict[str, tuple[str, int]]:
+        if not ids:
+            return {}
+        ids_json = json_list(ids)
+        found: dict[str, tuple[str, int]] = {}
+        for layer in LAYERS:
+            for memory_id, version in conn.execute(
+                f"SELECT id, version FROM {TABLE[layer]} WHERE namespace = ? "
+                "AND id IN (SELECT value FROM json_each(?))",
+                (namespace, ids_json),
+            ):
+                found[memory_id] = (layer, version)
+        return found
+
+    def _refs(self, conn: sqlite3.Connection, namespace: str, ids: list[str]) -> dict[str, int]:
+        if not ids:
+            return {}
+        ids_json = json_list(ids)
+        refs: dict[str, int] = {}
+        for layer in LAYERS:
+            refs.update(
+                conn.execute(
+                    f"SELECT id, ref FROM {TABLE[layer]} WHERE namespace = ? "
+                    "AND id IN (SELECT value FROM json_each(?))",
+                    (namespace, ids_json),
+                ).fetchall()
+            )
+        return refs
+
+    # reads
+
+    def get(self, namespace: str, memory_id: str) -> Memory | None:
+        """The memory with this id in this namespace, of either layer."""
+        conn = self.db.connection()
+        for layer in LAYERS:
+            row = conn.execute(
+                f"SELECT {SELECT_COLUMNS[layer]} FROM {TABLE[layer]} WHERE namespace = ? AND id = ?",
+                (namespace, memory_id),
+            ).fetchone()
+            if row is not None:
+                return memory_from_row(layer, row)
+        return None
+
+    def get_many(self, namespace: str, ids: Sequence[str]) -> dict[str, Memory]:
+        """The memories found among `ids`, by id (missing ids are absent)."""
+        if not ids:
+            return {}
+        ids_json = json_list(ids)
+        found: dict[str, Memory] = {}
+        with self.db.snapshot() as conn:
+            for layer in LAYERS:
+                for row in conn.execute(
+                    f"SELECT {SELECT_COLUMNS[layer]} FROM {TABLE[layer]} WHERE namespace = ? "
+                    "AND id IN (SELECT value FROM json_each(?))",
+                    (namespace, ids_json),
+                ):
+                    found[row[0]] = memory_from_row(layer, row)
+        return found
+
+    def get_vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors (float32) of those of `ids` that have one."""
+        if not ids:
+            return {}
+        ids_json = json_list(ids)
+        vectors: dict[str, np.ndarray] = {}
+        with self.db.snapshot() as conn:
+            for layer in LAYERS:
+                for memory_id, blob in conn.execute(
+                    f"SELECT id, vector FROM {TABLE[layer]} WHERE namespace = ? "
+                    "AND id IN (SELECT value FROM json_each(?)) AND vector IS NOT NULL",
+                    (namespace, ids_json),
+                ):
+                    vectors[memory_id] = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+        return vectors
+
+    def list_memories(self, namespace: str, flt: MemoryFilter, limit: int | None = None) -> list[Memory]:
+        """Matching memories, oldest first (episodes by occurred_at, facts by last_confirmed_at)."""
+        per_layer: list[list[tuple[float, int, Memory]]] = []
+        with self.db.snapshot() as conn:
+            for layer in unique_layers(flt.layers):
+                clause = filter_clause(layer, namespace, flt, "m")
+                if clause is None:
+                    continue
+                where, params = clause
+                time_column = TIME_COLUMN[layer]
+                rows = conn.execute(
+                    f"SELECT {SELECT_COLUMNS[layer]}, m.{time_column}, m.ref FROM {TABLE[layer]} AS m "
+                    f"WHERE {where} ORDER BY m.{time_column}, m.ref LIMIT ?",
+                    (*params, -1 if limit is None else limit),
+                )
+                per_layer.append([(row[-2], row[-1], memory_from_row(layer, row)) for row in rows])
+        merged = [memory for _, _, memory in heapq.merge(*per_layer, key=lambda item: (item[0], item[1]))]
+        return merged if limit is None else merged[:limit]
+
+    def active_fact_for_dimension(self, namespace: str, dimension: str) -> Fact | None:
+        """The active fact on this dimension (the latest confirmed if, against the rules, several are)."""
+        row = (
+            self.db.connection()
+            .execute(
+                f"SELECT {FACT_COLUMNS} FROM facts WHERE namespace = ? AND dimension = ? "
+                "AND status = 'active' "
+                "ORDER BY last_confirmed_at DESC, ref DESC LIMIT 1",
+                (namespace, dimension),
+            )
+            .fetchone()
+        )
+        return None if row is None else fact_from_row(row)
+
+    def facts_citing(self, namespace: str, episode_ids: Iterable[str]) -> list[Fact]:
+        """Facts (active or superseded) whose provenance names any of the episodes, oldest first."""
+        ids = list(episode_ids)
+        if not ids:
+            return []
+        rows = self.db.connection().execute(
+            f"SELECT {FACT_COLUMNS} FROM facts WHERE namespace = ? AND ref IN ("
+            "SELECT ref FROM fact_sources WHERE namespace = ? "
+            "AND episode_id IN (SELECT value FROM json_each(?))"
+            ") ORDER BY last_confirmed_at, ref",
+            (namespace, namespace, json_list(ids)),
+        )
+        return [fact_from_row(row) for row in rows]
+
+    def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
+        """Count one access of each memory; neither the version nor the namespace generation changes."""
+        unique = list(dict.fromkeys(ids))
+        if not unique:
+            return
+        params = [(epoch(at), namespace, memory_id) for memory_id in unique]
+        with self.db.transaction() as conn:
+            for table in ("episodes", "facts"):
+                conn.executemany(
+                    f"UPDATE {table} SET access_count = access_count + 1, last_accessed_at = ? "
+                    "WHERE namespace = ? AND id = ?",
+                    params,
+                )
+
+    def record_recall(self, namespace: str, hit: bool, at: datetime) -> None:
+        """Count one recall (and whether it found anything) for the namespace's hit rate."""
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO namespace_state(namespace, recall_count, recall_hits) VALUES (?, 1, ?) "
+                "ON CONFLICT(namespace) DO UPDATE SET recall_count = recall_count + 1, "
+                "recall_hits = recall_hits + excluded.recall_hits",
+                (namespace, int(hit)),
+            )
+
+    def recent_episodes(self, namespace: str, since: datetime, limit: int = 200) -> list[Episode]:
+        """Episodes created at or after `since`, newest first. (Recall does not need it here: this index is
+        written in the store's own transaction, so it is never behind.)"""
+        rows = self.db.connection().execute(
+            f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE namespace = ? AND created_at >= ? "
+            "ORDER BY created_at DESC, ref DESC LIMIT ?",
+            (namespace, epoch(since), limit),
+        )
+        return [episode_from_row(row) for row in rows]
+
+    def list_namespaces(self) -> list[str]:
+        """Every namespace that has ever been written (for `rearview reindex` of everything)."""
+        rows = self.db.connection().execute("SELECT namespace FROM namespace_state ORDER BY namespace").fetchall()
+        return [row[0] for row in rows]
+
+    def namespaces_with_unconsolidated(self) -> list[str]:
+        """Every namespace holding an unconsolidated episode (a partial index holds only those rows)."""
+        rows = (
+            self.db.connection()
+            .execute("SELECT DISTINCT namespace FROM episodes WHERE consolidated = 0 ORDER BY namespace")
+            .fetchall()
+        )
+        return [row[0] for row in rows]
+
+    def close(self) -> None:
+        """Close the database (idempotent)."""
+        self.db.close()
+
+    def usage(self, namespace: str, now: datetime) -> NamespaceUsage:
+        """Counts: working (unexpired), episodic, semantic (active), semantic_superseded; recall counters."""
+        with self.db.snapshot() as conn:
+            (working,) = conn.execute(
+                "SELECT COUNT(*) FROM working WHERE namespace = ? AND expires_at > ?",
+                (namespace, epoch(now)),
+            ).fetchone()
+            (episodic,) = conn.execute("SELECT COUNT(*) FROM episodes WHERE namespace = ?", (namespace,)).fetchone()
+            by_status = dict(
+                conn.execute(
+                    "SELECT status, COUNT(*) FROM facts WHERE namespace = ? GROUP BY status", (namespace,)
+                ).fetchall()
+            )
+            state = conn.execute(
+                "SELECT last_write_at, recall_count, recall_hits FROM namespace_state WHERE namespace = ?",
+                (namespace,),
+            ).fetchone()
+        last_write_at, recall_count, recall_hits = state if state is not None else (None, 0, 0)
+        return NamespaceUsage(
+            working=working,
+            episodic=episodic,
+            semantic_active=by_status.get("active", 0),
+            semantic_superseded=by_status.get("superseded", 0),
+            last_write_at=datetime_or_none(last_write_at),
+            recall_count=recall_count,
+            recall_hits=recall_hits,
+        )
+
+
+def _cached_row(memory: Memory, ref: int, vector: bytes | None) -> CachedRow:
+    array = None if vector is None else np.frombuffer(vector, dtype="<f4")
+    if isinstance(memory, Episode):
+        return CachedRow(
+            "episodic", ref, memory.id, epoch(memory.occurred_at), True, memory.consolidated,
+            memory.session_id, memory.event_type, array,
+        )  # fmt: skip
+    return CachedRow(
+        "semantic", ref, memory.id, epoch(memory.last_confirmed_at), memory.status == "active", False,
+        None, None, array,
+    )  # fmt: skip

@@ -1,0 +1,224 @@
+"""Rows and memories: how an Episode or a Fact is laid out in its table, and a MemoryFilter as a WHERE clause.
+
+Time filters are half-open: `since <= t < until`, t being the episode's occurred_at or the fact's
+last_confirmed_at. A fact never matches a filter on `session_id` or `event_types` (facts have neither);
+`consolidated` only constrains episodes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
+from rearview.domain.search import MemoryFilter, searchable_text
+from rearview.domain.timestamps import as_utc, utc_from_epoch
+from rearview.text_analysis import index_text
+
+LAYERS: tuple[StoredLayer, ...] = ("episodic", "semantic")
+
+
+def namespace_token(namespace: str) -> str:
+    """The namespace as one FTS5 token: letters and digits only, so no tokenizer can split or merge it."""
+    return "ns" + hashlib.blake2b(namespace.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def epoch(value: datetime) -> float:
+    return as_utc(value).timestamp()
+
+
+def epoch_or_none(value: datetime | None) -> float | None:
+    return None if value is None else as_utc(value).timestamp()
+
+
+def datetime_or_none(value: float | None) -> datetime | None:
+    return None if value is None else utc_from_epoch(value)
+
+
+def json_list(values: Iterable[str]) -> str:
+    return json.dumps(list(values), ensure_ascii=False)
+
+
+TIME_COLUMN: dict[str, str] = {"episodic": "occurred_at", "semantic": "last_confirmed_at"}
+TABLE: dict[str, str] = {"episodic": "episodes", "semantic": "facts"}
+
+_COMMON_COLUMNS = (
+    "id, namespace, content, tags_json, importance, access_count, last_accessed_at, created_at, "
+    "confirmations, redacted, version"
+)
+EPISODE_COLUMNS = (
+    _COMMON_COLUMNS + ", occurred_at, event_type, entities_json, outcome, session_id, consolidated, context"
+)
+FACT_COLUMNS = (
+    _COMMON_COLUMNS
+    + ", dimension, confidence, provenance_json, last_confirmed_at, status, superseded_by, superseded_at"
+)
+SELECT_COLUMNS: dict[str, str] = {"episodic": EPISODE_COLUMNS, "semantic": FACT_COLUMNS}
+
+
+def _common_fields(row: Sequence[Any]) -> dict[str, Any]:
+    return {
+        "id": row[0],
+        "namespace": row[1],
+        "content": row[2],
+        "tags": json.loads(row[3]),
+        "importance": row[4],
+        "access_count": row[5],
+        "last_accessed_at": datetime_or_none(row[6]),
+        "created_at": utc_from_epoch(row[7]),
+        "confirmations": row[8],
+        "redacted": bool(row[9]),
+        "version": row[10],
+    }
+
+
+def episode_from_row(row: Sequence[Any]) -> Episode:
+    # model_construct: the values come from our own columns, already of the right types (UTC-aware datetimes).
+    return Episode.model_construct(
+        **_common_fields(row),
+        layer="episodic",
+        occurred_at=utc_from_epoch(row[11]),
+        event_type=row[12],
+        entities=json.loads(row[13]),
+        outcome=row[14],
+        session_id=row[15],
+        consolidated=bool(row[16]),
+        context=row[17],
+    )
+
+
+def fact_from_row(row: Sequence[Any]) -> Fact:
+    return Fact.model_construct(
+        **_common_fields(row),
+        layer="semantic",
+        dimension=row[11],
+        confidence=row[12],
+        provenance=json.loads(row[13]),
+        last_confirmed_at=utc_from_epoch(row[14]),
+        status=row[15],
+        superseded_by=row[16],
+        superseded_at=datetime_or_none(row[17]),
+    )
+
+
+def memory_from_row(layer: str, row: Sequence[Any]) -> Memory:
+    return episode_from_row(row) if layer == "episodic" else fact_from_row(row)
+
+
+def episode_values(e: Episode) -> tuple[Any, ...]:
+    return (
+        e.content,
+        json_list(e.tags),
+        e.importance,
+        e.access_count,
+        epoch_or_none(e.last_accessed_at),
+        epoch(e.created_at),
+        e.confirmations,
+        int(e.redacted),
+        e.version,
+        epoch(e.occurred_at),
+        e.event_type,
+        json_list(e.entities),
+        e.outcome,
+        e.session_id,
+        int(e.consolidated),
+        index_text(searchable_text(e)),
+        e.context,
+        index_text(e.context),
+    )
+
+
+def fact_values(f: Fact) -> tuple[Any, ...]:
+    return (
+        f.content,
+        json_list(f.tags),
+        f.importance,
+        f.access_count,
+        epoch_or_none(f.last_accessed_at),
+        epoch(f.created_at),
+        f.confirmations,
+        int(f.redacted),
+        f.version,
+        f.dimension,
+        f.confidence,
+        json_list(f.provenance),
+        epoch(f.last_confirmed_at),
+        f.status,
+        f.superseded_by,
+        epoch_or_none(f.superseded_at),
+        index_text(searchable_text(f)),
+    )
+
+
+_VALUE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "episodic": (
+        "content", "tags_json", "importance", "access_count", "last_accessed_at", "created_at",
+        "confirmations", "redacted", "version", "occurred_at", "event_type", "entities_json", "outcome",
+        "session_id", "consolidated", "search_text", "context", "context_text",
+    ),
+    "semantic": (
+        "content", "tags_json", "importance", "access_count", "last_accessed_at", "created_at",
+        "confirmations", "redacted", "version", "dimension", "confidence", "provenance_json",
+        "last_confirmed_at", "status", "superseded_by", "superseded_at", "search_text",
+    ),
+}  # fmt: skip
+
+
+def insert_sql(layer: str) -> str:
+    columns = ("namespace", "id", "ns_token", *_VALUE_COLUMNS[layer], "vector")
+    return f"INSERT INTO {TABLE[layer]} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+
+
+def update_sql(layer: str) -> str:
+    assignments = ", ".join(f"{c} = ?" for c in _VALUE_COLUMNS[layer])
+    # COALESCE: an upsert without a vector keeps the stored one. The version predicate re-checks the lock.
+    return (
+        f"UPDATE {TABLE[layer]} SET {assignments}, vector = COALESCE(?, vector) "
+        "WHERE namespace = ? AND id = ? AND version = ?"
+    )
+
+
+def filter_clause(layer: str, namespace: str, flt: MemoryFilter, alias: str) -> tuple[str, list[Any]] | None:
+    """The WHERE clause of `flt` on one layer's table (aliased); None if nothing of that layer can match."""
+    if flt.ids is not None and not flt.ids:
+        return None
+    if layer == "semantic" and (flt.event_types or flt.session_id is not None):
+        return None
+    clauses = [f"{alias}.namespace = ?"]
+    params: list[Any] = [namespace]
+    time_column = f"{alias}.{TIME_COLUMN[layer]}"
+    if flt.since is not None:
+        clauses.append(f"{time_column} >= ?")
+        params.append(epoch(flt.since))
+    if flt.until is not None:
+        clauses.append(f"{time_column} < ?")
+        params.append(epoch(flt.until))
+    if flt.tags:
+        clauses.append(
+            f"{alias}.ref IN (SELECT ref FROM memory_tags WHERE namespace = ? AND layer = ? "
+            "AND tag IN (SELECT value FROM json_each(?)))"
+        )
+        params.extend([namespace, layer, json_list(flt.tags)])
+    if flt.ids is not None:
+        clauses.append(f"{alias}.id IN (SELECT value FROM json_each(?))")
+        params.append(json_list(flt.ids))
+    if layer == "episodic":
+        if flt.event_types:
+            clauses.append(f"{alias}.event_type IN (SELECT value FROM json_each(?))")
+            params.append(json_list(flt.event_types))
+        if flt.session_id is not None:
+            clauses.append(f"{alias}.session_id = ?")
+            params.append(flt.session_id)
+        if flt.consolidated is not None:
+            clauses.append(f"{alias}.consolidated = ?")
+            params.append(int(flt.consolidated))
+    elif not flt.include_superseded:
+        clauses.append(f"{alias}.status = 'active'")
+    return " AND ".join(clauses), params
+
+
+def unique_layers(layers: Iterable[StoredLayer]) -> list[StoredLayer]:
+    return list(dict.fromkeys(layers))

@@ -1,0 +1,229 @@
+"""The schema of `<data_dir>/rearview.db`, and the migrations that build it.
+
+- `meta`: schema version, and the embedder name and dimension the stored vectors were made with.
+- `working`: working memory, one row per (namespace, session, key), with an absolute expiry.
+- `episodes`, `facts`: one row per memory, integer `ref` (rowid, AUTOINCREMENT so refs only grow) plus a
+  unique (namespace, id); lists as JSON, datetimes as UTC epoch seconds (REAL), vectors as float32 BLOBs, and
+  `search_text`, the analysed text (`text_analysis.index_text`) that FTS5 indexes.
+- `fts_episodes`, `fts_facts`: external-content FTS5 tables over (`ns_token`, `search_text`, and for episodes
+  `context_text`, the analysed `context`), kept in sync by triggers, so a write is indexed in the same
+  transaction. `ns_token` is the namespace as one safe token.
+- `memory_tags`, `fact_sources`: tags and fact provenance exploded by triggers, so "any of these tags" and
+  "facts citing these episodes" are index lookups instead of JSON scans.
+- `namespace_state`: per-namespace write generation (bumped by every `apply`), last write time, recall
+  counters.
+- `api_keys`: the key store's table.
+
+`MIGRATIONS[i]` takes the schema from version i to i + 1, each in its own transaction (`SqliteDatabase` runs
+them). Append only.
+"""
+
+from __future__ import annotations
+
+META_DDL = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID"
+
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+
+def _fts_triggers(table: str, layer: str) -> str:
+    fts = f"fts_{table}"
+    return f"""
+CREATE TRIGGER {table}_ai AFTER INSERT ON {table} BEGIN
+  INSERT INTO {fts}(rowid, ns_token, search_text) VALUES (new.ref, new.ns_token, new.search_text);
+  INSERT OR IGNORE INTO memory_tags(namespace, tag, layer, ref)
+    SELECT new.namespace, value, '{layer}', new.ref FROM json_each(new.tags_json);
+END;
+CREATE TRIGGER {table}_ad AFTER DELETE ON {table} BEGIN
+  INSERT INTO {fts}({fts}, rowid, ns_token, search_text)
+    VALUES ('delete', old.ref, old.ns_token, old.search_text);
+  DELETE FROM memory_tags WHERE namespace = old.namespace AND layer = '{layer}' AND ref = old.ref
+    AND tag IN (SELECT value FROM json_each(old.tags_json));
+END;
+CREATE TRIGGER {table}_au_text AFTER UPDATE OF search_text ON {table}
+WHEN old.search_text IS NOT new.search_text BEGIN
+  INSERT INTO {fts}({fts}, rowid, ns_token, search_text)
+    VALUES ('delete', old.ref, old.ns_token, old.search_text);
+  INSERT INTO {fts}(rowid, ns_token, search_text) VALUES (new.ref, new.ns_token, new.search_text);
+END;
+CREATE TRIGGER {table}_au_tags AFTER UPDATE OF tags_json ON {table}
+WHEN old.tags_json IS NOT new.tags_json BEGIN
+  DELETE FROM memory_tags WHERE namespace = old.namespace AND layer = '{layer}' AND ref = old.ref
+    AND tag IN (SELECT value FROM json_each(old.tags_json));
+  INSERT OR IGNORE INTO memory_tags(namespace, tag, layer, ref)
+    SELECT new.namespace, value, '{layer}', new.ref FROM json_each(new.tags_json);
+END;
+"""
+
+
+_MIGRATION_1 = f"""
+CREATE TABLE working (
+  namespace TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  key TEXT NOT NULL,
+  value_json TEXT NOT NULL,
+  updated_at REAL NOT NULL,
+  expires_at REAL NOT NULL,
+  PRIMARY KEY (namespace, session_id, key)
+) WITHOUT ROWID;
+
+CREATE TABLE episodes (
+  ref INTEGER PRIMARY KEY AUTOINCREMENT,
+  namespace TEXT NOT NULL,
+  id TEXT NOT NULL,
+  ns_token TEXT NOT NULL,
+  content TEXT NOT NULL,
+  tags_json TEXT NOT NULL,
+  importance REAL NOT NULL,
+  access_count INTEGER NOT NULL,
+  last_accessed_at REAL,
+  created_at REAL NOT NULL,
+  confirmations INTEGER NOT NULL,
+  redacted INTEGER NOT NULL,
+  version INTEGER NOT NULL,
+  occurred_at REAL NOT NULL,
+  event_type TEXT,
+  entities_json TEXT NOT NULL,
+  outcome TEXT,
+  session_id TEXT,
+  consolidated INTEGER NOT NULL,
+  vector BLOB,
+  search_text TEXT NOT NULL,
+  UNIQUE (namespace, id)
+);
+CREATE INDEX episodes_by_time ON episodes(namespace, occurred_at);
+CREATE INDEX episodes_by_session ON episodes(namespace, session_id);
+CREATE INDEX episodes_by_event_type ON episodes(namespace, event_type);
+
+CREATE TABLE facts (
+  ref INTEGER PRIMARY KEY AUTOINCREMENT,
+  namespace TEXT NOT NULL,
+  id TEXT NOT NULL,
+  ns_token TEXT NOT NULL,
+  content TEXT NOT NULL,
+  tags_json TEXT NOT NULL,
+  importance REAL NOT NULL,
+  access_count INTEGER NOT NULL,
+  last_accessed_at REAL,
+  created_at REAL NOT NULL,
+  confirmations INTEGER NOT NULL,
+  redacted INTEGER NOT NULL,
+  version INTEGER NOT NULL,
+  dimension TEXT,
+  confidence REAL NOT NULL,
+  provenance_json TEXT NOT NULL,
+  last_confirmed_at REAL NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('active', 'superseded')),
+  superseded_by TEXT,
+  superseded_at REAL,
+  vector BLOB,
+  search_text TEXT NOT NULL,
+  UNIQUE (namespace, id)
+);
+CREATE INDEX facts_by_time ON facts(namespace, last_confirmed_at);
+CREATE INDEX facts_by_dimension ON facts(namespace, dimension, status);
+
+CREATE TABLE memory_tags (
+  namespace TEXT NOT NULL,
+  tag TEXT NOT NULL,
+  layer TEXT NOT NULL,
+  ref INTEGER NOT NULL,
+  PRIMARY KEY (namespace, tag, layer, ref)
+) WITHOUT ROWID;
+
+CREATE TABLE fact_sources (
+  namespace TEXT NOT NULL,
+  episode_id TEXT NOT NULL,
+  ref INTEGER NOT NULL,
+  PRIMARY KEY (namespace, episode_id, ref)
+) WITHOUT ROWID;
+
+CREATE TABLE namespace_state (
+  namespace TEXT PRIMARY KEY,
+  generation INTEGER NOT NULL DEFAULT 0,
+  last_write_at REAL,
+  recall_count INTEGER NOT NULL DEFAULT 0,
+  recall_hits INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+
+CREATE VIRTUAL TABLE fts_episodes USING fts5(
+  ns_token, search_text, content='episodes', content_rowid='ref', tokenize='{FTS_TOKENIZER}'
+);
+CREATE VIRTUAL TABLE fts_facts USING fts5(
+  ns_token, search_text, content='facts', content_rowid='ref', tokenize='{FTS_TOKENIZER}'
+);
+{_fts_triggers("episodes", "episodic")}
+{_fts_triggers("facts", "semantic")}
+CREATE TRIGGER facts_sources_ai AFTER INSERT ON facts BEGIN
+  INSERT OR IGNORE INTO fact_sources(namespace, episode_id, ref)
+    SELECT new.namespace, value, new.ref FROM json_each(new.provenance_json);
+END;
+CREATE TRIGGER facts_sources_ad AFTER DELETE ON facts BEGIN
+  DELETE FROM fact_sources WHERE namespace = old.namespace AND ref = old.ref
+    AND episode_id IN (SELECT value FROM json_each(old.provenance_json));
+END;
+CREATE TRIGGER facts_sources_au AFTER UPDATE OF provenance_json ON facts
+WHEN old.provenance_json IS NOT new.provenance_json BEGIN
+  DELETE FROM fact_sources WHERE namespace = old.namespace AND ref = old.ref
+    AND episode_id IN (SELECT value FROM json_each(old.provenance_json));
+  INSERT OR IGNORE INTO fact_sources(namespace, episode_id, ref)
+    SELECT new.namespace, value, new.ref FROM json_each(new.provenance_json);
+END;
+"""
+
+# API keys (rearview.adapters.sqlite.key_store): only a hash of each secret; scope and permissions in the clear.
+_MIGRATION_2 = """
+CREATE TABLE api_keys (
+  key_id TEXT PRIMARY KEY,
+  scope TEXT NOT NULL,
+  permissions TEXT NOT NULL,
+  secret_hash TEXT NOT NULL,
+  created_at REAL NOT NULL,
+  expires_at REAL,
+  revoked_at REAL,
+  description TEXT
+) WITHOUT ROWID;
+"""
+
+# recent_episodes() reads by creation time (read-your-writes in recall); without this it scans the namespace.
+_MIGRATION_3 = "CREATE INDEX episodes_by_created ON episodes(namespace, created_at);"
+
+# Contextual keyword search: an episode's `context` (the turn before it in its session) and its analysed form,
+# indexed by FTS5 as a third column that keyword search weighs by `recall.context_weight`. The episodes' FTS table
+# and the triggers that feed it are rebuilt with the new column (the tag triggers stay as they were).
+_MIGRATION_4 = f"""
+ALTER TABLE episodes ADD COLUMN context TEXT NOT NULL DEFAULT '';
+ALTER TABLE episodes ADD COLUMN context_text TEXT NOT NULL DEFAULT '';
+DROP TRIGGER episodes_ai;
+DROP TRIGGER episodes_ad;
+DROP TRIGGER episodes_au_text;
+DROP TABLE fts_episodes;
+CREATE VIRTUAL TABLE fts_episodes USING fts5(
+  ns_token, search_text, context_text, content='episodes', content_rowid='ref', tokenize='{FTS_TOKENIZER}'
+);
+INSERT INTO fts_episodes(fts_episodes) VALUES ('rebuild');
+CREATE TRIGGER episodes_ai AFTER INSERT ON episodes BEGIN
+  INSERT INTO fts_episodes(rowid, ns_token, search_text, context_text)
+    VALUES (new.ref, new.ns_token, new.search_text, new.context_text);
+  INSERT OR IGNORE INTO memory_tags(namespace, tag, layer, ref)
+    SELECT new.namespace, value, 'episodic', new.ref FROM json_each(new.tags_json);
+END;
+CREATE TRIGGER episodes_ad AFTER DELETE ON episodes BEGIN
+  INSERT INTO fts_episodes(fts_episodes, rowid, ns_token, search_text, context_text)
+    VALUES ('delete', old.ref, old.ns_token, old.search_text, old.context_text);
+  DELETE FROM memory_tags WHERE namespace = old.namespace AND layer = 'episodic' AND ref = old.ref
+    AND tag IN (SELECT value FROM json_each(old.tags_json));
+END;
+CREATE TRIGGER episodes_au_text AFTER UPDATE OF search_text, context_text ON episodes
+WHEN old.search_text IS NOT new.search_text OR old.context_text IS NOT new.context_text BEGIN
+  INSERT INTO fts_episodes(fts_episodes, rowid, ns_token, search_text, context_text)
+    VALUES ('delete', old.ref, old.ns_token, old.search_text, old.context_text);
+  INSERT INTO fts_episodes(rowid, ns_token, search_text, context_text)
+    VALUES (new.ref, new.ns_token, new.search_text, new.context_text);
+END;
+"""
+
+# Scheduled consolidation asks which namespaces hold unconsolidated episodes: a partial index holds just those rows.
+_MIGRATION_5 = "CREATE INDEX episodes_unconsolidated ON episodes(namespace) WHERE consolidated = 0;"
+
+MIGRATIONS: tuple[str, ...] = (_MIGRATION_1, _MIGRATION_2, _MIGRATION_3, _MIGRATION_4, _MIGRATION_5)
+SCHEMA_VERSION = len(MIGRATIONS)

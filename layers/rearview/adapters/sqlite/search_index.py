@@ -1,0 +1,290 @@
+"""SqliteSearchIndex: keyword search (BM25 over FTS5, with term-count caching to keep common terms cheap),
+entity shares, and vector search over the per-namespace vector caches."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from rearview.adapters.sqlite.connection import SqliteDatabase
+from rearview.adapters.sqlite.rows import TABLE, filter_clause, json_list, namespace_token, unique_layers
+from rearview.adapters.sqlite.vector_cache import VectorCache, VectorCaches, normalised_rows
+from rearview.domain.memory import StoredLayer
+from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits
+from rearview.errors import InvalidInput
+from rearview.ports import SearchIndex
+from rearview.text_analysis import query_terms
+
+# The FTS5 columns keyword search matches in an episode when it weighs the context (facts have no context).
+_TEXT_AND_CONTEXT = "{search_text context_text}"
+# Entity shares are counted over the latest _ENTITY_SAMPLE episodes, again after 1/20 of that in change sets.
+_ENTITY_SAMPLE = 5000
+_ENTITY_RECOUNT_DIVISOR = 20
+_ENTITY_SHARES_CACHED = 4096
+# Term match counts are kept for this many namespaces, and at most this many counts in one (then counted afresh).
+_TERM_COUNTS_NAMESPACES = 1024
+_TERM_COUNTS_PER_NAMESPACE = 4096
+# (fts table, columns, count cap, term or None for the whole namespace) -> matches, counted up to cap + 1.
+_TermCounts = dict[tuple[str, str, int, str | None], int]
+
+
+def _fts_match(token: str, terms: Sequence[str], columns: str = "search_text") -> str:
+    """An FTS5 query: the namespace token AND any of the terms in `columns`, each term a quoted string (so no
+    operator syntax)."""
+    quoted = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+    return f'ns_token : "{token}" AND {columns} : ({quoted})'
+
+
+class SqliteSearchIndex(SearchIndex):
+    """SearchIndex over SqliteDatabase: BM25 over FTS5, and exact cosine over cached vectors.
+
+    The vector caches (`VectorCaches`) are checked against the namespace's generation on every search (one
+    indexed lookup), so writes by other processes are seen. At most `max_cached_vectors` vectors stay cached.
+    BM25 statistics (IDF, average length) are those of the whole table, not of one namespace: scores are
+    comparable within a query, which is all fusion needs.
+    """
+
+    # Written in the store's own transaction, with vector search an exact scan of a cached matrix in this process.
+    traits = SearchTraits(local_scan=True)
+
+    def __init__(
+        self,
+        db: SqliteDatabase,
+        *,
+        max_cached_vectors: int = 600_000,
+        common_term_matches: int = 2000,
+        scored_matches_budget: int = 5000,
+        recent_matches: int = 2000,
+        max_query_terms: int = 32,
+        term_count_commits: int = 32,
+    ) -> None:
+        self.db = db
+        # 600k vectors are 1.2 GB of float32 at 512 dimensions (0.9 GB at MiniLM's 384): with the rest of the
+        # process that keeps a server holding 1M memories under 2 GiB. Least recently used namespaces go first.
+        self._vectors = VectorCaches(db, max_cached_vectors)
+        # FTS5's bm25() costs about 2.5 us per matching row plus a pass over each term's whole doclist (its
+        # IDF), so one term found in most of a 100k-memory namespace costs a quarter of a second. Such a term
+        # says little (its IDF is near zero) next to a rarer one: a term matching more than
+        # `common_term_matches` memories of the namespace is left out of the scored query when rarer terms
+        # exist, and the rarer terms are scored up to `scored_matches_budget` matches in all. When every term
+        # is common, the rarest is scored over its `recent_matches` most recent matches only.
+        self.common_term_matches = common_term_matches
+        self.scored_matches_budget = scored_matches_budget
+        self.recent_matches = recent_matches
+        self.max_query_terms = max_query_terms
+        # How many matches a term has in a namespace only decides which terms are scored (their scores come from
+        # bm25() itself), so the counts are reused until the namespace has seen `term_count_commits` more commits:
+        # counting one term costs up to `common_term_matches` rows of FTS5 doclist merging (about 1 ms each at
+        # 100k memories in a namespace, several per query).
+        self.term_count_commits = term_count_commits
+        # namespace -> (generation counted at, its counts).
+        self._term_counts: OrderedDict[str, tuple[int, _TermCounts]] = OrderedDict()
+        self._lock = threading.Lock()
+        # namespace -> (generation counted at, shares); see entity_shares.
+        self._entity_shares: OrderedDict[str, tuple[int, EntityShares]] = OrderedDict()
+
+    # entity statistics
+
+    def entity_shares(self, namespace: str) -> EntityShares:
+        """Shares among the namespace's latest `_ENTITY_SAMPLE` episodes (one aggregate: 25 ms in a namespace of
+        100k episodes, where counting all of them took 0.4 s), counted again once 1/20 of the sample's size in
+        change sets has been committed since: shares move slowly."""
+        generation = self.db.generation(namespace)
+        with self._lock:
+            cached = self._entity_shares.get(namespace)
+            if cached is not None:
+                sampled = min(cached[1].episodes, _ENTITY_SAMPLE)
+                if 0 <= generation - cached[0] <= sampled // _ENTITY_RECOUNT_DIVISOR:
+                    self._entity_shares.move_to_end(namespace)
+                    return cached[1]
+        with self.db.snapshot() as conn:
+            generation = self.db.generation(namespace, conn)
+            count = conn.execute("SELECT count(*) FROM episodes WHERE namespace = ?", (namespace,)).fetchone()
+            episodes = int(count[0])
+            rows = conn.execute(
+                "SELECT entity.value, count(DISTINCT e.ref) FROM (SELECT ref, entities_json FROM episodes "
+                "WHERE namespace = ? ORDER BY created_at DESC LIMIT ?) AS e, json_each(e.entities_json) AS entity "
+                "GROUP BY entity.value",
+                (namespace, _ENTITY_SAMPLE),
+            ).fetchall()
+        sampled = min(episodes, _ENTITY_SAMPLE)
+        shares = {str(name): n / sampled for name, n in rows} if sampled else {}
+        counted = EntityShares(episodes=episodes, shares=shares)
+        with self._lock:
+            self._entity_shares[namespace] = (generation, counted)
+            self._entity_shares.move_to_end(namespace)
+            while len(self._entity_shares) > _ENTITY_SHARES_CACHED:
+                self._entity_shares.popitem(last=False)
+        return counted
+
+    # keyword search
+
+    def keyword_search(
+        self, namespace: str, text: str, flt: MemoryFilter, limit: int, context_weight: float = 0.0
+    ) -> list[Candidate]:
+        """BM25 over the analysed text (and an episode's context column, weighted): any query term matches; best
+        first. No terms (stop words only): []."""
+        terms = query_terms(text)[: self.max_query_terms]
+        if not terms or limit <= 0:
+            return []
+        token = namespace_token(namespace)
+        found: list[Candidate] = []
+        with self.db.snapshot() as conn:
+            counts = self._term_counts_of(namespace)
+            for layer in unique_layers(flt.layers):
+                clause = filter_clause(layer, namespace, flt, "m")
+                if clause is None:
+                    continue
+                where, params = clause
+                fts = f"fts_{TABLE[layer]}"
+                with_context = layer == "episodic" and context_weight > 0
+                columns = _TEXT_AND_CONTEXT if with_context else "search_text"
+                weights = f"0.0, 1.0, {float(context_weight)}" if layer == "episodic" else "0.0, 1.0"
+                scored, recent_only = self._scored_terms(conn, fts, token, terms, columns, counts)
+                if not scored:
+                    continue
+                order = f"ORDER BY rowid DESC LIMIT {int(self.recent_matches)}" if recent_only else ""
+                # CROSS JOIN pins the FTS table as the outer loop: the match is what narrows the rows.
+                rows = conn.execute(
+                    f"SELECT m.id, hits.score FROM (SELECT rowid AS ref, -bm25({fts}, {weights}) AS score "
+                    f"FROM {fts} WHERE {fts} MATCH ? {order}) AS hits "
+                    f"CROSS JOIN {TABLE[layer]} AS m ON m.ref = hits.ref "
+                    f"WHERE {where} ORDER BY hits.score DESC LIMIT ?",
+                    (_fts_match(token, scored, columns), *params, limit),
+                )
+                found.extend(Candidate(memory_id, layer, float(score)) for memory_id, score in rows)
+        found.sort(key=lambda c: c.score, reverse=True)
+        return found[:limit]
+
+    def _term_counts_of(self, namespace: str) -> _TermCounts:
+        """The namespace's cached match counts, emptied once it has seen more than `term_count_commits` commits
+        since they were counted (called inside the caller's snapshot, which this thread's connection holds)."""
+        generation = self.db.generation(namespace)
+        with self._lock:
+            cached = self._term_counts.get(namespace)
+            if cached is None or not 0 <= generation - cached[0] <= self.term_count_commits:
+                cached = (generation, {})
+            elif len(cached[1]) > _TERM_COUNTS_PER_NAMESPACE:
+                cached = (cached[0], {})
+            self._term_counts[namespace] = cached
+            self._term_counts.move_to_end(namespace)
+            while len(self._term_counts) > _TERM_COUNTS_NAMESPACES:
+                self._term_counts.popitem(last=False)
+            return cached[1]
+
+    def _count_matches(self, conn: sqlite3.Connection, fts: str, match: str, cap: int) -> int:
+        """How many rows match, counting no further than `cap` + 1 (so a common term costs no more)."""
+        (count,) = conn.execute(
+            f"SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?)", (match, cap + 1)
+        ).fetchone()
+        return int(count)
+
+    def _scored_terms(
+        self,
+        conn: sqlite3.Connection,
+        fts: str,
+        token: str,
+        terms: list[str],
+        columns: str,
+        counts: _TermCounts,
+    ) -> tuple[list[str], bool]:
+        """The terms to score and whether to score only the most recent matches (see __init__); `counts` caches
+        the match counts (capped, as `_count_matches` returns them) across queries."""
+
+        def count(term: str | None, cap: int) -> int:
+            key = (fts, columns, cap, term)
+            found = counts.get(key)
+            if found is None:
+                match = f'ns_token : "{token}"' if term is None else _fts_match(token, [term], columns)
+                found = counts[key] = self._count_matches(conn, fts, match, cap)
+            return found
+
+        budget = self.scored_matches_budget
+        if count(None, budget) <= budget:
+            return terms, False  # a namespace this small is cheap to score whole
+        cap = self.common_term_matches
+        counted = sorted((n, position, term) for position, term in enumerate(terms) if (n := count(term, cap)))
+        if not counted:
+            return [], False
+        if counted[0][0] > cap:
+            return [counted[0][2]], True
+        scored: list[str] = []
+        total = 0
+        for n, _, term in counted:
+            if n > cap or (scored and total + n > budget):
+                break
+            scored.append(term)
+            total += n
+        return scored, False
+
+    # vector search
+
+    def vector_search(self, namespace: str, vector: np.ndarray, flt: MemoryFilter, limit: int) -> list[Candidate]:
+        """Exact cosine against every vector of the namespace that passes the filter; best first."""
+        if limit <= 0:
+            return []
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if query.shape[0] != self.db.dim:
+            raise InvalidInput(f"vector: expected dimension {self.db.dim}, got {query.shape[0]}", field="vector")
+        norm = float(np.linalg.norm(query))
+        if norm == 0.0:
+            return []
+        query = query / norm
+        found: list[Candidate] = []
+        for layer, cache, mask in self._searchable_caches(namespace, flt):
+            found.extend(Candidate(memory_id, layer, score) for score, memory_id in cache.search(query, mask, limit))
+        found.sort(key=lambda c: c.score, reverse=True)
+        return found[:limit]
+
+    def vector_search_many(
+        self, namespace: str, vectors: np.ndarray, flt: MemoryFilter, limit: int
+    ) -> list[list[Candidate]]:
+        """`vector_search` for each row of `vectors` in one pass over the namespace (the write path's dedup check
+        of a whole batch: one matrix product instead of one scan per item)."""
+        queries = np.asarray(vectors, dtype=np.float32).reshape(-1, self.db.dim)
+        results: list[list[Candidate]] = [[] for _ in range(queries.shape[0])]
+        if limit <= 0 or queries.shape[0] == 0:
+            return results
+        queries = normalised_rows(queries)
+        for layer, cache, mask in self._searchable_caches(namespace, flt):
+            per_query = cache.search_many(queries, mask, limit)
+            for found, hits in zip(results, per_query, strict=True):
+                found.extend(Candidate(memory_id, layer, score) for score, memory_id in hits)
+        for found in results:
+            found.sort(key=lambda c: c.score, reverse=True)
+            del found[limit:]
+        return results
+
+    def _searchable_caches(
+        self, namespace: str, flt: MemoryFilter
+    ) -> Iterator[tuple[StoredLayer, VectorCache, np.ndarray]]:
+        """Each layer the filter can match, with its (current) vector cache and the filter's row mask; the cache
+        stays locked while the caller searches it, until the next layer is asked for."""
+        generation = self.db.generation(namespace)
+        for layer in unique_layers(flt.layers):
+            if flt.ids is not None and not flt.ids:
+                continue
+            tagged = self._tagged_refs(namespace, layer, flt.tags) if flt.tags else None
+            cache = self._vectors.get(namespace, layer, generation)
+            with cache.lock:
+                yield layer, cache, cache.mask(flt, tagged)
+
+    def _tagged_refs(self, namespace: str, layer: StoredLayer, tags: Sequence[str]) -> np.ndarray:
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT DISTINCT ref FROM memory_tags WHERE namespace = ? AND layer = ? "
+                "AND tag IN (SELECT value FROM json_each(?))",
+                (namespace, layer, json_list(tags)),
+            )
+            .fetchall()
+        )
+        return np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+
+    def cached_vector_count(self) -> int:
+        """How many vectors the caches hold now (for tests and the stats page)."""
+        return self._vectors.vector_count()
