@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from hindsight_heldout import HELDOUT
 from hindsight_scenarios import NOISE_EN, NOISE_ZH, SCENARIOS, Ep, Expect, Scenario
 from metrics import format_table
 from rearview.bootstrap import Services, build
@@ -153,7 +154,9 @@ def run_scenario(services: Services, clock: ManualClock, scenario: Scenario, ind
     for p, phase in enumerate(scenario.phases):
         phase_end = max((e.day for e in phase), default=last_day)
         stream = [(e.day, 0, position + i, e) for i, e in enumerate(phase)]
-        stream += [(n.day, 1, -1, n) for n in noise if (p == 0 or n.day > _phase_start(scenario, p)) and n.day <= phase_end]
+        stream += [
+            (n.day, 1, -1, n) for n in noise if (p == 0 or n.day > _phase_start(scenario, p)) and n.day <= phase_end
+        ]
         if p == len(scenario.phases) - 1:
             stream += [(n.day, 1, -1, n) for n in noise if n.day > phase_end]
         for _, _, idx, ep in sorted(stream, key=lambda row: (row[0], row[1])):
@@ -188,7 +191,9 @@ def _score_memories(services: Services, namespace: str, scenario: Scenario, scor
     score.expected, score.history_expected = len(current), len(past)
     score.found = sum(1 for e in current if any(matches(f, e) for f in active))
     score.history_found = sum(1 for e in past if any(matches(f, e) for f in history))
-    score.missed = [f"{e.kind}/{e.dimension}/{'+'.join(e.keywords)}" for e in current if not any(matches(f, e) for f in active)]
+    score.missed = [
+        f"{e.kind}/{e.dimension}/{'+'.join(e.keywords)}" for e in current if not any(matches(f, e) for f in active)
+    ]
     score.induced = len(active)
     for fact in active:
         if any(matches(fact, e) for e in current):
@@ -242,7 +247,9 @@ def _forget_and_check(
             surfaces.extend(memory.facets.keys())
         else:
             surfaces.append(memory.context)
-    query = " ".join(written.texts[ids[0]])[:500]
+    # Asked about what the memory was about (not with the forgotten text, which the trace would echo).
+    words = [alt for e in scenario.expect for group in e.keywords for alt in group.split("|")]
+    query = " ".join(words) or scenario.name
     trace = services.recaller.recall(namespace, RecallQuery(query=query, explain=True, top_k=50))
     surfaces.append(trace.model_dump_json())
     found = set().union(*(grams(s) for s in surfaces)) if surfaces else set()
@@ -258,8 +265,8 @@ def _forget_and_check(
 # --- the suite --------------------------------------------------------------------------------------------------
 
 
-def run_suite(services: Services, clock: ManualClock) -> list[ScenarioScore]:
-    return [run_scenario(services, clock, scenario, i) for i, scenario in enumerate(SCENARIOS)]
+def run_suite(services: Services, clock: ManualClock, scenarios: Sequence[Scenario]) -> list[ScenarioScore]:
+    return [run_scenario(services, clock, scenario, i) for i, scenario in enumerate(scenarios)]
 
 
 def timing_per_thousand(make: Callable[[], tuple[Services, ManualClock]], repeats: int = 3) -> dict[str, float]:
@@ -356,11 +363,13 @@ def run_inducer(name: str, args: argparse.Namespace, work: Path, log: Callable[[
     fake = start_fake_server(args.fault_rate) if name == "openai-fake" else None
     try:
         update = inducer_settings(name, args, fake.url if fake is not None else None)
-        services, clock = make_services(work / f"{name}-suite", update, args.embedder)
-        started = time.perf_counter()
-        scores = run_suite(services, clock)
-        log(f"{name}: {len(scores)} scenarios in {time.perf_counter() - started:.1f} s")
-        services.close()
+        sets: dict[str, list[ScenarioScore]] = {}
+        for label, scenarios in (("scripted", SCENARIOS), ("held-out", HELDOUT)):
+            services, clock = make_services(work / f"{name}-{label}", update, args.embedder)
+            started = time.perf_counter()
+            sets[label] = run_suite(services, clock, scenarios)
+            log(f"{name} {label}: {len(scenarios)} scenarios in {time.perf_counter() - started:.1f} s")
+            services.close()
         counter = [0]
 
         def fresh() -> tuple[Services, ManualClock]:
@@ -368,7 +377,10 @@ def run_inducer(name: str, args: argparse.Namespace, work: Path, log: Callable[[
             return make_services(work / f"{name}-timing-{counter[0]}", update, args.embedder)
 
         timing = timing_per_thousand(fresh, repeats=args.repeats)
-        return {"summary": summary(scores), "scores": scores, "timing": timing}
+        return {
+            "sets": {label: {"summary": summary(scores), "scores": scores} for label, scores in sets.items()},
+            "timing": timing,
+        }
     finally:
         if fake is not None:
             fake.close()
@@ -377,9 +389,10 @@ def run_inducer(name: str, args: argparse.Namespace, work: Path, log: Callable[[
 def report(results: dict[str, dict[str, Any]]) -> str:
     rows = []
     for name, result in results.items():
-        s = result["summary"]
-        rows.append([
-            name, s["scenarios"], f"{s['precision']:.3f}", f"{s['recall']:.3f}",
+        for label, scored in result["sets"].items():
+            s = scored["summary"]
+            rows.append([
+            name, label, s["scenarios"], f"{s['precision']:.3f}", f"{s['recall']:.3f}",
             f"{s['by_language']['en']['precision']:.2f}/{s['by_language']['en']['recall']:.2f}",
             f"{s['by_language']['zh']['precision']:.2f}/{s['by_language']['zh']['recall']:.2f}",
             s["history"], s["after_forget"], s["contradictions_active"],
@@ -388,20 +401,33 @@ def report(results: dict[str, dict[str, Any]]) -> str:
         ])  # fmt: skip
     out = [
         format_table(
-            ["inducer", "scenarios", "precision", "recall", "en P/R", "zh P/R", "history kept", "after forget",
-             "contradictions active", "forgotten text surviving", "ms per 1,000 episodes"],
+            [
+                "inducer",
+                "scenarios",
+                "n",
+                "precision",
+                "recall",
+                "en P/R",
+                "zh P/R",
+                "history kept",
+                "after forget",
+                "contradictions active",
+                "forgotten text surviving",
+                "ms per 1,000 episodes",
+            ],
             rows,
             title="== hindsight: induced memories against the scenarios' expectations ==",
         )  # fmt: skip
     ]
     out.append("targets (rule inducer): precision >= 0.9, recall >= 0.8, contradictions 0, forgotten text 0")
     for name, result in results.items():
-        misses = [(s.name, m) for s in result["scores"] for m in s.missed]
-        wrongs = [(s.name, w) for s in result["scores"] for w in s.wrong]
-        if misses or wrongs:
-            out.append(f"\n{name}: missed {len(misses)}, not expected {len(wrongs)}")
-            out += [f"  missed  [{n}] {m}" for n, m in misses]
-            out += [f"  extra   [{n}] {w}" for n, w in wrongs]
+        for label, scored in result["sets"].items():
+            misses = [(s.name, m) for s in scored["scores"] for m in s.missed]
+            wrongs = [(s.name, w) for s in scored["scores"] for w in s.wrong]
+            if misses or wrongs:
+                out.append(f"\n{name}, {label}: missed {len(misses)}, not expected {len(wrongs)}")
+                out += [f"  missed  [{n}] {m}" for n, m in misses]
+                out += [f"  extra   [{n}] {w}" for n, w in wrongs]
     return "\n".join(out)
 
 
@@ -432,9 +458,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print()
             print(locomo_report(run_locomo(args.data, Path(tmp) / "locomo", args.embedder)))
     if args.json is not None:
-        args.json.write_text(
-            json.dumps({k: {"summary": v["summary"], "timing": v["timing"]} for k, v in results.items()}, indent=2)
-        )
+        figures = {
+            name: {"timing": r["timing"], **{label: s["summary"] for label, s in r["sets"].items()}}
+            for name, r in results.items()
+        }
+        args.json.write_text(json.dumps(figures, indent=2))
     return 0
 
 

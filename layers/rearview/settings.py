@@ -158,8 +158,9 @@ class ConsolidateTuning(BaseModel):
     # in a row sharing an error: one failure then a success is a transient error, not a lesson.
     lesson_min_failures: int = Field(2, ge=1)
     recurring_failure_min: int = Field(3, ge=2)
-    # Statements no rule recognises join one group at this word overlap (Jaccard of their content words).
-    lookalike_overlap: float = Field(0.5, ge=0.1, le=1.0)
+    # Statements no rule recognises join one group when they share this share of the shorter one's content words
+    # (two at least): one request said at two lengths.
+    lookalike_overlap: float = Field(0.6, ge=0.1, le=1.0)
     # Event types never learned from; when `allow_event_types` is not empty, the only ones learned from.
     deny_event_types: list[str] = Field(default_factory=lambda: ["chitchat", "small_talk", "greeting", "system"])
     allow_event_types: list[str] = Field(default_factory=list)

@@ -158,7 +158,8 @@ class ForgetService:
                 layers=("episodic",),
                 session_id=session,
                 since=min(v.occurred_at for v in gone),
-                until=max(v.occurred_at for v in gone) + _CONTEXT_WINDOW,
+                # The write path reaches back a whole day, inclusive: so does this window, inclusive.
+                until=max(v.occurred_at for v in gone) + _CONTEXT_WINDOW + timedelta(microseconds=1),
                 include_superseded=True,
             )
             for later in self._store.list_memories(namespace, window):

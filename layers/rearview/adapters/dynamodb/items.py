@@ -10,6 +10,7 @@ and the stream decoding both use it.
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -22,15 +23,25 @@ from rearview.domain.timestamps import as_utc
 
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
-_DATETIME_FIELDS = frozenset({"last_accessed_at", "created_at", "occurred_at", "last_confirmed_at", "superseded_at"})
+_DATETIME_FIELDS = frozenset(
+    {"last_accessed_at", "created_at", "occurred_at", "last_confirmed_at", "superseded_at", "last_occurred_at",
+     "first_seen_at"}
+)  # fmt: skip
+# Structured fields (a fact's facets and evidence), kept as JSON text: read whole, never queried by the table.
+_JSON_FIELDS = frozenset({"facets", "evidence"})
 _FIELDS: dict[str, frozenset[str]] = {
     "episodic": frozenset(Episode.model_fields),
     "semantic": frozenset(Fact.model_fields),
 }
 # Optional attributes of each layer: absent from the item when None (an update REMOVEs them).
 OPTIONAL_ATTRIBUTES: dict[str, tuple[str, ...]] = {
-    "episodic": ("last_accessed_at", "event_type", "outcome", "session_id", "uc_pk", "uc_sk"),
-    "semantic": ("last_accessed_at", "dimension", "superseded_by", "superseded_at"),
+    "episodic": (
+        "last_accessed_at", "event_type", "outcome", "outcome_status", "session_id", "last_occurred_at", "uc_pk",
+        "uc_sk",
+    ),
+    "semantic": (
+        "last_accessed_at", "dimension", "superseded_by", "superseded_at", "evidence", "induced_by", "first_seen_at",
+    ),
 }
 # Everything a memory is read back from (never `vec`, which only get_vectors reads).
 MEMORY_ATTRIBUTES = tuple(sorted(_FIELDS["episodic"] | _FIELDS["semantic"]))
@@ -50,6 +61,8 @@ def _number(value: float) -> dict[str, str]:
 
 
 def _encode(name: str, value: Any) -> dict[str, Any]:
+    if name in _JSON_FIELDS:
+        return {"S": json.dumps(value, ensure_ascii=False, default=_json_default, sort_keys=True)}
     if isinstance(value, bool):
         return {"BOOL": value}
     if isinstance(value, int | float):
@@ -63,7 +76,15 @@ def _encode(name: str, value: Any) -> dict[str, Any]:
     raise TypeError(f"attribute {name}: cannot store {type(value).__name__}")
 
 
+def _json_default(value: Any) -> str:
+    if isinstance(value, datetime):
+        return as_utc(value).isoformat()
+    raise TypeError(f"cannot store {type(value).__name__} as JSON")
+
+
 def _decode(name: str, value: Mapping[str, Any]) -> Any:
+    if name in _JSON_FIELDS and "S" in value:
+        return json.loads(value["S"])
     if "S" in value:
         return parse_iso(value["S"]) if name in _DATETIME_FIELDS else value["S"]
     if "N" in value:

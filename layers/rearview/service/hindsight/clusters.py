@@ -81,11 +81,27 @@ def build_clusters(episodes: Sequence[Episode], new_ids: set[str], tuning: Conso
 
 
 def _signal_clusters(pool: Sequence[Episode], signalled: dict[str, list[Signal]]) -> list[EvidenceCluster]:
+    canonical = _canonical_values([s for signals in signalled.values() for s in signals])
     by_signal: dict[Signal, list[Episode]] = defaultdict(list)
     for episode in pool:
         for signal in signalled.get(episode.id, []):
-            by_signal[signal].append(episode)
+            by_signal[canonical.get(signal, signal)].append(episode)
     return [EvidenceCluster(kind=s.kind, episodes=eps, signal=s) for s, eps in by_signal.items()]
+
+
+def _canonical_values(signals: Sequence[Signal]) -> dict[Signal, Signal]:
+    """A value that extends another value of the same slot is that value said more precisely ("北京朝阳区" is in
+    "北京", "New York City" is "New York"): both count as the shorter one."""
+    by_slot: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    for s in signals:
+        by_slot[(s.kind, s.dimension, s.facet)].add(s.value)
+    mapping: dict[Signal, Signal] = {}
+    for (kind, dimension, facet), values in by_slot.items():
+        for value in values:
+            shorter = [v for v in values if v != value and value.lower().startswith(v.lower())]
+            if shorter:
+                mapping[Signal(kind, dimension, facet, value)] = Signal(kind, dimension, facet, min(shorter, key=len))
+    return mapping
 
 
 def _lesson_clusters(pool: Sequence[Episode], tuning: ConsolidateTuning) -> list[EvidenceCluster]:
@@ -134,8 +150,10 @@ def _lookalike_clusters(rest: Sequence[Episode], tuning: ConsolidateTuning) -> l
 
 
 def _groups(episodes: Sequence[Episode], overlap: float) -> list[list[Episode]]:
-    """Greedy single-link grouping by the Jaccard overlap of content words (embedder-independent: a contextual
-    vector carries the turn before, which says nothing about whether two requests are the same)."""
+    """Greedy single-link grouping by the words two texts share, as a share of the shorter one's content words
+    (at least two shared): "always add type hints to Python functions" and "add type hints everywhere" are one
+    request said at two lengths. Embedder-independent: a contextual vector carries the turn before, which says
+    nothing about whether two requests are the same."""
     terms = [set(content_terms(e.content)) for e in episodes]
     groups: list[list[int]] = []
     for i, words in enumerate(terms):
@@ -143,7 +161,7 @@ def _groups(episodes: Sequence[Episode], overlap: float) -> list[list[Episode]]:
             continue
         home = None
         for g, members in enumerate(groups):
-            if any(_jaccard(words, terms[j]) >= overlap for j in members):
+            if any(_shared(words, terms[j]) >= overlap for j in members):
                 home = g
                 break
         if home is None:
@@ -153,5 +171,6 @@ def _groups(episodes: Sequence[Episode], overlap: float) -> list[list[Episode]]:
     return [[episodes[i] for i in g] for g in groups if sum(max(1, episodes[i].confirmations) for i in g) >= 2]
 
 
-def _jaccard(a: set[str], b: set[str]) -> float:
-    return len(a & b) / len(a | b) if a and b else 0.0
+def _shared(a: set[str], b: set[str]) -> float:
+    common = len(a & b)
+    return common / min(len(a), len(b)) if common >= 2 else 0.0

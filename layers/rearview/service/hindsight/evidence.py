@@ -21,12 +21,23 @@ def evidence_of(episodes: Sequence[Episode]) -> Evidence:
         episodes=len(episodes),
         occurrences=sum(max(1, e.confirmations) for e in episodes),
         sessions=len(sessions),
-        days=len(days),
+        days=len(days) + sum(_days_between_repeats(e) for e in episodes),
         first_at=min(e.occurred_at for e in episodes),
         last_at=max(e.last_seen_at for e in episodes),
         failures=sum(1 for e in episodes if e.outcome_status == "failure"),
         successes=sum(1 for e in episodes if e.outcome_status == "success"),
     )
+
+
+def _days_between_repeats(episode: Episode) -> int:
+    """Days a merged episode's repeats fell on besides its first and last (which are counted already): a repeat
+    keeps only its count and its first and last time, so its days are estimated as evenly spread, at most one a
+    day."""
+    repeats = max(1, episode.confirmations) - 2
+    if repeats <= 0:
+        return 0
+    days_between = (episode.last_seen_at.date() - episode.occurred_at.date()).days - 1
+    return max(0, min(repeats, days_between))
 
 
 def enough(kind: Kind, dimension: str | None, evidence: Evidence, tuning: ConsolidateTuning) -> bool:

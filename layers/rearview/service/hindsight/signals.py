@@ -77,13 +77,10 @@ def is_request(text: str) -> bool:
 def _object_facet(text: str, default: str) -> str:
     """The kind of text a language or format preference is about ("code comments", "data", "steps"...)."""
     lowered = text.lower()
-    for word in re.findall(r"[a-z-]+", lowered):
-        if word in lexicon.TEXT_OBJECTS:
-            return lexicon.TEXT_OBJECTS[word]
-    for word, facet in lexicon.TEXT_OBJECTS.items():
-        if not word.isascii() and word in text:
-            return facet
-    return default
+    found = [lexicon.TEXT_OBJECTS[w] for w in re.findall(r"[a-z-]+", lowered) if w in lexicon.TEXT_OBJECTS]
+    found += [facet for word, facet in lexicon.TEXT_OBJECTS.items() if not word.isascii() and word in text]
+    # The most specific wins: "code comments" over "code".
+    return max(found, key=len) if found else default
 
 
 def _alternation(words: Iterable[str]) -> str:
@@ -129,7 +126,8 @@ _FORMAT_EN = re.compile(
     r"\b(?:as|in|into|with|using|use|via|format(?:ted)? as)\s+(?:a\s+|an\s+)?(?P<md>markdown\s+)?"
     r"(?P<a>tables?|tabular|bullet(?:ed)?\s*(?:points|list)?|bullets|numbered\s+(?:list|steps)|json|csv|yaml|"
     r"plain text)\b"
-    r"|\b(?P<b>step[- ]by[- ]step|numbered list|bullet points|markdown table|table form)\b",
+    r"|\b(?P<b>step[- ]by[- ]step|numbered list|bullet points|markdown table|table form)\b"
+    r"|\b(?P<c>number)\s+(?:the|each|all|your|those)?\s*(?:\w+\s+)?(?:steps|items|points)\b",
     re.IGNORECASE,
 )
 _FORMAT_ZH = re.compile(r"(?P<a>表格|列表|要点|编号|分步骤|一步一步|JSON|CSV)", re.IGNORECASE)
@@ -142,7 +140,8 @@ def format_signals(text: str) -> list[Signal]:
     found: list[Signal] = []
     for pattern in (_FORMAT_EN, _FORMAT_ZH):
         for m in pattern.finditer(text):
-            word = (m.group("a") or m.group("b") or "").lower()
+            groups = m.groupdict()
+            word = (groups.get("a") or groups.get("b") or ("numbered list" if groups.get("c") else "")).lower()
             if negated_before(text, m.start()):
                 continue
             # "a markdown table" and "a table" are one preference (the statement says markdown when asked).
@@ -269,7 +268,7 @@ def travel_signals(text: str) -> list[Signal]:
 
 _TOOL = r"[A-Za-z][\w.+#/-]{0,30}"
 _CHOICE_EN = re.compile(
-    rf"\b(?:use|try|pick|choose|go with)\s+(?P<x>{_TOOL})\s+(?:instead\s+of|rather\s+than|over|not)\s+(?P<y>{_TOOL})"
+    rf"\b(?:use|try|pick|choose|go with)\s+(?P<x>{_TOOL}),?\s+(?:instead\s+of|rather\s+than|over|not)\s+(?P<y>{_TOOL})"
     rf"|\bprefer\s+(?P<x2>{_TOOL})\s+(?:over|to|to using)\s+(?P<y2>{_TOOL})"
     rf"|\b(?:instead\s+of|rather\s+than)\s+(?P<y3>{_TOOL}),?\s+(?:please\s+)?use\s+(?P<x3>{_TOOL})",
     re.IGNORECASE,
@@ -299,7 +298,7 @@ def choice_signals(text: str) -> list[Signal]:
 
 _PLACE = r"(?P<place>(?:[A-Z][\w'-]+)(?:\s+(?:[A-Z][\w'-]+|(?:de|del|la|am|upon)\b))*)"
 _HOME_EN = tuple(
-    re.compile(rf"\b{lead}\s+{_PLACE}")
+    re.compile(rf"\b(?i:{lead})\s+{_PLACE}")
     for lead in (
         r"I(?:'m| am)?\s+(?:now\s+|currently\s+)?(?:live|living|based|settled|residing)\s+in",
         r"I(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+)?moved\s+to",
@@ -327,7 +326,12 @@ _PET_ZH = re.compile(rf"我(?:家)?(?:的|养的|养了一只|有一只)?(?P<kin
 _RELATIVE = re.compile(
     rf"\bmy\s+(?P<rel>{lexicon.RELATIVES})(?:'s name is|,? named|,? called|,)?\s+(?P<name>[A-Z][a-z][\w'-]*)\b"
 )
-_ALLERGY_EN = re.compile(r"\ballergic\s+to\s+(?P<a>[a-z][a-z -]{1,30}?)(?=[.,;!?]|$|\s+(?:and|so|but|which)\b)", re.I)
+# The allergen: a word or two, up to punctuation or the next clause ("allergic to peanuts when you pick ...").
+_ALLERGY_EN = re.compile(
+    r"\ballergic\s+to\s+(?P<a>[a-z][a-z-]+(?:\s+(?!and\b|so\b|but\b|when\b|if\b|which\b|because\b|too\b|as\b)"
+    r"[a-z][a-z-]+)?)",
+    re.IGNORECASE,
+)
 _ALLERGY_ZH = re.compile(r"对(?P<a>[\u4e00-\u9fff]{1,6}?)过敏")
 _DIET_EN = re.compile(
     r"\bI(?:'m| am)\s+(?:a\s+|strictly\s+|fully\s+)?(?P<d>vegetarian|vegan|pescatarian|lactose intolerant)\b"
