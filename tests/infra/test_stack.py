@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -521,9 +520,9 @@ def test_authorizer_is_a_cached_simple_lambda_authorizer(synth: Synthesised) -> 
 
 def test_route_table_matches_the_library(synth: Synthesised) -> None:
     """Every route the shared resolver serves is deployed, and nothing else but POST /mcp."""
-    from rearview.api.http import ROUTES
+    from rearview.api.routes import API_ROUTES
 
-    library = {(method, re.sub(r"<(\w+)>", r"{\1}", path)) for method, path in ROUTES}
+    library = {(route.method, route.gateway_path) for route in API_ROUTES}
     deployed = {(method, path) for method, path, _ in ROUTE_TARGETS}
     assert deployed - library == {("POST", "/mcp")}
     assert library - deployed == set()
