@@ -34,7 +34,7 @@ from rearview.bootstrap import Services
 from rearview.domain.access import Principal
 from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.forget import ForgetReceipt, ForgetRequest
-from rearview.domain.limits import MAX_WORKING_KEY_CHARS, SESSION_PATTERN
+from rearview.domain.limits import MAX_WORKING_KEY_CHARS, SessionId
 from rearview.domain.permissions import Permission
 from rearview.domain.recall import RecallQuery, RecallResponse
 from rearview.domain.stats import Stats
@@ -86,11 +86,8 @@ class WorkingCleared(BaseModel):
 
 # Working memory's session and key are path parameters in HTTP, so no request model carries them.
 SessionArg = Annotated[
-    str,
-    Field(
-        description="The session (conversation or task) id, 1 to 128 characters of letters, digits and _ . : @ -",
-        pattern=SESSION_PATTERN,
-    ),
+    SessionId,
+    Field(description="The session (conversation or task) id, 1 to 128 characters of letters, digits and _ . : @ -"),
 ]
 WorkingKeyArg = Annotated[
     str,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rearview.domain.limits import ID_PATTERN, MAX_TAGS, SESSION_PATTERN
+from rearview.domain.limits import MAX_TAGS, MemoryId, SessionId
 from rearview.domain.timestamps import UtcDatetime
 
 
@@ -16,7 +16,7 @@ class ForgetRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    ids: list[Annotated[str, Field(pattern=ID_PATTERN)]] | None = Field(
+    ids: list[MemoryId] | None = Field(
         None, max_length=1000, description="Ids of the memories to delete (as returned by a write or a recall)"
     )
     layer: Literal["working", "episodic", "semantic"] | None = Field(
@@ -25,10 +25,8 @@ class ForgetRequest(BaseModel):
     since: UtcDatetime | None = Field(None, description="Only memories from this time on, ISO 8601")
     until: UtcDatetime | None = Field(None, description="Only memories before this time, ISO 8601")
     tags: list[str] | None = Field(None, max_length=MAX_TAGS, description="Only memories carrying any of these tags")
-    session_id: str | None = Field(
-        None,
-        pattern=SESSION_PATTERN,
-        description="Forget a session: alone, its working memory; with layer 'episodic', its episodes too",
+    session_id: SessionId | None = Field(
+        None, description="Forget a session: alone, its working memory; with layer 'episodic', its episodes too"
     )
     cascade: bool = Field(
         True,

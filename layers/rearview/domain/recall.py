@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rearview.domain.limits import MAX_QUERY_CHARS, MAX_TAGS, MAX_TOKEN_BUDGET, MAX_TOP_K, SESSION_PATTERN
+from rearview.domain.limits import MAX_QUERY_CHARS, MAX_TAGS, MAX_TOKEN_BUDGET, MAX_TOP_K, SessionId
 from rearview.domain.memory import StoredLayer
 from rearview.domain.timestamps import UtcDatetime
 
@@ -47,6 +47,9 @@ class RecallQuery(BaseModel):
         max_length=MAX_TAGS,
         description="Only episodes of any of these event types (facts never match)",
     )
+    session_id: SessionId | None = Field(
+        None, description="Only episodes of this session; its working memory is returned too"
+    )
     token_budget: int | None = Field(
         None,
         ge=1,
@@ -61,11 +64,6 @@ class RecallQuery(BaseModel):
     )
     include_superseded: bool = Field(
         False, description="Also return facts that a newer fact replaced (for history questions)"
-    )
-    session_id: str | None = Field(
-        None,
-        pattern=SESSION_PATTERN,
-        description="Only episodes of this session; its working memory is returned too",
     )
     parse_time: bool = Field(
         True,

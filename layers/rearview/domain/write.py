@@ -10,7 +10,6 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rearview.domain.limits import (
-    ID_PATTERN,
     LABEL_PATTERN,
     MAX_BATCH,
     MAX_ENTITIES,
@@ -19,7 +18,8 @@ from rearview.domain.limits import (
     MAX_FACT_CHARS,
     MAX_TAG_CHARS,
     MAX_TAGS,
-    SESSION_PATTERN,
+    MemoryId,
+    SessionId,
 )
 from rearview.domain.memory import StoredLayer
 from rearview.domain.namespaces import Namespace
@@ -48,10 +48,8 @@ class MemoryWrite(BaseModel):
     occurred_at: UtcDatetime | None = Field(
         None, description="When it happened, ISO 8601 (UTC if no offset is given); default now"
     )
-    id: str | None = Field(
-        None,
-        pattern=ID_PATTERN,
-        description="Optional idempotency id of your choosing: the same id written twice is stored once",
+    id: MemoryId | None = Field(
+        None, description="Optional idempotency id of your choosing: the same id written twice is stored once"
     )
     event_type: str | None = Field(
         None,
@@ -72,10 +70,8 @@ class MemoryWrite(BaseModel):
     outcome: str | None = Field(
         None, max_length=500, description="Episodic only: how it turned out, e.g. 'confirmed', 'cancelled'"
     )
-    session_id: str | None = Field(
-        None,
-        pattern=SESSION_PATTERN,
-        description="Optional id of the conversation or task this happened in, to filter or forget by later",
+    session_id: SessionId | None = Field(
+        None, description="Optional id of the conversation or task this happened in, to filter or forget by later"
     )
     dimension: str | None = Field(
         None,
