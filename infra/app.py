@@ -12,8 +12,10 @@ import os
 import sys
 from pathlib import Path
 
-# Run as a script from anywhere: make the sibling package importable without installing it.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# Run as a script from anywhere: make the sibling package importable without installing it, and the library's
+# dependency-free route table (`rearview.api.routes`) with it, from this checkout.
+_INFRA_DIR = Path(__file__).resolve().parent
+sys.path[:0] = [str(_INFRA_DIR), str(_INFRA_DIR.parent / "layers")]
 
 import aws_cdk as cdk  # noqa: E402
 

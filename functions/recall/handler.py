@@ -1,5 +1,5 @@
 """Lambda `recall` (HTTP): hybrid recall, get a memory by id, namespace stats. The routes are the shared table of
-rearview.api.http."""
+rearview.api.routes."""
 
 from rearview.api.lambda_runtime import FunctionRuntime
 

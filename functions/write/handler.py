@@ -1,5 +1,5 @@
 """Lambda `write` (HTTP): POST memories and batches (202 accepted onto the write queue) and working memory (stored
-at once in DynamoDB). The routes are the shared table of rearview.api.http."""
+at once in DynamoDB). The routes are the shared table of rearview.api.routes."""
 
 from rearview.api.lambda_runtime import FunctionRuntime
 

@@ -1,9 +1,10 @@
-"""The HTTP API (API Gateway v2, payload format 2.0): the route table of `rearview.api.http` plus `POST /mcp`,
-each route sent to the function that serves it, all behind the API-key authorizer except the health check and
-`POST /mcp` (whose function checks the key itself, to answer MCP's 401 challenge).
+"""The HTTP API (API Gateway v2, payload format 2.0): every route of `rearview.api.routes.ROUTE_TABLE`, each sent to
+the function that serves it, behind the API-key authorizer unless the table says the function answers an
+unauthenticated caller itself (the health check, and `POST /mcp`, whose function checks the key to answer MCP's 401
+challenge).
 
-The route table is repeated here rather than imported, so that synthesis needs none of the library's
-dependencies; tests/infra checks that the two agree."""
+The table is imported, not repeated: `rearview.api.routes` needs only the standard library, so synthesis needs none
+of the library's dependencies (app.py puts `layers/` on the path)."""
 
 from __future__ import annotations
 
@@ -19,37 +20,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-HEALTH_ROUTE = ("GET", "/v1/health")
-# The MCP route authenticates in its function: an HTTP API Lambda authorizer can only deny with a bare 401/403,
-# while MCP clients need the 401's `WWW-Authenticate: Bearer` challenge (rearview.api.mcp_http).
-MCP_ROUTE = ("POST", "/mcp")
-_UNAUTHORIZED_ROUTES = (HEALTH_ROUTE, MCP_ROUTE)
-_NS = "/v1/namespaces/{ns}"
-
-# (method, path in API Gateway syntax, function name). GET memory and stats are reads, so recall serves them.
-ROUTE_TARGETS: tuple[tuple[str, str, str], ...] = (
-    (*HEALTH_ROUTE, "recall"),
-    ("PUT", f"{_NS}/sessions/{{sid}}/working/{{key}}", "write"),
-    ("GET", f"{_NS}/sessions/{{sid}}/working", "write"),
-    ("DELETE", f"{_NS}/sessions/{{sid}}/working", "write"),
-    ("POST", f"{_NS}/memories", "write"),
-    ("POST", f"{_NS}/memories/batch", "write"),
-    ("GET", f"{_NS}/memories/{{id}}", "recall"),
-    ("DELETE", f"{_NS}/memories/{{id}}", "forget"),
-    ("POST", f"{_NS}/recall", "recall"),
-    ("POST", f"{_NS}/forget", "forget"),
-    ("POST", f"{_NS}/consolidate", "consolidate"),
-    ("GET", f"{_NS}/stats", "recall"),
-    # API key administration (admin permission, checked by the function): reads and writes `APIKEY#` items,
-    # which the write function's table grant covers.
-    ("POST", "/v1/keys", "write"),
-    ("GET", "/v1/keys", "write"),
-    ("DELETE", "/v1/keys/{key_id}", "write"),
-    ("GET", "/openapi.json", "recall"),
-    ("GET", "/docs", "recall"),
-    # Stateless Streamable HTTP: only POST carries JSON-RPC; a GET (server-sent event stream) is not offered.
-    (*MCP_ROUTE, "mcp"),
-)
+from rearview.api.routes import ROUTE_TABLE
 
 # The authorizer's answer is cached per Authorization header: a revoked key keeps working at most this long.
 AUTHORIZER_CACHE_TTL = Duration.seconds(300)
@@ -106,7 +77,7 @@ class RearviewHttpApi(Construct):
             identity_source=[IDENTITY_SOURCE],
             results_cache_ttl=AUTHORIZER_CACHE_TTL,
         )
-        # Routes are protected by default; the health check and /mcp opt out explicitly.
+        # Routes are protected by default; the table says which opt out.
         self.api = apigwv2.HttpApi(
             self,
             "HttpApi",
@@ -128,18 +99,18 @@ class RearviewHttpApi(Construct):
         )
 
         integrations_by_function: dict[str, integrations.HttpLambdaIntegration] = {}
-        for method, path, function_name in ROUTE_TARGETS:
-            integration = integrations_by_function.get(function_name)
+        for route in ROUTE_TABLE:
+            integration = integrations_by_function.get(route.function)
             if integration is None:
                 integration = integrations.HttpLambdaIntegration(
-                    f"{function_name}-integration", functions[function_name]
+                    f"{route.function}-integration", functions[route.function]
                 )
-                integrations_by_function[function_name] = integration
+                integrations_by_function[route.function] = integration
             self.api.add_routes(
-                path=path,
-                methods=[apigwv2.HttpMethod(method)],
+                path=route.gateway_path,
+                methods=[apigwv2.HttpMethod(route.method)],
                 integration=integration,
-                authorizer=apigwv2.HttpNoneAuthorizer() if (method, path) in _UNAUTHORIZED_ROUTES else None,
+                authorizer=None if route.gateway_authorizer else apigwv2.HttpNoneAuthorizer(),
             )
 
     @property

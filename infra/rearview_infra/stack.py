@@ -13,6 +13,7 @@ from typing import Any
 from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
+from rearview.api.routes import MCP_ROUTE
 from rearview_infra.api import RearviewHttpApi
 from rearview_infra.functions import WORKER_TIMEOUT, BedrockModels, RearviewFunctions
 from rearview_infra.layer import ARCHITECTURES, RearviewLayer
@@ -153,7 +154,7 @@ class RearviewStack(Stack):
 
         # What the CLI (`rearview reindex`, a remote client) needs to find the deployment.
         CfnOutput(self, "ApiUrl", value=self.api.url)
-        CfnOutput(self, "McpUrl", value=self.api.url + "mcp")
+        CfnOutput(self, "McpUrl", value=self.api.url + MCP_ROUTE.path.lstrip("/"))
         CfnOutput(self, "TableName", value=self.storage.table.table_name)
         CfnOutput(self, "WriteQueueUrl", value=self.queues.queue.queue_url)
         CfnOutput(self, "WriteDeadLetterQueueUrl", value=self.queues.dead_letter_queue.queue_url)

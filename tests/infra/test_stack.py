@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,7 @@ pytest.importorskip("aws_cdk", reason="the infra extra (aws-cdk-lib, constructs)
 import aws_cdk as cdk  # noqa: E402
 from aws_cdk.assertions import Match, Template  # noqa: E402
 
-from rearview_infra.api import ROUTE_TARGETS  # noqa: E402
+from rearview.api.routes import API_ROUTES, MCP_ROUTE, ROUTE_TABLE, Route  # noqa: E402
 from rearview_infra.functions import FUNCTION_NAMES, HANDLER, bedrock_model_arns  # noqa: E402
 from rearview_infra.layer import LayerNotBuilt  # noqa: E402
 from rearview_infra.queues import VISIBILITY_TIMEOUT_FACTOR  # noqa: E402
@@ -242,7 +241,7 @@ def test_function_runtime_handler_layer_and_environment(synth: Synthesised, name
     assert env["POWERTOOLS_SERVICE_NAME"] == f"rearview-{name}"
     # HTTP functions answer within API Gateway's 30 s integration timeout; consolidate also has the hourly
     # run over every namespace, which needs longer (over HTTP it consolidates one namespace).
-    if name != "consolidate" and any(target == name for _, _, target in ROUTE_TARGETS):
+    if name != "consolidate" and any(route.function == name for route in ROUTE_TABLE):
         assert fn["Timeout"] < 30
 
 
@@ -473,27 +472,39 @@ def _routes(synth: Synthesised) -> dict[str, dict[str, Any]]:
     }
 
 
-def test_routes_reach_their_functions(synth: Synthesised) -> None:
-    routes = _routes(synth)
-    assert set(routes) == {f"{method} {path}" for method, path, _ in ROUTE_TARGETS}
-    for method, path, function_name in ROUTE_TARGETS:
-        target = routes[f"{method} {path}"]["Target"]["Fn::Join"][1][1]["Ref"]
-        integration = synth.resources[target]["Properties"]
-        assert integration["IntegrationType"] == "AWS_PROXY"
-        assert integration["PayloadFormatVersion"] == "2.0"
-        assert integration["IntegrationUri"] == synth.arn_of(synth.stack.functions.functions[function_name])
+def test_the_deployed_routes_are_the_route_table(synth: Synthesised) -> None:
+    assert set(_routes(synth)) == {route.route_key for route in ROUTE_TABLE}
+    assert MCP_ROUTE in ROUTE_TABLE and set(API_ROUTES) < set(ROUTE_TABLE)
 
 
-def test_every_route_but_health_is_behind_the_authorizer(synth: Synthesised) -> None:
+@pytest.mark.parametrize("route", ROUTE_TABLE, ids=lambda route: route.route_key)
+def test_each_route_reaches_its_function(synth: Synthesised, route: Route) -> None:
+    target = _routes(synth)[route.route_key]["Target"]["Fn::Join"][1][1]["Ref"]
+    integration = synth.resources[target]["Properties"]
+    assert integration["IntegrationType"] == "AWS_PROXY"
+    assert integration["PayloadFormatVersion"] == "2.0"
+    assert integration["IntegrationUri"] == synth.arn_of(synth.stack.functions.functions[route.function])
+
+
+@pytest.mark.parametrize("route", ROUTE_TABLE, ids=lambda route: route.route_key)
+def test_each_route_is_behind_the_authorizer_unless_the_table_says_otherwise(synth: Synthesised, route: Route) -> None:
     (authorizer_id,) = [k for k, r in synth.resources.items() if r["Type"] == "AWS::ApiGatewayV2::Authorizer"]
-    for key, route in _routes(synth).items():
-        # POST /mcp authenticates in its function, to answer MCP's 401 with WWW-Authenticate.
-        if key in ("GET /v1/health", "POST /mcp"):
-            assert route["AuthorizationType"] == "NONE"
-            assert "AuthorizerId" not in route
-        else:
-            assert route["AuthorizationType"] == "CUSTOM", key
-            assert route["AuthorizerId"] == {"Ref": authorizer_id}, key
+    deployed = _routes(synth)[route.route_key]
+    if route.gateway_authorizer:
+        assert deployed["AuthorizationType"] == "CUSTOM"
+        assert deployed["AuthorizerId"] == {"Ref": authorizer_id}
+    else:
+        assert deployed["AuthorizationType"] == "NONE"
+        assert "AuthorizerId" not in deployed
+
+
+def test_only_health_and_mcp_skip_the_authorizer() -> None:
+    # POST /mcp authenticates in its function, to answer MCP's 401 with WWW-Authenticate.
+    assert {route.route_key for route in ROUTE_TABLE if not route.gateway_authorizer} == {
+        "GET /v1/health",
+        "POST /mcp",
+    }
+    assert MCP_ROUTE.function == "mcp"
 
 
 def test_authorizer_is_a_cached_simple_lambda_authorizer(synth: Synthesised) -> None:
@@ -517,16 +528,6 @@ def test_authorizer_is_a_cached_simple_lambda_authorizer(synth: Synthesised) -> 
             "Principal": "apigateway.amazonaws.com",
         },
     )
-
-
-def test_route_table_matches_the_library(synth: Synthesised) -> None:
-    """Every route the shared resolver serves is deployed, and nothing else but POST /mcp."""
-    from rearview.api.http import ROUTES
-
-    library = {(method, re.sub(r"<(\w+)>", r"{\1}", path)) for method, path in ROUTES}
-    deployed = {(method, path) for method, path, _ in ROUTE_TARGETS}
-    assert deployed - library == {("POST", "/mcp")}
-    assert library - deployed == set()
 
 
 def test_stage_is_throttled_and_access_logged(synth: Synthesised) -> None:

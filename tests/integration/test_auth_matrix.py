@@ -26,8 +26,9 @@ from urllib.parse import quote
 
 import pytest
 
-from rearview.api.http import ROUTE_PERMISSIONS, create_resolver
+from rearview.api.http import create_resolver
 from rearview.api.local_server import LocalServer, local_context
+from rearview.api.routes import API_ROUTES
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
 from rearview.domain.permissions import ALL_PERMISSIONS, Permission
@@ -44,6 +45,8 @@ SCOPE = "acme"
 
 
 AUTHORIZER = load_module("functions/authorizer/handler.py", "authorizer_handler")
+# The route table as the resolver registers it: (method, Powertools path) -> the permission it needs.
+ROUTE_PERMISSIONS = {(route.method, route.powertools_path): route.permission for route in API_ROUTES}
 
 
 # --- the world: services on a temporary data directory, keys, memories -------------------------------------

@@ -4,7 +4,6 @@ API Gateway v2 events of events/http, against the real services on a temporary S
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -13,8 +12,10 @@ import pytest
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
 from rearview import __version__
-from rearview.api.http import MAX_BODY_BYTES, ROUTES, create_resolver
+from rearview.api.http import create_resolver
+from rearview.api.http_errors import MAX_BODY_BYTES
 from rearview.api.local_server import local_context
+from rearview.api.routes import API_ROUTES
 from rearview.bootstrap import Services
 from rearview.clock import ManualClock
 from rearview.domain.memory import Episode, Fact
@@ -52,9 +53,8 @@ def test_there_is_a_sample_event_for_every_route() -> None:
     for name in event_names():
         event = load_event(name)
         requests.add((event["requestContext"]["http"]["method"], event["rawPath"]))
-    for method, template in ROUTES:
-        pattern = re.compile("^" + re.sub(r"<\w+>", "[^/]+", template) + "$")
-        assert any(m == method and pattern.match(path) for m, path in requests), (method, template)
+    for route in API_ROUTES:
+        assert any(m == route.method and route.match(path) is not None for m, path in requests), route.route_key
 
 
 def test_health_reports_version_and_embedder(resolver: APIGatewayHttpResolver, services: Services) -> None:
@@ -201,11 +201,9 @@ def test_stats_counts_the_layers(resolver: APIGatewayHttpResolver) -> None:
 def test_openapi_document_lists_every_route(resolver: APIGatewayHttpResolver) -> None:
     status, document, _ = call(resolver, "openapi_document")
     assert status == 200
-    for method, template in ROUTES:
-        if template in ("/openapi.json", "/docs"):
-            continue
-        path = template.replace("<", "{").replace(">", "}")
-        assert method.lower() in document["paths"][path], (method, path)
+    for route in API_ROUTES:
+        if route.documented:
+            assert route.method.lower() in document["paths"][route.path], route.route_key
     assert "ErrorBody" in document["components"]["schemas"]
 
 

@@ -1,10 +1,10 @@
-"""The local server: the Lambda route table (`rearview.api.http`) behind a stdlib ThreadingHTTPServer.
+"""The local server: the Lambda route table (`rearview.api.routes`) behind a stdlib ThreadingHTTPServer.
 
 Each HTTP request is turned into the API Gateway HTTP API (payload v2) event Lambda would receive,
 resolved by the same resolver, and the resolver's response dict is written back. So a request behaves the
 same on a laptop and on AWS.
 
-Access control is the route table's (`rearview.api.http`), the same as on Lambda: every request but the health
+Access control is the route table's (`rearview.api.routes`), the same as on Lambda: every request but the health
 check and the API documents carries `Authorization: Bearer <API key>` (or the bootstrap admin token,
 REARVIEW_API_TOKEN). One exception, for development: on a loopback address, with no API key in the data
 directory and no REARVIEW_API_TOKEN, the server is open, and says so at start. The first key created (by
@@ -30,18 +30,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from rearview.api.http import (
-    DOCS_PATH,
-    MAX_BODY_BYTES,
-    OPENAPI_PATH,
-    create_resolver,
-    decode_response_body,
-    payload_too_large,
-)
+from rearview.api.http import RearviewResolver, create_resolver, decode_response_body
+from rearview.api.http_errors import MAX_BODY_BYTES, payload_too_large
 from rearview.api.mcp_http import MCP_PATH, McpHttpEndpoint, loopback_transport_security, no_host_check
+from rearview.api.routes import DOCS_PATH, OPENAPI_PATH
 from rearview.bootstrap import Services, build
 from rearview.errors import ConfigurationError, RearviewError
 from rearview.service.access import AccessGate
@@ -289,7 +283,7 @@ class LocalServer:
         self.services = services if services is not None else build(settings)
         # Open mode is decided here (loopback, no token, no key) and re-checked by the gate on every request.
         self.gate = AccessGate(self.services.access, allow_open=is_loopback(self.host) and not settings.api_token)
-        self.resolver: APIGatewayHttpResolver = create_resolver(self.services, gate=self.gate)
+        self.resolver: RearviewResolver = create_resolver(self.services, gate=self.gate)
         # Powertools keeps the current event on the router class, so two requests must not resolve at once.
         self._resolve_lock = threading.Lock()
         server_class = _Server6 if ":" in self.host.strip("[]") else _Server
@@ -342,8 +336,7 @@ class LocalServer:
     def check_access(self, event: dict[str, Any]) -> dict[str, Any] | None:
         """The route table's 401/403 for this event, or None if it may proceed."""
         with self._resolve_lock:
-            check = getattr(self.resolver, "check_access", None)
-            denied = check(event) if callable(check) else None
+            denied = self.resolver.check_access(event)
             self.resolver.clear_context()
             return denied
 

@@ -37,6 +37,7 @@ from collections.abc import Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
+from rearview.api.routes import MCP_ROUTE
 from rearview.domain.access import Principal
 from rearview.errors import ConfigurationError, RearviewError, Unauthorized
 from rearview.service.access import AccessGate
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-MCP_PATH = "/mcp"
+MCP_PATH = MCP_ROUTE.path
 # Larger JSON-RPC bodies are refused before auth-free parsing; a remember call with the longest content and every
 # label is a few tens of kilobytes. The same ceiling as the HTTP API's.
 MAX_MCP_BODY_BYTES = 1024 * 1024

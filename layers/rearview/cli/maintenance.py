@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -17,6 +17,7 @@ from rearview.cli.invocation import (
     user_errors,
 )
 from rearview.cli.remote import remote_target
+from rearview.cli.request_options import described, request_from_options
 from rearview.domain.consolidate import ConsolidateRequest
 from rearview.domain.forget import ForgetRequest
 
@@ -30,34 +31,26 @@ class ForgetLayer(StrEnum):
 def forget(
     ctx: typer.Context,
     namespace: Annotated[str, typer.Argument(help="Namespace to forget in")],
-    memory_id: Annotated[list[str] | None, typer.Option("--id", help="A memory id (repeatable)")] = None,
-    layer: Annotated[ForgetLayer | None, typer.Option(help="Only this layer")] = None,
-    since: Annotated[str | None, typer.Option(help="Only memories at or after this ISO 8601 time")] = None,
-    until: Annotated[str | None, typer.Option(help="Only memories before this ISO 8601 time")] = None,
-    tag: Annotated[list[str] | None, typer.Option("--tag", help="Any of these tags (repeatable)")] = None,
-    session: Annotated[str | None, typer.Option(help="Only this session")] = None,
-    cascade: Annotated[
-        bool, typer.Option("--cascade/--no-cascade", help="Also delete facts induced only from what goes")
-    ] = True,
+    ids: Annotated[list[str] | None, typer.Option("--id", help=described(ForgetRequest, "ids", "repeatable"))] = None,
+    layer: Annotated[ForgetLayer | None, typer.Option(help=described(ForgetRequest, "layer"))] = None,
+    since: Annotated[str | None, typer.Option(help=described(ForgetRequest, "since"))] = None,
+    until: Annotated[str | None, typer.Option(help=described(ForgetRequest, "until"))] = None,
+    tags: Annotated[
+        list[str] | None, typer.Option("--tag", help=described(ForgetRequest, "tags", "repeatable"))
+    ] = None,
+    session_id: Annotated[str | None, typer.Option("--session", help=described(ForgetRequest, "session_id"))] = None,
+    cascade: Annotated[bool, typer.Option("--cascade/--no-cascade", help=described(ForgetRequest, "cascade"))] = True,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before a filter-based forget")] = False,
     data_dir: DataDirOption = None,
     embedder: EmbedderOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Delete memories by id, or all that match the filters (asks first unless --yes); prints the receipt."""
-    fields: dict[str, Any] = {
-        "ids": memory_id or None,
-        "layer": layer.value if layer else None,
-        "since": since,
-        "until": until,
-        "tags": tag or None,
-        "session_id": session,
-        "cascade": cascade,
-    }
+    with user_errors():
+        request = request_from_options(ForgetRequest, ctx)
     remote = remote_target(ctx)
     if remote is not None:
         with user_errors():
-            request = ForgetRequest.model_validate(fields)
             _confirm_filter(namespace, request, yes)
             client = remote.client()
             if _single_id(request):
@@ -66,7 +59,6 @@ def forget(
                 receipt = client.forget(namespace, request)
     else:
         with open_services(data_dir, embedder) as services:
-            request = ForgetRequest.model_validate(fields)
             _confirm_filter(namespace, request, yes)
             if _single_id(request):
                 # One id: say so when it does not exist rather than print an empty receipt.
@@ -109,23 +101,22 @@ def _describe_filters(request: ForgetRequest) -> str:
 def consolidate(
     ctx: typer.Context,
     namespace: Annotated[str, typer.Argument(help="Namespace to consolidate")],
-    since: Annotated[str | None, typer.Option(help="Only episodes at or after this ISO 8601 time")] = None,
-    max_clusters: Annotated[int | None, typer.Option(help="At most this many clusters (default 50)")] = None,
+    since: Annotated[str | None, typer.Option(help=described(ConsolidateRequest, "since"))] = None,
+    max_clusters: Annotated[int | None, typer.Option(help=described(ConsolidateRequest, "max_clusters"))] = None,
     data_dir: DataDirOption = None,
     embedder: EmbedderOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Turn clusters of related episodes into facts (semantic memory)."""
-    fields: dict[str, Any] = {"since": since}
-    if max_clusters is not None:
-        fields["max_clusters"] = max_clusters
+    with user_errors():
+        request = request_from_options(ConsolidateRequest, ctx)
     remote = remote_target(ctx)
     if remote is not None:
         with user_errors():
-            result = remote.client().consolidate(namespace, ConsolidateRequest.model_validate(fields))
+            result = remote.client().consolidate(namespace, request)
     else:
         with open_services(data_dir, embedder) as services:
-            result = services.consolidator.consolidate(namespace, ConsolidateRequest.model_validate(fields))
+            result = services.consolidator.consolidate(namespace, request)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     else:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -17,6 +17,7 @@ from rearview.cli.invocation import (
     user_errors,
 )
 from rearview.cli.remote import remote_target
+from rearview.cli.request_options import described, request_from_options
 from rearview.domain.recall import RecallQuery
 
 
@@ -28,50 +29,44 @@ class RecallLayer(StrEnum):
 def recall(
     ctx: typer.Context,
     namespace: Annotated[str, typer.Argument(help="Namespace to recall from")],
-    query: Annotated[str, typer.Argument(help="What to remember; time expressions (yesterday, last week) filter")],
-    top_k: Annotated[int | None, typer.Option(help="How many results (default 10)")] = None,
-    layer: Annotated[list[RecallLayer] | None, typer.Option("--layer", help="Layer to search (repeatable)")] = None,
-    since: Annotated[str | None, typer.Option(help="Only memories at or after this ISO 8601 time")] = None,
-    until: Annotated[str | None, typer.Option(help="Only memories before this ISO 8601 time")] = None,
-    as_of: Annotated[str | None, typer.Option(help="The 'now' relative times resolve against (ISO 8601)")] = None,
-    tag: Annotated[list[str] | None, typer.Option("--tag", help="Any of these tags (repeatable)")] = None,
-    event_type: Annotated[
-        list[str] | None, typer.Option("--event-type", help="Any of these event types (repeatable)")
+    query: Annotated[str, typer.Argument(help=described(RecallQuery, "query"))],
+    top_k: Annotated[int | None, typer.Option(help=described(RecallQuery, "top_k"))] = None,
+    layers: Annotated[
+        list[RecallLayer] | None, typer.Option("--layer", help=described(RecallQuery, "layers", "repeatable"))
     ] = None,
-    token_budget: Annotated[int | None, typer.Option(help="Cut the results to this many tokens")] = None,
+    since: Annotated[str | None, typer.Option(help=described(RecallQuery, "since"))] = None,
+    until: Annotated[str | None, typer.Option(help=described(RecallQuery, "until"))] = None,
+    as_of: Annotated[str | None, typer.Option(help=described(RecallQuery, "as_of"))] = None,
+    tags: Annotated[list[str] | None, typer.Option("--tag", help=described(RecallQuery, "tags", "repeatable"))] = None,
+    event_types: Annotated[
+        list[str] | None, typer.Option("--event-type", help=described(RecallQuery, "event_types", "repeatable"))
+    ] = None,
+    token_budget: Annotated[int | None, typer.Option(help=described(RecallQuery, "token_budget"))] = None,
     include_superseded: Annotated[
-        bool, typer.Option("--include-superseded", help="Also return superseded facts")
+        bool, typer.Option("--include-superseded", help=described(RecallQuery, "include_superseded"))
     ] = False,
-    session: Annotated[str | None, typer.Option(help="Session whose working memory to include")] = None,
-    explain: Annotated[bool, typer.Option("--explain", help="Print every stage of the recall trace")] = False,
+    session_id: Annotated[str | None, typer.Option("--session", help=described(RecallQuery, "session_id"))] = None,
+    explain: Annotated[
+        bool, typer.Option("--explain", help=described(RecallQuery, "explain", "printed as tables"))
+    ] = False,
+    parse_time: Annotated[
+        bool, typer.Option("--parse-time/--no-parse-time", help=described(RecallQuery, "parse_time"))
+    ] = True,
+    rerank: Annotated[bool, typer.Option("--rerank/--no-rerank", help=described(RecallQuery, "rerank"))] = True,
     data_dir: DataDirOption = None,
     embedder: EmbedderOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Recall the memories most relevant to QUERY, best first; says so when nothing relevant is held."""
-    fields: dict[str, Any] = {
-        "query": query,
-        "since": since,
-        "until": until,
-        "as_of": as_of,
-        "tags": tag or [],
-        "event_types": event_type or [],
-        "token_budget": token_budget,
-        "include_superseded": include_superseded,
-        "session_id": session,
-        "explain": explain,
-    }
-    if top_k is not None:
-        fields["top_k"] = top_k
-    if layer:
-        fields["layers"] = [choice.value for choice in layer]
+    with user_errors():
+        request = request_from_options(RecallQuery, ctx)
     remote = remote_target(ctx)
     if remote is not None:
         with user_errors():
-            response = remote.client().recall(namespace, RecallQuery.model_validate(fields))
+            response = remote.client().recall(namespace, request)
     else:
         with open_services(data_dir, embedder) as services:
-            response = services.recaller.recall(namespace, RecallQuery.model_validate(fields))
+            response = services.recaller.recall(namespace, request)
     if as_json:
         typer.echo(response.model_dump_json(indent=2))
         return

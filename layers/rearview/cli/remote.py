@@ -1,6 +1,6 @@
 """The CLI against a remote Rearview server: `--url` / `REARVIEW_URL` with `--token` / `REARVIEW_TOKEN`.
 
-A small urllib client over the HTTP API (the same routes the local server and Lambda serve), so remember, recall,
+A small urllib client over the HTTP API (the route table the local server and Lambda serve), so remember, recall,
 forget, consolidate, stats and keys work the same against a laptop's data directory and a deployed service.
 The server's JSON errors come back as the matching domain errors, so the CLI reports them the way it reports
 local ones (`error: <message>`, exit 2).
@@ -14,10 +14,11 @@ import urllib.request
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import typer
 
+from rearview.api.routes import route_named
 from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.forget import ForgetReceipt, ForgetRequest
 from rearview.domain.namespaces import validate_namespace
@@ -74,10 +75,6 @@ def remote_target(ctx: typer.Context) -> RemoteTarget | None:
     return obj if isinstance(obj, RemoteTarget) else None
 
 
-def _ns(namespace: str) -> str:
-    return quote(validate_namespace(namespace), safe=":@")
-
-
 class RemoteClient:
     """The HTTP API over urllib, with `Authorization: Bearer <key>` on every request."""
 
@@ -110,33 +107,36 @@ class RemoteClient:
             raise ConfigurationError(f"url: cannot reach {self.base_url} ({reason})", field="url") from None
         return json.loads(raw) if raw else None
 
+    def call(self, operation: str, body: Any = None, query: dict[str, str] | None = None, **path: str) -> Any:
+        """Send the request of one operation of the route table, its path parameters filled in."""
+        route = route_named(operation)
+        return self.request(route.method, route.url_path(**path), body, query)
+
     # --- the operations -----------------------------------------------------------------------------------
 
     def write(self, namespace: str, item: MemoryWrite) -> WriteResult:
         body = item.model_dump(mode="json", exclude_none=True)
-        return WriteResult.model_validate(self.request("POST", f"/v1/namespaces/{_ns(namespace)}/memories", body))
+        return WriteResult.model_validate(self.call("write_memory", body, ns=validate_namespace(namespace)))
 
     def recall(self, namespace: str, query: RecallQuery) -> RecallResponse:
         body = query.model_dump(mode="json", exclude_none=True)
-        return RecallResponse.model_validate(self.request("POST", f"/v1/namespaces/{_ns(namespace)}/recall", body))
+        return RecallResponse.model_validate(self.call("recall", body, ns=validate_namespace(namespace)))
 
     def forget(self, namespace: str, request: ForgetRequest) -> ForgetReceipt:
         body = request.model_dump(mode="json", exclude_none=True)
-        return ForgetReceipt.model_validate(self.request("POST", f"/v1/namespaces/{_ns(namespace)}/forget", body))
+        return ForgetReceipt.model_validate(self.call("forget", body, ns=validate_namespace(namespace)))
 
     def forget_one(self, namespace: str, memory_id: str, cascade: bool = True) -> ForgetReceipt:
-        path = f"/v1/namespaces/{_ns(namespace)}/memories/{quote(memory_id, safe='')}"
-        return ForgetReceipt.model_validate(
-            self.request("DELETE", path, query={"cascade": "true" if cascade else "false"})
-        )
+        query = {"cascade": "true" if cascade else "false"}
+        receipt = self.call("delete_memory", query=query, ns=validate_namespace(namespace), id=memory_id)
+        return ForgetReceipt.model_validate(receipt)
 
     def consolidate(self, namespace: str, request: ConsolidateRequest) -> ConsolidateResult:
         body = request.model_dump(mode="json", exclude_none=True)
-        path = f"/v1/namespaces/{_ns(namespace)}/consolidate"
-        return ConsolidateResult.model_validate(self.request("POST", path, body))
+        return ConsolidateResult.model_validate(self.call("consolidate", body, ns=validate_namespace(namespace)))
 
     def stats(self, namespace: str) -> Stats:
-        return Stats.model_validate(self.request("GET", f"/v1/namespaces/{_ns(namespace)}/stats"))
+        return Stats.model_validate(self.call("stats", ns=validate_namespace(namespace)))
 
     # --- keys (admin) -------------------------------------------------------------------------------------
 
@@ -152,13 +152,13 @@ class RemoteClient:
             body["expires_at"] = expires_at.isoformat()
         if description is not None:
             body["description"] = description
-        return dict(self.request("POST", "/v1/keys", body))
+        return dict(self.call("create_key", body))
 
     def list_keys(self) -> list[dict[str, Any]]:
-        return list(self.request("GET", "/v1/keys")["keys"])
+        return list(self.call("list_keys")["keys"])
 
     def revoke_key(self, key_id: str) -> dict[str, Any]:
-        return dict(self.request("DELETE", f"/v1/keys/{quote(key_id, safe='')}"))
+        return dict(self.call("revoke_key", key_id=key_id))
 
 
 def _error_from(status: int, raw: bytes) -> RearviewError:

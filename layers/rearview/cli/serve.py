@@ -10,8 +10,8 @@ from typing import Annotated
 import typer
 
 from rearview import bootstrap
-from rearview.api.http import DOCS_PATH, HEALTH_PATH
 from rearview.api.local_server import LocalServer, auth_banner, check_bind, keys_in_data_dir
+from rearview.api.routes import DOCS_PATH, HEALTH_PATH
 from rearview.cli.invocation import (
     DataDirOption,
     EmbedderOption,

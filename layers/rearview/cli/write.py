@@ -22,6 +22,7 @@ from rearview.cli.invocation import (
 )
 from rearview.cli.jsonl_import import DUPLICATE_ID, ImportSummary, InvalidLine, import_lines
 from rearview.cli.remote import remote_target
+from rearview.cli.request_options import described, request_from_options
 from rearview.domain.limits import MAX_BATCH
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.write import MemoryWrite
@@ -38,40 +39,34 @@ class WriteLayer(StrEnum):
 def remember(
     ctx: typer.Context,
     namespace: Annotated[str, typer.Argument(help="Namespace, e.g. acme:u-42")],
-    content: Annotated[str, typer.Argument(help="The memory")],
-    layer: Annotated[WriteLayer, typer.Option(help="episodic (an event) or semantic (a fact)")] = WriteLayer.EPISODIC,
-    tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag (repeatable)")] = None,
-    entity: Annotated[list[str] | None, typer.Option("--entity", help="An entity (repeatable)")] = None,
-    event_type: Annotated[str | None, typer.Option(help="Event type of an episode")] = None,
-    session: Annotated[str | None, typer.Option(help="Session id")] = None,
-    dimension: Annotated[str | None, typer.Option(help="Semantic key of a fact, e.g. diet")] = None,
-    confidence: Annotated[float | None, typer.Option(help="Confidence of a fact, 0..1")] = None,
-    occurred_at: Annotated[str | None, typer.Option(help="When it happened, ISO 8601 (default now, UTC)")] = None,
-    memory_id: Annotated[str | None, typer.Option("--id", help="Idempotency id")] = None,
+    content: Annotated[str, typer.Argument(help=described(MemoryWrite, "content"))],
+    layer: Annotated[WriteLayer, typer.Option(help=described(MemoryWrite, "layer"))] = WriteLayer.EPISODIC,
+    tags: Annotated[list[str] | None, typer.Option("--tag", help=described(MemoryWrite, "tags", "repeatable"))] = None,
+    entities: Annotated[
+        list[str] | None, typer.Option("--entity", help=described(MemoryWrite, "entities", "repeatable"))
+    ] = None,
+    event_type: Annotated[str | None, typer.Option(help=described(MemoryWrite, "event_type"))] = None,
+    outcome: Annotated[str | None, typer.Option(help=described(MemoryWrite, "outcome"))] = None,
+    session_id: Annotated[str | None, typer.Option("--session", help=described(MemoryWrite, "session_id"))] = None,
+    dimension: Annotated[str | None, typer.Option(help=described(MemoryWrite, "dimension"))] = None,
+    confidence: Annotated[float | None, typer.Option(help=described(MemoryWrite, "confidence"))] = None,
+    importance: Annotated[float | None, typer.Option(help=described(MemoryWrite, "importance"))] = None,
+    occurred_at: Annotated[str | None, typer.Option(help=described(MemoryWrite, "occurred_at"))] = None,
+    id: Annotated[str | None, typer.Option("--id", help=described(MemoryWrite, "id"))] = None,
     data_dir: DataDirOption = None,
     embedder: EmbedderOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Write one memory and print what became of it (stored, merged or skipped, and why)."""
-    fields = {
-        "layer": layer.value,
-        "content": content,
-        "tags": tag or [],
-        "entities": entity or [],
-        "event_type": event_type,
-        "session_id": session,
-        "dimension": dimension,
-        "confidence": confidence,
-        "occurred_at": occurred_at,
-        "id": memory_id,
-    }
+    with user_errors():
+        item = request_from_options(MemoryWrite, ctx)
     remote = remote_target(ctx)
     if remote is not None:
         with user_errors():
-            result = remote.client().write(namespace, MemoryWrite.model_validate(fields))
+            result = remote.client().write(namespace, item)
     else:
         with open_services(data_dir, embedder) as services:
-            result = services.writer.write(namespace, MemoryWrite.model_validate(fields))
+            result = services.writer.write(namespace, item)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     else:

@@ -11,6 +11,9 @@ from rearview.domain.timestamps import UtcDatetime
 
 
 class ConsolidateRequest(BaseModel):
+    """What a consolidation run considers. The descriptions are written for the model that calls the MCP tool;
+    HTTP's OpenAPI and the CLI's help read the same words."""
+
     model_config = ConfigDict(extra="forbid")
     since: UtcDatetime | None = Field(
         None, description="Only learn from episodes from this time on, ISO 8601; default every unconsolidated one"

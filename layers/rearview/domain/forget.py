@@ -2,23 +2,37 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rearview.domain.limits import ID_PATTERN, MAX_TAGS, SESSION_PATTERN
+from rearview.domain.limits import MAX_TAGS, MemoryId, SessionId
 from rearview.domain.timestamps import UtcDatetime
 
 
 class ForgetRequest(BaseModel):
+    """What to forget: ids, or a filter. The descriptions are written for the model that calls the MCP tool;
+    HTTP's OpenAPI and the CLI's help read the same words."""
+
     model_config = ConfigDict(extra="forbid")
-    ids: list[Annotated[str, Field(pattern=ID_PATTERN)]] | None = Field(None, max_length=1000)
-    layer: Literal["working", "episodic", "semantic"] | None = None
-    since: UtcDatetime | None = None
-    until: UtcDatetime | None = None
-    tags: list[str] | None = Field(None, max_length=MAX_TAGS)
-    session_id: str | None = Field(None, pattern=SESSION_PATTERN)
-    cascade: bool = True
+
+    ids: list[MemoryId] | None = Field(
+        None, max_length=1000, description="Ids of the memories to delete (as returned by a write or a recall)"
+    )
+    layer: Literal["working", "episodic", "semantic"] | None = Field(
+        None, description="Only this layer ('working' clears working memory of every session)"
+    )
+    since: UtcDatetime | None = Field(None, description="Only memories from this time on, ISO 8601")
+    until: UtcDatetime | None = Field(None, description="Only memories before this time, ISO 8601")
+    tags: list[str] | None = Field(None, max_length=MAX_TAGS, description="Only memories carrying any of these tags")
+    session_id: SessionId | None = Field(
+        None, description="Forget a session: alone, its working memory; with layer 'episodic', its episodes too"
+    )
+    cascade: bool = Field(
+        True,
+        description="Also update facts induced from the deleted episodes (they lose those sources, and go when none "
+        "is left); default true",
+    )
 
 
 class ForgetReceipt(BaseModel):

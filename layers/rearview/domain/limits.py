@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
+from pydantic import Field
+
 MAX_EPISODE_CHARS = 2000
 MAX_FACT_CHARS = 500
 MAX_TAGS = 32
@@ -19,3 +23,7 @@ MAX_TTL_SECONDS = 30 * 24 * 3600
 ID_PATTERN = r"^[A-Za-z0-9_.:@#-]{1,128}$"
 SESSION_PATTERN = r"^[A-Za-z0-9_.:@-]{1,128}$"
 LABEL_PATTERN = r"^[^\x00-\x1f\x7f]{1,128}$"
+
+# The ids as types, so each field that takes one states only its own description.
+MemoryId = Annotated[str, Field(pattern=ID_PATTERN)]
+SessionId = Annotated[str, Field(pattern=SESSION_PATTERN)]

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rearview.domain.limits import MAX_QUERY_CHARS, MAX_TAGS, MAX_TOKEN_BUDGET, MAX_TOP_K, SESSION_PATTERN
+from rearview.domain.limits import MAX_QUERY_CHARS, MAX_TAGS, MAX_TOKEN_BUDGET, MAX_TOP_K, SessionId
 from rearview.domain.memory import Evidence, Kind, Occurrences, OutcomeStatus, StoredLayer
 from rearview.domain.timestamps import UtcDatetime
 
@@ -17,31 +17,70 @@ def _both_layers() -> list[StoredLayer]:
 
 
 class RecallQuery(BaseModel):
+    """What a recall asks. The descriptions are written for the model that calls the MCP tool; HTTP's OpenAPI and
+    the CLI's help read the same words."""
+
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    top_k: int = Field(10, ge=1, le=MAX_TOP_K)
-    layers: list[StoredLayer] = Field(default_factory=_both_layers, min_length=1)
-    since: UtcDatetime | None = None
-    until: UtcDatetime | None = None
-    as_of: UtcDatetime | None = Field(None, description="The 'now' that relative times resolve against")
-    tags: list[str] = Field(default_factory=list, max_length=MAX_TAGS)
-    event_types: list[str] = Field(default_factory=list, max_length=MAX_TAGS)
+    query: str = Field(
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+        description="What to recall, in natural language; may include a time expression such as 'last week' or "
+        f"'yesterday', which becomes a time filter (at most {MAX_QUERY_CHARS} characters)",
+    )
+    top_k: int = Field(10, ge=1, le=MAX_TOP_K, description=f"How many memories at most (1 to {MAX_TOP_K})")
+    layers: list[StoredLayer] = Field(
+        default_factory=_both_layers,
+        min_length=1,
+        description="Which layers to search: 'episodic' (events), 'semantic' (facts); default both",
+    )
+    since: UtcDatetime | None = Field(None, description="Only memories from this time on, ISO 8601 (inclusive)")
+    until: UtcDatetime | None = Field(None, description="Only memories before this time, ISO 8601 (exclusive)")
+    as_of: UtcDatetime | None = Field(
+        None, description="The 'now' that relative times such as 'yesterday' resolve against; default now"
+    )
+    tags: list[str] = Field(
+        default_factory=list, max_length=MAX_TAGS, description="Only memories carrying any of these tags"
+    )
+    event_types: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_TAGS,
+        description="Only episodes of any of these event types (facts never match)",
+    )
     outcomes: list[OutcomeStatus] = Field(
         default_factory=list,
         max_length=4,
-        description="Only episodes that turned out so: any of success, failure, partial, unknown (facts never match)",
+        description="Only episodes that turned out so: any of success, failure, partial, unknown (facts never "
+        "match), e.g. ['failure'] for what went wrong before",
     )
     kinds: list[Kind] = Field(
         default_factory=list,
         max_length=3,
         description="Only semantic memories of these kinds: preference, fact, lesson (episodes never match)",
     )
-    token_budget: int | None = Field(None, ge=1, le=MAX_TOKEN_BUDGET)
-    explain: bool = False
-    include_superseded: bool = False
-    session_id: str | None = Field(None, pattern=SESSION_PATTERN)
-    parse_time: bool = Field(True, description="Parse time expressions (yesterday, 上周 ...) into a time filter")
+    session_id: SessionId | None = Field(
+        None, description="Only episodes of this session; its working memory is returned too"
+    )
+    token_budget: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_TOKEN_BUDGET,
+        description="Token budget for the returned memories (default 2000); results beyond it are cut and "
+        "`truncated` is set",
+    )
+    explain: bool = Field(
+        False,
+        description="Also return a per-stage trace (time parsing, keyword and vector candidates, fusion, ranking, "
+        "re-ranking, collapsing, budget) in `trace`, to say why a memory came back or why one did not",
+    )
+    include_superseded: bool = Field(
+        False, description="Also return facts that a newer fact replaced (for history questions)"
+    )
+    parse_time: bool = Field(
+        True,
+        description="Turn a time expression in the query (yesterday, last week, 上周 ...) into a time filter when "
+        "neither since nor until is given; false searches the query as it is",
+    )
     rerank: bool = Field(
         True,
         description="Re-order the best candidates with the deployment's rerank model, if it has one (a model call: "
@@ -75,7 +114,9 @@ class RecallHit(BaseModel):
     kind: Kind | None = Field(None, description="Semantic only: preference, fact or lesson")
     facets: dict[str, str] = Field(default_factory=dict)
     evidence: Evidence | None = Field(None, description="Semantic only: the experience an induced memory rests on")
-    stale: bool = Field(False, description="Semantic only: not confirmed for so long that its confidence decayed below the floor")
+    stale: bool = Field(
+        False, description="Semantic only: unconfirmed so long that its confidence decayed below the stale floor"
+    )
     outcome: str | None = None
     outcome_status: OutcomeStatus | None = None
     occurrences: Occurrences | None = Field(None, description="Episodic only: how often it happened (merged repeats)")

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rearview.domain.limits import MAX_TTL_SECONDS
+from rearview.domain.limits import MAX_TTL_SECONDS, MAX_WORKING_VALUE_BYTES
 from rearview.domain.timestamps import UtcDatetime
 
 
@@ -21,9 +21,21 @@ class WorkingEntry(BaseModel):
 
 
 class WorkingWrite(BaseModel):
+    """One working-memory key's new value. The descriptions are written for the model that calls the MCP tool;
+    HTTP's OpenAPI reads the same words."""
+
     model_config = ConfigDict(extra="forbid")
-    value: Any = Field(description="Any JSON value")
-    ttl_seconds: int | None = Field(None, ge=1, le=MAX_TTL_SECONDS)
+
+    value: Any = Field(
+        description="Any JSON value: a string, number, list or object "
+        f"(at most {MAX_WORKING_VALUE_BYTES // 1024} KiB as JSON)"
+    )
+    ttl_seconds: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_TTL_SECONDS,
+        description="Seconds until the key expires (default 7200); every write restarts it",
+    )
 
 
 class WorkingView(BaseModel):

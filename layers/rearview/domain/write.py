@@ -10,7 +10,6 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rearview.domain.limits import (
-    ID_PATTERN,
     LABEL_PATTERN,
     MAX_BATCH,
     MAX_ENTITIES,
@@ -19,7 +18,8 @@ from rearview.domain.limits import (
     MAX_FACT_CHARS,
     MAX_TAG_CHARS,
     MAX_TAGS,
-    SESSION_PATTERN,
+    MemoryId,
+    SessionId,
 )
 from rearview.domain.memory import Kind, OutcomeStatus, StoredLayer
 from rearview.domain.namespaces import Namespace
@@ -28,32 +28,76 @@ from rearview.errors import RearviewError
 
 
 class MemoryWrite(BaseModel):
-    """One memory to write. Content rules beyond length (control characters, dumps, secrets) run in the service."""
+    """One memory to write. Content rules beyond length (control characters, dumps, secrets) run in the service.
+
+    The descriptions are written for the model that calls the MCP tool; HTTP's OpenAPI and the CLI's help read
+    the same words."""
 
     model_config = ConfigDict(extra="forbid")
 
-    layer: StoredLayer = Field("episodic", description="episodic (an event) or semantic (a fact or preference)")
-    content: str = Field(description=f"The memory, at most {MAX_EPISODE_CHARS} characters ({MAX_FACT_CHARS} for facts)")
-    occurred_at: UtcDatetime | None = Field(None, description="When it happened (UTC); default now")
-    id: str | None = Field(None, pattern=ID_PATTERN, description="Caller's idempotency id; written twice, stored once")
-    event_type: str | None = Field(None, pattern=LABEL_PATTERN, max_length=64)
+    layer: StoredLayer = Field(
+        "episodic",
+        description="'episodic' for something that happened (an event, a decision, a conversation turn), "
+        "'semantic' for a lasting fact or preference about the user or the world",
+    )
+    content: str = Field(
+        description="The memory, as a self-contained sentence or short paragraph a later reader understands "
+        f"without this conversation (at most {MAX_EPISODE_CHARS} characters; {MAX_FACT_CHARS} for semantic). "
+        "Never include secrets such as passwords or API keys."
+    )
+    occurred_at: UtcDatetime | None = Field(
+        None, description="When it happened, ISO 8601 (UTC if no offset is given); default now"
+    )
+    id: MemoryId | None = Field(
+        None, description="Optional idempotency id of your choosing: the same id written twice is stored once"
+    )
+    event_type: str | None = Field(
+        None,
+        pattern=LABEL_PATTERN,
+        max_length=64,
+        description="Episodic only: a short kind of event, e.g. 'booking', 'meeting', 'purchase'",
+    )
     entities: list[Annotated[str, Field(pattern=LABEL_PATTERN, max_length=MAX_ENTITY_CHARS)]] = Field(
-        default_factory=list, max_length=MAX_ENTITIES
+        default_factory=list,
+        max_length=MAX_ENTITIES,
+        description=f"Optional names of the people, places, products the memory is about (at most {MAX_ENTITIES})",
     )
     tags: list[Annotated[str, Field(pattern=LABEL_PATTERN, max_length=MAX_TAG_CHARS)]] = Field(
-        default_factory=list, max_length=MAX_TAGS
+        default_factory=list,
+        max_length=MAX_TAGS,
+        description=f"Optional labels to filter by later, e.g. ['travel', 'work'] (at most {MAX_TAGS})",
     )
-    outcome: str | None = Field(None, max_length=500)
+    outcome: str | None = Field(
+        None,
+        max_length=500,
+        description="Episodic only: how it turned out, in words, e.g. 'confirmed', 'HTTP 413 Payload Too Large', "
+        "'timed out after 30s'. Consolidation learns lessons from failures and what worked after them",
+    )
     outcome_status: OutcomeStatus | None = Field(
-        None, description="Episodic only: success, failure, partial or unknown; default recognised from `outcome`"
+        None,
+        description="Episodic only: success, failure, partial or unknown; default recognised from `outcome` "
+        "('failed', 'error', 'timeout', '413' are failures; 'ok', 'done', '成功' successes)",
     )
-    session_id: str | None = Field(None, pattern=SESSION_PATTERN)
+    session_id: SessionId | None = Field(
+        None, description="Optional id of the conversation or task this happened in, to filter or forget by later"
+    )
     dimension: str | None = Field(
-        None, pattern=r"^[A-Za-z0-9_.-]{1,64}$", description="Semantic key such as diet or language"
+        None,
+        pattern=r"^[A-Za-z0-9_.-]{1,64}$",
+        description="Semantic only: the attribute the fact sets, e.g. 'diet', 'home_city', 'language'. A new fact "
+        "with the same dimension supersedes the old one",
     )
-    confidence: float | None = Field(None, ge=0.0, le=1.0)
-    kind: Kind | None = Field(None, description="Semantic only: preference, fact (the default) or lesson")
-    importance: float | None = Field(None, ge=0.0, le=1.0, description="Override the computed importance")
+    confidence: float | None = Field(
+        None, ge=0.0, le=1.0, description="Semantic only: how sure the fact is, 0 to 1 (default 0.8)"
+    )
+    kind: Kind | None = Field(
+        None,
+        description="Semantic only: 'preference' (something the user wants), 'fact' (the default: something true "
+        "about the user or the world) or 'lesson' (what failed and what worked)",
+    )
+    importance: float | None = Field(
+        None, ge=0.0, le=1.0, description="Optional override of the computed importance, 0 (trivial) to 1 (critical)"
+    )
 
     @field_validator("content")
     @classmethod

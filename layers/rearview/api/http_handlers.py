@@ -1,0 +1,237 @@
+"""The HTTP API's route functions: each parses its request into a model (Powertools validates it against the
+OpenAPI schema), calls one service, and returns a model.
+
+`HttpOperations` holds one method per operation of `rearview.api.routes.API_ROUTES`, named as the table names it;
+`rearview.api.http` registers them from the table.
+"""
+
+# No `from __future__ import annotations` here: Powertools reads the route functions' annotations when
+# they are registered and resolves string annotations against module globals only.
+
+from collections.abc import Callable
+from datetime import datetime
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+from urllib.parse import unquote
+
+from aws_lambda_powertools.event_handler import Response, content_types
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from pydantic import BaseModel, ConfigDict, Field
+
+from rearview import __version__
+from rearview.bootstrap import Services
+from rearview.domain.access import KEY_ID_PATTERN, ApiKey
+from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
+from rearview.domain.forget import ForgetReceipt, ForgetRequest
+from rearview.domain.memory import Episode, Fact
+from rearview.domain.namespaces import validate_namespace
+from rearview.domain.permissions import Permission
+from rearview.domain.recall import RecallQuery, RecallResponse
+from rearview.domain.stats import Stats
+from rearview.domain.timestamps import UtcDatetime
+from rearview.domain.working import WorkingEntry, WorkingView, WorkingWrite
+from rearview.domain.write import BatchResult, BatchWrite, MemoryWrite, WriteResult
+from rearview.errors import NotFound
+
+if TYPE_CHECKING:
+    from rearview.api.http import RearviewResolver
+
+# --- request and response bodies of the HTTP API alone -------------------------------------------------------
+
+
+class Health(BaseModel):
+    status: Literal["ok"] = "ok"
+    version: str
+    embedder: str
+    dim: int
+
+
+class Cleared(BaseModel):
+    cleared: int = Field(description="How many working-memory keys were removed")
+
+
+class KeyCreate(BaseModel):
+    """A new API key: its scope, its permissions, optionally an expiry and a note."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    namespace: str = Field(
+        max_length=300, description="The key's scope: this namespace and every namespace under it, e.g. `acme`"
+    )
+    permissions: list[Permission] = Field(
+        min_length=1, max_length=len(Permission), description="Any of read, write, forget, consolidate, admin"
+    )
+    expires_at: UtcDatetime | None = Field(None, description="When the key stops working (UTC); default never")
+    description: str | None = Field(None, max_length=200, description="A note for people: who or what uses the key")
+
+
+class KeyInfo(BaseModel):
+    """A key as listed: never its secret, never the secret's hash."""
+
+    key_id: str
+    namespace: str = Field(description="The key's scope")
+    permissions: list[Permission]
+    created_at: datetime
+    expires_at: datetime | None = None
+    revoked_at: datetime | None = None
+    description: str | None = None
+    status: Literal["active", "revoked", "expired"]
+
+    @classmethod
+    def of(cls, key: ApiKey, now: datetime) -> "KeyInfo":
+        if key.revoked_at is not None:
+            status: Literal["active", "revoked", "expired"] = "revoked"
+        elif key.expires_at is not None and now >= key.expires_at:
+            status = "expired"
+        else:
+            status = "active"
+        return cls(
+            key_id=key.key_id,
+            namespace=key.scope,
+            permissions=list(key.permissions),
+            created_at=key.created_at,
+            expires_at=key.expires_at,
+            revoked_at=key.revoked_at,
+            description=key.description,
+            status=status,
+        )
+
+
+class KeyCreated(KeyInfo):
+    key: str = Field(description="The API key, `rv_<key id>_<secret>`: shown this once, never again")
+
+
+class KeyList(BaseModel):
+    keys: list[KeyInfo]
+
+
+StoredMemory = Annotated[Episode | Fact, Field(discriminator="layer")]
+
+# Path parameters, URL-decoded by the routes (API Gateway and the local server pass the raw, encoded path).
+NamespacePath = Annotated[
+    str, Path(description="1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42`")
+]
+SessionPath = Annotated[str, Path(description="Session id: 1 to 128 characters of `A-Z a-z 0-9 _ . : @ -`")]
+WorkingKeyPath = Annotated[str, Path(description="Up to 256 characters, no control characters or '/'")]
+MemoryIdPath = Annotated[str, Path(description="The memory's id (as returned by a write)")]
+KeyIdPath = Annotated[str, Path(description=f"The key's id (`{KEY_ID_PATTERN}`), as listed")]
+
+
+def _decoded(value: str) -> str:
+    return unquote(value, errors="strict")
+
+
+def _namespace(raw: str) -> str:
+    """The URL-decoded namespace path segment (`acme%3Au-42` -> `acme:u-42`), validated."""
+    return validate_namespace(_decoded(raw))
+
+
+def _json(body: BaseModel, status: int, headers: dict[str, str] | None = None) -> Response[Any]:
+    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=body, headers=headers)
+
+
+def _write_status(result: WriteResult) -> int:
+    if result.status == "accepted":
+        return HTTPStatus.ACCEPTED.value
+    if result.status == "stored" and result.reason is None:
+        return HTTPStatus.CREATED.value
+    return HTTPStatus.OK.value
+
+
+class HttpOperations:
+    """The API's operations over one set of services; each public method serves the route of the same name."""
+
+    def __init__(self, services: Services, app: "RearviewResolver") -> None:
+        self._services = services
+        self._app = app
+
+    # --- health and documents -------------------------------------------------------------------------------
+
+    def health(self) -> Health:
+        embedder = self._services.embedder
+        return Health(version=__version__, embedder=embedder.name, dim=embedder.dim)
+
+    def openapi_document(self) -> Response[str]:
+        return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=self._app.openapi_document())
+
+    # --- working memory -------------------------------------------------------------------------------------
+
+    def put_working(
+        self, ns: NamespacePath, sid: SessionPath, key: WorkingKeyPath, write: Annotated[WorkingWrite, Body()]
+    ) -> WorkingEntry:
+        return self._services.working.put(_namespace(ns), _decoded(sid), _decoded(key), write)
+
+    def get_working(self, ns: NamespacePath, sid: SessionPath) -> WorkingView:
+        return self._services.working.get(_namespace(ns), _decoded(sid))
+
+    def clear_working(self, ns: NamespacePath, sid: SessionPath) -> Cleared:
+        return Cleared(cleared=self._services.working.clear(_namespace(ns), _decoded(sid)))
+
+    # --- memories -------------------------------------------------------------------------------------------
+
+    def write_memory(self, ns: NamespacePath, item: Annotated[MemoryWrite, Body()]) -> Response[WriteResult]:
+        result = self._services.submit(_namespace(ns), [item], field_prefix="")[0]
+        return _json(result, _write_status(result))
+
+    def write_batch(self, ns: NamespacePath, batch: Annotated[BatchWrite, Body()]) -> BatchResult:
+        return BatchResult(results=self._services.submit(_namespace(ns), batch.items))
+
+    def get_memory(self, ns: NamespacePath, id: MemoryIdPath) -> StoredMemory:
+        namespace, memory_id = _namespace(ns), _decoded(id)
+        memory = self._services.store.get(namespace, memory_id)
+        if memory is None:
+            raise NotFound(f"memory {memory_id!r} not found in namespace {namespace!r}", field="id")
+        return memory
+
+    def delete_memory(
+        self,
+        ns: NamespacePath,
+        id: MemoryIdPath,
+        cascade: Annotated[bool, Query(description="Also update or delete facts induced from it")] = True,
+    ) -> ForgetReceipt:
+        return self._services.forgetter.forget_one(_namespace(ns), _decoded(id), cascade)
+
+    # --- the operations -------------------------------------------------------------------------------------
+
+    def recall(self, ns: NamespacePath, query: Annotated[RecallQuery, Body()]) -> RecallResponse:
+        return self._services.recaller.recall(_namespace(ns), query)
+
+    def forget(self, ns: NamespacePath, request: Annotated[ForgetRequest, Body()]) -> ForgetReceipt:
+        return self._services.forgetter.forget(_namespace(ns), request)
+
+    def consolidate(
+        self, ns: NamespacePath, request: Annotated[ConsolidateRequest | None, Body()] = None
+    ) -> ConsolidateResult:
+        return self._services.consolidator.consolidate(_namespace(ns), request or ConsolidateRequest())
+
+    def stats(self, ns: NamespacePath) -> Stats:
+        return self._services.stats(_namespace(ns))
+
+    # --- API keys (admin) ------------------------------------------------------------------------------------
+
+    def create_key(self, request: Annotated[KeyCreate, Body()]) -> Response[KeyCreated]:
+        access = self._services.access
+        key, plaintext = access.create_key_as(
+            self._app.principal(), request.namespace, request.permissions, request.expires_at, request.description
+        )
+        info = KeyInfo.of(key, self._services.clock.now())
+        created = KeyCreated(**info.model_dump(), key=plaintext)
+        return _json(created, HTTPStatus.CREATED.value, {"Cache-Control": "no-store"})
+
+    def list_keys(self) -> KeyList:
+        now = self._services.clock.now()
+        scope = self._app.principal().scope
+        return KeyList(keys=[KeyInfo.of(key, now) for key in self._services.access.list_keys(scope)])
+
+    def revoke_key(self, key_id: KeyIdPath) -> KeyInfo:
+        key = self._services.access.revoke_as(self._app.principal(), _decoded(key_id))
+        return KeyInfo.of(key, self._services.clock.now())
+
+
+def route_functions(operations: HttpOperations) -> dict[str, Callable[..., Any]]:
+    """The route functions of `operations` by operation name: its public methods."""
+    return {
+        name: getattr(operations, name)
+        for name, member in vars(HttpOperations).items()
+        if callable(member) and not name.startswith("_")
+    }
