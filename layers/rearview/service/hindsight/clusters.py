@@ -19,8 +19,8 @@ from rearview.domain.hindsight import EvidenceCluster, Signal
 from rearview.domain.memory import Episode
 from rearview.service.hindsight.evidence import enough, evidence_of
 from rearview.service.hindsight.lessons import outcome_patterns, subject_of
-from rearview.service.hindsight.phrases import content_terms, shared_phrase
-from rearview.service.hindsight.signals import is_request, signals_of
+from rearview.service.hindsight.phrases import content_terms, shared_phrase, tidy_phrase
+from rearview.service.hindsight.signals import is_request, normalise, signals_of
 from rearview.settings import ConsolidateTuning
 from rearview.text_analysis import asks_question
 
@@ -67,8 +67,12 @@ def build_clusters(episodes: Sequence[Episode], new_ids: set[str], tuning: Conso
             found = signals_of(episode.content)
             if found:
                 signalled[episode.id] = found
-    clusters += _signal_clusters(pool, signalled)
-    rest = [e for e in pool if e.id not in in_lessons and e.id not in signalled]
+    unsignalled = [e for e in pool if e.id not in in_lessons and e.id not in signalled]
+    clusters += _with_mentions(_signal_clusters(pool, signalled), unsignalled, signalled)
+    definitions = _definition_clusters([e for e in pool if e.id not in in_lessons])
+    defined = {e.id for c in definitions for e in c.episodes}
+    clusters += definitions
+    rest = [e for e in unsignalled if e.id not in defined]
     clusters += _lookalike_clusters(rest, tuning)
     kept = []
     for cluster in clusters:
@@ -87,6 +91,85 @@ def _signal_clusters(pool: Sequence[Episode], signalled: dict[str, list[Signal]]
         for signal in signalled.get(episode.id, []):
             by_signal[canonical.get(signal, signal)].append(episode)
     return [EvidenceCluster(kind=s.kind, episodes=eps, signal=s) for s, eps in by_signal.items()]
+
+
+# Facts whose value is a name (a place, an employer, a pet's or a relative's name): a later episode that names it
+# again confirms the fact ("my beagle Biscuit" once, then "Biscuit ate a sock").
+_MENTIONABLE = frozenset({"home_city", "employer", "pet", "family", "name"})
+_MOVED_ON = re.compile(
+    r"\b(?:left|moved (?:away )?from|no longer|not anymore|any ?more|used to|former|ex-|quit)\b|离开|不再|以前|前公司|搬走",
+    re.IGNORECASE,
+)
+
+
+def _with_mentions(
+    clusters: list[EvidenceCluster], candidates: Sequence[Episode], signalled: dict[str, list[Signal]]
+) -> list[EvidenceCluster]:
+    """Fact clusters on a named value, joined by the episodes that name it again without stating it."""
+    for cluster in clusters:
+        signal = cluster.signal
+        if signal is None or signal.kind != "fact" or signal.dimension not in _MENTIONABLE:
+            continue
+        pattern = _mention_pattern(signal.value)
+        if pattern is None:
+            continue
+        held = {e.id for e in cluster.episodes}
+        for episode in candidates:
+            if episode.id not in held and pattern.search(episode.content) and not _MOVED_ON.search(episode.content):
+                cluster.episodes.append(episode)
+    return clusters
+
+
+def _mention_pattern(value: str) -> re.Pattern[str] | None:
+    """How a later episode names the value: the whole name, or the first word of a name of several words
+    ("Harbor" of "Harbor Analytics"); CJK names as written. None for a value too common to count as a name."""
+    if not value:
+        return None
+    if not value.isascii():
+        return re.compile(re.escape(value)) if len(value) >= 2 else None
+    words = [w for w in value.split() if w[:1].isupper()]
+    if not words:
+        return None
+    forms = [re.escape(value)]
+    if len(words) > 1 and len(words[0]) >= 4:
+        forms.append(re.escape(words[0]))
+    return re.compile(r"\b(?:" + "|".join(forms) + r")(?:'s)?\b")
+
+
+# An identifier (a host, a URL, an address, a path) that a statement defines: "the VPN gateway is vpn.example.dev".
+_IDENTIFIER = r"(?:https?://)?[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+(?::\d+)?(?:/[\w./-]*)?|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+_DEFINITION = re.compile(
+    rf"(?P<subject>[A-Za-z\u4e00-\u9fff][\w \u4e00-\u9fff-]{{2,40}}?)\s*(?:is|are|=|:|lives at|points to|goes through|"
+    rf"is at|是|在)\s*(?P<id>{_IDENTIFIER})",
+    re.IGNORECASE,
+)
+_IDENTIFIER_RE = re.compile(_IDENTIFIER, re.IGNORECASE)
+
+
+def _definition_clusters(pool: Sequence[Episode]) -> list[EvidenceCluster]:
+    """A statement that defines a named thing as an identifier, with every episode naming that identifier: the
+    fact is the definition, dimension `setting:<the thing>` (a new definition of it supersedes the old)."""
+    definitions: dict[str, tuple[str, str]] = {}
+    for episode in pool:
+        for m in _DEFINITION.finditer(normalise(episode.content)):
+            subject = " ".join(content_terms(m.group("subject")))
+            identifier = m.group("id").lower().rstrip("./")
+            if subject and ("." in identifier or "@" in identifier):
+                definitions.setdefault(identifier, (subject, _clause(normalise(episode.content), m.start("id"))))
+    clusters = []
+    for identifier, (subject, clause) in definitions.items():
+        naming = [e for e in pool if identifier in {i.lower().rstrip("./") for i in _IDENTIFIER_RE.findall(e.content)}]
+        signal = Signal("fact", f"setting:{subject}"[:64], "value", identifier)
+        clusters.append(EvidenceCluster(kind="fact", episodes=naming, signal=signal, key_phrase=clause))
+    return clusters
+
+
+def _clause(text: str, at: int) -> str:
+    """The clause of `text` around position `at`: from the last clause break before it to the next one after."""
+    start = max(text.rfind(ch, 0, at) for ch in ",;:!?。，；：！？\n")
+    end_candidates = [i for i in (text.find(ch, at) for ch in ",;!?。，；！？\n") if i >= 0]
+    end = min(end_candidates) if end_candidates else len(text)
+    return tidy_phrase(text[start + 1 : end])
 
 
 def _canonical_values(signals: Sequence[Signal]) -> dict[Signal, Signal]:
@@ -140,13 +223,40 @@ def _lookalike_clusters(rest: Sequence[Episode], tuning: ConsolidateTuning) -> l
     clusters = []
     for kind, members, min_terms in (("preference", requests, 2), ("fact", statements, 3)):
         for group in _groups(members, tuning.lookalike_overlap):
-            if kind == "preference" and not any(_LASTING.search(e.content) for e in group):
+            choice = _choice(group) if kind == "preference" else None
+            if choice is not None:
+                clusters.append(EvidenceCluster(kind="preference", episodes=group, signal=choice))
+                continue
+            lasting = any(_LASTING.search(e.content) for e in group)
+            if kind == "preference" and not lasting:
                 if sum(max(1, e.confirmations) for e in group) < tuning.preference_repeats_alone:
                     continue
             phrase = shared_phrase([e.content for e in group], min_terms=min_terms)
             if phrase:
                 clusters.append(EvidenceCluster(kind=kind, episodes=group, key_phrase=phrase))  # type: ignore[arg-type]
     return clusters
+
+
+_AGAINST = r"(?:instead of|rather than|not|no|stopped using|stop using|don'?t use|avoid|without|over|than|别用|不要用|不用|别)"
+
+
+def _choice(group: Sequence[Episode]) -> Signal | None:
+    """One thing every request of the group asks for, and another most of them turn away from ("rewrite it in
+    polars, I've stopped using pandas", "no pandas please, port it to polars"): a preference of one over the
+    other, however each request words it."""
+    texts = [normalise(e.content) for e in group]
+    terms = [set(content_terms(t)) for t in texts]
+    common = set.intersection(*terms) if terms else set()
+    against: dict[str, int] = {}
+    for text in texts:
+        for term in {t for ts in terms for t in ts}:
+            if re.search(rf"{_AGAINST}\s+(?:\w+\s+){{0,2}}?{re.escape(term)}\b", text, re.IGNORECASE):
+                against[term] = against.get(term, 0) + 1
+    avoided = [t for t, n in against.items() if n * 2 >= len(texts) and n >= 2]
+    chosen = [t for t in common if t not in against]
+    if len(avoided) != 1 or not chosen:
+        return None
+    return Signal("preference", "tools", avoided[0], max(chosen, key=len))
 
 
 def _groups(episodes: Sequence[Episode], overlap: float) -> list[list[Episode]]:

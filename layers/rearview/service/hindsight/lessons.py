@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from rearview.domain.memory import Episode
 from rearview.service.hindsight.phrases import shared_phrase, tidy_phrase
 from rearview.service.hindsight.signals import is_chinese, normalise
+from rearview.text_analysis import STOP_WORDS
 
 _STATUS_CODE = re.compile(r"\b[1-5]\d\d\b")
 # A number with the word after it: "200 addresses", "10 req/s", "batch size 50" (the word before then).
@@ -139,15 +140,19 @@ def _words(text: str) -> list[str]:
 
 
 def _run_of_new_words(words: list[str], known: set[str]) -> str | None:
-    """The longest run of consecutive words not in `known` (case-insensitive), joined as written."""
+    """The run of consecutive words not in `known` (case-insensitive) with the most characters, joined as written
+    (a path or flag says more than a verb: "换成 GET /api/v2/stock" -> the path)."""
     lowered = {w.lower() for w in known}
     best: list[str] = []
     run: list[str] = []
     for word in [*words, ""]:
-        if word and word.lower() not in lowered:
+        # A known stop word ("the", "in") does not end a run: "an API token in the Authorization header".
+        if word and (word.lower() not in lowered or (run and word.lower() in STOP_WORDS)):
             run.append(word)
             continue
-        if len(run) > len(best):
+        while run and run[-1].lower() in STOP_WORDS:
+            run.pop()
+        if sum(map(len, run)) > sum(map(len, best)):
             best = run
         run = []
     joiner = "" if best and is_chinese(best[0]) else " "

@@ -145,7 +145,20 @@ FORMATS: dict[str, str] = {
     "csv": "CSV",
     "yaml": "YAML",
     "plain text": "plain text",
+    "paragraphs": "prose paragraphs",
+    "normal paragraphs": "prose paragraphs",
+    "plain paragraphs": "prose paragraphs",
+    "flowing paragraphs": "prose paragraphs",
+    "prose": "prose paragraphs",
+    "flowing prose": "prose paragraphs",
+    "bullet form": "a bulleted list",
+    "bullet-point": "a bulleted list",
+    "bullet-points": "a bulleted list",
+    "bullet point": "a bulleted list",
     "表格": "a table",
+    "列个表": "a table",
+    "分点": "a bulleted list",
+    "段落": "prose paragraphs",
     "列表": "a bulleted list",
     "要点": "a bulleted list",
     "编号": "a numbered list",
@@ -162,6 +175,7 @@ FORMATS_ZH: dict[str, str] = {
     "CSV": "CSV",
     "YAML": "YAML",
     "plain text": "纯文本",
+    "prose paragraphs": "段落文字",
 }
 
 JOBS = (
@@ -173,7 +187,11 @@ JOBS = (
 )
 JOBS_ZH = "老师|教师|医生|护士|工程师|程序员|设计师|律师|会计|学生|记者|厨师|经理|产品经理|研究员|司机|销售|翻译|作家|警察"
 
-PETS = "dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|turtle|tortoise|horse|snake|lizard|guinea pig"
+PETS = (
+    "dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|turtle|tortoise|horse|snake|lizard|guinea pig|"
+    "beagle|labrador|lab|poodle|husky|corgi|terrier|retriever|bulldog|dachshund|collie|chihuahua|pug|spaniel|"
+    "schnauzer|greyhound|tabby|siamese"
+)
 PETS_ZH = "狗|猫|小狗|小猫|狗狗|猫咪|兔子|仓鼠|乌龟|鹦鹉"
 RELATIVES = (
     "wife|husband|partner|son|daughter|sister|brother|mother|father|mom|mum|dad|girlfriend|boyfriend|"
@@ -210,6 +228,14 @@ ACTIVITIES: dict[str, str] = {
     "climbing": "climbing",
     "bouldering": "climbing",
     "tennis": "tennis",
+    "badminton": "badminton",
+    "basketball": "basketball",
+    "football": "football",
+    "soccer": "football",
+    "pilates": "pilates",
+    "rowing": "rowing",
+    "boxing": "boxing",
+    "dance class": "dancing",
     "跑步": "running",
     "跑了": "running",
     "晨跑": "running",
@@ -224,6 +250,13 @@ ACTIVITIES: dict[str, str] = {
     "徒步": "hiking",
     "攀岩": "climbing",
     "网球": "tennis",
+    "羽毛球": "badminton",
+    "篮球": "basketball",
+    "足球": "football",
+    "乒乓球": "table tennis",
+    "普拉提": "pilates",
+    "跳舞": "dancing",
+    "拳击": "boxing",
 }
 
 ACTIVITIES_ZH: dict[str, str] = {
@@ -235,6 +268,37 @@ ACTIVITIES_ZH: dict[str, str] = {
     "hiking": "徒步",
     "climbing": "攀岩",
     "tennis": "打网球",
+    "badminton": "打羽毛球",
+    "basketball": "打篮球",
+    "football": "踢足球",
+    "table tennis": "打乒乓球",
+    "pilates": "普拉提",
+    "dancing": "跳舞",
+    "boxing": "练拳击",
+    "rowing": "划船",
+}
+
+# currency word -> ISO code
+CURRENCIES: dict[str, str] = {
+    "rmb": "CNY",
+    "cny": "CNY",
+    "yuan": "CNY",
+    "renminbi": "CNY",
+    "人民币": "CNY",
+    "usd": "USD",
+    "us dollars": "USD",
+    "dollars": "USD",
+    "美元": "USD",
+    "美金": "USD",
+    "eur": "EUR",
+    "euros": "EUR",
+    "欧元": "EUR",
+    "gbp": "GBP",
+    "英镑": "GBP",
+    "jpy": "JPY",
+    "yen": "JPY",
+    "日元": "JPY",
+    "chf": "CHF",
 }
 
 # diet word -> canonical diet

@@ -19,8 +19,17 @@ _EDGE_WORDS = re.compile(
 _PUNCT_EDGES = " \t\n,.;:!?，。；：！？、\"'()[]{}-–—"
 
 
+# Chat filler that says nothing about what a request is about (on top of the search stop words).
+_FILLER = frozenset(
+    "pls plz please thanks thank thx like anyway stuff thing things instead same last time just really kinda "
+    "sorta lol tbh btw ok okay yeah hey hi hmm also actually maybe probably basically literally again always "
+    "never still even new way lot bit".split()
+)
+
+
 def content_terms(text: str) -> list[str]:
-    return query_terms(text)
+    """The words that say what a text is about: query terms without chat filler."""
+    return [t for t in query_terms(text) if t not in _FILLER]
 
 
 def tidy_phrase(phrase: str) -> str:

@@ -28,6 +28,8 @@ from rearview.service.hindsight.signals import is_chinese
 
 # Dimensions on which two values can both hold while their evidence overlaps in time (running and swimming).
 MULTI_VALUED = frozenset({"exercise"})
+# Facets that describe a memory without being what it holds (when a habit happens): never a contradiction.
+_DESCRIPTIVE = frozenset({"when"})
 
 Action = str  # created | confirmed | refined | superseded | history
 
@@ -80,7 +82,11 @@ class Reconciler:
 
     def _on_dimension(self, induced: InducedMemory, evidence: Evidence, held: list[Fact]) -> Decision:
         fact = max(held, key=lambda f: f.last_confirmed_at)
-        conflicts = {k for k, v in induced.facets.items() if k in fact.facets and not same_value(fact.facets[k], v)}
+        conflicts = {
+            k
+            for k, v in induced.facets.items()
+            if k in fact.facets and k not in _DESCRIPTIVE and not same_value(fact.facets[k], v)
+        }
         if not fact.facets:
             # A memory written directly on this dimension: the same statement confirms, another one conflicts.
             cosine = float(self._vector_of(fact) @ self.embed(induced.statement))

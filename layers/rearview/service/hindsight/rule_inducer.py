@@ -14,7 +14,7 @@ from rearview.domain.hindsight import EvidenceCluster, InducedMemory, Induction
 from rearview.domain.limits import MAX_FACT_CHARS
 from rearview.service.hindsight import statements
 from rearview.service.hindsight.lessons import error_signature, what_changed
-from rearview.service.hindsight.signals import is_chinese
+from rearview.service.hindsight.signals import is_chinese, time_slot
 
 
 class RuleInducer:
@@ -37,7 +37,12 @@ def induce_one(cluster: EvidenceCluster) -> InducedMemory | None:
         if value == "a table" and any("markdown" in e.content.lower() for e in cluster.episodes):
             value = "a markdown table"
         facets = {cluster.signal.facet: value}
+        if cluster.signal.dimension == "exercise":
+            facets.update(_usual_time(cluster))
         statement = statements.state(cluster.signal.dimension, facets, chinese=chinese)
+        if statement is None and cluster.key_phrase:
+            # A definition ("the VPN gateway is vpn.example.dev"): the statement is the defining clause.
+            statement = statements.stated_fact(cluster.key_phrase, chinese=chinese)
         if statement is None:
             return None
         return _memory(cluster.kind, statement, cluster.signal.dimension, facets, ids)
@@ -78,6 +83,17 @@ def _memory(kind: str, statement: str, dimension: str | None, facets: dict[str, 
     if len(statement) > MAX_FACT_CHARS:
         statement = statement[: MAX_FACT_CHARS - 1].rstrip() + "…"
     return InducedMemory(kind=kind, statement=statement, dimension=dimension, facets=facets, provenance=ids)  # type: ignore[arg-type]
+
+
+def _usual_time(cluster: EvidenceCluster) -> dict[str, str]:
+    """When the activity usually happens, if most of its episodes say the same (morning, evening, weekend)."""
+    slots = [time_slot(e.content) for e in cluster.episodes]
+    named = [s for s in slots if s is not None]
+    if named:
+        best = max(set(named), key=named.count)
+        if named.count(best) * 2 > len(slots):
+            return {"when": best}
+    return {}
 
 
 def _mostly_chinese(cluster: EvidenceCluster) -> bool:

@@ -34,7 +34,8 @@ def is_chinese(text: str) -> bool:
 
 
 _NEGATION_BEFORE = re.compile(
-    r"(?:\b(?:not|no|never|without|avoid|stop|don't|dont|do not|didn't|doesn't|no more)\b[^.!?;,]{0,12}|"
+    r"(?:\b(?:not|no|never|without|avoid|stop|don't|dont|do not|didn't|doesn't|no more|instead of|rather than|"
+    r"tired of|sick of|fed up with|over the|enough of|done with)\b[^.!?;,]{0,12}|"
     r"(?:不要|别|不用|不想|没有|不)[^。！？；，]{0,4})$",
     re.IGNORECASE,
 )
@@ -58,7 +59,9 @@ _REQUEST = re.compile(
     r"too short|give me|send me|show me|use|reply|respond|answer|write)\b"
     r"|请|以后|今后|每次|总是|一直|默认|我(?:更)?喜欢|我想要|我希望|我要|给我|帮我|麻烦|不要|别|还是|就好|就行|可以吗|能不能|能否"
     # Chinese instructions name what to do with the text: 用 (use), 做成 (make into), 改成 (change to) ...
-    r"|用|做成|列成|整理成|改成|换成|列出|一点|一些",
+    r"|用|做成|列成|整理成|改成|换成|列出|一点|一些"
+    # ... and softened or asked: 详细点, 解释下, 能说中文不, 可以吗; or repeated: 说过了, 老规矩, 记得.
+    r"|[点下些]$|[点下些][，,。！!~吧]|能.{1,8}[吗不]|可以.{0,6}吗|行不行|好不好|好吗|说过|记得|记住|老规矩|老样子|统一",
     re.IGNORECASE,
 )
 # An imperative: a sentence that opens with a verb ("List the steps ...", "Keep it short").
@@ -124,13 +127,19 @@ def language_signals(text: str) -> list[Signal]:
 _FORMAT_WORDS = _alternation(lexicon.FORMATS)
 _FORMAT_EN = re.compile(
     r"\b(?:as|in|into|with|using|use|via|format(?:ted)? as)\s+(?:a\s+|an\s+)?(?P<md>markdown\s+)?"
-    r"(?P<a>tables?|tabular|bullet(?:ed)?\s*(?:points|list)?|bullets|numbered\s+(?:list|steps)|json|csv|yaml|"
-    r"plain text)\b"
-    r"|\b(?P<b>step[- ]by[- ]step|numbered list|bullet points|markdown table|table form)\b"
+    r"(?P<a>tables?|tabular|bullet(?:ed)?[\s-]*(?:points|list|form)?|bullets|numbered\s+(?:list|steps)|json|csv|"
+    r"yaml|plain text|(?:normal |plain |flowing )?(?:paragraphs|prose))\b"
+    r"|\b(?P<b>step[- ]by[- ]step|numbered list|bullet[- ]points?|bullets|markdown table|table form|"
+    r"(?:normal |plain |flowing )?(?:paragraphs|prose))\b"
     r"|\b(?P<c>number)\s+(?:the|each|all|your|those)?\s*(?:\w+\s+)?(?:steps|items|points)\b",
     re.IGNORECASE,
 )
-_FORMAT_ZH = re.compile(r"(?P<a>表格|列表|要点|编号|分步骤|一步一步|JSON|CSV)", re.IGNORECASE)
+_FORMAT_ZH = re.compile(
+    r"(?P<a>表格|列个表|列表|要点|编号|分步骤|一步一步|分点|段落)|(?:用|做成|转成|输出成?|以|按)\s*(?P<b>JSON|CSV)(?:格式)?",
+    re.IGNORECASE,
+)
+# What a format preference is about: the text kinds that take their own format; anything else is "answers".
+_FORMAT_OBJECTS = frozenset({"data", "steps", "code"})
 
 
 def format_signals(text: str) -> list[Signal]:
@@ -150,8 +159,14 @@ def format_signals(text: str) -> list[Signal]:
             if value is None:
                 continue
             default = "steps" if value == "a numbered list" else "data" if "table" in value else "answers"
-            found.append(Signal("preference", "format", _object_facet(text, default), value))
-    return _distinct(found)
+            facet = _object_facet(text, default)
+            found.append(Signal("preference", "format", facet if facet in _FORMAT_OBJECTS else default, value))
+    # One format per kind of text and request: "paragraphs please, the bullets read like a powerpoint" asks for
+    # the first and complains about the second.
+    first: dict[str, Signal] = {}
+    for signal in found:
+        first.setdefault(signal.facet, signal)
+    return list(first.values())
 
 
 def _format_value(word: str) -> str | None:
@@ -165,17 +180,18 @@ def _format_value(word: str) -> str | None:
 
 _CONCISE = re.compile(
     r"\b(?:short(?:er)?|brief(?:er)?|concise|succinct|to the point|tl;?dr|less verbose|fewer words|"
-    r"too long|too wordy|one[- ]liners?|keep it tight)\b|简短|简洁|精简|短一点|简单说|说重点|太长",
+    r"too long|too wordy|one[- ]liners?|keep it tight|just the gist|the gist)\b"
+    r"|简短|简洁|精简|短一点|简单说|简单点|说重点|太长|说结论|直接说结论|别写那么长|三句话",
     re.IGNORECASE,
 )
 _DETAILED = re.compile(
     r"\b(?:more detail(?:ed)?|in (?:more )?detail|detailed|in[- ]depth|more thorough|elaborate more|too short|"
-    r"longer answers?)\b|详细|具体一点|展开说|太短",
+    r"longer answers?)\b|详细|具体一点|展开说|越细越好|太短",
     re.IGNORECASE,
 )
 _ANSWER_WORDS = re.compile(
     r"\b(?:answers?|repl(?:y|ies)|responses?|explanations?|summar(?:y|ies)|messages?|versions?|it|this|that|you)\b"
-    r"|回答|回复|解释|总结|说|写",
+    r"|回答|回复|解释|总结|说|讲|写",
     re.IGNORECASE,
 )
 # Complaints about an answer's length that need no other word to say what is too long.
@@ -196,7 +212,14 @@ def length_signals(text: str) -> list[Signal]:
     return []
 
 
-_EMOJI = re.compile(r"\bemojis?\b|\bemoticons?\b|\bsmileys?\b|表情|颜文字", re.IGNORECASE)
+_EMOJI = re.compile(
+    r"\bemojis?\b|\bemoticons?\b|\bsmileys?\b|表情|颜文字|[\U0001F300-\U0001FAFF\u2600-\u27BF]", re.IGNORECASE
+)
+_NO_EMOJI = re.compile(
+    r"\b(?:no|without|drop|remove|lose|ditch|skip|stop (?:using|adding)|don'?t use)\s+(?:the\s+|any\s+)?(?:\w+\s+)?"
+    r"(?:emojis?|emoticons?|[\U0001F300-\U0001FAFF\u2600-\u27BF])|不要.{0,3}表情|别.{0,3}表情|去掉.{0,3}表情",
+    re.IGNORECASE,
+)
 _MORE_EMOJI = re.compile(r"\b(?:more|some|add|use)\s+(?:\w+\s+)?emojis?\b|多用表情|加点表情", re.IGNORECASE)
 
 
@@ -205,7 +228,7 @@ def style_signals(text: str) -> list[Signal]:
     found: list[Signal] = []
     m = _EMOJI.search(text)
     if m and is_request(text):
-        if negated_before(text, m.start()) or re.search(r"\bno\s+emojis?\b|不要.{0,3}表情|别.{0,3}表情", text, re.I):
+        if negated_before(text, m.start()) or _NO_EMOJI.search(text):
             found.append(Signal("preference", "style", "emojis", "none"))
         elif _MORE_EMOJI.search(text):
             found.append(Signal("preference", "style", "emojis", "welcome"))
@@ -234,14 +257,25 @@ _UNITS = (
     (re.compile(r"\b24[- ]?h(?:our)?\b|24小时制", re.I), "time", "24-hour clock"),
     (re.compile(r"\b12[- ]?h(?:our)?\b|12小时制|\bam/pm\b", re.I), "time", "12-hour clock"),
 )  # fmt: skip
-_UNIT_REQUEST = re.compile(r"\b(?:in|use|using|convert|give|show|switch|prefer|not)\b|用|换算|换成|改成", re.I)
+_UNIT_REQUEST = re.compile(r"\b(?:in|use|using|convert|give|show|switch|prefer|not|into|to)\b|用|换算|换成|改成|折成|按", re.I)
+
+
+_CURRENCY = re.compile(
+    r"\b(?:in|into|to|use|using|convert(?:ed)? (?:\w+ )?to)\s+(?P<a>rmb|cny|yuan|renminbi|usd|us dollars|dollars|eur|euros|"
+    r"gbp|jpy|yen|chf)\b|(?:折成|换算成|按|用|换成|折算成|算成)\s*(?P<b>人民币|美元|美金|欧元|英镑|日元)",
+    re.IGNORECASE,
+)
 
 
 def unit_signals(text: str) -> list[Signal]:
-    """"Use metric units", "temperatures in Celsius please" -> units: measurements = metric."""
+    """"Use metric units", "temperatures in Celsius please" -> units: measurements = metric; "换算成人民币" ->
+    units: currency = CNY."""
     if not is_request(text) or not _UNIT_REQUEST.search(text):
         return []
     found: list[Signal] = []
+    c = _CURRENCY.search(text)
+    if c and not negated_before(text, c.start()):
+        found.append(Signal("preference", "units", "currency", lexicon.CURRENCIES[(c.group("a") or c.group("b")).lower()]))
     for pattern, facet, value in _UNITS:
         m = pattern.search(text)
         if m and not negated_before(text, m.start()):
@@ -249,7 +283,14 @@ def unit_signals(text: str) -> list[Signal]:
     return _distinct(found)
 
 
-_SEAT = re.compile(r"\b(?P<a>window|aisle)\s+seats?\b|(?P<b>靠窗|靠过道|过道)(?:的)?座", re.IGNORECASE)
+_SEAT = re.compile(r"\b(?P<a>window|aisle)\s+seats?\b|(?P<b>靠窗|靠过道|过道)", re.IGNORECASE)
+# A bare "aisle" or "window" names a seat only where a trip is being booked.
+_BARE_SEAT = re.compile(r"\b(?P<a>aisle|window)\b", re.IGNORECASE)
+_TRAVEL = re.compile(
+    r"\b(?:flights?|fly|flying|plane|seat|check(?:ed)? (?:me )?in|book(?:ed|ing)?|trip|train|return|red-?eye|"
+    r"boarding|airline)\b|[\dA-Z]{1,3}[A-F]\b|航班|机票|高铁|火车|座|订票|票",
+    re.IGNORECASE,
+)
 _DIRECT = re.compile(r"\b(?:direct|non-?stop)\s+flights?\b|\bno\s+(?:layovers?|stopovers?)\b|直飞", re.IGNORECASE)
 
 
@@ -257,6 +298,8 @@ def travel_signals(text: str) -> list[Signal]:
     """"Book me a window seat", "只订直飞" -> travel: seat = window."""
     found: list[Signal] = []
     m = _SEAT.search(text)
+    if m is None and _TRAVEL.search(text):
+        m = _BARE_SEAT.search(text)
     if m and not negated_before(text, m.start()):
         word = (m.group("a") or m.group("b") or "").lower()
         found.append(Signal("preference", "travel", "seat", "aisle" if word in ("aisle", "靠过道", "过道") else "window"))
@@ -311,10 +354,14 @@ _HOME_ZH = re.compile(
     rf"我(?:现在|目前|一直)?(?:住在|生活在|定居在|搬到了?|搬去了?|在){_ZH_PLACE}(?:住|生活|定居|了|啦|，|。|,|\.|$|市|这边)"
 )
 _JOB_EN = re.compile(
-    rf"\b(?:I(?:'m| am)|I\s+work\s+as|my\s+job\s+as|as|being)\s+(?:a|an)\s+(?P<job>{lexicon.JOBS})\b", re.IGNORECASE
+    rf"\b(?:I(?:'m| am)|I\s+work\s+as|my\s+job\s+as|as|being)\s+(?:a|an)\s+(?:[A-Za-z-]+\s+)?(?P<job>{lexicon.JOBS})\b",
+    re.IGNORECASE,
 )
 _JOB_ZH = re.compile(rf"(?:我(?:是|当)|作为|我的职业是)(?:一名|一个|一位|个)?(?P<job>{lexicon.JOBS_ZH})")
-_EMPLOYER_EN = re.compile(r"\bI\s+(?:work|am working)\s+(?:at|for)\s+(?P<org>[A-Z][\w&.-]+(?:\s+[A-Z][\w&.-]+){0,3})")
+_EMPLOYER_EN = re.compile(
+    r"\bI(?:'ve| have)?\s+(?:just\s+|recently\s+)?(?:work|am working|started(?: a new job)?|joined|began)\s+(?:at|for|with)?\s*"
+    r"(?P<org>[A-Z][\w&.-]+(?:\s+[A-Z][\w&.-]+){0,3})"
+)
 _EMPLOYER_ZH = re.compile(r"我在(?P<org>[\u4e00-\u9fffA-Za-z]{2,10}?)(?:工作|上班)")
 _NAME = re.compile(r"\bmy\s+name\s+is\s+(?P<n>[A-Z][\w'-]+)|\bcall\s+me\s+(?P<m>[A-Z][\w'-]+)|我叫(?P<z>[\u4e00-\u9fff]{2,3})")
 _PET_EN = re.compile(
@@ -327,12 +374,20 @@ _RELATIVE = re.compile(
     rf"\bmy\s+(?P<rel>{lexicon.RELATIVES})(?:'s name is|,? named|,? called|,)?\s+(?P<name>[A-Z][a-z][\w'-]*)\b"
 )
 # The allergen: a word or two, up to punctuation or the next clause ("allergic to peanuts when you pick ...").
+_RELATIVES_ZH = "女儿|儿子|老婆|老公|妻子|丈夫|太太|先生|妈妈|爸爸|姐姐|哥哥|妹妹|弟弟|奶奶|爷爷|外婆|外公|男朋友|女朋友"
+_RELATIVE_ZH = re.compile(rf"我(?:的|家)?(?P<rel>{_RELATIVES_ZH})(?:叫|名叫)?(?P<name>[\u4e00-\u9fff]{{2,3}}?)(?=[，,。.！!？?\s]|下|最|要|的|今|明|昨|在|说|想|又|老|是|刚|也|和|跟|$)")
 _ALLERGY_EN = re.compile(
     r"\ballergic\s+to\s+(?P<a>[a-z][a-z-]+(?:\s+(?!and\b|so\b|but\b|when\b|if\b|which\b|because\b|too\b|as\b)"
     r"[a-z][a-z-]+)?)",
     re.IGNORECASE,
 )
 _ALLERGY_ZH = re.compile(r"对(?P<a>[\u4e00-\u9fff]{1,6}?)过敏")
+# "a peanut allergy", "no peanuts, I'm allergic": the allergen before the word.
+_ALLERGY_BEFORE = re.compile(
+    r"\b(?:no\s+|without\s+|can'?t\s+(?:have|eat)\s+)?(?P<a>[a-z]{3,}?)s?,?\s+(?:\(?me\)?\s+)?"
+    r"(?:allerg(?:y|ies)\b|(?:I'?m|I am)\s+allergic\b)",
+    re.IGNORECASE,
+)
 _DIET_EN = re.compile(
     r"\bI(?:'m| am)\s+(?:a\s+|strictly\s+|fully\s+)?(?P<d>vegetarian|vegan|pescatarian|lactose intolerant)\b"
     r"|\b(?:I|we)\s+(?:only\s+)?(?:eat|keep)\s+(?P<d2>halal|kosher)\b"
@@ -366,12 +421,21 @@ def fact_signals(text: str) -> list[Signal]:
     if m:
         found.append(Signal("fact", "name", "name", next(g for g in m.groups() if g)))
     found += _pet_and_family(text)
-    for pattern in (_ALLERGY_EN, _ALLERGY_ZH):
+    for pattern in (_ALLERGY_EN, _ALLERGY_ZH, _ALLERGY_BEFORE):
         for m in pattern.finditer(text):
-            if not negated_before(text, m.start()):
-                found.append(Signal("fact", "allergy", m.group("a").strip().lower(), "allergic"))
+            allergen = m.group("a").strip().lower()
+            if allergen in ("an", "the", "my", "food", "some", "any") or (pattern is not _ALLERGY_BEFORE and negated_before(text, m.start())):
+                continue
+            found.append(Signal("fact", "allergy", _singular(allergen), "allergic"))
     found += _diet(text)
     return _distinct(found)
+
+
+def _singular(word: str) -> str:
+    """"peanuts" -> "peanut": one allergen however it is said (English plurals only)."""
+    if word.isascii() and len(word) > 4 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
 
 
 def _pet_and_family(text: str) -> list[Signal]:
@@ -385,6 +449,8 @@ def _pet_and_family(text: str) -> list[Signal]:
                 found.append(Signal("fact", "pet", kind, name))
     for m in _RELATIVE.finditer(text):
         found.append(Signal("fact", "family", m.group("rel").lower(), m.group("name")))
+    for m in _RELATIVE_ZH.finditer(text):
+        found.append(Signal("fact", "family", m.group("rel"), m.group("name")))
     return found
 
 
@@ -432,23 +498,58 @@ _SLOTS = (
 )
 
 
+# An activity given up: "羽毛球先停了", "quit tennis", "stopped running".
+_GIVEN_UP_AFTER = re.compile(r"^.{0,4}(?:停了|不打了|不跑了|不练了|放弃了|暂停)|^\s*(?:is|was)\s+over\b", re.IGNORECASE)
+_GIVEN_UP_BEFORE = re.compile(r"\b(?:quit|stopped|gave up|no more|give up)\s+(?:\w+\s+)?$|(?:不再|放弃了?|停了)$", re.I)
+
+
 def habit_signals(text: str) -> list[Signal]:
-    """"Went for my morning run, 5k" -> exercise: morning = running. One such episode is an event; consolidation
-    makes it a habit only when it recurs (see ConsolidateTuning.habit_min_occurrences)."""
+    """"Went for my morning run, 5k" -> exercise: routine = running. One such episode is an event; consolidation
+    makes it a habit only when it recurs (see ConsolidateTuning.habit_min_occurrences). Of several activities, the
+    last one not given up counts ("羽毛球先停了，开始去练瑜伽" is yoga)."""
     if _NOT_EXERCISE.search(text):
         return []
-    activity = None
-    m = _ACTIVITY_EN.search(text)
-    if m and _EXERCISE_CONTEXT.search(text) and not negated_before(text, m.start()):
-        activity = lexicon.ACTIVITIES[m.group("a").lower()]
-    else:
-        z = _ACTIVITY_ZH.search(text)
-        if z and not negated_before(text, z.start()):
-            activity = lexicon.ACTIVITIES[z.group(0)]
-    if activity is None:
+    found: list[tuple[int, str]] = []
+    if _EXERCISE_CONTEXT.search(text):
+        found += [(m.start(), lexicon.ACTIVITIES[m.group("a").lower()]) for m in _ACTIVITY_EN.finditer(text)]
+    found += [(z.start(), lexicon.ACTIVITIES[z.group(0)]) for z in _ACTIVITY_ZH.finditer(text)]
+    kept = [
+        (at, activity)
+        for at, activity in sorted(found)
+        if not negated_before(text, at)
+        and not _GIVEN_UP_BEFORE.search(text[max(0, at - 20) : at])
+        and not _GIVEN_UP_AFTER.search(text[at + 1 : at + 12])
+    ]
+    if not kept:
         return []
-    slot = next((name for pattern, name in _SLOTS if pattern.search(text)), "routine")
-    return [Signal("fact", "exercise", slot, activity)]
+    return [Signal("fact", "exercise", "routine", kept[-1][1])]
+
+
+def time_slot(text: str) -> str | None:
+    """When in the day or week an activity happens, if the text says: morning, evening or weekend."""
+    return next((name for pattern, name in _SLOTS if pattern.search(text)), None)
+
+
+# --- code style ---------------------------------------------------------------------------------------------------
+
+_NAMING = (
+    (re.compile(r"\bsnake[_ ]case\b|下划线|蛇形", re.I), "snake_case"),
+    (re.compile(r"\bcamel[_ ]?case\b|驼峰", re.I), "camelCase"),
+    (re.compile(r"\bpascal[_ ]?case\b|大驼峰", re.I), "PascalCase"),
+    (re.compile(r"\bkebab[_ -]case\b|短横线", re.I), "kebab-case"),
+)
+_NAMING_CONTEXT = re.compile(r"\b(?:names?|naming|variables?|functions?|identifiers?|keys?)\b|命名|变量|函数|名", re.I)
+
+
+def code_style_signals(text: str) -> list[Signal]:
+    """"Use snake_case for variables", "变量名用下划线那种，别驼峰" -> code: naming = snake_case."""
+    if not is_request(text) or not _NAMING_CONTEXT.search(text):
+        return []
+    for pattern, value in _NAMING:
+        m = pattern.search(text)
+        if m and not negated_before(text, m.start()):
+            return [Signal("preference", "code", "naming", value)]
+    return []
 
 
 # --- all of them ------------------------------------------------------------------------------------------------
@@ -461,6 +562,7 @@ EXTRACTORS: tuple[Callable[[str], list[Signal]], ...] = (
     unit_signals,
     travel_signals,
     choice_signals,
+    code_style_signals,
     fact_signals,
     habit_signals,
 )

@@ -77,6 +77,12 @@ def _tools(facets: Mapping[str, str], zh: bool) -> str:
     return "The user prefers " + _join([f"{x} over {y}" for y, x in facets.items()], False)
 
 
+def _code(facets: Mapping[str, str], zh: bool) -> str:
+    if zh:
+        return "用户的代码规范：" + "；".join(f"{'命名用' if k == 'naming' else k}{v}" for k, v in facets.items())
+    return "The user's code style: " + "; ".join(f"{v} {k}" if k == "naming" else f"{k}: {v}" for k, v in facets.items())
+
+
 def _home(facets: Mapping[str, str], zh: bool) -> str:
     place = next(iter(facets.values()))
     return f"用户住在{place}" if zh else f"The user lives in {place}"
@@ -130,17 +136,14 @@ def _diet(facets: Mapping[str, str], zh: bool) -> str:
 
 
 def _exercise(facets: Mapping[str, str], zh: bool) -> str:
-    slots_zh = {"morning": "早上", "evening": "晚上", "weekend": "周末", "routine": ""}
-    parts = []
-    for slot, activity in facets.items():
-        if zh:
-            parts.append(f"{slots_zh.get(slot, slot)}{lexicon.ACTIVITIES_ZH.get(activity, activity)}")
-        else:
-            when = "" if slot == "routine" else f" in the {slot}" if slot != "weekend" else " at weekends"
-            parts.append(f"{activity.replace('going to', 'goes to')}{when}")
+    slots_zh = {"morning": "早上", "evening": "晚上", "weekend": "周末"}
+    activity = facets.get("routine", next(iter(facets.values()), ""))
+    slot = facets.get("when")
     if zh:
-        return "用户经常" + "、".join(parts)
-    return "The user regularly exercises: " + ", ".join(parts)
+        activities = "、".join(lexicon.ACTIVITIES_ZH.get(a, a) for a in activity.split(" and "))
+        return f"用户经常{slots_zh.get(slot or '', '')}{activities}"
+    when = "" if slot is None else " at weekends" if slot == "weekend" else f" in the {slot}"
+    return f"The user regularly exercises: {activity}{when}"
 
 
 TEMPLATES: dict[str, Template] = {
@@ -151,6 +154,7 @@ TEMPLATES: dict[str, Template] = {
     "units": _units,
     "travel": _travel,
     "tools": _tools,
+    "code": _code,
     "home_city": _home,
     "job": _job,
     "employer": _employer,
