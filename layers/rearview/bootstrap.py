@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rearview.adapters.extractive_summarizer import ExtractiveSummarizer
 from rearview.clock import SystemClock
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.stats import Stats
@@ -24,7 +23,6 @@ from rearview.ports import (
     MemoryStore,
     Reranker,
     SearchIndex,
-    Summarizer,
     WriteQueue,
 )
 from rearview.service.access import AccessService
@@ -93,11 +91,10 @@ def build_embedder(settings: Settings) -> Embedder:
 
 
 def build(settings: Settings | None = None, **overrides: Any) -> Services:
-    """Wire the services. Overrides (by keyword): clock, embedder, store, index, summarizer, keys, queue, reranker."""
+    """Wire the services. Overrides (by keyword): clock, embedder, store, index, keys, queue, reranker."""
     settings = settings or Settings()
     clock: Clock = overrides.pop("clock", None) or SystemClock()
     embedder: Embedder = overrides.pop("embedder", None) or build_embedder(settings)
-    summarizer: Summarizer = overrides.pop("summarizer", None) or build_summarizer(settings)
     store: MemoryStore | None = overrides.pop("store", None)
     index: SearchIndex | None = overrides.pop("index", None)
     keys: KeyStore | None = overrides.pop("keys", None)
@@ -142,7 +139,7 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
             reranker=reranker,
         ),
         forgetter=ForgetService(store),
-        consolidator=ConsolidationService(store, index, summarizer, clock, settings.consolidate, settings.write),
+        consolidator=ConsolidationService(store, index, clock, settings.consolidate, settings.write),
         access=AccessService(keys, clock, admin_token=settings.api_token),
         index_maintenance=maintenance,
     )
@@ -174,18 +171,6 @@ def build_reranker(settings: Settings) -> Reranker | None:
             )
         return OnnxCrossEncoderReranker(settings.rerank_model_path, settings.rerank_tokenizer_path)
     return None
-
-
-def build_summarizer(settings: Settings) -> Summarizer:
-    """Bedrock's Converse API when the deployment uses Bedrock models (embedder `bedrock`), else extractive."""
-    if settings.embedder == "bedrock":
-        from rearview.adapters.aws_clients import boto3_client
-        from rearview.adapters.bedrock_summarizer import BedrockSummarizer
-
-        return BedrockSummarizer(
-            settings.aws.bedrock_summary_model, client=boto3_client("bedrock-runtime", settings.aws)
-        )
-    return ExtractiveSummarizer()
 
 
 def build_dynamodb_store(settings: Settings, embedder: Embedder, clock: Clock) -> MemoryStore:
@@ -229,3 +214,4 @@ def build_write_queue(settings: Settings, clock: Clock) -> WriteQueue | None:
     from rearview.adapters.sqs_write_queue import SqsWriteQueue
 
     return SqsWriteQueue(settings.aws.write_queue_url, settings=settings.aws, clock=clock)
+

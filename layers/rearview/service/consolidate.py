@@ -11,15 +11,21 @@ import numpy as np
 
 from rearview.domain.changes import ChangeSet
 from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
+from rearview.domain.limits import MAX_FACT_CHARS
 from rearview.domain.memory import Episode, Fact
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import MemoryFilter
 from rearview.ids import new_ulid
-from rearview.ports import Clock, MemoryStore, SearchIndex, Summarizer
+from rearview.ports import Clock, MemoryStore, SearchIndex
 from rearview.settings import ConsolidateTuning, WriteTuning
 
 # How many unconsolidated episodes one run considers (oldest first); the rest wait for the next run.
 MAX_EPISODES_PER_RUN = 5000
+# Cosine at which two episodes join one cluster (to the cluster's centroid), and the smallest cluster that becomes
+# a fact. Fixed here: ConsolidateTuning holds the guards of consolidation by induction (`service.hindsight`), which
+# replaces this module.
+CLUSTER_SIMILARITY = 0.75
+MIN_CLUSTER_SIZE = 3
 
 
 def cluster_by_similarity(vectors: np.ndarray, threshold: float) -> list[list[int]]:
@@ -49,19 +55,23 @@ def cluster_confidence(size: int, span_days: float) -> float:
     return round(min(0.95, 0.5 * by_size + 0.3 * by_span + 0.2), 4)
 
 
+def central_statement(contents: list[str]) -> str:
+    """The cluster's most central statement (the contents come most central first), trimmed to a fact's length."""
+    text = contents[0].strip()
+    return text if len(text) <= MAX_FACT_CHARS else text[: MAX_FACT_CHARS - 1].rstrip() + "…"
+
+
 class ConsolidationService:
     def __init__(
         self,
         store: MemoryStore,
         index: SearchIndex,
-        summarizer: Summarizer,
         clock: Clock,
         tuning: ConsolidateTuning,
         write_tuning: WriteTuning,
     ) -> None:
         self._store = store
         self._index = index
-        self._summarizer = summarizer
         self._clock = clock
         self._tuning = tuning
         self._write_tuning = write_tuning
@@ -91,11 +101,7 @@ class ConsolidationService:
         vectors_by_id = self._store.get_vectors(namespace, [e.id for e in episodes])
         episodes = [e for e in episodes if e.id in vectors_by_id]
         matrix = np.stack([vectors_by_id[e.id] for e in episodes]) if episodes else np.zeros((0, 1))
-        groups = [
-            g
-            for g in cluster_by_similarity(matrix, self._tuning.cluster_similarity)
-            if len(g) >= self._tuning.min_cluster_size
-        ]
+        groups = [g for g in cluster_by_similarity(matrix, CLUSTER_SIMILARITY) if len(g) >= MIN_CLUSTER_SIZE]
         groups.sort(key=len, reverse=True)
         groups = groups[: req.max_clusters]
         changes = ChangeSet()
@@ -160,7 +166,7 @@ class ConsolidationService:
         fact = Fact(
             id=new_ulid(now),
             namespace=namespace,
-            content=self._summarizer.summarize(contents),
+            content=central_statement(contents),
             confidence=confidence,
             provenance=provenance,
             created_at=now,
