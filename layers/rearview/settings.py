@@ -176,7 +176,8 @@ class AwsSettings(BaseModel):
     bedrock_embedding_model: str = "amazon.titan-embed-text-v2:0"
     # Titan v2 accepts 256, 512 or 1024.
     bedrock_embedding_dim: int = 512
-    bedrock_summary_model: str = "anthropic.claude-3-5-haiku-20241022-v1:0"
+    # The chat model consolidation states memories with when `inducer` is `bedrock` (Converse API).
+    bedrock_induction_model: str = "anthropic.claude-3-5-haiku-20241022-v1:0"
     # The rerank model recall uses when `reranker` is `bedrock`: a foundation model id or a full ARN. Amazon Rerank
     # 1.0 is offered in fewer regions than Titan; `cohere.rerank-v3-5:0` also needs a Marketplace subscription.
     bedrock_rerank_model: str = "amazon.rerank-v1:0"
