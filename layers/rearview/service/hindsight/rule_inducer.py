@@ -28,7 +28,7 @@ class RuleInducer:
 
 def induce_one(cluster: EvidenceCluster) -> InducedMemory | None:
     """The memory a cluster supports, or None."""
-    chinese = _mostly_chinese(cluster)
+    chinese = mostly_chinese(cluster)
     if cluster.kind == "lesson":
         return _lesson(cluster, chinese)
     ids = cluster.ids
@@ -57,7 +57,7 @@ def _lesson(cluster: EvidenceCluster, chinese: bool) -> InducedMemory | None:
     subject = cluster.subject or "this task"
     count = sum(max(1, e.confirmations) for e in failures)
     error = error_signature(failures)
-    dimension = f"tool:{subject.lower()}"[:64]
+    dimension = lesson_dimension(subject)
     if successes:
         change = what_changed(failures, successes[-1])
         if change is None:
@@ -74,12 +74,19 @@ def _lesson(cluster: EvidenceCluster, chinese: bool) -> InducedMemory | None:
     return _memory("lesson", statement, dimension, {"fails": error}, [e.id for e in episodes])
 
 
+def lesson_dimension(subject: str) -> str:
+    """The dimension of a lesson about a tool, task or entity (what every inducer names it, so that a model's lesson
+    and the rules' on the same subject are recognised as one)."""
+    return f"tool:{subject.lower()}"[:64]
+
+
 def _memory(kind: str, statement: str, dimension: str | None, facets: dict[str, str], ids: list[str]) -> InducedMemory:
     if len(statement) > MAX_FACT_CHARS:
         statement = statement[: MAX_FACT_CHARS - 1].rstrip() + "…"
     return InducedMemory(kind=kind, statement=statement, dimension=dimension, facets=facets, provenance=ids)  # type: ignore[arg-type]
 
 
-def _mostly_chinese(cluster: EvidenceCluster) -> bool:
+def mostly_chinese(cluster: EvidenceCluster) -> bool:
+    """Whether most of the cluster's episodes are written in Chinese (the language its memory is stated in)."""
     votes = sum(1 for e in cluster.episodes if is_chinese(e.content))
     return votes * 2 > len(cluster.episodes)
