@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from rearview.errors import ConfigurationError
+
 
 class WriteTuning(BaseModel):
     # Below this importance an episode is not stored (status skipped, reason low_importance). Low on purpose: only
@@ -197,6 +199,32 @@ class AwsSettings(BaseModel):
         return value
 
 
+class OpenAISettings(BaseModel):
+    """The OpenAI-compatible chat endpoint consolidation states memories with when `inducer` is `openai`: Ollama
+    (the defaults), vLLM, LM Studio, llama.cpp's server or OpenAI itself."""
+
+    base_url: str = "http://127.0.0.1:11434/v1"
+    model: str = "qwen2.5:7b-instruct"
+    # Local servers accept any key; OpenAI needs a real one (REARVIEW_OPENAI__API_KEY).
+    api_key: str = "ollama"
+    # Generous: a local model on a CPU may take tens of seconds for one answer. A cluster that takes longer is
+    # stated by the rules instead.
+    timeout_seconds: float = Field(60.0, gt=0, le=600)
+    # The client's own retries of a timeout, a connection error, a 429 or a 5xx, before the cluster falls back.
+    max_retries: int = Field(2, ge=0, le=10)
+    # An answer is one JSON object of about 100 tokens; the cap stops a model that rambles, not a good answer.
+    max_tokens: int = Field(400, ge=64, le=8192)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ConfigurationError(
+                f"openai.base_url: expected http(s)://host[:port]/v1 (got {value[:200]!r})", field="openai.base_url"
+            )
+        return value.rstrip("/")
+
+
 class Settings(BaseSettings):
     """Every setting, with its environment variable `REARVIEW_<NAME>` (nested: `REARVIEW_RECALL__RRF_K`)."""
 
@@ -224,3 +252,4 @@ class Settings(BaseSettings):
     recall: RecallTuning = RecallTuning()
     consolidate: ConsolidateTuning = ConsolidateTuning()
     aws: AwsSettings = AwsSettings()
+    openai: OpenAISettings = OpenAISettings()
