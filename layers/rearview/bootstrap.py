@@ -19,6 +19,7 @@ from rearview.ports import (
     Clock,
     Embedder,
     IndexMaintenance,
+    Inducer,
     KeyStore,
     MemoryStore,
     Reranker,
@@ -215,3 +216,19 @@ def build_write_queue(settings: Settings, clock: Clock) -> WriteQueue | None:
 
     return SqsWriteQueue(settings.aws.write_queue_url, settings=settings.aws, clock=clock)
 
+
+def build_inducer(settings: Settings) -> Inducer | None:
+    """The model-backed inducer named by the settings, or None for `rules` (consolidation's own default, and the
+    fallback of the others)."""
+    if settings.inducer == "openai":
+        from rearview.adapters.openai_inducer import OpenAICompatibleInducer
+
+        return OpenAICompatibleInducer(settings.openai)
+    if settings.inducer == "bedrock":
+        from rearview.adapters.aws_clients import boto3_client
+        from rearview.adapters.bedrock_inducer import BedrockInducer
+
+        return BedrockInducer(
+            settings.aws.bedrock_induction_model, client=boto3_client("bedrock-runtime", settings.aws)
+        )
+    return None

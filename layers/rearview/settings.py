@@ -243,6 +243,8 @@ class Settings(BaseSettings):
     rerank_model_path: Path | None = None
     rerank_tokenizer_path: Path | None = None
     hashing_dim: int = Field(512, ge=32, le=4096)
+    # rules is deterministic and offline; openai and bedrock state memories with a model, the rules where it fails.
+    inducer: Literal["rules", "openai", "bedrock"] = "rules"
     api_token: str | None = None
     default_namespace: str = "default"
     working_ttl_seconds: int = Field(7200, ge=1)
