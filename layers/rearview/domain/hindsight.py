@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rearview.domain.limits import MAX_FACT_CHARS
 from rearview.domain.memory import Episode, Kind
 
+
 @dataclass(frozen=True)
 class Signal:
     """What one episode says about a dimension of the user or a task, recognised by rules: "reply in Chinese" is

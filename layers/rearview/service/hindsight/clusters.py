@@ -17,17 +17,18 @@ from collections.abc import Iterable, Sequence
 
 from rearview.domain.hindsight import EvidenceCluster, Signal
 from rearview.domain.memory import Episode
-from rearview.settings import ConsolidateTuning
 from rearview.service.hindsight.evidence import enough, evidence_of
 from rearview.service.hindsight.lessons import outcome_patterns, subject_of
 from rearview.service.hindsight.phrases import content_terms, shared_phrase
 from rearview.service.hindsight.signals import is_request, signals_of
+from rearview.settings import ConsolidateTuning
 from rearview.text_analysis import asks_question
 
 # A request that states a lasting wish, not a one-off task: what a look-alike preference needs in one member.
 _LASTING = re.compile(
     r"\b(?:always|from now on|going forward|every time|each time|by default|in (?:the )?future|next time|"
-    r"i (?:would |'d )?(?:prefer|like|want)|never|don't|do not|stop|keep)\b|以后|今后|每次|总是|一直|默认|我(?:更)?喜欢|我希望|不要|别",
+    r"i (?:would |'d )?(?:prefer|like|want)|never|don't|do not|stop|keep)\b"
+    r"|以后|今后|每次|总是|一直|默认|我(?:更)?喜欢|我希望|不要|别",
     re.IGNORECASE,
 )
 # A statement of how things are (not of something that happened): what a look-alike fact needs.
@@ -119,14 +120,20 @@ def _lookalike_clusters(rest: Sequence[Episode], tuning: ConsolidateTuning) -> l
     statements = [
         e
         for e in rest
-        if e not in requests and _STATIVE.search(e.content) and not _EVENT.search(e.content) and not asks_question(e.content)
+        if e not in requests
+        and _STATIVE.search(e.content)
+        and not _EVENT.search(e.content)
+        and not asks_question(e.content)
     ]
     clusters = []
     for kind, members, min_terms in (("preference", requests, 2), ("fact", statements, 3)):
         for group in _groups(members, tuning.lookalike_overlap):
-            if kind == "preference" and not any(_LASTING.search(e.content) for e in group):
-                if sum(max(1, e.confirmations) for e in group) < tuning.preference_repeats_alone:
-                    continue
+            if (
+                kind == "preference"
+                and not any(_LASTING.search(e.content) for e in group)
+                and sum(max(1, e.confirmations) for e in group) < tuning.preference_repeats_alone
+            ):
+                continue
             phrase = shared_phrase([e.content for e in group], min_terms=min_terms)
             if phrase:
                 clusters.append(EvidenceCluster(kind=kind, episodes=group, key_phrase=phrase))  # type: ignore[arg-type]

@@ -12,7 +12,8 @@ from rearview.text_analysis import query_terms
 
 _EDGE_WORDS = re.compile(
     r"^(?:(?:and|also|so|but|then|just|please|pls|again|always|btw|fyi|ok|okay|hey|hi|to|of|for|that|"
-    r"can you|could you|remember that|note that|i|we|it|is|as)\s+)+|(?:\s+(?:and|also|so|but|then|please|pls|again|the|a|an|to|of|"
+    r"can you|could you|remember that|note that|i|we|it|is|as)\s+)+"
+    r"|(?:\s+(?:and|also|so|but|then|please|pls|again|the|a|an|to|of|"
     r"for|that|with|in|on|at|is|are|was|i|we))+$",
     re.IGNORECASE,
 )

@@ -83,7 +83,7 @@ def lesson_dimension(subject: str) -> str:
 def _memory(kind: str, statement: str, dimension: str | None, facets: dict[str, str], ids: list[str]) -> InducedMemory:
     if len(statement) > MAX_FACT_CHARS:
         statement = statement[: MAX_FACT_CHARS - 1].rstrip() + "…"
-    return InducedMemory(kind=kind, statement=statement, dimension=dimension, facets=facets, provenance=ids)  # type: ignore[arg-type]
+    return InducedMemory(kind=kind, statement=statement, dimension=dimension, facets=facets, provenance=ids)
 
 
 def mostly_chinese(cluster: EvidenceCluster) -> bool:

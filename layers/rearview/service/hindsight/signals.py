@@ -109,7 +109,7 @@ _TRANSLATION = re.compile(r"\btranslat\w*|翻译|译成", re.IGNORECASE)
 
 
 def language_signals(text: str) -> list[Signal]:
-    """"Please answer in Chinese", "中文回答就好" -> language: replies = Chinese."""
+    """ "Please answer in Chinese", "中文回答就好" -> language: replies = Chinese."""
     if _TRANSLATION.search(text) or not is_request(text):
         return []
     found: list[Signal] = []
@@ -118,7 +118,7 @@ def language_signals(text: str) -> list[Signal]:
             word = next(g for g in m.groups() if g)
             if negated_before(text, m.start()):
                 continue
-            value = lexicon.LANGUAGES[word.lower()] if word.lower() in lexicon.LANGUAGES else None
+            value = lexicon.LANGUAGES.get(word.lower(), None)
             if value:
                 found.append(Signal("preference", "language", _object_facet(text, "replies"), value))
     return _distinct(found)
@@ -126,17 +126,17 @@ def language_signals(text: str) -> list[Signal]:
 
 _FORMAT_WORDS = _alternation(lexicon.FORMATS)
 _FORMAT_EN = re.compile(
-    rf"\b(?:as|in|into|with|using|use|via|format(?:ted)? as)\s+(?:a\s+|an\s+)?(?P<md>markdown\s+)?"
-    rf"(?P<a>tables?|tabular|bullet(?:ed)?\s*(?:points|list)?|bullets|numbered\s+(?:list|steps)|json|csv|yaml|"
-    rf"plain text)\b"
-    rf"|\b(?P<b>step[- ]by[- ]step|numbered list|bullet points|markdown table|table form)\b",
+    r"\b(?:as|in|into|with|using|use|via|format(?:ted)? as)\s+(?:a\s+|an\s+)?(?P<md>markdown\s+)?"
+    r"(?P<a>tables?|tabular|bullet(?:ed)?\s*(?:points|list)?|bullets|numbered\s+(?:list|steps)|json|csv|yaml|"
+    r"plain text)\b"
+    r"|\b(?P<b>step[- ]by[- ]step|numbered list|bullet points|markdown table|table form)\b",
     re.IGNORECASE,
 )
 _FORMAT_ZH = re.compile(r"(?P<a>表格|列表|要点|编号|分步骤|一步一步|JSON|CSV)", re.IGNORECASE)
 
 
 def format_signals(text: str) -> list[Signal]:
-    """"Give me the numbers as a markdown table", "步骤请编号" -> format: data = a markdown table."""
+    """ "Give me the numbers as a markdown table", "步骤请编号" -> format: data = a markdown table."""
     if not is_request(text):
         return []
     found: list[Signal] = []
@@ -181,13 +181,14 @@ _ANSWER_WORDS = re.compile(
 )
 # Complaints about an answer's length that need no other word to say what is too long.
 _LENGTH_COMPLAINT = re.compile(
-    r"\b(?:too long|too wordy|too short|tl;?dr|be (?:brief|concise|succinct|more detailed))\b|太长|太短|简短一点|简洁些|详细一点",
+    r"\b(?:too long|too wordy|too short|tl;?dr|be (?:brief|concise|succinct|more detailed))\b"
+    r"|太长|太短|简短一点|简洁些|详细一点",
     re.IGNORECASE,
 )
 
 
 def length_signals(text: str) -> list[Signal]:
-    """"Keep it short", "回答简短一点" -> length: answers = concise."""
+    """ "Keep it short", "回答简短一点" -> length: answers = concise."""
     if not _LENGTH_COMPLAINT.search(text) and not (is_request(text) and _ANSWER_WORDS.search(text)):
         return []
     for pattern, value in ((_CONCISE, "concise"), (_DETAILED, "detailed")):
@@ -202,7 +203,7 @@ _MORE_EMOJI = re.compile(r"\b(?:more|some|add|use)\s+(?:\w+\s+)?emojis?\b|多用
 
 
 def style_signals(text: str) -> list[Signal]:
-    """"No emojis please", "别用表情" -> style: emojis = none; "be more formal" -> style: tone = formal."""
+    """ "No emojis please", "别用表情" -> style: emojis = none; "be more formal" -> style: tone = formal."""
     found: list[Signal] = []
     m = _EMOJI.search(text)
     if m and is_request(text):
@@ -239,7 +240,7 @@ _UNIT_REQUEST = re.compile(r"\b(?:in|use|using|convert|give|show|switch|prefer|n
 
 
 def unit_signals(text: str) -> list[Signal]:
-    """"Use metric units", "temperatures in Celsius please" -> units: measurements = metric."""
+    """ "Use metric units", "temperatures in Celsius please" -> units: measurements = metric."""
     if not is_request(text) or not _UNIT_REQUEST.search(text):
         return []
     found: list[Signal] = []
@@ -255,12 +256,14 @@ _DIRECT = re.compile(r"\b(?:direct|non-?stop)\s+flights?\b|\bno\s+(?:layovers?|s
 
 
 def travel_signals(text: str) -> list[Signal]:
-    """"Book me a window seat", "只订直飞" -> travel: seat = window."""
+    """ "Book me a window seat", "只订直飞" -> travel: seat = window."""
     found: list[Signal] = []
     m = _SEAT.search(text)
     if m and not negated_before(text, m.start()):
         word = (m.group("a") or m.group("b") or "").lower()
-        found.append(Signal("preference", "travel", "seat", "aisle" if word in ("aisle", "靠过道", "过道") else "window"))
+        found.append(
+            Signal("preference", "travel", "seat", "aisle" if word in ("aisle", "靠过道", "过道") else "window")
+        )
     d = _DIRECT.search(text)
     if d and not negated_before(text, d.start()):
         found.append(Signal("preference", "travel", "flights", "direct"))
@@ -282,7 +285,7 @@ _NOT_TOOLS = frozenset({"it", "this", "that", "them", "the", "a", "an", "me", "y
 
 
 def choice_signals(text: str) -> list[Signal]:
-    """"Use pnpm instead of npm" -> tools: npm = pnpm (the facet is what is replaced)."""
+    """ "Use pnpm instead of npm" -> tools: npm = pnpm (the facet is what is replaced)."""
     found: list[Signal] = []
     for pattern in (_CHOICE_EN, _CHOICE_ZH):
         for m in pattern.finditer(text):
@@ -317,13 +320,17 @@ _JOB_EN = re.compile(
 _JOB_ZH = re.compile(rf"(?:我(?:是|当)|作为|我的职业是)(?:一名|一个|一位|个)?(?P<job>{lexicon.JOBS_ZH})")
 _EMPLOYER_EN = re.compile(r"\bI\s+(?:work|am working)\s+(?:at|for)\s+(?P<org>[A-Z][\w&.-]+(?:\s+[A-Z][\w&.-]+){0,3})")
 _EMPLOYER_ZH = re.compile(r"我在(?P<org>[\u4e00-\u9fffA-Za-z]{2,10}?)(?:工作|上班)")
-_NAME = re.compile(r"\bmy\s+name\s+is\s+(?P<n>[A-Z][\w'-]+)|\bcall\s+me\s+(?P<m>[A-Z][\w'-]+)|我叫(?P<z>[\u4e00-\u9fff]{2,3})")
+_NAME = re.compile(
+    r"\bmy\s+name\s+is\s+(?P<n>[A-Z][\w'-]+)|\bcall\s+me\s+(?P<m>[A-Z][\w'-]+)|我叫(?P<z>[\u4e00-\u9fff]{2,3})"
+)
 _PET_EN = re.compile(
     rf"\bmy\s+(?P<kind>{lexicon.PETS})(?:'s name is|,? named|,? called|,)?\s+(?P<name>[A-Z][\w'-]+)"
     rf"|\bI\s+have\s+an?\s+(?P<kind2>{lexicon.PETS})\s+(?:named|called)\s+(?P<name2>[A-Z][\w'-]+)",
     re.IGNORECASE,
 )
-_PET_ZH = re.compile(rf"我(?:家)?(?:的|养的|养了一只|有一只)?(?P<kind>{lexicon.PETS_ZH})(?:叫|名叫|名字叫)(?P<name>[\u4e00-\u9fff]{{1,4}})")
+_PET_ZH = re.compile(
+    rf"我(?:家)?(?:的|养的|养了一只|有一只)?(?P<kind>{lexicon.PETS_ZH})(?:叫|名叫|名字叫)(?P<name>[\u4e00-\u9fff]{{1,4}})"
+)
 _RELATIVE = re.compile(
     rf"\bmy\s+(?P<rel>{lexicon.RELATIVES})(?:'s name is|,? named|,? called|,)?\s+(?P<name>[A-Z][a-z][\w'-]*)\b"
 )
@@ -347,9 +354,9 @@ def fact_signals(text: str) -> list[Signal]:
     """Stable statements about the user: home, job, employer, name, pets, family, allergies, diet."""
     found: list[Signal] = []
     for pattern in (*_HOME_EN, _HOME_ZH):
-        for m in pattern.finditer(text):
-            if not negated_before(text, m.start()):
-                found.append(Signal("fact", "home_city", "home", m.group("place")))
+        for home in pattern.finditer(text):
+            if not negated_before(text, home.start()):
+                found.append(Signal("fact", "home_city", "home", home.group("place")))
     for pattern in (_JOB_EN, _JOB_ZH):
         m = pattern.search(text)
         if m and not negated_before(text, m.start()):
@@ -429,7 +436,7 @@ _SLOTS = (
 
 
 def habit_signals(text: str) -> list[Signal]:
-    """"Went for my morning run, 5k" -> exercise: morning = running. One such episode is an event; consolidation
+    """ "Went for my morning run, 5k" -> exercise: morning = running. One such episode is an event; consolidation
     makes it a habit only when it recurs (see ConsolidateTuning.habit_min_occurrences)."""
     if _NOT_EXERCISE.search(text):
         return []
