@@ -16,7 +16,7 @@ from rearview.adapters.induction_prompt import SYSTEM_PROMPT
 from rearview.service.hindsight.rule_inducer import RuleInducer
 from support.bedrock_converse_double import BedrockConverseDouble
 from support.induction_clusters import all_clusters, chinese_replies, geocoding_lesson, nurse_fact
-from support.scripted_model import Step, answer, failing, filtered, invalid_json, recorded, slow
+from support.scripted_model import Step, answer, failing, filtered, invalid_json, not_json, recorded, slow
 
 pytestmark = pytest.mark.integration
 
@@ -99,8 +99,19 @@ def test_recorded_converse_answers_are_read_as_the_memory_they_state(
         ([failing(503)], "unavailable", 1),
         ([failing(403)], "AccessDeniedException", 1),
         ([slow(TIMEOUT * 3)], "timeout", 1),
+        # botocore reads a body that is not JSON as an empty answer, which is sent back once like any invalid one.
+        ([not_json(), not_json()], "invalid answer", 2),
     ],
-    ids=["guardrail", "content filtered", "invalid twice", "throttled", "unavailable", "access denied", "timeout"],
+    ids=[
+        "guardrail",
+        "content filtered",
+        "invalid twice",
+        "throttled",
+        "unavailable",
+        "access denied",
+        "timeout",
+        "not JSON",
+    ],
 )
 def test_what_bedrock_cannot_answer_fails_the_cluster_without_raising(
     double: BedrockConverseDouble, steps: list[Step], failure: str, requests: int

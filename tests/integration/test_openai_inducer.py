@@ -35,6 +35,7 @@ from support.scripted_model import (
     fenced,
     filtered,
     invalid_json,
+    not_json,
     recorded,
     refusal,
     slow,
@@ -78,6 +79,7 @@ FAULTS: dict[str, tuple[list[Step], str | None, str | None, int]] = {
     "slower than the client's timeout": ([slow(TIMEOUT * 3)], None, "timeout", 1),
     "HTTP 500": ([failing(500)], None, "http 500", 1),
     "HTTP 503": ([failing(503)], None, "http 503", 1),
+    "a body that is not JSON": ([not_json()], None, "bad response: not JSON", 1),
     "null memory": ([answer(None, "a one-off")], None, None, 1),
 }
 

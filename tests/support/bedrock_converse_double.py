@@ -56,6 +56,8 @@ class BedrockConverseDouble(JsonHttpDouble):
             return _error(step.status, "scripted failure")
         if step.recorded is not None:
             return HttpAnswer(200, load_recorded(step.recorded), delay=step.delay)
+        if step.raw is not None:
+            return HttpAnswer(200, step.raw.encode(), delay=step.delay)
         text = step.text or ""
         prompts = [b["text"] for b in request.body.get("system", [])]
         prompts += [b["text"] for m in messages for b in m["content"]]

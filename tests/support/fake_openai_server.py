@@ -62,6 +62,8 @@ class FakeOpenAIServer(JsonHttpDouble):
             return HttpAnswer(step.status, _error(step.status, "scripted failure").body, {"retry-after-ms": "10"})
         if step.recorded is not None:
             return HttpAnswer(200, load_recorded(step.recorded), delay=step.delay)
+        if step.raw is not None:
+            return HttpAnswer(200, step.raw.encode(), delay=step.delay)
         text = step.text or ""
         prompt_tokens, answer_tokens = usage_of(_texts(body["messages"]), text)
         completion = {

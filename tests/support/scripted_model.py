@@ -33,14 +33,15 @@ Finish = Literal["stop", "length", "filtered"]
 @dataclass(frozen=True)
 class Step:
     """What a double does with one request: answer `text` (None: what the rules state), or fail with an HTTP
-    `status`, or send a `recorded` response body (tests/fixtures/induction/<name>.json) as is; after `delay`
-    seconds."""
+    `status`, or send a `recorded` response body (tests/fixtures/induction/<name>.json) or a `raw` one that is not
+    JSON as is; after `delay` seconds."""
 
     text: str | None = None
     finish: Finish = "stop"
     status: int = 200
     delay: float = 0.0
     recorded: str | None = None
+    raw: str | None = None
 
 
 def answer(memory: dict[str, Any] | None, reason: str = "scripted") -> Step:
@@ -81,6 +82,11 @@ def recorded(name: str) -> Step:
     return Step(recorded=name)
 
 
+def not_json() -> Step:
+    """A 200 whose body is a web page, as a proxy or a base URL that is not the API's answers."""
+    return Step(raw="<html><body>Bad gateway</body></html>")
+
+
 @dataclass(frozen=True)
 class Faults:
     """Rates (0 to 1) at which an answer from the rules is replaced by a fault, drawn per request with `seed`: an
@@ -113,7 +119,7 @@ class ScriptedModel:
     def next_step(self, prompt: str) -> Step:
         """The step for a request whose first user message is `prompt`, its text resolved."""
         step = self._steps.popleft() if self._steps else self._drawn()
-        if step.text is None and step.status == 200 and step.recorded is None:
+        if step.text is None and step.status == 200 and step.recorded is None and step.raw is None:
             step = replace(step, text=rules_answer(prompt))
         return step
 

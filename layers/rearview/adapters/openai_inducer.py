@@ -55,16 +55,10 @@ class OpenAICompatibleInducer:
             raise NoReply(f"http {exc.status_code}") from None
         except APIError as exc:
             raise NoReply(f"bad response: {type(exc).__name__}") from None
-        if not isinstance(completion, ChatCompletion) or not completion.choices:
-            return Reply(text="", tokens=_tokens(getattr(completion, "usage", None)))
-        choice = completion.choices[0]
-        return Reply(
-            text=choice.message.content or "",
-            tokens=_tokens(completion.usage),
-            # A content filter stopped the answer, or the model declined in the API's refusal field.
-            refused=choice.finish_reason == "content_filter" or bool(getattr(choice.message, "refusal", None)),
-            cut_off=choice.finish_reason == "length",
-        )
+        except ValueError:
+            # A 200 whose body is not JSON: a proxy's page, or a base URL that is not the API's.
+            raise NoReply("bad response: not JSON") from None
+        return _reply_of(completion)
 
     def _complete(self, messages: list[ChatCompletionMessageParam]) -> ChatCompletion:
         if self.json_mode:
@@ -86,6 +80,24 @@ class OpenAICompatibleInducer:
         )
 
 
+def _reply_of(completion: ChatCompletion) -> Reply:
+    """The first choice's answer. The client builds the response without validating it (servers differ), so a
+    field a server left out reads as absent, and an answer without text is sent back like any invalid one."""
+    tokens = _tokens(getattr(completion, "usage", None))
+    choices = getattr(completion, "choices", None) or []
+    if not choices:
+        return Reply(text="", tokens=tokens)
+    finish = getattr(choices[0], "finish_reason", None)
+    message = getattr(choices[0], "message", None)
+    return Reply(
+        text=str(getattr(message, "content", None) or ""),
+        tokens=tokens,
+        # A content filter stopped the answer, or the model declined in the API's refusal field.
+        refused=finish == "content_filter" or bool(getattr(message, "refusal", None)),
+        cut_off=finish == "length",
+    )
+
+
 def _message(turn: Turn) -> ChatCompletionMessageParam:
     if turn.role == "assistant":
         return {"role": "assistant", "content": turn.text}
@@ -96,4 +108,5 @@ def _tokens(usage: CompletionUsage | None) -> int:
     """Prompt and answer tokens, from the total or its parts (servers differ in which they fill)."""
     if usage is None:
         return 0
-    return usage.total_tokens or (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)
+    total = getattr(usage, "total_tokens", None)
+    return int(total or (getattr(usage, "prompt_tokens", None) or 0) + (getattr(usage, "completion_tokens", None) or 0))
