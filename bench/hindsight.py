@@ -28,23 +28,21 @@ import statistics
 import sys
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from hindsight_heldout import HELDOUT
+from hindsight_heldout2 import HELDOUT2
 from hindsight_scenarios import NOISE_EN, NOISE_ZH, SCENARIOS, Ep, Expect, Scenario
 from metrics import format_table
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
 from rearview.domain.consolidate import ConsolidateRequest
 from rearview.domain.forget import ForgetRequest
-from rearview.domain.memory import Episode, Fact, Memory
+from rearview.domain.memory import Episode, Fact
 from rearview.domain.recall import RecallQuery
 from rearview.domain.search import MemoryFilter
 from rearview.domain.write import MemoryWrite
@@ -364,7 +362,7 @@ def run_inducer(name: str, args: argparse.Namespace, work: Path, log: Callable[[
     try:
         update = inducer_settings(name, args, fake.url if fake is not None else None)
         sets: dict[str, list[ScenarioScore]] = {}
-        for label, scenarios in (("scripted", SCENARIOS), ("held-out", HELDOUT)):
+        for label, scenarios in (("scripted", SCENARIOS), ("held-out 1", HELDOUT), ("held-out 2", HELDOUT2)):
             services, clock = make_services(work / f"{name}-{label}", update, args.embedder)
             started = time.perf_counter()
             sets[label] = run_suite(services, clock, scenarios)

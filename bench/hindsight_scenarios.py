@@ -52,6 +52,9 @@ def _tool(text: str, day: float, session: str, tool: str, outcome: str, event: s
     return Ep(text, day, session, event_type=event, entities=(tool,), outcome=outcome)
 
 
+# The scenarios are laid out by hand (one episode a line, a phase's brackets hugging it); ruff format would
+# re-indent every line of them.
+# fmt: off
 PREFERENCES_EN = [
     Scenario(
         "reply language, five wordings",
@@ -492,7 +495,10 @@ LESSONS_EN = [
                 _tool("Called the geocoding API with a batch of 20 addresses", 30.02, "s2", "geocoding API", "200 OK"),
             ],
         ],
-        [Expect("lesson", "tool:", ("413", "20")), Expect("lesson", "tool:", ("413", "50 addresses worked|50 addresses成功"), current=False)],
+        [
+            Expect("lesson", "tool:", ("413", "20")),
+            Expect("lesson", "tool:", ("413", "50 addresses worked|50 addresses成功"), current=False),
+        ],
     ),
 ]
 
@@ -590,3 +596,4 @@ NOISE_ZH = [
     "帮我订周五晚上的餐厅",
     "打印机又卡纸了",
 ]
+# fmt: on

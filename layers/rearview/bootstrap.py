@@ -19,11 +19,11 @@ from rearview.ports import (
     Clock,
     Embedder,
     IndexMaintenance,
+    Inducer,
     KeyStore,
     MemoryStore,
     Reranker,
     SearchIndex,
-    Inducer,
     WriteQueue,
 )
 from rearview.service.access import AccessService
@@ -195,7 +195,19 @@ def build_reranker(settings: Settings) -> Reranker | None:
 
 
 def build_inducer(settings: Settings) -> Inducer | None:
-    """The model that states induced memories, or None for the rule inducer (the default)."""
+    """The model-backed inducer named by the settings, or None for `rules` (consolidation's own default, and the
+    fallback of the others)."""
+    if settings.inducer == "openai":
+        from rearview.adapters.openai_inducer import OpenAICompatibleInducer
+
+        return OpenAICompatibleInducer(settings.openai)
+    if settings.inducer == "bedrock":
+        from rearview.adapters.aws_clients import boto3_client
+        from rearview.adapters.bedrock_inducer import BedrockInducer
+
+        return BedrockInducer(
+            settings.aws.bedrock_induction_model, client=boto3_client("bedrock-runtime", settings.aws)
+        )
     return None
 
 def build_dynamodb_store(settings: Settings, embedder: Embedder, clock: Clock) -> MemoryStore:

@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from rearview.errors import ConfigurationError
+
 
 class WriteTuning(BaseModel):
     # Below this importance an episode is not stored (status skipped, reason low_importance). Low on purpose: only
@@ -185,7 +187,8 @@ class AwsSettings(BaseModel):
     bedrock_embedding_model: str = "amazon.titan-embed-text-v2:0"
     # Titan v2 accepts 256, 512 or 1024.
     bedrock_embedding_dim: int = 512
-    bedrock_summary_model: str = "anthropic.claude-3-5-haiku-20241022-v1:0"
+    # The chat model consolidation states memories with when `inducer` is `bedrock` (Converse API).
+    bedrock_induction_model: str = "anthropic.claude-3-5-haiku-20241022-v1:0"
     # The rerank model recall uses when `reranker` is `bedrock`: a foundation model id or a full ARN. Amazon Rerank
     # 1.0 is offered in fewer regions than Titan; `cohere.rerank-v3-5:0` also needs a Marketplace subscription.
     bedrock_rerank_model: str = "amazon.rerank-v1:0"
@@ -203,6 +206,32 @@ class AwsSettings(BaseModel):
         if value not in (256, 512, 1024):
             raise ValueError(f"bedrock_embedding_dim: Titan Text Embeddings v2 takes 256, 512 or 1024 (got {value})")
         return value
+
+
+class OpenAISettings(BaseModel):
+    """The OpenAI-compatible chat endpoint consolidation states memories with when `inducer` is `openai`: Ollama
+    (the defaults), vLLM, LM Studio, llama.cpp's server or OpenAI itself."""
+
+    base_url: str = "http://127.0.0.1:11434/v1"
+    model: str = "qwen2.5:7b-instruct"
+    # Local servers accept any key; OpenAI needs a real one (REARVIEW_OPENAI__API_KEY).
+    api_key: str = "ollama"
+    # Generous: a local model on a CPU may take tens of seconds for one answer. A cluster that takes longer is
+    # stated by the rules instead.
+    timeout_seconds: float = Field(60.0, gt=0, le=600)
+    # The client's own retries of a timeout, a connection error, a 429 or a 5xx, before the cluster falls back.
+    max_retries: int = Field(2, ge=0, le=10)
+    # An answer is one JSON object of about 100 tokens; the cap stops a model that rambles, not a good answer.
+    max_tokens: int = Field(400, ge=64, le=8192)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ConfigurationError(
+                f"openai.base_url: expected http(s)://host[:port]/v1 (got {value[:200]!r})", field="openai.base_url"
+            )
+        return value.rstrip("/")
 
 
 class Settings(BaseSettings):
@@ -224,6 +253,8 @@ class Settings(BaseSettings):
     rerank_model_path: Path | None = None
     rerank_tokenizer_path: Path | None = None
     hashing_dim: int = Field(512, ge=32, le=4096)
+    # rules is deterministic and offline; openai and bedrock state memories with a model, the rules where it fails.
+    inducer: Literal["rules", "openai", "bedrock"] = "rules"
     api_token: str | None = None
     default_namespace: str = "default"
     working_ttl_seconds: int = Field(7200, ge=1)
@@ -233,3 +264,4 @@ class Settings(BaseSettings):
     recall: RecallTuning = RecallTuning()
     consolidate: ConsolidateTuning = ConsolidateTuning()
     aws: AwsSettings = AwsSettings()
+    openai: OpenAISettings = OpenAISettings()

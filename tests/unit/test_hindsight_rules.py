@@ -10,7 +10,8 @@ from rearview.domain.memory import Episode
 from rearview.service.hindsight.lessons import error_signature, outcome_patterns, what_changed
 from rearview.service.hindsight.outcomes import recognise_outcome
 from rearview.service.hindsight.phrases import shared_phrase
-from rearview.service.hindsight.signals import is_chinese, signals_of
+from rearview.service.hindsight.signals import signals_of
+from rearview.text_analysis import is_chinese
 
 pytestmark = pytest.mark.unit
 T0 = datetime(2026, 3, 2, 9, tzinfo=UTC)

@@ -69,3 +69,9 @@ class Induction:
     memories: list[InducedMemory | None]
     tokens: int = 0
     failed: dict[int, str] = field(default_factory=dict)
+
+
+def lesson_dimension(subject: str) -> str:
+    """The dimension of a lesson about a tool, task or entity: what every inducer names it, so that a model's lesson
+    and the rules' on the same subject are recognised as one."""
+    return f"tool:{subject.lower()}"[:64]

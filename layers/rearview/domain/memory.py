@@ -17,6 +17,7 @@ KINDS: tuple[Kind, ...] = ("preference", "fact", "lesson")
 OutcomeStatus = Literal["success", "failure", "partial", "unknown"]
 OUTCOME_STATUSES: tuple[OutcomeStatus, ...] = ("success", "failure", "partial", "unknown")
 
+
 class Evidence(BaseModel):
     """How much experience stands behind a semantic memory: the confidence and the guards are computed from it."""
 

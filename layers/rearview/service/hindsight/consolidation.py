@@ -82,7 +82,9 @@ class ConsolidationService:
             reconciler.add(induced)
         changes = reconciler.changes
         for episode in new:
-            changes.upserts.append((episode.model_copy(update={"consolidated": True, "version": episode.version + 1}), None))
+            changes.upserts.append(
+                (episode.model_copy(update={"consolidated": True, "version": episode.version + 1}), None)
+            )
         self._store.apply(namespace, changes)
         self._fill(result, reconciler, pool, new, clusters, induction, fallback)
         result.millis = round((time.perf_counter() - started) * 1000, 3)
@@ -200,8 +202,8 @@ class ConsolidationService:
             result.decisions.append(
                 ConsolidationDecision(
                     memory_id=decision.memory_id,
-                    action=decision.action,  # type: ignore[arg-type]
-                    kind=decision.kind,  # type: ignore[arg-type]
+                    action=decision.action,
+                    kind=decision.kind,
                     dimension=decision.dimension,
                     superseded=decision.superseded,
                 )

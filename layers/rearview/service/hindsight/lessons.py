@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from rearview.domain.memory import Episode
 from rearview.service.hindsight.phrases import shared_phrase, tidy_phrase
-from rearview.service.hindsight.signals import is_chinese, normalise
-from rearview.text_analysis import STOP_WORDS
+from rearview.service.hindsight.signals import normalise
+from rearview.text_analysis import STOP_WORDS, is_chinese
 
 _STATUS_CODE = re.compile(r"\b[1-5]\d\d\b")
 # A number with the word after it: "200 addresses", "10 req/s", "batch size 50" (the word before then).
@@ -98,7 +98,7 @@ def _shared_error(failures: Sequence[Episode]) -> str | None:
         return code
     if phrase:
         return phrase
-    words = [set(m.lower() for m in _ERROR_WORDS.findall(text)) for text in outcomes]
+    words = [{m.lower() for m in _ERROR_WORDS.findall(text)} for text in outcomes]
     shared = set.intersection(*words) if words else set()
     return sorted(shared, key=len, reverse=True)[0] if shared else None
 
@@ -123,9 +123,7 @@ def what_changed(failures: Sequence[Episode], success: Episode) -> Change | None
         return None
     success_words = set(_words(success.content))
     # What the failures did that the success dropped, if most of them did it.
-    dropped = [
-        _run_of_new_words(_words(f.content), success_words) for f in failures
-    ]
+    dropped = [_run_of_new_words(_words(f.content), success_words) for f in failures]
     common = max(set(dropped), key=dropped.count) if dropped else None
     failed = common if common and dropped.count(common) * 5 >= len(dropped) * 3 else None
     return Change(failed=failed, worked=added)
@@ -183,7 +181,9 @@ def _changed_quantity(failures: Sequence[Episode], success: Episode) -> Change |
         if set(values) & set(failed_values):
             continue
         chinese = is_chinese(success.content)
-        return Change(failed=_failed_range(failed_values, values[0], name, chinese), worked=_amount(values[0], name, chinese))
+        return Change(
+            failed=_failed_range(failed_values, values[0], name, chinese), worked=_amount(values[0], name, chinese)
+        )
     return None
 
 
@@ -196,7 +196,7 @@ def _amount(value: float, unit: str, chinese: bool) -> str:
 
 
 def _failed_range(failed: list[float], worked: float, unit: str, chinese: bool) -> str:
-    """"100 or more addresses" when every failure was above what worked, "20 or fewer" when below, else the list."""
+    """ "100 or more addresses" when every failure was above what worked, "20 or fewer" when below, else the list."""
     low, high = failed[0], failed[-1]
     if len(failed) > 1 and low > worked:
         return f"{_number(low)}{unit}及以上" if chinese else f"{_number(low)} or more {unit}"

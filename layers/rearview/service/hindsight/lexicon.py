@@ -185,7 +185,9 @@ JOBS = (
     "therapist|electrician|plumber|pilot|farmer|musician|translator|librarian|paramedic|firefighter|"
     "police officer|social worker|veterinarian|vet"
 )
-JOBS_ZH = "老师|教师|医生|护士|工程师|程序员|设计师|律师|会计|学生|记者|厨师|经理|产品经理|研究员|司机|销售|翻译|作家|警察"
+JOBS_ZH = (
+    "老师|教师|医生|护士|工程师|程序员|设计师|律师|会计|学生|记者|厨师|经理|产品经理|研究员|司机|销售|翻译|作家|警察"
+)
 
 PETS = (
     "dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|turtle|tortoise|horse|snake|lizard|guinea pig|"

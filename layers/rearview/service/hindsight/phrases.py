@@ -12,7 +12,8 @@ from rearview.text_analysis import query_terms
 
 _EDGE_WORDS = re.compile(
     r"^(?:(?:and|also|so|but|then|just|please|pls|again|always|btw|fyi|ok|okay|hey|hi|to|of|for|that|"
-    r"can you|could you|remember that|note that|i|we|it|is|as)\s+)+|(?:\s+(?:and|also|so|but|then|please|pls|again|the|a|an|to|of|"
+    r"can you|could you|remember that|note that|i|we|it|is|as)\s+)+"
+    r"|(?:\s+(?:and|also|so|but|then|please|pls|again|the|a|an|to|of|"
     r"for|that|with|in|on|at|is|are|was|i|we))+$",
     re.IGNORECASE,
 )
@@ -21,9 +22,7 @@ _PUNCT_EDGES = " \t\n,.;:!?，。；：！？、\"'()[]{}-–—"
 
 # Chat filler that says nothing about what a request is about (on top of the search stop words).
 _FILLER = frozenset(
-    "pls plz please thanks thank thx like anyway stuff thing things instead same last time just really kinda "
-    "sorta lol tbh btw ok okay yeah hey hi hmm also actually maybe probably basically literally again always "
-    "never still even new way lot bit".split()
+    ["pls", "plz", "please", "thanks", "thank", "thx", "like", "anyway", "stuff", "thing", "things", "instead", "same", "last", "time", "just", "really", "kinda", "sorta", "lol", "tbh", "btw", "ok", "okay", "yeah", "hey", "hi", "hmm", "also", "actually", "maybe", "probably", "basically", "literally", "again", "always", "never", "still", "even", "new", "way", "lot", "bit"]
 )
 
 

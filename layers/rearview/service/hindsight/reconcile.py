@@ -24,7 +24,7 @@ from rearview.ids import new_ulid
 from rearview.service.contradiction import contradicts
 from rearview.service.hindsight import statements
 from rearview.service.hindsight.evidence import confidence_of, evidence_of
-from rearview.service.hindsight.signals import is_chinese
+from rearview.text_analysis import is_chinese
 
 # Dimensions on which two values can both hold while their evidence overlaps in time (running and swimming).
 MULTI_VALUED = frozenset({"exercise"})
@@ -95,7 +95,9 @@ class Reconciler:
             return self._contradict(fact, induced, evidence, None)
         if conflicts:
             if induced.dimension in MULTI_VALUED and _overlap(fact.evidence, evidence):
-                merged = {k: _join_values(fact.facets[k], v) if k in conflicts else v for k, v in induced.facets.items()}
+                merged = {
+                    k: _join_values(fact.facets[k], v) if k in conflicts else v for k, v in induced.facets.items()
+                }
                 return self._refine(fact, induced.model_copy(update={"facets": merged}), evidence)
             return self._contradict(fact, induced, evidence, None)
         if set(induced.facets) <= set(fact.facets):
@@ -163,12 +165,20 @@ class Reconciler:
             new = new.model_copy(update={"facets": facets, "content": content})
         newer = (evidence.last_at or self.now, new.confidence) >= (fact.last_confirmed_at, fact.confidence)
         if not newer:
-            history = new.model_copy(update={"status": "superseded", "superseded_by": fact.id, "superseded_at": self.now})
+            history = new.model_copy(
+                update={"status": "superseded", "superseded_by": fact.id, "superseded_at": self.now}
+            )
             self._plan(history, self.embed(history.content), inserted=True)
             return self._decide(history, "history")
-        self._plan(fact.model_copy(update={"status": "superseded", "superseded_by": new.id, "superseded_at": self.now}), None)
+        self._plan(
+            fact.model_copy(update={"status": "superseded", "superseded_by": new.id, "superseded_at": self.now}), None
+        )
         self.active.pop(fact.id, None)
-        self._plan(new, self.embed(new.content) if vector is None or new.content != induced.statement else vector, inserted=True)
+        self._plan(
+            new,
+            self.embed(new.content) if vector is None or new.content != induced.statement else vector,
+            inserted=True,
+        )
         decision = self._decide(new, "superseded")
         decision.superseded.append(fact.id)
         return decision
@@ -198,10 +208,7 @@ class Reconciler:
         """Put the fact's new state in the change set (one net upsert per id, with the right version)."""
         if inserted:
             self._inserted.add(fact.id)
-        if fact.id in self._inserted:
-            version = 1
-        else:
-            version = self._base_versions.setdefault(fact.id, fact.version) + 1
+        version = 1 if fact.id in self._inserted else self._base_versions.setdefault(fact.id, fact.version) + 1
         fact = fact.model_copy(update={"version": version})
         kept = next((v for m, v in self.changes.upserts if m.id == fact.id), None)
         self.changes.upserts = [(m, v) for m, v in self.changes.upserts if m.id != fact.id]
@@ -276,4 +283,3 @@ def _overlap(old: Evidence | None, new: Evidence) -> bool:
     if old is None or old.last_at is None or new.first_at is None:
         return False
     return new.first_at < old.last_at
-

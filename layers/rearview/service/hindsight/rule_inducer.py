@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rearview.domain.hindsight import EvidenceCluster, InducedMemory, Induction
+from rearview.domain.hindsight import EvidenceCluster, InducedMemory, Induction, lesson_dimension
 from rearview.domain.limits import MAX_FACT_CHARS
 from rearview.service.hindsight import statements
 from rearview.service.hindsight.lessons import error_signature, what_changed
-from rearview.service.hindsight.signals import is_chinese, time_slot
+from rearview.service.hindsight.signals import time_slot
+from rearview.text_analysis import mostly_chinese
 
 
 class RuleInducer:
@@ -28,7 +29,7 @@ class RuleInducer:
 
 def induce_one(cluster: EvidenceCluster) -> InducedMemory | None:
     """The memory a cluster supports, or None."""
-    chinese = _mostly_chinese(cluster)
+    chinese = mostly_chinese(e.content for e in cluster.episodes)
     if cluster.kind == "lesson":
         return _lesson(cluster, chinese)
     ids = cluster.ids
@@ -62,7 +63,7 @@ def _lesson(cluster: EvidenceCluster, chinese: bool) -> InducedMemory | None:
     subject = cluster.subject or "this task"
     count = sum(max(1, e.confirmations) for e in failures)
     error = error_signature(failures)
-    dimension = f"tool:{subject.lower()}"[:64]
+    dimension = lesson_dimension(subject)
     if successes:
         change = what_changed(failures, successes[-1])
         if change is None:
@@ -95,7 +96,3 @@ def _usual_time(cluster: EvidenceCluster) -> dict[str, str]:
             return {"when": best}
     return {}
 
-
-def _mostly_chinese(cluster: EvidenceCluster) -> bool:
-    votes = sum(1 for e in cluster.episodes if is_chinese(e.content))
-    return votes * 2 > len(cluster.episodes)

@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterable
 
 from rearview.domain.hindsight import Signal
 from rearview.service.hindsight import lexicon
-from rearview.text_analysis import is_cjk
 
 # --- text helpers ---------------------------------------------------------------------------------------------
 
@@ -23,14 +22,6 @@ def normalise(text: str) -> str:
     """NFKC (full-width forms to ASCII), curly quotes straightened, whitespace folded."""
     text = unicodedata.normalize("NFKC", text).replace("\u2019", "'").replace("\u2018", "'")
     return re.sub(r"\s+", " ", text).strip()
-
-
-def is_chinese(text: str) -> bool:
-    """True when at least a fifth of the text's letters are CJK characters."""
-    letters = [ch for ch in text if ch.isalpha()]
-    if not letters:
-        return False
-    return sum(1 for ch in letters if is_cjk(ch)) >= 0.2 * len(letters)
 
 
 _NEGATION_BEFORE = re.compile(

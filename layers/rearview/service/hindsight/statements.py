@@ -18,7 +18,8 @@ def _join(parts: list[str], chinese: bool) -> str:
 def _language(facets: Mapping[str, str], zh: bool) -> str:
     if zh:
         parts = [
-            f"{lexicon.TEXT_OBJECTS_ZH.get(obj, obj)}用{lexicon.LANGUAGE_ZH.get(lang, lang)}" for obj, lang in facets.items()
+            f"{lexicon.TEXT_OBJECTS_ZH.get(obj, obj)}用{lexicon.LANGUAGE_ZH.get(lang, lang)}"
+            for obj, lang in facets.items()
         ]
         return "用户希望" + _join(parts, True)
     return "The user prefers " + _join([f"{obj} in {lang}" for obj, lang in facets.items()], False)
@@ -26,7 +27,9 @@ def _language(facets: Mapping[str, str], zh: bool) -> str:
 
 def _format(facets: Mapping[str, str], zh: bool) -> str:
     if zh:
-        parts = [f"{lexicon.TEXT_OBJECTS_ZH.get(obj, obj)}用{lexicon.FORMATS_ZH.get(v, v)}" for obj, v in facets.items()]
+        parts = [
+            f"{lexicon.TEXT_OBJECTS_ZH.get(obj, obj)}用{lexicon.FORMATS_ZH.get(v, v)}" for obj, v in facets.items()
+        ]
         return "用户希望" + _join(parts, True)
     return "The user wants " + _join([f"{obj} as {value}" for obj, value in facets.items()], False)
 
@@ -57,7 +60,9 @@ def _units(facets: Mapping[str, str], zh: bool) -> str:
         return "用户偏好" + "、".join(names_zh.get(v, v) for v in facets.values())
     parts = []
     for facet, value in facets.items():
-        parts.append(f"{value} units" if facet == "measurements" else f"{facet} in {value}" if facet != "time" else value)
+        parts.append(
+            f"{value} units" if facet == "measurements" else f"{facet} in {value}" if facet != "time" else value
+        )
     return "The user prefers " + _join(parts, False)
 
 
@@ -189,7 +194,9 @@ def stated_fact(phrase: str, *, chinese: bool) -> str:
     return sentence if sentence.endswith((".", "!", "?")) else sentence + "."
 
 
-def fix_lesson(subject: str, error: str | None, failed: str | None, worked: str, failures: int, *, chinese: bool) -> str:
+def fix_lesson(
+    subject: str, error: str | None, failed: str | None, worked: str, failures: int, *, chinese: bool
+) -> str:
     """What failed for a subject, and what worked after."""
     if chinese:
         what = f"{failed}时" if failed else ""
