@@ -154,8 +154,8 @@ class ConsolidateTuning(BaseModel):
     fact_min_occurrences: int = Field(2, ge=1)
     min_spread: int = Field(2, ge=1)
     # A habit (an activity done again and again) needs this many occurrences on as many distinct days.
-    habit_min_occurrences: int = Field(4, ge=1)
-    habit_min_days: int = Field(4, ge=1)
+    habit_min_occurrences: int = Field(3, ge=1)
+    habit_min_days: int = Field(3, ge=1)
     # A lesson needs this many failures before the success that ended them, or `recurring_failure_min` failures
     # in a row sharing an error: one failure then a success is a transient error, not a lesson.
     lesson_min_failures: int = Field(2, ge=1)

@@ -115,9 +115,9 @@ def test_a_newer_habit_supersedes_the_old_one_which_stays_as_history(services: S
         say(services, clock, f"Swam {day % 7 + 20} laps this morning.", day, f"w{day}")
     result = consolidate(services, clock, 93)
     [current] = facts(services)
-    assert current.facets == {"morning": "swimming"}
+    assert current.facets == {"routine": "swimming", "when": "morning"} and "morning" in current.content
     [old] = [f for f in facts(services, superseded=True) if f.status == "superseded"]
-    assert old.facets == {"morning": "running"} and old.superseded_by == current.id
+    assert old.facets["routine"] == "running" and old.superseded_by == current.id
     assert result.superseded == 1
     recalled = services.recaller.recall(NS, RecallQuery(query="what exercise does the user do in the morning?"))
     assert current.id in [h.id for h in recalled.results] and old.id not in [h.id for h in recalled.results]

@@ -41,11 +41,12 @@ T0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
         ("As a nurse I can't take calls", ("fact", "job", "job", "nurse")),
         ("我是一名老师", ("fact", "job", "job", "老师")),
         ("my dog Max chewed the charger", ("fact", "pet", "dog", "Max")),
-        ("I'm allergic to peanuts when we eat out", ("fact", "allergy", "peanuts", "allergic")),
+        ("I'm allergic to peanuts when we eat out", ("fact", "allergy", "peanut", "allergic")),
         ("我对花生过敏", ("fact", "allergy", "花生", "allergic")),
         ("I'm vegetarian, no meat please", ("fact", "diet", "diet", "vegetarian")),
-        ("Went for my morning run, 5k", ("fact", "exercise", "morning", "running")),
-        ("今天早上跑步5公里", ("fact", "exercise", "morning", "running")),
+        ("Went for my morning run, 5k", ("fact", "exercise", "routine", "running")),
+        ("今天早上跑步5公里", ("fact", "exercise", "routine", "running")),
+        ("羽毛球先停了，开始去练瑜伽", ("fact", "exercise", "routine", "yoga")),
     ],
 )
 def test_signals_name_the_dimension_facet_and_value(text: str, expected: tuple[str, str, str, str]) -> None:

@@ -139,8 +139,8 @@ def _mention_pattern(value: str) -> re.Pattern[str] | None:
 # An identifier (a host, a URL, an address, a path) that a statement defines: "the VPN gateway is vpn.example.dev".
 _IDENTIFIER = r"(?:https?://)?[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+(?::\d+)?(?:/[\w./-]*)?|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 _DEFINITION = re.compile(
-    rf"(?P<subject>[A-Za-z\u4e00-\u9fff][\w \u4e00-\u9fff-]{{2,40}}?)\s*(?:is|are|=|:|lives at|points to|goes through|"
-    rf"is at|是|在)\s*(?P<id>{_IDENTIFIER})",
+    rf"(?P<subject>[A-Za-z\u4e00-\u9fff][\w \u4e00-\u9fff-]{{2,40}}?)\s*,?\s*(?:is|are|=|:|lives at|points to|goes through|"
+    rf"is at|that's|that is|i\.e\.|aka|是|在)\s*(?P<id>{_IDENTIFIER})",
     re.IGNORECASE,
 )
 _IDENTIFIER_RE = re.compile(_IDENTIFIER, re.IGNORECASE)

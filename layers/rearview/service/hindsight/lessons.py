@@ -22,7 +22,7 @@ _STATUS_CODE = re.compile(r"\b[1-5]\d\d\b")
 # A number with the word after it: "200 addresses", "10 req/s", "batch size 50" (the word before then).
 _QUANTITY = re.compile(
     r"(?:(?P<lead>[A-Za-z\u4e00-\u9fff][A-Za-z\u4e00-\u9fff_-]*(?:\s+(?:size|of|limit|count))?)\s*(?:=|:|of|为)?\s*)?"
-    r"(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>[A-Za-z%/][\w/%-]*|个[\u4e00-\u9fff]{1,3}|[\u4e00-\u9fff]{1,2})?"
+    r"(?<![A-Za-z/])(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>[A-Za-z%/][\w/%-]*|个[\u4e00-\u9fff]{1,3}|[\u4e00-\u9fff]{1,2})?"
 )
 _ERROR_WORDS = re.compile(
     r"(?:[A-Z_]{4,}(?:_[A-Z]+)*|timed? ?out|timeout|rate[- ]limit\w*|permission denied|access denied|"
@@ -77,11 +77,13 @@ _FAILURE_LEAD = re.compile(r"^(?:(?:error|failed|failure|fail|失败|错误|报�
 
 
 def error_signature(failures: Sequence[Episode]) -> str | None:
-    """What the failures share, without a leading "error:" or "失败，" (a lesson says it failed already)."""
+    """What the failures share, without a leading "error:" or "失败，" (a lesson says it failed already); when
+    that is all they share, their common error words."""
     signature = _shared_error(failures)
     if signature is None:
         return None
-    return _FAILURE_LEAD.sub("", signature).strip() or signature
+    stripped = _FAILURE_LEAD.sub("", signature).strip(" ,，:：;；")
+    return stripped or _common_error_words(failures) or signature
 
 
 def _shared_error(failures: Sequence[Episode]) -> str | None:
@@ -98,7 +100,11 @@ def _shared_error(failures: Sequence[Episode]) -> str | None:
         return code
     if phrase:
         return phrase
-    words = [{m.lower() for m in _ERROR_WORDS.findall(text)} for text in outcomes]
+    return _common_error_words(failures)
+
+
+def _common_error_words(failures: Sequence[Episode]) -> str | None:
+    words = [{m.lower() for m in _ERROR_WORDS.findall(_outcome_text(e) or e.content)} for e in failures]
     shared = set.intersection(*words) if words else set()
     return sorted(shared, key=len, reverse=True)[0] if shared else None
 

@@ -152,6 +152,12 @@ FORMATS: dict[str, str] = {
     "prose": "prose paragraphs",
     "flowing prose": "prose paragraphs",
     "bullet form": "a bulleted list",
+    "bullet list": "a bulleted list",
+    "bulleted list": "a bulleted list",
+    "bulletpoints": "a bulleted list",
+    "bulletpoint": "a bulleted list",
+    "code block": "code blocks",
+    "code blocks": "code blocks",
     "bullet-point": "a bulleted list",
     "bullet-points": "a bulleted list",
     "bullet point": "a bulleted list",
@@ -194,7 +200,7 @@ PETS = (
     "beagle|labrador|lab|poodle|husky|corgi|terrier|retriever|bulldog|dachshund|collie|chihuahua|pug|spaniel|"
     "schnauzer|greyhound|tabby|siamese"
 )
-PETS_ZH = "狗|猫|小狗|小猫|狗狗|猫咪|兔子|仓鼠|乌龟|鹦鹉"
+PETS_ZH = "狗|猫|小狗|小猫|狗狗|猫咪|兔子|仓鼠|乌龟|鹦鹉|柯基|泰迪|金毛|哈士奇|拉布拉多|柴犬|边牧|比熊|布偶|英短|美短|橘猫"
 RELATIVES = (
     "wife|husband|partner|son|daughter|sister|brother|mother|father|mom|mum|dad|girlfriend|boyfriend|"
     "grandmother|grandfather|grandma|grandpa|aunt|uncle|cousin|niece|nephew|fiancee|fiance"
@@ -220,6 +226,12 @@ ACTIVITIES: dict[str, str] = {
     "cycling": "cycling",
     "biked": "cycling",
     "bike ride": "cycling",
+    "group ride": "cycling",
+    "sunday ride": "cycling",
+    "long ride": "cycling",
+    "road ride": "cycling",
+    "bike": "cycling",
+    "cycle": "cycling",
     "yoga": "yoga",
     "gym": "going to the gym",
     "weights": "going to the gym",
@@ -228,6 +240,7 @@ ACTIVITIES: dict[str, str] = {
     "hiked": "hiking",
     "hiking": "hiking",
     "climbing": "climbing",
+    "climbing gym": "climbing",
     "bouldering": "climbing",
     "tennis": "tennis",
     "badminton": "badminton",

@@ -10,7 +10,8 @@ from rearview.domain.memory import OutcomeStatus
 _FAILURE = re.compile(
     r"(?<![a-z])(?:fail(?:ed|s|ure|ing)?|errors?|errored|exceptions?|crash(?:ed|es)?|time[sd]?\s?out|timeouts?|"
     r"denied|refused|rejected|invalid|unavailable|unauthori[sz]ed|forbidden|broken|broke|aborted|"
-    r"did\s?n[o']?t\s+work|does\s?n[o']?t\s+work|not\s+working|no\s+luck|unsuccessful)(?![a-z])"
+    r"did\s?n[o']?t\s+work|does\s?n[o']?t\s+work|not\s+working|no\s+luck|unsuccessful|killed|out of memory|oom|"
+    r"segfault|segmentation fault|panic(?:ked)?|traceback|exit code [1-9]\d*)(?![a-z])"
     # An HTTP status needs a word saying it is one: "geocoded 500 addresses" is no server error.
     r"|\b(?:http|status|code|error|returned|got)\s*:?\s*[45]\d\d\b|^\s*[45]\d\d\b"
     r"|\b[45]\d\d\s+(?:\w+\s+)?(?:error|too|large|payload|request|not|bad|unauthori[sz]ed|forbidden|"

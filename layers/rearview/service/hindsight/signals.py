@@ -47,12 +47,14 @@ _REQUEST = re.compile(
     r"\b(?:please|pls|plz|always|from now on|going forward|in (?:the )?future|next time|by default|"
     r"i (?:would |'d )?(?:prefer|like|love|want|need|rather)|i'd rather|can you|could you|would you|will you|"
     r"make sure|keep|stick (?:to|with)|stop|don't|do not|never|no more|only|instead|rather than|too long|"
-    r"too short|give me|send me|show me|use|reply|respond|answer|write)\b"
+    r"too short|give me|send me|show me|use|reply|respond|answer|write|works? (?:best|better)|easier (?:for me|to)|"
+    r"i find|best for me|as usual|usual rules|like before|like last time|same as (?:always|usual|before)|again)\b"
     r"|请|以后|今后|每次|总是|一直|默认|我(?:更)?喜欢|我想要|我希望|我要|给我|帮我|麻烦|不要|别|还是|就好|就行|可以吗|能不能|能否"
     # Chinese instructions name what to do with the text: 用 (use), 做成 (make into), 改成 (change to) ...
     r"|用|做成|列成|整理成|改成|换成|列出|一点|一些"
     # ... and softened or asked: 详细点, 解释下, 能说中文不, 可以吗; or repeated: 说过了, 老规矩, 记得.
-    r"|[点下些]$|[点下些][，,。！!~吧]|能.{1,8}[吗不]|可以.{0,6}吗|行不行|好不好|好吗|说过|记得|记住|老规矩|老样子|统一",
+    r"|[点下些]$|[点下些][，,。！!~吧]|能.{1,8}[吗不]|可以.{0,6}吗|行不行|好不好|好吗|说过|记得|记住|老规矩|老样子|统一"
+    r"|最好|比较好|更好|方便|习惯|照旧|照例|又",
     re.IGNORECASE,
 )
 # An imperative: a sentence that opens with a verb ("List the steps ...", "Keep it short").
@@ -99,65 +101,85 @@ _LANGUAGE_ZH = re.compile(
 _TRANSLATION = re.compile(r"\btranslat\w*|翻译|译成", re.IGNORECASE)
 
 
+_LANGUAGE_WORD = re.compile(rf"\b(?P<a>{_EN_LANGS})\b|(?P<b>{_ZH_LANGS})", re.IGNORECASE)
+# A question about a language itself, not a wish about the replies: "how do you say X in Spanish?", "中文输入法".
+_ABOUT_A_LANGUAGE = re.compile(
+    r"\bhow (?:do|would) you say\b|\bwhat(?:'s| is| does)\b.{0,30}\b(?:mean|for)\b|什么意思|怎么说|输入法|字体|中文系|"
+    r"中文里",
+    re.IGNORECASE,
+)
+# A complaint about the language just used: "你怎么又用英文回我了", "why English again?".
+_COMPLAINED = re.compile(r"(?:又|怎么|为什么|why)\s*(?:又|还)?\s*(?:用|in)?\s*$", re.IGNORECASE)
+# The texts a language preference can be about on its own; anything else is the replies.
+_LANGUAGE_OBJECTS = frozenset({"code comments", "commit messages", "emails"})
+
+
+_AIM_BEFORE = re.compile(r"(?:\b(?:in|into|to|use|using|switch to|stick to|prefer)\s+|用|以|说|讲|改用|换成|统一)\s*$", re.I)
+_AIM_AFTER = re.compile(r"^\s*(?:please|pls|only|from now on|instead|回复|回答|答复|说|写|讲|交流|沟通|就好|就行|吧)", re.I)
+
+
+def _aimed(text: str, m: re.Match[str]) -> bool:
+    """A mention that says what to use ("in Chinese", "用中文", "中文回复"), not one that only names a language."""
+    return bool(_AIM_BEFORE.search(text[max(0, m.start() - 12) : m.start()]) or _AIM_AFTER.search(text[m.end() :]))
+
+
 def language_signals(text: str) -> list[Signal]:
-    """"Please answer in Chinese", "中文回答就好" -> language: replies = Chinese."""
-    if _TRANSLATION.search(text) or not is_request(text):
+    """"Please answer in Chinese", "中文回答就好", "以后统一中文回复吧" -> language: replies = Chinese. Of several
+    languages named, the last one not negated or complained about is the wish."""
+    if _TRANSLATION.search(text) or not is_request(text) or _ABOUT_A_LANGUAGE.search(text):
         return []
-    found: list[Signal] = []
-    for pattern in (_LANGUAGE_EN, _LANGUAGE_ZH):
-        for m in pattern.finditer(text):
-            word = next(g for g in m.groups() if g)
-            if negated_before(text, m.start()):
-                continue
-            value = lexicon.LANGUAGES[word.lower()] if word.lower() in lexicon.LANGUAGES else None
-            if value:
-                found.append(Signal("preference", "language", _object_facet(text, "replies"), value))
-    return _distinct(found)
+    wished = [
+        m
+        for m in _LANGUAGE_WORD.finditer(text)
+        if not negated_before(text, m.start()) and not _COMPLAINED.search(text[max(0, m.start() - 8) : m.start()])
+    ]
+    if not wished:
+        return []
+    aimed = [m for m in wished if _aimed(text, m)]
+    chosen = (aimed or wished)[-1]
+    word = (chosen.group("a") or chosen.group("b") or "").lower()
+    facet = _object_facet(text, "replies")
+    return [Signal("preference", "language", facet if facet in _LANGUAGE_OBJECTS else "replies", lexicon.LANGUAGES[word])]
 
 
-_FORMAT_WORDS = _alternation(lexicon.FORMATS)
-_FORMAT_EN = re.compile(
-    r"\b(?:as|in|into|with|using|use|via|format(?:ted)? as)\s+(?:a\s+|an\s+)?(?P<md>markdown\s+)?"
-    r"(?P<a>tables?|tabular|bullet(?:ed)?[\s-]*(?:points|list|form)?|bullets|numbered\s+(?:list|steps)|json|csv|"
-    r"yaml|plain text|(?:normal |plain |flowing )?(?:paragraphs|prose))\b"
-    r"|\b(?P<b>step[- ]by[- ]step|numbered list|bullet[- ]points?|bullets|markdown table|table form|"
-    r"(?:normal |plain |flowing )?(?:paragraphs|prose))\b"
-    r"|\b(?P<c>number)\s+(?:the|each|all|your|those)?\s*(?:\w+\s+)?(?:steps|items|points)\b",
+_FORMAT_MENTION = re.compile(
+    r"\b(?P<md>markdown\s+)?(?P<a>tables?|tabular|bullet[- ]?points?|bulleted(?: list)?|bullets|bullet(?: form| list)?|"
+    r"numbered(?: list| steps)?|step[- ]by[- ]step|json|csv|yaml|code blocks?|(?:normal |plain |flowing )?"
+    r"(?:paragraphs|prose))\b|\b(?P<num>number)\s+(?:the|each|all|your|those)?\s*(?:\w+\s+)?(?:steps|items|points)\b"
+    r"|(?P<zh>表格|列个表|列表|要点|分点|编号|分步骤|一步一步|段落)|(?:用|做成|转成|输出成?|以|按)\s*(?P<zhx>JSON|CSV)",
     re.IGNORECASE,
 )
-_FORMAT_ZH = re.compile(
-    r"(?P<a>表格|列个表|列表|要点|编号|分步骤|一步一步|分点|段落)|(?:用|做成|转成|输出成?|以|按)\s*(?P<b>JSON|CSV)(?:格式)?",
-    re.IGNORECASE,
-)
-# What a format preference is about: the text kinds that take their own format; anything else is "answers".
-_FORMAT_OBJECTS = frozenset({"data", "steps", "code"})
+_FORMAT_AIM_BEFORE = re.compile(r"(?:\b(?:as|in|into|use|using|via|format(?:ted)? as|a|an)\s+|用|做成|整理成|列成|弄成)\s*$", re.I)
+_FORMAT_AIM_AFTER = re.compile(r"^\s*(?:please|pls|format|form|only|works|is (?:easier|better|best)|就好|就行|吧|展示|列出)", re.I)
+# What each format is naturally for: a table holds data, a numbered list steps, a code block code.
+_FORMAT_FACET = {"a table": "data", "a numbered list": "steps", "code blocks": "code"}
 
 
 def format_signals(text: str) -> list[Signal]:
-    """"Give me the numbers as a markdown table", "步骤请编号" -> format: data = a markdown table."""
+    """"Give me the numbers as a markdown table", "As usual a table please, not paragraphs", "步骤请编号" ->
+    format: data = a table. Of several formats named, the last one asked for (not negated) is the wish."""
     if not is_request(text):
         return []
-    found: list[Signal] = []
-    for pattern in (_FORMAT_EN, _FORMAT_ZH):
-        for m in pattern.finditer(text):
-            groups = m.groupdict()
-            word = (groups.get("a") or groups.get("b") or ("numbered list" if groups.get("c") else "")).lower()
-            if negated_before(text, m.start()):
-                continue
-            # "a markdown table" and "a table" are one preference (the statement says markdown when asked).
-            word = re.sub(r"\s+", " ", word.replace("markdown", "").replace("form", "")).strip()
-            value = _format_value(word)
-            if value is None:
-                continue
-            default = "steps" if value == "a numbered list" else "data" if "table" in value else "answers"
-            facet = _object_facet(text, default)
-            found.append(Signal("preference", "format", facet if facet in _FORMAT_OBJECTS else default, value))
-    # One format per kind of text and request: "paragraphs please, the bullets read like a powerpoint" asks for
-    # the first and complains about the second.
-    first: dict[str, Signal] = {}
-    for signal in found:
-        first.setdefault(signal.facet, signal)
-    return list(first.values())
+    wished: list[tuple[bool, str]] = []
+    for m in _FORMAT_MENTION.finditer(text):
+        if negated_before(text, m.start()):
+            continue
+        groups = m.groupdict()
+        word = "numbered list" if groups.get("num") else (groups.get("a") or groups.get("zh") or groups.get("zhx") or "")
+        value = _format_value(re.sub(r"[\s-]+", " ", word.lower()).strip())
+        if value is None:
+            continue
+        aimed = bool(_FORMAT_AIM_BEFORE.search(text[max(0, m.start() - 14) : m.start()])) or bool(
+            _FORMAT_AIM_AFTER.search(text[m.end() :])
+        )
+        if groups.get("zh") and not aimed:
+            continue  # "列表组件", "表格组件": a thing to build, not a way to answer
+        wished.append((aimed, value))
+    if not wished:
+        return []
+    aimed_values = [value for aimed, value in wished if aimed]
+    value = (aimed_values or [value for _, value in wished])[-1]
+    return [Signal("preference", "format", _FORMAT_FACET.get(value, "answers"), value)]
 
 
 def _format_value(word: str) -> str | None:
@@ -172,12 +194,12 @@ def _format_value(word: str) -> str | None:
 _CONCISE = re.compile(
     r"\b(?:short(?:er)?|brief(?:er)?|concise|succinct|to the point|tl;?dr|less verbose|fewer words|"
     r"too long|too wordy|one[- ]liners?|keep it tight|just the gist|the gist)\b"
-    r"|简短|简洁|精简|短一点|简单说|简单点|说重点|太长|说结论|直接说结论|别写那么长|三句话",
+    r"|简短|简洁|精简|短一点|短点|简单说|简单点|说重点|太长|说结论|直接说结论|别写那么长|三句话|三五句|几句话",
     re.IGNORECASE,
 )
 _DETAILED = re.compile(
     r"\b(?:more detail(?:ed)?|in (?:more )?detail|detailed|in[- ]depth|more thorough|elaborate more|too short|"
-    r"longer answers?)\b|详细|具体一点|展开说|越细越好|太短",
+    r"longer answers?)\b|详细|具体一点|展开说|展开讲|越细越好|写长点|长一点|太短",
     re.IGNORECASE,
 )
 _ANSWER_WORDS = re.compile(
@@ -187,7 +209,8 @@ _ANSWER_WORDS = re.compile(
 )
 # Complaints about an answer's length that need no other word to say what is too long.
 _LENGTH_COMPLAINT = re.compile(
-    r"\b(?:too long|too wordy|too short|tl;?dr|be (?:brief|concise|succinct|more detailed))\b|太长|太短|简短一点|简洁些|详细一点",
+    r"\b(?:too long|too wordy|too short|tl;?dr|be (?:brief|concise|succinct|more detailed))\b|太长|太短|简短一?点|简洁些|"
+    r"详细一?点|简短回答|简单回答|短点|写长点",
     re.IGNORECASE,
 )
 
@@ -239,7 +262,8 @@ def style_signals(text: str) -> list[Signal]:
 
 
 _UNITS = (
-    (re.compile(r"\b(?:metric|kilomet(?:er|re)s?|km|kilograms?|kg|centimet(?:er|re)s?|cm)\b|公制|公里|公斤|厘米", re.I),
+    (re.compile(r"\b(?:metric|kilomet(?:er|re)s?|km|kilograms?|kg|grams?|centimet(?:er|re)s?|cm|met(?:er|re)s?)\b"
+                r"|公制|公里|公斤|厘米|米", re.I),
      "measurements", "metric"),
     (re.compile(r"\b(?:imperial|miles?|pounds?|lbs?|feet|inches|ounces?)\b|英制|英里|英尺", re.I),
      "measurements", "imperial"),
@@ -248,7 +272,9 @@ _UNITS = (
     (re.compile(r"\b24[- ]?h(?:our)?\b|24小时制", re.I), "time", "24-hour clock"),
     (re.compile(r"\b12[- ]?h(?:our)?\b|12小时制|\bam/pm\b", re.I), "time", "12-hour clock"),
 )  # fmt: skip
-_UNIT_REQUEST = re.compile(r"\b(?:in|use|using|convert|give|show|switch|prefer|not|into|to)\b|用|换算|换成|改成|折成|按", re.I)
+_UNIT_REQUEST = re.compile(
+    r"\b(?:in|use|using|convert|give|show|switch|prefer|not|into|to|please|pls|only)\b|用|换算|换成|改成|折成|按", re.I
+)
 
 
 _CURRENCY = re.compile(
@@ -268,10 +294,37 @@ def unit_signals(text: str) -> list[Signal]:
     if c and not negated_before(text, c.start()):
         found.append(Signal("preference", "units", "currency", lexicon.CURRENCIES[(c.group("a") or c.group("b")).lower()]))
     for pattern, facet, value in _UNITS:
-        m = pattern.search(text)
-        if m and not negated_before(text, m.start()):
+        wished = [m for m in pattern.finditer(text) if not negated_before(text, m.start()) and not _dismissed(text, m)]
+        if wished:
             found.append(Signal("preference", "units", facet, value))
-    return _distinct(found)
+    # Both units of one kind named (asked to convert from one to the other): the one converted to is the wish.
+    by_facet: dict[str, list[Signal]] = {}
+    for signal in found:
+        by_facet.setdefault(signal.facet, []).append(signal)
+    kept = []
+    for facet, signals in by_facet.items():
+        if len(signals) > 1:
+            signals = [s for s in signals if _converted_to(text, s.value)] or signals[-1:]
+        kept.extend(signals[:1])
+    return kept
+
+
+_DISMISSED = re.compile(r"^\W{0,3}(?:means nothing|is useless|doesn'?t help|isn'?t helpful|confuses me|没概念|看不懂)", re.I)
+
+
+def _dismissed(text: str, m: re.Match[str]) -> bool:
+    """A unit the text waves away: "fahrenheit means nothing to me", "英制我没概念"."""
+    return bool(_DISMISSED.search(text[m.end() :]))
+
+
+def _converted_to(text: str, value: str) -> bool:
+    for pattern, _facet, unit_value in _UNITS:
+        if unit_value != value:
+            continue
+        for m in pattern.finditer(text):
+            if re.search(r"(?:\b(?:in|into|to|use|using|give(?: \w+)? in)\s+|用|换成|换算成|折成|按)\s*$", text[max(0, m.start() - 16) : m.start()], re.I):
+                return True
+    return False
 
 
 _SEAT = re.compile(r"\b(?P<a>window|aisle)\s+seats?\b|(?P<b>靠窗|靠过道|过道)", re.IGNORECASE)
@@ -282,7 +335,11 @@ _TRAVEL = re.compile(
     r"boarding|airline)\b|[\dA-Z]{1,3}[A-F]\b|航班|机票|高铁|火车|座|订票|票",
     re.IGNORECASE,
 )
-_DIRECT = re.compile(r"\b(?:direct|non-?stop)\s+flights?\b|\bno\s+(?:layovers?|stopovers?)\b|直飞", re.IGNORECASE)
+_DIRECT = re.compile(
+    r"\b(?:direct|non-?stop)\s+(?:flights?|only)\b|\bonly\s+(?:non-?stop|direct)\b|\bmust be (?:direct|non-?stop)\b|"
+    r"\bno\s+(?:layovers?|stopovers?|connections?)\b|\bdon'?t do (?:layovers?|connections?)\b|直飞|不转机|不要转机",
+    re.IGNORECASE,
+)
 
 
 def travel_signals(text: str) -> list[Signal]:
@@ -295,14 +352,14 @@ def travel_signals(text: str) -> list[Signal]:
         word = (m.group("a") or m.group("b") or "").lower()
         found.append(Signal("preference", "travel", "seat", "aisle" if word in ("aisle", "靠过道", "过道") else "window"))
     d = _DIRECT.search(text)
-    if d and not negated_before(text, d.start()):
+    if d:
         found.append(Signal("preference", "travel", "flights", "direct"))
     return found
 
 
 _TOOL = r"[A-Za-z][\w.+#/-]{0,30}"
 _CHOICE_EN = re.compile(
-    rf"\b(?:use|try|pick|choose|go with)\s+(?P<x>{_TOOL}),?\s+(?:instead\s+of|rather\s+than|over|not)\s+(?P<y>{_TOOL})"
+    rf"\b(?:use|try|pick|choose|go with|with|in)\s+(?P<x>{_TOOL}),?\s+(?:instead\s+of|rather\s+than|over|not)\s+(?P<y>{_TOOL})"
     rf"|\bprefer\s+(?P<x2>{_TOOL})\s+(?:over|to|to using)\s+(?P<y2>{_TOOL})"
     rf"|\b(?:instead\s+of|rather\s+than)\s+(?P<y3>{_TOOL}),?\s+(?:please\s+)?use\s+(?P<x3>{_TOOL})",
     re.IGNORECASE,
@@ -342,27 +399,35 @@ _HOME_EN = tuple(
 )
 _ZH_PLACE = r"(?P<place>[\u4e00-\u9fff]{2,5}?)"
 _HOME_ZH = re.compile(
-    rf"我(?:现在|目前|一直)?(?:住在|生活在|定居在|搬到了?|搬去了?|在){_ZH_PLACE}(?:住|生活|定居|了|啦|，|。|,|\.|$|市|这边)"
+    rf"(?:我(?:现在|目前|一直)?(?:住在|住|生活在|定居在|在)|我家在|搬到了?|搬去了?|搬家到){_ZH_PLACE}"
+    r"(?=住|生活|定居|了|啦|，|。|,|\.|$|市|这边|浦东|滨江|[东南西北]|区|\s)"
 )
 _JOB_EN = re.compile(
-    rf"\b(?:I(?:'m| am)|I\s+work\s+as|my\s+job\s+as|as|being)\s+(?:a|an)\s+(?:[A-Za-z-]+\s+)?(?P<job>{lexicon.JOBS})\b",
+    rf"\b(?:I(?:'m| am)|I\s+work\s+as|my\s+job\s+as|as|being)\s+(?:a|an)\s+(?P<job>(?:[A-Za-z-]+\s+)?(?:{lexicon.JOBS}))\b",
     re.IGNORECASE,
 )
-_JOB_ZH = re.compile(rf"(?:我(?:是|当)|作为|我的职业是)(?:一名|一个|一位|个)?(?P<job>{lexicon.JOBS_ZH})")
+_JOB_ZH = re.compile(
+    rf"(?:我(?:是|当)|作为|我的职业是)(?:一名|一个|一位|个)?(?P<job>[\u4e00-\u9fff]{{0,4}}?(?:{lexicon.JOBS_ZH}))"
+)
 _EMPLOYER_EN = re.compile(
-    r"\bI(?:'ve| have)?\s+(?:just\s+|recently\s+)?(?:work|am working|started(?: a new job)?|joined|began)\s+(?:at|for|with)?\s*"
-    r"(?P<org>[A-Z][\w&.-]+(?:\s+[A-Z][\w&.-]+){0,3})"
+    r"(?:\bI(?:'ve| have)?\s+(?:just\s+|recently\s+)?(?:work|am working|started(?: a new job)?|joined|began)\s+(?:at|for|with)?"
+    r"|\b(?i:starting|started|joining|joined) (?:at )?|\bI(?:'m| am) an? (?:[a-z-]+ ){0,2}(?:"
+    + lexicon.JOBS
+    + r") (?:at|for|with))\s*(?P<org>[A-Z][\w&.-]+(?:\s+[A-Z][\w&.-]+){0,3})"
 )
 _EMPLOYER_ZH = re.compile(r"我在(?P<org>[\u4e00-\u9fffA-Za-z]{2,10}?)(?:工作|上班)")
 _NAME = re.compile(r"\bmy\s+name\s+is\s+(?P<n>[A-Z][\w'-]+)|\bcall\s+me\s+(?P<m>[A-Z][\w'-]+)|我叫(?P<z>[\u4e00-\u9fff]{2,3})")
 _PET_EN = re.compile(
-    rf"\bmy\s+(?P<kind>{lexicon.PETS})(?:'s name is|,? named|,? called|,)?\s+(?P<name>[A-Z][\w'-]+)"
+    rf"\bmy\s+(?P<kind>{lexicon.PETS})(?:'s name is|,? named|,? called|,)?\s+(?P<name>(?-i:[A-Z])[\w'-]+)"
     rf"|\bI\s+have\s+an?\s+(?P<kind2>{lexicon.PETS})\s+(?:named|called)\s+(?P<name2>[A-Z][\w'-]+)",
     re.IGNORECASE,
 )
-_PET_ZH = re.compile(rf"我(?:家)?(?:的|养的|养了一只|有一只)?(?P<kind>{lexicon.PETS_ZH})(?:叫|名叫|名字叫)(?P<name>[\u4e00-\u9fff]{{1,4}})")
+_PET_ZH = re.compile(
+    rf"我(?:家)?(?:的|养的|养了一只|有一只)?(?P<kind>{lexicon.PETS_ZH})(?:叫|名叫|名字叫)(?P<name>[\u4e00-\u9fff]{{1,4}}?)"
+    r"(?=[，,。.！!？?\s]|[一二两三四五六七八九十\d]|今|最|又|$)"
+)
 _RELATIVE = re.compile(
-    rf"\bmy\s+(?P<rel>{lexicon.RELATIVES})(?:'s name is|,? named|,? called|,)?\s+(?P<name>[A-Z][a-z][\w'-]*)\b"
+    rf"\b(?i:my)\s+(?i:(?P<rel>{lexicon.RELATIVES}))(?:'s name is|,? named|,? called|,)?\s+(?P<name>[A-Z][a-z][\w'-]*)\b"
 )
 # The allergen: a word or two, up to punctuation or the next clause ("allergic to peanuts when you pick ...").
 _RELATIVES_ZH = "女儿|儿子|老婆|老公|妻子|丈夫|太太|先生|妈妈|爸爸|姐姐|哥哥|妹妹|弟弟|奶奶|爷爷|外婆|外公|男朋友|女朋友"
@@ -375,8 +440,9 @@ _ALLERGY_EN = re.compile(
 _ALLERGY_ZH = re.compile(r"对(?P<a>[\u4e00-\u9fff]{1,6}?)过敏")
 # "a peanut allergy", "no peanuts, I'm allergic": the allergen before the word.
 _ALLERGY_BEFORE = re.compile(
-    r"\b(?:no\s+|without\s+|can'?t\s+(?:have|eat)\s+)?(?P<a>[a-z]{3,}?)s?,?\s+(?:\(?me\)?\s+)?"
-    r"(?:allerg(?:y|ies)\b|(?:I'?m|I am)\s+allergic\b)",
+    r"\b(?:no\s+|without\s+|can'?t\s+(?:have|eat)\s+)?(?P<a>[a-z]{3,}?)s?,?\s+(?:\(?me\)?\s+)?\(?"
+    r"(?:allerg(?:y|ies)\b|(?:I'?m|I am)\s+allergic\b)"
+    r"|\b(?P<free>[a-z]{3,}?)s?[- ]free\b.{0,40}\ballerg",
     re.IGNORECASE,
 )
 _DIET_EN = re.compile(
@@ -414,12 +480,17 @@ def fact_signals(text: str) -> list[Signal]:
     found += _pet_and_family(text)
     for pattern in (_ALLERGY_EN, _ALLERGY_ZH, _ALLERGY_BEFORE):
         for m in pattern.finditer(text):
-            allergen = m.group("a").strip().lower()
+            allergen = (m.group("a") or m.groupdict().get("free") or "").strip().lower()
             if allergen in ("an", "the", "my", "food", "some", "any") or (pattern is not _ALLERGY_BEFORE and negated_before(text, m.start())):
                 continue
             found.append(Signal("fact", "allergy", _singular(allergen), "allergic"))
     found += _diet(text)
     return _distinct(found)
+
+
+def _unpossessed(name: str) -> str:
+    """"Maya's" -> "Maya"."""
+    return re.sub(r"'s$", "", name)
 
 
 def _singular(word: str) -> str:
@@ -437,9 +508,9 @@ def _pet_and_family(text: str) -> list[Signal]:
             kind = (groups.get("kind") or groups.get("kind2") or "").lower()
             name = groups.get("name") or groups.get("name2")
             if kind and name and name.lower() not in ("is", "was", "and", "the"):
-                found.append(Signal("fact", "pet", kind, name))
+                found.append(Signal("fact", "pet", kind, _unpossessed(name)))
     for m in _RELATIVE.finditer(text):
-        found.append(Signal("fact", "family", m.group("rel").lower(), m.group("name")))
+        found.append(Signal("fact", "family", m.group("rel").lower(), _unpossessed(m.group("name"))))
     for m in _RELATIVE_ZH.finditer(text):
         found.append(Signal("fact", "family", m.group("rel"), m.group("name")))
     return found
@@ -472,7 +543,8 @@ _ACTIVITY_ZH = re.compile("|".join(re.escape(w) for w in lexicon.ACTIVITIES if n
 _EXERCISE_CONTEXT = re.compile(
     r"\b(?:\d+(?:\.\d+)?\s*(?:k|km|kilomet\w*|miles?|mi|laps|minutes|mins?|hours?)|morning|evening|before work|"
     r"after work|park|trail|track|pool|beach|marathon|workout|exercise|training|class|session|went for|go for|"
-    r"my (?:run|swim|ride|hike)|pace|personal best|pb)\b|早上|早晨|晚上|周末|公里|圈|锻炼",
+    r"my (?:run|swim|ride|hike)|pace|personal best|pb|every day|daily|weekly|each week|times a week|gym|group ride|"
+    r"(?:road |mountain )?bike|ride|riding|climbing gym|exercises|wall|routes?)\b|早上|早晨|晚上|周末|公里|圈|锻炼|每周|每天",
     re.IGNORECASE,
 )
 _NOT_EXERCISE = re.compile(
