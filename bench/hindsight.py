@@ -11,7 +11,8 @@ With `--data` it also consolidates every LoCoMo conversation: how many memories 
 (R@10, R@25) before and after consolidation, a semantic memory counting as its provenance turns.
 
     .venv/bin/python bench/hindsight.py [--inducer rules|openai-fake|both] [--data ../shared/benchmarks/locomo]
-    .venv/bin/python bench/hindsight.py --inducer openai --openai-base-url http://127.0.0.1:11434/v1 --openai-model qwen2.5:7b-instruct
+    .venv/bin/python bench/hindsight.py --inducer openai --openai-base-url http://127.0.0.1:11434/v1 \\
+        --openai-model qwen2.5:7b-instruct
 
 `openai-fake` runs the OpenAI-compatible inducer over real HTTP against the test double in tests/support (its
 answers come from the rule inducer, with injected invalid JSON, timeouts and refusals): it measures the plumbing

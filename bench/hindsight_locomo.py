@@ -60,7 +60,9 @@ def run_locomo(data: Path, work: Path, embedder: str) -> dict[str, Any]:
         seconds = time.perf_counter() - started
         after += _ask(recaller, clock, asked, state)
         facts = [
-            m for m in services.store.list_memories(namespace, MemoryFilter(layers=("semantic",))) if isinstance(m, Fact)
+            m
+            for m in services.store.list_memories(namespace, MemoryFilter(layers=("semantic",)))
+            if isinstance(m, Fact)
         ]
         counted = Counter(f.kind for f in facts)
         kinds.update(counted)
@@ -75,7 +77,9 @@ def run_locomo(data: Path, work: Path, embedder: str) -> dict[str, Any]:
     return {"per_conv": per_conv, "kinds": dict(kinds), "before": before, "after": after}
 
 
-def _ask(recaller: RecallService, clock: ManualClock, questions: list[Question], state: ConvState) -> list[dict[str, float]]:
+def _ask(
+    recaller: RecallService, clock: ManualClock, questions: list[Question], state: ConvState
+) -> list[dict[str, float]]:
     out = []
     for q in questions:
         clock.set(q.ask_ts)
@@ -93,9 +97,11 @@ def locomo_report(results: dict[str, Any]) -> str:
             row["superseded"], f"{row['seconds']:.2f}",
         ])  # fmt: skip
     kinds = results["kinds"]
-    rows.append(["all", sum(r["turns"] for r in results["per_conv"].values()), kinds.get("preference", 0),
-                 kinds.get("fact", 0), kinds.get("lesson", 0), sum(r["superseded"] for r in results["per_conv"].values()),
-                 f"{sum(r['seconds'] for r in results['per_conv'].values()):.2f}"])  # fmt: skip
+    every = results["per_conv"].values()
+    rows.append([
+        "all", sum(r["turns"] for r in every), kinds.get("preference", 0), kinds.get("fact", 0),
+        kinds.get("lesson", 0), sum(r["superseded"] for r in every), f"{sum(r['seconds'] for r in every):.2f}",
+    ])  # fmt: skip
     table = format_table(
         ["conversation", "turns", "preferences", "facts", "lessons", "superseded", "consolidation s"],
         rows,

@@ -210,6 +210,7 @@ def build_inducer(settings: Settings) -> Inducer | None:
         )
     return None
 
+
 def build_dynamodb_store(settings: Settings, embedder: Embedder, clock: Clock) -> MemoryStore:
     """The AWS backend's store: the DynamoDB table named by the settings."""
     from rearview.adapters.dynamodb import DynamoDBMemoryStore

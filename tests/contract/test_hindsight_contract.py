@@ -87,8 +87,8 @@ def test_a_lesson_from_outcomes_is_found_by_recall_and_filtered_by_kind(hindsigh
 
 
 def test_forgetting_a_source_restates_or_deletes_what_was_induced_from_it(hindsight: Hindsight) -> None:
-    ids = [hindsight.say(text, day * 5, f"s{day}") for day, text in enumerate(
-        ["I live in Porto, close to the Douro.", "Since I moved to Porto I cycle.", "Here in Porto it rains."])]  # fmt: skip
+    texts = ["I live in Porto, close to the Douro.", "Since I moved to Porto I cycle.", "Here in Porto it rains."]
+    ids = [hindsight.say(text, day * 5, f"s{day}") for day, text in enumerate(texts)]
     hindsight.consolidate(20)
     [held] = hindsight.facts()
     hindsight.forgetter.forget(NS, ForgetRequest(ids=[ids[0]]))

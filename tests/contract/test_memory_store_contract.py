@@ -685,10 +685,17 @@ def test_hindsight_fields_round_trip(backend: Backend, episode: EpisodeMaker, fa
     )  # fmt: skip
     got_episode, got_fact = backend.store.get("acme", "e1"), backend.store.get("acme", "f1")
     assert isinstance(got_episode, Episode) and isinstance(got_fact, Fact)
-    assert (got_episode.outcome_status, got_episode.confirmations, got_episode.session_ids) == ("failure", 3, ["s2", "s3"])
+    assert (got_episode.outcome_status, got_episode.confirmations, got_episode.session_ids) == (
+        "failure",
+        3,
+        ["s2", "s3"],
+    )
     assert got_episode.last_seen_at == T0 + timedelta(hours=5)
     assert (got_fact.kind, got_fact.facets, got_fact.evidence, got_fact.induced_by) == (
-        "lesson", {"fails": "413", "works": "50 addresses"}, evidence, "rules"
+        "lesson",
+        {"fails": "413", "works": "50 addresses"},
+        evidence,
+        "rules",
     )
     assert got_fact.first_seen_at == T0 - timedelta(days=2)
     listed = backend.store.list_memories("acme", MemoryFilter(kinds=("lesson",)))

@@ -179,8 +179,14 @@ def test_one_off_events_are_never_induced(services: Services, clock: ManualClock
 def test_forgetting_a_source_restates_the_memory_from_what_is_left(services: Services, clock: ManualClock) -> None:
     ids = [
         say(services, clock, text, day * 4, f"s{day}")
-        for day, text in enumerate(["I live in Lisbon, by the river Tagus.", "Since I moved to Lisbon I walk more.",
-                                    "Here in Lisbon it is sunny.", "I live in Lisbon, near Alfama."])  # fmt: skip
+        for day, text in enumerate(
+            [
+                "I live in Lisbon, by the river Tagus.",
+                "Since I moved to Lisbon I walk more.",
+                "Here in Lisbon it is sunny.",
+                "I live in Lisbon, near Alfama.",
+            ]
+        )  # fmt: skip
     ]
     consolidate(services, clock, 20)
     [held] = facts(services)

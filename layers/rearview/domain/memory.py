@@ -111,7 +111,10 @@ class Episode(_Stored):
 
     def occurrences(self) -> Occurrences:
         return Occurrences(
-            count=max(1, self.confirmations), first_at=self.occurred_at, last_at=self.last_seen_at, sessions=self.sessions
+            count=max(1, self.confirmations),
+            first_at=self.occurred_at,
+            last_at=self.last_seen_at,
+            sessions=self.sessions,
         )
 
 

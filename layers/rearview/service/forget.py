@@ -141,7 +141,9 @@ class ForgetService:
             memory, vector = restated
             changes.upserts.append((memory.model_copy(update={"version": fact.version + 1}), vector))
         else:
-            changes.upserts.append((fact.model_copy(update={"provenance": remaining, "version": fact.version + 1}), None))
+            changes.upserts.append(
+                (fact.model_copy(update={"provenance": remaining, "version": fact.version + 1}), None)
+            )
         receipt.facts_updated.append(fact.id)
 
     def _drop_from_contexts(

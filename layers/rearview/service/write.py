@@ -168,7 +168,11 @@ class WriteService:
             prefix = f"{field_prefix}.{i}." if field_prefix else ""
             check_content(item.content, item.layer, field=f"{prefix}content")
             semantic_only = {"dimension": item.dimension, "confidence": item.confidence, "kind": item.kind}
-            episodic_only = {"outcome": item.outcome, "outcome_status": item.outcome_status, "event_type": item.event_type}
+            episodic_only = {
+                "outcome": item.outcome,
+                "outcome_status": item.outcome_status,
+                "event_type": item.event_type,
+            }
             wrong = semantic_only if item.layer == "episodic" else episodic_only
             for name, value in wrong.items():
                 if value is not None:

@@ -36,11 +36,23 @@ _FIELDS: dict[str, frozenset[str]] = {
 # Optional attributes of each layer: absent from the item when None (an update REMOVEs them).
 OPTIONAL_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "episodic": (
-        "last_accessed_at", "event_type", "outcome", "outcome_status", "session_id", "last_occurred_at", "uc_pk",
+        "last_accessed_at",
+        "event_type",
+        "outcome",
+        "outcome_status",
+        "session_id",
+        "last_occurred_at",
+        "uc_pk",
         "uc_sk",
     ),
     "semantic": (
-        "last_accessed_at", "dimension", "superseded_by", "superseded_at", "evidence", "induced_by", "first_seen_at",
+        "last_accessed_at",
+        "dimension",
+        "superseded_by",
+        "superseded_at",
+        "evidence",
+        "induced_by",
+        "first_seen_at",
     ),
 }
 # Everything a memory is read back from (never `vec`, which only get_vectors reads).

@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from rearview.domain.hindsight import EvidenceCluster, Signal
-from rearview.domain.memory import Episode
+from rearview.domain.memory import Episode, Kind
 from rearview.service.hindsight.evidence import enough, evidence_of
 from rearview.service.hindsight.lessons import outcome_patterns, subject_of
 from rearview.service.hindsight.phrases import content_terms, shared_phrase, tidy_phrase
@@ -27,7 +27,8 @@ from rearview.text_analysis import asks_question
 # A request that states a lasting wish, not a one-off task: what a look-alike preference needs in one member.
 _LASTING = re.compile(
     r"\b(?:always|from now on|going forward|every time|each time|by default|in (?:the )?future|next time|"
-    r"i (?:would |'d )?(?:prefer|like|want)|never|don't|do not|stop|keep)\b|以后|今后|每次|总是|一直|默认|我(?:更)?喜欢|我希望|不要|别",
+    r"i (?:would |'d )?(?:prefer|like|want)|never|don't|do not|stop|keep)\b"
+    r"|以后|今后|每次|总是|一直|默认|我(?:更)?喜欢|我希望|不要|别",
     re.IGNORECASE,
 )
 # A statement of how things are (not of something that happened): what a look-alike fact needs.
@@ -97,7 +98,8 @@ def _signal_clusters(pool: Sequence[Episode], signalled: dict[str, list[Signal]]
 # again confirms the fact ("my beagle Biscuit" once, then "Biscuit ate a sock").
 _MENTIONABLE = frozenset({"home_city", "employer", "pet", "family", "name"})
 _MOVED_ON = re.compile(
-    r"\b(?:left|moved (?:away )?from|no longer|not anymore|any ?more|used to|former|ex-|quit)\b|离开|不再|以前|前公司|搬走",
+    r"\b(?:left|moved (?:away )?from|no longer|not anymore|any ?more|used to|former|ex-|quit)\b"
+    r"|离开|不再|以前|前公司|搬走",
     re.IGNORECASE,
 )
 
@@ -139,8 +141,8 @@ def _mention_pattern(value: str) -> re.Pattern[str] | None:
 # An identifier (a host, a URL, an address, a path) that a statement defines: "the VPN gateway is vpn.example.dev".
 _IDENTIFIER = r"(?:https?://)?[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+(?::\d+)?(?:/[\w./-]*)?|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 _DEFINITION = re.compile(
-    rf"(?P<subject>[A-Za-z\u4e00-\u9fff][\w \u4e00-\u9fff-]{{2,40}}?)\s*,?\s*(?:is|are|=|:|lives at|points to|goes through|"
-    rf"is at|that's|that is|i\.e\.|aka|是|在)\s*(?P<id>{_IDENTIFIER})",
+    rf"(?P<subject>[A-Za-z\u4e00-\u9fff][\w \u4e00-\u9fff-]{{2,40}}?)\s*,?\s*"
+    rf"(?:is|are|=|:|lives at|points to|goes through|is at|that's|that is|i\.e\.|aka|是|在)\s*(?P<id>{_IDENTIFIER})",
     re.IGNORECASE,
 )
 _IDENTIFIER_RE = re.compile(_IDENTIFIER, re.IGNORECASE)
@@ -175,7 +177,7 @@ def _clause(text: str, at: int) -> str:
 def _canonical_values(signals: Sequence[Signal]) -> dict[Signal, Signal]:
     """A value that extends another value of the same slot is that value said more precisely ("北京朝阳区" is in
     "北京", "New York City" is "New York"): both count as the shorter one."""
-    by_slot: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    by_slot: dict[tuple[Kind, str, str], set[str]] = defaultdict(set)
     for s in signals:
         by_slot[(s.kind, s.dimension, s.facet)].add(s.value)
     mapping: dict[Signal, Signal] = {}
@@ -218,7 +220,10 @@ def _lookalike_clusters(rest: Sequence[Episode], tuning: ConsolidateTuning) -> l
     statements = [
         e
         for e in rest
-        if e not in requests and _STATIVE.search(e.content) and not _EVENT.search(e.content) and not asks_question(e.content)
+        if e not in requests
+        and _STATIVE.search(e.content)
+        and not _EVENT.search(e.content)
+        and not asks_question(e.content)
     ]
     clusters = []
     for kind, members, min_terms in (("preference", requests, 2), ("fact", statements, 3)):
@@ -228,16 +233,18 @@ def _lookalike_clusters(rest: Sequence[Episode], tuning: ConsolidateTuning) -> l
                 clusters.append(EvidenceCluster(kind="preference", episodes=group, signal=choice))
                 continue
             lasting = any(_LASTING.search(e.content) for e in group)
-            if kind == "preference" and not lasting:
-                if sum(max(1, e.confirmations) for e in group) < tuning.preference_repeats_alone:
-                    continue
+            repeats = sum(max(1, e.confirmations) for e in group)
+            if kind == "preference" and not lasting and repeats < tuning.preference_repeats_alone:
+                continue
             phrase = shared_phrase([e.content for e in group], min_terms=min_terms)
             if phrase:
                 clusters.append(EvidenceCluster(kind=kind, episodes=group, key_phrase=phrase))  # type: ignore[arg-type]
     return clusters
 
 
-_AGAINST = r"(?:instead of|rather than|not|no|stopped using|stop using|don'?t use|avoid|without|over|than|别用|不要用|不用|别)"
+_AGAINST = (
+    r"(?:instead of|rather than|not|no|stopped using|stop using|don'?t use|avoid|without|over|than|别用|不要用|不用|别)"
+)
 
 
 def _choice(group: Sequence[Episode]) -> Signal | None:

@@ -200,7 +200,9 @@ PETS = (
     "beagle|labrador|lab|poodle|husky|corgi|terrier|retriever|bulldog|dachshund|collie|chihuahua|pug|spaniel|"
     "schnauzer|greyhound|tabby|siamese"
 )
-PETS_ZH = "狗|猫|小狗|小猫|狗狗|猫咪|兔子|仓鼠|乌龟|鹦鹉|柯基|泰迪|金毛|哈士奇|拉布拉多|柴犬|边牧|比熊|布偶|英短|美短|橘猫"
+PETS_ZH = (
+    "狗|猫|小狗|小猫|狗狗|猫咪|兔子|仓鼠|乌龟|鹦鹉|柯基|泰迪|金毛|哈士奇|拉布拉多|柴犬|边牧|比熊|布偶|英短|美短|橘猫"
+)
 RELATIVES = (
     "wife|husband|partner|son|daughter|sister|brother|mother|father|mom|mum|dad|girlfriend|boyfriend|"
     "grandmother|grandfather|grandma|grandpa|aunt|uncle|cousin|niece|nephew|fiancee|fiance"
@@ -231,7 +233,6 @@ ACTIVITIES: dict[str, str] = {
     "long ride": "cycling",
     "road ride": "cycling",
     "bike": "cycling",
-    "cycle": "cycling",
     "yoga": "yoga",
     "gym": "going to the gym",
     "weights": "going to the gym",

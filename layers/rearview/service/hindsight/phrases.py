@@ -22,7 +22,51 @@ _PUNCT_EDGES = " \t\n,.;:!?，。；：！？、\"'()[]{}-–—"
 
 # Chat filler that says nothing about what a request is about (on top of the search stop words).
 _FILLER = frozenset(
-    ["pls", "plz", "please", "thanks", "thank", "thx", "like", "anyway", "stuff", "thing", "things", "instead", "same", "last", "time", "just", "really", "kinda", "sorta", "lol", "tbh", "btw", "ok", "okay", "yeah", "hey", "hi", "hmm", "also", "actually", "maybe", "probably", "basically", "literally", "again", "always", "never", "still", "even", "new", "way", "lot", "bit"]
+    [
+        "pls",
+        "plz",
+        "please",
+        "thanks",
+        "thank",
+        "thx",
+        "like",
+        "anyway",
+        "stuff",
+        "thing",
+        "things",
+        "instead",
+        "same",
+        "last",
+        "time",
+        "just",
+        "really",
+        "kinda",
+        "sorta",
+        "lol",
+        "tbh",
+        "btw",
+        "ok",
+        "okay",
+        "yeah",
+        "hey",
+        "hi",
+        "hmm",
+        "also",
+        "actually",
+        "maybe",
+        "probably",
+        "basically",
+        "literally",
+        "again",
+        "always",
+        "never",
+        "still",
+        "even",
+        "new",
+        "way",
+        "lot",
+        "bit",
+    ]
 )
 
 
@@ -64,7 +108,20 @@ def shared_phrase(texts: Sequence[str], *, min_terms: int = 2, min_share: float 
         phrase = tidy_phrase(normalised[0])
         return phrase if len(content_terms(phrase)) >= min_terms else None
     lowered = [t.lower() for t in normalised]
-    candidates: dict[str, str] = {}
+    needed = max(2, int(round(min_share * len(lowered) + 1e-9)))
+    best: tuple[int, int, int, str] | None = None
+    for key, piece in _common_pieces(normalised, lowered).items():
+        terms = len(content_terms(piece))
+        share = sum(1 for t in lowered if key in t)
+        if terms >= min_terms and share >= needed:
+            rank = (share, terms, len(piece), piece)
+            best = rank if best is None or rank[:3] > best[:3] else best
+    return best[3] if best else None
+
+
+def _common_pieces(normalised: Sequence[str], lowered: Sequence[str]) -> dict[str, str]:
+    """Every word-aligned run of at least three characters two of the texts share, keyed by its lowercase form."""
+    pieces: dict[str, str] = {}
     for i in range(len(lowered)):
         for j in range(i + 1, len(lowered)):
             a, b = lowered[i], lowered[j]
@@ -74,20 +131,8 @@ def shared_phrase(texts: Sequence[str], *, min_terms: int = 2, min_share: float 
                 start, end = _word_aligned(a, block.a, block.a + block.size)
                 piece = tidy_phrase(normalised[i][start:end])
                 if piece and piece.lower() in b:
-                    candidates.setdefault(piece.lower(), piece)
-    needed = max(2, int(round(min_share * len(lowered) + 1e-9)))
-    best: tuple[int, int, str] | None = None
-    for key, piece in candidates.items():
-        terms = len(content_terms(piece))
-        if terms < min_terms:
-            continue
-        share = sum(1 for t in lowered if key in t)
-        if share < needed:
-            continue
-        rank = (share, terms, piece)
-        if best is None or (rank[0], rank[1], len(rank[2])) > (best[0], best[1], len(best[2])):
-            best = rank
-    return best[2] if best else None
+                    pieces.setdefault(piece.lower(), piece)
+    return pieces
 
 
 def inserted_phrase(before: str, after: str) -> str | None:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from rearview.domain.hindsight import EvidenceCluster, InducedMemory, Induction, lesson_dimension
 from rearview.domain.limits import MAX_FACT_CHARS
+from rearview.domain.memory import Kind
 from rearview.service.hindsight import statements
 from rearview.service.hindsight.lessons import error_signature, what_changed
 from rearview.service.hindsight.signals import time_slot
@@ -80,10 +81,10 @@ def _lesson(cluster: EvidenceCluster, chinese: bool) -> InducedMemory | None:
     return _memory("lesson", statement, dimension, {"fails": error}, [e.id for e in episodes])
 
 
-def _memory(kind: str, statement: str, dimension: str | None, facets: dict[str, str], ids: list[str]) -> InducedMemory:
+def _memory(kind: Kind, statement: str, dimension: str | None, facets: dict[str, str], ids: list[str]) -> InducedMemory:
     if len(statement) > MAX_FACT_CHARS:
         statement = statement[: MAX_FACT_CHARS - 1].rstrip() + "…"
-    return InducedMemory(kind=kind, statement=statement, dimension=dimension, facets=facets, provenance=ids)  # type: ignore[arg-type]
+    return InducedMemory(kind=kind, statement=statement, dimension=dimension, facets=facets, provenance=ids)
 
 
 def _usual_time(cluster: EvidenceCluster) -> dict[str, str]:
@@ -95,4 +96,3 @@ def _usual_time(cluster: EvidenceCluster) -> dict[str, str]:
         if named.count(best) * 2 > len(slots):
             return {"when": best}
     return {}
-

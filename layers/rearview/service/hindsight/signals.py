@@ -114,8 +114,12 @@ _COMPLAINED = re.compile(r"(?:又|怎么|为什么|why)\s*(?:又|还)?\s*(?:用|
 _LANGUAGE_OBJECTS = frozenset({"code comments", "commit messages", "emails"})
 
 
-_AIM_BEFORE = re.compile(r"(?:\b(?:in|into|to|use|using|switch to|stick to|prefer)\s+|用|以|说|讲|改用|换成|统一)\s*$", re.I)
-_AIM_AFTER = re.compile(r"^\s*(?:please|pls|only|from now on|instead|回复|回答|答复|说|写|讲|交流|沟通|就好|就行|吧)", re.I)
+_AIM_BEFORE = re.compile(
+    r"(?:\b(?:in|into|to|use|using|switch to|stick to|prefer)\s+|用|以|说|讲|改用|换成|统一)\s*$", re.I
+)
+_AIM_AFTER = re.compile(
+    r"^\s*(?:please|pls|only|from now on|instead|回复|回答|答复|说|写|讲|交流|沟通|就好|就行|吧)", re.I
+)
 
 
 def _aimed(text: str, m: re.Match[str]) -> bool:
@@ -124,7 +128,7 @@ def _aimed(text: str, m: re.Match[str]) -> bool:
 
 
 def language_signals(text: str) -> list[Signal]:
-    """"Please answer in Chinese", "中文回答就好", "以后统一中文回复吧" -> language: replies = Chinese. Of several
+    """ "Please answer in Chinese", "中文回答就好", "以后统一中文回复吧" -> language: replies = Chinese. Of several
     languages named, the last one not negated or complained about is the wish."""
     if _TRANSLATION.search(text) or not is_request(text) or _ABOUT_A_LANGUAGE.search(text):
         return []
@@ -139,7 +143,9 @@ def language_signals(text: str) -> list[Signal]:
     chosen = (aimed or wished)[-1]
     word = (chosen.group("a") or chosen.group("b") or "").lower()
     facet = _object_facet(text, "replies")
-    return [Signal("preference", "language", facet if facet in _LANGUAGE_OBJECTS else "replies", lexicon.LANGUAGES[word])]
+    return [
+        Signal("preference", "language", facet if facet in _LANGUAGE_OBJECTS else "replies", lexicon.LANGUAGES[word])
+    ]
 
 
 _FORMAT_MENTION = re.compile(
@@ -149,14 +155,18 @@ _FORMAT_MENTION = re.compile(
     r"|(?P<zh>表格|列个表|列表|要点|分点|编号|分步骤|一步一步|段落)|(?:用|做成|转成|输出成?|以|按)\s*(?P<zhx>JSON|CSV)",
     re.IGNORECASE,
 )
-_FORMAT_AIM_BEFORE = re.compile(r"(?:\b(?:as|in|into|use|using|via|format(?:ted)? as|a|an)\s+|用|做成|整理成|列成|弄成)\s*$", re.I)
-_FORMAT_AIM_AFTER = re.compile(r"^\s*(?:please|pls|format|form|only|works|is (?:easier|better|best)|就好|就行|吧|展示|列出)", re.I)
+_FORMAT_AIM_BEFORE = re.compile(
+    r"(?:\b(?:as|in|into|use|using|via|format(?:ted)? as|a|an)\s+|用|做成|整理成|列成|弄成)\s*$", re.I
+)
+_FORMAT_AIM_AFTER = re.compile(
+    r"^\s*(?:please|pls|format|form|only|works|is (?:easier|better|best)|就好|就行|吧|展示|列出)", re.I
+)
 # What each format is naturally for: a table holds data, a numbered list steps, a code block code.
 _FORMAT_FACET = {"a table": "data", "a numbered list": "steps", "code blocks": "code"}
 
 
 def format_signals(text: str) -> list[Signal]:
-    """"Give me the numbers as a markdown table", "As usual a table please, not paragraphs", "步骤请编号" ->
+    """ "Give me the numbers as a markdown table", "As usual a table please, not paragraphs", "步骤请编号" ->
     format: data = a table. Of several formats named, the last one asked for (not negated) is the wish."""
     if not is_request(text):
         return []
@@ -165,7 +175,9 @@ def format_signals(text: str) -> list[Signal]:
         if negated_before(text, m.start()):
             continue
         groups = m.groupdict()
-        word = "numbered list" if groups.get("num") else (groups.get("a") or groups.get("zh") or groups.get("zhx") or "")
+        word = (
+            "numbered list" if groups.get("num") else (groups.get("a") or groups.get("zh") or groups.get("zhx") or "")
+        )
         value = _format_value(re.sub(r"[\s-]+", " ", word.lower()).strip())
         if value is None:
             continue
@@ -209,14 +221,14 @@ _ANSWER_WORDS = re.compile(
 )
 # Complaints about an answer's length that need no other word to say what is too long.
 _LENGTH_COMPLAINT = re.compile(
-    r"\b(?:too long|too wordy|too short|tl;?dr|be (?:brief|concise|succinct|more detailed))\b|太长|太短|简短一?点|简洁些|"
-    r"详细一?点|简短回答|简单回答|短点|写长点",
+    r"\b(?:too long|too wordy|too short|tl;?dr|be (?:brief|concise|succinct|more detailed))\b"
+    r"|太长|太短|简短一?点|简洁些|详细一?点|简短回答|简单回答|短点|写长点",
     re.IGNORECASE,
 )
 
 
 def length_signals(text: str) -> list[Signal]:
-    """"Keep it short", "回答简短一点" -> length: answers = concise."""
+    """ "Keep it short", "回答简短一点" -> length: answers = concise."""
     if not _LENGTH_COMPLAINT.search(text) and not (is_request(text) and _ANSWER_WORDS.search(text)):
         return []
     for pattern, value in ((_CONCISE, "concise"), (_DETAILED, "detailed")):
@@ -238,7 +250,7 @@ _MORE_EMOJI = re.compile(r"\b(?:more|some|add|use)\s+(?:\w+\s+)?emojis?\b|多用
 
 
 def style_signals(text: str) -> list[Signal]:
-    """"No emojis please", "别用表情" -> style: emojis = none; "be more formal" -> style: tone = formal."""
+    """ "No emojis please", "别用表情" -> style: emojis = none; "be more formal" -> style: tone = formal."""
     found: list[Signal] = []
     m = _EMOJI.search(text)
     if m and is_request(text):
@@ -278,21 +290,24 @@ _UNIT_REQUEST = re.compile(
 
 
 _CURRENCY = re.compile(
-    r"\b(?:in|into|to|use|using|convert(?:ed)? (?:\w+ )?to)\s+(?P<a>rmb|cny|yuan|renminbi|usd|us dollars|dollars|eur|euros|"
-    r"gbp|jpy|yen|chf)\b|(?:折成|换算成|按|用|换成|折算成|算成)\s*(?P<b>人民币|美元|美金|欧元|英镑|日元)",
+    r"\b(?:in|into|to|use|using|convert(?:ed)? (?:\w+ )?to)\s+"
+    r"(?P<a>rmb|cny|yuan|renminbi|usd|us dollars|dollars|eur|euros|gbp|jpy|yen|chf)\b"
+    r"|(?:折成|换算成|按|用|换成|折算成|算成)\s*(?P<b>人民币|美元|美金|欧元|英镑|日元)",
     re.IGNORECASE,
 )
 
 
 def unit_signals(text: str) -> list[Signal]:
-    """"Use metric units", "temperatures in Celsius please" -> units: measurements = metric; "换算成人民币" ->
+    """ "Use metric units", "temperatures in Celsius please" -> units: measurements = metric; "换算成人民币" ->
     units: currency = CNY."""
     if not is_request(text) or not _UNIT_REQUEST.search(text):
         return []
     found: list[Signal] = []
     c = _CURRENCY.search(text)
     if c and not negated_before(text, c.start()):
-        found.append(Signal("preference", "units", "currency", lexicon.CURRENCIES[(c.group("a") or c.group("b")).lower()]))
+        found.append(
+            Signal("preference", "units", "currency", lexicon.CURRENCIES[(c.group("a") or c.group("b")).lower()])
+        )
     for pattern, facet, value in _UNITS:
         wished = [m for m in pattern.finditer(text) if not negated_before(text, m.start()) and not _dismissed(text, m)]
         if wished:
@@ -302,14 +317,16 @@ def unit_signals(text: str) -> list[Signal]:
     for signal in found:
         by_facet.setdefault(signal.facet, []).append(signal)
     kept = []
-    for facet, signals in by_facet.items():
+    for signals in by_facet.values():
         if len(signals) > 1:
             signals = [s for s in signals if _converted_to(text, s.value)] or signals[-1:]
         kept.extend(signals[:1])
     return kept
 
 
-_DISMISSED = re.compile(r"^\W{0,3}(?:means nothing|is useless|doesn'?t help|isn'?t helpful|confuses me|没概念|看不懂)", re.I)
+_DISMISSED = re.compile(
+    r"^\W{0,3}(?:means nothing|is useless|doesn'?t help|isn'?t helpful|confuses me|没概念|看不懂)", re.I
+)
 
 
 def _dismissed(text: str, m: re.Match[str]) -> bool:
@@ -322,7 +339,11 @@ def _converted_to(text: str, value: str) -> bool:
         if unit_value != value:
             continue
         for m in pattern.finditer(text):
-            if re.search(r"(?:\b(?:in|into|to|use|using|give(?: \w+)? in)\s+|用|换成|换算成|折成|按)\s*$", text[max(0, m.start() - 16) : m.start()], re.I):
+            if re.search(
+                r"(?:\b(?:in|into|to|use|using|give(?: \w+)? in)\s+|用|换成|换算成|折成|按)\s*$",
+                text[max(0, m.start() - 16) : m.start()],
+                re.I,
+            ):
                 return True
     return False
 
@@ -343,14 +364,16 @@ _DIRECT = re.compile(
 
 
 def travel_signals(text: str) -> list[Signal]:
-    """"Book me a window seat", "只订直飞" -> travel: seat = window."""
+    """ "Book me a window seat", "只订直飞" -> travel: seat = window."""
     found: list[Signal] = []
     m = _SEAT.search(text)
     if m is None and _TRAVEL.search(text):
         m = _BARE_SEAT.search(text)
     if m and not negated_before(text, m.start()):
         word = (m.group("a") or m.group("b") or "").lower()
-        found.append(Signal("preference", "travel", "seat", "aisle" if word in ("aisle", "靠过道", "过道") else "window"))
+        found.append(
+            Signal("preference", "travel", "seat", "aisle" if word in ("aisle", "靠过道", "过道") else "window")
+        )
     d = _DIRECT.search(text)
     if d:
         found.append(Signal("preference", "travel", "flights", "direct"))
@@ -359,7 +382,8 @@ def travel_signals(text: str) -> list[Signal]:
 
 _TOOL = r"[A-Za-z][\w.+#/-]{0,30}"
 _CHOICE_EN = re.compile(
-    rf"\b(?:use|try|pick|choose|go with|with|in)\s+(?P<x>{_TOOL}),?\s+(?:instead\s+of|rather\s+than|over|not)\s+(?P<y>{_TOOL})"
+    rf"\b(?:use|try|pick|choose|go with|with|in)\s+(?P<x>{_TOOL}),?\s+"
+    rf"(?:instead\s+of|rather\s+than|over|not)\s+(?P<y>{_TOOL})"
     rf"|\bprefer\s+(?P<x2>{_TOOL})\s+(?:over|to|to using)\s+(?P<y2>{_TOOL})"
     rf"|\b(?:instead\s+of|rather\s+than)\s+(?P<y3>{_TOOL}),?\s+(?:please\s+)?use\s+(?P<x3>{_TOOL})",
     re.IGNORECASE,
@@ -372,7 +396,7 @@ _NOT_TOOLS = frozenset({"it", "this", "that", "them", "the", "a", "an", "me", "y
 
 
 def choice_signals(text: str) -> list[Signal]:
-    """"Use pnpm instead of npm" -> tools: npm = pnpm (the facet is what is replaced)."""
+    """ "Use pnpm instead of npm" -> tools: npm = pnpm (the facet is what is replaced)."""
     found: list[Signal] = []
     for pattern in (_CHOICE_EN, _CHOICE_ZH):
         for m in pattern.finditer(text):
@@ -403,20 +427,24 @@ _HOME_ZH = re.compile(
     r"(?=住|生活|定居|了|啦|，|。|,|\.|$|市|这边|浦东|滨江|[东南西北]|区|\s)"
 )
 _JOB_EN = re.compile(
-    rf"\b(?:I(?:'m| am)|I\s+work\s+as|my\s+job\s+as|as|being)\s+(?:a|an)\s+(?P<job>(?:[A-Za-z-]+\s+)?(?:{lexicon.JOBS}))\b",
+    rf"\b(?:I(?:'m| am)|I\s+work\s+as|my\s+job\s+as|as|being)\s+(?:a|an)\s+"
+    rf"(?P<job>(?:[A-Za-z-]+\s+)?(?:{lexicon.JOBS}))\b",
     re.IGNORECASE,
 )
 _JOB_ZH = re.compile(
     rf"(?:我(?:是|当)|作为|我的职业是)(?:一名|一个|一位|个)?(?P<job>[\u4e00-\u9fff]{{0,4}}?(?:{lexicon.JOBS_ZH}))"
 )
 _EMPLOYER_EN = re.compile(
-    r"(?:\bI(?:'ve| have)?\s+(?:just\s+|recently\s+)?(?:work|am working|started(?: a new job)?|joined|began)\s+(?:at|for|with)?"
+    r"(?:\bI(?:'ve| have)?\s+(?:just\s+|recently\s+)?(?:work|am working|started(?: a new job)?|joined|began)\s+"
+    r"(?:at|for|with)?"
     r"|\b(?i:starting|started|joining|joined) (?:at )?|\bI(?:'m| am) an? (?:[a-z-]+ ){0,2}(?:"
     + lexicon.JOBS
     + r") (?:at|for|with))\s*(?P<org>[A-Z][\w&.-]+(?:\s+[A-Z][\w&.-]+){0,3})"
 )
 _EMPLOYER_ZH = re.compile(r"我在(?P<org>[\u4e00-\u9fffA-Za-z]{2,10}?)(?:工作|上班)")
-_NAME = re.compile(r"\bmy\s+name\s+is\s+(?P<n>[A-Z][\w'-]+)|\bcall\s+me\s+(?P<m>[A-Z][\w'-]+)|我叫(?P<z>[\u4e00-\u9fff]{2,3})")
+_NAME = re.compile(
+    r"\bmy\s+name\s+is\s+(?P<n>[A-Z][\w'-]+)|\bcall\s+me\s+(?P<m>[A-Z][\w'-]+)|我叫(?P<z>[\u4e00-\u9fff]{2,3})"
+)
 _PET_EN = re.compile(
     rf"\bmy\s+(?P<kind>{lexicon.PETS})(?:'s name is|,? named|,? called|,)?\s+(?P<name>(?-i:[A-Z])[\w'-]+)"
     rf"|\bI\s+have\s+an?\s+(?P<kind2>{lexicon.PETS})\s+(?:named|called)\s+(?P<name2>[A-Z][\w'-]+)",
@@ -427,11 +455,16 @@ _PET_ZH = re.compile(
     r"(?=[，,。.！!？?\s]|[一二两三四五六七八九十\d]|今|最|又|$)"
 )
 _RELATIVE = re.compile(
-    rf"\b(?i:my)\s+(?i:(?P<rel>{lexicon.RELATIVES}))(?:'s name is|,? named|,? called|,)?\s+(?P<name>[A-Z][a-z][\w'-]*)\b"
+    rf"\b(?i:my)\s+(?i:(?P<rel>{lexicon.RELATIVES}))(?:'s name is|,? named|,? called|,)?\s+"
+    rf"(?P<name>[A-Z][a-z][\w'-]*)\b"
 )
 # The allergen: a word or two, up to punctuation or the next clause ("allergic to peanuts when you pick ...").
-_RELATIVES_ZH = "女儿|儿子|老婆|老公|妻子|丈夫|太太|先生|妈妈|爸爸|姐姐|哥哥|妹妹|弟弟|奶奶|爷爷|外婆|外公|男朋友|女朋友"
-_RELATIVE_ZH = re.compile(rf"我(?:的|家)?(?P<rel>{_RELATIVES_ZH})(?:叫|名叫)?(?P<name>[\u4e00-\u9fff]{{2,3}}?)(?=[，,。.！!？?\s]|下|最|要|的|今|明|昨|在|说|想|又|老|是|刚|也|和|跟|$)")
+_RELATIVES_ZH = (
+    "女儿|儿子|老婆|老公|妻子|丈夫|太太|先生|妈妈|爸爸|姐姐|哥哥|妹妹|弟弟|奶奶|爷爷|外婆|外公|男朋友|女朋友"
+)
+_RELATIVE_ZH = re.compile(
+    rf"我(?:的|家)?(?P<rel>{_RELATIVES_ZH})(?:叫|名叫)?(?P<name>[\u4e00-\u9fff]{{2,3}}?)(?=[，,。.！!？?\s]|下|最|要|的|今|明|昨|在|说|想|又|老|是|刚|也|和|跟|$)"
+)
 _ALLERGY_EN = re.compile(
     r"\ballergic\s+to\s+(?P<a>[a-z][a-z-]+(?:\s+(?!and\b|so\b|but\b|when\b|if\b|which\b|because\b|too\b|as\b)"
     r"[a-z][a-z-]+)?)",
@@ -461,40 +494,55 @@ _AVOID_FOOD = re.compile(
 
 def fact_signals(text: str) -> list[Signal]:
     """Stable statements about the user: home, job, employer, name, pets, family, allergies, diet."""
+    found = _where_and_work(text)
+    m = _NAME.search(text)
+    if m:
+        found.append(Signal("fact", "name", "name", next(g for g in m.groups() if g)))
+    found += _pet_and_family(text)
+    found += _allergies(text)
+    found += _diet(text)
+    return _distinct(found)
+
+
+def _where_and_work(text: str) -> list[Signal]:
     found: list[Signal] = []
     for pattern in (*_HOME_EN, _HOME_ZH):
         for m in pattern.finditer(text):
             if not negated_before(text, m.start()):
                 found.append(Signal("fact", "home_city", "home", m.group("place")))
-    for pattern in (_JOB_EN, _JOB_ZH):
-        m = pattern.search(text)
-        if m and not negated_before(text, m.start()):
-            found.append(Signal("fact", "job", "job", m.group("job").lower()))
-    for pattern in (_EMPLOYER_EN, _EMPLOYER_ZH):
-        m = pattern.search(text)
-        if m and not negated_before(text, m.start()):
-            found.append(Signal("fact", "employer", "employer", m.group("org")))
-    m = _NAME.search(text)
-    if m:
-        found.append(Signal("fact", "name", "name", next(g for g in m.groups() if g)))
-    found += _pet_and_family(text)
+    for dimension, group, patterns in (
+        ("job", "job", (_JOB_EN, _JOB_ZH)),
+        ("employer", "org", (_EMPLOYER_EN, _EMPLOYER_ZH)),
+    ):
+        for pattern in patterns:
+            found_match = pattern.search(text)
+            if found_match and not negated_before(text, found_match.start()):
+                value = found_match.group(group)
+                found.append(Signal("fact", dimension, dimension, value.lower() if dimension == "job" else value))
+    return found
+
+
+_NOT_ALLERGENS = frozenset({"an", "the", "my", "food", "some", "any"})
+
+
+def _allergies(text: str) -> list[Signal]:
+    found: list[Signal] = []
     for pattern in (_ALLERGY_EN, _ALLERGY_ZH, _ALLERGY_BEFORE):
         for m in pattern.finditer(text):
             allergen = (m.group("a") or m.groupdict().get("free") or "").strip().lower()
-            if allergen in ("an", "the", "my", "food", "some", "any") or (pattern is not _ALLERGY_BEFORE and negated_before(text, m.start())):
-                continue
-            found.append(Signal("fact", "allergy", _singular(allergen), "allergic"))
-    found += _diet(text)
-    return _distinct(found)
+            negated = pattern is not _ALLERGY_BEFORE and negated_before(text, m.start())
+            if allergen and allergen not in _NOT_ALLERGENS and not negated:
+                found.append(Signal("fact", "allergy", _singular(allergen), "allergic"))
+    return found
 
 
 def _unpossessed(name: str) -> str:
-    """"Maya's" -> "Maya"."""
+    """ "Maya's" -> "Maya"."""
     return re.sub(r"'s$", "", name)
 
 
 def _singular(word: str) -> str:
-    """"peanuts" -> "peanut": one allergen however it is said (English plurals only)."""
+    """ "peanuts" -> "peanut": one allergen however it is said (English plurals only)."""
     if word.isascii() and len(word) > 4 and word.endswith("s") and not word.endswith("ss"):
         return word[:-1]
     return word
@@ -544,7 +592,8 @@ _EXERCISE_CONTEXT = re.compile(
     r"\b(?:\d+(?:\.\d+)?\s*(?:k|km|kilomet\w*|miles?|mi|laps|minutes|mins?|hours?)|morning|evening|before work|"
     r"after work|park|trail|track|pool|beach|marathon|workout|exercise|training|class|session|went for|go for|"
     r"my (?:run|swim|ride|hike)|pace|personal best|pb|every day|daily|weekly|each week|times a week|gym|group ride|"
-    r"(?:road |mountain )?bike|ride|riding|climbing gym|exercises|wall|routes?)\b|早上|早晨|晚上|周末|公里|圈|锻炼|每周|每天",
+    r"(?:road |mountain )?bike|ride|riding|climbing gym|exercises|wall|routes?)\b"
+    r"|早上|早晨|晚上|周末|公里|圈|锻炼|每周|每天",
     re.IGNORECASE,
 )
 _NOT_EXERCISE = re.compile(
@@ -567,7 +616,7 @@ _GIVEN_UP_BEFORE = re.compile(r"\b(?:quit|stopped|gave up|no more|give up)\s+(?:
 
 
 def habit_signals(text: str) -> list[Signal]:
-    """"Went for my morning run, 5k" -> exercise: routine = running. One such episode is an event; consolidation
+    """ "Went for my morning run, 5k" -> exercise: routine = running. One such episode is an event; consolidation
     makes it a habit only when it recurs (see ConsolidateTuning.habit_min_occurrences). Of several activities, the
     last one not given up counts ("羽毛球先停了，开始去练瑜伽" is yoga)."""
     if _NOT_EXERCISE.search(text):
@@ -605,7 +654,7 @@ _NAMING_CONTEXT = re.compile(r"\b(?:names?|naming|variables?|functions?|identifi
 
 
 def code_style_signals(text: str) -> list[Signal]:
-    """"Use snake_case for variables", "变量名用下划线那种，别驼峰" -> code: naming = snake_case."""
+    """ "Use snake_case for variables", "变量名用下划线那种，别驼峰" -> code: naming = snake_case."""
     if not is_request(text) or not _NAMING_CONTEXT.search(text):
         return []
     for pattern, value in _NAMING:

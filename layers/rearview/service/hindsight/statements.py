@@ -85,7 +85,9 @@ def _tools(facets: Mapping[str, str], zh: bool) -> str:
 def _code(facets: Mapping[str, str], zh: bool) -> str:
     if zh:
         return "用户的代码规范：" + "；".join(f"{'命名用' if k == 'naming' else k}{v}" for k, v in facets.items())
-    return "The user's code style: " + "; ".join(f"{v} {k}" if k == "naming" else f"{k}: {v}" for k, v in facets.items())
+    return "The user's code style: " + "; ".join(
+        f"{v} {k}" if k == "naming" else f"{k}: {v}" for k, v in facets.items()
+    )
 
 
 def _home(facets: Mapping[str, str], zh: bool) -> str:
