@@ -10,7 +10,6 @@ and the stream decoding both use it.
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -27,8 +26,7 @@ _DATETIME_FIELDS = frozenset(
     {"last_accessed_at", "created_at", "occurred_at", "last_confirmed_at", "superseded_at", "last_occurred_at",
      "first_seen_at"}
 )  # fmt: skip
-# Structured fields (a fact's facets and evidence), kept as JSON text: read whole, never queried by the table.
-_JSON_FIELDS = frozenset({"facets", "evidence"})
+
 _FIELDS: dict[str, frozenset[str]] = {
     "episodic": frozenset(Episode.model_fields),
     "semantic": frozenset(Fact.model_fields),
@@ -73,8 +71,6 @@ def _number(value: float) -> dict[str, str]:
 
 
 def _encode(name: str, value: Any) -> dict[str, Any]:
-    if name in _JSON_FIELDS:
-        return {"S": json.dumps(value, ensure_ascii=False, default=_json_default, sort_keys=True)}
     if isinstance(value, bool):
         return {"BOOL": value}
     if isinstance(value, int | float):
@@ -85,18 +81,13 @@ def _encode(name: str, value: Any) -> dict[str, Any]:
         return {"S": value}
     if isinstance(value, list):
         return {"L": [{"S": str(v)} for v in value]}
+    if isinstance(value, dict):
+        # A fact's facets and evidence: a map, its unset members left out (the model's defaults fill them back).
+        return {"M": {k: _encode(f"{name}.{k}", v) for k, v in value.items() if v is not None}}
     raise TypeError(f"attribute {name}: cannot store {type(value).__name__}")
 
 
-def _json_default(value: Any) -> str:
-    if isinstance(value, datetime):
-        return as_utc(value).isoformat()
-    raise TypeError(f"cannot store {type(value).__name__} as JSON")
-
-
 def _decode(name: str, value: Mapping[str, Any]) -> Any:
-    if name in _JSON_FIELDS and "S" in value:
-        return json.loads(value["S"])
     if "S" in value:
         return parse_iso(value["S"]) if name in _DATETIME_FIELDS else value["S"]
     if "N" in value:
@@ -106,6 +97,8 @@ def _decode(name: str, value: Mapping[str, Any]) -> Any:
         return bool(value["BOOL"])
     if "L" in value:
         return [element["S"] for element in value["L"]]
+    if "M" in value:
+        return {k: _decode(f"{name}.{k}", v) for k, v in value["M"].items()}
     if "NULL" in value:
         return None
     raise TypeError(f"attribute {name}: unexpected attribute value {sorted(value)}")

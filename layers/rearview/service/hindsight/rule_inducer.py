@@ -15,6 +15,7 @@ from rearview.domain.limits import MAX_FACT_CHARS
 from rearview.domain.memory import Kind
 from rearview.service.hindsight import statements
 from rearview.service.hindsight.lessons import error_signature, what_changed
+from rearview.service.hindsight.phrases import shared_phrase
 from rearview.service.hindsight.signals import time_slot
 from rearview.text_analysis import mostly_chinese
 
@@ -77,7 +78,9 @@ def _lesson(cluster: EvidenceCluster, chinese: bool) -> InducedMemory | None:
     if error is None:
         return None
     since = min(e.occurred_at for e in failures).date().isoformat()
-    statement = statements.recurring_failure(subject, error, count, since, chinese=chinese)
+    # What keeps being tried, in the failures' own shared words ("Deployed the api service to prod").
+    action = shared_phrase([e.content for e in failures], min_terms=2) if len(failures) > 1 else None
+    statement = statements.recurring_failure(subject, error, count, since, action, chinese=chinese)
     return _memory("lesson", statement, dimension, {"fails": error}, [e.id for e in episodes])
 
 

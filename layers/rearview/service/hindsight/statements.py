@@ -209,8 +209,12 @@ def fix_lesson(
     return f"{subject}: failed {failures} times{what}{why}; {worked} worked"
 
 
-def recurring_failure(subject: str, error: str, failures: int, since: str, *, chinese: bool) -> str:
-    """A failure that keeps coming back with the same error."""
+def recurring_failure(
+    subject: str, error: str, failures: int, since: str, action: str | None = None, *, chinese: bool
+) -> str:
+    """A failure that keeps coming back with the same error (and what was being tried, when the failures share
+    their words for it)."""
+    doing = f" ({action})" if action and action.lower() != subject.lower() else ""
     if chinese:
-        return f"{subject}反复失败：{error}（自{since}起{failures}次）"
-    return f"{subject} keeps failing with {error} ({failures} times since {since})"
+        return f"{subject}{doing}反复失败：{error}（自{since}起{failures}次）"
+    return f"{subject}{doing} keeps failing with {error} ({failures} times since {since})"
