@@ -49,8 +49,8 @@ from rearview.domain.recall import RecallQuery
 from rearview.domain.search import MemoryFilter
 from rearview.domain.write import MemoryWrite
 from rearview.service.contradiction import contradicts
-from rearview.service.hindsight.reconcile import same_value
 from rearview.service.hindsight.clusters import build_clusters
+from rearview.service.hindsight.reconcile import same_value
 from rearview.service.hindsight.rule_inducer import RuleInducer
 from rearview.settings import ConsolidateTuning, Settings
 

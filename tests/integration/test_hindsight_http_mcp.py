@@ -67,8 +67,9 @@ def at(clock: ManualClock) -> Days:
 
 
 def test_over_http_requests_become_a_preference_and_a_changed_one_supersedes_it(server: LocalServer, at: Days) -> None:
-    for day, text in enumerate(["Please answer in Chinese from now on.", "Chinese please, not English",
-                                "Can you reply in Chinese? It's easier.", "Write your answers in Chinese."]):  # fmt: skip
+    wishes = ["Please answer in Chinese from now on.", "Chinese please, not English",
+              "Can you reply in Chinese? It's easier.", "Write your answers in Chinese."]  # fmt: skip
+    for day, text in enumerate(wishes):
         http(server, "POST", "/memories", {"content": text, "session_id": f"s{day}", "occurred_at": at(day)})
     at(5)
     first = http(server, "POST", "/consolidate", {})

@@ -506,8 +506,9 @@ def test_forget_never_touches_another_namespace(
 
 
 def test_consolidate_only_considers_its_namespace(client: Client) -> None:
+    items = [{"content": c, "session_id": f"cafe-{i}"} for i, c in enumerate(COFFEE)]
     for namespace in ("acme", "acme:u-42"):
-        client.post(ns_path(namespace, "/memories/batch"), {"items": [{"content": c} for c in COFFEE]})
+        client.post(ns_path(namespace, "/memories/batch"), {"items": items})
     result = client.post(ns_path("acme", "/consolidate"), {}).json
-    assert result["episodes_considered"] == 3
+    assert result["episodes_considered"] == 4 and result["facts_created"] == 1
     assert client.get(ns_path("acme:u-42", "/stats")).json["counts"]["semantic"] == 0

@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from rearview.adapters.dynamodb.items import memory_attributes, memory_from_item
 
+from rearview.adapters.dynamodb.items import memory_attributes, memory_from_item
 from rearview.domain.memory import Evidence, Fact
 from support.induction_clusters import episode
 
