@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -17,26 +16,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from rearview.api.local_server import LocalServer
-from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
-from rearview.settings import Settings
 from support.mcp_calls import run
 
 pytestmark = pytest.mark.integration
 NS = "acme:u-9"
-
-
-@pytest.fixture
-def world(settings: Settings, clock: ManualClock) -> Iterator[Services]:
-    services = build(settings, clock=clock)
-    yield services
-    services.close()
-
-
-@pytest.fixture
-def server(settings: Settings, world: Services) -> Iterator[LocalServer]:
-    with LocalServer(settings, world, port=0) as srv:
-        yield srv
 
 
 def http(server: LocalServer, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
