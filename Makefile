@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[onnx,local,aws,mcp,infra,dev]'
+	$(BIN)/pip install --quiet -e '.[onnx,local,aws,mcp,infra,llm,dev]'
 	touch $(STAMP)
 
 venv: $(STAMP)

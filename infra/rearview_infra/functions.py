@@ -146,7 +146,7 @@ class RearviewFunctions(Construct):
             "REARVIEW_AWS__OPENSEARCH_INDEX": opensearch_index,
             "REARVIEW_AWS__BEDROCK_EMBEDDING_MODEL": models.embedding_model,
             "REARVIEW_AWS__BEDROCK_EMBEDDING_DIM": str(models.embedding_dim),
-            "REARVIEW_AWS__BEDROCK_SUMMARY_MODEL": models.summary_model,
+            "REARVIEW_AWS__BEDROCK_INDUCTION_MODEL": models.summary_model,
             "POWERTOOLS_METRICS_NAMESPACE": "Rearview",
             "POWERTOOLS_LOG_LEVEL": log_level,
             # Responses carry users' memories: keep them out of X-Ray.

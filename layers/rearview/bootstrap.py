@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rearview.adapters.extractive_summarizer import ExtractiveSummarizer
 from rearview.clock import SystemClock
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.stats import Stats
@@ -20,16 +19,16 @@ from rearview.ports import (
     Clock,
     Embedder,
     IndexMaintenance,
+    Inducer,
     KeyStore,
     MemoryStore,
     Reranker,
     SearchIndex,
-    Summarizer,
     WriteQueue,
 )
 from rearview.service.access import AccessService
-from rearview.service.consolidate import ConsolidationService
 from rearview.service.forget import ForgetService
+from rearview.service.hindsight.consolidation import ConsolidationService
 from rearview.service.recall import RecallService
 from rearview.service.working_memory import WorkingMemoryService
 from rearview.service.write import WriteService
@@ -93,11 +92,11 @@ def build_embedder(settings: Settings) -> Embedder:
 
 
 def build(settings: Settings | None = None, **overrides: Any) -> Services:
-    """Wire the services. Overrides (by keyword): clock, embedder, store, index, summarizer, keys, queue, reranker."""
+    """Wire the services. Overrides (by keyword): clock, embedder, store, index, inducer, keys, queue, reranker."""
     settings = settings or Settings()
     clock: Clock = overrides.pop("clock", None) or SystemClock()
     embedder: Embedder = overrides.pop("embedder", None) or build_embedder(settings)
-    summarizer: Summarizer = overrides.pop("summarizer", None) or build_summarizer(settings)
+    inducer: Inducer | None = overrides.pop("inducer", None) or build_inducer(settings)
     store: MemoryStore | None = overrides.pop("store", None)
     index: SearchIndex | None = overrides.pop("index", None)
     keys: KeyStore | None = overrides.pop("keys", None)
@@ -121,6 +120,7 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
     # Seconds of recent episodes recall reads from the store: only an index that lags the store needs it.
     freshness_seconds = settings.aws.freshness_window_seconds if maintenance is not None else 0
     floor = embedder.relevance_floor
+    consolidator = ConsolidationService(store, embedder, clock, settings.consolidate, settings.write, inducer)
     return Services(
         settings=settings,
         store=store,
@@ -139,8 +139,8 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
             freshness_seconds=freshness_seconds,
             reranker=reranker,
         ),
-        forgetter=ForgetService(store),
-        consolidator=ConsolidationService(store, index, summarizer, clock, settings.consolidate, settings.write),
+        forgetter=ForgetService(store, consolidator),
+        consolidator=consolidator,
         access=AccessService(keys, clock, admin_token=settings.api_token),
         index_maintenance=maintenance,
     )
@@ -194,16 +194,21 @@ def build_reranker(settings: Settings) -> Reranker | None:
     return None
 
 
-def build_summarizer(settings: Settings) -> Summarizer:
-    """Bedrock's Converse API when the deployment uses Bedrock models (embedder `bedrock`), else extractive."""
-    if settings.embedder == "bedrock":
-        from rearview.adapters.aws_clients import boto3_client
-        from rearview.adapters.bedrock_summarizer import BedrockSummarizer
+def build_inducer(settings: Settings) -> Inducer | None:
+    """The model-backed inducer named by the settings, or None for `rules` (consolidation's own default, and the
+    fallback of the others)."""
+    if settings.inducer == "openai":
+        from rearview.adapters.openai_inducer import OpenAICompatibleInducer
 
-        return BedrockSummarizer(
-            settings.aws.bedrock_summary_model, client=boto3_client("bedrock-runtime", settings.aws)
+        return OpenAICompatibleInducer(settings.openai)
+    if settings.inducer == "bedrock":
+        from rearview.adapters.aws_clients import boto3_client
+        from rearview.adapters.bedrock_inducer import BedrockInducer
+
+        return BedrockInducer(
+            settings.aws.bedrock_induction_model, client=boto3_client("bedrock-runtime", settings.aws)
         )
-    return ExtractiveSummarizer()
+    return None
 
 
 def build_dynamodb_store(settings: Settings, embedder: Embedder, clock: Clock) -> MemoryStore:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from rearview.domain.access import ApiKey
 from rearview.domain.changes import ChangeSet
+from rearview.domain.hindsight import EvidenceCluster, Induction
 from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits
 from rearview.domain.stats import NamespaceUsage
@@ -45,10 +46,17 @@ class Embedder(Protocol):
         ...
 
 
-class Summarizer(Protocol):
-    """Turns a cluster of related episodes into one fact (consolidation)."""
+class Inducer(Protocol):
+    """States the semantic memory a cluster of episodes supports (consolidation): a preference, fact or lesson
+    with its dimension and facets, or None where the cluster supports none. The rule inducer does it with no
+    model; model-backed inducers report the clusters they could not handle in `Induction.failed`, which the
+    rule inducer then states."""
 
-    def summarize(self, contents: Sequence[str]) -> str: ...
+    name: str
+
+    def induce(self, clusters: Sequence[EvidenceCluster]) -> Induction:
+        """One result per cluster, in order."""
+        ...
 
 
 class Reranker(Protocol):

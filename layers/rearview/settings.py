@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from rearview.errors import ConfigurationError
+
 
 class WriteTuning(BaseModel):
     # Below this importance an episode is not stored (status skipped, reason low_importance). Low on purpose: only
@@ -129,14 +131,41 @@ class RecallTuning(BaseModel):
     default_token_budget: int = Field(2000, ge=1)
     # Below this relevance for the best candidate, recall answers no_relevant_memory. None: the embedder's default.
     min_relevance: float | None = Field(None, ge=0.0, le=1.0)
+    # A semantic memory nothing confirms loses confidence: it halves every `confidence_half_life_days` since it was
+    # last confirmed. Below `stale_below` the memory is stale: recall still returns it, marked, at `stale_factor` of
+    # its score (an old habit ranks under what is current).
+    confidence_half_life_days: float = Field(180.0, gt=0)
+    stale_below: float = Field(0.3, ge=0.0, le=1.0)
+    stale_factor: float = Field(0.5, ge=0.0, le=1.0)
     # The relevance a memory holding every query term counts as against that floor (cosine gives the rest of it).
     keyword_relevance: float = Field(0.6, ge=0.0, le=1.0)
 
 
 class ConsolidateTuning(BaseModel):
-    # Cosine at which two episodes join one cluster (average-link to the cluster centroid).
-    cluster_similarity: float = Field(0.75, ge=0.3, le=1.0)
-    min_cluster_size: int = Field(3, ge=2)
+    # A run reads the episodes of the last `lookback_days` as evidence (new ones and those seen before), the newest
+    # `max_episodes` at most: a preference asked twice last month and once today is asked three times.
+    lookback_days: float = Field(180.0, gt=0)
+    max_episodes: int = Field(5000, ge=10, le=100_000)
+    # A preference needs this many occurrences in at least `min_spread` sessions or days, or
+    # `preference_repeats_alone` occurrences anywhere (asked five times in one chat is a preference too).
+    preference_min_occurrences: int = Field(3, ge=1)
+    preference_repeats_alone: int = Field(5, ge=1)
+    # A fact needs this many mentions in at least `min_spread` sessions or days: stable, not said in passing.
+    fact_min_occurrences: int = Field(2, ge=1)
+    min_spread: int = Field(2, ge=1)
+    # A habit (an activity done again and again) needs this many occurrences on as many distinct days.
+    habit_min_occurrences: int = Field(3, ge=1)
+    habit_min_days: int = Field(3, ge=1)
+    # A lesson needs this many failures before the success that ended them, or `recurring_failure_min` failures
+    # in a row sharing an error: one failure then a success is a transient error, not a lesson.
+    lesson_min_failures: int = Field(2, ge=1)
+    recurring_failure_min: int = Field(3, ge=2)
+    # Statements no rule recognises join one group when they share this share of the shorter one's content words
+    # (two at least): one request said at two lengths.
+    lookalike_overlap: float = Field(0.6, ge=0.1, le=1.0)
+    # Event types never learned from; when `allow_event_types` is not empty, the only ones learned from.
+    deny_event_types: list[str] = Field(default_factory=lambda: ["chitchat", "small_talk", "greeting", "system"])
+    allow_event_types: list[str] = Field(default_factory=list)
 
 
 class AwsSettings(BaseModel):
@@ -158,7 +187,8 @@ class AwsSettings(BaseModel):
     bedrock_embedding_model: str = "amazon.titan-embed-text-v2:0"
     # Titan v2 accepts 256, 512 or 1024.
     bedrock_embedding_dim: int = 512
-    bedrock_summary_model: str = "anthropic.claude-3-5-haiku-20241022-v1:0"
+    # The chat model consolidation states memories with when `inducer` is `bedrock` (Converse API).
+    bedrock_induction_model: str = "anthropic.claude-3-5-haiku-20241022-v1:0"
     # The rerank model recall uses when `reranker` is `bedrock`: a foundation model id or a full ARN. Amazon Rerank
     # 1.0 is offered in fewer regions than Titan; `cohere.rerank-v3-5:0` also needs a Marketplace subscription.
     bedrock_rerank_model: str = "amazon.rerank-v1:0"
@@ -176,6 +206,32 @@ class AwsSettings(BaseModel):
         if value not in (256, 512, 1024):
             raise ValueError(f"bedrock_embedding_dim: Titan Text Embeddings v2 takes 256, 512 or 1024 (got {value})")
         return value
+
+
+class OpenAISettings(BaseModel):
+    """The OpenAI-compatible chat endpoint consolidation states memories with when `inducer` is `openai`: Ollama
+    (the defaults), vLLM, LM Studio, llama.cpp's server or OpenAI itself."""
+
+    base_url: str = "http://127.0.0.1:11434/v1"
+    model: str = "qwen2.5:7b-instruct"
+    # Local servers accept any key; OpenAI needs a real one (REARVIEW_OPENAI__API_KEY).
+    api_key: str = "ollama"
+    # Generous: a local model on a CPU may take tens of seconds for one answer. A cluster that takes longer is
+    # stated by the rules instead.
+    timeout_seconds: float = Field(60.0, gt=0, le=600)
+    # The client's own retries of a timeout, a connection error, a 429 or a 5xx, before the cluster falls back.
+    max_retries: int = Field(2, ge=0, le=10)
+    # An answer is one JSON object of about 100 tokens; the cap stops a model that rambles, not a good answer.
+    max_tokens: int = Field(400, ge=64, le=8192)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ConfigurationError(
+                f"openai.base_url: expected http(s)://host[:port]/v1 (got {value[:200]!r})", field="openai.base_url"
+            )
+        return value.rstrip("/")
 
 
 class Settings(BaseSettings):
@@ -197,6 +253,8 @@ class Settings(BaseSettings):
     rerank_model_path: Path | None = None
     rerank_tokenizer_path: Path | None = None
     hashing_dim: int = Field(512, ge=32, le=4096)
+    # rules is deterministic and offline; openai and bedrock state memories with a model, the rules where it fails.
+    inducer: Literal["rules", "openai", "bedrock"] = "rules"
     api_token: str | None = None
     default_namespace: str = "default"
     working_ttl_seconds: int = Field(7200, ge=1)
@@ -206,3 +264,4 @@ class Settings(BaseSettings):
     recall: RecallTuning = RecallTuning()
     consolidate: ConsolidateTuning = ConsolidateTuning()
     aws: AwsSettings = AwsSettings()
+    openai: OpenAISettings = OpenAISettings()

@@ -303,3 +303,26 @@ def term_overlap(a: str, b: str) -> float:
     if not terms_a or not terms_b:
         return 0.0
     return len(terms_a & terms_b) / len(terms_a | terms_b)
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+
+
+def numbers_in(text: str) -> frozenset[str]:
+    """The numbers a text states ("batch of 200", "3pm", "1,5"): two texts with different numbers say different
+    things however alike their words."""
+    return frozenset(m.group(0).replace(",", ".") for m in _NUMBER.finditer(unicodedata.normalize("NFKC", text)))
+
+
+def is_chinese(text: str) -> bool:
+    """True when at least a fifth of the text's letters are CJK characters."""
+    letters = [ch for ch in text if ch.isalpha()]
+    if not letters:
+        return False
+    return sum(1 for ch in letters if is_cjk(ch)) >= 0.2 * len(letters)
+
+
+def mostly_chinese(texts: Iterable[str]) -> bool:
+    """Whether most of the texts are written in Chinese (what an induced memory is then stated in)."""
+    votes = [is_chinese(t) for t in texts]
+    return sum(votes) * 2 > len(votes)

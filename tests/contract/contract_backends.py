@@ -325,18 +325,22 @@ def filter_dataset(namespace: str = "acme") -> list[Episode | Fact]:
     day = timedelta(days=1)
     return [
         make_episode(namespace, "e1", "flew to Berlin", occurred_at=T0, tags=["travel"], event_type="trip",
-                     session_id="s1"),
+                     session_id="s1", outcome="landed on time", outcome_status="success"),
         make_episode(namespace, "e2", "booked a hotel", occurred_at=T0 + day, tags=["travel", "money"],
-                     event_type="booking", session_id="s1", consolidated=True),
+                     event_type="booking", session_id="s1", consolidated=True, outcome="card declined",
+                     outcome_status="failure"),
         make_episode(namespace, "e3", "paid the rent", occurred_at=T0 + 2 * day, tags=["money"],
-                     event_type="payment", session_id="s2"),
+                     event_type="payment", session_id="s2", outcome_status="failure"),
         make_episode(namespace, "e4", "read a novel", occurred_at=T0 + 3 * day),
         make_fact(namespace, "f1", "lives in Berlin", last_confirmed_at=T0 + 0.5 * day, tags=["travel"],
                   dimension="city"),
         make_fact(namespace, "f2", "used to live in Paris", last_confirmed_at=T0 + 1.5 * day,
                   status="superseded", superseded_by="f1", superseded_at=T0 + 1.5 * day, dimension="city",
                   tags=["money"]),
-        make_fact(namespace, "f3", "is vegetarian", last_confirmed_at=T0 + 4 * day, dimension="diet"),
+        make_fact(namespace, "f3", "is vegetarian", last_confirmed_at=T0 + 4 * day, dimension="diet",
+                  kind="preference"),
+        make_fact(namespace, "f4", "the build breaks without the cache flag", last_confirmed_at=T0 + 2.5 * day,
+                  kind="lesson", dimension="tool:build", facets={"fails": "no cache"}),
     ]  # fmt: skip
 
 
@@ -369,4 +373,10 @@ FILTERS: dict[str, MemoryFilter] = {
     "ids": MemoryFilter(ids=("e2", "f1", "f2", "unknown")),
     "no ids": MemoryFilter(ids=()),
     "combined": MemoryFilter(layers=("episodic",), tags=("money",), since=T0 + DAY, session_id="s2"),
+    "outcomes any of": MemoryFilter(outcomes=("failure",)),
+    "outcomes and a session": MemoryFilter(outcomes=("success", "failure"), session_id="s1"),
+    "outcomes on facts only": MemoryFilter(layers=("semantic",), outcomes=("failure",)),
+    "kinds any of": MemoryFilter(kinds=("preference", "lesson")),
+    "kinds include plain facts": MemoryFilter(kinds=("fact",), include_superseded=True),
+    "kinds on episodes only": MemoryFilter(layers=("episodic",), kinds=("lesson",)),
 }

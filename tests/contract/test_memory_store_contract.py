@@ -11,7 +11,7 @@ from contract_backends import FILTERS, T0, Backend, expected_ids, filter_dataset
 
 from rearview.adapters.hashing_embedder import HashingEmbedder
 from rearview.domain.changes import ChangeSet
-from rearview.domain.memory import Episode, Fact
+from rearview.domain.memory import Episode, Evidence, Fact
 from rearview.domain.search import MemoryFilter
 from rearview.domain.working import WorkingEntry
 from rearview.errors import ConcurrentUpdate, EmbeddingMismatch, InvalidInput
@@ -474,7 +474,7 @@ def test_stats_counts_each_layer(backend: Backend, episode: EpisodeMaker, fact: 
     stats = usage_stats(backend.store, "acme", T0 + timedelta(seconds=60))
 
     assert stats.namespace == "acme"
-    assert stats.counts == {"working": 1, "episodic": 4, "semantic": 2, "semantic_superseded": 1}
+    assert stats.counts == {"working": 1, "episodic": 4, "semantic": 3, "semantic_superseded": 1}
     assert stats.last_write_at == T0 + timedelta(minutes=3)
     assert (stats.recall_count, stats.recall_hits) == (3, 2)
     assert stats.hit_rate == pytest.approx(2 / 3)
@@ -668,3 +668,35 @@ def test_reopening_with_another_embedding_dimension_is_refused(backend: Backend,
     # The data is untouched and opens fine with the original embedder.
     again = backend.reopen(None)
     assert again.store.get("acme", "e1") is not None
+
+
+def test_hindsight_fields_round_trip(backend: Backend, episode: EpisodeMaker, fact: FactMaker) -> None:
+    """What consolidation reads and writes comes back as written: outcomes and repeats of episodes; kind, facets,
+    evidence and who induced it of facts."""
+    evidence = Evidence(episodes=3, occurrences=5, sessions=2, days=3, first_at=T0, last_at=T0 + timedelta(days=4),
+                        failures=2, successes=1)  # fmt: skip
+    backend.write(
+        "acme",
+        episode("acme", "e1", "called the geocoding API", outcome="HTTP 413", outcome_status="failure",
+                confirmations=3, last_occurred_at=T0 + timedelta(hours=5), session_ids=["s2", "s3"]),
+        fact("acme", "f1", "geocoding API: 100 or more addresses failed", kind="lesson", dimension="tool:geocoding",
+             facets={"fails": "413", "works": "50 addresses"}, evidence=evidence, induced_by="rules",
+             first_seen_at=T0 - timedelta(days=2), provenance=["e1"]),
+    )  # fmt: skip
+    got_episode, got_fact = backend.store.get("acme", "e1"), backend.store.get("acme", "f1")
+    assert isinstance(got_episode, Episode) and isinstance(got_fact, Fact)
+    assert (got_episode.outcome_status, got_episode.confirmations, got_episode.session_ids) == (
+        "failure",
+        3,
+        ["s2", "s3"],
+    )
+    assert got_episode.last_seen_at == T0 + timedelta(hours=5)
+    assert (got_fact.kind, got_fact.facets, got_fact.evidence, got_fact.induced_by) == (
+        "lesson",
+        {"fails": "413", "works": "50 addresses"},
+        evidence,
+        "rules",
+    )
+    assert got_fact.first_seen_at == T0 - timedelta(days=2)
+    listed = backend.store.list_memories("acme", MemoryFilter(kinds=("lesson",)))
+    assert [m.id for m in listed] == ["f1"]

@@ -166,7 +166,7 @@ def test_keyword_search_sees_updates_and_never_returns_deleted_memories(backend:
 # --- filters on both searches -------------------------------------------------------------------------------
 
 # One distinctive word of every memory of filter_dataset(), so that without filters every memory matches.
-EVERY_MEMORY_QUERY = "Berlin hotel rent novel Paris vegetarian"
+EVERY_MEMORY_QUERY = "Berlin hotel rent novel Paris vegetarian cache"
 
 
 @pytest.mark.parametrize("name", list(FILTERS))

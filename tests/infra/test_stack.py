@@ -237,7 +237,7 @@ def test_function_runtime_handler_layer_and_environment(synth: Synthesised, name
     assert env["REARVIEW_AWS__OPENSEARCH_ENDPOINT"] == {"Fn::GetAtt": [collection_id, "CollectionEndpoint"]}
     assert env["REARVIEW_AWS__OPENSEARCH_SERVICE"] == "aoss"
     assert env["REARVIEW_AWS__BEDROCK_EMBEDDING_MODEL"] == EMBEDDING_MODEL
-    assert env["REARVIEW_AWS__BEDROCK_SUMMARY_MODEL"] == SUMMARY_MODEL
+    assert env["REARVIEW_AWS__BEDROCK_INDUCTION_MODEL"] == SUMMARY_MODEL
     assert env["POWERTOOLS_SERVICE_NAME"] == f"rearview-{name}"
     # HTTP functions answer within API Gateway's 30 s integration timeout; consolidate also has the hourly
     # run over every namespace, which needs longer (over HTTP it consolidates one namespace).

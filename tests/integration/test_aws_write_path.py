@@ -150,9 +150,9 @@ def test_the_scheduled_consolidation_visits_every_namespace_with_unconsolidated_
     worker = stack.load_function("write_worker").handler
     consolidate = stack.load_function("consolidate").handler
     for namespace in ("acme:u-1", "acme:u-2"):
-        for place in ("at home", "at work", "on weekdays"):
-            text = f"Drinks oat milk in coffee every morning {place}"
-            event = load_event("memory_write", path=f"/v1/namespaces/{namespace}/memories", body={"content": text})
+        for session, text in enumerate(["Please reply in Chinese.", "Chinese please.", "Answer in Chinese, thanks."]):
+            body = {"content": text, "session_id": f"s{session}"}
+            event = load_event("memory_write", path=f"/v1/namespaces/{namespace}/memories", body=body)
             assert call(write, event)[0] == 202
     stack.drain(worker)
     store = DynamoDBMemoryStore("rearview-test", client=stack.dynamodb)

@@ -29,10 +29,12 @@ pytestmark = pytest.mark.integration
 NS = "acme:u-42"
 TOKEN = "s3cret-token-for-tests"
 
+# One wish said four times in four sessions: what consolidation learns a preference from.
 COFFEE = [
-    "Ordered an oat milk flat white at the corner cafe before the Monday standup",
-    "Ordered an oat milk flat white at the corner cafe before the Tuesday standup",
-    "Ordered an oat milk flat white at the corner cafe before the Wednesday standup",
+    "Always get my coffee with oat milk please",
+    "Oat milk in my coffee please, like always",
+    "Remember oat milk for my coffee, always",
+    "Coffee with oat milk again please",
 ]
 
 
@@ -155,10 +157,11 @@ def test_write_batch_get_recall_forget_consolidate_stats(client: Client) -> None
     assert written.status == 201, written.json
     flight_id = written.json["id"]
 
-    batch = client.post(memories + "/batch", {"items": [{"content": c} for c in COFFEE]})
+    items = [{"content": c, "session_id": f"cafe-{i}"} for i, c in enumerate(COFFEE)]
+    batch = client.post(memories + "/batch", {"items": items})
     assert batch.status == 200
     coffee_ids = [r["id"] for r in batch.json["results"]]
-    assert [r["status"] for r in batch.json["results"]] == ["stored"] * 3
+    assert [r["status"] for r in batch.json["results"]] == ["stored"] * 4
 
     got = client.get(f"{memories}/{flight_id}")
     assert got.status == 200
@@ -185,7 +188,12 @@ def test_write_batch_get_recall_forget_consolidate_stats(client: Client) -> None
     assert consolidated.json["facts_created"] == 1
     fact_id = consolidated.json["fact_ids"][0]
     fact = client.get(f"{memories}/{fact_id}").json
-    assert fact["layer"] == "semantic" and sorted(fact["provenance"]) == sorted(coffee_ids)
+    assert (
+        fact["layer"] == "semantic"
+        and fact["kind"] == "preference"
+        and sorted(fact["provenance"]) == sorted(coffee_ids)
+    )
+    assert "oat milk" in fact["content"].lower() and fact["content"] not in COFFEE
 
     receipt = client.delete(f"{memories}/{coffee_ids[0]}?cascade=true")
     assert receipt.status == 200
@@ -204,7 +212,7 @@ def test_write_batch_get_recall_forget_consolidate_stats(client: Client) -> None
 
     stats = client.get(ns_path(NS, "/stats"))
     assert stats.status == 200
-    assert stats.json["counts"]["episodic"] == 1
+    assert stats.json["counts"]["episodic"] == 2
     assert stats.json["counts"]["semantic"] == 1
     assert stats.json["recall_count"] == 3
 
@@ -498,8 +506,9 @@ def test_forget_never_touches_another_namespace(
 
 
 def test_consolidate_only_considers_its_namespace(client: Client) -> None:
+    items = [{"content": c, "session_id": f"cafe-{i}"} for i, c in enumerate(COFFEE)]
     for namespace in ("acme", "acme:u-42"):
-        client.post(ns_path(namespace, "/memories/batch"), {"items": [{"content": c} for c in COFFEE]})
+        client.post(ns_path(namespace, "/memories/batch"), {"items": items})
     result = client.post(ns_path("acme", "/consolidate"), {}).json
-    assert result["episodes_considered"] == 3
+    assert result["episodes_considered"] == 4 and result["facts_created"] == 1
     assert client.get(ns_path("acme:u-42", "/stats")).json["counts"]["semantic"] == 0

@@ -26,7 +26,7 @@ from rearview.api.lambda_runtime import FunctionRuntime
 from rearview.api.local_server import LocalServer, local_context
 from rearview.api.mcp import TOOL_NAMES, TOOL_PERMISSIONS
 from rearview.api.mcp_http import mcp_lambda_handler
-from rearview.bootstrap import Services, build
+from rearview.bootstrap import Services
 from rearview.clock import ManualClock
 from rearview.domain.write import MemoryWrite
 from rearview.settings import Settings
@@ -53,19 +53,6 @@ class Answer:
 
 # A door takes (method, JSON body or None, headers) and answers like HTTP would.
 Door = Callable[[str, str | None, dict[str, str]], Answer]
-
-
-@pytest.fixture
-def world(settings: Settings, clock: ManualClock) -> Iterator[Services]:
-    services = build(settings, clock=clock)
-    yield services
-    services.close()
-
-
-@pytest.fixture
-def server(settings: Settings, world: Services) -> Iterator[LocalServer]:
-    with LocalServer(settings, world, port=0) as srv:
-        yield srv
 
 
 def http_door(server: LocalServer, host: str | None = None) -> Door:

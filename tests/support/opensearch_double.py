@@ -12,7 +12,7 @@ double does not check):
   `POST /<index>/_delete_by_query`, `POST /<index>/_refresh`.
 - `POST /<index>/_search` and `POST [/<index>]/_msearch` with bodies of `size`, `track_total_hits`, `_source`
   (a field list or false) and `query`: `bool` (must, filter, must_not, should, minimum_should_match), `match`
-  (OR of the analysed terms; `boost` multiplies its score), `term`, `terms`, `range` (gte/gt/lt/lte), and a
+  (OR of the analysed terms; `boost` multiplies its score), `term`, `terms`, `range` (gte/gt/lt/lte), `exists`, and a
   top-level `knn` with `vector`, `k` and an efficient `filter`; `aggs` of `terms` aggregations on keyword fields
   (`field`, `size`).
 - Documents are checked against the strict mapping (unknown fields, wrong types, wrong vector dimension).
@@ -418,7 +418,22 @@ class _Searcher:
             return self._terms_matcher(spec, single=False), zero
         if kind == "range":
             return self._range(spec), zero
+        if kind == "exists":
+            return self._exists(spec), zero
         raise _bad(f"unsupported query [{kind}]")
+
+    def _exists(self, spec: Any) -> Matcher:
+        """A document with a value (not null, not an empty list) in the field, as OpenSearch's `exists`."""
+        if not isinstance(spec, dict) or set(spec) != {"field"}:
+            raise _bad("exists: exactly a `field`")
+        name = spec["field"]
+        self.index.field_type(name)  # refuses a field the mapping does not name
+
+        def matcher(_doc_id: str, doc: dict[str, Any]) -> bool:
+            value = doc.get(name)
+            return value is not None and value != []
+
+        return matcher
 
     def _bool(self, spec: Any) -> tuple[Matcher, Callable[[str, dict[str, Any]], float]]:
         if not isinstance(spec, dict) or set(spec) - {"must", "filter", "must_not", "should", "minimum_should_match"}:

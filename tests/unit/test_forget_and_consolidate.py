@@ -5,7 +5,6 @@ import pytest
 from rearview.bootstrap import Services
 from rearview.clock import ManualClock
 from rearview.domain.changes import ChangeSet
-from rearview.domain.consolidate import ConsolidateRequest
 from rearview.domain.forget import ForgetRequest
 from rearview.domain.memory import Episode, Fact
 from rearview.domain.recall import RecallQuery
@@ -13,7 +12,7 @@ from rearview.domain.search import MemoryFilter
 from rearview.domain.working import WorkingWrite
 from rearview.domain.write import MemoryWrite
 from rearview.errors import InvalidInput, NotFound
-from rearview.service.forget import without_turn
+from rearview.service.forget import ForgetService, without_turn
 
 pytestmark = pytest.mark.unit
 NS = "acme:u-42"
@@ -38,15 +37,27 @@ def induced_fact(services: Services, fid: str, provenance: list[str], clock: Man
     services.store.apply(NS, ChangeSet(upserts=[(fact, vec)]))
 
 
-def test_forget_by_id_cascades_to_facts(services: Services, clock: ManualClock) -> None:
+def test_forget_by_id_cascades_to_what_was_induced_from_it(services: Services, clock: ManualClock) -> None:
+    """Facts induced from a forgotten episode are induced again from what is left: here nothing is left that
+    supports them, so both go."""
     a = remember(services, "Planted tomatoes in the back garden on Saturday")
     b = remember(services, "Watered the basil and the tomatoes before work")
     induced_fact(services, "f-only-a", [a], clock)
     induced_fact(services, "f-a-and-b", [a, b], clock)
     receipt = services.forgetter.forget(NS, ForgetRequest(ids=[a]))
+    assert receipt.deleted == {"working": 0, "episodic": 1, "semantic": 2}
+    assert set(receipt.ids) == {a, "f-only-a", "f-a-and-b"} and receipt.facts_updated == []
+    assert services.store.get(NS, a) is None and services.store.get(NS, "f-a-and-b") is None
+
+
+def test_without_reinduction_a_fact_only_loses_the_forgotten_ids(services: Services, clock: ManualClock) -> None:
+    a = remember(services, "Planted tomatoes in the back garden on Saturday")
+    b = remember(services, "Watered the basil and the tomatoes before work")
+    induced_fact(services, "f-only-a", [a], clock)
+    induced_fact(services, "f-a-and-b", [a, b], clock)
+    receipt = ForgetService(services.store).forget(NS, ForgetRequest(ids=[a]))
     assert receipt.deleted == {"working": 0, "episodic": 1, "semantic": 1}
     assert set(receipt.ids) == {a, "f-only-a"} and receipt.facts_updated == ["f-a-and-b"]
-    assert services.store.get(NS, a) is None and services.store.get(NS, "f-only-a") is None
     survivor = services.store.get(NS, "f-a-and-b")
     assert isinstance(survivor, Fact) and survivor.provenance == [b]
 
@@ -115,30 +126,6 @@ def test_working_memory_expires(services: Services, clock: ManualClock) -> None:
     assert services.working.get(NS, "s").entries == {"long": "y"}
     clock.advance(hours=2)
     assert services.working.get(NS, "s").entries == {}
-
-
-def test_consolidate_turns_repeated_episodes_into_a_fact(services: Services, clock: ManualClock) -> None:
-    episodes = []
-    for day in range(4):
-        clock.advance(days=1)
-        episodes.append(remember(services, f"Ordered an oat milk flat white at the corner cafe, day {day}"))
-    remember(services, "Filed the quarterly tax return with the accountant")
-    result = services.consolidator.consolidate(NS, ConsolidateRequest())
-    assert result.clusters == 1 and result.facts_created == 1 and result.episodes_consolidated == 4
-    fact = services.store.get(NS, result.fact_ids[0])
-    assert isinstance(fact, Fact) and sorted(fact.provenance) == sorted(episodes)
-    assert 0.5 < fact.confidence < 1.0 and "oat milk" in fact.content
-    for eid in episodes:
-        episode = services.store.get(NS, eid)
-        assert episode is not None and episode.consolidated  # type: ignore[union-attr]
-    again = services.consolidator.consolidate(NS, ConsolidateRequest())
-    assert again.facts_created == 0 and again.episodes_considered == 1
-
-
-def test_consolidate_needs_three_similar_episodes(services: Services) -> None:
-    remember(services, "Ordered an oat milk flat white at the corner cafe")
-    remember(services, "Had a flat white with oat milk at the cafe on the corner before the team meeting")
-    assert services.consolidator.consolidate(NS, ConsolidateRequest()).facts_created == 0
 
 
 def test_stats(services: Services) -> None:

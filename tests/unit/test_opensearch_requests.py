@@ -107,6 +107,8 @@ def test_index_mapping_is_exactly_the_documented_one() -> None:
                 "event_type": {"type": "keyword"},
                 "session_id": {"type": "keyword"},
                 "status": {"type": "keyword"},
+                "outcome_status": {"type": "keyword"},
+                "kind": {"type": "keyword"},
                 "consolidated": {"type": "boolean"},
                 "occurred_at": {"type": "date_nanos"},
                 "version": {"type": "long"},
@@ -179,6 +181,7 @@ def test_a_fact_document_is_dated_by_its_last_confirmation_and_has_a_status() ->
         "version": 1,
         "search_text": "Likes tea\ndiet",
         "status": "superseded",
+        "kind": "fact",
     }
     assert "vector" not in index_document(fact, np.zeros(4))
 

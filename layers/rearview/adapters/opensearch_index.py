@@ -140,6 +140,8 @@ def index_mapping(dim: int) -> dict[str, Any]:
                 "event_type": {"type": "keyword"},
                 "session_id": {"type": "keyword"},
                 "status": {"type": "keyword"},
+                "outcome_status": {"type": "keyword"},
+                "kind": {"type": "keyword"},
                 "consolidated": {"type": "boolean"},
                 "occurred_at": {"type": "date_nanos"},
                 "version": {"type": "long"},
@@ -198,8 +200,11 @@ def index_document(memory: Memory, vector: np.ndarray | Sequence[float] | None) 
         doc["consolidated"] = memory.consolidated
         if memory.context:
             doc[CONTEXT_FIELD] = memory.context
+        if memory.outcome_status is not None:
+            doc["outcome_status"] = memory.outcome_status
     else:
         doc["status"] = memory.status
+        doc["kind"] = memory.kind
     unit = None if vector is None else unit_vector(vector)
     if unit is not None:
         doc[VECTOR_FIELD] = unit.tolist()
@@ -208,9 +213,12 @@ def index_document(memory: Memory, vector: np.ndarray | Sequence[float] | None) 
 
 def _effective_layers(flt: MemoryFilter) -> list[StoredLayer]:
     layers = list(dict.fromkeys(flt.layers))
-    if flt.event_types or flt.session_id is not None:
-        # Facts have neither an event type nor a session: such a filter never matches a fact.
+    if flt.event_types or flt.session_id is not None or flt.outcomes:
+        # Facts have no event type, session or outcome: such a filter never matches a fact.
         layers = [layer for layer in layers if layer == "episodic"]
+    if flt.kinds:
+        # Only facts have a kind.
+        layers = [layer for layer in layers if layer == "semantic"]
     return layers
 
 
@@ -245,6 +253,10 @@ def filter_clauses(namespace: str, flt: MemoryFilter) -> list[dict[str, Any]] | 
         clauses.append({"terms": {"event_type": list(flt.event_types)}})
     if flt.session_id is not None:
         clauses.append({"term": {"session_id": flt.session_id}})
+    if flt.outcomes:
+        clauses.append({"terms": {"outcome_status": list(flt.outcomes)}})
+    if flt.kinds:
+        clauses.append(_kinds_clause(flt.kinds))
     if "semantic" in layers and not flt.include_superseded:
         clauses.append({"bool": {"must_not": [{"term": {"status": "superseded"}}]}})
     if "episodic" in layers and flt.consolidated is not None:
@@ -257,6 +269,15 @@ def filter_clauses(namespace: str, flt: MemoryFilter) -> list[dict[str, Any]] | 
         else:
             clauses.append(consolidated)
     return clauses
+
+
+def _kinds_clause(kinds: Sequence[str]) -> dict[str, Any]:
+    """Facts of these kinds; a fact indexed before kinds existed has none, and is a plain fact."""
+    wanted: dict[str, Any] = {"terms": {"kind": list(kinds)}}
+    if "fact" not in kinds:
+        return wanted
+    unkinded = {"bool": {"must_not": [{"exists": {"field": "kind"}}]}}
+    return {"bool": {"should": [wanted, unkinded], "minimum_should_match": 1}}
 
 
 def keyword_query(

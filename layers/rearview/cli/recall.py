@@ -17,7 +17,7 @@ from rearview.cli.invocation import (
     user_errors,
 )
 from rearview.cli.remote import remote_target
-from rearview.cli.request_options import described, request_from_options
+from rearview.cli.request_options import KindChoice, OutcomeChoice, described, request_from_options
 from rearview.domain.recall import RecallQuery
 
 
@@ -40,6 +40,12 @@ def recall(
     tags: Annotated[list[str] | None, typer.Option("--tag", help=described(RecallQuery, "tags", "repeatable"))] = None,
     event_types: Annotated[
         list[str] | None, typer.Option("--event-type", help=described(RecallQuery, "event_types", "repeatable"))
+    ] = None,
+    outcomes: Annotated[
+        list[OutcomeChoice] | None, typer.Option("--outcome", help=described(RecallQuery, "outcomes", "repeatable"))
+    ] = None,
+    kinds: Annotated[
+        list[KindChoice] | None, typer.Option("--kind", help=described(RecallQuery, "kinds", "repeatable"))
     ] = None,
     token_budget: Annotated[int | None, typer.Option(help=described(RecallQuery, "token_budget"))] = None,
     include_superseded: Annotated[

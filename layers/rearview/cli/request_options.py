@@ -7,6 +7,7 @@ options were given, so an option cannot be declared and then dropped on the way.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any, TypeVar
 
 import typer
@@ -28,3 +29,17 @@ def request_from_options(model: type[RequestModel], ctx: typer.Context) -> Reque
         name: value for name, value in ctx.params.items() if name in model.model_fields and value not in (None, (), [])
     }
     return model.model_validate(given)
+
+
+# The choices of the domain's literals, as typer wants them (an Enum).
+class OutcomeChoice(StrEnum):
+    SUCCESS = "success"
+    FAILURE = "failure"
+    PARTIAL = "partial"
+    UNKNOWN = "unknown"
+
+
+class KindChoice(StrEnum):
+    PREFERENCE = "preference"
+    FACT = "fact"
+    LESSON = "lesson"

@@ -22,7 +22,7 @@ from rearview.cli.invocation import (
 )
 from rearview.cli.jsonl_import import DUPLICATE_ID, ImportSummary, InvalidLine, import_lines
 from rearview.cli.remote import remote_target
-from rearview.cli.request_options import described, request_from_options
+from rearview.cli.request_options import KindChoice, OutcomeChoice, described, request_from_options
 from rearview.domain.limits import MAX_BATCH
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.write import MemoryWrite
@@ -47,9 +47,11 @@ def remember(
     ] = None,
     event_type: Annotated[str | None, typer.Option(help=described(MemoryWrite, "event_type"))] = None,
     outcome: Annotated[str | None, typer.Option(help=described(MemoryWrite, "outcome"))] = None,
+    outcome_status: Annotated[OutcomeChoice | None, typer.Option(help=described(MemoryWrite, "outcome_status"))] = None,
     session_id: Annotated[str | None, typer.Option("--session", help=described(MemoryWrite, "session_id"))] = None,
     dimension: Annotated[str | None, typer.Option(help=described(MemoryWrite, "dimension"))] = None,
     confidence: Annotated[float | None, typer.Option(help=described(MemoryWrite, "confidence"))] = None,
+    kind: Annotated[KindChoice | None, typer.Option(help=described(MemoryWrite, "kind"))] = None,
     importance: Annotated[float | None, typer.Option(help=described(MemoryWrite, "importance"))] = None,
     occurred_at: Annotated[str | None, typer.Option(help=described(MemoryWrite, "occurred_at"))] = None,
     id: Annotated[str | None, typer.Option("--id", help=described(MemoryWrite, "id"))] = None,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
+from rearview.domain.memory import Kind
 from rearview.domain.timestamps import UtcDatetime
 
 
@@ -12,18 +15,43 @@ class ConsolidateRequest(BaseModel):
     HTTP's OpenAPI and the CLI's help read the same words."""
 
     model_config = ConfigDict(extra="forbid")
-
     since: UtcDatetime | None = Field(
-        None, description="Only consider episodes from this time on, ISO 8601; default all unconsolidated"
+        None, description="Only learn from episodes from this time on, ISO 8601; default every unconsolidated one"
     )
-    max_clusters: int = Field(50, ge=1, le=1000, description="At most this many new facts per run (1 to 1000)")
+    max_clusters: int = Field(50, ge=1, le=1000, description="At most this many memories induced per run (1 to 1000)")
+
+
+DecisionAction = Literal["created", "confirmed", "refined", "superseded", "history"]
+
+
+class ConsolidationDecision(BaseModel):
+    """What one run did with one induced memory: created it, confirmed or refined a held one, superseded a held one
+    it contradicts, or kept it as history because a newer held memory contradicts it."""
+
+    memory_id: str
+    action: DecisionAction
+    kind: Kind
+    dimension: str | None = None
+    superseded: list[str] = Field(default_factory=list, description="Memories this one superseded")
 
 
 class ConsolidateResult(BaseModel):
     namespace: str
-    episodes_considered: int
-    clusters: int
-    facts_created: int
-    facts_confirmed: int
+    episodes_considered: int = Field(description="Episodes read as evidence (new and within the lookback window)")
+    new_episodes: int = Field(0, description="Episodes no run had seen before (now marked consolidated)")
+    clusters: int = Field(description="Groups of episodes that passed the guards and were given to the inducer")
+    facts_created: int = Field(description="Semantic memories created (of every kind)")
+    facts_confirmed: int = Field(description="Held memories confirmed or refined by new evidence")
+    superseded: int = Field(0, description="Held memories superseded by a contradicting newer one")
     episodes_consolidated: int
+    induced: dict[str, int] = Field(
+        default_factory=lambda: {"preference": 0, "fact": 0, "lesson": 0}, description="Memories created, by kind"
+    )
     fact_ids: list[str] = Field(default_factory=list)
+    decisions: list[ConsolidationDecision] = Field(default_factory=list)
+    inducer: str = Field("rules", description="The inducer that stated the memories")
+    fallback: str | None = Field(
+        None, description="Why some clusters were stated by the rule inducer instead (the model failed or refused)"
+    )
+    tokens: int = Field(0, description="Model tokens spent (0 for the rule inducer)")
+    millis: float = 0.0

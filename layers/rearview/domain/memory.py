@@ -11,6 +11,46 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rearview.domain.timestamps import UtcDatetime
 
+Kind = Literal["preference", "fact", "lesson"]
+KINDS: tuple[Kind, ...] = ("preference", "fact", "lesson")
+
+OutcomeStatus = Literal["success", "failure", "partial", "unknown"]
+OUTCOME_STATUSES: tuple[OutcomeStatus, ...] = ("success", "failure", "partial", "unknown")
+
+
+class Evidence(BaseModel):
+    """How much experience stands behind a semantic memory: the confidence and the guards are computed from it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    episodes: int = Field(0, description="Distinct source episodes")
+    occurrences: int = Field(0, description="Times it was seen, merged repeats of one episode included")
+    sessions: int = Field(0, description="Distinct sessions among the sources")
+    days: int = Field(0, description="Distinct UTC days among the sources")
+    first_at: datetime | None = None
+    last_at: datetime | None = None
+    failures: int = Field(0, description="Source episodes whose outcome was a failure")
+    successes: int = Field(0, description="Source episodes whose outcome was a success")
+
+    @property
+    def span_days(self) -> float:
+        if self.first_at is None or self.last_at is None:
+            return 0.0
+        return max(0.0, (self.last_at - self.first_at).total_seconds() / 86400.0)
+
+
+class Occurrences(BaseModel):
+    """How often an episode happened: its merged repeats count, with when and in which sessions."""
+
+    count: int
+    first_at: datetime
+    last_at: datetime
+    sessions: list[str] = Field(default_factory=list)
+
+
+# Sessions an episode remembers having been seen in (its merged repeats' sessions), most recent last.
+MAX_EPISODE_SESSIONS = 16
+
 
 class Layer(StrEnum):
     WORKING = "working"
@@ -47,20 +87,53 @@ class Episode(_Stored):
     event_type: str | None = None
     entities: list[str] = Field(default_factory=list)
     outcome: str | None = None
+    # success / failure / partial / unknown: set by the caller, or recognised from `outcome`; None without one.
+    outcome_status: OutcomeStatus | None = None
     session_id: str | None = None
+    # A near-duplicate write merges into this episode and counts as another occurrence (`confirmations` is the
+    # count): when the last one happened, and the distinct sessions they happened in (at most 16, latest last).
+    last_occurred_at: UtcDatetime | None = None
+    session_ids: list[str] = Field(default_factory=list)
     consolidated: bool = False
     # The text of the turn(s) just before this one in its session, set by the write path (write.context_turns):
     # keyword search matches it at a lower weight (recall.context_weight), so a reply is found by its question.
     context: str = ""
 
+    @property
+    def last_seen_at(self) -> datetime:
+        """When this episode last happened (its latest merged repeat, or itself)."""
+        return self.last_occurred_at or self.occurred_at
+
+    @property
+    def sessions(self) -> list[str]:
+        """The distinct sessions it happened in."""
+        return list(dict.fromkeys([*([self.session_id] if self.session_id else []), *self.session_ids]))
+
+    def occurrences(self) -> Occurrences:
+        return Occurrences(
+            count=max(1, self.confirmations),
+            first_at=self.occurred_at,
+            last_at=self.last_seen_at,
+            sessions=self.sessions,
+        )
+
 
 class Fact(_Stored):
-    """A fact or preference held about the namespace's subject, induced from episodes or written directly."""
+    """Semantic memory: a preference, fact or lesson held about the namespace's subject, induced from episodes
+    (consolidation) or written directly."""
 
     layer: Literal["semantic"] = "semantic"
+    kind: Kind = "fact"
     dimension: str | None = None
+    # What the memory says on its dimension, slot by slot (language: {replies: Chinese}): how consolidation tells
+    # a repeat (same facets), a refinement (new slots) and a contradiction (a slot with another value) apart.
+    facets: dict[str, str] = Field(default_factory=dict)
     confidence: float = 0.8
     provenance: list[str] = Field(default_factory=list)
+    # The experience behind an induced memory (None for one written directly), and who stated it.
+    evidence: Evidence | None = None
+    induced_by: str | None = None
+    first_seen_at: UtcDatetime | None = None
     last_confirmed_at: UtcDatetime
     status: Literal["active", "superseded"] = "active"
     superseded_by: str | None = None

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rearview.domain.limits import MAX_QUERY_CHARS, MAX_TAGS, MAX_TOKEN_BUDGET, MAX_TOP_K, SessionId
-from rearview.domain.memory import StoredLayer
+from rearview.domain.memory import Evidence, Kind, Occurrences, OutcomeStatus, StoredLayer
 from rearview.domain.timestamps import UtcDatetime
 
 
@@ -46,6 +46,17 @@ class RecallQuery(BaseModel):
         default_factory=list,
         max_length=MAX_TAGS,
         description="Only episodes of any of these event types (facts never match)",
+    )
+    outcomes: list[OutcomeStatus] = Field(
+        default_factory=list,
+        max_length=4,
+        description="Only episodes that turned out so: any of success, failure, partial, unknown (facts never "
+        "match), e.g. ['failure'] for what went wrong before",
+    )
+    kinds: list[Kind] = Field(
+        default_factory=list,
+        max_length=3,
+        description="Only semantic memories of these kinds: preference, fact, lesson (episodes never match)",
     )
     session_id: SessionId | None = Field(
         None, description="Only episodes of this session; its working memory is returned too"
@@ -96,8 +107,19 @@ class RecallHit(BaseModel):
     entities: list[str] = Field(default_factory=list)
     session_id: str | None = None
     dimension: str | None = None
-    confidence: float | None = None
+    confidence: float | None = Field(
+        None, description="Semantic only: the confidence left after decay since the memory was last confirmed"
+    )
     status: str | None = None
+    kind: Kind | None = Field(None, description="Semantic only: preference, fact or lesson")
+    facets: dict[str, str] = Field(default_factory=dict)
+    evidence: Evidence | None = Field(None, description="Semantic only: the experience an induced memory rests on")
+    stale: bool = Field(
+        False, description="Semantic only: unconfirmed so long that its confidence decayed below the stale floor"
+    )
+    outcome: str | None = None
+    outcome_status: OutcomeStatus | None = None
+    occurrences: Occurrences | None = Field(None, description="Episodic only: how often it happened (merged repeats)")
     collapsed: list[str] = Field(default_factory=list, description="Ids of near-duplicates folded into this hit")
 
 

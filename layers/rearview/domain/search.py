@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
+from rearview.domain.memory import Episode, Fact, Kind, Memory, OutcomeStatus, StoredLayer
 
 
 @dataclass(frozen=True)
@@ -22,11 +22,14 @@ class MemoryFilter:
     include_superseded: bool = False
     consolidated: bool | None = None  # episodes only; None = either
     ids: tuple[str, ...] | None = None
+    outcomes: tuple[OutcomeStatus, ...] = ()  # any of (episodes only; facts never match a non-empty outcomes)
+    kinds: tuple[Kind, ...] = ()  # any of (facts only; episodes never match a non-empty kinds)
 
     def matches(self, memory: Memory) -> bool:
         """The filter evaluated in Python, with the semantics every backend implements: time ranges are half-open
-        (`since <= t < until`, t = occurred_at or a fact's last_confirmed_at); a fact never matches a session_id or
-        event_types condition; `consolidated` constrains episodes only; superseded facts only when asked for."""
+        (`since <= t < until`, t = occurred_at or a fact's last_confirmed_at); a fact never matches a session_id,
+        event_types or outcomes condition, an episode never a kinds condition; `consolidated` constrains episodes
+        only; superseded facts only when asked for."""
         if memory.layer not in self.layers or (self.ids is not None and memory.id not in self.ids):
             return False
         when = memory.occurred_at
@@ -35,10 +38,16 @@ class MemoryFilter:
         if self.tags and not set(self.tags) & set(memory.tags):
             return False
         if isinstance(memory, Fact):
-            if self.event_types or self.session_id is not None:
+            if self.event_types or self.session_id is not None or self.outcomes:
+                return False
+            if self.kinds and memory.kind not in self.kinds:
                 return False
             return self.include_superseded or memory.status == "active"
+        if self.kinds:
+            return False
         if self.event_types and memory.event_type not in self.event_types:
+            return False
+        if self.outcomes and memory.outcome_status not in self.outcomes:
             return False
         if self.session_id is not None and memory.session_id != self.session_id:
             return False

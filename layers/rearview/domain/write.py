@@ -21,7 +21,7 @@ from rearview.domain.limits import (
     MemoryId,
     SessionId,
 )
-from rearview.domain.memory import StoredLayer
+from rearview.domain.memory import Kind, OutcomeStatus, StoredLayer
 from rearview.domain.namespaces import Namespace
 from rearview.domain.timestamps import UtcDatetime
 from rearview.errors import RearviewError
@@ -68,7 +68,15 @@ class MemoryWrite(BaseModel):
         description=f"Optional labels to filter by later, e.g. ['travel', 'work'] (at most {MAX_TAGS})",
     )
     outcome: str | None = Field(
-        None, max_length=500, description="Episodic only: how it turned out, e.g. 'confirmed', 'cancelled'"
+        None,
+        max_length=500,
+        description="Episodic only: how it turned out, in words, e.g. 'confirmed', 'HTTP 413 Payload Too Large', "
+        "'timed out after 30s'. Consolidation learns lessons from failures and what worked after them",
+    )
+    outcome_status: OutcomeStatus | None = Field(
+        None,
+        description="Episodic only: success, failure, partial or unknown; default recognised from `outcome` "
+        "('failed', 'error', 'timeout', '413' are failures; 'ok', 'done', '成功' successes)",
     )
     session_id: SessionId | None = Field(
         None, description="Optional id of the conversation or task this happened in, to filter or forget by later"
@@ -81,6 +89,11 @@ class MemoryWrite(BaseModel):
     )
     confidence: float | None = Field(
         None, ge=0.0, le=1.0, description="Semantic only: how sure the fact is, 0 to 1 (default 0.8)"
+    )
+    kind: Kind | None = Field(
+        None,
+        description="Semantic only: 'preference' (something the user wants), 'fact' (the default: something true "
+        "about the user or the world) or 'lesson' (what failed and what worked)",
     )
     importance: float | None = Field(
         None, ge=0.0, le=1.0, description="Optional override of the computed importance, 0 (trivial) to 1 (critical)"

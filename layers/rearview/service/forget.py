@@ -1,7 +1,9 @@
-"""Forgetting: by id, by session (working memory), or by filter; with cascade to the facts induced from what goes.
+"""Forgetting: by id, by session (working memory), or by filter; with cascade to the memories induced from what goes.
 
-Cascade (default on): a fact whose provenance is wholly deleted goes too; other facts lose the deleted ids from their
-provenance. The receipt says what went, layer by layer.
+Cascade (default on): a semantic memory induced from a forgotten episode is induced again from the sources left
+(its statement, facets, evidence and confidence then owe nothing to what was forgotten), or deleted when what is
+left no longer passes the guards; superseded history is treated alike. A memory written directly with provenance
+loses the deleted ids. The receipt says what went, layer by layer.
 
 An episode keeps the text of the turns before it in its session as its `context` (see write.context_turns); a
 forgotten episode's text is taken out of the context of the episodes after it, so no search finds it any more.
@@ -12,10 +14,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import timedelta
+from typing import Protocol
+
+import numpy as np
 
 from rearview.domain.changes import ChangeSet
 from rearview.domain.forget import ForgetReceipt, ForgetRequest
-from rearview.domain.memory import Episode, Memory, StoredLayer
+from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import MemoryFilter
 from rearview.errors import InvalidInput, NotFound
@@ -25,9 +30,18 @@ from rearview.ports import MemoryStore
 _CONTEXT_WINDOW = timedelta(days=1)
 
 
+class Reinduction(Protocol):
+    """Induces a semantic memory again from the sources left after some were forgotten (consolidation does)."""
+
+    def reinduce(self, namespace: str, fact: Fact, sources: Sequence[Episode]) -> tuple[Fact, np.ndarray] | None:
+        """The memory restated from `sources` (with its new vector), or None if they no longer support it."""
+        ...
+
+
 class ForgetService:
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: MemoryStore, reinduction: Reinduction | None = None) -> None:
         self._store = store
+        self._reinduction = reinduction
 
     def forget(self, namespace: str, req: ForgetRequest) -> ForgetReceipt:
         validate_namespace(namespace)
@@ -93,22 +107,44 @@ class ForgetService:
         episode_ids = {m.id for m in victims if isinstance(m, Episode)}
         if cascade and episode_ids:
             for fact in self._store.facts_citing(namespace, episode_ids):
-                if fact.id in doomed:
-                    continue
-                remaining = [p for p in fact.provenance if p not in episode_ids]
-                if not remaining:
-                    changes.deletes.append(fact.id)
-                    doomed.add(fact.id)
-                    receipt.deleted["semantic"] += 1
-                else:
-                    changes.upserts.append(
-                        (fact.model_copy(update={"provenance": remaining, "version": fact.version + 1}), None)
-                    )
-                    receipt.facts_updated.append(fact.id)
+                if fact.id not in doomed:
+                    self._cascade(namespace, fact, episode_ids, changes, doomed, receipt)
         self._drop_from_contexts(namespace, [m for m in victims if isinstance(m, Episode)], doomed, changes)
         receipt.ids = list(changes.deletes)
         if changes:
             self._store.apply(namespace, changes)
+
+    def _cascade(
+        self,
+        namespace: str,
+        fact: Fact,
+        forgotten: set[str],
+        changes: ChangeSet,
+        doomed: set[str],
+        receipt: ForgetReceipt,
+    ) -> None:
+        """Restate, trim or delete one memory citing forgotten episodes."""
+        remaining = [p for p in fact.provenance if p not in forgotten]
+        restated = None
+        if remaining and self._reinduction is not None:
+            found = self._store.get_many(namespace, remaining)
+            sources = [m for m in (found.get(i) for i in remaining) if isinstance(m, Episode)]
+            restated = self._reinduction.reinduce(namespace, fact, sources)
+            if restated is None:
+                remaining = []
+        if not remaining:
+            changes.deletes.append(fact.id)
+            doomed.add(fact.id)
+            receipt.deleted["semantic"] += 1
+            return
+        if restated is not None:
+            memory, vector = restated
+            changes.upserts.append((memory.model_copy(update={"version": fact.version + 1}), vector))
+        else:
+            changes.upserts.append(
+                (fact.model_copy(update={"provenance": remaining, "version": fact.version + 1}), None)
+            )
+        receipt.facts_updated.append(fact.id)
 
     def _drop_from_contexts(
         self, namespace: str, victims: Sequence[Episode], doomed: set[str], changes: ChangeSet
@@ -124,7 +160,8 @@ class ForgetService:
                 layers=("episodic",),
                 session_id=session,
                 since=min(v.occurred_at for v in gone),
-                until=max(v.occurred_at for v in gone) + _CONTEXT_WINDOW,
+                # The write path reaches back a whole day, inclusive: so does this window, inclusive.
+                until=max(v.occurred_at for v in gone) + _CONTEXT_WINDOW + timedelta(microseconds=1),
                 include_superseded=True,
             )
             for later in self._store.list_memories(namespace, window):

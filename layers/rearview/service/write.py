@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from rearview.domain.changes import ChangeSet
-from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
+from rearview.domain.memory import MAX_EPISODE_SESSIONS, Episode, Fact, Memory
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import Candidate, MemoryFilter
 from rearview.domain.write import MemoryWrite, WriteResult
@@ -26,8 +26,9 @@ from rearview.ids import new_ulid
 from rearview.ports import Clock, Embedder, MemoryStore, SearchIndex, WriteQueue
 from rearview.service.content_rules import check_content, redact_secrets, score_importance
 from rearview.service.contradiction import contradicts, opposite_polarity
+from rearview.service.hindsight.outcomes import recognise_outcome
 from rearview.settings import WriteTuning
-from rearview.text_analysis import term_overlap
+from rearview.text_analysis import numbers_in, term_overlap
 
 # Share of content words a near-duplicate must share with the new memory, on top of the cosine threshold.
 _DEDUP_MIN_TERM_OVERLAP = 0.5
@@ -166,9 +167,17 @@ class WriteService:
         for i, item in enumerate(items):
             prefix = f"{field_prefix}.{i}." if field_prefix else ""
             check_content(item.content, item.layer, field=f"{prefix}content")
-            if item.layer == "episodic" and (item.dimension is not None or item.confidence is not None):
-                name = "dimension" if item.dimension is not None else "confidence"
-                raise InvalidInput(f"{prefix}{name}: only semantic memories have a {name}", field=f"{prefix}{name}")
+            semantic_only = {"dimension": item.dimension, "confidence": item.confidence, "kind": item.kind}
+            episodic_only = {
+                "outcome": item.outcome,
+                "outcome_status": item.outcome_status,
+                "event_type": item.event_type,
+            }
+            wrong = semantic_only if item.layer == "episodic" else episodic_only
+            for name, value in wrong.items():
+                if value is not None:
+                    owner = "semantic" if item.layer == "episodic" else "episodic"
+                    raise InvalidInput(f"{prefix}{name}: only {owner} memories have a {name}", field=f"{prefix}{name}")
 
     # --- planning ---------------------------------------------------------------------------------------------
 
@@ -244,7 +253,7 @@ class WriteService:
                 redacted=redacted,
                 importance=importance,
             )
-        duplicate = self._near_duplicate(namespace, item.layer, content, vector, plan, neighbours)
+        duplicate = self._near_duplicate(namespace, item, content, vector, plan, neighbours)
         if duplicate is not None:
             merged = self._merge(duplicate, item, now)
             plan.update(merged)
@@ -269,6 +278,7 @@ class WriteService:
                 entities=item.entities,
                 tags=item.tags,
                 outcome=item.outcome,
+                outcome_status=item.outcome_status or recognise_outcome(item.outcome),
                 session_id=item.session_id,
                 context=context,
                 importance=importance,
@@ -280,6 +290,8 @@ class WriteService:
                 id=memory_id,
                 namespace=namespace,
                 content=content,
+                kind=item.kind or "fact",
+                first_seen_at=item.occurred_at or now,
                 dimension=item.dimension,
                 confidence=item.confidence if item.confidence is not None else self._tuning.default_fact_confidence,
                 tags=item.tags,
@@ -297,13 +309,16 @@ class WriteService:
     def _near_duplicate(
         self,
         namespace: str,
-        layer: StoredLayer,
+        item: MemoryWrite,
         content: str,
         vector: np.ndarray,
         plan: _Plan,
         neighbours: list[Candidate],
     ) -> Memory | None:
-        """The most similar memory of the same layer at or above the dedup threshold, with the same polarity."""
+        """The most similar memory of the same layer at or above the dedup threshold, with the same polarity, the
+        same numbers and (for an episode) the same outcome: "batch of 200: 413" and "batch of 50: OK" are two
+        episodes, the lesson lies in their difference."""
+        layer = item.layer
         best: tuple[float, str] | None = None
         eligible = [
             memory_id
@@ -327,6 +342,12 @@ class WriteService:
         # answers can then sit above the threshold without saying the same thing. Same wording is required too.
         if term_overlap(found.content, content) < _DEDUP_MIN_TERM_OVERLAP:
             return None
+        if numbers_in(found.content) != numbers_in(content):
+            return None
+        if isinstance(found, Episode):
+            status = item.outcome_status or recognise_outcome(item.outcome)
+            if found.outcome_status != status:
+                return None
         return found
 
     def _merge(self, existing: Memory, item: MemoryWrite, now: datetime) -> Memory:
@@ -336,7 +357,12 @@ class WriteService:
             "tags": _union(existing.tags, item.tags),
         }
         if isinstance(existing, Episode):
+            # One more occurrence of the same episode: consolidation counts it as evidence.
             update["entities"] = _union(existing.entities, item.entities)
+            when = item.occurred_at or now
+            update["last_occurred_at"] = max(existing.last_seen_at, when)
+            if item.session_id and item.session_id not in existing.sessions:
+                update["session_ids"] = [*existing.session_ids, item.session_id][-MAX_EPISODE_SESSIONS:]
         else:
             update["last_confirmed_at"] = max(existing.last_confirmed_at, item.occurred_at or now)
             # Each independent confirmation closes a fifth of the remaining doubt.

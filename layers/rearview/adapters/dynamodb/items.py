@@ -22,15 +22,36 @@ from rearview.domain.timestamps import as_utc
 
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
-_DATETIME_FIELDS = frozenset({"last_accessed_at", "created_at", "occurred_at", "last_confirmed_at", "superseded_at"})
+_DATETIME_FIELDS = frozenset(
+    {"last_accessed_at", "created_at", "occurred_at", "last_confirmed_at", "superseded_at", "last_occurred_at",
+     "first_seen_at"}
+)  # fmt: skip
+
 _FIELDS: dict[str, frozenset[str]] = {
     "episodic": frozenset(Episode.model_fields),
     "semantic": frozenset(Fact.model_fields),
 }
 # Optional attributes of each layer: absent from the item when None (an update REMOVEs them).
 OPTIONAL_ATTRIBUTES: dict[str, tuple[str, ...]] = {
-    "episodic": ("last_accessed_at", "event_type", "outcome", "session_id", "uc_pk", "uc_sk"),
-    "semantic": ("last_accessed_at", "dimension", "superseded_by", "superseded_at"),
+    "episodic": (
+        "last_accessed_at",
+        "event_type",
+        "outcome",
+        "outcome_status",
+        "session_id",
+        "last_occurred_at",
+        "uc_pk",
+        "uc_sk",
+    ),
+    "semantic": (
+        "last_accessed_at",
+        "dimension",
+        "superseded_by",
+        "superseded_at",
+        "evidence",
+        "induced_by",
+        "first_seen_at",
+    ),
 }
 # Everything a memory is read back from (never `vec`, which only get_vectors reads).
 MEMORY_ATTRIBUTES = tuple(sorted(_FIELDS["episodic"] | _FIELDS["semantic"]))
@@ -60,6 +81,9 @@ def _encode(name: str, value: Any) -> dict[str, Any]:
         return {"S": value}
     if isinstance(value, list):
         return {"L": [{"S": str(v)} for v in value]}
+    if isinstance(value, dict):
+        # A fact's facets and evidence: a map, its unset members left out (the model's defaults fill them back).
+        return {"M": {k: _encode(f"{name}.{k}", v) for k, v in value.items() if v is not None}}
     raise TypeError(f"attribute {name}: cannot store {type(value).__name__}")
 
 
@@ -73,6 +97,8 @@ def _decode(name: str, value: Mapping[str, Any]) -> Any:
         return bool(value["BOOL"])
     if "L" in value:
         return [element["S"] for element in value["L"]]
+    if "M" in value:
+        return {k: _decode(f"{name}.{k}", v) for k, v in value["M"].items()}
     if "NULL" in value:
         return None
     raise TypeError(f"attribute {name}: unexpected attribute value {sorted(value)}")

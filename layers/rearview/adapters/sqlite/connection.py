@@ -62,6 +62,8 @@ class CachedRow:
     consolidated: bool
     session_id: str | None
     event_type: str | None
+    # What the kind-of filter reads: an episode's outcome status, a fact's kind.
+    label: str | None
     vector: np.ndarray | None  # None keeps the cached vector
 
 

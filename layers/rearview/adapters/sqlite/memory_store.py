@@ -397,9 +397,9 @@ def _cached_row(memory: Memory, ref: int, vector: bytes | None) -> CachedRow:
     if isinstance(memory, Episode):
         return CachedRow(
             "episodic", ref, memory.id, epoch(memory.occurred_at), True, memory.consolidated,
-            memory.session_id, memory.event_type, array,
+            memory.session_id, memory.event_type, memory.outcome_status, array,
         )  # fmt: skip
     return CachedRow(
         "semantic", ref, memory.id, epoch(memory.last_confirmed_at), memory.status == "active", False,
-        None, None, array,
+        None, None, memory.kind, array,
     )  # fmt: skip

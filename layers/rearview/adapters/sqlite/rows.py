@@ -1,8 +1,8 @@
 """Rows and memories: how an Episode or a Fact is laid out in its table, and a MemoryFilter as a WHERE clause.
 
 Time filters are half-open: `since <= t < until`, t being the episode's occurred_at or the fact's
-last_confirmed_at. A fact never matches a filter on `session_id` or `event_types` (facts have neither);
-`consolidated` only constrains episodes.
+last_confirmed_at. A fact never matches a filter on `session_id`, `event_types` or `outcomes` (facts have none),
+an episode never one on `kinds`; `consolidated` only constrains episodes.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
+from rearview.domain.memory import Episode, Evidence, Fact, Memory, StoredLayer
 from rearview.domain.search import MemoryFilter, searchable_text
 from rearview.domain.timestamps import as_utc, utc_from_epoch
 from rearview.text_analysis import index_text
@@ -50,11 +50,13 @@ _COMMON_COLUMNS = (
     "confirmations, redacted, version"
 )
 EPISODE_COLUMNS = (
-    _COMMON_COLUMNS + ", occurred_at, event_type, entities_json, outcome, session_id, consolidated, context"
+    _COMMON_COLUMNS + ", occurred_at, event_type, entities_json, outcome, session_id, consolidated, context, "
+    "outcome_status, last_occurred_at, session_ids_json"
 )
 FACT_COLUMNS = (
     _COMMON_COLUMNS
-    + ", dimension, confidence, provenance_json, last_confirmed_at, status, superseded_by, superseded_at"
+    + ", dimension, confidence, provenance_json, last_confirmed_at, status, superseded_by, superseded_at, "
+    "kind, facets_json, evidence_json, induced_by, first_seen_at"
 )
 SELECT_COLUMNS: dict[str, str] = {"episodic": EPISODE_COLUMNS, "semantic": FACT_COLUMNS}
 
@@ -87,6 +89,9 @@ def episode_from_row(row: Sequence[Any]) -> Episode:
         session_id=row[15],
         consolidated=bool(row[16]),
         context=row[17],
+        outcome_status=row[18],
+        last_occurred_at=datetime_or_none(row[19]),
+        session_ids=json.loads(row[20]),
     )
 
 
@@ -101,6 +106,11 @@ def fact_from_row(row: Sequence[Any]) -> Fact:
         status=row[15],
         superseded_by=row[16],
         superseded_at=datetime_or_none(row[17]),
+        kind=row[18],
+        facets=json.loads(row[19]),
+        evidence=Evidence.model_validate_json(row[20]) if row[20] else None,
+        induced_by=row[21],
+        first_seen_at=datetime_or_none(row[22]),
     )
 
 
@@ -128,6 +138,9 @@ def episode_values(e: Episode) -> tuple[Any, ...]:
         index_text(searchable_text(e)),
         e.context,
         index_text(e.context),
+        e.outcome_status,
+        epoch_or_none(e.last_occurred_at),
+        json_list(e.session_ids),
     )
 
 
@@ -150,6 +163,11 @@ def fact_values(f: Fact) -> tuple[Any, ...]:
         f.superseded_by,
         epoch_or_none(f.superseded_at),
         index_text(searchable_text(f)),
+        f.kind,
+        json.dumps(f.facets, ensure_ascii=False),
+        f.evidence.model_dump_json() if f.evidence is not None else None,
+        f.induced_by,
+        epoch_or_none(f.first_seen_at),
     )
 
 
@@ -157,12 +175,14 @@ _VALUE_COLUMNS: dict[str, tuple[str, ...]] = {
     "episodic": (
         "content", "tags_json", "importance", "access_count", "last_accessed_at", "created_at",
         "confirmations", "redacted", "version", "occurred_at", "event_type", "entities_json", "outcome",
-        "session_id", "consolidated", "search_text", "context", "context_text",
+        "session_id", "consolidated", "search_text", "context", "context_text", "outcome_status",
+        "last_occurred_at", "session_ids_json",
     ),
     "semantic": (
         "content", "tags_json", "importance", "access_count", "last_accessed_at", "created_at",
         "confirmations", "redacted", "version", "dimension", "confidence", "provenance_json",
-        "last_confirmed_at", "status", "superseded_by", "superseded_at", "search_text",
+        "last_confirmed_at", "status", "superseded_by", "superseded_at", "search_text", "kind", "facets_json",
+        "evidence_json", "induced_by", "first_seen_at",
     ),
 }  # fmt: skip
 
@@ -185,7 +205,9 @@ def filter_clause(layer: str, namespace: str, flt: MemoryFilter, alias: str) -> 
     """The WHERE clause of `flt` on one layer's table (aliased); None if nothing of that layer can match."""
     if flt.ids is not None and not flt.ids:
         return None
-    if layer == "semantic" and (flt.event_types or flt.session_id is not None):
+    if layer == "semantic" and (flt.event_types or flt.session_id is not None or flt.outcomes):
+        return None
+    if layer == "episodic" and flt.kinds:
         return None
     clauses = [f"{alias}.namespace = ?"]
     params: list[Any] = [namespace]
@@ -215,8 +237,15 @@ def filter_clause(layer: str, namespace: str, flt: MemoryFilter, alias: str) -> 
         if flt.consolidated is not None:
             clauses.append(f"{alias}.consolidated = ?")
             params.append(int(flt.consolidated))
-    elif not flt.include_superseded:
-        clauses.append(f"{alias}.status = 'active'")
+        if flt.outcomes:
+            clauses.append(f"{alias}.outcome_status IN (SELECT value FROM json_each(?))")
+            params.append(json_list(flt.outcomes))
+    else:
+        if not flt.include_superseded:
+            clauses.append(f"{alias}.status = 'active'")
+        if flt.kinds:
+            clauses.append(f"{alias}.kind IN (SELECT value FROM json_each(?))")
+            params.append(json_list(flt.kinds))
     return " AND ".join(clauses), params
 
 

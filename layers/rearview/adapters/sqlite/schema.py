@@ -225,5 +225,28 @@ END;
 # Scheduled consolidation asks which namespaces hold unconsolidated episodes: a partial index holds just those rows.
 _MIGRATION_5 = "CREATE INDEX episodes_unconsolidated ON episodes(namespace) WHERE consolidated = 0;"
 
-MIGRATIONS: tuple[str, ...] = (_MIGRATION_1, _MIGRATION_2, _MIGRATION_3, _MIGRATION_4, _MIGRATION_5)
+# Hindsight: an episode's outcome status and its merged repeats (when the last happened, in which sessions); a
+# fact's kind (preference, fact, lesson), facets, evidence, who induced it and when it was first seen. Recall
+# filters episodes by outcome and facts by kind.
+_MIGRATION_6 = """
+ALTER TABLE episodes ADD COLUMN outcome_status TEXT;
+ALTER TABLE episodes ADD COLUMN last_occurred_at REAL;
+ALTER TABLE episodes ADD COLUMN session_ids_json TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE facts ADD COLUMN kind TEXT NOT NULL DEFAULT 'fact';
+ALTER TABLE facts ADD COLUMN facets_json TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE facts ADD COLUMN evidence_json TEXT;
+ALTER TABLE facts ADD COLUMN induced_by TEXT;
+ALTER TABLE facts ADD COLUMN first_seen_at REAL;
+CREATE INDEX episodes_by_outcome ON episodes(namespace, outcome_status) WHERE outcome_status IS NOT NULL;
+CREATE INDEX facts_by_kind ON facts(namespace, kind, status);
+"""
+
+MIGRATIONS: tuple[str, ...] = (
+    _MIGRATION_1,
+    _MIGRATION_2,
+    _MIGRATION_3,
+    _MIGRATION_4,
+    _MIGRATION_5,
+    _MIGRATION_6,
+)
 SCHEMA_VERSION = len(MIGRATIONS)

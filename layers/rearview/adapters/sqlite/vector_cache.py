@@ -45,10 +45,13 @@ class VectorCache:
         self.consolidated = np.zeros(capacity, dtype=bool)
         self.sessions = np.full(capacity, -1, dtype=np.int32)
         self.event_types = np.full(capacity, -1, dtype=np.int32)
+        # An episode's outcome status or a fact's kind, coded (the `outcomes` and `kinds` filters).
+        self.labels = np.full(capacity, -1, dtype=np.int32)
         self.ids: list[str] = []
         self.position: dict[str, int] = {}
         self.session_codes: dict[str, int] = {}
         self.event_type_codes: dict[str, int] = {}
+        self.label_codes: dict[str, int] = {}
 
     @staticmethod
     def _code(codes: dict[str, int], value: str | None) -> int:
@@ -73,9 +76,10 @@ class VectorCache:
             "consolidated",
             "sessions",
             "event_types",
+            "labels",
         ):
             old = getattr(self, name)
-            fill = -1 if name in ("sessions", "event_types") else 0
+            fill = -1 if name in ("sessions", "event_types", "labels") else 0
             new = (
                 np.empty((new_capacity, *old.shape[1:]), dtype=old.dtype)
                 if name == "vectors"
@@ -85,12 +89,12 @@ class VectorCache:
             setattr(self, name, new)
 
     def load(self, rows: list[tuple[Any, ...]]) -> None:
-        """Fill from (ref, id, time, active, consolidated, session_id, event_type, vector blob) rows."""
+        """Fill from (ref, id, time, active, consolidated, session_id, event_type, label, vector blob) rows."""
         rows.sort(key=lambda row: row[0])
         n = len(rows)
         self._grow(n)
         if n:
-            matrix = np.frombuffer(b"".join(row[7] for row in rows), dtype="<f4").reshape(n, -1)
+            matrix = np.frombuffer(b"".join(row[8] for row in rows), dtype="<f4").reshape(n, -1)
             self.vectors[:n] = normalised_rows(matrix)
             self.refs[:n] = [row[0] for row in rows]
             self.times[:n] = [row[2] for row in rows]
@@ -98,6 +102,7 @@ class VectorCache:
             self.consolidated[:n] = [bool(row[4]) for row in rows]
             self.sessions[:n] = [self._code(self.session_codes, row[5]) for row in rows]
             self.event_types[:n] = [self._code(self.event_type_codes, row[6]) for row in rows]
+            self.labels[:n] = [self._code(self.label_codes, row[7]) for row in rows]
             self.alive[:n] = True
         self.ids = [row[1] for row in rows]
         self.position = {memory_id: i for i, memory_id in enumerate(self.ids)}
@@ -124,6 +129,7 @@ class VectorCache:
         self.consolidated[position] = row.consolidated
         self.sessions[position] = self._code(self.session_codes, row.session_id)
         self.event_types[position] = self._code(self.event_type_codes, row.event_type)
+        self.labels[position] = self._code(self.label_codes, row.label)
         self.alive[position] = True
         return True
 
@@ -137,12 +143,18 @@ class VectorCache:
         """The rows (of the first `size`) that pass the filter, as a boolean array."""
         n = self.size
         mask = self.alive[:n].copy()
+        wanted_labels = flt.kinds if self.layer == "semantic" else flt.outcomes
+        if wanted_labels:
+            codes = [self.label_codes[v] for v in wanted_labels if v in self.label_codes]
+            mask &= np.isin(self.labels[:n], np.asarray(codes, dtype=np.int32))
         if self.layer == "semantic":
-            if flt.event_types or flt.session_id is not None:
+            if flt.event_types or flt.session_id is not None or flt.outcomes:
                 return np.zeros(n, dtype=bool)
             if not flt.include_superseded:
                 mask &= self.active[:n]
         else:
+            if flt.kinds:
+                return np.zeros(n, dtype=bool)
             if flt.session_id is not None:
                 code = self.session_codes.get(flt.session_id)
                 if code is None:
@@ -215,11 +227,11 @@ def _positions_mask(sorted_refs: np.ndarray, refs: np.ndarray) -> np.ndarray:
 
 _CACHE_QUERY: dict[str, str] = {
     "episodic": (
-        "SELECT ref, id, occurred_at, 1, consolidated, session_id, event_type, vector FROM episodes "
+        "SELECT ref, id, occurred_at, 1, consolidated, session_id, event_type, outcome_status, vector FROM episodes "
         "WHERE namespace = ? AND vector IS NOT NULL"
     ),
     "semantic": (
-        "SELECT ref, id, last_confirmed_at, status = 'active', 0, NULL, NULL, vector FROM facts "
+        "SELECT ref, id, last_confirmed_at, status = 'active', 0, NULL, NULL, kind, vector FROM facts "
         "WHERE namespace = ? AND vector IS NOT NULL"
     ),
 }

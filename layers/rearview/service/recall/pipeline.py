@@ -87,7 +87,7 @@ class RecallService:
     def _respond(self, run: RecallState) -> RecallResponse:
         """The response, once the access and recall counters have recorded what was returned."""
         store, q = self._ctx.store, run.query
-        results = hits(run)
+        results = hits(run, self._ctx.tuning)
         now = self._ctx.clock.now()
         if results:
             store.record_access(run.namespace, [h.id for h in results], now)

@@ -25,6 +25,8 @@ def parse(ctx: Collaborators, run: RecallState) -> None:
             tags=tuple(q.tags),
             event_types=tuple(q.event_types),
             include_superseded=q.include_superseded,
+            outcomes=tuple(q.outcomes),
+            kinds=tuple(q.kinds),
         )
         weights = run.weights
         st.detail = {

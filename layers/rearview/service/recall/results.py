@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 
 from rearview.domain.memory import Fact, Memory
 from rearview.domain.recall import RecallHit
+from rearview.service.hindsight.evidence import decayed_confidence
+from rearview.service.recall.scoring import is_stale
 from rearview.service.recall.state import Collaborators, RecallState
+from rearview.settings import RecallTuning
 from rearview.text_analysis import estimate_tokens, is_vague_term, tokens
 
 
@@ -68,10 +72,10 @@ def budget(ctx: Collaborators, run: RecallState) -> None:
         st.detail = {"budget": limit, "kept": len(run.kept), "dropped": len(run.top) - len(run.kept)}
 
 
-def hits(run: RecallState) -> list[RecallHit]:
+def hits(run: RecallState, tuning: RecallTuning) -> list[RecallHit]:
     """The results as the caller gets them: the memories kept, with their final scores and what folded into them."""
     final_scores = {cid: s for s, cid in run.scored}
-    out = [_hit(run.memories[cid], final_scores[cid], run.folded.get(cid, [])) for cid in run.kept]
+    out = [_hit(run.memories[cid], final_scores[cid], run.folded.get(cid, []), run.as_of, tuning) for cid in run.kept]
     if run.shortened is not None and out:
         out[0].content = run.shortened
     return out
@@ -124,7 +128,7 @@ def cut_to_budget(ids: Sequence[str], text_of: Callable[[str], str], budget: int
     return kept, False, None
 
 
-def _hit(memory: Memory, score: float, folded: list[str]) -> RecallHit:
+def _hit(memory: Memory, score: float, folded: list[str], as_of: datetime, tuning: RecallTuning) -> RecallHit:
     shared: dict[str, Any] = {
         "id": memory.id,
         "content": memory.content,
@@ -138,8 +142,12 @@ def _hit(memory: Memory, score: float, folded: list[str]) -> RecallHit:
             layer="semantic",
             provenance=memory.provenance,
             dimension=memory.dimension,
-            confidence=memory.confidence,
+            confidence=decayed_confidence(memory, as_of, tuning.confidence_half_life_days),
+            stale=is_stale(memory, as_of, tuning),
             status=memory.status,
+            kind=memory.kind,
+            facets=memory.facets,
+            evidence=memory.evidence,
             **shared,
         )
     return RecallHit(
@@ -148,5 +156,8 @@ def _hit(memory: Memory, score: float, folded: list[str]) -> RecallHit:
         event_type=memory.event_type,
         entities=memory.entities,
         session_id=memory.session_id,
+        outcome=memory.outcome,
+        outcome_status=memory.outcome_status,
+        occurrences=memory.occurrences() if memory.confirmations > 1 else None,
         **shared,
     )

@@ -7,7 +7,8 @@ import math
 from collections.abc import Mapping
 from datetime import datetime
 
-from rearview.domain.memory import Memory
+from rearview.domain.memory import Fact, Memory
+from rearview.service.hindsight.evidence import decayed_confidence
 from rearview.settings import RecallTuning
 from rearview.text_analysis import tokens
 
@@ -43,12 +44,17 @@ def final_score(memory: Memory, fused: float, as_of: datetime, tuning: RecallTun
     decay = recency_factor(age_days, half_life, tuning.recency_floor)
     boost = boost_factor(memory.importance, memory.access_count, tuning)
     length = length_factor(len(tokens(memory.content)), tuning)
-    return fused * decay * boost * length, {
-        "fused": round(fused, 6),
-        "decay": round(decay, 4),
-        "boost": round(boost, 4),
-        "length": round(length, 4),
-    }
+    factors = {"fused": round(fused, 6), "decay": round(decay, 4), "boost": round(boost, 4), "length": round(length, 4)}
+    score = fused * decay * boost * length
+    if isinstance(memory, Fact) and is_stale(memory, as_of, tuning):
+        score *= tuning.stale_factor
+        factors["stale"] = tuning.stale_factor
+    return score, factors
+
+
+def is_stale(fact: Fact, as_of: datetime, tuning: RecallTuning) -> bool:
+    """True when the fact's confidence, decayed since it was last confirmed, fell below the stale floor."""
+    return decayed_confidence(fact, as_of, tuning.confidence_half_life_days) < tuning.stale_below
 
 
 def names_an_entity(memory: Memory, query_words: set[str]) -> bool:

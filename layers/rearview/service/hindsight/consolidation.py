@@ -1,0 +1,254 @@
+"""Consolidation that learns: a namespace's recent episodes become preferences, facts and lessons.
+
+A run reads the episodes of the lookback window (the new ones and those seen before: evidence accumulates across
+runs), groups them (`clusters`), keeps the groups with a new episode whose evidence passes the guards, has the
+inducer state a memory for each (the configured one, with the rule inducer as fallback for whatever it fails or
+refuses), reconciles them with the active memories (`reconcile`), marks the new episodes consolidated, and applies
+everything in one ChangeSet: a run that fails applies nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+
+from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult, ConsolidationDecision
+from rearview.domain.hindsight import EvidenceCluster, InducedMemory, Induction
+from rearview.domain.memory import Episode, Fact
+from rearview.domain.namespaces import validate_namespace
+from rearview.domain.search import MemoryFilter
+from rearview.ports import Clock, Embedder, Inducer, MemoryStore
+from rearview.service.hindsight.clusters import build_clusters
+from rearview.service.hindsight.evidence import confidence_of, enough, evidence_of
+from rearview.service.hindsight.reconcile import Reconciler, merge_on_dimension
+from rearview.service.hindsight.rule_inducer import RuleInducer
+from rearview.settings import ConsolidateTuning, WriteTuning
+
+logger = logging.getLogger(__name__)
+
+
+class ConsolidationService:
+    def __init__(
+        self,
+        store: MemoryStore,
+        embedder: Embedder,
+        clock: Clock,
+        tuning: ConsolidateTuning,
+        write_tuning: WriteTuning,
+        inducer: Inducer | None = None,
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._clock = clock
+        self._tuning = tuning
+        self._write_tuning = write_tuning
+        self._fallback = RuleInducer()
+        self._inducer: Inducer = inducer or self._fallback
+
+    @property
+    def inducer(self) -> Inducer:
+        return self._inducer
+
+    def consolidate(self, namespace: str, req: ConsolidateRequest) -> ConsolidateResult:
+        validate_namespace(namespace)
+        started = time.perf_counter()
+        new = self._store.list_memories(
+            namespace,
+            MemoryFilter(layers=("episodic",), since=req.since, consolidated=False),
+            limit=self._tuning.max_episodes,
+        )
+        result = ConsolidateResult(
+            namespace=namespace,
+            episodes_considered=0,
+            clusters=0,
+            facts_created=0,
+            facts_confirmed=0,
+            episodes_consolidated=0,
+            inducer=self._inducer.name,
+        )
+        if not new:
+            return result
+        pool = self._evidence_pool(namespace, [e for e in new if isinstance(e, Episode)])
+        new_ids = {e.id for e in new}
+        clusters = build_clusters(pool, new_ids, self._tuning)[: req.max_clusters]
+        induction, fallback = self.induce(clusters)
+        by_id = {e.id: e for e in pool}
+        reconciler = self._reconciler(namespace, by_id)
+        for induced in sorted(_checked(induction.memories, clusters, self._tuning, by_id), key=_evidence_end(by_id)):
+            reconciler.add(induced)
+        changes = reconciler.changes
+        for episode in new:
+            changes.upserts.append(
+                (episode.model_copy(update={"consolidated": True, "version": episode.version + 1}), None)
+            )
+        self._store.apply(namespace, changes)
+        self._fill(result, reconciler, pool, new, clusters, induction, fallback)
+        result.millis = round((time.perf_counter() - started) * 1000, 3)
+        return result
+
+    def induce(self, clusters: Sequence[EvidenceCluster]) -> tuple[Induction, str | None]:
+        """The configured inducer's memories, the rule inducer's for the clusters it failed on; and why the
+        fallback was needed, if it was."""
+        if not clusters:
+            return Induction(memories=[]), None
+        if self._inducer is self._fallback:
+            return self._fallback.induce(clusters), None
+        try:
+            induction = self._inducer.induce(clusters)
+        except Exception as exc:  # noqa: BLE001 - any model failure falls back to the rules, and the result says so
+            logger.warning("inducer %s failed; the rule inducer states this run: %s", self._inducer.name, exc)
+            return self._fallback.induce(clusters), f"{type(exc).__name__}: {exc}"[:300]
+        if not induction.failed:
+            return induction, None
+        redo = sorted(induction.failed)
+        fallback = self._fallback.induce([clusters[i] for i in redo])
+        for i, memory in zip(redo, fallback.memories, strict=True):
+            induction.memories[i] = memory
+        reasons = sorted(set(induction.failed.values()))
+        return induction, f"{len(redo)} of {len(clusters)} clusters: " + "; ".join(reasons)[:300]
+
+    def reinduce(self, namespace: str, fact: Fact, sources: Sequence[Episode]) -> tuple[Fact, np.ndarray] | None:
+        """`fact` stated again from `sources` alone (some of its episodes were forgotten), with its new vector; None
+        when they no longer support a memory of its kind and dimension. Nothing of a forgotten episode survives:
+        statement, facets, evidence and confidence all come from the sources."""
+        clusters = build_clusters(sources, {e.id for e in sources}, self._tuning)
+        induction, _ = self.induce(clusters)
+        by_id = {e.id: e for e in sources}
+        matches = [
+            m
+            for m in _checked(induction.memories, clusters, self._tuning, by_id)
+            if m.kind == fact.kind and m.dimension == fact.dimension
+        ]
+        if not matches:
+            return None
+        restated = merge_on_dimension(matches) if fact.dimension else max(matches, key=lambda m: len(m.provenance))
+        evidence = evidence_of([by_id[i] for i in restated.provenance])
+        updated = fact.model_copy(
+            update={
+                "content": restated.statement,
+                "facets": restated.facets,
+                "provenance": restated.provenance,
+                "evidence": evidence,
+                "confidence": confidence_of(fact.kind, evidence),
+                "first_seen_at": evidence.first_at,
+                "last_confirmed_at": evidence.last_at or fact.last_confirmed_at,
+                "confirmations": 1,
+            }
+        )
+        return updated, self._embed_one(updated.content)
+
+    # --- steps ----------------------------------------------------------------------------------------------
+
+    def _evidence_pool(self, namespace: str, new: list[Episode]) -> list[Episode]:
+        """The new episodes and the others of the lookback window, the newest `max_episodes` at most."""
+        since = self._clock.now() - timedelta(days=self._tuning.lookback_days)
+        window = self._store.list_memories(namespace, MemoryFilter(layers=("episodic",), since=since))
+        merged = {e.id: e for e in window if isinstance(e, Episode)}
+        merged.update({e.id: e for e in new})
+        pool = sorted(merged.values(), key=lambda e: (e.occurred_at, e.id))
+        return pool[-self._tuning.max_episodes :]
+
+    def _reconciler(self, namespace: str, pool: dict[str, Episode]) -> Reconciler:
+        active = [
+            m for m in self._store.list_memories(namespace, MemoryFilter(layers=("semantic",))) if isinstance(m, Fact)
+        ]
+        vectors = self._store.get_vectors(namespace, [f.id for f in active])
+
+        def episodes(ids: Sequence[str]) -> dict[str, Episode]:
+            found = {i: pool[i] for i in ids if i in pool}
+            missing = [i for i in ids if i not in found]
+            if missing:
+                found.update(
+                    {m.id: m for m in self._store.get_many(namespace, missing).values() if isinstance(m, Episode)}
+                )
+            return found
+
+        return Reconciler(
+            namespace=namespace,
+            active={f.id: f for f in active},
+            vectors=vectors,
+            embed=self._embed_one,
+            episodes=episodes,
+            now=self._clock.now(),
+            dedup_threshold=self._write_tuning.dedup_threshold,
+            contradiction_threshold=self._write_tuning.contradiction_threshold,
+            induced_by=self._inducer.name,
+        )
+
+    def _embed_one(self, text: str) -> np.ndarray:
+        return np.asarray(self._embedder.embed([text])[0], dtype=np.float32)
+
+    @staticmethod
+    def _fill(
+        result: ConsolidateResult,
+        reconciler: Reconciler,
+        pool: list[Episode],
+        new: Sequence[object],
+        clusters: list[EvidenceCluster],
+        induction: Induction,
+        fallback: str | None,
+    ) -> None:
+        result.episodes_considered = len(pool)
+        result.new_episodes = len(new)
+        result.episodes_consolidated = len(new)
+        result.clusters = len(clusters)
+        result.tokens = induction.tokens
+        result.fallback = fallback
+        for decision in reconciler.decisions:
+            result.decisions.append(
+                ConsolidationDecision(
+                    memory_id=decision.memory_id,
+                    action=decision.action,
+                    kind=decision.kind,
+                    dimension=decision.dimension,
+                    superseded=decision.superseded,
+                )
+            )
+            if decision.action in ("created", "superseded"):
+                result.facts_created += 1
+                result.induced[decision.kind] = result.induced.get(decision.kind, 0) + 1
+                result.fact_ids.append(decision.memory_id)
+            elif decision.action in ("confirmed", "refined"):
+                result.facts_confirmed += 1
+                result.fact_ids.append(decision.memory_id)
+            result.superseded += len(decision.superseded)
+
+
+def _checked(
+    memories: Sequence[InducedMemory | None],
+    clusters: Sequence[EvidenceCluster],
+    tuning: ConsolidateTuning,
+    pool: dict[str, Episode],
+) -> list[InducedMemory]:
+    """The induced memories that keep to their cluster: provenance within it, the guards still passed on what it
+    cites, and no statement that is one of its episodes verbatim."""
+    kept = []
+    for memory, cluster in zip(memories, clusters, strict=True):
+        if memory is None:
+            continue
+        members = {e.id: e for e in cluster.episodes}
+        cited = [members[i] for i in memory.provenance if i in members]
+        if not cited or not enough(memory.kind, memory.dimension, evidence_of(cited), tuning):
+            continue
+        if any(_same_text(memory.statement, e.content) for e in cited):
+            continue
+        kept.append(memory.model_copy(update={"provenance": [e.id for e in cited]}))
+    return kept
+
+
+def _same_text(a: str, b: str) -> bool:
+    return " ".join(a.lower().split()).strip(" .。") == " ".join(b.lower().split()).strip(" .。")
+
+
+def _evidence_end(pool: dict[str, Episode]) -> Callable[[InducedMemory], tuple[datetime, str]]:
+    """Older evidence first, so that a newer memory supersedes an older one induced in the same run."""
+
+    def key(memory: InducedMemory) -> tuple[datetime, str]:
+        times = [pool[i].last_seen_at for i in memory.provenance if i in pool]
+        return (max(times, default=datetime.min.replace(tzinfo=UTC)), memory.statement)
+
+    return key

@@ -1,0 +1,73 @@
+"""The experience behind a semantic memory: counting it, judging whether it is enough (the guards that keep one-off
+events out), turning it into a confidence, and decaying that confidence while nothing confirms the memory."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import datetime
+
+from rearview.domain.memory import Episode, Evidence, Fact, Kind
+from rearview.settings import ConsolidateTuning
+
+
+def evidence_of(episodes: Sequence[Episode]) -> Evidence:
+    """Counts over the episodes: each merged repeat is an occurrence, sessions and UTC days are distinct."""
+    if not episodes:
+        return Evidence()
+    sessions = {s for e in episodes for s in e.sessions}
+    days = {e.occurred_at.date() for e in episodes} | {e.last_seen_at.date() for e in episodes}
+    return Evidence(
+        episodes=len(episodes),
+        occurrences=sum(max(1, e.confirmations) for e in episodes),
+        sessions=len(sessions),
+        days=len(days) + sum(_days_between_repeats(e) for e in episodes),
+        first_at=min(e.occurred_at for e in episodes),
+        last_at=max(e.last_seen_at for e in episodes),
+        failures=sum(1 for e in episodes if e.outcome_status == "failure"),
+        successes=sum(1 for e in episodes if e.outcome_status == "success"),
+    )
+
+
+def _days_between_repeats(episode: Episode) -> int:
+    """Days a merged episode's repeats fell on besides its first and last (which are counted already): a repeat
+    keeps only its count and its first and last time, so its days are estimated as evenly spread, at most one a
+    day."""
+    repeats = max(1, episode.confirmations) - 2
+    if repeats <= 0:
+        return 0
+    days_between = (episode.last_seen_at.date() - episode.occurred_at.date()).days - 1
+    return max(0, min(repeats, days_between))
+
+
+def enough(kind: Kind, dimension: str | None, evidence: Evidence, tuning: ConsolidateTuning) -> bool:
+    """Whether the evidence is more than a one-off (see ConsolidateTuning for each guard)."""
+    spread = max(evidence.sessions, evidence.days)
+    if kind == "lesson":
+        fixed = evidence.successes >= 1 and evidence.failures >= 1
+        return evidence.occurrences - evidence.successes >= (
+            tuning.lesson_min_failures if fixed else tuning.recurring_failure_min
+        )
+    if dimension == "exercise":
+        return evidence.occurrences >= tuning.habit_min_occurrences and evidence.days >= tuning.habit_min_days
+    if kind == "preference":
+        if evidence.occurrences >= tuning.preference_repeats_alone:
+            return True
+        return evidence.occurrences >= tuning.preference_min_occurrences and spread >= tuning.min_spread
+    return evidence.occurrences >= tuning.fact_min_occurrences and spread >= tuning.min_spread
+
+
+def confidence_of(kind: Kind, evidence: Evidence) -> float:
+    """More occurrences, more sessions or days, and (for lessons) a success that ended the failures mean more
+    confidence; capped below certainty. Three occurrences in two sessions give about 0.6."""
+    by_count = 1.0 - math.pow(0.5, evidence.occurrences / 3.0)
+    by_spread = min(1.0, max(evidence.sessions, evidence.days) / 3.0)
+    if kind == "lesson":
+        by_spread = 1.0 if evidence.successes else 0.6
+    return round(min(0.95, 0.3 + 0.65 * by_count * (0.5 + 0.5 * by_spread)), 4)
+
+
+def decayed_confidence(fact: Fact, now: datetime, half_life_days: float) -> float:
+    """The confidence left after the time since the memory was last confirmed: it halves every half-life."""
+    age_days = max(0.0, (now - fact.last_confirmed_at).total_seconds() / 86400.0)
+    return round(fact.confidence * math.pow(0.5, age_days / half_life_days), 4)
