@@ -6,18 +6,24 @@ pass fakes (a ManualClock, a HashingEmbedder, ...) by keyword instead of patchin
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rearview.clock import SystemClock
+from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
+from rearview.domain.hindsight_runs import ConsolidationJob
+from rearview.domain.memory import Episode
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.stats import Stats
 from rearview.domain.write import MemoryWrite, WriteResult
 from rearview.errors import ConfigurationError
 from rearview.ports import (
     Clock,
+    ConsolidationJobs,
     Embedder,
+    HindsightLedger,
     IndexMaintenance,
     Inducer,
     KeyStore,
@@ -28,7 +34,12 @@ from rearview.ports import (
 )
 from rearview.service.access import AccessService
 from rearview.service.forget import ForgetService
+from rearview.service.hindsight.brief import BriefService
 from rearview.service.hindsight.consolidation import ConsolidationService
+from rearview.service.hindsight.feedback import FeedbackService
+from rearview.service.hindsight.runner import ConsolidationRunner
+from rearview.service.hindsight.stats import hindsight_stats
+from rearview.service.hindsight.triggers import HindsightTriggers
 from rearview.service.recall import RecallService
 from rearview.service.working_memory import WorkingMemoryService
 from rearview.service.write import WriteService
@@ -50,9 +61,50 @@ class Services:
     forgetter: ForgetService
     consolidator: ConsolidationService
     access: AccessService
+    ledger: HindsightLedger
+    runner: ConsolidationRunner
+    triggers: HindsightTriggers
+    briefer: BriefService
+    feedback: FeedbackService
     # The write side of an index kept apart from the store (OpenSearch), for index sync and reindex; None when
     # the index is written in the store's own transaction (SQLite).
     index_maintenance: IndexMaintenance | None = None
+    # Where the triggers send consolidation jobs: the local server's background worker, or the SQS queue on AWS.
+    # None (a one-shot CLI command, or triggers off): no trigger is evaluated, and the schedule catches up.
+    jobs: ConsolidationJobs | None = None
+
+    def __post_init__(self) -> None:
+        self.writer.on_stored = self.after_write
+
+    def attach_jobs(self, jobs: ConsolidationJobs | None) -> None:
+        """Send the triggers' jobs to `jobs` from now on (the local server attaches its worker at start)."""
+        self.jobs = jobs
+
+    def after_write(self, namespace: str, episodes: list[Episode]) -> None:
+        """The write path's hook: the jobs the stored episodes make due, sent. A trigger that fails is logged and
+        never fails the write (the episodes are stored; the count trigger or the schedule will run them)."""
+        if self.jobs is None:
+            return
+        try:
+            for job in self.triggers.after_write(namespace, episodes):
+                self.jobs.send(job)
+        except Exception:
+            logger.exception("hindsight triggers failed after a write to %s", namespace)
+
+    def consolidate(self, namespace: str, req: ConsolidateRequest | None = None) -> ConsolidateResult:
+        """A run asked for by a caller: under the lease and the caps, recorded (RunInProgress when one runs)."""
+        validate_namespace(namespace)
+        job = ConsolidationJob(namespace=namespace, reason="manual", requested_at=self.clock.now())
+        return self.runner.run(job, req)
+
+    def end_session(self, namespace: str, session_id: str) -> int:
+        """A session is over: its working memory is cleared and the session-end trigger fires; the number of
+        working keys removed."""
+        removed = self.working.clear(namespace, session_id)
+        if self.jobs is not None:
+            for job in self.triggers.session_ended(namespace, session_id):
+                self.jobs.send(job)
+        return removed
 
     def submit(self, namespace: str, items: Sequence[MemoryWrite], field_prefix: str = "items") -> list[WriteResult]:
         """Write through the queue when one is configured (`accepted`, stored later by the worker), else now."""
@@ -62,11 +114,16 @@ class Services:
 
     def stats(self, namespace: str) -> Stats:
         validate_namespace(namespace)
-        return Stats.of(namespace, self.store.usage(namespace, self.clock.now()))
+        stats = Stats.of(namespace, self.store.usage(namespace, self.clock.now()))
+        stats.hindsight = hindsight_stats(namespace, self.store, self.ledger, self.triggers, self.clock)
+        return stats
 
     def close(self) -> None:
         self.store.close()
         self.access.keys.close()
+
+
+logger = logging.getLogger(__name__)
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -100,7 +157,9 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
     store: MemoryStore | None = overrides.pop("store", None)
     index: SearchIndex | None = overrides.pop("index", None)
     keys: KeyStore | None = overrides.pop("keys", None)
+    ledger: HindsightLedger | None = overrides.pop("ledger", None)
     queue: WriteQueue | None = overrides.pop("queue", None)
+    jobs: ConsolidationJobs | None = overrides.pop("jobs", None)
     reranker: Reranker | None = overrides.pop("reranker", None) or build_reranker(settings)
     if overrides:
         raise TypeError(f"unknown overrides: {sorted(overrides)}")
@@ -121,6 +180,16 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
     freshness_seconds = settings.aws.freshness_window_seconds if maintenance is not None else 0
     floor = embedder.relevance_floor
     consolidator = ConsolidationService(store, embedder, clock, settings.consolidate, settings.write, inducer)
+    recaller = RecallService(
+        store,
+        index,
+        embedder,
+        clock,
+        settings.recall,
+        floor,
+        freshness_seconds=freshness_seconds,
+        reranker=reranker,
+    )
     return Services(
         settings=settings,
         store=store,
@@ -129,20 +198,17 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
         clock=clock,
         working=WorkingMemoryService(store, clock, settings.working_ttl_seconds),
         writer=WriteService(store, index, embedder, clock, settings.write, queue=queue),
-        recaller=RecallService(
-            store,
-            index,
-            embedder,
-            clock,
-            settings.recall,
-            floor,
-            freshness_seconds=freshness_seconds,
-            reranker=reranker,
-        ),
+        recaller=recaller,
         forgetter=ForgetService(store, consolidator),
         consolidator=consolidator,
         access=AccessService(keys, clock, admin_token=settings.api_token),
+        ledger=ledger,
+        runner=ConsolidationRunner(consolidator, ledger, clock, settings.hindsight),
+        triggers=HindsightTriggers(store, ledger, clock, settings.hindsight, settings.consolidate),
+        briefer=BriefService(store, recaller, clock, settings.hindsight, settings.recall),
+        feedback=FeedbackService(store, ledger, embedder, clock, settings.hindsight, settings.recall),
         index_maintenance=maintenance,
+        jobs=jobs if jobs is not None else build_consolidation_jobs(settings),
     )
 
 
@@ -243,6 +309,16 @@ def build_opensearch_index(settings: Settings, embedder: Embedder) -> SearchInde
         timeout_seconds=aws.read_timeout_seconds,
         max_retries=max(aws.max_attempts - 1, 0),
     )
+
+
+def build_consolidation_jobs(settings: Settings) -> ConsolidationJobs | None:
+    """The SQS consolidation queue when its URL is configured (AWS functions that detect triggers are given it);
+    locally, the server attaches its background worker instead (`Services.attach_jobs`)."""
+    if not settings.aws.consolidation_queue_url:
+        return None
+    from rearview.adapters.sqs_consolidation_jobs import SqsConsolidationJobs
+
+    return SqsConsolidationJobs(settings.aws.consolidation_queue_url, settings=settings.aws)
 
 
 def build_write_queue(settings: Settings, clock: Clock) -> WriteQueue | None:

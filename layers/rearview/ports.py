@@ -22,7 +22,7 @@ from rearview.domain.hindsight_runs import (
     LedgerTotals,
     Spend,
 )
-from rearview.domain.memory import Episode, Fact, Kind, Memory, StoredLayer
+from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits
 from rearview.domain.stats import NamespaceUsage
 from rearview.domain.working import WorkingEntry
@@ -262,8 +262,9 @@ class HindsightLedger(Protocol):
         """The namespace's running totals (zeros when nothing ran)."""
         ...
 
-    def record_feedback(self, namespace: str, kind: Kind, verdict: FeedbackVerdict, adopted: bool) -> None:
-        """Count one feedback on a memory of `kind`; `adopted` when the memory had been returned before."""
+    def record_feedback(self, namespace: str, kind: str, verdict: FeedbackVerdict, adopted: bool) -> None:
+        """Count one feedback on a memory of `kind` (preference, fact, lesson, or episode); `adopted` when it was
+        useful and the memory had been returned before."""
         ...
 
 

@@ -107,6 +107,8 @@ class RecallTuning(BaseModel):
     # / the others: 0 0.798 / 0.793; 0.15 0.804 / 0.800; 0.2 0.806 / 0.799 (multi-hop +0.035 / +0.024, adversarial
     # +0.006 / -0.009); 0.25 0.808 / 0.795. Applied before the neighbours joined (as until now) 0.2 scored 0.787.
     entity_boost: float = Field(0.2, ge=0.0, le=2.0)
+    # A lesson about a tool, task or entity the query names ranks at this place at least (0: off).
+    lesson_place: int = Field(3, ge=0, le=50)
     # A candidate's session lifts it by up to this share, by the session's summed fused score (see ranking).
     session_boost: float = Field(0.0, ge=0.0, le=2.0)
     access_boost: float = Field(0.05, ge=0.0, le=1.0)
@@ -188,9 +190,9 @@ class HindsightSettings(BaseModel):
     lease_seconds: float = Field(600.0, gt=0)
     # Caps per run and per namespace per UTC day: clusters induced and model tokens; what is left waits.
     run_max_clusters: int = Field(50, ge=1, le=1000)
-    run_max_tokens: int = Field(50_000, ge=0)
+    run_max_tokens: int = Field(50_000, ge=1)
     daily_max_clusters: int = Field(500, ge=1)
-    daily_max_tokens: int = Field(500_000, ge=0)
+    daily_max_tokens: int = Field(500_000, ge=1)
     # Feedback: `useful` closes this share of the gap to 1.0; `wrong` multiplies the confidence by this.
     feedback_useful_step: float = Field(0.25, ge=0, le=1)
     feedback_wrong_factor: float = Field(0.5, ge=0, le=1)

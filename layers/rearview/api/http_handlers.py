@@ -165,7 +165,7 @@ class HttpOperations:
         return self._services.working.get(_namespace(ns), _decoded(sid))
 
     def clear_working(self, ns: NamespacePath, sid: SessionPath) -> Cleared:
-        return Cleared(cleared=self._services.working.clear(_namespace(ns), _decoded(sid)))
+        return Cleared(cleared=self._services.end_session(_namespace(ns), _decoded(sid)))
 
     # --- memories -------------------------------------------------------------------------------------------
 
@@ -202,7 +202,7 @@ class HttpOperations:
     def consolidate(
         self, ns: NamespacePath, request: Annotated[ConsolidateRequest | None, Body()] = None
     ) -> ConsolidateResult:
-        return self._services.consolidator.consolidate(_namespace(ns), request or ConsolidateRequest())
+        return self._services.consolidate(_namespace(ns), request or ConsolidateRequest())
 
     def stats(self, ns: NamespacePath) -> Stats:
         return self._services.stats(_namespace(ns))

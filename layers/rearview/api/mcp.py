@@ -172,7 +172,7 @@ def working_memory_set(call: ToolCall, session_id: SessionArg, key: WorkingKeyAr
 )
 def working_memory_clear(call: ToolCall, session_id: SessionArg) -> WorkingCleared:
     """Remove every key of a session's scratch state (when the task ends or starts over)."""
-    cleared = call.services.working.clear(call.namespace, session_id)
+    cleared = call.services.end_session(call.namespace, session_id)
     return WorkingCleared(namespace=call.namespace, session_id=session_id, cleared=cleared)
 
 
@@ -187,7 +187,7 @@ def working_memory_clear(call: ToolCall, session_id: SessionArg) -> WorkingClear
 def consolidate(call: ToolCall, request: ConsolidateRequest) -> ConsolidateResult:
     """Turn recurring episodes into lasting facts (clusters of similar events become one semantic memory
     citing them). Runs on a schedule anyway; call it after a burst of related memories."""
-    return call.services.consolidator.consolidate(call.namespace, request)
+    return call.services.consolidate(call.namespace, request)
 
 
 @tool(Permission.READ, title="Memory statistics", annotations=_READS)

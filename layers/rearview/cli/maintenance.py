@@ -116,7 +116,7 @@ def consolidate(
             result = remote.client().consolidate(namespace, request)
     else:
         with open_services(data_dir, embedder) as services:
-            result = services.consolidator.consolidate(namespace, request)
+            result = services.consolidate(namespace, request)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     else:

@@ -92,6 +92,7 @@ class HindsightStats(BaseModel):
         description="How far the count trigger is (new episodes still needed) and when the schedule runs next",
     )
     feedback: dict[str, FeedbackCounts] = Field(default_factory=dict, description="By kind of memory")
+    recent_runs: list[ConsolidationRun] = Field(default_factory=list, description="The latest runs, newest first")
 
 
 class LedgerTotals(BaseModel):
