@@ -61,6 +61,7 @@ class Services:
     forgetter: ForgetService
     consolidator: ConsolidationService
     access: AccessService
+    # Consolidation's bookkeeping (lease, runs, spend, feedback counts), in the backend's own storage.
     ledger: HindsightLedger
     runner: ConsolidationRunner
     triggers: HindsightTriggers
@@ -149,7 +150,8 @@ def build_embedder(settings: Settings) -> Embedder:
 
 
 def build(settings: Settings | None = None, **overrides: Any) -> Services:
-    """Wire the services. Overrides (by keyword): clock, embedder, store, index, inducer, keys, queue, reranker."""
+    """Wire the services. Overrides (by keyword): clock, embedder, store, index, inducer, keys, ledger, queue,
+    reranker."""
     settings = settings or Settings()
     clock: Clock = overrides.pop("clock", None) or SystemClock()
     embedder: Embedder = overrides.pop("embedder", None) or build_embedder(settings)
@@ -168,13 +170,15 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
         index = index or build_opensearch_index(settings, embedder)
         queue = queue or build_write_queue(settings, clock)
         keys = keys or build_dynamodb_key_store(settings)
-    elif store is None or index is None or keys is None:
-        built_store, built_index, built_keys = (
+        ledger = ledger or build_dynamodb_ledger(settings)
+    elif store is None or index is None or keys is None or ledger is None:
+        built = (
             build_in_memory_backend(embedder, clock)
             if settings.backend == "memory"
             else build_sqlite_backend(settings, embedder, clock)
         )
-        store, index, keys = store or built_store, index or built_index, keys or built_keys
+        store, index, keys = store or built.store, index or built.index, keys or built.keys
+        ledger = ledger or built.ledger
     maintenance = index.maintenance()
     # Seconds of recent episodes recall reads from the store: only an index that lags the store needs it.
     freshness_seconds = settings.aws.freshness_window_seconds if maintenance is not None else 0
@@ -212,24 +216,42 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
     )
 
 
-def build_sqlite_backend(
-    settings: Settings, embedder: Embedder, clock: Clock
-) -> tuple[MemoryStore, SearchIndex, KeyStore]:
-    """The embedded backend: store, index and API keys over one SQLite file in the data directory."""
-    from rearview.adapters.sqlite import SqliteDatabase, SqliteKeyStore, SqliteMemoryStore, SqliteSearchIndex
+@dataclass(frozen=True)
+class LocalBackend:
+    """What a backend built in this process provides: the store, the index, the API keys and the ledger, over one
+    storage."""
+
+    store: MemoryStore
+    index: SearchIndex
+    keys: KeyStore
+    ledger: HindsightLedger
+
+
+def build_sqlite_backend(settings: Settings, embedder: Embedder, clock: Clock) -> LocalBackend:
+    """The embedded backend: store, index, API keys and ledger over one SQLite file in the data directory."""
+    from rearview.adapters.sqlite import (
+        SqliteDatabase,
+        SqliteHindsightLedger,
+        SqliteKeyStore,
+        SqliteMemoryStore,
+        SqliteSearchIndex,
+    )
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     db = SqliteDatabase.in_data_dir(settings.data_dir, embedder_name=embedder.name, dim=embedder.dim)
-    return SqliteMemoryStore(db, clock=clock), SqliteSearchIndex(db), SqliteKeyStore(db)
+    return LocalBackend(
+        SqliteMemoryStore(db, clock=clock), SqliteSearchIndex(db), SqliteKeyStore(db), SqliteHindsightLedger(db)
+    )
 
 
-def build_in_memory_backend(embedder: Embedder, clock: Clock) -> tuple[MemoryStore, SearchIndex, KeyStore]:
-    """The ephemeral backend: store, index and API keys over one InMemoryData in this process."""
+def build_in_memory_backend(embedder: Embedder, clock: Clock) -> LocalBackend:
+    """The ephemeral backend: store, index and API keys over one InMemoryData in this process, and a ledger."""
     from rearview.adapters.in_memory import InMemoryData, InMemoryKeyStore, InMemoryMemoryStore, InMemorySearchIndex
+    from rearview.adapters.in_memory_ledger import InMemoryHindsightLedger
 
     data = InMemoryData()
     store = InMemoryMemoryStore(data, embedder_name=embedder.name, dim=embedder.dim, clock=clock)
-    return store, InMemorySearchIndex(data), InMemoryKeyStore(data)
+    return LocalBackend(store, InMemorySearchIndex(data), InMemoryKeyStore(data), InMemoryHindsightLedger())
 
 
 def build_dynamodb_key_store(settings: Settings) -> KeyStore:
@@ -237,6 +259,13 @@ def build_dynamodb_key_store(settings: Settings) -> KeyStore:
     from rearview.adapters.dynamodb import DynamoDBKeyStore
 
     return DynamoDBKeyStore(settings.aws.table_name, settings=settings.aws)
+
+
+def build_dynamodb_ledger(settings: Settings) -> HindsightLedger:
+    """The AWS backend's ledger: `LEASE`, `RUN#`, `SPEND#` and `HINDSIGHT` items in the same table."""
+    from rearview.adapters.dynamodb import DynamoDBHindsightLedger
+
+    return DynamoDBHindsightLedger(settings.aws.table_name, settings=settings.aws)
 
 
 def build_reranker(settings: Settings) -> Reranker | None:

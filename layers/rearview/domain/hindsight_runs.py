@@ -3,7 +3,7 @@ budget it spends, and the figures `stats` shows about it."""
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -52,6 +52,12 @@ class ConsolidationRun(BaseModel):
     inducer: str = "rules"
     fallback: str | None = None
     error: str | None = Field(None, description="Why the run failed; it applied nothing")
+
+
+# How long a ledger keeps a run's record, and a day's spend (only the current day's is held against the caps; the
+# week before stays for a look back). DynamoDB's TTL removes them lazily; the other ledgers as runs are recorded.
+RUN_RETENTION = timedelta(days=90)
+SPEND_RETENTION = timedelta(days=8)
 
 
 class Spend(BaseModel):

@@ -359,6 +359,16 @@ class SqliteMemoryStore:
         )
         return [row[0] for row in rows]
 
+    def unconsolidated_count(self, namespace: str) -> int:
+        """How many of the namespace's episodes no run has seen: a count over the partial index
+        `episodes_unconsolidated`, which holds those rows alone."""
+        rows = (
+            self.db.connection()
+            .execute("SELECT COUNT(*) FROM episodes WHERE namespace = ? AND consolidated = 0", (namespace,))
+            .fetchall()
+        )
+        return int(rows[0][0])
+
     def close(self) -> None:
         """Close the database (idempotent)."""
         self.db.close()
