@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.hindsight_jobs import InlineJobs
 
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
@@ -21,6 +20,7 @@ from rearview.domain.write import MemoryWrite
 from rearview.errors import RunInProgress
 from rearview.service.hindsight.rule_inducer import RuleInducer
 from rearview.settings import HindsightSettings, Settings
+from support.hindsight_jobs import InlineJobs
 
 pytestmark = pytest.mark.unit
 NS = "acme:u-3"

@@ -7,12 +7,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from tests.support.hindsight_jobs import RecordingJobs
 
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
 from rearview.domain.write import MemoryWrite
 from rearview.settings import HindsightSettings, Settings
+from support.hindsight_jobs import RecordingJobs
 
 pytestmark = pytest.mark.unit
 NS = "acme:u-1"
