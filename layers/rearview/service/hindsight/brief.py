@@ -4,8 +4,8 @@ A memory applies, from the strongest reason to the weakest:
 1. a lesson about the tool about to be used (its dimension is the tool's), or a preference to use another tool
    instead of it;
 2. a lesson about an entity the caller names, or whose subject the task names;
-3. a preference about the task's topic (a travel preference for a task that books a flight), or a diet fact for
-   a task about food;
+3. a preference about the task's topic (a travel preference for a task that books a flight), or a diet or allergy
+   fact for a task about food;
 4. a preference or lesson recall finds for the task's words and meaning (its relevance, against the best found);
 5. a preference that shapes every reply (language, format, length, style).
 The strength of the reason times the memory's confidence now (decayed since last confirmed) orders the offers;

@@ -28,9 +28,12 @@ _TOPIC_WORDS: dict[str, tuple[str, ...]] = {
     ),
     "diet": (
         "restaurant", "dinner", "lunch", "breakfast", "meal", "food", "recipe", "cook", "eat", "menu", "groceries",
-        "餐厅", "晚饭", "午饭", "早饭", "吃饭", "食谱", "做饭", "菜单", "外卖",
+        "curry", "snack", "dish", "dishes", "catering",
+        "餐厅", "晚饭", "午饭", "早饭", "吃饭", "食谱", "做饭", "菜单", "外卖", "菜", "聚餐", "零食",
     ),
 }  # fmt: skip
+# Food: what a diet or an allergy is about.
+_TOPIC_WORDS["allergy"] = _TOPIC_WORDS["diet"]
 _PATTERNS: dict[str, re.Pattern[str]] = {
     dimension: re.compile(
         "|".join(rf"\b{re.escape(w)}\b" if w.isascii() else re.escape(w) for w in words), re.IGNORECASE
