@@ -139,6 +139,13 @@ class RecallTuning(BaseModel):
     stale_factor: float = Field(0.5, ge=0.0, le=1.0)
     # The relevance a memory holding every query term counts as against that floor (cosine gives the rest of it).
     keyword_relevance: float = Field(0.6, ge=0.0, le=1.0)
+    # A "last time" query ranks the most recent of the relevant memories first, and an exclusion that refers back
+    # ("the previous approach") leaves out the most recent of them: relevant is at least this share of the best
+    # candidate's relevance (the measure above). Lower lets recency lift weaker matches; 1 keeps only the best's ties.
+    # With the hashing embedder, for "(上次)部署账单服务的时候出了什么问题" the latest billing deploy scores 0.68 of an
+    # older one that shares more of the question's words, and for "last time I deployed the billing service" a later
+    # deploy of another service scores 0.56 (tests/unit/test_recall_forms.py).
+    latest_match_share: float = Field(0.6, ge=0.0, le=1.0)
 
 
 class ConsolidateTuning(BaseModel):

@@ -131,6 +131,33 @@ def test_remember_a_fact_with_a_dimension(services: Services, open_principal: Pr
     assert fact is not None and fact.content == "Dana is vegetarian"
 
 
+def test_recall_takes_exclude_and_a_time_budget_and_says_what_it_understood(
+    services: Services, open_principal: Principal
+) -> None:
+    for content in ("Retried the flaky upload three times", "Fixed the flaky upload with a bigger chunk size"):
+        services.writer.write(NS, MemoryWrite(content=content))
+
+    result = call(
+        services,
+        open_principal,
+        "recall",
+        {
+            "query": "how did we last time fix the flaky upload",
+            "exclude": ["retries"],
+            "timeout_ms": 30_000,
+            "namespace": NS,
+        },
+    )
+
+    assert not result.is_error
+    body = result.structured_content
+    assert [h["content"] for h in body["results"]] == ["Fixed the flaky upload with a bigger chunk size"]
+    assert body["query_form"]["last_time"] == "last time"
+    assert body["query_form"]["exclusions"][0]["phrase"] == "retries"
+    assert len(body["query_form"]["exclusions"][0]["left_out"]) == 1
+    assert body["timed_out"] is False
+
+
 def test_explain_recall_returns_the_per_stage_trace(services: Services, open_principal: Principal) -> None:
     services.writer.write(NS, MemoryWrite(content="Dana booked the TAP flight to Lisbon for March 14"))
 
@@ -322,6 +349,8 @@ def test_a_missing_permission_is_refused(services: Services, tool: str) -> None:
         ("recall", {"query": "x", "top_k": "many"}, "top_k"),
         ("recall", {"query": "x", "since": "last tuesday-ish"}, "since"),
         ("recall", {"query": ""}, "query"),
+        ("recall", {"query": "x", "timeout_ms": 0}, "timeout_ms"),
+        ("recall", {"query": "x", "exclude": ["x" * 200]}, "exclude"),
         ("working_memory_set", {"session_id": "s-1", "key": "a/b", "value": 1}, "key"),
         ("working_memory_get", {"session_id": ""}, "session_id"),
         ("consolidate", {"max_clusters": 0}, "max_clusters"),
