@@ -6,17 +6,19 @@ pass fakes (a ManualClock, a HashingEmbedder, ...) by keyword instead of patchin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rearview.clock import SystemClock
+from rearview.domain.changes import IndexChange
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.stats import Stats
 from rearview.domain.write import MemoryWrite, WriteResult
 from rearview.errors import ConfigurationError
 from rearview.ports import (
     Clock,
+    DeadLetters,
     Embedder,
     IndexMaintenance,
     Inducer,
@@ -171,6 +173,50 @@ def build_dynamodb_key_store(settings: Settings) -> KeyStore:
     from rearview.adapters.dynamodb import DynamoDBKeyStore
 
     return DynamoDBKeyStore(settings.aws.table_name, settings=settings.aws)
+
+
+def build_key_store(settings: Settings) -> KeyStore:
+    """The API keys alone, for commands that manage keys without the rest of the services: the DynamoDB table's
+    on the AWS backend, the data directory's SQLite file otherwise (the caller closes it)."""
+    if settings.backend == "aws":
+        return build_dynamodb_key_store(settings)
+    from rearview.adapters.sqlite import SqliteKeyStore
+
+    return SqliteKeyStore.in_data_dir(settings.data_dir)
+
+
+def keys_in_data_dir(settings: Settings) -> bool:
+    """True if the data directory's database holds an API key; opens nothing if there is no database yet."""
+    from rearview.adapters.sqlite import DB_FILENAME, SqliteKeyStore
+
+    if settings.backend != "sqlite" or not (settings.data_dir / DB_FILENAME).exists():
+        return False
+    store = SqliteKeyStore.in_data_dir(settings.data_dir)
+    try:
+        return store.has_any()
+    finally:
+        store.close()
+
+
+def build_dead_letters(settings: Settings) -> DeadLetters:
+    """The write queue's dead-letter queue, where the write worker moves a message that keeps failing."""
+    url = settings.aws.dead_letter_queue_url
+    if not url:
+        raise ConfigurationError(
+            "aws.dead_letter_queue_url: required by the write worker (REARVIEW_AWS__DEAD_LETTER_QUEUE_URL)",
+            field="aws.dead_letter_queue_url",
+        )
+    from rearview.adapters.sqs_write_queue import SqsDeadLetters
+
+    return SqsDeadLetters(url, settings=settings.aws)
+
+
+def stream_change_decoder() -> Callable[[Mapping[str, Any]], IndexChange | None]:
+    """What turns a record of the store's change stream (DynamoDB Streams) into an index change, or None for a
+    record the index ignores."""
+    from rearview.adapters.dynamodb import change_from_record
+
+    return change_from_record
 
 
 def build_reranker(settings: Settings) -> Reranker | None:

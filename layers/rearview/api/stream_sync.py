@@ -58,7 +58,9 @@ def index_sync_handler(runtime: FunctionRuntime) -> Handler:
         from aws_lambda_powertools.metrics import MetricUnit
         from aws_lambda_powertools.utilities.batch import process_partial_response
 
-        from rearview.adapters.dynamodb import change_from_record
+        from rearview.bootstrap import stream_change_decoder
+
+        change_from_record = stream_change_decoder()
 
         service, processor = parts()
 
