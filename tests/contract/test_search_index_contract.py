@@ -336,6 +336,14 @@ def test_vector_search_sees_changes_of_filtered_attributes(backend: Backend) -> 
     assert _ids(backend.index.vector_search("acme", query, MemoryFilter(since=T0 + timedelta(days=5)), 10)) == ["e"]
 
 
+def test_a_session_no_memory_holds_matches_nothing_not_the_memories_without_one(backend: Backend) -> None:
+    backend.write("acme", make_episode("acme", "e", "bought oat milk"))
+    query = backend.query_vector("oat milk")
+
+    assert backend.index.vector_search("acme", query, MemoryFilter(session_id="nowhere"), 10) == []
+    assert backend.index.keyword_search("acme", "oat milk", MemoryFilter(session_id="nowhere"), 10) == []
+
+
 def test_vector_search_sees_tag_changes(backend: Backend) -> None:
     episode = make_episode("acme", "e", "repaired the bike", tags=["chores"])
     backend.write("acme", episode, make_episode("acme", "other", "rode the bike", tags=["fun"]))
