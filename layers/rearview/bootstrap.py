@@ -278,17 +278,16 @@ def build_opensearch_index(settings: Settings, embedder: Embedder) -> SearchInde
             "aws.opensearch_endpoint: required with backend aws (REARVIEW_AWS__OPENSEARCH_ENDPOINT)",
             field="aws.opensearch_endpoint",
         )
-    from rearview.adapters.opensearch_index import OpenSearchIndex
+    from rearview.adapters.opensearch import OpenSearchConnection, OpenSearchIndex
 
-    return OpenSearchIndex(
+    connection = OpenSearchConnection(
         aws.opensearch_endpoint,
-        aws.opensearch_index,
-        embedder.dim,
         service=aws.opensearch_service,
         region=aws.region,
         timeout_seconds=aws.read_timeout_seconds,
         max_retries=max(aws.max_attempts - 1, 0),
     )
+    return OpenSearchIndex(connection, aws.opensearch_index, embedder.dim)
 
 
 def build_write_queue(settings: Settings, clock: Clock) -> WriteQueue | None:

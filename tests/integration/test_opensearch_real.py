@@ -25,7 +25,7 @@ from contract_backends import T0, Backend, IndexSyncedStore, make_episode, make_
 from test_search_index_contract import *  # noqa: E402,F403
 
 from rearview.adapters.hashing_embedder import HashingEmbedder  # noqa: E402
-from rearview.adapters.opensearch_index import OpenSearchIndex, build_opensearch_client  # noqa: E402
+from rearview.adapters.opensearch import OpenSearchConnection, OpenSearchIndex, build_opensearch_client  # noqa: E402
 from rearview.adapters.sqlite import SqliteDatabase, SqliteMemoryStore  # noqa: E402
 from rearview.clock import ManualClock  # noqa: E402
 from rearview.domain.memory import Episode, Fact
@@ -41,7 +41,8 @@ def _index(dim: int, name: str) -> OpenSearchIndex:
     url = os.environ["OPENSEARCH_URL"]
     service = os.environ.get("OPENSEARCH_SERVICE") or None
     client = build_opensearch_client(url, service=service, region=os.environ.get("AWS_REGION"))  # type: ignore[arg-type]
-    return OpenSearchIndex(url, name, dim, client=client, service=service or "es")  # type: ignore[arg-type]
+    connection = OpenSearchConnection(url, service=service or "es")  # type: ignore[arg-type]
+    return OpenSearchIndex(connection, name, dim, client=client)
 
 
 @pytest.fixture

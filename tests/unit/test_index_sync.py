@@ -12,7 +12,7 @@ import pytest
 
 from rearview.adapters.dynamodb import change_from_record, is_ttl_expiry
 from rearview.adapters.hashing_embedder import HashingEmbedder
-from rearview.adapters.opensearch_index import OpenSearchIndex, build_opensearch_client
+from rearview.adapters.opensearch import OpenSearchConnection, OpenSearchIndex, build_opensearch_client
 from rearview.api.lambda_runtime import FunctionRuntime
 from rearview.api.stream_sync import index_sync_handler
 from rearview.bootstrap import build
@@ -206,7 +206,9 @@ def double() -> Iterator[OpenSearchDouble]:
 
 @pytest.fixture
 def sync(double: OpenSearchDouble, tmp_path: Path) -> Iterator[tuple[Any, OpenSearchIndex]]:
-    index = OpenSearchIndex(double.url, "mem", DIM, client=build_opensearch_client(double.url, service=None))
+    index = OpenSearchIndex(
+        OpenSearchConnection(double.url), "mem", DIM, client=build_opensearch_client(double.url, service=None)
+    )
     index.ensure_index()
     settings = Settings(data_dir=tmp_path / "data", embedder="hashing")
     services = build(settings, embedder=HashingEmbedder(dim=DIM), index=index)
