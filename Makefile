@@ -30,6 +30,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check layers tests bench functions infra
 	$(BIN)/ruff format --check layers tests bench functions infra
 	$(BIN)/mypy
+	$(BIN)/mypy tests bench
 	$(BIN)/lint-imports
 
 bench-locomo: $(STAMP)

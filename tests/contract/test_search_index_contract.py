@@ -6,7 +6,11 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
-from contract_backends import (
+
+from rearview.domain.changes import ChangeSet
+from rearview.domain.memory import Episode, Fact
+from rearview.domain.search import Candidate, EntityShares, MemoryFilter
+from support.contract_backends import (
     FILTERS,
     T0,
     Backend,
@@ -15,10 +19,6 @@ from contract_backends import (
     make_episode,
     make_fact,
 )
-
-from rearview.domain.changes import ChangeSet
-from rearview.domain.memory import Episode, Fact
-from rearview.domain.search import Candidate, EntityShares, MemoryFilter
 
 pytestmark = pytest.mark.contract
 

@@ -42,8 +42,8 @@ def data_dir(tmp_path: Path) -> Path:
     folder.mkdir()
     with (folder / "locomo10_turns.jsonl").open("w", encoding="utf-8") as f:
         for dia_id, session, speaker, text, ts in TURNS:
-            row = {"conv": "c1", "session": session, "dia_id": dia_id, "speaker": speaker, "text": text, "ts": ts}
-            f.write(json.dumps(row) + "\n")
+            turn = {"conv": "c1", "session": session, "dia_id": dia_id, "speaker": speaker, "text": text, "ts": ts}
+            f.write(json.dumps(turn) + "\n")
     with (folder / "locomo10_gold.jsonl").open("w", encoding="utf-8") as f:
         for qid, question, category, gold, sessions in QUESTIONS:
             row: dict[str, Any] = {

@@ -25,7 +25,7 @@ from rearview.adapters.opensearch.queries import (
     keyword_query,
     knn_query,
 )
-from rearview.domain.memory import Episode, Fact
+from rearview.domain.memory import Episode, Fact, Memory
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter
 from rearview.errors import EmbeddingMismatch, InvalidInput
 from support.opensearch_double import OpenSearchDouble, faiss_innerproduct_score
@@ -495,7 +495,10 @@ def test_ensure_index_refuses_an_index_of_another_dimension(double: OpenSearchDo
 def test_upsert_sends_one_bulk_of_ndjson_with_deterministic_ids(double: OpenSearchDouble) -> None:
     index = _index(double)
     episode, fact = _episode(), _fact()
-    docs = [(episode, np.array([1.0, 2.0, 2.0])), (fact, np.array([0.0, 0.0, 5.0]))]
+    docs: list[tuple[Memory, np.ndarray | None]] = [
+        (episode, np.array([1.0, 2.0, 2.0])),
+        (fact, np.array([0.0, 0.0, 5.0])),
+    ]
 
     index.upsert(docs)
     index.upsert(docs)  # idempotent

@@ -15,13 +15,13 @@ NS = "acme:u-42"
 
 
 def remember(services: Services, content: str, **kw: object) -> str:
-    res = services.writer.write(NS, MemoryWrite(content=content, **kw))  # type: ignore[arg-type]
+    res = services.writer.write(NS, MemoryWrite(content=content, **kw))
     assert res.status == "stored", res
     return res.id
 
 
 def ids(services: Services, query: str, ns: str = NS, **kw: object) -> list[str]:
-    return [h.id for h in services.recaller.recall(ns, RecallQuery(query=query, **kw)).results]  # type: ignore[arg-type]
+    return [h.id for h in services.recaller.recall(ns, RecallQuery(query=query, **kw)).results]
 
 
 @pytest.fixture
