@@ -41,7 +41,7 @@ from support.aws_stack import (
 from support.events import load_event
 from support.stats import usage_stats
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 NS = "acme:faults"
 N_WRITES = 10_000 if os.environ.get("REARVIEW_LONG_TESTS") == "1" else 1_000

@@ -13,7 +13,7 @@ import pytest
 
 from support.modules import load_module
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 TURNS = [
     ("D1:1", 1, "Caroline", "I went to a pottery class in Lisbon last week", "2023-05-08T13:00:00"),
