@@ -45,10 +45,10 @@ test-long: $(STAMP)
 
 ## ruff (with the complexity gate), mypy over the package, the tests and the benchmarks, and the import contracts.
 lint: $(STAMP)
-	$(BIN)/ruff check layers tests bench functions infra
-	$(BIN)/ruff format --check layers tests bench functions infra
+	$(BIN)/ruff check layers tests bench docs functions infra
+	$(BIN)/ruff format --check layers tests bench docs functions infra
 	$(BIN)/mypy
-	$(BIN)/mypy tests bench
+	$(BIN)/mypy tests bench docs
 	$(BIN)/lint-imports
 
 bench-locomo: $(STAMP)

@@ -44,8 +44,9 @@ class RecallTuning(BaseModel):
     candidates_per_list: int = Field(60, ge=5, le=1000)
     # Vector weight for a query of average length; short queries lean further on vectors (see service.recall.fusion).
     vector_weight: float = Field(0.5, ge=0.0, le=1.0)
-    # Recency decay: at this age the decaying part of a memory's score is halved; facts age slower than events.
+    # Recency decay: at this age the decaying part of an episode's score is halved ...
     episodic_half_life_days: float = Field(180.0, gt=0)
+    # ... and of a fact's: facts age slower than events.
     semantic_half_life_days: float = Field(365.0, gt=0)
     # Share of the score that never decays, so an old but exact memory still beats a recent vague one.
     recency_floor: float = Field(0.9, ge=0.0, le=1.0)
@@ -94,6 +95,7 @@ class RecallTuning(BaseModel):
     rerank_candidates: int = Field(50, ge=0, le=1000)
     # The reranker's share of that fusion (1: its order alone); chosen on a simulated reranker until a real one runs.
     rerank_weight: float = Field(0.5, ge=0.0, le=1.0)
+    # That fusion's k: small, since it fuses only the best few dozen.
     rerank_rrf_k: int = Field(10, ge=1, le=1000)
     # Near-duplicates among results at this cosine are collapsed into the best one: one answer, said once.
     collapse_threshold: float = Field(0.92, ge=0.5, le=1.0)
@@ -140,6 +142,7 @@ class ConsolidateTuning(BaseModel):
 class AwsSettings(BaseModel):
     """Where the AWS backend's resources are. Filled from the Lambda environment that the CDK app sets."""
 
+    # The region of every AWS client; unset: the environment's (AWS_REGION in Lambda).
     region: str | None = None
     # Single DynamoDB table: working memory, episodes, facts, API keys, namespace counters.
     table_name: str = "rearview"
@@ -152,9 +155,11 @@ class AwsSettings(BaseModel):
     # OpenSearch endpoint (https://...); `aoss` for OpenSearch Serverless, `es` for a managed domain.
     opensearch_endpoint: str | None = None
     opensearch_service: Literal["aoss", "es"] = "aoss"
+    # The one index of every namespace's memories (a namespace is a filter, not an index).
     opensearch_index: str = "rearview-memories"
+    # The embedding model of `embedder` `bedrock`: Titan v2, multilingual and sized by `bedrock_embedding_dim`.
     bedrock_embedding_model: str = "amazon.titan-embed-text-v2:0"
-    # Titan v2 accepts 256, 512 or 1024.
+    # Titan v2 accepts 256, 512 or 1024: 512 keeps most of 1024's quality at half the index size.
     bedrock_embedding_dim: int = 512
     # The chat model consolidation states memories with when `inducer` is `bedrock` (Converse API).
     bedrock_induction_model: str = "anthropic.claude-3-5-haiku-20241022-v1:0"
@@ -181,7 +186,9 @@ class OpenAISettings(BaseModel):
     """The OpenAI-compatible chat endpoint consolidation states memories with when `inducer` is `openai`: Ollama
     (the defaults), vLLM, LM Studio, llama.cpp's server or OpenAI itself."""
 
+    # The server's OpenAI-compatible base URL: Ollama's on this machine by default.
     base_url: str = "http://127.0.0.1:11434/v1"
+    # A small instruction-tuned model that runs on a laptop and answers in JSON reliably enough.
     model: str = "qwen2.5:7b-instruct"
     # Local servers accept any key; OpenAI needs a real one (REARVIEW_OPENAI__API_KEY).
     api_key: str = "ollama"
@@ -215,17 +222,21 @@ class Settings(BaseSettings):
     data_dir: Path = Path(".rearview")
     # The local server's address: loopback, as a non-loopback bind requires credentials.
     host: str = "127.0.0.1"
+    # The local server's port.
     port: int = Field(8765, ge=1, le=65535)
     # `minilm` (offline all-MiniLM-L6-v2 from a PyPI package), `hashing` (no model: tests, demos), `bedrock` (Titan).
     embedder: Literal["minilm", "hashing", "bedrock"] = "minilm"
-    # A model that re-orders recall's best candidates: `bedrock` (aws.bedrock_rerank_model), or `onnx`, a local
-    # cross-encoder file at `rerank_model_path` (none is bundled) with its tokenizer unless it uses MiniLM's.
+    # A model that re-orders recall's best candidates, reading the query and each memory together: `bedrock`
+    # (aws.bedrock_rerank_model) or `onnx` (a local cross-encoder file).
     reranker: Literal["none", "bedrock", "onnx"] = "none"
+    # The `onnx` reranker's cross-encoder file (none is bundled: no package on the registries ships one).
     rerank_model_path: Path | None = None
+    # Its tokenizer.json; unset: MiniLM's BERT uncased vocabulary, which the ms-marco MiniLM cross-encoders share.
     rerank_tokenizer_path: Path | None = None
     # The hashing embedder's dimension: collisions, hence noise, shrink as 1/sqrt(dim).
     hashing_dim: int = Field(512, ge=32, le=4096)
-    # rules is deterministic and offline; openai and bedrock state memories with a model, the rules where it fails.
+    # `rules` is deterministic and offline; `openai` and `bedrock` state memories with a model, the rules where it
+    # fails.
     inducer: Literal["rules", "openai", "bedrock"] = "rules"
     # A static admin bearer token over every namespace, to create the first API keys with; keys are the credential.
     api_token: str | None = None
@@ -233,6 +244,7 @@ class Settings(BaseSettings):
     default_namespace: str = "default"
     # Working memory's TTL when a write names none: a task's scratch state outlives a turn, not a day.
     working_ttl_seconds: int = Field(7200, ge=1)
+    # The log level of the local server and the functions.
     log_level: str = "INFO"
 
     write: WriteTuning = WriteTuning()
