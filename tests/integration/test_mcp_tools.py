@@ -14,6 +14,7 @@ from rearview.api.mcp import TOOL_NAMES, create_mcp_server, fixed_principal
 from rearview.bootstrap import Services
 from rearview.clock import ManualClock
 from rearview.domain.access import Principal
+from rearview.domain.memory import Episode
 from rearview.domain.permissions import Permission
 from rearview.domain.write import MemoryWrite
 from support.mcp_calls import TOOL_ARGS, permissions_without, run
@@ -105,7 +106,7 @@ def test_remember_then_recall_returns_it_as_structured_and_text(services: Servic
     memory_id = remembered.structured_content["id"]
     assert memory_id in text_of(remembered)  # readable as text too
     stored = services.store.get(NS, memory_id)
-    assert stored is not None and stored.tags == ["travel"] and stored.entities == ["Dana"]
+    assert isinstance(stored, Episode) and stored.tags == ["travel"] and stored.entities == ["Dana"]
 
     assert not recalled.is_error
     hits = recalled.structured_content["results"]
