@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hindsight_brief import BriefScore, brief_report, score_tasks
 from hindsight_heldout import HELDOUT
@@ -55,8 +55,13 @@ from rearview.service.hindsight.reconcile import same_value
 from rearview.service.hindsight.rule_inducer import RuleInducer
 from rearview.settings import ConsolidateTuning, Settings
 
+if TYPE_CHECKING:
+    from support.fake_openai_server import FakeOpenAIServer
+
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 NOISE_PER_SCENARIO = 8
+# How long an injected timeout of the OpenAI-compatible double lasts (`openai-fake`).
+FAKE_TIMEOUT_SECONDS = 2.0
 
 
 @dataclass
@@ -141,7 +146,7 @@ def write_episode(services: Services, clock: ManualClock, namespace: str, ep: Ep
         event_type=ep.event_type,
         entities=list(ep.entities),
         outcome=ep.outcome,
-        outcome_status=ep.outcome_status,  # type: ignore[arg-type]
+        outcome_status=ep.outcome_status,
     )
     result = services.writer.write_batch(namespace, [item])[0]
     return result.merged_into or result.id
@@ -351,7 +356,7 @@ def summary(scores: Sequence[ScenarioScore]) -> dict[str, Any]:
 
 def make_services(data_dir: Path, settings_update: dict[str, Any], embedder: str) -> tuple[Services, ManualClock]:
     clock = ManualClock(T0)
-    settings = Settings(data_dir=data_dir, embedder=embedder, **settings_update)  # type: ignore[arg-type]
+    settings = Settings(data_dir=data_dir, embedder=embedder, **settings_update)
     return build(settings, clock=clock), clock
 
 
@@ -359,18 +364,26 @@ def inducer_settings(name: str, args: argparse.Namespace, fake_url: str | None) 
     if name == "rules":
         return {}
     base_url = fake_url if name == "openai-fake" else args.openai_base_url
+    # The fake's injected timeouts last FAKE_TIMEOUT_SECONDS: its client gives up before that.
+    timeout = FAKE_TIMEOUT_SECONDS / 2 if name == "openai-fake" else 5.0
     return {
         "inducer": "openai",
-        "openai": {"base_url": base_url, "model": args.openai_model, "api_key": "bench", "timeout_seconds": 5.0},
+        "openai": {"base_url": base_url, "model": args.openai_model, "api_key": "bench", "timeout_seconds": timeout},
     }
 
 
-def start_fake_server(fault_rate: float) -> Any:
-    """The OpenAI-compatible test double (tests/support), answering from the rules with injected faults."""
+def start_fake_server(fault_rate: float) -> FakeOpenAIServer:
+    """The OpenAI-compatible test double (tests/support), answering from the rules with `fault_rate` of its answers
+    made faulty: invalid JSON, timeouts and refusals in equal shares."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-    from support.fake_openai_server import FakeOpenAIServer  # type: ignore[import-not-found]
+    from support.fake_openai_server import FakeOpenAIServer
+    from support.scripted_model import Faults, ScriptedModel
 
-    return FakeOpenAIServer.rule_model(fault_rate=fault_rate, seed=11).start()
+    share = fault_rate / 3
+    faults = Faults(invalid_json=share, timeout=share, refusal=share, seed=11, timeout_seconds=FAKE_TIMEOUT_SECONDS)
+    server = FakeOpenAIServer(ScriptedModel(faults=faults))
+    server.start()
+    return server
 
 
 def run_inducer(name: str, args: argparse.Namespace, work: Path, log: Callable[[str], None]) -> dict[str, Any]:
@@ -402,7 +415,7 @@ def run_inducer(name: str, args: argparse.Namespace, work: Path, log: Callable[[
         }
     finally:
         if fake is not None:
-            fake.close()
+            fake.stop()
 
 
 def report(results: dict[str, dict[str, Any]]) -> str:

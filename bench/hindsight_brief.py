@@ -104,10 +104,11 @@ def _share(scores: Sequence[BriefScore], rank: Callable[[BriefScore], int | None
 def brief_report(by_inducer: dict[str, Sequence[BriefScore]]) -> str:
     rows = []
     for name, scores in by_inducer.items():
-        s = brief_summary(scores)
+        figures = brief_summary(scores)
         rows.append([
-            name, s["tasks"], f"{s['brief_top3']:.3f}", f"{s['brief_top1']:.3f}", f"{s['recall_top3']:.3f}",
-            f"{s['fact_brief_top3']:.3f} of {s['fact_tasks']}", f"{s['p50_ms']:.1f}", f"{s['p95_ms']:.1f}",
+            name, figures["tasks"], f"{figures['brief_top3']:.3f}", f"{figures['brief_top1']:.3f}",
+            f"{figures['recall_top3']:.3f}", f"{figures['fact_brief_top3']:.3f} of {figures['fact_tasks']}",
+            f"{figures['p50_ms']:.1f}", f"{figures['p95_ms']:.1f}",
         ])  # fmt: skip
     out = [
         format_table(

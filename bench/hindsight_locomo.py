@@ -39,7 +39,7 @@ def run_locomo(data: Path, work: Path, embedder: str) -> dict[str, Any]:
     turns_by_conv = load_turns(data / "turns.jsonl")
     questions, _ = load_questions(data / "questions.jsonl")
     clock = ManualClock(next(iter(turns_by_conv.values()))[0].ts)
-    services = build(Settings(data_dir=work, embedder=embedder), clock=clock)  # type: ignore[arg-type]
+    services = build(Settings(data_dir=work, embedder=embedder), clock=clock)
     bench = Bench(services, clock)
     frozen = cast(MemoryStore, _AccessNotRecorded(services.store))
     recaller = RecallService(

@@ -7,11 +7,12 @@ pass fakes (a ManualClock, a HashingEmbedder, ...) by keyword instead of patchin
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rearview.clock import SystemClock
+from rearview.domain.changes import IndexChange
 from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.hindsight_runs import ConsolidationJob
 from rearview.domain.memory import Episode
@@ -22,6 +23,7 @@ from rearview.errors import ConfigurationError
 from rearview.ports import (
     Clock,
     ConsolidationJobs,
+    DeadLetters,
     Embedder,
     HindsightLedger,
     IndexMaintenance,
@@ -33,8 +35,8 @@ from rearview.ports import (
     WriteQueue,
 )
 from rearview.service.access import AccessService
+from rearview.service.brief import BriefService
 from rearview.service.forget import ForgetService
-from rearview.service.hindsight.brief import BriefService
 from rearview.service.hindsight.consolidation import ConsolidationService
 from rearview.service.hindsight.feedback import FeedbackService
 from rearview.service.hindsight.runner import ConsolidationRunner
@@ -268,6 +270,50 @@ def build_dynamodb_ledger(settings: Settings) -> HindsightLedger:
     return DynamoDBHindsightLedger(settings.aws.table_name, settings=settings.aws)
 
 
+def build_key_store(settings: Settings) -> KeyStore:
+    """The API keys alone, for commands that manage keys without the rest of the services: the DynamoDB table's
+    on the AWS backend, the data directory's SQLite file otherwise (the caller closes it)."""
+    if settings.backend == "aws":
+        return build_dynamodb_key_store(settings)
+    from rearview.adapters.sqlite import SqliteKeyStore
+
+    return SqliteKeyStore.in_data_dir(settings.data_dir)
+
+
+def keys_in_data_dir(settings: Settings) -> bool:
+    """True if the data directory's database holds an API key; opens nothing if there is no database yet."""
+    from rearview.adapters.sqlite import DB_FILENAME, SqliteKeyStore
+
+    if settings.backend != "sqlite" or not (settings.data_dir / DB_FILENAME).exists():
+        return False
+    store = SqliteKeyStore.in_data_dir(settings.data_dir)
+    try:
+        return store.has_any()
+    finally:
+        store.close()
+
+
+def build_dead_letters(settings: Settings) -> DeadLetters:
+    """The write queue's dead-letter queue, where the write worker moves a message that keeps failing."""
+    url = settings.aws.dead_letter_queue_url
+    if not url:
+        raise ConfigurationError(
+            "aws.dead_letter_queue_url: required by the write worker (REARVIEW_AWS__DEAD_LETTER_QUEUE_URL)",
+            field="aws.dead_letter_queue_url",
+        )
+    from rearview.adapters.sqs_write_queue import SqsDeadLetters
+
+    return SqsDeadLetters(url, settings=settings.aws)
+
+
+def stream_change_decoder() -> Callable[[Mapping[str, Any]], IndexChange | None]:
+    """What turns a record of the store's change stream (DynamoDB Streams) into an index change, or None for a
+    record the index ignores."""
+    from rearview.adapters.dynamodb import change_from_record
+
+    return change_from_record
+
+
 def build_reranker(settings: Settings) -> Reranker | None:
     """The rerank model named by the settings, or None (recall then keeps its own order)."""
     if settings.reranker == "bedrock":
@@ -327,17 +373,16 @@ def build_opensearch_index(settings: Settings, embedder: Embedder) -> SearchInde
             "aws.opensearch_endpoint: required with backend aws (REARVIEW_AWS__OPENSEARCH_ENDPOINT)",
             field="aws.opensearch_endpoint",
         )
-    from rearview.adapters.opensearch_index import OpenSearchIndex
+    from rearview.adapters.opensearch import OpenSearchConnection, OpenSearchIndex
 
-    return OpenSearchIndex(
+    connection = OpenSearchConnection(
         aws.opensearch_endpoint,
-        aws.opensearch_index,
-        embedder.dim,
         service=aws.opensearch_service,
         region=aws.region,
         timeout_seconds=aws.read_timeout_seconds,
         max_retries=max(aws.max_attempts - 1, 0),
     )
+    return OpenSearchIndex(connection, aws.opensearch_index, embedder.dim)
 
 
 def build_consolidation_jobs(settings: Settings) -> ConsolidationJobs | None:

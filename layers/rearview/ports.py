@@ -37,6 +37,10 @@ class Clock(Protocol):
         """The current time, timezone-aware UTC."""
         ...
 
+    def monotonic(self) -> float:
+        """Seconds on a clock that never goes back (for time budgets); only differences mean anything."""
+        ...
+
 
 @runtime_checkable
 class Embedder(Protocol):

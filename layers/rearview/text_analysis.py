@@ -123,39 +123,44 @@ def tokens(text: str) -> list[str]:
     if text.isascii():
         return _ascii_tokens(text.lower())
     normalised = unicodedata.normalize("NFKC", text).lower()
-    out: list[str] = []
-    word: list[str] = []
-    cjk_run: list[str] = []
-
-    def flush_word() -> None:
-        if word:
-            out.extend(_word_tokens("".join(word)))
-            word.clear()
-
-    def flush_cjk() -> None:
-        if cjk_run:
-            out.extend(_cjk_tokens("".join(cjk_run)))
-            cjk_run.clear()
-
+    runs = _Runs()
     for i, ch in enumerate(normalised):
         if is_cjk(ch):
-            flush_word()
-            cjk_run.append(ch)
+            runs.end_word()
+            runs.cjk.append(ch)
         elif _is_word_char(ch):
-            if not word and unicodedata.category(ch)[0] == "M":
-                # A stray combining mark (a variation selector after a Han character) is not a word.
-                continue
-            flush_cjk()
-            word.append(ch)
-        elif ch in _APOSTROPHES and word and i + 1 < len(normalised) and _is_word_char(normalised[i + 1]):
+            # A stray combining mark (a variation selector after a Han character) is not a word.
+            if runs.word or unicodedata.category(ch)[0] != "M":
+                runs.end_cjk()
+                runs.word.append(ch)
+        elif ch in _APOSTROPHES and runs.word and _is_word_char(normalised[i + 1 : i + 2] or " "):
             # An apostrophe inside a word stays with it until _word_tokens decides what it separates.
-            word.append(ch)
+            runs.word.append(ch)
         else:
-            flush_word()
-            flush_cjk()
-    flush_word()
-    flush_cjk()
-    return out
+            runs.end_word()
+            runs.end_cjk()
+    runs.end_word()
+    runs.end_cjk()
+    return runs.tokens
+
+
+class _Runs:
+    """The tokens read so far, and the word or CJK run being read (a character of another kind ends it)."""
+
+    def __init__(self) -> None:
+        self.tokens: list[str] = []
+        self.word: list[str] = []
+        self.cjk: list[str] = []
+
+    def end_word(self) -> None:
+        if self.word:
+            self.tokens.extend(_word_tokens("".join(self.word)))
+            self.word.clear()
+
+    def end_cjk(self) -> None:
+        if self.cjk:
+            self.tokens.extend(_cjk_tokens("".join(self.cjk)))
+            self.cjk.clear()
 
 
 def index_text(text: str) -> str:

@@ -6,11 +6,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from contract_backends import BACKENDS, T0, Backend, make_episode, make_fact
 
 from rearview.adapters.hashing_embedder import HashingEmbedder
 from rearview.clock import ManualClock
 from rearview.domain.memory import Episode, Fact
+from support.contract_backends import BACKENDS, T0, Backend, make_episode, make_fact
 
 
 @pytest.fixture(params=list(BACKENDS))

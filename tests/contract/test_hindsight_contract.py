@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from contract_backends import T0, Backend
 
 from rearview.domain.consolidate import ConsolidateRequest
 from rearview.domain.forget import ForgetRequest
@@ -19,6 +18,7 @@ from rearview.service.hindsight.consolidation import ConsolidationService
 from rearview.service.recall import RecallService
 from rearview.service.write import WriteService
 from rearview.settings import ConsolidateTuning, RecallTuning, WriteTuning
+from support.contract_backends import T0, Backend
 
 pytestmark = pytest.mark.contract
 NS = "acme:u-1"
@@ -40,7 +40,7 @@ class Hindsight:
 
     def say(self, text: str, day: float, session: str, **fields: object) -> str:
         self.backend.clock.set(T0 + timedelta(days=day))
-        result = self.writer.write(NS, MemoryWrite(content=text, session_id=session, **fields))  # type: ignore[arg-type]
+        result = self.writer.write(NS, MemoryWrite(content=text, session_id=session, **fields))
         return result.merged_into or result.id
 
     def consolidate(self, day: float) -> None:

@@ -313,7 +313,7 @@ def test_feedback_is_counted_by_kind_and_verdict(ledger: HindsightLedger) -> Non
     ledger.record_feedback(NS, "preference", "useful", False)
     ledger.record_feedback(NS, "preference", "wrong", False)
     ledger.record_feedback(NS, "fact", "not_useful", False)
-    ledger.record_feedback(NS, "episode", "useful", True)  # type: ignore[arg-type]
+    ledger.record_feedback(NS, "episode", "useful", True)
 
     assert ledger.totals(NS).feedback == {
         "preference": FeedbackCounts(useful=2, wrong=1, adopted=1),

@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import numpy as np
 import pytest
-from contract_backends import FILTERS, T0, Backend, expected_ids, filter_dataset, time_of
 
 from rearview.adapters.hashing_embedder import HashingEmbedder
 from rearview.domain.changes import ChangeSet
@@ -15,6 +14,7 @@ from rearview.domain.memory import Episode, Evidence, Fact
 from rearview.domain.search import MemoryFilter
 from rearview.domain.working import WorkingEntry
 from rearview.errors import ConcurrentUpdate, EmbeddingMismatch, InvalidInput
+from support.contract_backends import FILTERS, T0, Backend, expected_ids, filter_dataset, time_of
 from support.stats import usage_stats
 
 pytestmark = pytest.mark.contract

@@ -90,6 +90,7 @@ def test_the_name_says_which_model(reranker: Reranker) -> None:
 # --- what only the Bedrock adapter does -------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # some 200 round trips to the double
 def test_bedrock_sends_each_batch_with_the_model_arn_and_reads_every_page(double: BedrockRerankDouble) -> None:
     reranker = BedrockReranker("amazon.rerank-v1:0", client=bedrock_client(double.url))
     double.bodies.clear()

@@ -6,7 +6,11 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
-from contract_backends import (
+
+from rearview.domain.changes import ChangeSet
+from rearview.domain.memory import Episode, Fact
+from rearview.domain.search import Candidate, EntityShares, MemoryFilter
+from support.contract_backends import (
     FILTERS,
     T0,
     Backend,
@@ -15,10 +19,6 @@ from contract_backends import (
     make_episode,
     make_fact,
 )
-
-from rearview.domain.changes import ChangeSet
-from rearview.domain.memory import Episode, Fact
-from rearview.domain.search import Candidate, EntityShares, MemoryFilter
 
 pytestmark = pytest.mark.contract
 
@@ -334,6 +334,14 @@ def test_vector_search_sees_changes_of_filtered_attributes(backend: Backend) -> 
     early = MemoryFilter(until=T0 + timedelta(days=1), include_superseded=True)
     assert _ids(backend.index.vector_search("acme", query, early, 10)) == ["f"]
     assert _ids(backend.index.vector_search("acme", query, MemoryFilter(since=T0 + timedelta(days=5)), 10)) == ["e"]
+
+
+def test_a_session_no_memory_holds_matches_nothing_not_the_memories_without_one(backend: Backend) -> None:
+    backend.write("acme", make_episode("acme", "e", "bought oat milk"))
+    query = backend.query_vector("oat milk")
+
+    assert backend.index.vector_search("acme", query, MemoryFilter(session_id="nowhere"), 10) == []
+    assert backend.index.keyword_search("acme", "oat milk", MemoryFilter(session_id="nowhere"), 10) == []
 
 
 def test_vector_search_sees_tag_changes(backend: Backend) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 # Bound on waiting for the server to come up (interpreter, imports, SQLite open); not a timing assertion.
 STARTUP_DEADLINE_SECONDS = 30.0

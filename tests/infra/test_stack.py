@@ -24,7 +24,7 @@ from rearview_infra.queues import VISIBILITY_TIMEOUT_FACTOR  # noqa: E402
 from rearview_infra.search import ServerlessVectorCollection  # noqa: E402
 from rearview_infra.stack import REPO_ROOT, RearviewProps, RearviewStack  # noqa: E402
 
-pytestmark = pytest.mark.infra
+pytestmark = [pytest.mark.infra, pytest.mark.slow]
 
 EMBEDDING_MODEL = "amazon.titan-embed-text-v2:0"
 SUMMARY_MODEL = "us.anthropic.claude-3-5-haiku-20241022-v1:0"

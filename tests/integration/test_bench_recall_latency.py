@@ -11,7 +11,7 @@ import pytest
 
 from support.modules import load_module
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def test_the_latency_benchmark_times_recall_and_each_of_its_stages(

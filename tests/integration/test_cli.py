@@ -96,6 +96,20 @@ def test_recall_explain_prints_every_stage(cli: Any) -> None:
     assert "keyword: top" in result.stdout
 
 
+def test_recall_excludes_and_reports_the_query_form(cli: Any) -> None:
+    remember_id(cli, "acme:u-1", "Retried the flaky upload three times with backoff")
+    kept = remember_id(cli, "acme:u-1", "Fixed the flaky upload with a bigger chunk size")
+
+    table = cli(
+        "recall", "acme:u-1", "how did we fix the flaky upload?", "--exclude", "retries", "--timeout-ms", "30000"
+    )
+    assert table.exit_code == 0, table.output
+    assert "excluded 'retries' (memories about it): 1 left out" in table.stdout
+    body = json.loads(cli("recall", "acme:u-1", "the flaky upload other than retries", "--json").stdout)
+    assert [h["id"] for h in body["results"]] == [kept]
+    assert body["query_form"]["exclusions"][0]["phrase"] == "retries" and body["timed_out"] is False
+
+
 def test_recall_says_no_relevant_memory(cli: Any) -> None:
     remember_id(cli, "acme:u-1", LISBON)
     result = cli("recall", "acme:u-1", "quantum chromodynamics lattice gauge theory")

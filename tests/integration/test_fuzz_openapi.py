@@ -28,7 +28,7 @@ from rearview.api.routes import API_ROUTES
 from rearview.bootstrap import build
 from rearview.settings import Settings
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 LONG = os.environ.get("REARVIEW_LONG_TESTS") == "1"
 # Per operation and generation mode (valid, invalid): 15 x 2 x 7 ~ 200 requests; long: 15 x 2 x 45 > 1,000.

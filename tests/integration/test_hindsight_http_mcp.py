@@ -103,7 +103,7 @@ def test_over_http_a_failure_streak_and_its_fix_become_a_lesson_and_forgetting_r
 
 async def _mcp(url: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     http_client = create_mcp_http_client()
-    async with http_client, Client(streamable_http_client(url, http_client=http_client)) as client:  # type: ignore[arg-type]
+    async with http_client, Client(streamable_http_client(url, http_client=http_client)) as client:
         return [await client.call_tool(name, args) for name, args in calls]
 
 

@@ -33,7 +33,7 @@ from rearview.domain.namespaces import namespace_within
 from rearview.domain.permissions import Permission
 from rearview.settings import Settings
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 LONG = os.environ.get("REARVIEW_LONG_TESTS") == "1"
 # Long profile: 160 runs of up to 50 steps: about 5,900 operations (hypothesis ends some runs early).

@@ -105,7 +105,7 @@ def headers_for(key: str | None, **extra: str) -> dict[str, str]:
 
 async def _session(url: str, key: str | None, mode: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     http = create_mcp_http_client(headers={"Authorization": f"Bearer {key}"} if key else None)
-    async with http, Client(streamable_http_client(url, http_client=http), mode=mode) as client:  # type: ignore[arg-type]
+    async with http, Client(streamable_http_client(url, http_client=http), mode=mode) as client:
         tools = await client.list_tools()
         return [tools, *[await client.call_tool(name, args) for name, args in calls]]
 

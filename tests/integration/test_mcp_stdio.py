@@ -18,7 +18,7 @@ from rearview.settings import Settings
 from support.mcp_calls import TOOL_ARGS, run
 from support.stats import usage_stats
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 NS = "acme:u-42"
 

@@ -14,6 +14,7 @@ from rearview.api.mcp import TOOL_NAMES, create_mcp_server, fixed_principal
 from rearview.bootstrap import Services
 from rearview.clock import ManualClock
 from rearview.domain.access import Principal
+from rearview.domain.memory import Episode
 from rearview.domain.permissions import Permission
 from rearview.domain.write import MemoryWrite
 from support.mcp_calls import TOOL_ARGS, permissions_without, run
@@ -105,7 +106,7 @@ def test_remember_then_recall_returns_it_as_structured_and_text(services: Servic
     memory_id = remembered.structured_content["id"]
     assert memory_id in text_of(remembered)  # readable as text too
     stored = services.store.get(NS, memory_id)
-    assert stored is not None and stored.tags == ["travel"] and stored.entities == ["Dana"]
+    assert isinstance(stored, Episode) and stored.tags == ["travel"] and stored.entities == ["Dana"]
 
     assert not recalled.is_error
     hits = recalled.structured_content["results"]
@@ -129,6 +130,33 @@ def test_remember_a_fact_with_a_dimension(services: Services, open_principal: Pr
     assert not result.is_error and result.structured_content["status"] == "stored"
     fact = services.store.active_fact_for_dimension(NS, "diet")
     assert fact is not None and fact.content == "Dana is vegetarian"
+
+
+def test_recall_takes_exclude_and_a_time_budget_and_says_what_it_understood(
+    services: Services, open_principal: Principal
+) -> None:
+    for content in ("Retried the flaky upload three times", "Fixed the flaky upload with a bigger chunk size"):
+        services.writer.write(NS, MemoryWrite(content=content))
+
+    result = call(
+        services,
+        open_principal,
+        "recall",
+        {
+            "query": "how did we last time fix the flaky upload",
+            "exclude": ["retries"],
+            "timeout_ms": 30_000,
+            "namespace": NS,
+        },
+    )
+
+    assert not result.is_error
+    body = result.structured_content
+    assert [h["content"] for h in body["results"]] == ["Fixed the flaky upload with a bigger chunk size"]
+    assert body["query_form"]["last_time"] == "last time"
+    assert body["query_form"]["exclusions"][0]["phrase"] == "retries"
+    assert len(body["query_form"]["exclusions"][0]["left_out"]) == 1
+    assert body["timed_out"] is False
 
 
 def test_explain_recall_returns_the_per_stage_trace(services: Services, open_principal: Principal) -> None:
@@ -322,6 +350,8 @@ def test_a_missing_permission_is_refused(services: Services, tool: str) -> None:
         ("recall", {"query": "x", "top_k": "many"}, "top_k"),
         ("recall", {"query": "x", "since": "last tuesday-ish"}, "since"),
         ("recall", {"query": ""}, "query"),
+        ("recall", {"query": "x", "timeout_ms": 0}, "timeout_ms"),
+        ("recall", {"query": "x", "exclude": ["x" * 200]}, "exclude"),
         ("working_memory_set", {"session_id": "s-1", "key": "a/b", "value": 1}, "key"),
         ("working_memory_get", {"session_id": ""}, "session_id"),
         ("consolidate", {"max_clusters": 0}, "max_clusters"),

@@ -21,14 +21,14 @@ import pytest
 # The contract suite's tests and helpers, run here against the real cluster.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "contract"))
 
-from contract_backends import T0, Backend, IndexSyncedStore, make_episode, make_fact  # noqa: E402
 from test_search_index_contract import *  # noqa: E402,F403
 
 from rearview.adapters.hashing_embedder import HashingEmbedder  # noqa: E402
-from rearview.adapters.opensearch_index import OpenSearchIndex, build_opensearch_client  # noqa: E402
+from rearview.adapters.opensearch import OpenSearchConnection, OpenSearchIndex, build_opensearch_client  # noqa: E402
 from rearview.adapters.sqlite import SqliteDatabase, SqliteMemoryStore  # noqa: E402
 from rearview.clock import ManualClock  # noqa: E402
 from rearview.domain.memory import Episode, Fact
+from support.contract_backends import T0, Backend, IndexSyncedStore, make_episode, make_fact  # noqa: E402
 
 # After the star import, which brings the contract module's own pytestmark.
 pytestmark = [
@@ -41,7 +41,8 @@ def _index(dim: int, name: str) -> OpenSearchIndex:
     url = os.environ["OPENSEARCH_URL"]
     service = os.environ.get("OPENSEARCH_SERVICE") or None
     client = build_opensearch_client(url, service=service, region=os.environ.get("AWS_REGION"))  # type: ignore[arg-type]
-    return OpenSearchIndex(url, name, dim, client=client, service=service or "es")  # type: ignore[arg-type]
+    connection = OpenSearchConnection(url, service=service or "es")  # type: ignore[arg-type]
+    return OpenSearchIndex(connection, name, dim, client=client)
 
 
 @pytest.fixture
@@ -64,11 +65,11 @@ def backend(tmp_path: Path) -> Iterator[Backend]:
 
         return Backend(
             name="opensearch-real",
-            store=IndexSyncedStore(SqliteMemoryStore(db, clock=clock), index),  # type: ignore[arg-type]
+            store=IndexSyncedStore(SqliteMemoryStore(db, clock=clock), index),
             index=index,
             embedder=embedder,
             clock=clock,
-            reopen=reopen,  # type: ignore[arg-type]
+            reopen=reopen,
             close=db.close,
         )
 

@@ -208,7 +208,7 @@ def aws_stack() -> Iterator[AwsStack]:
     from moto import mock_aws
 
     from rearview.adapters.dynamodb import create_table
-    from rearview.adapters.opensearch_index import OpenSearchIndex
+    from rearview.adapters.opensearch import OpenSearchConnection, OpenSearchIndex
     from support.opensearch_double import OpenSearchDouble
 
     with mock_aws(), OpenSearchDouble() as double:
@@ -224,7 +224,7 @@ def aws_stack() -> Iterator[AwsStack]:
                 "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": MAX_RECEIVE_COUNT}),
             },
         )["QueueUrl"]
-        OpenSearchIndex(double.url, OPENSEARCH_INDEX, EMBEDDING_DIM, service=None).ensure_index()
+        OpenSearchIndex(OpenSearchConnection(double.url, service=None), OPENSEARCH_INDEX, EMBEDDING_DIM).ensure_index()
         env = {
             "REARVIEW_BACKEND": "aws",
             "REARVIEW_EMBEDDER": "hashing",

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from rearview.domain.memory import Memory
 
 
 def _lambda_json(value: Any) -> Any:
@@ -82,7 +87,7 @@ def apply_records_to_index(records: list[dict[str, Any]], index: Any) -> int:
     """
     from rearview.adapters.dynamodb import is_memory_item, memory_from_item, vector_from_item
 
-    upserts = []
+    upserts: list[tuple[Memory, np.ndarray]] = []
     touched = 0
     for record in records:
         change = record["dynamodb"]

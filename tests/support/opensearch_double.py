@@ -1,5 +1,5 @@
 """A TEST DOUBLE of an OpenSearch endpoint: a real HTTP server on 127.0.0.1 (ephemeral port, in a thread), in
-memory, implementing only what `rearview.adapters.opensearch_index.OpenSearchIndex` sends. It is not OpenSearch.
+memory, implementing only what `rearview.adapters.opensearch.OpenSearchIndex` sends. It is not OpenSearch.
 
 Supported (anything else is answered 400 with the reason, so the adapter cannot come to rely on a feature the
 double does not check):

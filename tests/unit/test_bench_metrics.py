@@ -107,7 +107,7 @@ def _load_locomo() -> ModuleType:
     return load_module("bench/locomo.py", "bench_locomo")
 
 
-def test_the_locomo_report_marks_each_issue_target_met_or_not() -> None:
+def test_the_locomo_report_marks_each_target_met_or_not() -> None:
     locomo = _load_locomo()
     by_category = {
         "1 multi-hop": {"R@10": 0.59},
@@ -117,7 +117,7 @@ def test_the_locomo_report_marks_each_issue_target_met_or_not() -> None:
     }
     lines = locomo.targets_table(by_category).splitlines()
     verdicts = {line.split("  ")[0].strip(): line.rstrip().endswith("NOT met") for line in lines[3:]}
-    assert lines[0] == "== targets (issue 3): 3 of 5 met =="
+    assert lines[0] == "== targets: 3 of 5 met =="
     assert verdicts == {
         "R@10 overall 1-5": False,
         "R@25 overall 1-5": True,

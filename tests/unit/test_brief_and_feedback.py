@@ -58,7 +58,7 @@ def held(
 
 
 def brief(services: Services, task: str, **fields: object) -> list[tuple[str, str]]:
-    response = services.briefer.brief(NS, BriefRequest(task=task, **fields))  # type: ignore[arg-type]
+    response = services.briefer.brief(NS, BriefRequest(task=task, **fields))
     return [(item.memory.content, item.why) for item in response.items]
 
 

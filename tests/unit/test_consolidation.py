@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -17,12 +17,13 @@ from rearview.domain.write import MemoryWrite
 
 pytestmark = pytest.mark.unit
 NS = "acme:u-7"
+START = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)  # a Tuesday: every test begins there
 
 
 def say(services: Services, clock: ManualClock, text: str, day: float, session: str, **fields: object) -> str:
     """One episode written at T0 + `day` (the clock moves there), its memory id (a merge answers its survivor's)."""
     clock.set(START + timedelta(days=day))
-    result = services.writer.write(NS, MemoryWrite(content=text, session_id=session, **fields))  # type: ignore[arg-type]
+    result = services.writer.write(NS, MemoryWrite(content=text, session_id=session, **fields))
     assert result.status in ("stored", "merged"), result
     return result.merged_into or result.id
 
@@ -37,16 +38,9 @@ def facts(services: Services, *, superseded: bool = False) -> list[Fact]:
     return [m for m in found if isinstance(m, Fact)]
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def start(clock: ManualClock) -> None:
-    global START
-    START = clock.now()
-
-
-START = None  # set by the `start` fixture: the clock's time when a test begins
-
-
-pytestmark = [pytest.mark.unit, pytest.mark.usefixtures("start")]
+    clock.set(START)
 
 
 def test_five_wordings_of_one_request_become_a_preference_stated_anew(services: Services, clock: ManualClock) -> None:

@@ -54,7 +54,7 @@ def _unconsolidated(services: Services) -> list[str]:
 
 
 def _job(clock: ManualClock, reason: str = "count") -> ConsolidationJob:
-    return ConsolidationJob(namespace=NS, reason=reason, requested_at=clock.now())  # type: ignore[arg-type]
+    return ConsolidationJob(namespace=NS, reason=reason, requested_at=clock.now())
 
 
 def test_a_run_is_recorded_with_what_it_did(services: Services, clock: ManualClock) -> None:
@@ -190,10 +190,10 @@ def test_a_targeted_run_consolidates_only_its_episodes(services: Services, clock
             ),
         )
         ids.append(result.id)
-    result = services.runner.run(
+    run = services.runner.run(
         ConsolidationJob(namespace=NS, reason="failure_streak", requested_at=clock.now(), episode_ids=ids)
     )
-    assert result.induced["lesson"] == 1 and result.new_episodes == 3
+    assert run.induced["lesson"] == 1 and run.new_episodes == 3
     assert _unconsolidated(services) == ["Bought a new kettle"]
 
 

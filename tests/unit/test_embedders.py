@@ -87,7 +87,7 @@ def cosines(embedder: Embedder, pairs: list[tuple[str, str]]) -> np.ndarray:
 def test_implements_the_embedder_port(embedder: Embedder) -> None:
     assert isinstance(embedder, Embedder)
     assert embedder.name
-    assert 0.0 < embedder.relevance_floor < 1.0  # type: ignore[attr-defined]
+    assert 0.0 < embedder.relevance_floor < 1.0
 
 
 def test_rows_are_unit_float32_of_dim(embedder: Embedder) -> None:
@@ -151,7 +151,7 @@ def test_overlong_text_is_embedded(embedder: Embedder) -> None:
 
 def test_relevance_floor_separates_related_from_unrelated(embedder: Embedder) -> None:
     related_pairs = MINILM_RELATED if isinstance(embedder, OnnxMiniLMEmbedder) else HASHING_RELATED
-    floor = embedder.relevance_floor  # type: ignore[attr-defined]
+    floor = embedder.relevance_floor
 
     related = cosines(embedder, related_pairs)
     unrelated = cosines(embedder, UNRELATED)

@@ -19,7 +19,7 @@ NS = "acme:u-42"
 
 
 def remember(services: Services, content: str, **kw: object) -> str:
-    res = services.writer.write(NS, MemoryWrite(content=content, **kw))  # type: ignore[arg-type]
+    res = services.writer.write(NS, MemoryWrite(content=content, **kw))
     assert res.status == "stored", res
     return res.id
 

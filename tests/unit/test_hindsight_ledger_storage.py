@@ -38,7 +38,7 @@ def db(tmp_path: Path) -> Iterator[SqliteDatabase]:
 def _run(run_id: str, started_at: datetime, **fields: object) -> ConsolidationRun:
     return ConsolidationRun(
         run_id=run_id, namespace=NS, reason="manual", started_at=started_at, finished_at=started_at, **fields
-    )  # type: ignore[arg-type]
+    )
 
 
 # --- SQLite ---------------------------------------------------------------------------------------------------

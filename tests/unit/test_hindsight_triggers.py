@@ -27,7 +27,7 @@ def _services(tmp_path: Path, clock: ManualClock, jobs: RecordingJobs, **hindsig
     settings = Settings(
         data_dir=tmp_path / "data",
         embedder="hashing",
-        hindsight=HindsightSettings(**hindsight),  # type: ignore[arg-type]
+        hindsight=HindsightSettings(**hindsight),
     )
     return build(settings, clock=clock, jobs=jobs)
 
@@ -50,7 +50,7 @@ def call(
             event_type="tool_call",
             entities=[tool],
             outcome="HTTP 413" if status == "failure" else "ok",
-            outcome_status=status,  # type: ignore[arg-type]
+            outcome_status=status,
             session_id="s1",
         ),
     )

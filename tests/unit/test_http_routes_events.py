@@ -156,6 +156,23 @@ def test_recall_with_explain_returns_the_stages(resolver: APIGatewayHttpResolver
     assert {"keyword", "vector", "fuse", "rank"} <= set(stages)
 
 
+def test_recall_reads_the_query_forms_and_takes_exclude_and_a_time_budget(resolver: APIGatewayHttpResolver) -> None:
+    call(resolver, "memory_write")
+    call(resolver, "memory_batch")
+    body = {"query": "the last time I booked a flight to Lisbon", "exclude": ["hotel"], "timeout_ms": 30_000}
+    status, response, _ = call(resolver, "recall", body=body)
+    assert status == 200
+    assert response["query_form"]["last_time"] == "the last time"
+    assert response["query_form"]["exclusions"][0] == {
+        "phrase": "hotel",
+        "source": "request",
+        "refers_back": False,
+        "left_out": [],
+    }
+    assert response["timed_out"] is False
+    RecallResponse.model_validate(response)
+
+
 def test_delete_by_id_returns_a_receipt_and_the_memory_is_gone(resolver: APIGatewayHttpResolver) -> None:
     call(resolver, "memory_write")
     status, receipt, _ = call(resolver, "memory_delete")
@@ -286,6 +303,9 @@ REJECTED: list[tuple[str, str, dict[str, Any], int, str | None, str]] = [
         "greater than or equal to 1",
     ),
     ("top_k 101", "recall", {"body": {"query": "Lisbon", "top_k": 101}}, 422, "top_k", "100"),
+    ("timeout_ms 0", "recall", {"body": {"query": "Lisbon", "timeout_ms": 0}}, 422, "timeout_ms", "1"),
+    ("timeout_ms 60001", "recall", {"body": {"query": "Lisbon", "timeout_ms": 60_001}}, 422, "timeout_ms", "60000"),
+    ("17 exclusions", "recall", {"body": {"query": "Lisbon", "exclude": ["x"] * 17}}, 422, "exclude", "16"),
     ("blank query", "recall", {"body": {"query": "  "}}, 422, "query", "blank"),
     ("query too long", "recall", {"body": {"query": "q" * 2001}}, 422, "query", "2000"),
     (

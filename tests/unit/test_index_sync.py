@@ -12,7 +12,7 @@ import pytest
 
 from rearview.adapters.dynamodb import change_from_record, is_ttl_expiry
 from rearview.adapters.hashing_embedder import HashingEmbedder
-from rearview.adapters.opensearch_index import OpenSearchIndex, build_opensearch_client
+from rearview.adapters.opensearch import OpenSearchConnection, OpenSearchIndex, build_opensearch_client
 from rearview.api.lambda_runtime import FunctionRuntime
 from rearview.api.stream_sync import index_sync_handler
 from rearview.bootstrap import build
@@ -35,7 +35,7 @@ DIM = 8  # the sample events' vectors
 
 
 class RecordingIndex:
-    """An IndexWriter that records what it is asked to do."""
+    """An IndexMaintenance that records what it is asked to do."""
 
     def __init__(self) -> None:
         self.upserts: list[list[tuple[str, int, bool]]] = []
@@ -46,7 +46,7 @@ class RecordingIndex:
         self.calls.append("ensure_index")
         return False
 
-    def upsert(self, docs: Sequence[tuple[Memory, np.ndarray]]) -> int:
+    def upsert(self, docs: Sequence[tuple[Memory, np.ndarray | None]]) -> int:
         self.calls.append("upsert")
         self.upserts.append([(m.id, m.version, v is not None) for m, v in docs])
         return len(docs)
@@ -54,6 +54,10 @@ class RecordingIndex:
     def delete(self, namespace: str, ids: Sequence[str], layer: StoredLayer | None = None) -> None:
         self.calls.append("delete")
         self.deletes.append((namespace, list(ids), layer))
+
+    def delete_namespace(self, namespace: str) -> int:
+        self.calls.append("delete_namespace")
+        return 0
 
 
 def _episode(memory_id: str = "e1", **fields: Any) -> Episode:
@@ -217,7 +221,9 @@ def double() -> Iterator[OpenSearchDouble]:
 
 @pytest.fixture
 def sync(double: OpenSearchDouble, tmp_path: Path) -> Iterator[tuple[Any, OpenSearchIndex]]:
-    index = OpenSearchIndex(double.url, "mem", DIM, client=build_opensearch_client(double.url, service=None))
+    index = OpenSearchIndex(
+        OpenSearchConnection(double.url), "mem", DIM, client=build_opensearch_client(double.url, service=None)
+    )
     index.ensure_index()
     settings = Settings(data_dir=tmp_path / "data", embedder="hashing")
     services = build(settings, embedder=HashingEmbedder(dim=DIM), index=index)

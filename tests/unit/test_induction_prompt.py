@@ -228,7 +228,12 @@ def test_the_suggested_dimension_fills_in_for_none_and_repeated_ids_count_once()
     assert memory.dimension == "tool:geocoding api"
     assert memory.provenance == ["geo-1", "geo-3"]
 
-    job = {"kind": "fact", "statement": "The user is a nurse", "facets": {"job": "nurse"}, "provenance": ["job-1"]}
+    job: dict[str, object] = {
+        "kind": "fact",
+        "statement": "The user is a nurse",
+        "facets": {"job": "nurse"},
+        "provenance": ["job-1"],
+    }
     stated = parse_answer(_answer(job), nurse_fact())
     assert stated is not None and stated.dimension == "job"
 

@@ -11,21 +11,21 @@ from typing import Any
 import numpy as np
 import pytest
 
-from rearview.adapters.opensearch_index import (
+from rearview.adapters.opensearch import (
     OpenSearchBulkError,
+    OpenSearchConnection,
     OpenSearchIndex,
     build_opensearch_client,
-    bulk_upsert_lines,
+)
+from rearview.adapters.opensearch.documents import bulk_upsert_lines, document_id, index_document, index_mapping
+from rearview.adapters.opensearch.queries import (
     candidates_from_hits,
     cosine_from_knn_score,
-    document_id,
     filter_clauses,
-    index_document,
-    index_mapping,
     keyword_query,
     knn_query,
 )
-from rearview.domain.memory import Episode, Fact
+from rearview.domain.memory import Episode, Fact, Memory
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter
 from rearview.errors import EmbeddingMismatch, InvalidInput
 from support.opensearch_double import OpenSearchDouble, faiss_innerproduct_score
@@ -410,7 +410,10 @@ def serverless_double() -> Iterator[OpenSearchDouble]:
 
 def _index(double: OpenSearchDouble, dim: int = 3, service: Any = "es") -> OpenSearchIndex:
     index = OpenSearchIndex(
-        double.url, "mem", dim, client=build_opensearch_client(double.url, service=None), service=service
+        OpenSearchConnection(double.url, service=service),
+        "mem",
+        dim,
+        client=build_opensearch_client(double.url, service=None),
     )
     index.ensure_index()
     return index
@@ -423,7 +426,9 @@ def _ndjson(raw: bytes) -> list[Any]:
 
 
 def test_ensure_index_creates_the_mapping_once(double: OpenSearchDouble) -> None:
-    index = OpenSearchIndex(double.url, "mem", 3, client=build_opensearch_client(double.url, service=None))
+    index = OpenSearchIndex(
+        OpenSearchConnection(double.url), "mem", 3, client=build_opensearch_client(double.url, service=None)
+    )
 
     assert index.ensure_index() is True
     assert index.ensure_index() is False
@@ -437,7 +442,7 @@ def test_ensure_index_adds_the_fields_an_older_index_lacks(double: OpenSearchDou
     old = index_mapping(3)
     del old["mappings"]["properties"]["entities"]
     client.indices.create(index="mem", body=old)
-    index = OpenSearchIndex(double.url, "mem", 3, client=client)
+    index = OpenSearchIndex(OpenSearchConnection(double.url), "mem", 3, client=client)
 
     assert index.ensure_index() is False
 
@@ -453,7 +458,11 @@ def test_entity_shares_is_one_terms_aggregation_over_the_namespace_episodes_cach
 ) -> None:
     now = [1000.0]
     index = OpenSearchIndex(
-        double.url, "mem", 2, client=build_opensearch_client(double.url, service=None), monotonic=lambda: now[0]
+        OpenSearchConnection(double.url),
+        "mem",
+        2,
+        client=build_opensearch_client(double.url, service=None),
+        monotonic=lambda: now[0],
     )
     index.ensure_index()
     episodes = [_episode(f"e{i}", entities=["Dana"] + (["Lisbon"] if i % 2 else [])) for i in range(4)]
@@ -486,7 +495,10 @@ def test_ensure_index_refuses_an_index_of_another_dimension(double: OpenSearchDo
 def test_upsert_sends_one_bulk_of_ndjson_with_deterministic_ids(double: OpenSearchDouble) -> None:
     index = _index(double)
     episode, fact = _episode(), _fact()
-    docs = [(episode, np.array([1.0, 2.0, 2.0])), (fact, np.array([0.0, 0.0, 5.0]))]
+    docs: list[tuple[Memory, np.ndarray | None]] = [
+        (episode, np.array([1.0, 2.0, 2.0])),
+        (fact, np.array([0.0, 0.0, 5.0])),
+    ]
 
     index.upsert(docs)
     index.upsert(docs)  # idempotent

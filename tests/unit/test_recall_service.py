@@ -15,13 +15,13 @@ NS = "acme:u-42"
 
 
 def remember(services: Services, content: str, **kw: object) -> str:
-    res = services.writer.write(NS, MemoryWrite(content=content, **kw))  # type: ignore[arg-type]
+    res = services.writer.write(NS, MemoryWrite(content=content, **kw))
     assert res.status == "stored", res
     return res.id
 
 
 def ids(services: Services, query: str, ns: str = NS, **kw: object) -> list[str]:
-    return [h.id for h in services.recaller.recall(ns, RecallQuery(query=query, **kw)).results]  # type: ignore[arg-type]
+    return [h.id for h in services.recaller.recall(ns, RecallQuery(query=query, **kw)).results]
 
 
 @pytest.fixture
@@ -414,7 +414,7 @@ def test_feedback_rescores_the_first_searchs_wider_list_not_the_namespace(
     assert second_flt.ids == tuple(first_ids) and second_limit == pool
     assert set(second_ids) <= set(first_ids) and len(second_ids) == pool
 
-    # A pool no wider than the fusion's list leaves the second pass to search the whole namespace, as before.
+    # A pool no wider than the fusion's list leaves the second pass to search the whole namespace.
     _, index, detail = _feedback_recall(services, clock, feedback_pool=1)
     (first_flt, first_limit, _), (second_flt, _, _) = index.vector_calls
     assert detail["rescored"] == "namespace"

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rearview.adapters.hashing_embedder import HashingEmbedder
-from rearview.adapters.opensearch_index import OpenSearchIndex, build_opensearch_client
+from rearview.adapters.opensearch import OpenSearchConnection, OpenSearchIndex, build_opensearch_client
 from rearview.adapters.sqlite import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
 from rearview.cli import app
 from rearview.domain.changes import ChangeSet
@@ -71,7 +71,10 @@ def store(db: SqliteDatabase) -> SqliteMemoryStore:
 def index() -> Iterator[OpenSearchIndex]:
     with OpenSearchDouble() as double:
         yield OpenSearchIndex(
-            double.url, "mem", EMBEDDER.dim, client=build_opensearch_client(double.url, service=None), service="es"
+            OpenSearchConnection(double.url, service="es"),
+            "mem",
+            EMBEDDER.dim,
+            client=build_opensearch_client(double.url, service=None),
         )
 
 

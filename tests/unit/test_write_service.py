@@ -16,11 +16,11 @@ NS = "acme:u-42"
 
 
 def ep(content: str, **kw: object) -> MemoryWrite:
-    return MemoryWrite(layer="episodic", content=content, **kw)  # type: ignore[arg-type]
+    return MemoryWrite(layer="episodic", content=content, **kw)
 
 
 def fact(content: str, **kw: object) -> MemoryWrite:
-    return MemoryWrite(layer="semantic", content=content, **kw)  # type: ignore[arg-type]
+    return MemoryWrite(layer="semantic", content=content, **kw)
 
 
 def test_episode_is_stored_with_its_fields(services: Services, clock: ManualClock) -> None:

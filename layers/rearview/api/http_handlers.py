@@ -11,7 +11,7 @@ OpenAPI schema), calls one service, and returns a model.
 from collections.abc import Callable
 from datetime import datetime
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import Response, content_types
@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rearview import __version__
 from rearview.bootstrap import Services
-from rearview.domain.access import KEY_ID_PATTERN, ApiKey
+from rearview.domain.access import KEY_ID_PATTERN, ApiKey, Principal
 from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.forget import ForgetReceipt, ForgetRequest
 from rearview.domain.memory import Episode, Fact
@@ -33,8 +33,18 @@ from rearview.domain.working import WorkingEntry, WorkingView, WorkingWrite
 from rearview.domain.write import BatchResult, BatchWrite, MemoryWrite, WriteResult
 from rearview.errors import NotFound
 
-if TYPE_CHECKING:
-    from rearview.api.http import RearviewResolver
+
+class ResolvingApp(Protocol):
+    """What the route functions ask of the resolver that calls them (`rearview.api.http.RearviewResolver`)."""
+
+    def principal(self) -> Principal:
+        """The principal of the request being resolved."""
+        ...
+
+    def openapi_document(self) -> str:
+        """The API's OpenAPI document, as JSON."""
+        ...
+
 
 # --- request and response bodies of the HTTP API alone -------------------------------------------------------
 
@@ -141,7 +151,7 @@ def _write_status(result: WriteResult) -> int:
 class HttpOperations:
     """The API's operations over one set of services; each public method serves the route of the same name."""
 
-    def __init__(self, services: Services, app: "RearviewResolver") -> None:
+    def __init__(self, services: Services, app: ResolvingApp) -> None:
         self._services = services
         self._app = app
 

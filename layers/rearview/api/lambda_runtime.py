@@ -165,17 +165,9 @@ class FunctionRuntime:
 
             dead_letters = self._dead_letters
             if dead_letters is None:
-                url = self.settings.aws.dead_letter_queue_url
-                if not url:
-                    from rearview.errors import ConfigurationError
+                from rearview.bootstrap import build_dead_letters
 
-                    raise ConfigurationError(
-                        "aws.dead_letter_queue_url: required by the write worker (REARVIEW_AWS__DEAD_LETTER_QUEUE_URL)",
-                        field="aws.dead_letter_queue_url",
-                    )
-                from rearview.adapters.sqs_write_queue import SqsDeadLetters
-
-                dead_letters = SqsDeadLetters(url, settings=self.settings.aws)
+                dead_letters = build_dead_letters(self.settings)
             self._worker = WriteWorker(
                 self.services().writer, dead_letters, max_receive_count=self.settings.aws.max_receive_count
             )

@@ -36,7 +36,7 @@ from rearview.api.http import RearviewResolver, create_resolver, decode_response
 from rearview.api.http_errors import MAX_BODY_BYTES, payload_too_large
 from rearview.api.mcp_http import MCP_PATH, McpHttpEndpoint, loopback_transport_security, no_host_check
 from rearview.api.routes import DOCS_PATH, OPENAPI_PATH
-from rearview.bootstrap import Services, build
+from rearview.bootstrap import Services, build, keys_in_data_dir
 from rearview.errors import ConfigurationError, RearviewError
 from rearview.service.access import AccessGate
 from rearview.settings import Settings
@@ -71,19 +71,6 @@ def check_bind(host: str, api_token: str | None, *, keys_configured: bool = Fals
             "create an API key (`rearview keys create`) or set REARVIEW_API_TOKEN (or bind 127.0.0.1)",
             field="host",
         )
-
-
-def keys_in_data_dir(settings: Settings) -> bool:
-    """True if the data directory's database holds an API key; opens nothing if there is no database yet."""
-    from rearview.adapters.sqlite import DB_FILENAME, SqliteKeyStore
-
-    if settings.backend != "sqlite" or not (settings.data_dir / DB_FILENAME).exists():
-        return False
-    store = SqliteKeyStore.in_data_dir(settings.data_dir)
-    try:
-        return store.has_any()
-    finally:
-        store.close()
 
 
 def auth_banner(gate: AccessGate) -> str:

@@ -121,7 +121,10 @@ def remember(call: ToolCall, item: MemoryWrite) -> WriteResult:
 def recall(call: ToolCall, query: RecallQuery) -> RecallResponse:
     """Search long-term memory (keyword and meaning, recent and important first) and return the best
     memories within a token budget. `no_relevant_memory` true means nothing relevant is stored: say so
-    instead of guessing. `truncated` true means more matched than the budget holds."""
+    instead of guessing. `truncated` true means more matched than the budget holds. Ask "what happened last
+    time ..." to get the most recent match first, and say "other than X" (or pass `exclude`) to leave X out;
+    `query_form` says what was understood. `timed_out` true means `timeout_ms` ran out and the results are
+    less refined."""
     return call.services.recaller.recall(call.namespace, query)
 
 

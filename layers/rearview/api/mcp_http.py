@@ -295,26 +295,37 @@ class McpHttpEndpoint:
     def handle(self, event: Mapping[str, Any]) -> dict[str, Any]:
         """The v2 response to one `/mcp` event: 405 unless POST, 401 unless authenticated, 413 if too large,
         else the SDK's answer (JSON-RPC over JSON, or its own 4xx for a bad Accept, Content-Type or Host)."""
+        admitted = self._admit(event)
+        if not isinstance(admitted, Principal):
+            return admitted
+        body = _event_body(event)
+        if len(body) > MAX_MCP_BODY_BYTES:
+            message = f"body: must be at most {MAX_MCP_BODY_BYTES} bytes (1 MiB) (got {len(body)})"
+            return _response(413, {"error": "too_large", "message": message, "field": "body"})
+        return self._answer(asgi_scope(event, admitted), body)
+
+    def _admit(self, event: Mapping[str, Any]) -> Principal | dict[str, Any]:
+        """The caller's principal, or the response that turns it away (a method other than POST, no valid key)."""
         http = (event.get("requestContext") or {}).get("http") or {}
         method = str(http.get("method") or "").upper()
         if method != "POST":
             message = f"{method or '?'} {MCP_PATH}: method not allowed (allowed: POST; this server is stateless)"
             return _response(405, {"error": "method_not_allowed", "message": message}, {"Allow": "POST"})
         try:
-            principal = event_principal(event, self.gate)
+            return event_principal(event, self.gate)
         except Unauthorized as exc:
             return unauthorized(exc, bool(_header(event, "authorization")))
         except RearviewError as exc:
             return _response(exc.status, exc.to_dict())
-        body = _event_body(event)
-        if len(body) > MAX_MCP_BODY_BYTES:
-            message = f"body: must be at most {MAX_MCP_BODY_BYTES} bytes (1 MiB) (got {len(body)})"
-            return _response(413, {"error": "too_large", "message": message, "field": "body"})
+
+    def _answer(self, scope: dict[str, Any], body: bytes) -> dict[str, Any]:
+        """The SDK's answer to one admitted request, from the endpoint's event loop (503 once it is shutting
+        down, 504 past `timeout_seconds`)."""
         self.start()
         loop = self._loop
         if loop is None or loop.is_closed():
             return _response(503, {"error": "unavailable", "message": "the MCP endpoint is shutting down"})
-        future = asyncio.run_coroutine_threadsafe(self._exchange(asgi_scope(event, principal), body), loop)
+        future = asyncio.run_coroutine_threadsafe(self._exchange(scope, body), loop)
         try:
             return future.result(timeout=self.timeout_seconds)
         except FutureTimeout:

@@ -60,6 +60,20 @@ def describe(exc: ValidationError) -> str:
 
 def parse_line(raw: bytes) -> tuple[MemoryWrite, list[str]]:
     """The MemoryWrite a line describes and the unknown keys it ignored. LineError if the line is invalid."""
+    obj = _json_object(raw)
+    fields, ignored = _write_fields(obj)
+    if "content" not in fields:
+        raise LineError("content: required (or text)")
+    speaker = obj.get(SPEAKER_KEY)
+    if speaker is not None:
+        fields["entities"] = _entities_with_speaker(fields.get("entities", []), speaker)
+    try:
+        return MemoryWrite.model_validate(fields), ignored
+    except ValidationError as exc:
+        raise LineError(describe(exc)) from None
+
+
+def _json_object(raw: bytes) -> dict[str, Any]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -70,6 +84,11 @@ def parse_line(raw: bytes) -> tuple[MemoryWrite, list[str]]:
         raise LineError(f"line: not valid JSON ({exc.msg} at column {exc.colno})") from None
     if not isinstance(obj, dict):
         raise LineError(f"line: must be a JSON object (got {type(obj).__name__})")
+    return obj
+
+
+def _write_fields(obj: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The MemoryWrite fields of a line's keys (aliases resolved; the speaker apart), and the keys ignored."""
     fields: dict[str, Any] = {}
     ignored: list[str] = []
     for key, value in obj.items():
@@ -78,27 +97,20 @@ def parse_line(raw: bytes) -> tuple[MemoryWrite, list[str]]:
             if target in fields or target in obj:
                 raise LineError(f"{key}: give {target} or {key}, not both")
             fields[target] = value
-        elif key == SPEAKER_KEY:
-            continue
-        elif key in _KNOWN_KEYS:
+        elif key in _KNOWN_KEYS and key != SPEAKER_KEY:
             fields[key] = value
-        else:
+        elif key not in _KNOWN_KEYS:
             ignored.append(key)
-    if "content" not in fields:
-        raise LineError("content: required (or text)")
-    speaker = obj.get(SPEAKER_KEY)
-    if speaker is not None:
-        if not isinstance(speaker, str):
-            raise LineError("speaker: must be a string")
-        entities = fields.get("entities", [])
-        if not isinstance(entities, list):
-            raise LineError("entities: must be a list of strings")
-        if speaker not in entities:
-            fields["entities"] = [*entities, speaker]
-    try:
-        return MemoryWrite.model_validate(fields), ignored
-    except ValidationError as exc:
-        raise LineError(describe(exc)) from None
+    return fields, ignored
+
+
+def _entities_with_speaker(entities: Any, speaker: Any) -> list[Any]:
+    """The line's entities with its speaker among them."""
+    if not isinstance(speaker, str):
+        raise LineError("speaker: must be a string")
+    if not isinstance(entities, list):
+        raise LineError("entities: must be a list of strings")
+    return entities if speaker in entities else [*entities, speaker]
 
 
 def write_isolating_invalid(

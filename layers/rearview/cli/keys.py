@@ -16,12 +16,12 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from rearview.bootstrap import build_key_store
 from rearview.cli.invocation import DataDirOption, JsonOption, build_settings, fail, stdout_console, user_errors
 from rearview.cli.remote import remote_target
 from rearview.clock import SystemClock
 from rearview.domain.access import ApiKey
 from rearview.domain.permissions import parse_permissions
-from rearview.ports import KeyStore
 from rearview.service.access import AccessService
 
 keys_app = typer.Typer(
@@ -49,21 +49,11 @@ def _local_access(data_dir: Any) -> Iterator[AccessService]:
     if settings.backend == "memory":
         fail("keys: backend memory keeps no key past this command; use backend sqlite or aws, or --url")
     with user_errors():
-        store: KeyStore
-        if settings.backend == "aws":
-            from rearview.adapters.dynamodb import DynamoDBKeyStore
-
-            store = DynamoDBKeyStore(settings.aws.table_name, settings=settings.aws)
-        else:
-            from rearview.adapters.sqlite import SqliteKeyStore
-
-            store = SqliteKeyStore.in_data_dir(settings.data_dir)
+        store = build_key_store(settings)
         try:
             yield AccessService(store, SystemClock())
         finally:
-            close = getattr(store, "close", None)
-            if callable(close):
-                close()
+            store.close()
 
 
 def _listed(key: ApiKey, now: datetime) -> dict[str, Any]:

@@ -59,6 +59,10 @@ def recall(
         bool, typer.Option("--parse-time/--no-parse-time", help=described(RecallQuery, "parse_time"))
     ] = True,
     rerank: Annotated[bool, typer.Option("--rerank/--no-rerank", help=described(RecallQuery, "rerank"))] = True,
+    exclude: Annotated[
+        list[str] | None, typer.Option("--exclude", help=described(RecallQuery, "exclude", "repeatable"))
+    ] = None,
+    timeout_ms: Annotated[int | None, typer.Option(help=described(RecallQuery, "timeout_ms"))] = None,
     data_dir: DataDirOption = None,
     embedder: EmbedderOption = None,
     as_json: JsonOption = False,

@@ -59,6 +59,7 @@ def recall_response(response: RecallResponse) -> RenderableType:
     if response.time_range:
         rng = response.time_range
         parts.append(Text(f"time filter: {rng.get('expression')} -> {rng.get('since')} .. {rng.get('until')}"))
+    parts.extend(_query_form(response))
     if response.no_relevant_memory or not response.results:
         parts.append(Text("No relevant memory.", style="yellow"))
     else:
@@ -74,9 +75,25 @@ def recall_response(response: RecallResponse) -> RenderableType:
         parts.append(table)
     if response.truncated:
         parts.append(Text("(truncated to token budget)", style="yellow"))
+    if response.timed_out:
+        parts.append(Text("(time budget spent: refinements skipped)", style="yellow"))
     if response.working:
         parts.append(_fields("Working memory", [(k, _short(v, 200)) for k, v in response.working.items()]))
     return Group(*parts)
+
+
+def _query_form(response: RecallResponse) -> list[RenderableType]:
+    """A line per form the query used: the latest first, and each exclusion with how many memories it left out."""
+    form = response.query_form
+    if form is None:
+        return []
+    lines: list[RenderableType] = []
+    if form.last_time:
+        lines.append(Text(f"'{form.last_time}': the most recent relevant episode first"))
+    for exclusion in form.exclusions:
+        what = "the latest match" if exclusion.refers_back else "memories about it"
+        lines.append(Text(f"excluded '{exclusion.phrase}' ({what}): {len(exclusion.left_out)} left out"))
+    return lines
 
 
 def _short(value: Any, limit: int = _DETAIL_VALUE_CHARS) -> str:

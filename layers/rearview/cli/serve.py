@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from rearview import bootstrap
-from rearview.api.local_server import LocalServer, auth_banner, check_bind, keys_in_data_dir
+from rearview.api.local_server import LocalServer, auth_banner, check_bind
 from rearview.api.routes import DOCS_PATH, HEALTH_PATH
 from rearview.cli.invocation import (
     DataDirOption,
@@ -69,7 +69,7 @@ def serve(
     _configure_logging(settings.log_level)
     with user_errors():
         # Refuse an exposed bind before loading the embedder and opening the database.
-        check_bind(settings.host, settings.api_token, keys_configured=keys_in_data_dir(settings))
+        check_bind(settings.host, settings.api_token, keys_configured=bootstrap.keys_in_data_dir(settings))
         services = bootstrap.build(settings)
     try:
         with user_errors():

@@ -3,17 +3,31 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rearview.domain.limits import MAX_QUERY_CHARS, MAX_TAGS, MAX_TOKEN_BUDGET, MAX_TOP_K, SessionId
+from rearview.domain.limits import (
+    LABEL_PATTERN,
+    MAX_EXCLUSION_CHARS,
+    MAX_EXCLUSIONS,
+    MAX_QUERY_CHARS,
+    MAX_TAGS,
+    MAX_TIMEOUT_MS,
+    MAX_TOKEN_BUDGET,
+    MAX_TOP_K,
+    SessionId,
+)
 from rearview.domain.memory import Evidence, Kind, Occurrences, OutcomeStatus, StoredLayer
 from rearview.domain.timestamps import UtcDatetime
 
 
 def _both_layers() -> list[StoredLayer]:
     return ["episodic", "semantic"]
+
+
+# A phrase whose memories a recall leaves out: one line of text, as a tag is.
+ExcludedPhrase = Annotated[str, Field(pattern=LABEL_PATTERN, max_length=MAX_EXCLUSION_CHARS)]
 
 
 class RecallQuery(BaseModel):
@@ -26,7 +40,10 @@ class RecallQuery(BaseModel):
         min_length=1,
         max_length=MAX_QUERY_CHARS,
         description="What to recall, in natural language; may include a time expression such as 'last week' or "
-        f"'yesterday', which becomes a time filter (at most {MAX_QUERY_CHARS} characters)",
+        "'yesterday', which becomes a time filter; 'last time' / '上次' ('what happened last time I deployed?') "
+        "ranks the most recent matching episode first; 'other than X', 'except X', 'besides X', 'apart from X', "
+        "'anything but X', '除了X' leave out the memories about X, as `exclude` does "
+        f"(at most {MAX_QUERY_CHARS} characters)",
     )
     top_k: int = Field(10, ge=1, le=MAX_TOP_K, description=f"How many memories at most (1 to {MAX_TOP_K})")
     layers: list[StoredLayer] = Field(
@@ -86,6 +103,24 @@ class RecallQuery(BaseModel):
         description="Re-order the best candidates with the deployment's rerank model, if it has one (a model call: "
         "false skips it where latency matters more)",
     )
+    exclude: list[ExcludedPhrase] = Field(
+        default_factory=list,
+        max_length=MAX_EXCLUSIONS,
+        description="Leave out the memories about these things, e.g. ['the retry approach'] when asking for "
+        "another way: a memory whose text holds a phrase's content words is left out (unless it only sets them "
+        "against something else, as in 'besides X'). A phrase that points back without naming anything ('the "
+        "previous approach', '之前那个方法') leaves out the most recent episode or lesson that matches the query. "
+        "Phrases the query itself excludes ('other than X', '除了X') are added to these "
+        f"(at most {MAX_EXCLUSIONS} phrases of {MAX_EXCLUSION_CHARS} characters)",
+    )
+    timeout_ms: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_TIMEOUT_MS,
+        description="A time budget in milliseconds: once it is spent, recall skips its optional refinements "
+        "(second vector pass, session neighbours, boosts, re-ranking) and returns what it has ranked so far with "
+        f"`timed_out` true; it never fails for it (1 to {MAX_TIMEOUT_MS}; default no budget)",
+    )
 
     @field_validator("query")
     @classmethod
@@ -135,6 +170,33 @@ class RecallTrace(BaseModel):
     as_of: datetime
     stages: list[StageTrace]
     total_millis: float
+    timed_out: bool = Field(False, description="The time budget ran out; the `deadline` stage lists what was skipped")
+
+
+class Exclusion(BaseModel):
+    """One thing a recall left out, and the memories it left out for it."""
+
+    phrase: str = Field(description="The phrase, as given in `exclude` or as read from the query")
+    source: Literal["query", "request"] = Field(
+        description="'query' when read from the query's words ('other than X'), 'request' when given in `exclude`"
+    )
+    refers_back: bool = Field(
+        False,
+        description="The phrase names nothing but points back ('the previous approach', '之前那个方法'): the most "
+        "recent episode or lesson matching the query was left out, not memories holding its words",
+    )
+    left_out: list[str] = Field(default_factory=list, description="Ids of the memories left out for it")
+
+
+class QueryForm(BaseModel):
+    """How recall read the query's wording beyond its topic and time words."""
+
+    last_time: str | None = Field(
+        None,
+        description="The words that asked for the latest occurrence ('last time', 'most recent', '上次'); they were "
+        "taken out of the search, and the most recent of the relevant episodes ranks first",
+    )
+    exclusions: list[Exclusion] = Field(default_factory=list, description="What was left out, phrase by phrase")
 
 
 class RecallResponse(BaseModel):
@@ -143,4 +205,12 @@ class RecallResponse(BaseModel):
     no_relevant_memory: bool
     truncated: bool
     time_range: dict[str, Any] | None = None
+    query_form: QueryForm | None = Field(
+        None, description="Set when the query asked for the last time or to leave something out (or `exclude` did)"
+    )
+    timed_out: bool = Field(
+        False,
+        description="The time budget (`timeout_ms`) ran out before recall finished: the refinements still ahead were "
+        "skipped (the trace's `deadline` stage lists them) and the results are what was ranked by then",
+    )
     trace: RecallTrace | None = None

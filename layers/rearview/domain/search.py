@@ -25,33 +25,46 @@ class MemoryFilter:
     outcomes: tuple[OutcomeStatus, ...] = ()  # any of (episodes only; facts never match a non-empty outcomes)
     kinds: tuple[Kind, ...] = ()  # any of (facts only; episodes never match a non-empty kinds)
 
+    def matchable_layers(self) -> tuple[StoredLayer, ...]:
+        """The layers a memory matching this filter can be in: a fact has no event type, session or outcome, an
+        episode no kind; none at all when `ids` is empty."""
+        if self.ids is not None and not self.ids:
+            return ()
+        layers = tuple(dict.fromkeys(self.layers))
+        if self.event_types or self.session_id is not None or self.outcomes:
+            layers = tuple(layer for layer in layers if layer == "episodic")
+        if self.kinds:
+            layers = tuple(layer for layer in layers if layer == "semantic")
+        return layers
+
     def matches(self, memory: Memory) -> bool:
         """The filter evaluated in Python, with the semantics every backend implements: time ranges are half-open
         (`since <= t < until`, t = occurred_at or a fact's last_confirmed_at); a fact never matches a session_id,
         event_types or outcomes condition, an episode never a kinds condition; `consolidated` constrains episodes
         only; superseded facts only when asked for."""
-        if memory.layer not in self.layers or (self.ids is not None and memory.id not in self.ids):
+        if memory.layer not in self.matchable_layers() or (self.ids is not None and memory.id not in self.ids):
             return False
-        when = memory.occurred_at
-        if (self.since is not None and when < self.since) or (self.until is not None and when >= self.until):
-            return False
-        if self.tags and not set(self.tags) & set(memory.tags):
+        if not self._in_time_range(memory.occurred_at) or (self.tags and not set(self.tags) & set(memory.tags)):
             return False
         if isinstance(memory, Fact):
-            if self.event_types or self.session_id is not None or self.outcomes:
-                return False
-            if self.kinds and memory.kind not in self.kinds:
-                return False
-            return self.include_superseded or memory.status == "active"
-        if self.kinds:
+            return self._matches_fact(memory)
+        return self._matches_episode(memory)
+
+    def _in_time_range(self, when: datetime) -> bool:
+        return (self.since is None or when >= self.since) and (self.until is None or when < self.until)
+
+    def _matches_fact(self, fact: Fact) -> bool:
+        if self.kinds and fact.kind not in self.kinds:
             return False
-        if self.event_types and memory.event_type not in self.event_types:
-            return False
-        if self.outcomes and memory.outcome_status not in self.outcomes:
-            return False
-        if self.session_id is not None and memory.session_id != self.session_id:
-            return False
-        return self.consolidated is None or memory.consolidated == self.consolidated
+        return self.include_superseded or fact.status == "active"
+
+    def _matches_episode(self, episode: Episode) -> bool:
+        return (
+            (not self.event_types or episode.event_type in self.event_types)
+            and (not self.outcomes or episode.outcome_status in self.outcomes)
+            and (self.session_id is None or episode.session_id == self.session_id)
+            and (self.consolidated is None or episode.consolidated == self.consolidated)
+        )
 
 
 def searchable_text(memory: Memory) -> str:

@@ -72,6 +72,19 @@ class _Plan:
             self.vectors[memory.id] = vector
 
 
+@dataclass(frozen=True)
+class _Prepared:
+    """One item of a write, ready to plan: its redacted content, its session context, its vector, and the nearest
+    stored memories of its layer."""
+
+    item: MemoryWrite
+    content: str
+    context: str
+    redacted: bool
+    vector: np.ndarray
+    neighbours: list[Candidate]
+
+
 class WriteService:
     def __init__(
         self,
@@ -114,14 +127,13 @@ class WriteService:
         vectors = self._embedder.embed(
             [f"{context}\n{text}" if context else text for context, text in zip(contexts, texts, strict=True)]
         )
-        plan = _Plan()
         neighbours = self._stored_neighbours(namespace, items, vectors)
-        results = [
-            self._plan_one(
-                namespace, item, red.text, contexts[i], bool(red.kinds), vectors[i], now, plan, neighbours[i]
-            )
+        prepared = [
+            _Prepared(item, red.text, contexts[i], bool(red.kinds), vectors[i], neighbours[i])
             for i, (item, red) in enumerate(zip(items, redactions, strict=True))
         ]
+        plan = _Plan()
+        results = [self._plan_one(namespace, each, now, plan) for each in prepared]
         if plan.changes:
             self._store.apply(namespace, plan.changes)
             episodes = [m for m, _ in plan.changes.upserts if isinstance(m, Episode)]
@@ -234,23 +246,16 @@ class WriteService:
                 found[i] = cands
         return found
 
-    def _plan_one(
-        self,
-        namespace: str,
-        item: MemoryWrite,
-        content: str,
-        context: str,
-        redacted: bool,
-        vector: np.ndarray,
-        now: datetime,
-        plan: _Plan,
-        neighbours: list[Candidate],
-    ) -> WriteResult:
+    def _plan_one(self, namespace: str, prepared: _Prepared, now: datetime, plan: _Plan) -> WriteResult:
+        """Plan one item: stored already (by id), skipped, merged into a near-duplicate, or inserted."""
+        item, redacted = prepared.item, prepared.redacted
         if item.id is not None:
             existing = plan.pending.get(item.id) or self._store.get(namespace, item.id)
             if existing is not None:
                 return WriteResult(id=item.id, status="stored", reason="duplicate_id", redacted=redacted)
-        importance = score_importance(content, layer=item.layer, entities=item.entities, explicit=item.importance)
+        importance = score_importance(
+            prepared.content, layer=item.layer, entities=item.entities, explicit=item.importance
+        )
         if importance < self._tuning.importance_threshold:
             return WriteResult(
                 id=item.id or new_ulid(now),
@@ -259,7 +264,7 @@ class WriteService:
                 redacted=redacted,
                 importance=importance,
             )
-        duplicate = self._near_duplicate(namespace, item, content, vector, plan, neighbours)
+        duplicate = self._near_duplicate(namespace, prepared, plan)
         if duplicate is not None:
             merged = self._merge(duplicate, item, now)
             plan.update(merged)
@@ -271,14 +276,22 @@ class WriteService:
                 importance=importance,
                 merged_into=merged.id,
             )
+        memory = self._new_memory(namespace, prepared, importance, now)
+        superseded = self._supersede(namespace, memory, prepared.vector, now, plan) if isinstance(memory, Fact) else []
+        plan.insert(memory, prepared.vector)
+        return WriteResult(
+            id=memory.id, status="stored", redacted=redacted, importance=importance, superseded=superseded
+        )
+
+    def _new_memory(self, namespace: str, prepared: _Prepared, importance: float, now: datetime) -> Memory:
+        """The memory a new item becomes."""
+        item = prepared.item
         memory_id = item.id or new_ulid(now)
-        memory: Memory
-        superseded: list[str] = []
         if item.layer == "episodic":
-            memory = Episode(
+            return Episode(
                 id=memory_id,
                 namespace=namespace,
-                content=content,
+                content=prepared.content,
                 occurred_at=item.occurred_at or now,
                 event_type=item.event_type,
                 entities=item.entities,
@@ -286,44 +299,31 @@ class WriteService:
                 outcome=item.outcome,
                 outcome_status=item.outcome_status or recognise_outcome(item.outcome),
                 session_id=item.session_id,
-                context=context,
+                context=prepared.context,
                 importance=importance,
                 created_at=now,
-                redacted=redacted,
+                redacted=prepared.redacted,
             )
-        else:
-            memory = Fact(
-                id=memory_id,
-                namespace=namespace,
-                content=content,
-                kind=item.kind or "fact",
-                first_seen_at=item.occurred_at or now,
-                dimension=item.dimension,
-                confidence=item.confidence if item.confidence is not None else self._tuning.default_fact_confidence,
-                tags=item.tags,
-                importance=importance,
-                created_at=now,
-                last_confirmed_at=item.occurred_at or now,
-                redacted=redacted,
-            )
-            superseded = self._supersede(namespace, memory, vector, now, plan)
-        plan.insert(memory, vector)
-        return WriteResult(
-            id=memory_id, status="stored", redacted=redacted, importance=importance, superseded=superseded
+        return Fact(
+            id=memory_id,
+            namespace=namespace,
+            content=prepared.content,
+            kind=item.kind or "fact",
+            first_seen_at=item.occurred_at or now,
+            dimension=item.dimension,
+            confidence=item.confidence if item.confidence is not None else self._tuning.default_fact_confidence,
+            tags=item.tags,
+            importance=importance,
+            created_at=now,
+            last_confirmed_at=item.occurred_at or now,
+            redacted=prepared.redacted,
         )
 
-    def _near_duplicate(
-        self,
-        namespace: str,
-        item: MemoryWrite,
-        content: str,
-        vector: np.ndarray,
-        plan: _Plan,
-        neighbours: list[Candidate],
-    ) -> Memory | None:
+    def _near_duplicate(self, namespace: str, prepared: _Prepared, plan: _Plan) -> Memory | None:
         """The most similar memory of the same layer at or above the dedup threshold, with the same polarity, the
         same numbers and (for an episode) the same outcome: "batch of 200: 413" and "batch of 50: OK" are two
         episodes, the lesson lies in their difference."""
+        item, content, vector = prepared.item, prepared.content, prepared.vector
         layer = item.layer
         best: tuple[float, str] | None = None
         eligible = [
@@ -336,7 +336,7 @@ class WriteService:
             sims = np.stack([plan.vectors[m] for m in eligible]) @ vector
             top = int(np.argmax(sims))
             best = (float(sims[top]), eligible[top])
-        for candidate in neighbours:
+        for candidate in prepared.neighbours:
             if best is None or candidate.score > best[0]:
                 best = (candidate.score, candidate.id)
         if best is None or best[0] < self._tuning.dedup_threshold:

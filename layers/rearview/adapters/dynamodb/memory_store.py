@@ -204,20 +204,30 @@ class DynamoDBMemoryStore:
             # Applied after the upserts in the other backends, so the delete wins; one transaction cannot
             # touch an item twice.
             pending.pop(memory_id, None)
+        located = self._locate_checking_inserts(namespace, pending, deletes)
+        actions = [self._upsert_action(namespace, item, vectors.get(memory_id)) for memory_id, item in pending.items()]
+        actions.extend(
+            {"Delete": {"TableName": self._table, "Key": item_key(namespace, memory_sk(layer, memory_id))}}
+            for memory_id in deletes
+            for layer in located.get(memory_id, ())
+        )
+        self._write_with_state(namespace, actions)
+
+    def _locate_checking_inserts(
+        self, namespace: str, pending: Mapping[str, PendingUpsert], deletes: Sequence[str]
+    ) -> dict[str, list[StoredLayer]]:
+        """The layers the deleted ids are stored under, in the same read that makes sure no inserted id exists
+        in the other layer (ConcurrentUpdate if one does: an id names one memory)."""
         inserts = [p.memory for p in pending.values() if p.first_version <= 1]
         other_layer = [(m.id, "semantic" if m.layer == "episodic" else "episodic") for m in inserts]
-        located = self._locate(namespace, [memory_id for memory_id, _ in other_layer] + deletes)
+        located = self._locate(namespace, [memory_id for memory_id, _ in other_layer] + list(deletes))
         for memory_id, layer in other_layer:
             if layer in located.get(memory_id, ()):
                 raise ConcurrentUpdate(f"memory {memory_id} already exists as a {layer} memory")
-        actions: list[Item] = []
-        for memory_id, item in pending.items():
-            actions.append(self._upsert_action(namespace, item, vectors.get(memory_id)))
-        for memory_id in deletes:
-            for layer in located.get(memory_id, ()):
-                actions.append(
-                    {"Delete": {"TableName": self._table, "Key": item_key(namespace, memory_sk(layer, memory_id))}}
-                )
+        return located
+
+    def _write_with_state(self, namespace: str, actions: list[Item]) -> None:
+        """Write the actions and bump the namespace's write generation, in as few calls as DynamoDB allows."""
         state = {
             "Update": {
                 "TableName": self._table,

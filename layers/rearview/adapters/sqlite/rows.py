@@ -201,52 +201,61 @@ def update_sql(layer: str) -> str:
     )
 
 
+class _Where:
+    """The conditions of a WHERE clause on one aliased table, and their parameters in order."""
+
+    def __init__(self, alias: str) -> None:
+        self.alias = alias
+        self.clauses: list[str] = []
+        self.params: list[Any] = []
+
+    def add(self, condition: str, *params: Any) -> None:
+        """A condition on the table's columns, written without the alias (it is prefixed here)."""
+        self.clauses.append(f"{self.alias}.{condition}")
+        self.params.extend(params)
+
+    def any_of(self, column: str, values: Sequence[str] | None) -> None:
+        """The column holds one of the values; no condition when `values` is None."""
+        if values is not None:
+            self.add(f"{column} IN (SELECT value FROM json_each(?))", json_list(values))
+
+
 def filter_clause(layer: str, namespace: str, flt: MemoryFilter, alias: str) -> tuple[str, list[Any]] | None:
     """The WHERE clause of `flt` on one layer's table (aliased); None if nothing of that layer can match."""
-    if flt.ids is not None and not flt.ids:
+    if layer not in flt.matchable_layers():
         return None
-    if layer == "semantic" and (flt.event_types or flt.session_id is not None or flt.outcomes):
-        return None
-    if layer == "episodic" and flt.kinds:
-        return None
-    clauses = [f"{alias}.namespace = ?"]
-    params: list[Any] = [namespace]
-    time_column = f"{alias}.{TIME_COLUMN[layer]}"
+    where = _Where(alias)
+    where.add("namespace = ?", namespace)
+    time_column = TIME_COLUMN[layer]
     if flt.since is not None:
-        clauses.append(f"{time_column} >= ?")
-        params.append(epoch(flt.since))
+        where.add(f"{time_column} >= ?", epoch(flt.since))
     if flt.until is not None:
-        clauses.append(f"{time_column} < ?")
-        params.append(epoch(flt.until))
+        where.add(f"{time_column} < ?", epoch(flt.until))
     if flt.tags:
-        clauses.append(
-            f"{alias}.ref IN (SELECT ref FROM memory_tags WHERE namespace = ? AND layer = ? "
-            "AND tag IN (SELECT value FROM json_each(?)))"
+        where.add(
+            "ref IN (SELECT ref FROM memory_tags WHERE namespace = ? AND layer = ? "
+            "AND tag IN (SELECT value FROM json_each(?)))",
+            namespace,
+            layer,
+            json_list(flt.tags),
         )
-        params.extend([namespace, layer, json_list(flt.tags)])
-    if flt.ids is not None:
-        clauses.append(f"{alias}.id IN (SELECT value FROM json_each(?))")
-        params.append(json_list(flt.ids))
+    where.any_of("id", flt.ids)
     if layer == "episodic":
-        if flt.event_types:
-            clauses.append(f"{alias}.event_type IN (SELECT value FROM json_each(?))")
-            params.append(json_list(flt.event_types))
-        if flt.session_id is not None:
-            clauses.append(f"{alias}.session_id = ?")
-            params.append(flt.session_id)
-        if flt.consolidated is not None:
-            clauses.append(f"{alias}.consolidated = ?")
-            params.append(int(flt.consolidated))
-        if flt.outcomes:
-            clauses.append(f"{alias}.outcome_status IN (SELECT value FROM json_each(?))")
-            params.append(json_list(flt.outcomes))
+        _episode_conditions(where, flt)
     else:
         if not flt.include_superseded:
-            clauses.append(f"{alias}.status = 'active'")
-        if flt.kinds:
-            clauses.append(f"{alias}.kind IN (SELECT value FROM json_each(?))")
-            params.append(json_list(flt.kinds))
-    return " AND ".join(clauses), params
+            where.add("status = 'active'")
+        where.any_of("kind", flt.kinds or None)
+    return " AND ".join(where.clauses), where.params
+
+
+def _episode_conditions(where: _Where, flt: MemoryFilter) -> None:
+    where.any_of("event_type", flt.event_types or None)
+    if flt.session_id is not None:
+        where.add("session_id = ?", flt.session_id)
+    if flt.consolidated is not None:
+        where.add("consolidated = ?", int(flt.consolidated))
+    where.any_of("outcome_status", flt.outcomes or None)
 
 
 def unique_layers(layers: Iterable[StoredLayer]) -> list[StoredLayer]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -142,41 +143,50 @@ class VectorCache:
     def mask(self, flt: MemoryFilter, tagged_refs: np.ndarray | None) -> np.ndarray:
         """The rows (of the first `size`) that pass the filter, as a boolean array."""
         n = self.size
+        if self.layer not in flt.matchable_layers():
+            return np.zeros(n, dtype=bool)
         mask = self.alive[:n].copy()
-        wanted_labels = flt.kinds if self.layer == "semantic" else flt.outcomes
-        if wanted_labels:
-            codes = [self.label_codes[v] for v in wanted_labels if v in self.label_codes]
-            mask &= np.isin(self.labels[:n], np.asarray(codes, dtype=np.int32))
         if self.layer == "semantic":
-            if flt.event_types or flt.session_id is not None or flt.outcomes:
-                return np.zeros(n, dtype=bool)
-            if not flt.include_superseded:
-                mask &= self.active[:n]
+            self._keep_facts(mask, flt)
         else:
-            if flt.kinds:
-                return np.zeros(n, dtype=bool)
-            if flt.session_id is not None:
-                code = self.session_codes.get(flt.session_id)
-                if code is None:
-                    return np.zeros(n, dtype=bool)
-                mask &= self.sessions[:n] == code
-            if flt.event_types:
-                codes = [self.event_type_codes[e] for e in flt.event_types if e in self.event_type_codes]
-                mask &= np.isin(self.event_types[:n], np.asarray(codes, dtype=np.int32))
-            if flt.consolidated is not None:
-                mask &= self.consolidated[:n] == flt.consolidated
+            self._keep_episodes(mask, flt)
         if flt.since is not None:
             mask &= self.times[:n] >= epoch(flt.since)
         if flt.until is not None:
             mask &= self.times[:n] < epoch(flt.until)
         if flt.ids is not None:
-            wanted = [self.position[i] for i in flt.ids if i in self.position]
             chosen = np.zeros(n, dtype=bool)
-            chosen[wanted] = True
+            chosen[[self.position[i] for i in flt.ids if i in self.position]] = True
             mask &= chosen
         if tagged_refs is not None:
             mask &= _positions_mask(self.refs[:n], tagged_refs)
         return mask
+
+    def _keep_facts(self, mask: np.ndarray, flt: MemoryFilter) -> None:
+        """Narrow `mask` to the facts of the wanted kinds, active unless superseded ones are asked for."""
+        if flt.kinds:
+            mask &= self._coded_in(self.labels, self.label_codes, flt.kinds)
+        if not flt.include_superseded:
+            mask &= self.active[: self.size]
+
+    def _keep_episodes(self, mask: np.ndarray, flt: MemoryFilter) -> None:
+        """Narrow `mask` to the episodes of the wanted outcomes, session, event types and consolidation."""
+        n = self.size
+        if flt.outcomes:
+            mask &= self._coded_in(self.labels, self.label_codes, flt.outcomes)
+        if flt.session_id is not None:
+            code = self.session_codes.get(flt.session_id)
+            # A session no row holds has no code, and matches nothing.
+            mask &= self.sessions[:n] == code if code is not None else False
+        if flt.event_types:
+            mask &= self._coded_in(self.event_types, self.event_type_codes, flt.event_types)
+        if flt.consolidated is not None:
+            mask &= self.consolidated[:n] == flt.consolidated
+
+    def _coded_in(self, column: np.ndarray, codes: dict[str, int], values: Sequence[str]) -> np.ndarray:
+        """The rows whose coded `column` holds one of `values` (a value never seen matches nothing)."""
+        wanted = np.asarray([codes[v] for v in values if v in codes], dtype=np.int32)
+        return np.isin(column[: self.size], wanted)
 
     def search(self, query: np.ndarray, mask: np.ndarray, limit: int) -> list[tuple[float, str]]:
         """Top `limit` (cosine, id) among the masked rows, best first."""

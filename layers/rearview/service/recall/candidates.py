@@ -9,6 +9,7 @@ from datetime import timedelta
 import numpy as np
 
 from rearview.domain.search import Candidate
+from rearview.service.recall.deadline import out_of_time
 from rearview.service.recall.fusion import rrf, weighted_sum
 from rearview.service.recall.state import Collaborators, RecallState, candidate_rows, fused_rows
 from rearview.text_analysis import strip_names
@@ -40,12 +41,16 @@ def _common_entities(ctx: Collaborators, namespace: str) -> list[str]:
 
 
 def search(ctx: Collaborators, run: RecallState) -> None:
-    """The two primitive candidate lists: in one round trip where the index can, else one search each."""
-    if run.terms and ctx.index.traits.round_trip:
+    """The two primitive candidate lists: in one round trip where the index can, else one search each. Once the
+    time budget is spent (a slow embedding), the keyword list alone."""
+    if run.terms and ctx.index.traits.round_trip and not out_of_time(ctx, run, "search"):
         _hybrid_search(ctx, run)
     else:
         _keyword_search(ctx, run)
-        _vector_search(ctx, run)
+        if out_of_time(ctx, run, "vector search"):
+            run.skipped.append("vector search")
+        else:
+            _vector_search(ctx, run)
     # A local scan returns more than the pool, for feedback to re-score; fusion takes the pool's best.
     run.vector = run.searched[: run.pool]
 

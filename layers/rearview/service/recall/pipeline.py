@@ -1,24 +1,24 @@
 """Recall, the product, as a pipeline: filters -> keyword and vector candidates -> fusion (-> pseudo-relevance
-feedback) -> decay and boosts -> session neighbours -> named entities, time answers, questions -> rerank -> collapse
--> no-relevant-memory verdict -> token budget. Every stage is timed and, with `explain`, reported."""
+feedback) -> decay and boosts -> session neighbours -> named entities, time answers, questions -> exclusions ->
+rerank -> "last time" -> collapse -> no-relevant-memory verdict -> token budget. Every stage is timed and, with
+`explain`, reported; a time budget skips the optional ones once it is spent (see deadline)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.recall import RecallQuery, RecallResponse, RecallTrace
 from rearview.ports import Clock, Embedder, MemoryStore, Reranker, SearchIndex
 from rearview.service.recall.candidates import embed, feedback, fresh, fuse, search
+from rearview.service.recall.deadline import Stage, run_stages
+from rearview.service.recall.form_stages import exclude, latest_first, query_form
 from rearview.service.recall.lessons import lessons
 from rearview.service.recall.query import parse
 from rearview.service.recall.ranking import entities, neighbours, questions, rank, rerank, time_answers
 from rearview.service.recall.results import budget, collapse, hits, relevance
 from rearview.service.recall.state import Collaborators, RecallState
 from rearview.settings import RecallTuning
-
-Stage = Callable[[Collaborators, RecallState], None]
 
 # The stages in the order they run; a conditional one checks its condition first and, where it does not hold, adds
 # no trace entry.
@@ -35,10 +35,18 @@ STAGES: tuple[Stage, ...] = (
     lessons,  # with lesson_place > 0 and query terms: a lesson about a subject the query names takes a fair place
     time_answers,  # with time_answer_boost > 0, for a query that asks when: memories that say when rise
     questions,  # with question_factor < 1: memories that ask a question drop
+    exclude,  # with exclusions ("other than X", `exclude`): the memories about them go
     rerank,  # with a reranker, unless the query skips it: the best candidates re-ordered
+    latest_first,  # for a "last time" query: the most recent relevant episode first
     collapse,  # near-duplicates fold into the best; top_k kept
     relevance,  # the no-relevant-memory verdict
     budget,  # the token budget
+)
+
+# What a spent time budget skips: the refinements. The others are what it takes to return what was ranked (the
+# forms' stages are what the query means, and cheap).
+OPTIONAL_STAGES: frozenset[Stage] = frozenset(
+    {feedback, neighbours, entities, lessons, time_answers, questions, rerank}
 )
 
 
@@ -84,8 +92,7 @@ class RecallService:
         brief, records what it returns itself)."""
         validate_namespace(namespace)
         run = RecallState(namespace=namespace, query=q, as_of=q.as_of or self._ctx.clock.now())
-        for stage in STAGES:
-            stage(self._ctx, run)
+        run_stages(self._ctx, run, STAGES, OPTIONAL_STAGES)
         return self._respond(run, record)
 
     def _respond(self, run: RecallState, record: bool) -> RecallResponse:
@@ -107,6 +114,7 @@ class RecallService:
                 as_of=run.as_of,
                 stages=run.tracer.stages,
                 total_millis=round((time.perf_counter() - run.started) * 1000, 3),
+                timed_out=run.timed_out,
             )
         return RecallResponse(
             results=results,
@@ -114,5 +122,7 @@ class RecallService:
             no_relevant_memory=run.no_relevant_memory,
             truncated=run.truncated,
             time_range=run.time_range,
+            query_form=query_form(run),
+            timed_out=run.timed_out,
             trace=trace,
         )

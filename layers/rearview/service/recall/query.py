@@ -1,9 +1,11 @@
-"""The parse stage: what a query asks for. A time expression becomes a filter (or, next to a topic, a boost); the
-rest gives the terms keyword search matches, the fusion weights and the structured filter."""
+"""The parse stage: what a query asks for. Its forms ("last time", "other than X", see form_stages) are noted and
+their words taken out; a time expression becomes a filter (or, next to a topic, a boost); the rest gives the terms
+keyword search matches, the fusion weights and the structured filter."""
 
 from __future__ import annotations
 
 from rearview.domain.search import MemoryFilter
+from rearview.service.recall.form_stages import forms_detail, read_forms
 from rearview.service.recall.fusion import adaptive_weights
 from rearview.service.recall.state import Collaborators, RecallState
 from rearview.service.time_expressions import parse_time_range, strip_time_expression
@@ -15,6 +17,7 @@ def parse(ctx: Collaborators, run: RecallState) -> None:
     q, tuning = run.query, ctx.tuning
     with run.stage("parse") as st:
         run.text, run.since, run.until = q.query, q.since, q.until
+        read_forms(run)
         has_time_expression = _read_time_expression(ctx, run)
         run.terms = query_terms(run.text)
         run.weights = adaptive_weights(len(run.terms), tuning.vector_weight, has_time_expression)
@@ -36,18 +39,19 @@ def parse(ctx: Collaborators, run: RecallState) -> None:
             "since": run.since.isoformat() if run.since else None,
             "until": run.until.isoformat() if run.until else None,
             "weights": {"keyword": weights.keyword, "vector": weights.vector, "reason": weights.reason},
+            **forms_detail(run),
         }
     run.pool = max(tuning.candidates_per_list, q.top_k * 3)
 
 
 def _read_time_expression(ctx: Collaborators, run: RecallState) -> bool:
-    """Turn a time expression in the query (unless the caller gave a range or turned parsing off) into a filter or
-    a boost range, and take its words out of the keyword text; whether the query had one."""
+    """Turn a time expression in the query's text (unless the caller gave a range or turned parsing off) into a
+    filter or a boost range, and take its words out of the keyword text; whether the query had one."""
     q = run.query
-    parsed = parse_time_range(q.query, run.as_of) if q.parse_time and not (q.since or q.until) else None
+    parsed = parse_time_range(run.text, run.as_of) if q.parse_time and not (q.since or q.until) else None
     if parsed is None:
         return False
-    run.text = strip_time_expression(q.query, parsed) or q.query
+    run.text = strip_time_expression(run.text, parsed) or run.text
     topical = not all(is_vague_term(t) for t in query_terms(run.text))
     if ctx.tuning.time_expression_boost > 0 and topical:
         # "When did we go camping in June?": the words name the event, and "June" may be when it happened rather

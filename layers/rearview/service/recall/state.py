@@ -17,6 +17,7 @@ from rearview.domain.recall import RecallQuery, StageTrace
 from rearview.domain.search import Candidate, MemoryFilter
 from rearview.ports import Clock, Embedder, MemoryStore, Reranker, SearchIndex
 from rearview.service.recall.fusion import FusionWeights
+from rearview.service.recall.query_forms import Excluded
 from rearview.settings import RecallTuning
 
 # Candidates shown per stage in an explain trace (the full lists can be hundreds long).
@@ -86,6 +87,18 @@ class RecallState:
     filter: MemoryFilter = field(default_factory=MemoryFilter)
     # How many candidates each list contributes to fusion.
     pool: int = 0
+    # The query's forms (see query_forms): the words that asked for the last time, and what to leave out with the
+    # ids the exclude stage left out for each phrase.
+    last_time: str | None = None
+    exclusions: list[Excluded] = field(default_factory=list)
+    left_out: dict[str, list[str]] = field(default_factory=dict)
+
+    # The time budget (see deadline): when it ends on the clock's monotonic seconds, whether a check found it spent
+    # (and where), and what was skipped for it.
+    deadline: float | None = None
+    timed_out: bool = False
+    timed_out_before: str | None = None
+    skipped: list[str] = field(default_factory=list)
 
     # embed, search, fresh, fuse, feedback
     query_vector: np.ndarray = field(default_factory=_no_vector)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from rearview.adapters.in_memory import InMemoryData, InMemoryMemoryStore, InMemorySearchIndex
-from rearview.adapters.opensearch_index import OpenSearchIndex, build_opensearch_client
+from rearview.adapters.opensearch import OpenSearchConnection, OpenSearchIndex, build_opensearch_client
 from rearview.adapters.sqlite import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
 from rearview.clock import ManualClock
 from rearview.domain.changes import ChangeSet
@@ -141,11 +141,10 @@ class IndexSyncedStore:
 def connect_opensearch_index(url: str, dim: int, *, serverless: bool = False) -> OpenSearchIndex:
     """A new OpenSearchIndex (new client) on an endpoint, its index made or checked (dimension) on the way."""
     index = OpenSearchIndex(
-        url,
+        OpenSearchConnection(url, service="aoss" if serverless else "es"),
         "rearview-contract",
         dim,
         client=build_opensearch_client(url, service=None),
-        service="aoss" if serverless else "es",
     )
     index.ensure_index()
     return index
@@ -245,7 +244,6 @@ def _dynamodb_backend(
     from moto import mock_aws
 
     from rearview.adapters.dynamodb import DynamoDBMemoryStore, create_table
-    from rearview.adapters.opensearch_index import OpenSearchIndex
     from support.dynamodb_stream import StreamReader, apply_records_to_index, moto_streams_client
     from support.opensearch_double import OpenSearchDouble
 
@@ -275,7 +273,7 @@ def _dynamodb_backend(
         store = DynamoDBMemoryStore(
             "rearview-contract", client=client, clock=clock, embedder_name=chosen.name, dim=chosen.dim
         )
-        index = OpenSearchIndex(double.url, "rearview-contract", chosen.dim, service=None)
+        index = OpenSearchIndex(OpenSearchConnection(double.url, service=None), "rearview-contract", chosen.dim)
         index.ensure_index()
         backend = Backend(
             name="dynamodb",
