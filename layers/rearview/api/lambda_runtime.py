@@ -23,7 +23,6 @@ import functools
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
@@ -31,7 +30,6 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 
-from rearview.domain.consolidate import ConsolidateRequest
 from rearview.settings import Settings
 
 if TYPE_CHECKING:
@@ -40,6 +38,7 @@ if TYPE_CHECKING:
 
     from rearview.bootstrap import Services
     from rearview.ports import DeadLetters
+    from rearview.service.hindsight.job_worker import ConsolidationJobWorker
     from rearview.service.write_worker import WriteWorker
 
 Handler = Callable[[dict[str, Any], Any], Any]
@@ -71,43 +70,6 @@ def traced(handler: Handler) -> Handler:
 _NAMESPACE_IN_PATH = re.compile(r"^/v1/namespaces/([^/]+)")
 
 
-@dataclass
-class BacklogReport:
-    """What one scheduled consolidation run did."""
-
-    namespaces: list[str] = field(default_factory=list)
-    facts_created: int = 0
-    episodes_consolidated: int = 0
-    failed: dict[str, str] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "namespaces": len(self.namespaces),
-            "facts_created": self.facts_created,
-            "episodes_consolidated": self.episodes_consolidated,
-            "failed": self.failed,
-        }
-
-
-def consolidate_backlog(services: Services) -> BacklogReport:
-    """Consolidate every namespace the store lists as holding unconsolidated episodes.
-
-    One namespace's failure is logged and reported, and the run goes on with the others: the next schedule
-    retries it, and a retry of the whole invocation would redo every namespace that succeeded.
-    """
-    report = BacklogReport(namespaces=services.store.namespaces_with_unconsolidated())
-    for namespace in report.namespaces:
-        try:
-            result = services.consolidator.consolidate(namespace, ConsolidateRequest())
-        except Exception as exc:
-            logger.exception("consolidation failed", extra={"namespace": namespace})
-            report.failed[namespace] = f"{type(exc).__name__}: {exc}"[:500]
-            continue
-        report.facts_created += result.facts_created
-        report.episodes_consolidated += result.episodes_consolidated
-    return report
-
-
 def is_scheduled_event(event: dict[str, Any]) -> bool:
     """True for an EventBridge scheduled event (or any EventBridge event), as opposed to an HTTP one."""
     return event.get("source") in ("aws.events", "aws.scheduler") or "detail-type" in event
@@ -128,6 +90,7 @@ class FunctionRuntime:
         settings: Settings | None = None,
         build: Callable[[Settings], Services] | None = None,
         dead_letters: DeadLetters | None = None,
+        consolidation_dead_letters: DeadLetters | None = None,
     ) -> None:
         self.name = name
         self.settings = settings or Settings()
@@ -135,7 +98,10 @@ class FunctionRuntime:
         self._services: Services | None = None
         self._resolver: APIGatewayHttpResolver | None = None
         self._worker: WriteWorker | None = None
+        self._job_worker: ConsolidationJobWorker | None = None
         self._dead_letters = dead_letters
+        # None: the consolidation queue's dead-letter queue of the settings.
+        self.consolidation_dead_letters = consolidation_dead_letters
 
     # --- cached parts ---------------------------------------------------------------------------------------
 
@@ -180,6 +146,14 @@ class FunctionRuntime:
                 self.services().writer, dead_letters, max_receive_count=self.settings.aws.max_receive_count
             )
         return self._worker
+
+    def job_worker(self) -> ConsolidationJobWorker:
+        """The consolidation worker: the runner plus the consolidation dead-letter queue of the settings."""
+        if self._job_worker is None:
+            from rearview.api.consolidation_lambda import build_job_worker
+
+            self._job_worker = build_job_worker(self)
+        return self._job_worker
 
     # --- handlers -------------------------------------------------------------------------------------------
 
@@ -242,8 +216,8 @@ class FunctionRuntime:
         return handler
 
     def consolidate_handler(self) -> Handler:
-        """A handler for the consolidate function: the EventBridge schedule (every namespace with a backlog), or
-        the HTTP route (one namespace)."""
+        """A handler for the consolidate function: the EventBridge schedule (enqueue one job per namespace that is
+        due, for the consolidation worker), or the HTTP route (a run of one namespace, now)."""
 
         @logger.inject_lambda_context(clear_state=True)
         @traced
@@ -251,11 +225,14 @@ class FunctionRuntime:
         def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             if not is_scheduled_event(event):
                 return self._resolve_http(event, context)
-            report = consolidate_backlog(self.services())
-            metrics.add_metric(name="NamespacesConsolidated", unit=MetricUnit.Count, value=len(report.namespaces))
-            metrics.add_metric(name="ConsolidationFailures", unit=MetricUnit.Count, value=len(report.failed))
-            metrics.add_metric(name="FactsCreated", unit=MetricUnit.Count, value=report.facts_created)
-            logger.info("scheduled consolidation done", extra=report.as_dict())
-            return report.as_dict()
+            from rearview.api.consolidation_lambda import handle_schedule
+
+            return handle_schedule(self.services())
 
         return handler
+
+    def consolidation_job_handler(self) -> Handler:
+        """A handler for the consolidation worker: SQS FIFO batches of jobs (rearview.api.consolidation_lambda)."""
+        from rearview.api.consolidation_lambda import consolidation_job_handler
+
+        return consolidation_job_handler(self)

@@ -4,10 +4,15 @@ The whole batch is decoded and applied first, in one bulk round trip (IndexSyncS
 Powertools' BatchProcessor reports every record whose decoding or application failed, so Lambda retries from the
 first failed record. Application is all-or-nothing per batch: when the index refuses any of it, every record
 of the batch is reported, which is safe because upserts and deletes are idempotent.
+
+When the function is given the consolidation queue (`Services.jobs`), the batch also feeds Hindsight's triggers
+(`StreamTriggers`): the episodes it stored or merged (count and failure streak, per namespace), and working memory
+the TTL removed (a session that timed out: session end). A trigger never fails the batch: the index is its job.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rearview.api.lambda_runtime import Handler, logger, metrics, traced
@@ -19,6 +24,7 @@ if TYPE_CHECKING:
 
     from rearview.api.lambda_runtime import FunctionRuntime
     from rearview.domain.changes import IndexChange
+    from rearview.service.hindsight.stream_triggers import StreamTriggers
     from rearview.service.index_sync import IndexSyncService
 
 
@@ -30,25 +36,100 @@ def _sequence_number(record: dict[str, Any]) -> str:
     return str(record.get("dynamodb", {}).get("SequenceNumber") or record.get("eventID"))
 
 
+@dataclass
+class _Parts:
+    """What the handler builds on its first invocation."""
+
+    service: IndexSyncService
+    processor: BatchProcessor
+    # None when the function is not given the consolidation queue.
+    triggers: StreamTriggers | None
+
+
+@dataclass
+class _Decoded:
+    """A batch's records as index changes (by sequence number), the undecodable ones, and the expired sessions."""
+
+    changes: dict[str, IndexChange] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+    expired_sessions: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _decode(records: list[dict[str, Any]]) -> _Decoded:
+    from rearview.adapters.dynamodb import change_from_record, expired_session
+
+    decoded = _Decoded()
+    for record in records:
+        sequence = _sequence_number(record)
+        try:
+            change = change_from_record(record)
+            session = expired_session(record)
+        except Exception as exc:
+            decoded.failed[sequence] = f"undecodable record: {type(exc).__name__}: {exc}"
+            logger.exception("undecodable stream record", extra={"sequence_number": sequence})
+            continue
+        if change is not None:
+            decoded.changes[sequence] = change
+        if session is not None:
+            decoded.expired_sessions.append(session)
+    return decoded
+
+
+def _apply(service: IndexSyncService, decoded: _Decoded) -> bool:
+    """Apply the decoded changes to the index; on failure every one of them is reported failed. True if applied."""
+    from aws_lambda_powertools.metrics import MetricUnit
+
+    try:
+        report = service.apply(list(decoded.changes.values()))
+    except Exception as exc:
+        logger.exception("index sync failed", extra={"records": len(decoded.changes)})
+        reason = f"index refused the batch: {type(exc).__name__}: {exc}"
+        decoded.failed.update(dict.fromkeys(decoded.changes, reason))
+        return False
+    metrics.add_metric(name="IndexUpserts", unit=MetricUnit.Count, value=report.upserted)
+    metrics.add_metric(name="IndexDeletes", unit=MetricUnit.Count, value=report.deleted)
+    metrics.add_metric(name="IndexExpiries", unit=MetricUnit.Count, value=report.expired)
+    metrics.add_metric(name="IndexUnchangedSkipped", unit=MetricUnit.Count, value=report.unchanged)
+    return True
+
+
+def _fire_triggers(triggers: StreamTriggers, decoded: _Decoded, applied: bool) -> None:
+    """Send the jobs the batch makes due. The changes count only once applied: a batch the index refused comes
+    back, and is evaluated then. Nothing here may fail the batch."""
+    from aws_lambda_powertools.metrics import MetricUnit
+
+    try:
+        report = triggers.evaluate(decoded.changes.values() if applied else (), decoded.expired_sessions)
+    except Exception:
+        logger.exception("hindsight triggers failed on the stream")
+        metrics.add_metric(name="StreamTriggerFailures", unit=MetricUnit.Count, value=1)
+        return
+    metrics.add_metric(name="ConsolidationJobsSent", unit=MetricUnit.Count, value=report.jobs)
+    metrics.add_metric(name="StreamTriggerFailures", unit=MetricUnit.Count, value=report.failures)
+
+
 def index_sync_handler(runtime: FunctionRuntime) -> Handler:
     """A handler for DynamoDB Streams events that keeps the index (`Services.index_maintenance`) in step with
-    the table.
+    the table, and feeds the consolidation triggers when the function is given the job queue.
 
     The batch utilities (~0.1 s of imports) and the services are set up on the first invocation, not at import.
     """
-    cached: list[tuple[IndexSyncService, BatchProcessor]] = []
+    cached: list[_Parts] = []
 
-    def parts() -> tuple[IndexSyncService, BatchProcessor]:
+    def parts() -> _Parts:
         if not cached:
             from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 
+            from rearview.service.hindsight.stream_triggers import StreamTriggers
             from rearview.service.index_sync import IndexSyncService
 
-            index = runtime.services().index_maintenance
+            services = runtime.services()
+            index = services.index_maintenance
             if index is None:
                 raise ConfigurationError("index_sync: the index is written with the store; there is nothing to sync")
             processor = BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False)
-            cached.append((IndexSyncService(index), processor))
+            triggers = StreamTriggers(services.triggers, services.jobs) if services.jobs is not None else None
+            cached.append(_Parts(IndexSyncService(index), processor, triggers))
         return cached[0]
 
     @logger.inject_lambda_context(clear_state=True)
@@ -58,39 +139,18 @@ def index_sync_handler(runtime: FunctionRuntime) -> Handler:
         from aws_lambda_powertools.metrics import MetricUnit
         from aws_lambda_powertools.utilities.batch import process_partial_response
 
-        from rearview.adapters.dynamodb import change_from_record
-
-        service, processor = parts()
-
-        failed: dict[str, str] = {}
-        decoded: dict[str, IndexChange] = {}
-        for record in event.get("Records", []):
-            sequence = _sequence_number(record)
-            try:
-                change = change_from_record(record)
-            except Exception as exc:
-                failed[sequence] = f"undecodable record: {type(exc).__name__}: {exc}"
-                logger.exception("undecodable stream record", extra={"sequence_number": sequence})
-                continue
-            if change is not None:
-                decoded[sequence] = change
-        try:
-            report = service.apply(list(decoded.values()))
-        except Exception as exc:
-            logger.exception("index sync failed", extra={"records": len(decoded)})
-            failed.update({sequence: f"index refused the batch: {type(exc).__name__}: {exc}" for sequence in decoded})
-        else:
-            metrics.add_metric(name="IndexUpserts", unit=MetricUnit.Count, value=report.upserted)
-            metrics.add_metric(name="IndexDeletes", unit=MetricUnit.Count, value=report.deleted)
-            metrics.add_metric(name="IndexExpiries", unit=MetricUnit.Count, value=report.expired)
-            metrics.add_metric(name="IndexUnchangedSkipped", unit=MetricUnit.Count, value=report.unchanged)
-        metrics.add_metric(name="IndexSyncFailedRecords", unit=MetricUnit.Count, value=len(failed))
+        built = parts()
+        decoded = _decode(event.get("Records", []))
+        applied = _apply(built.service, decoded)
+        if built.triggers is not None:
+            _fire_triggers(built.triggers, decoded, applied)
+        metrics.add_metric(name="IndexSyncFailedRecords", unit=MetricUnit.Count, value=len(decoded.failed))
 
         def record_handler(record: DynamoDBRecord) -> None:
-            reason = failed.get(str(record.dynamodb.sequence_number if record.dynamodb else record.event_id))
+            reason = decoded.failed.get(str(record.dynamodb.sequence_number if record.dynamodb else record.event_id))
             if reason is not None:
                 raise IndexSyncFailed(reason)
 
-        return dict(process_partial_response(event, record_handler, processor, context))
+        return dict(process_partial_response(event, record_handler, built.processor, context))
 
     return handler
