@@ -306,12 +306,35 @@ def build_dead_letters(settings: Settings) -> DeadLetters:
     return SqsDeadLetters(url, settings=settings.aws)
 
 
+def build_consolidation_dead_letters(settings: Settings) -> DeadLetters:
+    """The consolidation queue's dead-letter queue (FIFO), where the consolidation worker moves a job that keeps
+    failing or cannot be read, with the reason."""
+    url = settings.aws.consolidation_dead_letter_queue_url
+    if not url:
+        raise ConfigurationError(
+            "aws.consolidation_dead_letter_queue_url: required by the consolidation worker "
+            "(REARVIEW_AWS__CONSOLIDATION_DEAD_LETTER_QUEUE_URL)",
+            field="aws.consolidation_dead_letter_queue_url",
+        )
+    from rearview.adapters.sqs_consolidation_jobs import SqsConsolidationDeadLetters
+
+    return SqsConsolidationDeadLetters(url, settings=settings.aws)
+
+
 def stream_change_decoder() -> Callable[[Mapping[str, Any]], IndexChange | None]:
     """What turns a record of the store's change stream (DynamoDB Streams) into an index change, or None for a
     record the index ignores."""
     from rearview.adapters.dynamodb import change_from_record
 
     return change_from_record
+
+
+def stream_session_expiry() -> Callable[[Mapping[str, Any]], tuple[str, str] | None]:
+    """What tells a stream record of working memory removed by the TTL (a session that timed out): its
+    (namespace, session id), else None."""
+    from rearview.adapters.dynamodb import expired_session
+
+    return expired_session
 
 
 def build_reranker(settings: Settings) -> Reranker | None:

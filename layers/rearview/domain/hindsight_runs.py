@@ -6,11 +6,13 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rearview.domain.limits import SessionId
 from rearview.domain.namespaces import Namespace
 from rearview.domain.timestamps import UtcDatetime
+from rearview.domain.write import PoisonMessage, short_error
+from rearview.errors import RearviewError
 
 # What asked for a run: a caller, enough new episodes, a streak of failures, a session that ended, the schedule.
 TriggerReason = Literal["manual", "count", "failure_streak", "session_end", "schedule"]
@@ -28,6 +30,19 @@ class ConsolidationJob(BaseModel):
     # The episodes that fired a failure-streak trigger, or the session that ended: what the run is for.
     episode_ids: list[str] = Field(default_factory=list, max_length=1000)
     session_id: SessionId | None = None
+
+
+def consolidation_job_body(job: ConsolidationJob) -> str:
+    """The message body of one job on a queue (read back by `parse_consolidation_job`)."""
+    return job.model_dump_json(exclude_defaults=True)
+
+
+def parse_consolidation_job(body: str) -> ConsolidationJob:
+    """The job in a message body; PoisonMessage if it is not one (retrying such a body cannot help)."""
+    try:
+        return ConsolidationJob.model_validate_json(body)
+    except (ValidationError, ValueError, RearviewError) as exc:
+        raise PoisonMessage(short_error(exc)) from exc
 
 
 class ConsolidationRun(BaseModel):

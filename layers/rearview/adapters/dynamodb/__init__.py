@@ -13,7 +13,7 @@ from rearview.adapters.dynamodb.hindsight_ledger import DynamoDBHindsightLedger
 from rearview.adapters.dynamodb.items import is_memory_item, iso, memory_from_item, vector_from_item
 from rearview.adapters.dynamodb.key_store import DynamoDBKeyStore
 from rearview.adapters.dynamodb.memory_store import MAX_TRANSACTION_ACTIONS, DynamoDBMemoryStore
-from rearview.adapters.dynamodb.stream_records import change_from_record, is_ttl_expiry
+from rearview.adapters.dynamodb.stream_records import change_from_record, expired_session, is_ttl_expiry
 from rearview.adapters.dynamodb.table import TTL_ATTRIBUTE, create_table, table_definition
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "DynamoDBMemoryStore",
     "change_from_record",
     "create_table",
+    "expired_session",
     "is_memory_item",
     "is_ttl_expiry",
     "iso",
