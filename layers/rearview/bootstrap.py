@@ -17,6 +17,7 @@ from rearview.domain.hindsight_runs import ConsolidationJob
 from rearview.domain.memory import Episode
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.stats import Stats
+from rearview.domain.working import SessionEnded
 from rearview.domain.write import MemoryWrite, WriteResult
 from rearview.errors import ConfigurationError
 from rearview.ports import (
@@ -98,14 +99,19 @@ class Services:
         job = ConsolidationJob(namespace=namespace, reason="manual", requested_at=self.clock.now())
         return self.runner.run(job, req)
 
-    def end_session(self, namespace: str, session_id: str) -> int:
-        """A session is over: its working memory is cleared and the session-end trigger fires; the number of
-        working keys removed."""
+    def end_session(self, namespace: str, session_id: str) -> SessionEnded:
+        """A session is over: its working memory is cleared and the session-end trigger fires. A job that cannot be
+        sent is logged and never fails the call (the schedule will run the namespace)."""
         removed = self.working.clear(namespace, session_id)
+        sent = False
         if self.jobs is not None:
-            for job in self.triggers.session_ended(namespace, session_id):
-                self.jobs.send(job)
-        return removed
+            try:
+                for job in self.triggers.session_ended(namespace, session_id):
+                    self.jobs.send(job)
+                    sent = True
+            except Exception:
+                logger.exception("hindsight session-end trigger failed for %s", namespace)
+        return SessionEnded(namespace=namespace, session_id=session_id, cleared=removed, consolidation_job_sent=sent)
 
     def submit(self, namespace: str, items: Sequence[MemoryWrite], field_prefix: str = "items") -> list[WriteResult]:
         """Write through the queue when one is configured (`accepted`, stored later by the worker), else now."""
