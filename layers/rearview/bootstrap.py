@@ -7,7 +7,8 @@ pass fakes (a ManualClock, a HashingEmbedder, ...) by keyword instead of patchin
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +39,7 @@ from rearview.service.forget import ForgetService
 from rearview.service.hindsight.brief import BriefService
 from rearview.service.hindsight.consolidation import ConsolidationService
 from rearview.service.hindsight.feedback import FeedbackService
+from rearview.service.hindsight.local_worker import STOP_TIMEOUT_SECONDS, LocalConsolidationWorker
 from rearview.service.hindsight.runner import ConsolidationRunner
 from rearview.service.hindsight.stats import hindsight_stats
 from rearview.service.hindsight.triggers import HindsightTriggers
@@ -354,6 +356,32 @@ def build_consolidation_jobs(settings: Settings) -> ConsolidationJobs | None:
     from rearview.adapters.sqs_consolidation_jobs import SqsConsolidationJobs
 
     return SqsConsolidationJobs(settings.aws.consolidation_queue_url, settings=settings.aws)
+
+
+def build_local_worker(services: Services) -> LocalConsolidationWorker:
+    """The local server's background worker over `services` (not started, not attached)."""
+    return LocalConsolidationWorker(services.runner, services.triggers, services.clock, services.settings.hindsight)
+
+
+@contextmanager
+def local_consolidation(
+    services: Services, *, stop_timeout: float = STOP_TIMEOUT_SECONDS
+) -> Iterator[LocalConsolidationWorker | None]:
+    """While the block runs, a background worker takes the triggers' jobs and sweeps the schedule (unless
+    `settings.hindsight.worker` is off: then None, and nothing runs until asked); on the way out it stops
+    gracefully, before the caller closes the services."""
+    if not services.settings.hindsight.worker:
+        yield None
+        return
+    worker = build_local_worker(services)
+    previous = services.jobs
+    services.attach_jobs(worker)
+    worker.start()
+    try:
+        yield worker
+    finally:
+        services.attach_jobs(previous)
+        worker.stop(stop_timeout)
 
 
 def build_write_queue(settings: Settings, clock: Clock) -> WriteQueue | None:
