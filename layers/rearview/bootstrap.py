@@ -7,7 +7,8 @@ pass fakes (a ManualClock, a HashingEmbedder, ...) by keyword instead of patchin
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,7 @@ from rearview.domain.hindsight_runs import ConsolidationJob
 from rearview.domain.memory import Episode
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.stats import Stats
+from rearview.domain.working import SessionEnded
 from rearview.domain.write import MemoryWrite, WriteResult
 from rearview.errors import ConfigurationError
 from rearview.ports import (
@@ -39,6 +41,7 @@ from rearview.service.brief import BriefService
 from rearview.service.forget import ForgetService
 from rearview.service.hindsight.consolidation import ConsolidationService
 from rearview.service.hindsight.feedback import FeedbackService
+from rearview.service.hindsight.local_worker import STOP_TIMEOUT_SECONDS, LocalConsolidationWorker
 from rearview.service.hindsight.runner import ConsolidationRunner
 from rearview.service.hindsight.stats import hindsight_stats
 from rearview.service.hindsight.triggers import HindsightTriggers
@@ -100,14 +103,19 @@ class Services:
         job = ConsolidationJob(namespace=namespace, reason="manual", requested_at=self.clock.now())
         return self.runner.run(job, req)
 
-    def end_session(self, namespace: str, session_id: str) -> int:
-        """A session is over: its working memory is cleared and the session-end trigger fires; the number of
-        working keys removed."""
+    def end_session(self, namespace: str, session_id: str) -> SessionEnded:
+        """A session is over: its working memory is cleared and the session-end trigger fires. A job that cannot be
+        sent is logged and never fails the call (the schedule will run the namespace)."""
         removed = self.working.clear(namespace, session_id)
+        sent = False
         if self.jobs is not None:
-            for job in self.triggers.session_ended(namespace, session_id):
-                self.jobs.send(job)
-        return removed
+            try:
+                for job in self.triggers.session_ended(namespace, session_id):
+                    self.jobs.send(job)
+                    sent = True
+            except Exception:
+                logger.exception("hindsight session-end trigger failed for %s", namespace)
+        return SessionEnded(namespace=namespace, session_id=session_id, cleared=removed, consolidation_job_sent=sent)
 
     def submit(self, namespace: str, items: Sequence[MemoryWrite], field_prefix: str = "items") -> list[WriteResult]:
         """Write through the queue when one is configured (`accepted`, stored later by the worker), else now."""
@@ -416,6 +424,32 @@ def build_consolidation_jobs(settings: Settings) -> ConsolidationJobs | None:
     from rearview.adapters.sqs_consolidation_jobs import SqsConsolidationJobs
 
     return SqsConsolidationJobs(settings.aws.consolidation_queue_url, settings=settings.aws)
+
+
+def build_local_worker(services: Services) -> LocalConsolidationWorker:
+    """The local server's background worker over `services` (not started, not attached)."""
+    return LocalConsolidationWorker(services.runner, services.triggers, services.clock, services.settings.hindsight)
+
+
+@contextmanager
+def local_consolidation(
+    services: Services, *, stop_timeout: float = STOP_TIMEOUT_SECONDS
+) -> Iterator[LocalConsolidationWorker | None]:
+    """While the block runs, a background worker takes the triggers' jobs and sweeps the schedule (unless
+    `settings.hindsight.worker` is off: then None, and nothing runs until asked); on the way out it stops
+    gracefully, before the caller closes the services."""
+    if not services.settings.hindsight.worker:
+        yield None
+        return
+    worker = build_local_worker(services)
+    previous = services.jobs
+    services.attach_jobs(worker)
+    worker.start()
+    try:
+        yield worker
+    finally:
+        services.attach_jobs(previous)
+        worker.stop(stop_timeout)
 
 
 def build_write_queue(settings: Settings, clock: Clock) -> WriteQueue | None:

@@ -174,7 +174,7 @@ def test_a_job_for_one_namespace_touches_nothing_of_another(stack: AwsStack) -> 
 def send_job(stack: AwsStack, namespace: str, reason: str = "count") -> None:
     from datetime import UTC, datetime
 
-    job = ConsolidationJob(namespace=namespace, reason=reason, requested_at=datetime.now(UTC))  # type: ignore[arg-type]
+    job = ConsolidationJob(namespace=namespace, reason=reason, requested_at=datetime.now(UTC))
     SqsConsolidationJobs(stack.jobs_url, client=stack.sqs).send(job)
 
 
@@ -231,7 +231,7 @@ def test_a_failing_run_is_retried_then_dead_lettered_with_its_reason_and_error(s
 
     def build_failing(s: Settings) -> Services:
         inner = DynamoDBMemoryStore(TABLE, client=stack.dynamodb, settings=s.aws, embedder_name="hashing-256", dim=256)
-        return build(s, store=FailingApplyStore(inner))  # type: ignore[arg-type]
+        return build(s, store=FailingApplyStore(inner))
 
     consolidation = FunctionRuntime("consolidation_worker", settings=settings, build=build_failing)
     handler = consolidation_job_handler(consolidation)

@@ -38,7 +38,7 @@ MAX_RECEIVES = 3
 
 
 def _job(clock: ManualClock, reason: str = "count", ns: str = NS, **fields: Any) -> ConsolidationJob:
-    return ConsolidationJob(namespace=ns, reason=reason, requested_at=clock.now(), **fields)  # type: ignore[arg-type]
+    return ConsolidationJob(namespace=ns, reason=reason, requested_at=clock.now(), **fields)
 
 
 # --- the body and the FIFO ids --------------------------------------------------------------------------------

@@ -138,7 +138,7 @@ def test_triggers_set_to_zero_send_nothing(tmp_path: Path, clock: ManualClock, j
     services = _services(tmp_path, clock, jobs, count_trigger=0, failure_streak=0, session_end=False)
     for n in range(4):
         call(services, clock, f"Geocoded batch {n} of 100 addresses", "failure")
-    services.end_session(NS, "s1")
+    assert services.end_session(NS, "s1").consolidation_job_sent is False
     assert jobs.jobs == []
     services.close()
 
@@ -147,7 +147,8 @@ def test_ending_a_session_clears_it_and_sends_a_job(services: Services, jobs: Re
     from rearview.domain.working import WorkingWrite
 
     services.working.put(NS, "s9", "draft", WorkingWrite(value={"step": 2}))
-    assert services.end_session(NS, "s9") == 1
+    ended = services.end_session(NS, "s9")
+    assert (ended.cleared, ended.consolidation_job_sent) == (1, True)
     [job] = jobs.jobs
     assert (job.reason, job.session_id, job.namespace) == ("session_end", "s9", NS)
     assert services.working.get(NS, "s9").entries == {}
@@ -166,6 +167,20 @@ def test_schedule_is_due_for_namespaces_with_a_backlog_and_no_recent_run(
     assert sorted(j.namespace for j in services.triggers.due_by_schedule()) == ["acme:a", "acme:b"]
 
 
+class _BrokenJobs:
+    def send(self, job: object) -> None:
+        raise ConnectionError("queue unreachable")
+
+
+def test_a_job_that_cannot_be_sent_never_fails_the_session_end(services: Services) -> None:
+    from rearview.domain.working import WorkingWrite
+
+    services.attach_jobs(_BrokenJobs())
+    services.working.put(NS, "s9", "draft", WorkingWrite(value={"step": 2}))
+    ended = services.end_session(NS, "s9")
+    assert (ended.cleared, ended.consolidation_job_sent) == (1, False)
+
+
 def test_no_jobs_sink_means_no_trigger_reads(tmp_path: Path, clock: ManualClock) -> None:
     settings = Settings(data_dir=tmp_path / "data", embedder="hashing")
     services = build(settings, clock=clock)
@@ -173,11 +188,6 @@ def test_no_jobs_sink_means_no_trigger_reads(tmp_path: Path, clock: ManualClock)
     for n in range(3):
         call(services, clock, f"Geocoded batch {n} of 100 addresses", "failure")
     services.close()
-
-
-class _BrokenJobs:
-    def send(self, job: object) -> None:
-        raise RuntimeError("queue unreachable")
 
 
 def test_a_failing_trigger_never_fails_the_write(tmp_path: Path, clock: ManualClock) -> None:
