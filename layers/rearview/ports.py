@@ -133,9 +133,9 @@ class MemoryStore(Protocol):
         without scanning every memory."""
         ...
 
-    def unconsolidated_count(self, namespace: str) -> int:
-        """How many of the namespace's episodes no consolidation run has seen yet (the count trigger reads it
-        after writes: it must not scan the namespace)."""
+    def unconsolidated_count(self, namespace: str, at_most: int | None = None) -> int:
+        """How many of the namespace's episodes no consolidation run has seen yet, counting no further than
+        `at_most` when given (the count trigger reads it after writes, up to its threshold: no namespace scan)."""
         ...
 
     def close(self) -> None:

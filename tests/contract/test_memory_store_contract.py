@@ -524,6 +524,8 @@ def test_counts_the_unconsolidated_episodes_of_the_namespace_alone(
 
     assert store.unconsolidated_count("acme") == 3
     assert (store.unconsolidated_count("acme:u-42"), store.unconsolidated_count("acme2")) == (2, 1)
+    # Counting up to a threshold stops there (the count trigger asks no more of it).
+    assert [store.unconsolidated_count("acme", at_most=n) for n in (0, 1, 2, 3, 50)] == [0, 1, 2, 3, 3]
 
     done = list(store.get_many("acme", ["e1", "e2"]).values())
     store.apply(

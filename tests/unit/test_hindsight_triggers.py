@@ -211,3 +211,20 @@ def test_next_trigger_says_how_far_the_count_and_the_schedule_are(
     assert hindsight.next_trigger["count_episodes_needed"] == 9
     assert hindsight.next_trigger["schedule_at"] == (clock.now() + timedelta(hours=23)).isoformat()
     services.close()
+
+
+def test_the_schedule_skips_a_namespace_whose_day_is_spent(
+    tmp_path: Path, clock: ManualClock, jobs: RecordingJobs
+) -> None:
+    services = _services(tmp_path, clock, jobs, daily_max_clusters=1, schedule_hours=1)
+    clock.set(clock.now().replace(hour=1))
+    for day in range(3):
+        clock.advance(minutes=10)
+        for text in ("Please reply in Chinese.", "Keep your answers short."):
+            services.writer.write(NS, MemoryWrite(content=text, session_id=f"s{day}"))
+    assert services.consolidate(NS).capped_by == "daily clusters"
+    clock.advance(hours=2)
+    assert services.store.unconsolidated_count(NS) > 0 and services.triggers.due_by_schedule() == []
+    clock.set((clock.now() + timedelta(days=1)).replace(hour=0, minute=5))
+    assert [j.namespace for j in services.triggers.due_by_schedule()] == [NS]
+    services.close()

@@ -434,10 +434,11 @@ class InMemoryMemoryStore:
         with self.data.lock:
             return sorted(namespace for namespace, waiting in self.data.unconsolidated.items() if waiting)
 
-    def unconsolidated_count(self, namespace: str) -> int:
-        """How many of the namespace's episodes no run has seen (kept as they are written, not counted)."""
+    def unconsolidated_count(self, namespace: str, at_most: int | None = None) -> int:
+        """How many of the namespace's episodes no run has seen, up to `at_most` (kept as they are written)."""
         with self.data.lock:
-            return len(self.data.unconsolidated.get(namespace, ()))
+            count = len(self.data.unconsolidated.get(namespace, ()))
+        return count if at_most is None else min(count, at_most)
 
     def close(self) -> None:
         """Nothing to release: the data stays with its InMemoryData (idempotent)."""

@@ -359,12 +359,15 @@ class SqliteMemoryStore:
         )
         return [row[0] for row in rows]
 
-    def unconsolidated_count(self, namespace: str) -> int:
-        """How many of the namespace's episodes no run has seen: a count over the partial index
+    def unconsolidated_count(self, namespace: str, at_most: int | None = None) -> int:
+        """How many of the namespace's episodes no run has seen (up to `at_most`): a count over the partial index
         `episodes_unconsolidated`, which holds those rows alone."""
         rows = (
             self.db.connection()
-            .execute("SELECT COUNT(*) FROM episodes WHERE namespace = ? AND consolidated = 0", (namespace,))
+            .execute(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM episodes WHERE namespace = ? AND consolidated = 0 LIMIT ?)",
+                (namespace, -1 if at_most is None else max(at_most, 0)),
+            )
             .fetchall()
         )
         return int(rows[0][0])

@@ -6,7 +6,7 @@
   `consolidate.lesson_min_failures` failures (what finally worked): a targeted job over those episodes;
 - *session end*: a session's working memory was cleared, or the session was ended;
 - *schedule*: every namespace with unconsolidated episodes whose last run is `schedule_hours` old (or that never
-  ran).
+  ran), unless its day's caps are spent.
 Triggers only say that a run is due; where the job goes (an in-process worker, an SQS queue) is the caller's
 `ConsolidationJobs`, and whether it runs now (the lease, the caps) is the runner's.
 """
@@ -52,7 +52,7 @@ class HindsightTriggers:
             return []
         jobs = self._streak_jobs(namespace, episodes)
         count = self._settings.count_trigger
-        if count and self._store.unconsolidated_count(namespace) >= count:
+        if count and self._store.unconsolidated_count(namespace, at_most=count) >= count:
             jobs.append(self._job(namespace, "count"))
         return jobs
 
@@ -72,9 +72,16 @@ class HindsightTriggers:
         jobs = []
         for namespace in candidates:
             last = self._ledger.totals(namespace).last_run_at
-            if last is None or now - last >= timedelta(hours=hours):
+            if (last is None or now - last >= timedelta(hours=hours)) and not self._day_spent(namespace):
                 jobs.append(self._job(namespace, "schedule"))
         return jobs
+
+    def _day_spent(self, namespace: str) -> bool:
+        """Whether the namespace's runs spent the day's cap already (a run would stop at once; the schedule waits
+        for the next UTC day instead of sending it every sweep)."""
+        spend = self._ledger.spend(namespace, self._clock.now().date())
+        s = self._settings
+        return spend.clusters >= s.daily_max_clusters or spend.tokens >= s.daily_max_tokens
 
     def next_trigger(self, namespace: str, unconsolidated: int) -> dict[str, str | int | None]:
         """How far the count trigger is (episodes still needed) and when the schedule comes next (ISO 8601)."""
