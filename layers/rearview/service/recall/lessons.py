@@ -2,41 +2,31 @@
 
 The episodes a lesson was learned from say the tool's name as often as the query does, and there are many of them:
 ranked by the same scores, they crowd the one lesson out of the first results. When the query names the subject
-of a lesson (its dimension is `tool:<subject>`), the lesson is lifted to at least the score of the result at
-`lesson_place`, found by a keyword search of the lessons alone if the candidates did not hold it.
+of a lesson (its dimension is `tool:<subject>`), the lesson is lifted among the candidates to at least the score
+of the result at `lesson_place`. No search of its own: a lesson that names the tool the query names is among the
+keyword candidates already, however low it ranked.
 """
 
 from __future__ import annotations
-
-from dataclasses import replace
 
 from rearview.domain.memory import Fact
 from rearview.service.hindsight.topics import names
 from rearview.service.recall.state import TRACE_CANDIDATES, Collaborators, RecallState
 
-# Lessons the keyword search of the lessons returns at most.
-_LESSONS = 5
-
 
 def lessons(ctx: Collaborators, run: RecallState) -> None:
     """With `lesson_place` above 0, query terms, and lessons among the layers and kinds asked for: the lessons
-    whose subject the query names rise to the `lesson_place`-th score at least."""
+    among the candidates whose subject the query names rise to the `lesson_place`-th score at least (a trace
+    entry only when there is one)."""
     place, flt = ctx.tuning.lesson_place, run.filter
     if place <= 0 or not run.terms or not run.scored or "semantic" not in flt.layers:
         return
     if flt.kinds and "lesson" not in flt.kinds:
         return
+    named = [cid for _, cid in run.scored if _names_subject(run.memories.get(cid), run.query.query)]
+    if not named:
+        return
     with run.stage("lessons") as st:
-        found = ctx.index.keyword_search(
-            run.namespace, run.text, replace(flt, layers=("semantic",), kinds=("lesson",)), limit=_LESSONS
-        )
-        missing = [c.id for c in found if c.id not in run.memories]
-        if missing:
-            run.memories.update(ctx.store.get_many(run.namespace, missing))
-        named = [c.id for c in found if _names_subject(run.memories.get(c.id), run.query.query)]
-        if not named:
-            st.detail = {"place": place, "lifted": []}
-            return
         # Just above the score at the place, so the lesson takes it.
         floor = run.scored[min(place, len(run.scored)) - 1][0] * (1.0 + 1e-6)
         current = {cid: score for score, cid in run.scored}
