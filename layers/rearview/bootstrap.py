@@ -287,7 +287,7 @@ def build_opensearch_index(settings: Settings, embedder: Embedder) -> SearchInde
         timeout_seconds=aws.read_timeout_seconds,
         max_retries=max(aws.max_attempts - 1, 0),
     )
-    return OpenSearchIndex(connection, aws.opensearch_index, embedder.dim)
+    return OpenSearchIndex(connection, aws.opensearch_index, embedder.dim, engine=aws.opensearch_engine)
 
 
 def build_write_queue(settings: Settings, clock: Clock) -> WriteQueue | None:
