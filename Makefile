@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed-all
 # test-fast runs the contract suites on these backends only: the fakes and SQLite.
 FAST_BACKENDS := memory,sqlite,rules,fake
 
-.PHONY: venv run test test-fast test-long lint bench bench-locomo bench-latency clean layer synth
+.PHONY: venv run test test-fast test-long lint bench bench-locomo bench-latency clean layer synth opensearch opensearch-stop
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,14 @@ test-fast: $(STAMP)
 ## The whole suite with the long profile: the property, fuzz and fault tests with many more examples.
 test-long: $(STAMP)
 	REARVIEW_LONG_TESTS=1 $(BIN)/pytest -q
+
+## A real OpenSearch 2.19 node with k-NN (Lucene engine), assembled from Maven Central (cached in
+## ~/.cache/rearview/opensearch) and started in the background: prints its URL. `make test` starts its own.
+opensearch: $(STAMP)
+	$(BIN)/python tests/support/opensearch_node.py start
+
+opensearch-stop: $(STAMP)
+	$(BIN)/python tests/support/opensearch_node.py stop
 
 ## ruff (with the complexity gate), mypy over the package, the tests and the benchmarks, and the import contracts.
 lint: $(STAMP)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,6 +12,8 @@ import pytest
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
 from rearview.settings import Settings
+from support import opensearch_node
+from support.opensearch_node import OpenSearchCluster
 
 T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)  # a Tuesday
 # The fixtures through which the contract suites take each backend (storage, key store, inducer, reranker).
@@ -53,6 +56,27 @@ def _contract_backends(item: pytest.Item) -> list[str]:
     if callspec is None or item.get_closest_marker("contract") is None:
         return []
     return [str(callspec.params[name]) for name in CONTRACT_FIXTURES if name in callspec.params]
+
+
+@pytest.fixture(scope="session")
+def opensearch_cluster() -> Iterator[OpenSearchCluster]:
+    """A real OpenSearch cluster for the session: the one OPENSEARCH_URL names, else a node assembled from Maven
+    Central and started on first use (stopped when the session ends). When there is none, the tests that need it
+    skip, saying why (pytest keeps the reason for the session: the node is tried once)."""
+    named = OpenSearchCluster.from_environment()
+    if named is not None:
+        yield named
+        return
+    if os.environ.get("REARVIEW_OPENSEARCH_NODE", "1") == "0":
+        pytest.skip("no OpenSearch cluster: REARVIEW_OPENSEARCH_NODE=0 and no OPENSEARCH_URL")
+    try:
+        node = opensearch_node.start()
+    except opensearch_node.NodeUnavailable as exc:
+        pytest.skip(f"no OpenSearch cluster: set OPENSEARCH_URL, or fix the local node: {exc}")
+    try:
+        yield OpenSearchCluster(node.url)
+    finally:
+        node.stop()
 
 
 @pytest.fixture

@@ -413,7 +413,7 @@ def build_opensearch_index(settings: Settings, embedder: Embedder) -> SearchInde
         timeout_seconds=aws.read_timeout_seconds,
         max_retries=max(aws.max_attempts - 1, 0),
     )
-    return OpenSearchIndex(connection, aws.opensearch_index, embedder.dim)
+    return OpenSearchIndex(connection, aws.opensearch_index, embedder.dim, engine=aws.opensearch_engine)
 
 
 def build_consolidation_jobs(settings: Settings) -> ConsolidationJobs | None:

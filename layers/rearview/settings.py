@@ -204,6 +204,9 @@ class AwsSettings(BaseModel):
     opensearch_service: Literal["aoss", "es"] = "aoss"
     # The one index of every namespace's memories (a namespace is a filter, not an index).
     opensearch_index: str = "rearview-memories"
+    # The k-NN engine of an index Rearview creates: faiss, as AWS runs it; lucene on a node without faiss's native
+    # libraries (one assembled from Maven for the tests). Both score alike.
+    opensearch_engine: Literal["faiss", "lucene"] = "faiss"
     # The embedding model of `embedder` `bedrock`: Titan v2, multilingual and sized by `bedrock_embedding_dim`.
     bedrock_embedding_model: str = "amazon.titan-embed-text-v2:0"
     # Titan v2 accepts 256, 512 or 1024: 512 keeps most of 1024's quality at half the index size.

@@ -10,14 +10,18 @@ import pytest
 from rearview.adapters.hashing_embedder import HashingEmbedder
 from rearview.clock import ManualClock
 from rearview.domain.memory import Episode, Fact
-from support.contract_backends import BACKENDS, T0, Backend, make_episode, make_fact
+from support.contract_backends import BACKENDS, ON_REAL_CLUSTER, T0, Backend, make_episode, make_fact
 
 
 @pytest.fixture(params=list(BACKENDS))
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    """A fresh, empty backend with a HashingEmbedder(dim=512) and a ManualClock at T0."""
+    """A fresh, empty backend with a HashingEmbedder(dim=512) and a ManualClock at T0. A backend on a real
+    OpenSearch cluster takes the session's (and skips when there is none)."""
+    factory = BACKENDS[request.param]
+    if request.param in ON_REAL_CLUSTER:
+        factory = ON_REAL_CLUSTER[request.param](request.getfixturevalue("opensearch_cluster"))
     opened: list[Backend] = []
-    yield BACKENDS[request.param](tmp_path, HashingEmbedder(dim=512), ManualClock(T0), opened.append)
+    yield factory(tmp_path, HashingEmbedder(dim=512), ManualClock(T0), opened.append)
     for each in opened:
         each.close()
 

@@ -6,11 +6,13 @@ A backend whose index is separate from its store (the AWS backends: OpenSearch k
 DynamoDB stream) wraps its store in `IndexSyncedStore`, which after every `apply` pushes the new state of
 what changed to the index, as index_sync does from the stream; so writes made through `Backend.write`,
 `Backend.delete` or straight through `backend.store.apply` all reach the index. `make_opensearch_index` gives
-such a backend an OpenSearchIndex on the OpenSearch test double.
+such a backend an OpenSearchIndex on a real OpenSearch cluster (a node assembled for the test session, see
+`support.opensearch_node`) or on the OpenSearch test double, for what a real node cannot imitate.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -29,6 +31,7 @@ from rearview.domain.memory import Episode, Fact, Memory
 from rearview.domain.search import MemoryFilter
 from rearview.ports import Embedder, MemoryStore, SearchIndex
 from support.opensearch_double import OpenSearchDouble
+from support.opensearch_node import OpenSearchCluster
 
 T0 = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
 
@@ -138,27 +141,43 @@ class IndexSyncedStore:
         sync_index(self._store, self._index, namespace, changes)
 
 
-def connect_opensearch_index(url: str, dim: int, *, serverless: bool = False) -> OpenSearchIndex:
-    """A new OpenSearchIndex (new client) on an endpoint, its index made or checked (dimension) on the way."""
+def connect_opensearch_index(
+    url: str,
+    dim: int,
+    *,
+    serverless: bool = False,
+    name: str = "rearview-contract",
+    cluster: OpenSearchCluster | None = None,
+) -> OpenSearchIndex:
+    """A new OpenSearchIndex (new client) on an endpoint, its index made or checked (dimension) on the way.
+
+    `cluster`: a real cluster, whose signing and k-NN engine the index takes; None: the test double (unsigned)."""
+    signed_as = cluster.signed_as if cluster else None
     index = OpenSearchIndex(
         OpenSearchConnection(url, service="aoss" if serverless else "es"),
-        "rearview-contract",
+        name,
         dim,
-        client=build_opensearch_client(url, service=None),
+        client=build_opensearch_client(url, service=signed_as, region=cluster.region if cluster else None),
+        engine=cluster.engine if cluster else "faiss",
     )
     index.ensure_index()
     return index
 
 
 def make_opensearch_index(
-    tmp_path: Path, dim: int, *, serverless: bool = False
+    tmp_path: Path, dim: int, *, serverless: bool = False, cluster: OpenSearchCluster | None = None
 ) -> tuple[OpenSearchIndex, Callable[[], None]]:
-    """An OpenSearchIndex on a fresh OpenSearch test double, and the function that stops the double.
+    """An OpenSearchIndex and the function that ends it: a fresh index of its own on `cluster` (deleted at the
+    end), or without one on a fresh OpenSearch test double (stopped at the end).
 
-    serverless: the double imitates an OpenSearch Serverless vector collection (no caller-chosen document
-    ids, no _delete_by_query) and the index runs in its `aoss` mode. (The double keeps its data in memory;
-    tmp_path is taken for symmetry with the other factories.)
+    serverless (on the double only): the double imitates an OpenSearch Serverless vector collection (no
+    caller-chosen document ids, no _delete_by_query) and the index runs in its `aoss` mode. (The double keeps
+    its data in memory; tmp_path is taken for symmetry with the other factories.)
     """
+    if cluster is not None:
+        name = f"rearview-contract-{uuid.uuid4().hex[:12]}"
+        index = connect_opensearch_index(cluster.url, dim, serverless=serverless, name=name, cluster=cluster)
+        return index, index.delete_index
     double = OpenSearchDouble(serverless=serverless).start()
     try:
         return connect_opensearch_index(double.url, dim, serverless=serverless), double.close
@@ -174,17 +193,28 @@ def _opensearch_backend(
     opened: Callable[[Backend], None],
     *,
     serverless: bool,
+    cluster: OpenSearchCluster | None = None,
 ) -> Backend:
-    """SQLite (on tmp_path) as the store, OpenSearchIndex on the double as the index, synced after each apply."""
+    """SQLite (on tmp_path) as the store, OpenSearchIndex on `cluster` (or the double) as the index, synced after
+    each apply."""
     path = tmp_path / "data" / "rearview.db"
-    first_index, stop_double = make_opensearch_index(tmp_path, embedder.dim, serverless=serverless)
+    first_index, end_index = make_opensearch_index(tmp_path, embedder.dim, serverless=serverless, cluster=cluster)
     name = "opensearch-serverless" if serverless else "opensearch"
+    ended = False
+
+    def end() -> None:
+        nonlocal ended
+        if not ended:
+            ended = True
+            end_index()
 
     def open_backend(with_embedder: Embedder | None, index: OpenSearchIndex | None) -> Backend:
         chosen = with_embedder or embedder
         db = SqliteDatabase(path, embedder_name=chosen.name, dim=chosen.dim)
         try:
-            index = index or connect_opensearch_index(first_index.endpoint, chosen.dim, serverless=serverless)
+            index = index or connect_opensearch_index(
+                first_index.endpoint, chosen.dim, serverless=serverless, name=first_index.index_name, cluster=cluster
+            )
         except BaseException:
             db.close()
             raise
@@ -196,7 +226,7 @@ def _opensearch_backend(
 
         def close() -> None:
             db.close()
-            stop_double()
+            end()
 
         backend = Backend(
             name=name,
@@ -297,10 +327,17 @@ BACKENDS: dict[str, BackendFactory] = {
     # The in-memory fake (tests and throwaway runs), held to the same contract.
     "memory": _memory_backend,
     "dynamodb": _dynamodb_backend,
-    # OpenSearch as on a managed domain: deterministic document ids, _delete_by_query.
+    # OpenSearch as on a managed domain: deterministic document ids, _delete_by_query. The suite runs it on a
+    # real cluster (ON_REAL_CLUSTER); this factory alone puts it on the double.
     "opensearch": partial(_opensearch_backend, serverless=False),
-    # OpenSearch as on a Serverless vector collection: server-assigned ids, no _delete_by_query.
+    # OpenSearch as on a Serverless vector collection: server-assigned ids, no _delete_by_query. On the double,
+    # which refuses what a collection refuses (a real node accepts both).
     "opensearch-serverless": partial(_opensearch_backend, serverless=True),
+}
+# The backends that run on a real OpenSearch cluster: the fixture makes their factory with the session's
+# cluster, and skips them (saying why) when there is none.
+ON_REAL_CLUSTER: dict[str, Callable[[OpenSearchCluster], BackendFactory]] = {
+    "opensearch": lambda cluster: partial(_opensearch_backend, serverless=False, cluster=cluster),
 }
 
 

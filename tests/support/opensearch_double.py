@@ -6,8 +6,8 @@ double does not check):
 
 - `PUT /<index>` with `settings` (`index.knn`, a custom analyzer of the standard tokenizer and the known token
   filters) and `mappings` (`dynamic: strict`; keyword, text, boolean, date_nanos, date, long, knn_vector with
-  `method` hnsw/faiss and a dimension); `HEAD /<index>`, `GET /<index>/_mapping`, `PUT /<index>/_mapping` (new
-  keyword, boolean or long fields only), `DELETE /<index>`.
+  `method` hnsw on faiss or lucene and a dimension); `HEAD /<index>`, `GET /<index>/_mapping`,
+  `PUT /<index>/_mapping` (new keyword, boolean or long fields only), `DELETE /<index>`.
 - `POST [/<index>]/_bulk` (NDJSON `index` with or without `_id`, and `delete`), `DELETE /<index>/_doc/<id>`,
   `POST /<index>/_delete_by_query`, `POST /<index>/_refresh`.
 - `POST /<index>/_search` and `POST [/<index>]/_msearch` with bodies of `size`, `track_total_hits`, `_source`
@@ -24,7 +24,7 @@ How it computes:
   BM25 match needs.
 - BM25 as Lucene (k1 = 1.2, b = 0.75, idf = ln(1 + (N - n + 0.5) / (n + 0.5))) over the whole index, like a
   single shard; exact document lengths (Lucene rounds them).
-- k-NN is exact (numpy) over the documents that pass the filter, scored as faiss scores `innerproduct`:
+- k-NN is exact (numpy) over the documents that pass the filter, scored as faiss (and Lucene) score `innerproduct`:
   ip + 1 if ip >= 0, else 1 / (1 - ip). Every write is visible at once (as if refreshed after each request).
 
 Not supported: scoring options, aggregations other than `terms`, sorting, pagination, highlighting, aliases,
@@ -33,8 +33,10 @@ nested documents, any analyzer other than the one described, and k-NN inside a b
 
 `serverless=True` imitates an OpenSearch Serverless VECTORSEARCH collection where this adapter cares: a bulk
 `index` with an `_id` fails (item status 400), and `_delete_by_query` and `_refresh` answer 404.
-`set_down(True)` makes every request answer 503 (an index that is down). `requests` logs (method, path) of
-every request and `bodies` its raw body, for tests that assert what went over the wire.
+`path_prefix="/opensearch/us-east-1/domain"` serves the cluster under that path only (as LocalStack's `path`
+endpoint strategy does) and answers 404 elsewhere. `set_down(True)` makes every request answer 503 (an index that
+is down). `requests` logs (method, path) of every request and `bodies` its raw body, for tests that assert what
+went over the wire.
 """
 
 from __future__ import annotations
@@ -248,8 +250,8 @@ def _validate_knn_field(name: str, spec: dict[str, Any]) -> None:
     if not isinstance(spec.get("dimension"), int) or spec["dimension"] < 1:
         raise _bad(f"knn_vector [{name}]: dimension must be a positive integer", "mapper_parsing_exception")
     method = spec.get("method", {})
-    if method.get("name") != "hnsw" or method.get("engine") != "faiss":
-        raise _bad(f"knn_vector [{name}]: the double only supports hnsw on faiss", "mapper_parsing_exception")
+    if method.get("name") != "hnsw" or method.get("engine") not in {"faiss", "lucene"}:
+        raise _bad(f"knn_vector [{name}]: the double only supports hnsw on faiss or lucene", "mapper_parsing_exception")
     if method.get("space_type") != "innerproduct":
         raise _bad(f"knn_vector [{name}]: the double only scores innerproduct", "mapper_parsing_exception")
     if set(method.get("parameters", {})) - {"m", "ef_construction"}:
@@ -569,8 +571,9 @@ class _Searcher:
 class OpenSearchDouble:
     """The double's state and routes; `start()` serves it on 127.0.0.1 until `close()`."""
 
-    def __init__(self, *, serverless: bool = False) -> None:
+    def __init__(self, *, serverless: bool = False, path_prefix: str = "") -> None:
         self.serverless = serverless
+        self.path_prefix = path_prefix.rstrip("/")
         self.indices: dict[str, _Index] = {}
         self.requests: list[tuple[str, str]] = []
         self.bodies: list[bytes] = []
@@ -656,16 +659,23 @@ class OpenSearchDouble:
         """Answer one request: (status, JSON payload or None)."""
         parsed = urlparse(raw_path)
         params = {k: v[-1] for k, v in parse_qs(parsed.query).items()}
-        parts = [unquote(p) for p in parsed.path.split("/") if p]
         with self._lock:
             self.requests.append((method, parsed.path))
             self.bodies.append(raw_body)
             if self._down:
                 return 503, DoubleError(503, "unavailable", "[opensearch double] the index is down").body()
             try:
+                parts = [unquote(p) for p in self._unprefixed(parsed.path).split("/") if p]
                 return self._route(method, parts, params, raw_body)
             except DoubleError as exc:
                 return exc.status, exc.body()
+
+    def _unprefixed(self, path: str) -> str:
+        """The path under `path_prefix` (where a proxy routing by path would serve the cluster); 404 elsewhere."""
+        prefix = self.path_prefix
+        if prefix and path != prefix and not path.startswith(prefix + "/"):
+            raise DoubleError(404, "no_handler_found", f"[opensearch double] {path} is not under {prefix}")
+        return path[len(prefix) :]
 
     def _route(self, method: str, parts: list[str], params: dict[str, str], raw: bytes) -> tuple[int, Any]:
         if set(params) - {"conflicts", "ignore_unavailable"}:

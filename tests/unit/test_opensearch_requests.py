@@ -557,6 +557,59 @@ def test_hybrid_search_without_content_words_sends_only_the_knn_search(double: O
     assert "knn" in _ndjson(double.bodies[-1])[1]["query"]
 
 
+def test_an_endpoint_with_a_path_keeps_it_on_every_request() -> None:
+    # LocalStack's `path` endpoint strategy serves a domain under /opensearch/<region>/<domain>.
+    prefix = "/opensearch/us-east-1/rearview"
+    with OpenSearchDouble(path_prefix=prefix) as server:
+        index = OpenSearchIndex(OpenSearchConnection(f"{server.url}{prefix}/", service=None), "mem", 3)
+        flt = MemoryFilter()
+
+        index.ensure_index()
+        index.ensure_index()
+        index.upsert([(_episode(content="long hike", entities=["Alps"]), np.ones(3)), (_fact(), np.ones(3))])
+        index.refresh()
+        found = [
+            index.keyword_search("acme", "hiking", flt, 5),
+            index.vector_search("acme", np.ones(3), flt, 5),
+            *index.hybrid_search("acme", "hiking", np.ones(3), flt, 5),
+        ]
+        shares = index.entity_shares("acme")
+        index.delete("acme", ["f1"])
+        deleted = index.delete_namespace("acme")
+        index.delete_index()
+
+        assert [[c.id for c in each] for each in found] == [["e1"], ["e1", "f1"], ["e1"], ["e1", "f1"]]
+        assert shares.shares == {"Alps": 1.0}
+        assert deleted == 1
+        paths = [path for _, path in server.requests]
+        assert {path.removeprefix(prefix) for path in paths} >= {"/mem", "/mem/_mapping", "/_bulk", "/mem/_search",
+                                                                  "/mem/_msearch", "/mem/_delete_by_query"}  # fmt: skip
+        assert all(path.startswith(f"{prefix}/") for path in paths), paths
+
+
+@pytest.mark.parametrize("endpoint", ["http://127.0.0.1:{port}", "http://127.0.0.1:{port}/"])
+def test_an_endpoint_without_a_path_is_served_at_the_root(endpoint: str, double: OpenSearchDouble) -> None:
+    port = double.url.rsplit(":", 1)[1]
+
+    OpenSearchIndex(OpenSearchConnection(endpoint.format(port=port), service=None), "mem", 3).ensure_index()
+
+    assert double.requests[0] == ("HEAD", "/mem")
+
+
+def test_the_k_nn_engine_is_a_choice_of_the_index(double: OpenSearchDouble) -> None:
+    index = OpenSearchIndex(
+        OpenSearchConnection(double.url), "mem", 3, client=build_opensearch_client(double.url, service=None),
+        engine="lucene",
+    )  # fmt: skip
+
+    index.ensure_index()
+
+    (create,) = [json.loads(b) for (m, _), b in zip(double.requests, double.bodies, strict=True) if m == "PUT"]
+    assert create == index_mapping(3, "lucene")
+    assert create["mappings"]["properties"]["vector"]["method"]["engine"] == "lucene"
+    assert index_mapping(3)["mappings"]["properties"]["vector"]["method"]["engine"] == "faiss"
+
+
 def test_a_query_vector_of_the_wrong_dimension_is_refused(double: OpenSearchDouble) -> None:
     index = _index(double)
 

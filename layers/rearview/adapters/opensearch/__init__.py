@@ -13,8 +13,9 @@ One index holds every namespace's episodes and facts, one document per memory:
 - `search_text` (text): content, tags and entities, analysed for English (possessives, stop words, Porter
   stemming) and for Chinese and Japanese (`cjk_bigram`: overlapping character bigrams, as
   `rearview.text_analysis` does for the embedded backend);
-- `vector` (knn_vector): faiss HNSW, inner product. Vectors are L2-normalised on the way in and the query on
-  the way out, so the inner product IS the cosine. `cosine_from_knn_score` undoes faiss's score transform.
+- `vector` (knn_vector): HNSW, inner product, on faiss (or on lucene, pure Java, where faiss's native libraries
+  are missing: `aws.opensearch_engine`). Vectors are L2-normalised on the way in and the query on the way out,
+  so the inner product IS the cosine. `cosine_from_knn_score` undoes the engines' (common) score transform.
 
 The two primitive searches are a BM25 `match` inside a `bool` filter and a `knn` query with an efficient
 (pre-)filter; `hybrid_search` sends both in one `_msearch`. Fusion, decay and budgets stay in the core, so both

@@ -42,7 +42,10 @@ def build_opensearch_client(
     timeout_seconds: float = 10.0,
     max_retries: int = 2,
 ) -> OpenSearch:
-    """An opensearch-py client for `endpoint` (https://host[:port] or http://... for a local cluster).
+    """An opensearch-py client for `endpoint` (https://host[:port][/path] or http://... for a local cluster).
+
+    A path in the endpoint prefixes every request: a domain behind a proxy that routes by path (LocalStack's
+    `path` endpoint strategy: http://localhost:4566/opensearch/<region>/<domain>) is reached there, not at /.
 
     service `aoss`/`es`: requests signed with SigV4 (`RequestsAWSV4SignerAuth`, the non-deprecated name of
     `AWSV4SignerAuth`) with the default boto3 credentials; None: unsigned (a local cluster or the test double;
@@ -68,8 +71,11 @@ def build_opensearch_client(
         auth = RequestsAWSV4SignerAuth(credentials, signing_region, service)
     elif parsed.username:
         auth = (parsed.username, parsed.password or "")
+    host: dict[str, Any] = {"host": parsed.hostname, "port": port}
+    if parsed.path.strip("/"):
+        host["url_prefix"] = parsed.path.rstrip("/")
     return OpenSearch(
-        hosts=[{"host": parsed.hostname, "port": port}],
+        hosts=[host],
         http_auth=auth,
         use_ssl=use_ssl,
         verify_certs=use_ssl,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -19,6 +19,9 @@ VECTOR_FIELD = "vector"
 # HNSW graph parameters: faiss defaults raised a little for recall on 256..1024-dimensional text embeddings.
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
+# The k-NN engines the mapping may name: faiss (native, what AWS runs) or lucene (pure Java: a node without
+# faiss's native libraries). Both score `innerproduct` alike, so `cosine_from_knn_score` serves both.
+KnnEngine = Literal["faiss", "lucene"]
 
 
 def document_id(namespace: str, layer: StoredLayer, memory_id: str) -> str:
@@ -35,7 +38,7 @@ def iso_utc(value: datetime) -> str:
     return aware.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def index_mapping(dim: int) -> dict[str, Any]:
+def index_mapping(dim: int, engine: KnnEngine = "faiss") -> dict[str, Any]:
     """The body of `PUT <index>`: settings (k-NN on, the text analyzer) and the strict mapping."""
     return {
         "settings": {
@@ -87,7 +90,7 @@ def index_mapping(dim: int) -> dict[str, Any]:
                     "dimension": dim,
                     "method": {
                         "name": "hnsw",
-                        "engine": "faiss",
+                        "engine": engine,
                         "space_type": "innerproduct",
                         "parameters": {"m": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION},
                     },

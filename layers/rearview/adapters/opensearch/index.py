@@ -11,6 +11,7 @@ import numpy as np
 from rearview.adapters.opensearch.client import OpenSearchConnection
 from rearview.adapters.opensearch.documents import (
     VECTOR_FIELD,
+    KnnEngine,
     bulk_delete_lines,
     bulk_upsert_lines,
     document_id,
@@ -76,10 +77,12 @@ class OpenSearchIndex(SearchIndex):
         *,
         client: OpenSearch | None = None,
         custom_ids: bool | None = None,
+        engine: KnnEngine = "faiss",
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         """`client` is built from `connection` on first use unless given. `custom_ids` defaults to False on `aoss`
-        (see the package doc). `monotonic` times the entity-share cache (a test passes its own)."""
+        (see the package doc). `engine` is the k-NN engine of an index this creates (an existing index keeps its
+        own). `monotonic` times the entity-share cache (a test passes its own)."""
         if dim < 1:
             raise ConfigurationError(f"opensearch index: dimension must be positive, got {dim}")
         self.connection = connection
@@ -88,6 +91,7 @@ class OpenSearchIndex(SearchIndex):
         self.index_name = index_name
         self.dim = int(dim)
         self.custom_ids = connection.service != "aoss" if custom_ids is None else custom_ids
+        self.engine: KnnEngine = engine
         self._client = client
         self._monotonic = monotonic
         # namespace -> (counted at, monotonic seconds; shares): a warm Lambda counts a namespace once in a while.
@@ -103,7 +107,7 @@ class OpenSearchIndex(SearchIndex):
     # index management
 
     def ensure_index(self) -> bool:
-        """Create the index with `index_mapping(dim)` unless it exists; True if created.
+        """Create the index with `index_mapping(dim, engine)` unless it exists; True if created.
 
         An existing index made for another vector dimension raises EmbeddingMismatch; one made before a field was
         added to the mapping gets the field (new documents carry it; `rearview reindex` fills the old ones).
@@ -111,12 +115,12 @@ class OpenSearchIndex(SearchIndex):
         if self.client.indices.exists(index=self.index_name):
             self._reconcile_mapping()
             return False
-        self.client.indices.create(index=self.index_name, body=index_mapping(self.dim))
+        self.client.indices.create(index=self.index_name, body=index_mapping(self.dim, self.engine))
         return True
 
     def _reconcile_mapping(self) -> None:
         """Refuse an index of another vector dimension; add the fields of `index_mapping` it lacks."""
-        wanted: dict[str, Any] = index_mapping(self.dim)["mappings"]["properties"]
+        wanted: dict[str, Any] = index_mapping(self.dim, self.engine)["mappings"]["properties"]
         found = self.client.indices.get_mapping(index=self.index_name)
         for body in found.values():
             present = body.get("mappings", {}).get("properties", {})

@@ -143,10 +143,10 @@ def knn_query(namespace: str, vector: Sequence[float], flt: MemoryFilter, limit:
 
 
 def cosine_from_knn_score(score: float) -> float:
-    """The cosine of a k-NN hit, from the score faiss gives for `innerproduct`.
+    """The cosine of a k-NN hit, from the score faiss (or lucene) gives for `innerproduct`.
 
-    faiss scores an inner product ip as `ip + 1` when ip >= 0 and `1 / (1 - ip)` when ip < 0 (scores must be
-    positive); on unit vectors ip is the cosine. So cosine = score - 1 for score >= 1, else 1 - 1 / score.
+    Both engines score an inner product ip as `ip + 1` when ip >= 0 and `1 / (1 - ip)` when ip < 0 (scores must
+    be positive); on unit vectors ip is the cosine. So cosine = score - 1 for score >= 1, else 1 - 1 / score.
     """
     if score >= 1.0:
         return score - 1.0
