@@ -226,3 +226,19 @@ def test_runs_of_one_namespace_never_touch_another(services: Services, clock: Ma
     assert services.ledger.runs("acme:other") == []
     assert services.store.unconsolidated_count("acme:other") == 1
     assert services.stats("acme:other").hindsight.runs == 0  # type: ignore[union-attr]
+
+
+def test_what_finally_worked_restates_the_lesson_instead_of_adding_to_it(
+    services: Services, clock: ManualClock
+) -> None:
+    services.attach_jobs(InlineJobs(services.runner))
+    for n, outcome in ((400, "HTTP 413"), (300, "HTTP 413"), (200, "HTTP 413"), (50, "200 OK")):
+        clock.advance(minutes=5)
+        services.writer.write(
+            NS,
+            MemoryWrite(content=f"Sent a batch of {n} rows to the importer", event_type="tool_call",
+                        entities=["importer"], outcome=outcome),
+        )  # fmt: skip
+    [lesson] = services.store.list_memories(NS, MemoryFilter(layers=("semantic",), kinds=("lesson",)))
+    assert "50" in lesson.content and "keeps failing" not in lesson.content and ";" in lesson.content
+    assert lesson.content.count("importer") == 1
