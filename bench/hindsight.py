@@ -35,6 +35,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hindsight_brief import BriefScore, brief_report, score_tasks
 from hindsight_heldout import HELDOUT
 from hindsight_heldout2 import HELDOUT2
 from hindsight_heldout3 import HELDOUT3
@@ -80,6 +81,7 @@ class ScenarioScore:
     after_forget_found: int = 0
     wrong: list[str] = field(default_factory=list)
     missed: list[str] = field(default_factory=list)
+    brief: list[BriefScore] = field(default_factory=list)
 
 
 # --- matching ---------------------------------------------------------------------------------------------------
@@ -175,6 +177,7 @@ def run_scenario(services: Services, clock: ManualClock, scenario: Scenario, ind
         clock.set(T0 + timedelta(days=max(phase_end, max((n.day for n in noise), default=0)) + 0.5))
         services.consolidator.consolidate(namespace, ConsolidateRequest())
     _score_memories(services, namespace, scenario, score)
+    score.brief = score_tasks(services, clock, namespace, scenario.name, matches)
     _forget_and_check(services, clock, namespace, scenario, written, score)
     return score
 
@@ -481,6 +484,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name in names:
             results[name] = run_inducer(name, args, Path(tmp), lambda line: print(line, file=sys.stderr))
         print(report(results))
+        print()
+        print(brief_report({name: [b for s in r["sets"]["scripted"]["scores"] for b in s.brief]
+                            for name, r in results.items()}))  # fmt: skip
         if args.data is not None:
             from hindsight_locomo import locomo_report, run_locomo
 

@@ -27,6 +27,7 @@ SECTIONS: dict[str, str] = {
     "write": "Write path (`REARVIEW_WRITE__*`)",
     "recall": "Recall (`REARVIEW_RECALL__*`)",
     "consolidate": "Hindsight consolidation (`REARVIEW_CONSOLIDATE__*`)",
+    "hindsight": "Consolidation by itself: triggers, caps, brief and feedback (`REARVIEW_HINDSIGHT__*`)",
     "openai": "The OpenAI-compatible inducer (`REARVIEW_OPENAI__*`, with `REARVIEW_INDUCER=openai`)",
     "aws": "The AWS backend (`REARVIEW_AWS__*`, set by the CDK app in the functions)",
 }

@@ -1,7 +1,9 @@
-"""Lambda `consolidate`: on the EventBridge schedule, every namespace with unconsolidated episodes; over HTTP, the
-consolidate route of one namespace."""
+"""Lambda `consolidate`: over HTTP, the consolidate route of one namespace (a run now, under its lease and caps); on
+the EventBridge schedule, one job per namespace with unconsolidated episodes onto the consolidation queue, for the
+consolidation worker."""
 
+from rearview.api.consolidation_lambda import consolidate_handler
 from rearview.api.lambda_runtime import FunctionRuntime
 
 runtime = FunctionRuntime("consolidate")
-handler = runtime.consolidate_handler()
+handler = consolidate_handler(runtime)

@@ -1,20 +1,27 @@
 """The Lambda functions: one per `functions/<name>/handler.py`, all on the shared layer, each granted only
 what it calls.
 
-| function     | trigger                  | DynamoDB        | SQS                 | OpenSearch | Bedrock         |
-|--------------|--------------------------|-----------------|---------------------|------------|-----------------|
-| write        | HTTP: memories, WM, keys | read/write      | send (write queue)  | -          | -               |
-| write_worker | write queue              | read/write      | consume; send (DLQ) | read       | embed           |
-| index_sync   | table stream             | stream only     | on-failure queue    | write      | -               |
-| recall       | HTTP: recall, get, stats | read/write (*)  | -                   | read       | embed (**)      |
-| forget       | HTTP: forget, delete     | read/write      | -                   | -          | -               |
-| consolidate  | HTTP + hourly schedule   | read/write      | -                   | read       | embed, LLM      |
-| mcp          | HTTP: POST /mcp          | read/write      | send (write queue)  | read       | embed, LLM (**) |
-| authorizer   | API Gateway authorizer   | read `APIKEY#*` | -                   | -          | -               |
+| function             | trigger                  | DynamoDB        | SQS                    | search | Bedrock        |
+|----------------------|--------------------------|-----------------|------------------------|--------|----------------|
+| write                | HTTP: memories, WM, keys | read/write      | send: write, jobs      | -      | -              |
+| write_worker         | write queue              | read/write      | take; send: DLQ, jobs  | read   | embed          |
+| index_sync           | table stream             | read (***)      | on-failure; send: jobs | write  | -              |
+| recall               | HTTP: recall, get, stats | read/write (*)  | -                      | read   | embed (**)     |
+| forget               | HTTP: forget, delete     | read/write      | -                      | -      | -              |
+| consolidate          | HTTP + schedule          | read/write      | send: jobs             | read   | embed, LLM     |
+| consolidation_worker | jobs (FIFO)              | read/write      | take; send: its DLQ    | -      | embed, LLM (+) |
+| mcp                  | HTTP: POST /mcp          | read/write      | send: write, jobs      | read   | embed, LLM(**) |
+| authorizer           | API Gateway authorizer   | read `APIKEY#*` | -                      | -      | -              |
 
+`write` is the write queue, `jobs` the consolidation queue, `take` consume (receive, delete), search OpenSearch.
 (*) recall writes access counts and the namespace's recall statistics. (**) and rerank, when a rerank model is
-deployed (`rearview:rerankModel`). Index writes happen only in index_sync: forget and consolidation change
-DynamoDB, and the stream carries it over."""
+deployed (`rearview:rerankModel`). (***) for Hindsight's triggers (the namespace's unconsolidated count, its recent
+outcomes); it never writes. (+) the induction model only with `rearview:inducer=bedrock`. Index writes happen only
+in index_sync: forget and consolidation change DynamoDB, and the stream carries it over.
+
+The consolidation queue's senders are the functions that detect triggers: the write worker (after each write), the
+stream (writes from any path, sessions the TTL ended), the write and mcp functions (a session ended by its caller)
+and consolidate (the schedule)."""
 
 from __future__ import annotations
 
@@ -31,7 +38,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from rearview_infra.layer import RUNTIME
-from rearview_infra.queues import WriteQueues
+from rearview_infra.queues import ConsolidationQueues, WriteQueues
 from rearview_infra.search import SearchBackend
 
 HANDLER = "handler.handler"
@@ -52,24 +59,38 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
     FunctionSpec("index_sync", "DynamoDB stream -> OpenSearch upserts and deletes", 60, 512),
     FunctionSpec("recall", "Hybrid recall, get memory, stats", 15, 1024),
     FunctionSpec("forget", "Forget by id, session or filter, with cascade", 28, 512),
-    # The scheduled run walks every namespace with unconsolidated episodes; the HTTP route one namespace.
-    FunctionSpec("consolidate", "Consolidates episodes into facts (hourly and on request)", 300, 1024),
+    # Over HTTP a run of one namespace, which may outlast API Gateway's 30 s: the run still completes and is
+    # recorded. On the schedule it only enqueues.
+    FunctionSpec("consolidate", "Consolidates a namespace on request; enqueues the scheduled jobs", 300, 1024),
+    # A job's run stops starting clusters `consolidation_safety_seconds` before this; shorter than a run's lease
+    # (`hindsight.lease_seconds`, 600 s), so a run never outlives the lease that keeps a second one out.
+    FunctionSpec("consolidation_worker", "Runs consolidation jobs from the FIFO queue", 300, 1024),
     FunctionSpec("mcp", "MCP server (Streamable HTTP, stateless)", 28, 1024),
     FunctionSpec("authorizer", "API key authorizer for the HTTP API (simple responses)", 5, 256),
 )
 FUNCTION_NAMES: tuple[str, ...] = tuple(spec.name for spec in FUNCTION_SPECS)
 WORKER_TIMEOUT = Duration.seconds(next(s.timeout_seconds for s in FUNCTION_SPECS if s.name == "write_worker"))
+CONSOLIDATION_WORKER_TIMEOUT = Duration.seconds(
+    next(s.timeout_seconds for s in FUNCTION_SPECS if s.name == "consolidation_worker")
+)
 
 # Functions that search the index, embed queries or texts, and summarise clusters.
 _SEARCHERS = ("write_worker", "recall", "consolidate", "mcp")
-_EMBEDDERS = ("write_worker", "recall", "consolidate", "mcp")
+_EMBEDDERS = ("write_worker", "recall", "consolidate", "consolidation_worker", "mcp")
 _SUMMARISERS = ("consolidate", "mcp")
 # Functions that answer recalls, and so call the rerank model when one is deployed.
 _RERANKERS = ("recall", "mcp")
-_TABLE_WRITERS = ("write", "write_worker", "recall", "forget", "consolidate", "mcp")
+_TABLE_WRITERS = ("write", "write_worker", "recall", "forget", "consolidate", "consolidation_worker", "mcp")
+# Index sync reads the table for the triggers only.
+_TABLE_READERS = ("index_sync",)
 # Only these put messages on the write queue, so only they are told its URL: with a queue configured,
 # `Services.submit` accepts instead of storing, which the worker must never do.
 _QUEUE_SENDERS = ("write", "mcp")
+# The functions that detect Hindsight's triggers: told the consolidation queue's URL (`Services.jobs`), and allowed
+# to send to it. `write` serves ending and clearing sessions over HTTP (the route table), `mcp` as a tool.
+_JOB_SENDERS = ("write", "write_worker", "index_sync", "consolidate", "mcp")
+# The functions that run consolidation, told the inducer to use.
+_CONSOLIDATORS = ("consolidate", "consolidation_worker", "mcp")
 
 # Cross-region inference profiles (`us.anthropic...`) name a geography before the model id.
 _INFERENCE_PROFILE_PREFIXES = ("us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-gov.", "global.")
@@ -77,6 +98,13 @@ _INFERENCE_PROFILE_PREFIXES = ("us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-g
 # Stream records that index sync acts on: episodes and facts (working memory, namespace state and API keys are
 # never indexed). The function ignores the others too; filtering here saves the invocations.
 _INDEXED_SORT_KEY_PREFIXES = ("EP#", "FACT#")
+# ... and working memory that DynamoDB's TTL removed (a session that timed out: Hindsight's session-end trigger).
+# A caller's own delete of working memory is not passed: the function that deleted it sent its job.
+_TTL_REMOVAL_OF_WORKING_MEMORY = {
+    "eventName": ["REMOVE"],
+    "userIdentity": {"type": ["Service"], "principalId": ["dynamodb.amazonaws.com"]},
+    "dynamodb": {"Keys": {"sk": {"S": [{"prefix": "WM#"}]}}},
+}
 
 
 @dataclass(frozen=True)
@@ -96,6 +124,23 @@ class StreamSettings:
     batch_size: int = 100
     retry_attempts: int = 5
     max_record_age: Duration = Duration.hours(12)
+
+
+@dataclass(frozen=True)
+class HindsightDeployment:
+    """Consolidation on AWS: its queues, how often the schedule consolidates a namespace with a backlog, the
+    inducer, and how many worker invocations may run at once (each holds a namespace; a model inducer's quota is
+    shared by all of them)."""
+
+    queues: ConsolidationQueues
+    schedule_hours: float = 24.0
+    inducer: str = "rules"
+    worker_max_concurrency: int = 5
+
+
+def service_name(function: str) -> str:
+    """Powertools' service name of a function: the `service` dimension of the metrics it emits."""
+    return f"rearview-{function}"
 
 
 def bedrock_model_arns(model_id: str) -> list[str]:
@@ -124,6 +169,7 @@ class RearviewFunctions(Construct):
         layer: lambda_.ILayerVersion,
         table: dynamodb.Table,
         queues: WriteQueues,
+        hindsight: HindsightDeployment,
         search: SearchBackend,
         opensearch_index: str,
         models: BedrockModels,
@@ -147,6 +193,8 @@ class RearviewFunctions(Construct):
             "REARVIEW_AWS__BEDROCK_EMBEDDING_MODEL": models.embedding_model,
             "REARVIEW_AWS__BEDROCK_EMBEDDING_DIM": str(models.embedding_dim),
             "REARVIEW_AWS__BEDROCK_INDUCTION_MODEL": models.summary_model,
+            # Every function reports the schedule's next run in `stats`; the schedule reads it to pick the namespaces.
+            "REARVIEW_HINDSIGHT__SCHEDULE_HOURS": f"{hindsight.schedule_hours:g}",
             "POWERTOOLS_METRICS_NAMESPACE": "Rearview",
             "POWERTOOLS_LOG_LEVEL": log_level,
             # Responses carry users' memories: keep them out of X-Ray.
@@ -159,6 +207,7 @@ class RearviewFunctions(Construct):
             "REARVIEW_AWS__DEAD_LETTER_QUEUE_URL": queues.dead_letter_queue.queue_url,
             "REARVIEW_AWS__MAX_RECEIVE_COUNT": str(queues.max_receive_count),
         }
+        _add_hindsight_env(extra_env, hindsight)
         if models.rerank_model:
             for name in _RERANKERS:
                 extra_env[name] = {
@@ -171,7 +220,7 @@ class RearviewFunctions(Construct):
         for spec in FUNCTION_SPECS:
             env = {
                 **shared_env,
-                "POWERTOOLS_SERVICE_NAME": f"rearview-{spec.name}",
+                "POWERTOOLS_SERVICE_NAME": service_name(spec.name),
                 **extra_env.get(spec.name, {}),
             }
             self.functions[spec.name] = self._function(spec, functions_dir, layer, architecture, env)
@@ -179,6 +228,8 @@ class RearviewFunctions(Construct):
 
         for name in _TABLE_WRITERS:
             table.grant_read_write_data(fn[name])
+        for name in _TABLE_READERS:
+            table.grant_read_data(fn[name])
         _grant_api_key_reads(table, fn["authorizer"])
         for name in _QUEUE_SENDERS:
             queues.queue.grant_send_messages(fn[name])
@@ -190,6 +241,7 @@ class RearviewFunctions(Construct):
             _grant_invoke(fn[name], models.embedding_model)
         for name in _SUMMARISERS:
             _grant_invoke(fn[name], models.summary_model)
+        self._wire_hindsight(hindsight, models)
         if models.rerank_model:
             for name in _RERANKERS:
                 _grant_rerank(fn[name], models.rerank_model)
@@ -216,11 +268,36 @@ class RearviewFunctions(Construct):
                 max_record_age=stream.max_record_age,
                 on_failure=event_sources.SqsDlq(queues.index_failures),
                 filters=[
-                    lambda_.FilterCriteria.filter(
-                        {"dynamodb": {"Keys": {"sk": {"S": lambda_.FilterRule.begins_with(prefix)}}}}
-                    )
-                    for prefix in _INDEXED_SORT_KEY_PREFIXES
+                    *(
+                        lambda_.FilterCriteria.filter(
+                            {"dynamodb": {"Keys": {"sk": {"S": lambda_.FilterRule.begins_with(prefix)}}}}
+                        )
+                        for prefix in _INDEXED_SORT_KEY_PREFIXES
+                    ),
+                    lambda_.FilterCriteria.filter(_TTL_REMOVAL_OF_WORKING_MEMORY),
                 ],
+            )
+        )
+
+    def _wire_hindsight(self, hindsight: HindsightDeployment, models: BedrockModels) -> None:
+        """The consolidation queue's senders, and the worker: its grants and its event source."""
+        fn = self.functions
+        queues = hindsight.queues
+        for name in _JOB_SENDERS:
+            queues.queue.grant_send_messages(fn[name])
+        worker = fn["consolidation_worker"]
+        queues.dead_letter_queue.grant_send_messages(worker)
+        if hindsight.inducer == "bedrock":
+            _grant_invoke(worker, models.summary_model)
+        # The SQS source grants consume (receive, delete, change visibility) on the consolidation queue. One job per
+        # invocation: each gets the whole timeout as its time budget. The maximum concurrency bounds the runs at
+        # once (a FIFO queue also never runs two of one namespace), protecting the table and a model's quota.
+        worker.add_event_source(
+            event_sources.SqsEventSource(
+                queues.queue,
+                batch_size=1,
+                report_batch_item_failures=True,
+                max_concurrency=hindsight.worker_max_concurrency,
             )
         )
 
@@ -257,6 +334,21 @@ class RearviewFunctions(Construct):
             tracing=lambda_.Tracing.ACTIVE,
             log_group=log_group,
         )
+
+
+def _add_hindsight_env(extra_env: dict[str, Mapping[str, str]], hindsight: HindsightDeployment) -> None:
+    """The consolidation queue for the senders; its DLQ, redrive count and safety margin for the worker; the
+    inducer for the functions that run consolidation."""
+    queues = hindsight.queues
+    for name in _JOB_SENDERS:
+        extra_env[name] = {**extra_env.get(name, {}), "REARVIEW_AWS__CONSOLIDATION_QUEUE_URL": queues.queue.queue_url}
+    extra_env["consolidation_worker"] = {
+        "REARVIEW_AWS__CONSOLIDATION_DEAD_LETTER_QUEUE_URL": queues.dead_letter_queue.queue_url,
+        "REARVIEW_AWS__CONSOLIDATION_MAX_RECEIVE_COUNT": str(queues.max_receive_count),
+    }
+    if hindsight.inducer != "rules":
+        for name in _CONSOLIDATORS:
+            extra_env[name] = {**extra_env.get(name, {}), "REARVIEW_INDUCER": hindsight.inducer}
 
 
 def _grant_invoke(fn: lambda_.Function, model_id: str) -> None:

@@ -1,9 +1,12 @@
 """Alarms and a dashboard. Every alarm notifies one SNS topic (subscribe an address with
 `rearview:alarmEmail`).
 
-What pages someone: a message in a dead-letter queue (an accepted write that was not stored, or a stream batch
-that never reached the index), function errors and throttles, and index sync falling behind the stream (recall
-then misses recent memories beyond the freshness window)."""
+What pages someone: a message in a dead-letter queue (an accepted write that was not stored, a stream batch that
+never reached the index, a consolidation job that failed every retry or was poison, a schedule check EventBridge
+could not deliver), function errors and throttles (the consolidation worker's included), a consolidation run that
+failed (the `ConsolidationFailures` metric the worker emits: a failed run is retried, but the store or the model
+is failing), and index sync falling behind the stream (recall then misses recent memories beyond the freshness
+window)."""
 
 from __future__ import annotations
 
@@ -17,13 +20,18 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from rearview_infra.functions import service_name
+
 # Index sync this far behind the stream means recall is missing memories older than the freshness window.
 DEFAULT_ITERATOR_AGE_THRESHOLD = Duration.minutes(5)
 _PERIOD = Duration.minutes(5)
+# The metrics namespace the functions emit to (POWERTOOLS_METRICS_NAMESPACE).
+METRICS_NAMESPACE = "Rearview"
 
 
 class RearviewMonitoring(Construct):
-    """Alarms on the dead-letter queues, every function's errors and throttles, and stream iterator age."""
+    """Alarms on the dead-letter queues, every function's errors and throttles, failed consolidation runs, and stream
+    iterator age."""
 
     def __init__(
         self,
@@ -33,6 +41,7 @@ class RearviewMonitoring(Construct):
         functions: dict[str, lambda_.Function],
         dead_letter_queues: dict[str, sqs.IQueue],
         write_queue: sqs.IQueue,
+        consolidation_queue: sqs.IQueue,
         stream_consumer: lambda_.IFunction,
         api: apigwv2.HttpApi,
         alarm_email: str | None = None,
@@ -80,6 +89,13 @@ class RearviewMonitoring(Construct):
                 0,
                 f"{name}: throttled",
             )
+        consolidation_failures = _worker_metric("ConsolidationFailures")
+        alarm(
+            "ConsolidationFailuresAlarm",
+            consolidation_failures,
+            0,
+            "consolidation runs failed (retried, then dead-lettered): the store or the induction model is failing",
+        )
         iterator_age = cloudwatch.Metric(
             namespace="AWS/Lambda",
             metric_name="IteratorAge",
@@ -130,3 +146,30 @@ class RearviewMonitoring(Construct):
             ),
             cloudwatch.GraphWidget(title="Index sync iterator age (ms)", left=[iterator_age]),
         )
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Consolidation: queue and runs",
+                left=[consolidation_queue.metric_approximate_number_of_messages_visible(label="jobs waiting")],
+                right=[
+                    _worker_metric("ConsolidationRuns"),
+                    _worker_metric("ConsolidationFailures"),
+                    _worker_metric("ConsolidationJobsDeadLettered"),
+                ],
+            ),
+            cloudwatch.GraphWidget(
+                title="Consolidation: clusters induced and deferred",
+                left=[_worker_metric("ConsolidationClusters"), _worker_metric("MemoriesInduced")],
+                right=[_worker_metric("ClustersDeferred")],
+            ),
+        )
+
+
+def _worker_metric(name: str) -> cloudwatch.Metric:
+    """A metric the consolidation worker emits (Powertools: the namespace, and its service as the one dimension)."""
+    return cloudwatch.Metric(
+        namespace=METRICS_NAMESPACE,
+        metric_name=name,
+        dimensions_map={"service": service_name("consolidation_worker")},
+        statistic="Sum",
+        period=_PERIOD,
+    )

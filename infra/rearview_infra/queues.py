@@ -1,5 +1,6 @@
-"""The asynchronous write path's queues: a standard write queue and its dead-letter queue, and the queue where
-failed stream batches of index sync land."""
+"""The queues: the asynchronous write path's standard write queue and its dead-letter queue, the queue where
+failed stream batches of index sync land, and Hindsight's FIFO consolidation queue with its FIFO dead-letter
+queue."""
 
 from __future__ import annotations
 
@@ -56,4 +57,50 @@ class WriteQueues(Construct):
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             enforce_ssl=True,
             retention_period=DLQ_RETENTION,
+        )
+
+
+# How many receives a consolidation job gets before it goes to the DLQ; the worker reads the same number
+# (`REARVIEW_AWS__CONSOLIDATION_MAX_RECEIVE_COUNT`) and moves the job itself on its last receive, with the reason.
+DEFAULT_CONSOLIDATION_MAX_RECEIVE_COUNT = 5
+
+
+class ConsolidationQueues(Construct):
+    """The consolidation queue (FIFO: one message group per namespace, so a namespace's jobs run one at a time and
+    in order; content deduplication off, the senders set the id that folds repeated triggers), redriven to its FIFO
+    dead-letter queue after `max_receive_count` receives; `worker_timeout` sets the visibility timeout.
+
+    High-throughput FIFO (deduplication and throughput per message group): namespaces are many, their groups
+    independent, and a job's deduplication id already names its namespace."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        worker_timeout: Duration,
+        max_receive_count: int = DEFAULT_CONSOLIDATION_MAX_RECEIVE_COUNT,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.max_receive_count = max_receive_count
+        self.dead_letter_queue = sqs.Queue(
+            self,
+            "ConsolidationDeadLetterQueue",
+            fifo=True,
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=DLQ_RETENTION,
+        )
+        self.queue = sqs.Queue(
+            self,
+            "ConsolidationQueue",
+            fifo=True,
+            content_based_deduplication=False,
+            deduplication_scope=sqs.DeduplicationScope.MESSAGE_GROUP,
+            fifo_throughput_limit=sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            visibility_timeout=Duration.seconds(worker_timeout.to_seconds() * VISIBILITY_TIMEOUT_FACTOR),
+            retention_period=Duration.days(4),
+            dead_letter_queue=sqs.DeadLetterQueue(max_receive_count=max_receive_count, queue=self.dead_letter_queue),
         )

@@ -15,11 +15,22 @@ from constructs import Construct
 
 from rearview.api.routes import MCP_ROUTE
 from rearview_infra.api import RearviewHttpApi
-from rearview_infra.functions import WORKER_TIMEOUT, BedrockModels, RearviewFunctions
+from rearview_infra.functions import (
+    CONSOLIDATION_WORKER_TIMEOUT,
+    WORKER_TIMEOUT,
+    BedrockModels,
+    HindsightDeployment,
+    RearviewFunctions,
+)
 from rearview_infra.layer import ARCHITECTURES, RearviewLayer
 from rearview_infra.monitoring import RearviewMonitoring
-from rearview_infra.queues import DEFAULT_MAX_RECEIVE_COUNT, WriteQueues
-from rearview_infra.schedule import DEFAULT_SCHEDULE, ConsolidationSchedule
+from rearview_infra.queues import (
+    DEFAULT_CONSOLIDATION_MAX_RECEIVE_COUNT,
+    DEFAULT_MAX_RECEIVE_COUNT,
+    ConsolidationQueues,
+    WriteQueues,
+)
+from rearview_infra.schedule import DEFAULT_SCHEDULE_HOURS, ConsolidationSchedule
 from rearview_infra.search import ManagedSearchDomain, SearchBackend, SearchMode, ServerlessVectorCollection
 from rearview_infra.storage import MemoryTable
 
@@ -55,7 +66,16 @@ class RearviewProps:
     # be built for the same one (`make layer LAYER_PLATFORMS=...`).
     architecture: str = "arm64"
     max_receive_count: int = DEFAULT_MAX_RECEIVE_COUNT
-    consolidation_schedule: str = DEFAULT_SCHEDULE
+    # Hindsight: a namespace with unconsolidated episodes is consolidated this long after its last run (0: the
+    # schedule is off; the triggers still run). The functions get it as `hindsight.schedule_hours`.
+    consolidation_schedule_hours: float = DEFAULT_SCHEDULE_HOURS
+    # How often the schedule checks, as an EventBridge expression; None: hourly, or every period when shorter.
+    consolidation_schedule: str | None = None
+    consolidation_max_receive_count: int = DEFAULT_CONSOLIDATION_MAX_RECEIVE_COUNT
+    # Consolidation worker invocations at once (the event source's maximum concurrency, 2 to 1000).
+    consolidation_max_concurrency: int = 5
+    # `rules` (no model) or `bedrock` (the summary model states memories; the rules where it fails).
+    inducer: str = "rules"
     worker_max_concurrency: int = 10
     log_level: str = "INFO"
     alarm_email: str | None = None
@@ -81,8 +101,18 @@ def _camel(name: str) -> str:
 def _convert(name: str, raw: Any) -> Any:
     if name in ("functions_dir", "layer_dir"):
         return Path(raw)
-    if name in ("embedding_dim", "max_receive_count", "worker_max_concurrency"):
+    if name in (
+        "embedding_dim",
+        "max_receive_count",
+        "worker_max_concurrency",
+        "consolidation_max_receive_count",
+        "consolidation_max_concurrency",
+    ):
         return int(raw)
+    if name == "consolidation_schedule_hours":
+        return float(raw)
+    if name == "inducer" and raw not in ("rules", "bedrock"):
+        raise ValueError(f"rearview:inducer must be 'rules' or 'bedrock', not {raw!r}")
     if name == "search_standby_replicas":
         return raw if isinstance(raw, bool) else str(raw).lower() in ("1", "true", "yes", "on", "enabled")
     if name == "search_admin_principals":
@@ -95,7 +125,8 @@ def _convert(name: str, raw: Any) -> Any:
 
 
 class RearviewStack(Stack):
-    """Table, queues, search, layer, functions, HTTP API, schedule and monitoring, wired together."""
+    """Table, queues (writes, consolidation), search, layer, functions, HTTP API, schedule and monitoring, wired
+    together."""
 
     def __init__(self, scope: Construct, construct_id: str, *, props: RearviewProps, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, description="Rearview: long-term memory for LLM agents", **kwargs)
@@ -103,6 +134,12 @@ class RearviewStack(Stack):
         self.storage = MemoryTable(self, "Storage", table_name=props.table_name)
         self.queues = WriteQueues(
             self, "Queues", worker_timeout=WORKER_TIMEOUT, max_receive_count=props.max_receive_count
+        )
+        self.consolidation_queues = ConsolidationQueues(
+            self,
+            "ConsolidationQueues",
+            worker_timeout=CONSOLIDATION_WORKER_TIMEOUT,
+            max_receive_count=props.consolidation_max_receive_count,
         )
         self.search: SearchBackend
         if props.search == "domain":
@@ -125,6 +162,12 @@ class RearviewStack(Stack):
             layer=self.layer.layer,
             table=self.storage.table,
             queues=self.queues,
+            hindsight=HindsightDeployment(
+                self.consolidation_queues,
+                schedule_hours=props.consolidation_schedule_hours,
+                inducer=props.inducer,
+                worker_max_concurrency=props.consolidation_max_concurrency,
+            ),
             search=self.search,
             opensearch_index=props.opensearch_index,
             models=BedrockModels(props.embedding_model, props.embedding_dim, props.summary_model, props.rerank_model),
@@ -135,18 +178,28 @@ class RearviewStack(Stack):
         )
         fn = self.functions.functions
         self.api = RearviewHttpApi(self, "Api", functions=fn, authorizer_function=fn["authorizer"])
-        self.schedule = ConsolidationSchedule(
-            self, "Schedule", function=fn["consolidate"], schedule=props.consolidation_schedule
-        )
+        dead_letter_queues = {
+            "WriteDlq": self.queues.dead_letter_queue,
+            "IndexSyncFailures": self.queues.index_failures,
+            "ConsolidationDlq": self.consolidation_queues.dead_letter_queue,
+        }
+        self.schedule: ConsolidationSchedule | None = None
+        if props.consolidation_schedule_hours > 0:
+            self.schedule = ConsolidationSchedule(
+                self,
+                "Schedule",
+                function=fn["consolidate"],
+                schedule_hours=props.consolidation_schedule_hours,
+                schedule=props.consolidation_schedule,
+            )
+            dead_letter_queues["ScheduleDlq"] = self.schedule.dead_letter_queue
         self.monitoring = RearviewMonitoring(
             self,
             "Monitoring",
             functions=fn,
-            dead_letter_queues={
-                "WriteDlq": self.queues.dead_letter_queue,
-                "IndexSyncFailures": self.queues.index_failures,
-            },
+            dead_letter_queues=dead_letter_queues,
             write_queue=self.queues.queue,
+            consolidation_queue=self.consolidation_queues.queue,
             stream_consumer=fn["index_sync"],
             api=self.api.api,
             alarm_email=props.alarm_email,
@@ -158,4 +211,6 @@ class RearviewStack(Stack):
         CfnOutput(self, "TableName", value=self.storage.table.table_name)
         CfnOutput(self, "WriteQueueUrl", value=self.queues.queue.queue_url)
         CfnOutput(self, "WriteDeadLetterQueueUrl", value=self.queues.dead_letter_queue.queue_url)
+        CfnOutput(self, "ConsolidationQueueUrl", value=self.consolidation_queues.queue.queue_url)
+        CfnOutput(self, "ConsolidationDeadLetterQueueUrl", value=self.consolidation_queues.dead_letter_queue.queue_url)
         CfnOutput(self, "OpenSearchEndpoint", value=self.search.endpoint)

@@ -6,20 +6,28 @@ pass fakes (a ManualClock, a HashingEmbedder, ...) by keyword instead of patchin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from rearview.clock import SystemClock
 from rearview.domain.changes import IndexChange
+from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
+from rearview.domain.hindsight_runs import ConsolidationJob
+from rearview.domain.memory import Episode
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.stats import Stats
+from rearview.domain.working import SessionEnded
 from rearview.domain.write import MemoryWrite, WriteResult
 from rearview.errors import ConfigurationError
 from rearview.ports import (
     Clock,
+    ConsolidationJobs,
     DeadLetters,
     Embedder,
+    HindsightLedger,
     IndexMaintenance,
     Inducer,
     KeyStore,
@@ -29,8 +37,14 @@ from rearview.ports import (
     WriteQueue,
 )
 from rearview.service.access import AccessService
+from rearview.service.brief import BriefService
 from rearview.service.forget import ForgetService
 from rearview.service.hindsight.consolidation import ConsolidationService
+from rearview.service.hindsight.feedback import FeedbackService
+from rearview.service.hindsight.local_worker import STOP_TIMEOUT_SECONDS, LocalConsolidationWorker
+from rearview.service.hindsight.runner import ConsolidationRunner
+from rearview.service.hindsight.stats import hindsight_stats
+from rearview.service.hindsight.triggers import HindsightTriggers
 from rearview.service.recall import RecallService
 from rearview.service.working_memory import WorkingMemoryService
 from rearview.service.write import WriteService
@@ -52,9 +66,56 @@ class Services:
     forgetter: ForgetService
     consolidator: ConsolidationService
     access: AccessService
+    # Consolidation's bookkeeping (lease, runs, spend, feedback counts), in the backend's own storage.
+    ledger: HindsightLedger
+    runner: ConsolidationRunner
+    triggers: HindsightTriggers
+    briefer: BriefService
+    feedback: FeedbackService
     # The write side of an index kept apart from the store (OpenSearch), for index sync and reindex; None when
     # the index is written in the store's own transaction (SQLite).
     index_maintenance: IndexMaintenance | None = None
+    # Where the triggers send consolidation jobs: the local server's background worker, or the SQS queue on AWS.
+    # None (a one-shot CLI command, or triggers off): no trigger is evaluated, and the schedule catches up.
+    jobs: ConsolidationJobs | None = None
+
+    def __post_init__(self) -> None:
+        self.writer.on_stored = self.after_write
+
+    def attach_jobs(self, jobs: ConsolidationJobs | None) -> None:
+        """Send the triggers' jobs to `jobs` from now on (the local server attaches its worker at start)."""
+        self.jobs = jobs
+
+    def after_write(self, namespace: str, episodes: list[Episode]) -> None:
+        """The write path's hook: the jobs the stored episodes make due, sent. A trigger that fails is logged and
+        never fails the write (the episodes are stored; the count trigger or the schedule will run them)."""
+        if self.jobs is None:
+            return
+        try:
+            for job in self.triggers.after_write(namespace, episodes):
+                self.jobs.send(job)
+        except Exception:
+            logger.exception("hindsight triggers failed after a write to %s", namespace)
+
+    def consolidate(self, namespace: str, req: ConsolidateRequest | None = None) -> ConsolidateResult:
+        """A run asked for by a caller: under the lease and the caps, recorded (RunInProgress when one runs)."""
+        validate_namespace(namespace)
+        job = ConsolidationJob(namespace=namespace, reason="manual", requested_at=self.clock.now())
+        return self.runner.run(job, req)
+
+    def end_session(self, namespace: str, session_id: str) -> SessionEnded:
+        """A session is over: its working memory is cleared and the session-end trigger fires. A job that cannot be
+        sent is logged and never fails the call (the schedule will run the namespace)."""
+        removed = self.working.clear(namespace, session_id)
+        sent = False
+        if self.jobs is not None:
+            try:
+                for job in self.triggers.session_ended(namespace, session_id):
+                    self.jobs.send(job)
+                    sent = True
+            except Exception:
+                logger.exception("hindsight session-end trigger failed for %s", namespace)
+        return SessionEnded(namespace=namespace, session_id=session_id, cleared=removed, consolidation_job_sent=sent)
 
     def submit(self, namespace: str, items: Sequence[MemoryWrite], field_prefix: str = "items") -> list[WriteResult]:
         """Write through the queue when one is configured (`accepted`, stored later by the worker), else now."""
@@ -64,11 +125,16 @@ class Services:
 
     def stats(self, namespace: str) -> Stats:
         validate_namespace(namespace)
-        return Stats.of(namespace, self.store.usage(namespace, self.clock.now()))
+        stats = Stats.of(namespace, self.store.usage(namespace, self.clock.now()))
+        stats.hindsight = hindsight_stats(namespace, self.store, self.ledger, self.triggers, self.clock)
+        return stats
 
     def close(self) -> None:
         self.store.close()
         self.access.keys.close()
+
+
+logger = logging.getLogger(__name__)
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -94,7 +160,8 @@ def build_embedder(settings: Settings) -> Embedder:
 
 
 def build(settings: Settings | None = None, **overrides: Any) -> Services:
-    """Wire the services. Overrides (by keyword): clock, embedder, store, index, inducer, keys, queue, reranker."""
+    """Wire the services. Overrides (by keyword): clock, embedder, store, index, inducer, keys, ledger, queue,
+    reranker."""
     settings = settings or Settings()
     clock: Clock = overrides.pop("clock", None) or SystemClock()
     embedder: Embedder = overrides.pop("embedder", None) or build_embedder(settings)
@@ -102,7 +169,9 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
     store: MemoryStore | None = overrides.pop("store", None)
     index: SearchIndex | None = overrides.pop("index", None)
     keys: KeyStore | None = overrides.pop("keys", None)
+    ledger: HindsightLedger | None = overrides.pop("ledger", None)
     queue: WriteQueue | None = overrides.pop("queue", None)
+    jobs: ConsolidationJobs | None = overrides.pop("jobs", None)
     reranker: Reranker | None = overrides.pop("reranker", None) or build_reranker(settings)
     if overrides:
         raise TypeError(f"unknown overrides: {sorted(overrides)}")
@@ -111,18 +180,30 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
         index = index or build_opensearch_index(settings, embedder)
         queue = queue or build_write_queue(settings, clock)
         keys = keys or build_dynamodb_key_store(settings)
-    elif store is None or index is None or keys is None:
-        built_store, built_index, built_keys = (
+        ledger = ledger or build_dynamodb_ledger(settings)
+    elif store is None or index is None or keys is None or ledger is None:
+        built = (
             build_in_memory_backend(embedder, clock)
             if settings.backend == "memory"
             else build_sqlite_backend(settings, embedder, clock)
         )
-        store, index, keys = store or built_store, index or built_index, keys or built_keys
+        store, index, keys = store or built.store, index or built.index, keys or built.keys
+        ledger = ledger or built.ledger
     maintenance = index.maintenance()
     # Seconds of recent episodes recall reads from the store: only an index that lags the store needs it.
     freshness_seconds = settings.aws.freshness_window_seconds if maintenance is not None else 0
     floor = embedder.relevance_floor
     consolidator = ConsolidationService(store, embedder, clock, settings.consolidate, settings.write, inducer)
+    recaller = RecallService(
+        store,
+        index,
+        embedder,
+        clock,
+        settings.recall,
+        floor,
+        freshness_seconds=freshness_seconds,
+        reranker=reranker,
+    )
     return Services(
         settings=settings,
         store=store,
@@ -131,41 +212,56 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
         clock=clock,
         working=WorkingMemoryService(store, clock, settings.working_ttl_seconds),
         writer=WriteService(store, index, embedder, clock, settings.write, queue=queue),
-        recaller=RecallService(
-            store,
-            index,
-            embedder,
-            clock,
-            settings.recall,
-            floor,
-            freshness_seconds=freshness_seconds,
-            reranker=reranker,
-        ),
+        recaller=recaller,
         forgetter=ForgetService(store, consolidator),
         consolidator=consolidator,
         access=AccessService(keys, clock, admin_token=settings.api_token),
+        ledger=ledger,
+        runner=ConsolidationRunner(consolidator, ledger, clock, settings.hindsight),
+        triggers=HindsightTriggers(store, ledger, clock, settings.hindsight, settings.consolidate),
+        briefer=BriefService(store, recaller, clock, settings.hindsight, settings.recall),
+        feedback=FeedbackService(store, ledger, embedder, clock, settings.hindsight, settings.recall),
         index_maintenance=maintenance,
+        jobs=jobs if jobs is not None else build_consolidation_jobs(settings),
     )
 
 
-def build_sqlite_backend(
-    settings: Settings, embedder: Embedder, clock: Clock
-) -> tuple[MemoryStore, SearchIndex, KeyStore]:
-    """The embedded backend: store, index and API keys over one SQLite file in the data directory."""
-    from rearview.adapters.sqlite import SqliteDatabase, SqliteKeyStore, SqliteMemoryStore, SqliteSearchIndex
+@dataclass(frozen=True)
+class LocalBackend:
+    """What a backend built in this process provides: the store, the index, the API keys and the ledger, over one
+    storage."""
+
+    store: MemoryStore
+    index: SearchIndex
+    keys: KeyStore
+    ledger: HindsightLedger
+
+
+def build_sqlite_backend(settings: Settings, embedder: Embedder, clock: Clock) -> LocalBackend:
+    """The embedded backend: store, index, API keys and ledger over one SQLite file in the data directory."""
+    from rearview.adapters.sqlite import (
+        SqliteDatabase,
+        SqliteHindsightLedger,
+        SqliteKeyStore,
+        SqliteMemoryStore,
+        SqliteSearchIndex,
+    )
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     db = SqliteDatabase.in_data_dir(settings.data_dir, embedder_name=embedder.name, dim=embedder.dim)
-    return SqliteMemoryStore(db, clock=clock), SqliteSearchIndex(db), SqliteKeyStore(db)
+    return LocalBackend(
+        SqliteMemoryStore(db, clock=clock), SqliteSearchIndex(db), SqliteKeyStore(db), SqliteHindsightLedger(db)
+    )
 
 
-def build_in_memory_backend(embedder: Embedder, clock: Clock) -> tuple[MemoryStore, SearchIndex, KeyStore]:
-    """The ephemeral backend: store, index and API keys over one InMemoryData in this process."""
+def build_in_memory_backend(embedder: Embedder, clock: Clock) -> LocalBackend:
+    """The ephemeral backend: store, index and API keys over one InMemoryData in this process, and a ledger."""
     from rearview.adapters.in_memory import InMemoryData, InMemoryKeyStore, InMemoryMemoryStore, InMemorySearchIndex
+    from rearview.adapters.in_memory_ledger import InMemoryHindsightLedger
 
     data = InMemoryData()
     store = InMemoryMemoryStore(data, embedder_name=embedder.name, dim=embedder.dim, clock=clock)
-    return store, InMemorySearchIndex(data), InMemoryKeyStore(data)
+    return LocalBackend(store, InMemorySearchIndex(data), InMemoryKeyStore(data), InMemoryHindsightLedger())
 
 
 def build_dynamodb_key_store(settings: Settings) -> KeyStore:
@@ -173,6 +269,13 @@ def build_dynamodb_key_store(settings: Settings) -> KeyStore:
     from rearview.adapters.dynamodb import DynamoDBKeyStore
 
     return DynamoDBKeyStore(settings.aws.table_name, settings=settings.aws)
+
+
+def build_dynamodb_ledger(settings: Settings) -> HindsightLedger:
+    """The AWS backend's ledger: `LEASE`, `RUN#`, `SPEND#` and `HINDSIGHT` items in the same table."""
+    from rearview.adapters.dynamodb import DynamoDBHindsightLedger
+
+    return DynamoDBHindsightLedger(settings.aws.table_name, settings=settings.aws)
 
 
 def build_key_store(settings: Settings) -> KeyStore:
@@ -211,12 +314,35 @@ def build_dead_letters(settings: Settings) -> DeadLetters:
     return SqsDeadLetters(url, settings=settings.aws)
 
 
+def build_consolidation_dead_letters(settings: Settings) -> DeadLetters:
+    """The consolidation queue's dead-letter queue (FIFO), where the consolidation worker moves a job that keeps
+    failing or cannot be read, with the reason."""
+    url = settings.aws.consolidation_dead_letter_queue_url
+    if not url:
+        raise ConfigurationError(
+            "aws.consolidation_dead_letter_queue_url: required by the consolidation worker "
+            "(REARVIEW_AWS__CONSOLIDATION_DEAD_LETTER_QUEUE_URL)",
+            field="aws.consolidation_dead_letter_queue_url",
+        )
+    from rearview.adapters.sqs_consolidation_jobs import SqsConsolidationDeadLetters
+
+    return SqsConsolidationDeadLetters(url, settings=settings.aws)
+
+
 def stream_change_decoder() -> Callable[[Mapping[str, Any]], IndexChange | None]:
     """What turns a record of the store's change stream (DynamoDB Streams) into an index change, or None for a
     record the index ignores."""
     from rearview.adapters.dynamodb import change_from_record
 
     return change_from_record
+
+
+def stream_session_expiry() -> Callable[[Mapping[str, Any]], tuple[str, str] | None]:
+    """What tells a stream record of working memory removed by the TTL (a session that timed out): its
+    (namespace, session id), else None."""
+    from rearview.adapters.dynamodb import expired_session
+
+    return expired_session
 
 
 def build_reranker(settings: Settings) -> Reranker | None:
@@ -288,6 +414,42 @@ def build_opensearch_index(settings: Settings, embedder: Embedder) -> SearchInde
         max_retries=max(aws.max_attempts - 1, 0),
     )
     return OpenSearchIndex(connection, aws.opensearch_index, embedder.dim, engine=aws.opensearch_engine)
+
+
+def build_consolidation_jobs(settings: Settings) -> ConsolidationJobs | None:
+    """The SQS consolidation queue when its URL is configured (AWS functions that detect triggers are given it);
+    locally, the server attaches its background worker instead (`Services.attach_jobs`)."""
+    if not settings.aws.consolidation_queue_url:
+        return None
+    from rearview.adapters.sqs_consolidation_jobs import SqsConsolidationJobs
+
+    return SqsConsolidationJobs(settings.aws.consolidation_queue_url, settings=settings.aws)
+
+
+def build_local_worker(services: Services) -> LocalConsolidationWorker:
+    """The local server's background worker over `services` (not started, not attached)."""
+    return LocalConsolidationWorker(services.runner, services.triggers, services.clock, services.settings.hindsight)
+
+
+@contextmanager
+def local_consolidation(
+    services: Services, *, stop_timeout: float = STOP_TIMEOUT_SECONDS
+) -> Iterator[LocalConsolidationWorker | None]:
+    """While the block runs, a background worker takes the triggers' jobs and sweeps the schedule (unless
+    `settings.hindsight.worker` is off: then None, and nothing runs until asked); on the way out it stops
+    gracefully, before the caller closes the services."""
+    if not services.settings.hindsight.worker:
+        yield None
+        return
+    worker = build_local_worker(services)
+    previous = services.jobs
+    services.attach_jobs(worker)
+    worker.start()
+    try:
+        yield worker
+    finally:
+        services.attach_jobs(previous)
+        worker.stop(stop_timeout)
 
 
 def build_write_queue(settings: Settings, clock: Clock) -> WriteQueue | None:

@@ -57,6 +57,13 @@ class ConcurrentUpdate(RearviewError):
     code = "conflict"
 
 
+class RunInProgress(RearviewError):
+    """Another consolidation run holds the namespace's lease. Retry when it is done (or its lease expires)."""
+
+    status = 409
+    code = "consolidation_running"
+
+
 class EmbeddingMismatch(RearviewError):
     """The data directory holds vectors of another embedder or dimension than the one configured."""
 

@@ -9,12 +9,19 @@ A capability that differs between implementations is stated by the port (an attr
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from rearview.domain.access import ApiKey
 from rearview.domain.changes import ChangeSet
 from rearview.domain.hindsight import EvidenceCluster, Induction
+from rearview.domain.hindsight_runs import (
+    ConsolidationJob,
+    ConsolidationRun,
+    FeedbackVerdict,
+    LedgerTotals,
+    Spend,
+)
 from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits
 from rearview.domain.stats import NamespaceUsage
@@ -126,6 +133,11 @@ class MemoryStore(Protocol):
         without scanning every memory."""
         ...
 
+    def unconsolidated_count(self, namespace: str, at_most: int | None = None) -> int:
+        """How many of the namespace's episodes no consolidation run has seen yet, counting no further than
+        `at_most` when given (the count trigger reads it after writes, up to its threshold: no namespace scan)."""
+        ...
+
     def close(self) -> None:
         """Release connections; idempotent."""
         ...
@@ -221,6 +233,50 @@ class KeyStore(Protocol):
 
     def close(self) -> None:
         """Release connections; idempotent."""
+        ...
+
+
+class HindsightLedger(Protocol):
+    """Consolidation's bookkeeping per namespace: the run lease (never two runs on one namespace at once), the
+    runs (what each did and spent), the day's spend (held against the daily caps) and feedback counts. SQLite
+    tables locally, items beside the memories in the DynamoDB table on AWS."""
+
+    def acquire_lease(self, namespace: str, owner: str, now: datetime, ttl_seconds: float) -> bool:
+        """Take the namespace's run lease for `owner` until `now + ttl_seconds`, atomically, unless another owner
+        holds one that has not expired; True if taken. A run that crashes leaves its lease to expire."""
+        ...
+
+    def release_lease(self, namespace: str, owner: str) -> None:
+        """Give the lease back, if `owner` still holds it."""
+        ...
+
+    def record_run(self, run: ConsolidationRun) -> None:
+        """Keep the run, and add it to the namespace's totals and to the spend of its day (`started_at`, UTC)."""
+        ...
+
+    def runs(self, namespace: str, limit: int = 20) -> list[ConsolidationRun]:
+        """The namespace's latest runs, newest first."""
+        ...
+
+    def spend(self, namespace: str, day: date) -> Spend:
+        """What the namespace's runs spent on that UTC day (zeros when nothing ran)."""
+        ...
+
+    def totals(self, namespace: str) -> LedgerTotals:
+        """The namespace's running totals (zeros when nothing ran)."""
+        ...
+
+    def record_feedback(self, namespace: str, kind: str, verdict: FeedbackVerdict, adopted: bool) -> None:
+        """Count one feedback on a memory of `kind` (preference, fact, lesson, or episode); `adopted` when it was
+        useful and the memory had been returned before."""
+        ...
+
+
+class ConsolidationJobs(Protocol):
+    """Where triggers send consolidation jobs for a worker to take: in process locally, an SQS queue on AWS."""
+
+    def send(self, job: ConsolidationJob) -> None:
+        """Enqueue one job; a job for a namespace that already has one waiting may be folded into it."""
         ...
 
 

@@ -87,6 +87,8 @@ class RecallTuning(BaseModel):
     # A memory whose entities (its speaker, say) the query names is multiplied by 1 + this once the neighbours
     # joined: what the person asked about said ranks above what was said to them.
     entity_boost: float = Field(0.2, ge=0.0, le=2.0)
+    # A lesson about a tool, task or entity the query names ranks at this place at least (0: off).
+    lesson_place: int = Field(3, ge=0, le=50)
     # A candidate's session lifts it by up to this share, by the session's summed fused score (see ranking): off,
     # as it cost more than it found.
     session_boost: float = Field(0.0, ge=0.0, le=2.0)
@@ -146,6 +148,35 @@ class ConsolidateTuning(BaseModel):
     allow_event_types: list[str] = Field(default_factory=list)
 
 
+class HindsightSettings(BaseModel):
+    """When consolidation runs by itself, and what a run may spend."""
+
+    # Count: a namespace that gained this many episodes no run has seen is consolidated (0: off).
+    count_trigger: int = Field(50, ge=0)
+    # Failure streak: this many failures in a row of one tool, task or entity are consolidated at once (0: off).
+    failure_streak: int = Field(3, ge=0)
+    # Session end: clearing a session's working memory, or ending it, consolidates its namespace.
+    session_end: bool = True
+    # Schedule: every namespace with unconsolidated episodes, this often (0: never).
+    schedule_hours: float = Field(24.0, ge=0)
+    # The local server runs the triggers' jobs in a background worker; off, nothing runs until asked.
+    worker: bool = True
+    # Jobs waiting for the local worker at most (one per namespace; more are dropped and the next trigger retries).
+    worker_queue: int = Field(1000, ge=1)
+    # A run holds its namespace's lease this long at most; a run that crashes frees it when it expires.
+    lease_seconds: float = Field(600.0, gt=0)
+    # Caps per run and per namespace per UTC day: clusters induced and model tokens; what is left waits.
+    run_max_clusters: int = Field(50, ge=1, le=1000)
+    run_max_tokens: int = Field(50_000, ge=1)
+    daily_max_clusters: int = Field(500, ge=1)
+    daily_max_tokens: int = Field(500_000, ge=1)
+    # Feedback: `useful` closes this share of the gap to 1.0; `wrong` multiplies the confidence by this.
+    feedback_useful_step: float = Field(0.25, ge=0, le=1)
+    feedback_wrong_factor: float = Field(0.5, ge=0, le=1)
+    # Brief leaves out memories whose decayed confidence is under this.
+    brief_min_confidence: float = Field(0.2, ge=0, le=1)
+
+
 class AwsSettings(BaseModel):
     """Where the AWS backend's resources are. Filled from the Lambda environment that the CDK app sets."""
 
@@ -159,6 +190,15 @@ class AwsSettings(BaseModel):
     # worker moves it there itself, with the reason, which SQS would not record.
     dead_letter_queue_url: str | None = None
     max_receive_count: int = Field(5, ge=1, le=1000)
+    # FIFO SQS queue of consolidation jobs (one message group per namespace), its dead-letter queue, and the
+    # receive count of its redrive policy. Functions that detect triggers (the write worker, the stream handler,
+    # the schedule) are given the queue; the consolidation worker takes its jobs.
+    consolidation_queue_url: str | None = None
+    consolidation_dead_letter_queue_url: str | None = None
+    consolidation_max_receive_count: int = Field(5, ge=1, le=1000)
+    # The consolidation worker stops starting clusters this many seconds before its Lambda timeout; what is left
+    # stays unconsolidated for the next job.
+    consolidation_safety_seconds: float = Field(30.0, ge=0)
     # OpenSearch endpoint (https://...); `aoss` for OpenSearch Serverless, `es` for a managed domain.
     opensearch_endpoint: str | None = None
     opensearch_service: Literal["aoss", "es"] = "aoss"
@@ -260,5 +300,6 @@ class Settings(BaseSettings):
     write: WriteTuning = WriteTuning()
     recall: RecallTuning = RecallTuning()
     consolidate: ConsolidateTuning = ConsolidateTuning()
+    hindsight: HindsightSettings = HindsightSettings()
     aws: AwsSettings = AwsSettings()
     openai: OpenAISettings = OpenAISettings()

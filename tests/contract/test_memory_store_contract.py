@@ -505,6 +505,45 @@ def test_lists_the_namespaces_with_unconsolidated_episodes(
     assert sorted(store.namespaces_with_unconsolidated()) == ["beta"]
 
 
+def test_counts_the_unconsolidated_episodes_of_the_namespace_alone(
+    backend: Backend, episode: EpisodeMaker, fact: FactMaker
+) -> None:
+    store = backend.store
+    assert store.unconsolidated_count("acme") == 0
+    backend.write(
+        "acme",
+        episode("acme", "e1", "met the landlord"),
+        episode("acme", "e2", "paid the deposit"),
+        episode("acme", "e3", "signed the lease"),
+        episode("acme", "e4", "moved in", consolidated=True),
+        fact("acme", "f1", "rents in Lisbon"),
+    )
+    # A child and a string-prefix namespace hold episodes of their own, which are not counted.
+    backend.write("acme:u-42", episode("acme:u-42", "e1", "went hiking"), episode("acme:u-42", "e5", "went rowing"))
+    backend.write("acme2", episode("acme2", "e1", "went sailing"))
+
+    assert store.unconsolidated_count("acme") == 3
+    assert (store.unconsolidated_count("acme:u-42"), store.unconsolidated_count("acme2")) == (2, 1)
+    # Counting up to a threshold stops there (the count trigger asks no more of it).
+    assert [store.unconsolidated_count("acme", at_most=n) for n in (0, 1, 2, 3, 50)] == [0, 1, 2, 3, 3]
+
+    done = list(store.get_many("acme", ["e1", "e2"]).values())
+    store.apply(
+        "acme", ChangeSet(upserts=[(m.model_copy(update={"consolidated": True, "version": 2}), None) for m in done])
+    )
+    assert store.unconsolidated_count("acme") == 1
+
+    backend.delete("acme", "e3")
+    assert store.unconsolidated_count("acme") == 0
+    assert store.unconsolidated_count("acme:u-42") == 2
+
+    # An episode marked unconsolidated again (a run undone) is counted again.
+    again = store.get("acme", "e4")
+    assert again is not None
+    store.apply("acme", ChangeSet(upserts=[(again.model_copy(update={"consolidated": False, "version": 2}), None)]))
+    assert store.unconsolidated_count("acme") == 1
+
+
 def test_stats_of_an_empty_namespace(backend: Backend) -> None:
     stats = usage_stats(backend.store, "nobody", T0)
 

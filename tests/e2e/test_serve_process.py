@@ -1,27 +1,32 @@
-"""`rearview serve` as a real process: it answers over HTTP, keeps its data across restarts, and refuses to
-listen beyond loopback without a token."""
+"""`rearview serve` as a real process: it answers over HTTP, keeps its data across restarts, learns a lesson from a
+failure streak by itself (its consolidation worker) and stops cleanly on SIGTERM, and refuses to listen beyond
+loopback without a token."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+T = TypeVar("T")
 
 # Bound on waiting for the server to come up (interpreter, imports, SQLite open); not a timing assertion.
 STARTUP_DEADLINE_SECONDS = 30.0
+# Bound on waiting for the consolidation worker's run (milliseconds with the rule inducer); not a timing assertion.
+LESSON_DEADLINE_SECONDS = 10.0
 NAMESPACE = "acme:u-42"
 
 
@@ -128,6 +133,50 @@ def test_serve_answers_over_http_and_keeps_data_across_restarts(tmp_path: Path) 
         assert status == 200, recalled
         assert recalled["results"][0]["id"] == written["id"]
         assert recalled["results"][0]["content"] == content
+
+
+def eventually(probe: Callable[[], T | None], what: str) -> T:
+    """Ask `probe` until it answers (not None), for at most LESSON_DEADLINE_SECONDS: the server is another process,
+    so there is no condition to wait on."""
+    deadline = time.monotonic() + LESSON_DEADLINE_SECONDS
+    while (answer := probe()) is None:
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} within {LESSON_DEADLINE_SECONDS} s")
+        time.sleep(0.1)
+    return answer
+
+
+def test_serve_learns_a_lesson_from_failures_by_itself_and_stops_cleanly(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    with running_server(tmp_path / "data", logs) as (base, proc):
+        api = f"{base}/v1/namespaces/{NAMESPACE}"
+        for size in (300, 200, 150):
+            status, written = request("POST", f"{api}/memories", {
+                "content": f"Called the geocoding API with a batch of {size} addresses", "event_type": "tool_call",
+                "entities": ["geocoding API"], "outcome": "HTTP 413 Payload Too Large",
+            })  # fmt: skip
+            assert status == 201, written
+
+        def lesson() -> dict[str, Any] | None:
+            status, found = request("POST", f"{api}/recall", {"query": "geocoding API batch", "kinds": ["lesson"]})
+            assert status == 200, found
+            return found["results"][0] if found["results"] else None
+
+        learnt = eventually(lesson, "no lesson was learnt from three failures")
+        assert "413" in learnt["content"]
+        status, stats = request("GET", f"{api}/stats")
+        assert stats["hindsight"]["last_run_reason"] == "failure_streak"
+        status, brief = request("POST", f"{api}/brief", {"task": "Geocode the signups", "tool": "geocoding API"})
+        assert status == 200 and brief["items"][0]["memory"]["id"] == learnt["id"]
+
+        proc.terminate()
+        # SIGTERM stops the worker gracefully, then the server: exit code 0, no traceback.
+        assert proc.wait(timeout=15) == 0
+    out = next(logs.glob("serve-*.out")).read_text()
+    err = next(logs.glob("serve-*.err")).read_text()
+    assert "hindsight: consolidation runs by itself on 3 failures in a row" in out
+    assert re.search(r"consolidation worker: [1-9]\d* runs, 0 failed", err), err
+    assert "Traceback" not in err
 
 
 def test_serve_with_a_token_rejects_requests_without_it(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from rearview.api.routes import API_ROUTES, MCP_ROUTE, ROUTE_TABLE, Route  # noq
 from rearview_infra.functions import FUNCTION_NAMES, HANDLER, bedrock_model_arns  # noqa: E402
 from rearview_infra.layer import LayerNotBuilt  # noqa: E402
 from rearview_infra.queues import VISIBILITY_TIMEOUT_FACTOR  # noqa: E402
+from rearview_infra.schedule import check_expression  # noqa: E402
 from rearview_infra.search import ServerlessVectorCollection  # noqa: E402
 from rearview_infra.stack import REPO_ROOT, RearviewProps, RearviewStack  # noqa: E402
 
@@ -29,7 +30,10 @@ pytestmark = [pytest.mark.infra, pytest.mark.slow]
 EMBEDDING_MODEL = "amazon.titan-embed-text-v2:0"
 SUMMARY_MODEL = "us.anthropic.claude-3-5-haiku-20241022-v1:0"
 SEARCHERS = {"write_worker", "recall", "consolidate", "mcp"}
-TABLE_WRITERS = {"write", "write_worker", "recall", "forget", "consolidate", "mcp"}
+EMBEDDERS = SEARCHERS | {"consolidation_worker"}
+TABLE_WRITERS = {"write", "write_worker", "recall", "forget", "consolidate", "consolidation_worker", "mcp"}
+# The functions that detect Hindsight's triggers and send consolidation jobs.
+JOB_SENDERS = {"write", "write_worker", "index_sync", "consolidate", "mcp"}
 WRITE_ACTIONS = {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
 
 
@@ -200,9 +204,37 @@ def test_write_queue_redrives_to_its_dlq_after_five_receives(synth: Synthesised)
     }
 
 
+def test_the_consolidation_queue_is_fifo_per_namespace_and_redrives_to_a_fifo_dlq(synth: Synthesised) -> None:
+    queues = synth.stack.consolidation_queues
+    queue = synth.resources[synth.id_of(queues.queue)]["Properties"]
+    dlq = synth.resources[synth.id_of(queues.dead_letter_queue)]["Properties"]
+    assert queue["FifoQueue"] is True and dlq["FifoQueue"] is True
+    # The senders set the deduplication id (repeated triggers fold); each namespace is its own message group.
+    assert queue.get("ContentBasedDeduplication", False) is False
+    assert (queue["DeduplicationScope"], queue["FifoThroughputLimit"]) == ("messageGroup", "perMessageGroupId")
+    assert queue["RedrivePolicy"] == {
+        "deadLetterTargetArn": synth.arn_of(queues.dead_letter_queue),
+        "maxReceiveCount": 5,
+    }
+    worker = synth.function("consolidation_worker")
+    assert queue["VisibilityTimeout"] == VISIBILITY_TIMEOUT_FACTOR * worker["Timeout"]
+    env = synth.env("consolidation_worker")
+    assert env["REARVIEW_AWS__CONSOLIDATION_MAX_RECEIVE_COUNT"] == "5"
+    assert env["REARVIEW_AWS__CONSOLIDATION_DEAD_LETTER_QUEUE_URL"] == {"Ref": synth.id_of(queues.dead_letter_queue)}
+    assert "REARVIEW_AWS__CONSOLIDATION_QUEUE_URL" not in env  # the worker runs jobs, it sends none
+
+
+def test_the_consolidation_worker_outlives_no_lease_and_keeps_a_safety_margin(synth: Synthesised) -> None:
+    from rearview.settings import AwsSettings, HindsightSettings
+
+    timeout = synth.function("consolidation_worker")["Timeout"]
+    assert AwsSettings().consolidation_safety_seconds < timeout < HindsightSettings().lease_seconds
+
+
 def test_every_queue_is_encrypted_and_refuses_plain_http(synth: Synthesised) -> None:
     queues = [r for r in synth.resources.values() if r["Type"] == "AWS::SQS::Queue"]
-    assert len(queues) == 3
+    # write, its DLQ, index sync's failures; consolidation, its DLQ; the schedule target's DLQ
+    assert len(queues) == 6
     assert all(q["Properties"]["SqsManagedSseEnabled"] is True for q in queues)
     policies = [r for r in synth.resources.values() if r["Type"] == "AWS::SQS::QueuePolicy"]
     denies = [
@@ -211,7 +243,7 @@ def test_every_queue_is_encrypted_and_refuses_plain_http(synth: Synthesised) -> 
         for st in p["Properties"]["PolicyDocument"]["Statement"]
         if st["Effect"] == "Deny" and st["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
     ]
-    assert len(denies) == 3
+    assert len(denies) == 6
 
 
 # --- functions -------------------------------------------------------------------------------------------
@@ -256,21 +288,23 @@ def test_every_rearview_variable_is_a_setting_the_functions_read(
 ) -> None:
     """The stack's REARVIEW_* names must be fields of rearview.settings (unknown nested keys are silently
     ignored, so a misspelt one would leave the default in force), and the values must validate."""
-    from rearview.settings import AwsSettings, Settings
+    from rearview.settings import Settings
 
     for name in FUNCTION_NAMES:
         for key, value in synth.env(name).items():
             if not key.startswith("REARVIEW_"):
                 continue
             field = key.removeprefix("REARVIEW_").lower()
-            if field.startswith("aws__"):
-                assert field.removeprefix("aws__") in AwsSettings.model_fields, f"{name}: {key} is not a setting"
-            else:
-                assert field in Settings.model_fields, f"{name}: {key} is not a setting"
+            group, _, nested = field.partition("__")
+            assert group in Settings.model_fields, f"{name}: {key} is not a setting"
+            if nested:
+                model = Settings.model_fields[group].annotation
+                assert isinstance(model, type) and nested in model.model_fields, f"{name}: {key} is not a setting"
             monkeypatch.setenv(key, value if isinstance(value, str) else f"https://placeholder-{field}")
         settings = Settings()
         assert settings.backend == "aws" and settings.embedder == "bedrock"
         assert settings.aws.opensearch_service == "aoss"
+        assert settings.hindsight.schedule_hours == 24
 
 
 def test_worker_consumes_the_write_queue_with_partial_batch_responses(synth: Synthesised) -> None:
@@ -302,7 +336,7 @@ def test_index_sync_reads_the_stream_with_bisect_retries_and_on_failure_queue(sy
     )
 
 
-def test_index_sync_only_receives_episode_and_fact_records(synth: Synthesised) -> None:
+def test_index_sync_receives_episodes_facts_and_working_memory_the_ttl_removed(synth: Synthesised) -> None:
     mappings = [
         r["Properties"]
         for r in synth.resources.values()
@@ -310,8 +344,15 @@ def test_index_sync_only_receives_episode_and_fact_records(synth: Synthesised) -
     ]
     (mapping,) = mappings
     patterns = [json.loads(f["Pattern"]) for f in mapping["FilterCriteria"]["Filters"]]
-    prefixes = sorted(p["dynamodb"]["Keys"]["sk"]["S"][0]["prefix"] for p in patterns)
-    assert prefixes == ["EP#", "FACT#"]
+    memories = [p for p in patterns if set(p) == {"dynamodb"}]
+    assert sorted(p["dynamodb"]["Keys"]["sk"]["S"][0]["prefix"] for p in memories) == ["EP#", "FACT#"]
+    # Working memory only when DynamoDB's TTL removed it (a session that timed out), nothing else new.
+    (expiry,) = [p for p in patterns if p not in memories]
+    assert expiry == {
+        "eventName": ["REMOVE"],
+        "userIdentity": {"type": ["Service"], "principalId": ["dynamodb.amazonaws.com"]},
+        "dynamodb": {"Keys": {"sk": {"S": [{"prefix": "WM#"}]}}},
+    }
 
 
 # --- least privilege -------------------------------------------------------------------------------------
@@ -326,15 +367,42 @@ def test_only_write_and_mcp_can_send_to_the_write_queue(synth: Synthesised) -> N
     assert synth.holders("sqs:ReceiveMessage", synth.arn_of(queues.queue)) == {"write_worker"}
 
 
-def test_table_writes_only_where_needed_and_index_sync_reads_only_the_stream(synth: Synthesised) -> None:
+def test_the_trigger_detecting_functions_send_consolidation_jobs_and_only_the_worker_takes_them(
+    synth: Synthesised,
+) -> None:
+    queues = synth.stack.consolidation_queues
+    assert synth.holders("sqs:SendMessage", synth.arn_of(queues.queue)) == JOB_SENDERS
+    told = {name for name in FUNCTION_NAMES if "REARVIEW_AWS__CONSOLIDATION_QUEUE_URL" in synth.env(name)}
+    assert told == JOB_SENDERS
+    assert synth.env("write_worker")["REARVIEW_AWS__CONSOLIDATION_QUEUE_URL"] == {"Ref": synth.id_of(queues.queue)}
+    assert synth.holders("sqs:ReceiveMessage", synth.arn_of(queues.queue)) == {"consolidation_worker"}
+    assert synth.holders("sqs:SendMessage", synth.arn_of(queues.dead_letter_queue)) == {"consolidation_worker"}
+
+
+def test_the_worker_takes_one_job_at_a_time_with_bounded_concurrency(synth: Synthesised) -> None:
+    synth.template.has_resource_properties(
+        "AWS::Lambda::EventSourceMapping",
+        {
+            "EventSourceArn": synth.arn_of(synth.stack.consolidation_queues.queue),
+            "FunctionName": {"Ref": synth.id_of(synth.stack.functions.functions["consolidation_worker"])},
+            "FunctionResponseTypes": ["ReportBatchItemFailures"],
+            "BatchSize": 1,
+            "ScalingConfig": {"MaximumConcurrency": 5},
+        },
+    )
+
+
+def test_table_writes_only_where_needed_and_index_sync_only_reads(synth: Synthesised) -> None:
     table_arn = synth.arn_of(synth.stack.storage.table)
     for action in WRITE_ACTIONS:
         assert synth.holders(action, table_arn) == TABLE_WRITERS, action
     stream_arn = {"Fn::GetAtt": [synth.id_of(synth.stack.storage.table), "StreamArn"]}
     assert synth.holders("dynamodb:GetRecords", stream_arn) == {"index_sync"}
-    assert not {a for a in synth.actions("index_sync") if a.startswith("dynamodb:")} & (
-        WRITE_ACTIONS | {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan"}
-    )
+    # Index sync reads for Hindsight's triggers (the unconsolidated count, recent outcomes) and never writes.
+    index_sync = {a for a in synth.actions("index_sync") if a.startswith("dynamodb:")}
+    assert {"dynamodb:Query", "dynamodb:BatchGetItem"} <= index_sync
+    assert not index_sync & (WRITE_ACTIONS | {"dynamodb:TransactWriteItems"})
+    assert "index_sync" in synth.holders("dynamodb:Query", table_arn)
 
 
 def test_authorizer_reads_api_key_items_only(synth: Synthesised) -> None:
@@ -402,9 +470,29 @@ def test_bedrock_models_granted_to_their_users_only(synth: Synthesised) -> None:
     summary_arns = [_render(arn) for arn in bedrock_model_arns(SUMMARY_MODEL)]
     for name in FUNCTION_NAMES:
         resources = [_render(r) for r in granted(name)]
-        assert (embedding_arn in resources) == (name in SEARCHERS), name
+        assert (embedding_arn in resources) == (name in EMBEDDERS), name
+        # The consolidation worker gets the induction model only with the bedrock inducer (the next test).
         assert all(arn in resources for arn in summary_arns) == (name in {"consolidate", "mcp"}), name
         assert all(r in [embedding_arn, *summary_arns] for r in resources), name
+    assert not any("REARVIEW_INDUCER" in synth.env(name) for name in FUNCTION_NAMES)
+
+
+def test_the_bedrock_inducer_is_named_to_the_consolidating_functions_and_granted_to_the_worker(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    base = placeholder_tree(tmp_path_factory.mktemp("inducer"))
+    props = RearviewProps(**{**base.__dict__, "inducer": "bedrock"})
+    inducing = _synthesise(props)
+    summary_arns = [_render(arn) for arn in bedrock_model_arns(SUMMARY_MODEL)]
+    invoked = [
+        _render(r)
+        for st in inducing.statements("consolidation_worker")
+        if "bedrock:InvokeModel" in _as_list(st["Action"])
+        for r in _as_list(st["Resource"])
+    ]
+    assert all(arn in invoked for arn in summary_arns)
+    named = {name for name in FUNCTION_NAMES if inducing.env(name).get("REARVIEW_INDUCER") == "bedrock"}
+    assert named == {"consolidate", "consolidation_worker", "mcp"}
 
 
 def test_a_rerank_model_is_granted_and_named_to_the_recalling_functions_only(
@@ -545,14 +633,43 @@ def test_stage_is_throttled_and_access_logged(synth: Synthesised) -> None:
 # --- schedule and monitoring -----------------------------------------------------------------------------
 
 
-def test_consolidation_runs_hourly(synth: Synthesised) -> None:
+def test_the_schedule_checks_hourly_for_a_daily_period_and_its_target_retries_into_a_dlq(synth: Synthesised) -> None:
+    schedule = synth.stack.schedule
+    assert schedule is not None
     synth.template.has_resource_properties(
         "AWS::Events::Rule",
         {
             "ScheduleExpression": "rate(1 hour)",
-            "Targets": [Match.object_like({"Arn": synth.arn_of(synth.stack.functions.functions["consolidate"])})],
+            "Targets": [
+                Match.object_like(
+                    {
+                        "Arn": synth.arn_of(synth.stack.functions.functions["consolidate"]),
+                        "RetryPolicy": {"MaximumRetryAttempts": 2, "MaximumEventAgeInSeconds": 1800},
+                        "DeadLetterConfig": {"Arn": synth.arn_of(schedule.dead_letter_queue)},
+                    }
+                )
+            ],
         },
     )
+    # Every function knows the period: the schedule picks the namespaces with it, `stats` shows the next run.
+    assert {synth.env(name)["REARVIEW_HINDSIGHT__SCHEDULE_HOURS"] for name in FUNCTION_NAMES} == {"24"}
+
+
+def test_the_check_follows_the_period_and_a_zero_period_deploys_no_schedule(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    assert [check_expression(h) for h in (24, 6, 1, 0.5, 0.01)] == [
+        "rate(1 hour)",
+        "rate(1 hour)",
+        "rate(1 hour)",
+        "rate(30 minutes)",
+        "rate(1 minute)",
+    ]
+    base = placeholder_tree(tmp_path_factory.mktemp("no-schedule"))
+    off = _synthesise(RearviewProps(**{**base.__dict__, "consolidation_schedule_hours": 0.0}))
+    off.template.resource_count_is("AWS::Events::Rule", 0)
+    assert off.stack.schedule is None
+    assert off.env("recall")["REARVIEW_HINDSIGHT__SCHEDULE_HOURS"] == "0"
 
 
 def _alarms(synth: Synthesised) -> list[dict[str, Any]]:
@@ -561,7 +678,14 @@ def _alarms(synth: Synthesised) -> list[dict[str, Any]]:
 
 def test_dead_letter_queue_alarms_fire_on_the_first_message(synth: Synthesised) -> None:
     queues = synth.stack.queues
-    for queue in (queues.dead_letter_queue, queues.index_failures):
+    assert synth.stack.schedule is not None
+    dead_letter_queues = (
+        queues.dead_letter_queue,
+        queues.index_failures,
+        synth.stack.consolidation_queues.dead_letter_queue,
+        synth.stack.schedule.dead_letter_queue,
+    )
+    for queue in dead_letter_queues:
         name = {"Fn::GetAtt": [synth.id_of(queue), "QueueName"]}
         (alarm,) = [
             a
@@ -583,6 +707,16 @@ def test_every_function_has_error_and_throttle_alarms(synth: Synthesised, metric
     assert alarmed == {synth.id_of(fn) for fn in synth.stack.functions.functions.values()}
 
 
+def test_a_failed_consolidation_run_raises_an_alarm(synth: Synthesised) -> None:
+    (alarm,) = [a for a in _alarms(synth) if a["MetricName"] == "ConsolidationFailures"]
+    assert alarm["Namespace"] == "Rearview"
+    # Powertools' metrics carry the function's service as their one dimension (never the namespace).
+    assert alarm["Dimensions"] == [{"Name": "service", "Value": "rearview-consolidation_worker"}]
+    assert synth.env("consolidation_worker")["POWERTOOLS_SERVICE_NAME"] == "rearview-consolidation_worker"
+    assert (alarm["Threshold"], alarm["ComparisonOperator"], alarm["Statistic"]) == (0, "GreaterThanThreshold", "Sum")
+    assert alarm["AlarmActions"] == [{"Ref": synth.id_of(synth.stack.monitoring.topic)}]
+
+
 def test_stream_iterator_age_alarm_and_dashboard(synth: Synthesised) -> None:
     index_sync = {"Ref": synth.id_of(synth.stack.functions.functions["index_sync"])}
     (alarm,) = [a for a in _alarms(synth) if a["MetricName"] == "IteratorAge"]
@@ -594,6 +728,7 @@ def test_stream_iterator_age_alarm_and_dashboard(synth: Synthesised) -> None:
 def test_outputs_name_what_clients_need(synth: Synthesised) -> None:
     outputs = synth.template.to_json()["Outputs"]
     assert {"ApiUrl", "McpUrl", "TableName", "WriteQueueUrl", "OpenSearchEndpoint"} <= set(outputs)
+    assert {"ConsolidationQueueUrl", "ConsolidationDeadLetterQueueUrl"} <= set(outputs)
 
 
 # --- props, variants and the real tree -------------------------------------------------------------------
@@ -606,8 +741,14 @@ def test_props_from_context_convert_cli_strings() -> None:
         "rearview:searchStandbyReplicas": "false",
         "rearview:maxReceiveCount": "3",
         "rearview:searchAdminPrincipals": "arn:aws:iam::1:role/a,arn:aws:iam::1:role/b",
+        "rearview:consolidationScheduleHours": "12",
+        "rearview:consolidationMaxReceiveCount": "4",
+        "rearview:consolidationMaxConcurrency": "3",
+        "rearview:inducer": "bedrock",
     }
     props = RearviewProps.from_context(context.get)
+    assert props.consolidation_schedule_hours == 12.0 and props.inducer == "bedrock"
+    assert (props.consolidation_max_receive_count, props.consolidation_max_concurrency) == (4, 3)
     assert props.embedding_dim == 1024
     assert props.search == "domain"
     assert props.search_standby_replicas is False
@@ -617,6 +758,8 @@ def test_props_from_context_convert_cli_strings() -> None:
         RearviewProps.from_context({"rearview:search": "elastic"}.get)
     with pytest.raises(ValueError, match="arm64"):
         RearviewProps.from_context({"rearview:architecture": "sparc"}.get)
+    with pytest.raises(ValueError, match="rules"):
+        RearviewProps.from_context({"rearview:inducer": "openai"}.get)
 
 
 def test_emulator_variant_managed_domain_x86_and_hashing(tmp_path_factory: pytest.TempPathFactory) -> None:

@@ -118,6 +118,13 @@ REQUESTS: dict[tuple[str, str], RequestBuilder] = {
     ),
     ("POST", "/v1/namespaces/<ns>/consolidate"): lambda w, ns: Request("POST", ns_path(ns, "/consolidate"), {}),
     ("GET", "/v1/namespaces/<ns>/stats"): lambda w, ns: Request("GET", ns_path(ns, "/stats")),
+    ("POST", "/v1/namespaces/<ns>/brief"): lambda w, ns: Request(
+        "POST", ns_path(ns, "/brief"), {"task": "Plan the Lisbon offsite", "tool": "venue booking"}
+    ),
+    ("POST", "/v1/namespaces/<ns>/feedback"): lambda w, ns: Request(
+        "POST", ns_path(ns, "/feedback"), {"memory_id": w.memory(ns), "verdict": "useful"}
+    ),
+    ("POST", "/v1/namespaces/<ns>/sessions/<sid>/end"): lambda w, ns: Request("POST", ns_path(ns, "/sessions/s-1/end")),
     ("POST", "/v1/keys"): lambda w, ns: Request("POST", "/v1/keys", {"namespace": ns, "permissions": ["admin"]}),
     ("GET", "/v1/keys"): lambda w, ns: Request("GET", "/v1/keys"),
     ("DELETE", "/v1/keys/<key_id>"): lambda w, ns: Request("DELETE", f"/v1/keys/{split_key(w.key(ns, ['read']))[0]}"),

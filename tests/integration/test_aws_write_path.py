@@ -141,27 +141,3 @@ def test_working_memory_is_written_synchronously_by_the_write_function(stack: Aw
         ]["ApproximateNumberOfMessages"]
         == "0"
     )
-
-
-def test_the_scheduled_consolidation_visits_every_namespace_with_unconsolidated_episodes(stack: AwsStack) -> None:
-    from rearview.adapters.dynamodb import DynamoDBMemoryStore
-
-    write = stack.load_function("write").handler
-    worker = stack.load_function("write_worker").handler
-    consolidate = stack.load_function("consolidate").handler
-    for namespace in ("acme:u-1", "acme:u-2"):
-        for session, text in enumerate(["Please reply in Chinese.", "Chinese please.", "Answer in Chinese, thanks."]):
-            body = {"content": text, "session_id": f"s{session}"}
-            event = load_event("memory_write", path=f"/v1/namespaces/{namespace}/memories", body=body)
-            assert call(write, event)[0] == 202
-    stack.drain(worker)
-    store = DynamoDBMemoryStore("rearview-test", client=stack.dynamodb)
-    assert store.namespaces_with_unconsolidated() == ["acme:u-1", "acme:u-2"]
-
-    report = consolidate(load_event("consolidate_schedule", kind="eventbridge"), FakeLambdaContext())
-
-    assert report["namespaces"] == 2 and report["failed"] == {}
-    assert report["facts_created"] == 2 and report["episodes_consolidated"] == 6
-    assert store.namespaces_with_unconsolidated() == []
-    status, body = call(consolidate, load_event("consolidate", path="/v1/namespaces/acme:u-1/consolidate"))
-    assert status == 200 and body["episodes_considered"] == 0

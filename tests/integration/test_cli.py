@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner, Result
 
+from rearview.bootstrap import build
 from rearview.cli import app
+from rearview.settings import Settings
 
 pytestmark = pytest.mark.integration
 
@@ -316,3 +319,89 @@ def test_options_override_the_environment(cli: Any, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert (other / "rearview.db").exists()
     assert json.loads(cli("stats", "acme", "--json").stdout)["counts"]["episodic"] == 0
+
+
+# --- hindsight: brief, feedback, session end, consolidate --all, stats ------------------------------------------
+
+
+def geocoding_failures(cli: Any, namespace: str = "acme:u-1", session: str = "s1") -> None:
+    for size in (300, 200, 150):
+        remember_id(cli, namespace, f"Called the geocoding API with a batch of {size} addresses",
+                    "--event-type", "tool_call", "--entity", "geocoding API", "--session", session,
+                    "--outcome", "HTTP 413 Payload Too Large")  # fmt: skip
+
+
+def test_brief_offers_the_lesson_and_feedback_judges_it(cli: Any) -> None:
+    geocoding_failures(cli)
+    assert cli("consolidate", "acme:u-1").exit_code == 0
+
+    table = cli("brief", "acme:u-1", "Geocode the new signups", "--tool", "geocoding API")
+    assert table.exit_code == 0, table.output
+    assert "Brief" in table.stdout and "a lesson about geocoding API" in table.stdout
+    body = json.loads(cli("brief", "acme:u-1", "Geocode the new signups", "--tool", "geocoding API", "--json").stdout)
+    lesson = body["items"][0]["memory"]
+    assert lesson["kind"] == "lesson" and "413" in lesson["content"]
+
+    useful = cli("feedback", "acme:u-1", lesson["id"], "useful")
+    assert useful.exit_code == 0, useful.output
+    assert "adopted" in useful.stdout and "yes" in useful.stdout
+    wrong = cli("feedback", "acme:u-1", lesson["id"], "wrong", "--correction",
+                "The geocoding API takes batches of at most 50 addresses.", "--json")  # fmt: skip
+    assert wrong.exit_code == 0, wrong.output
+    assert json.loads(wrong.stdout)["corrected_by"]
+
+    stats = cli("stats", "acme:u-1")
+    assert stats.exit_code == 0, stats.output
+    for shown in ("Consolidation", "1 (0 failed)", "0 preference, 0 fact, 1 lesson", "Feedback", "lesson"):
+        assert shown in stats.stdout, shown
+    assert json.loads(cli("stats", "acme:u-1", "--json").stdout)["hindsight"]["feedback"]["lesson"] == {
+        "useful": 1, "not_useful": 0, "wrong": 1, "adopted": 1}  # fmt: skip
+
+
+def test_feedback_refuses_a_bad_verdict_and_an_unknown_memory(cli: Any) -> None:
+    bad = cli("feedback", "acme:u-1", "some-id", "great")
+    assert bad.exit_code == 2 and "great" in bad.output
+    unknown = cli("feedback", "acme:u-1", "ep-nowhere", "useful")
+    assert unknown.exit_code == 2 and unknown.stderr.startswith("error: memory_id:")
+
+
+def test_ending_a_session_runs_its_consolidation_now(cli: Any) -> None:
+    geocoding_failures(cli, session="s-7")
+    result = cli("session", "end", "acme:u-1", "s-7")
+    assert result.exit_code == 0, result.output
+    assert "Ended session s-7 of acme:u-1" in result.stdout
+    assert "ran: 3 new episodes, induced 0 preference, 0 fact, 1 lesson" in result.stdout
+    hindsight = json.loads(cli("stats", "acme:u-1", "--json").stdout)["hindsight"]
+    assert (hindsight["last_run_reason"], hindsight["unconsolidated"]) == ("session_end", 0)
+
+
+def test_consolidate_all_runs_every_namespace_with_a_backlog(cli: Any, tmp_path: Path) -> None:
+    geocoding_failures(cli, "acme:u-1")
+    remember_id(cli, "acme:u-2", PIANO)
+    remember_id(cli, "acme:u-3", LISBON)
+    services = build(Settings(data_dir=tmp_path / "data", embedder="hashing"))
+    assert services.ledger.acquire_lease("acme:u-3", "another process", datetime.now(UTC), 600)
+    services.close()
+
+    result = cli("consolidate", "--all")
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert "acme:u-1: ok, 3 new episodes, induced 0 preference, 0 fact, 1 lesson" in lines
+    assert "acme:u-2: ok, 1 new episodes, induced 0 preference, 0 fact, 0 lesson" in lines
+    assert any(line.startswith("acme:u-3: failed, consolidation_running:") for line in lines), lines
+
+    again = cli("consolidate", "--all", "--json")
+    assert again.exit_code == 1, again.output
+    assert list(json.loads(again.stdout)) == ["acme:u-3"]
+
+
+def test_consolidate_all_with_nothing_to_do_says_so(cli: Any) -> None:
+    result = cli("consolidate", "--all")
+    assert result.exit_code == 0, result.output
+    assert "Nothing to consolidate" in result.stdout
+
+
+@pytest.mark.parametrize("args", [("consolidate",), ("consolidate", "acme:u-1", "--all")])
+def test_consolidate_needs_a_namespace_or_all(cli: Any, args: tuple[str, ...]) -> None:
+    result = cli(*args)
+    assert result.exit_code == 2 and result.stderr.startswith("error: consolidate: give a NAMESPACE or --all")

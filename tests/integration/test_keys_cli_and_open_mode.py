@@ -249,6 +249,39 @@ def test_cli_commands_go_over_http_with_the_bearer_key(tmp_path: Path, services:
         assert flags.exit_code == 0 and json.loads(flags.stdout)["namespace"] == NS
 
 
+def test_hindsight_cli_commands_go_over_http(tmp_path: Path, services: Services, clock: ManualClock) -> None:
+    with LocalServer(services.settings, services, host="127.0.0.1", port=0) as server:
+        plaintext = services.access.create_key("acme", ["read", "write", "consolidate"])[1]
+        remote = {"REARVIEW_URL": server.url, "REARVIEW_TOKEN": plaintext}
+        local = tmp_path / "cli-local"
+        for size in (300, 200, 150):
+            clock.advance(minutes=5)
+            wrote = cli(local, "remember", NS, f"Called the geocoding API with a batch of {size} addresses",
+                        "--event-type", "tool_call", "--entity", "geocoding API", "--session", "s-3",
+                        "--outcome", "HTTP 413 Payload Too Large", env=remote)  # fmt: skip
+            assert wrote.exit_code == 0, wrote.output
+        assert cli(local, "consolidate", NS, env=remote).exit_code == 0
+
+        briefed = cli(local, "brief", NS, "Geocode the signups", "--tool", "geocoding API", "--json", env=remote)
+        assert briefed.exit_code == 0, briefed.output
+        lesson = json.loads(briefed.stdout)["items"][0]["memory"]
+        judged = cli(local, "feedback", NS, lesson["id"], "useful", "--json", env=remote)
+        assert judged.exit_code == 0 and json.loads(judged.stdout)["adopted"] is True
+        ended = cli(local, "session", "end", NS, "s-3", "--json", env=remote)
+        assert ended.exit_code == 0, ended.output
+        # The server in this test has no worker attached: the trigger has nowhere to send its job.
+        assert json.loads(ended.stdout) == {"namespace": NS, "session_id": "s-3", "cleared": 0,
+                                            "consolidation_job_sent": False}  # fmt: skip
+        assert not local.exists(), "nothing was written locally"
+
+        # A run another process holds reads as it does locally; --all needs the data directory.
+        assert services.ledger.acquire_lease(NS, "another process", services.clock.now(), 600)
+        busy = cli(local, "consolidate", NS, env=remote)
+        assert busy.exit_code == 2 and "in progress" in busy.stderr
+        every = cli(local, "consolidate", "--all", env=remote)
+        assert every.exit_code == 2 and "local data directory" in every.stderr
+
+
 def test_keys_cli_against_a_remote_server(tmp_path: Path, services: Services) -> None:
     with LocalServer(services.settings, services, host="127.0.0.1", port=0) as server:
         admin = services.access.create_key("acme", ["read", "admin"])[1]

@@ -31,7 +31,16 @@ from rearview.clock import ManualClock
 from rearview.domain.write import MemoryWrite
 from rearview.settings import Settings
 from support.events import load_event
-from support.mcp_calls import HANDSHAKE_VERSION, TOOL_ARGS, call_body, error_text, permissions_without, run, tool_result
+from support.mcp_calls import (
+    HANDSHAKE_VERSION,
+    TOOL_ARGS,
+    call_body,
+    error_text,
+    permissions_without,
+    run,
+    seed_feedback_memory,
+    tool_result,
+)
 from support.modules import load_module
 from support.stats import usage_stats
 
@@ -316,6 +325,7 @@ def door(
 
 @pytest.mark.parametrize("tool", TOOL_NAMES)
 def test_tenancy_matrix(tool: str, door: Door, keys: Keys, world: Services) -> None:
+    seed_feedback_memory(world, NS)
     args = {**TOOL_ARGS[tool], "namespace": NS}
     body = call_body(tool, args)
 

@@ -5,7 +5,8 @@ Delivery is driven by the test, the way the Lambda event source mappings would d
 
 - `deliver(handler)` receives up to 10 messages from the write queue (moto counts the receives), calls the handler
   with an SQS event, deletes the messages it did not report as failed, and makes the failed ones visible again at
-  once (as if their visibility timeout had run out).
+  once (as if their visibility timeout had run out). `deliver_jobs(handler)` does the same with the FIFO
+  consolidation queue (one job per invocation, as its event source's batch size is).
 - `StreamDriver.pump(handler)` feeds the table's new stream records to index sync, retrying from the first record
   it reports failed (ReportBatchItemFailures semantics), and everything if it raises.
 """
@@ -30,6 +31,10 @@ MAX_RECEIVE_COUNT = 5
 EMBEDDING_DIM = 256
 # Functions told the write queue's URL (the CDK app's _QUEUE_SENDERS): only they accept instead of storing.
 QUEUE_SENDERS = ("write",)
+# Functions told the consolidation queue's URL (the CDK app's _JOB_SENDERS): they send the triggers' jobs.
+JOB_SENDERS = ("write", "write_worker", "index_sync", "consolidate", "mcp")
+CONSOLIDATION_MAX_RECEIVE_COUNT = 3
+CONSOLIDATION_SAFETY_SECONDS = 30
 
 
 @dataclass
@@ -38,13 +43,14 @@ class FakeLambdaContext:
 
     function_name: str = "rearview-test"
     memory_limit_in_mb: int = 512
+    remaining_millis: int = 60_000
     invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:rearview-test"
     aws_request_id: str = "00000000-0000-4000-8000-000000000000"
     log_group_name: str = "/aws/lambda/rearview-test"
     log_stream_name: str = "2026/03/10/[$LATEST]test"
 
     def get_remaining_time_in_millis(self) -> int:
-        return 60_000
+        return self.remaining_millis
 
 
 @dataclass
@@ -56,6 +62,8 @@ class AwsStack:
     streams: Any
     queue_url: str
     dlq_url: str
+    jobs_url: str
+    jobs_dlq_url: str
     opensearch_url: str
     double: Any
     env: dict[str, str] = field(default_factory=dict)
@@ -66,9 +74,15 @@ class AwsStack:
         env = dict(self.env)
         if name in QUEUE_SENDERS:
             env["REARVIEW_AWS__WRITE_QUEUE_URL"] = self.queue_url
+        if name in JOB_SENDERS:
+            env["REARVIEW_AWS__CONSOLIDATION_QUEUE_URL"] = self.jobs_url
         if name == "write_worker":
             env["REARVIEW_AWS__DEAD_LETTER_QUEUE_URL"] = self.dlq_url
             env["REARVIEW_AWS__MAX_RECEIVE_COUNT"] = str(MAX_RECEIVE_COUNT)
+        if name == "consolidation_worker":
+            env["REARVIEW_AWS__CONSOLIDATION_DEAD_LETTER_QUEUE_URL"] = self.jobs_dlq_url
+            env["REARVIEW_AWS__CONSOLIDATION_MAX_RECEIVE_COUNT"] = str(CONSOLIDATION_MAX_RECEIVE_COUNT)
+            env["REARVIEW_AWS__CONSOLIDATION_SAFETY_SECONDS"] = str(CONSOLIDATION_SAFETY_SECONDS)
         env["POWERTOOLS_SERVICE_NAME"] = f"rearview-{name}"
         return env
 
@@ -87,15 +101,25 @@ class AwsStack:
 
     # --- SQS ------------------------------------------------------------------------------------------------
 
-    def deliver(self, handler: Any, *, lose_delete: Callable[[dict[str, Any]], bool] | None = None) -> dict[str, Any]:
-        """One poll of the write queue into `handler`; returns the handler's response plus `received`.
+    def deliver(
+        self,
+        handler: Any,
+        *,
+        lose_delete: Callable[[dict[str, Any]], bool] | None = None,
+        queue_url: str | None = None,
+        batch_size: int = 10,
+        context: FakeLambdaContext | None = None,
+    ) -> dict[str, Any]:
+        """One poll of the write queue (or `queue_url`) into `handler`; returns the handler's response plus
+        `received`.
 
         `lose_delete(message)`: True for a succeeded message that is not deleted, so it is delivered again (an
         at-least-once duplicate, as when a poller's delete is lost).
         """
+        queue_url = queue_url or self.queue_url
         response = self.sqs.receive_message(
-            QueueUrl=self.queue_url,
-            MaxNumberOfMessages=10,
+            QueueUrl=queue_url,
+            MaxNumberOfMessages=batch_size,
             AttributeNames=["All"],
             MessageAttributeNames=["All"],
             VisibilityTimeout=30,
@@ -103,17 +127,46 @@ class AwsStack:
         messages = response.get("Messages", [])
         if not messages:
             return {"batchItemFailures": [], "received": 0}
-        event = {"Records": [_sqs_record(m, self.queue_url) for m in messages]}
-        result = handler(event, FakeLambdaContext(function_name="rearview-write_worker"))
+        event = {"Records": [_sqs_record(m, queue_url) for m in messages]}
+        result = handler(event, context or FakeLambdaContext(function_name="rearview-write_worker"))
         failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
         for message in messages:
             if message["MessageId"] in failed or (lose_delete is not None and lose_delete(message)):
                 self.sqs.change_message_visibility(
-                    QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
+                    QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
                 )
             else:
-                self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"])
+                self.sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
         return {**result, "received": len(messages), "message_ids": [m["MessageId"] for m in messages]}
+
+    def deliver_jobs(self, handler: Any, *, remaining_millis: int = 300_000) -> dict[str, Any]:
+        """One poll of the consolidation queue into `handler`, one job per invocation (the event source's batch
+        size), with `remaining_millis` left in the invocation."""
+        context = FakeLambdaContext(function_name="rearview-consolidation_worker", remaining_millis=remaining_millis)
+        return self.deliver(handler, queue_url=self.jobs_url, batch_size=1, context=context)
+
+    def queued_jobs(self) -> list[dict[str, Any]]:
+        """The consolidation queue's messages (body, group, dedup id), read without consuming them."""
+        found: list[dict[str, Any]] = []
+        handles: list[str] = []
+        while True:
+            response = self.sqs.receive_message(
+                QueueUrl=self.jobs_url, MaxNumberOfMessages=10, AttributeNames=["All"], VisibilityTimeout=30
+            )
+            messages = response.get("Messages", [])
+            if not messages:
+                break
+            for message in messages:
+                attributes = message.get("Attributes", {})
+                found.append({
+                    "job": json.loads(message["Body"]),
+                    "group": attributes.get("MessageGroupId"),
+                    "dedup": attributes.get("MessageDeduplicationId"),
+                })  # fmt: skip
+                handles.append(message["ReceiptHandle"])
+        for handle in handles:
+            self.sqs.change_message_visibility(QueueUrl=self.jobs_url, ReceiptHandle=handle, VisibilityTimeout=0)
+        return found
 
     def drain(self, handler: Any, *, max_polls: int = 100_000) -> int:
         """Deliver until the queue is empty; returns the number of polls."""
@@ -122,12 +175,14 @@ class AwsStack:
                 return polls
         raise AssertionError(f"the write queue did not drain in {max_polls} polls")
 
-    def dead_letters(self) -> list[dict[str, Any]]:
-        """Every message in the DLQ (consumed): body and message attributes as plain strings."""
+    def dead_letters(self, queue_url: str | None = None) -> list[dict[str, Any]]:
+        """Every message in the write DLQ (or `queue_url`), consumed: body and message attributes as plain
+        strings."""
+        queue_url = queue_url or self.dlq_url
         found: list[dict[str, Any]] = []
         while True:
             response = self.sqs.receive_message(
-                QueueUrl=self.dlq_url, MaxNumberOfMessages=10, MessageAttributeNames=["All"], VisibilityTimeout=300
+                QueueUrl=queue_url, MaxNumberOfMessages=10, MessageAttributeNames=["All"], VisibilityTimeout=300
             )
             messages = response.get("Messages", [])
             if not messages:
@@ -135,7 +190,7 @@ class AwsStack:
             for message in messages:
                 attributes = {k: v.get("StringValue") for k, v in message.get("MessageAttributes", {}).items()}
                 found.append({"body": message["Body"], **attributes})
-                self.sqs.delete_message(QueueUrl=self.dlq_url, ReceiptHandle=message["ReceiptHandle"])
+                self.sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
 
 
 def _sqs_record(message: dict[str, Any], queue_url: str) -> dict[str, Any]:
@@ -200,10 +255,24 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
                 os.environ[key] = value
 
 
+def _consolidation_queues(sqs: Any) -> tuple[str, str]:
+    """The FIFO consolidation queue redriven to its FIFO DLQ, as the CDK app declares them; their URLs."""
+    dlq_url = sqs.create_queue(QueueName="rearview-consolidation-dlq.fifo", Attributes={"FifoQueue": "true"})[
+        "QueueUrl"
+    ]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    redrive = {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": CONSOLIDATION_MAX_RECEIVE_COUNT}
+    queue_url = sqs.create_queue(
+        QueueName="rearview-consolidation.fifo",
+        Attributes={"FifoQueue": "true", "VisibilityTimeout": "30", "RedrivePolicy": json.dumps(redrive)},
+    )["QueueUrl"]
+    return queue_url, dlq_url
+
+
 @contextmanager
 def aws_stack() -> Iterator[AwsStack]:
-    """Create the table (with its stream), the write queue with its DLQ, and the OpenSearch index, on moto and the
-    double; yields the stack while the mock is active."""
+    """Create the table (with its stream), the write queue and the FIFO consolidation queue with their DLQs, and the
+    OpenSearch index, on moto and the double; yields the stack while the mock is active."""
     import boto3
     from moto import mock_aws
 
@@ -224,6 +293,7 @@ def aws_stack() -> Iterator[AwsStack]:
                 "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": MAX_RECEIVE_COUNT}),
             },
         )["QueueUrl"]
+        jobs_url, jobs_dlq_url = _consolidation_queues(sqs)
         OpenSearchIndex(OpenSearchConnection(double.url, service=None), OPENSEARCH_INDEX, EMBEDDING_DIM).ensure_index()
         env = {
             "REARVIEW_BACKEND": "aws",
@@ -243,6 +313,8 @@ def aws_stack() -> Iterator[AwsStack]:
             streams=moto_streams_client(REGION),
             queue_url=queue_url,
             dlq_url=dlq_url,
+            jobs_url=jobs_url,
+            jobs_dlq_url=jobs_dlq_url,
             opensearch_url=double.url,
             double=double,
             env=env,

@@ -9,26 +9,42 @@ from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from rearview.api.mcp import TOOL_NAMES, TOOL_PERMISSIONS
+from rearview.bootstrap import Services
 from rearview.domain.permissions import Permission
+from rearview.domain.write import MemoryWrite
 
 T = TypeVar("T")
 
 # The protocol revision of the initialize handshake that the sample events speak.
 HANDSHAKE_VERSION = "2025-11-25"
 
-# One valid call per tool (the namespace is added by the test).
+# The id `remember` below gives its memory, which `feedback` below is about (a test that calls feedback alone
+# writes it first: see `seed_feedback_memory`).
+REMEMBERED_ID = "mem-offsite-venue"
+REMEMBERED = "Booked the Lisbon venue for the March offsite, contact Dana"
+
+# One valid call per tool (the namespace is added by the test), in the order the tools are declared: feedback
+# comes after remember and before forget.
 TOOL_ARGS: dict[str, dict[str, Any]] = {
-    "remember": {"content": "Booked the Lisbon venue for the March offsite, contact Dana", "tags": ["offsite"]},
+    "remember": {"content": REMEMBERED, "tags": ["offsite"], "id": REMEMBERED_ID},
     "recall": {"query": "Lisbon venue offsite"},
     "explain_recall": {"query": "Lisbon venue offsite"},
+    "brief": {"task": "Plan the catering for the Lisbon offsite", "entities": ["Dana"]},
+    "feedback": {"memory_id": REMEMBERED_ID, "verdict": "useful"},
     "forget": {"tags": ["offsite"]},
     "working_memory_get": {"session_id": "s-1"},
     "working_memory_set": {"session_id": "s-1", "key": "goal", "value": {"plan": "offsite"}},
     "working_memory_clear": {"session_id": "s-1"},
+    "end_session": {"session_id": "s-1"},
     "consolidate": {},
     "memory_stats": {},
 }
-assert set(TOOL_ARGS) == set(TOOL_NAMES)
+assert list(TOOL_ARGS) == list(TOOL_NAMES), "one call per tool, in the order they are declared"
+
+
+def seed_feedback_memory(services: Services, namespace: str) -> None:
+    """Write the memory the `feedback` call of TOOL_ARGS is about, for a test that does not call remember first."""
+    services.writer.write(namespace, MemoryWrite(content=REMEMBERED, tags=["offsite"], id=REMEMBERED_ID))
 
 
 def permissions_without(permission: Permission) -> list[Permission]:

@@ -25,6 +25,7 @@ from rearview.api.routes import API_ROUTES, ROUTE_TABLE, SWAGGER_UI_OPERATION, r
 from rearview.bootstrap import Services, build
 from rearview.cli import app
 from rearview.domain.access import Principal
+from rearview.domain.brief import BriefRequest, FeedbackRequest
 from rearview.domain.consolidate import ConsolidateRequest
 from rearview.domain.forget import ForgetRequest
 from rearview.domain.recall import RecallQuery
@@ -51,6 +52,8 @@ OPERATIONS = (
     Operation("recall", RecallQuery, "recall", "recall"),
     Operation("forget", ForgetRequest, "forget", "forget"),
     Operation("consolidate", ConsolidateRequest, "consolidate", "consolidate"),
+    Operation("brief", BriefRequest, "brief", "brief"),
+    Operation("feedback", FeedbackRequest, "feedback", "feedback"),
     # Working memory is an agent's scratch state, set over HTTP or MCP; the CLI has no command for it.
     Operation("put_working", WorkingWrite, "working_memory_set", None),
 )
@@ -66,6 +69,9 @@ TOOL_ROUTES = {
     "working_memory_clear": "clear_working",
     "consolidate": "consolidate",
     "memory_stats": "stats",
+    "brief": "brief",
+    "feedback": "feedback",
+    "end_session": "end_session",
 }
 
 # Routes that check no permission themselves: the public ones (health and the API's documents), and the MCP

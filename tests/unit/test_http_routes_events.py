@@ -18,6 +18,7 @@ from rearview.api.local_server import local_context
 from rearview.api.routes import API_ROUTES
 from rearview.bootstrap import Services
 from rearview.clock import ManualClock
+from rearview.domain.brief import BriefResponse
 from rearview.domain.memory import Episode, Fact
 from rearview.domain.recall import RecallQuery, RecallResponse
 from support.events import event_names, load_event
@@ -215,6 +216,43 @@ def test_stats_counts_the_layers(resolver: APIGatewayHttpResolver) -> None:
     assert stats["counts"]["episodic"] == 1 and stats["counts"]["semantic"] == 1
 
 
+def test_brief_returns_what_applies_with_why(resolver: APIGatewayHttpResolver) -> None:
+    lesson = {"layer": "semantic", "kind": "lesson", "content": "The booking API times out on searches of 6 cities"}
+    assert call(resolver, "memory_write_fact", body=lesson)[0] == 201
+    status, body, _ = call(resolver, "brief")
+    assert status == 200, body
+    [item] = BriefResponse.model_validate(body).items
+    assert item.why == "shares booking, api with the task" and item.memory.kind == "lesson"
+    assert body["working"] == {} and body["no_relevant_memory"] is False
+
+
+def test_feedback_confirms_a_memory_and_is_counted(resolver: APIGatewayHttpResolver, services: Services) -> None:
+    call(resolver, "memory_write")
+    status, result, _ = call(resolver, "feedback")
+    assert status == 200, result
+    assert (result["memory_id"], result["verdict"], result["adopted"]) == ("ep-lisbon-flight", "useful", False)
+    assert result["confidence_after"] > result["confidence_before"]
+    hindsight = call(resolver, "stats")[1]["hindsight"]
+    assert hindsight["feedback"]["episode"]["useful"] == 1
+
+
+def test_ending_a_session_clears_its_working_memory(resolver: APIGatewayHttpResolver) -> None:
+    call(resolver, "working_put")
+    status, ended, _ = call(resolver, "session_end")
+    assert status == 200, ended
+    # No worker or queue takes jobs in this resolver: the trigger sends none.
+    assert ended == {"namespace": NS, "session_id": SESSION, "cleared": 1, "consolidation_job_sent": False}
+    assert call(resolver, "working_get")[1]["entries"] == {}
+
+
+def test_a_consolidation_run_in_progress_is_a_409(resolver: APIGatewayHttpResolver, services: Services) -> None:
+    call(resolver, "memory_write")
+    assert services.ledger.acquire_lease(NS, "another run", services.clock.now(), 600)
+    status, body, _ = call(resolver, "consolidate")
+    assert status == 409
+    assert body["error"] == "consolidation_running" and "in progress" in body["message"]
+
+
 def test_openapi_document_lists_every_route(resolver: APIGatewayHttpResolver) -> None:
     status, document, _ = call(resolver, "openapi_document")
     assert status == 200
@@ -393,6 +431,58 @@ REJECTED: list[tuple[str, str, dict[str, Any], int, str | None, str]] = [
         "before",
     ),
     ("consolidate max_clusters 0", "consolidate", {"body": {"max_clusters": 0}}, 422, "max_clusters", "1"),
+    ("brief without a task", "brief", {"body": {"tool": "booking API"}}, 422, "task", "required"),
+    ("brief with a blank task", "brief", {"body": {"task": "  "}}, 422, "task", "blank"),
+    ("brief task too long", "brief", {"body": {"task": "t" * 2001}}, 422, "task", "2000"),
+    ("brief top_k 21", "brief", {"body": {"task": "Book a hotel", "top_k": 21}}, 422, "top_k", "20"),
+    (
+        "brief tool with a control character",
+        "brief",
+        {"body": {"task": "Book a hotel", "tool": "booking\x07API"}},
+        422,
+        "tool",
+        "pattern",
+    ),
+    (
+        "feedback with an unknown verdict",
+        "feedback",
+        {"body": {"memory_id": "ep-lisbon-flight", "verdict": "great"}},
+        422,
+        "verdict",
+        "'useful', 'not_useful' or 'wrong'",
+    ),
+    (
+        "feedback correction too long",
+        "feedback",
+        {"body": {"memory_id": "ep-lisbon-flight", "verdict": "wrong", "correction": "c" * 501}},
+        422,
+        "correction",
+        "500",
+    ),
+    (
+        "feedback correction without wrong",
+        "feedback",
+        {"body": {"memory_id": "ep-lisbon-flight", "verdict": "useful", "correction": "It is the 10:15 flight"}},
+        422,
+        "correction",
+        "only with verdict 'wrong'",
+    ),
+    (
+        "feedback on a memory of no namespace",
+        "feedback",
+        {"body": {"memory_id": "ep-nowhere", "verdict": "useful"}},
+        404,
+        "memory_id",
+        "no memory",
+    ),
+    (
+        "session end of a session id with a space",
+        "session_end",
+        {"path": f"/v1/namespaces/{NS}/sessions/s%201/end"},
+        422,
+        "session_id",
+        "128",
+    ),
     ("unknown route", "stats", {"path": "/v1/namespaces/acme/nothing-here"}, 404, None, "no such route"),
     ("wrong method", "stats", {"method": "DELETE"}, 405, None, "allowed: GET"),
     ("body over 1 MiB", "memory_write", {"body": "x" * (MAX_BODY_BYTES + 1)}, 413, "body", "1048576 bytes"),

@@ -199,6 +199,17 @@ def test_other_items_are_ignored(prefix: str) -> None:
     assert change_from_record(record) is None
 
 
+@pytest.mark.parametrize("sk", ["LEASE", "RUN#2026-03-01T09:30:00.000000Z#run-1", "SPEND#2026-03-01", "HINDSIGHT"])
+@pytest.mark.parametrize("event_name", ["INSERT", "MODIFY", "REMOVE"])
+def test_consolidation_ledger_items_are_ignored(sk: str, event_name: str) -> None:
+    record = _records("insert_episode")[0]
+    record["eventName"] = event_name
+    record["dynamodb"]["Keys"] = {"pk": {"S": f"NS#{NAMESPACE}"}, "sk": {"S": sk}}
+    record["dynamodb"]["NewImage"] = {**record["dynamodb"]["Keys"], "runs": {"N": "1"}}
+
+    assert change_from_record(record) is None
+
+
 # --- the function -----------------------------------------------------------------------------------------------
 
 

@@ -21,7 +21,7 @@ from rearview.settings import Settings
 pytestmark = pytest.mark.unit
 NS = "acme:ops"
 
-OPTIONAL = ["feedback", "neighbours", "entities", "time_answers", "questions", "rerank"]
+OPTIONAL = ["feedback", "neighbours", "entities", "lessons", "time_answers", "questions", "rerank"]
 
 
 class SlowEmbedder:

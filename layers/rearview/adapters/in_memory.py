@@ -1,6 +1,7 @@
 """The in-memory backend: MemoryStore, SearchIndex and KeyStore over one `InMemoryData` in this process.
 
-An ephemeral backend for tests and throwaway runs (`backend = "memory"`): nothing outlives the process. It is held
+An ephemeral backend for tests and throwaway runs (`backend = "memory"`): nothing outlives the process. Its
+consolidation ledger is `in_memory_ledger.InMemoryHindsightLedger`. It is held
 to the same contract suite as the real backends, so what a fast test sees on it is what the others do: optimistic
 locking, filters, namespaces, expiry, counters.
 
@@ -175,6 +176,8 @@ class InMemoryData:
         self.states: dict[str, _NamespaceState] = {}
         self.keys: dict[str, ApiKey] = {}
         self.keywords: dict[StoredLayer, _KeywordTable] = {layer: _KeywordTable() for layer in _LAYERS}
+        # The ids of each namespace's unconsolidated episodes (what the real stores keep an index of).
+        self.unconsolidated: dict[str, set[str]] = {}
         self._refs = itertools.count(1)
 
     def adopt_embedder(self, name: str | None, dim: int | None) -> None:
@@ -211,11 +214,17 @@ class InMemoryData:
         ref = previous.ref if previous is not None else next(self._refs)
         stored[memory.id] = _Stored(memory, vector, unit, ref)
         self.keywords[memory.layer].put((namespace, memory.id), memory)
+        waiting = self.unconsolidated.setdefault(namespace, set())
+        if isinstance(memory, Episode) and not memory.consolidated:
+            waiting.add(memory.id)
+        else:
+            waiting.discard(memory.id)
 
     def delete(self, namespace: str, memory_id: str) -> None:
         found = self.memories.get(namespace, {}).pop(memory_id, None)
         if found is not None:
             self.keywords[found.memory.layer].remove((namespace, memory_id))
+            self.unconsolidated.get(namespace, set()).discard(memory_id)
 
 
 # --- the store ------------------------------------------------------------------------------------------------
@@ -423,11 +432,13 @@ class InMemoryMemoryStore:
     def namespaces_with_unconsolidated(self) -> list[str]:
         """Every namespace holding an unconsolidated episode."""
         with self.data.lock:
-            return sorted(
-                namespace
-                for namespace, stored in self.data.memories.items()
-                if any(isinstance(s.memory, Episode) and not s.memory.consolidated for s in stored.values())
-            )
+            return sorted(namespace for namespace, waiting in self.data.unconsolidated.items() if waiting)
+
+    def unconsolidated_count(self, namespace: str, at_most: int | None = None) -> int:
+        """How many of the namespace's episodes no run has seen, up to `at_most` (kept as they are written)."""
+        with self.data.lock:
+            count = len(self.data.unconsolidated.get(namespace, ()))
+        return count if at_most is None else min(count, at_most)
 
     def close(self) -> None:
         """Nothing to release: the data stays with its InMemoryData (idempotent)."""

@@ -45,6 +45,7 @@ _ERROR_CODES = (
     (401, "Missing, malformed, unknown, revoked or expired API key"),
     (403, "The API key's scope does not include the namespace, or it lacks the permission"),
     (404, "Not found"),
+    (409, "Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace"),
     (413, f"Body larger than {MAX_BODY_BYTES} bytes"),
     (422, "A field breaks a rule; `field` names it and the message gives the limit"),
     (500, "Internal error (details are logged, never returned)"),

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rearview import __version__
 from rearview.bootstrap import Services
 from rearview.domain.access import KEY_ID_PATTERN, ApiKey, Principal
+from rearview.domain.brief import BriefRequest, BriefResponse, FeedbackRequest, FeedbackResult
 from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.forget import ForgetReceipt, ForgetRequest
 from rearview.domain.memory import Episode, Fact
@@ -29,7 +30,7 @@ from rearview.domain.permissions import Permission
 from rearview.domain.recall import RecallQuery, RecallResponse
 from rearview.domain.stats import Stats
 from rearview.domain.timestamps import UtcDatetime
-from rearview.domain.working import WorkingEntry, WorkingView, WorkingWrite
+from rearview.domain.working import SessionEnded, WorkingEntry, WorkingView, WorkingWrite
 from rearview.domain.write import BatchResult, BatchWrite, MemoryWrite, WriteResult
 from rearview.errors import NotFound
 
@@ -175,7 +176,7 @@ class HttpOperations:
         return self._services.working.get(_namespace(ns), _decoded(sid))
 
     def clear_working(self, ns: NamespacePath, sid: SessionPath) -> Cleared:
-        return Cleared(cleared=self._services.working.clear(_namespace(ns), _decoded(sid)))
+        return Cleared(cleared=self._services.end_session(_namespace(ns), _decoded(sid)).cleared)
 
     # --- memories -------------------------------------------------------------------------------------------
 
@@ -212,10 +213,21 @@ class HttpOperations:
     def consolidate(
         self, ns: NamespacePath, request: Annotated[ConsolidateRequest | None, Body()] = None
     ) -> ConsolidateResult:
-        return self._services.consolidator.consolidate(_namespace(ns), request or ConsolidateRequest())
+        return self._services.consolidate(_namespace(ns), request or ConsolidateRequest())
 
     def stats(self, ns: NamespacePath) -> Stats:
         return self._services.stats(_namespace(ns))
+
+    # --- hindsight: before a task and after it --------------------------------------------------------------
+
+    def brief(self, ns: NamespacePath, request: Annotated[BriefRequest, Body()]) -> BriefResponse:
+        return self._services.briefer.brief(_namespace(ns), request)
+
+    def feedback(self, ns: NamespacePath, request: Annotated[FeedbackRequest, Body()]) -> FeedbackResult:
+        return self._services.feedback.feedback(_namespace(ns), request)
+
+    def end_session(self, ns: NamespacePath, sid: SessionPath) -> SessionEnded:
+        return self._services.end_session(_namespace(ns), _decoded(sid))
 
     # --- API keys (admin) ------------------------------------------------------------------------------------
 

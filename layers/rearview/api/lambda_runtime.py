@@ -23,7 +23,6 @@ import functools
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
@@ -31,7 +30,6 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 
-from rearview.domain.consolidate import ConsolidateRequest
 from rearview.settings import Settings
 
 if TYPE_CHECKING:
@@ -71,43 +69,6 @@ def traced(handler: Handler) -> Handler:
 _NAMESPACE_IN_PATH = re.compile(r"^/v1/namespaces/([^/]+)")
 
 
-@dataclass
-class BacklogReport:
-    """What one scheduled consolidation run did."""
-
-    namespaces: list[str] = field(default_factory=list)
-    facts_created: int = 0
-    episodes_consolidated: int = 0
-    failed: dict[str, str] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "namespaces": len(self.namespaces),
-            "facts_created": self.facts_created,
-            "episodes_consolidated": self.episodes_consolidated,
-            "failed": self.failed,
-        }
-
-
-def consolidate_backlog(services: Services) -> BacklogReport:
-    """Consolidate every namespace the store lists as holding unconsolidated episodes.
-
-    One namespace's failure is logged and reported, and the run goes on with the others: the next schedule
-    retries it, and a retry of the whole invocation would redo every namespace that succeeded.
-    """
-    report = BacklogReport(namespaces=services.store.namespaces_with_unconsolidated())
-    for namespace in report.namespaces:
-        try:
-            result = services.consolidator.consolidate(namespace, ConsolidateRequest())
-        except Exception as exc:
-            logger.exception("consolidation failed", extra={"namespace": namespace})
-            report.failed[namespace] = f"{type(exc).__name__}: {exc}"[:500]
-            continue
-        report.facts_created += result.facts_created
-        report.episodes_consolidated += result.episodes_consolidated
-    return report
-
-
 def is_scheduled_event(event: dict[str, Any]) -> bool:
     """True for an EventBridge scheduled event (or any EventBridge event), as opposed to an HTTP one."""
     return event.get("source") in ("aws.events", "aws.scheduler") or "detail-type" in event
@@ -128,6 +89,7 @@ class FunctionRuntime:
         settings: Settings | None = None,
         build: Callable[[Settings], Services] | None = None,
         dead_letters: DeadLetters | None = None,
+        consolidation_dead_letters: DeadLetters | None = None,
     ) -> None:
         self.name = name
         self.settings = settings or Settings()
@@ -136,6 +98,8 @@ class FunctionRuntime:
         self._resolver: APIGatewayHttpResolver | None = None
         self._worker: WriteWorker | None = None
         self._dead_letters = dead_letters
+        # None: the consolidation queue's dead-letter queue of the settings.
+        self.consolidation_dead_letters = consolidation_dead_letters
 
     # --- cached parts ---------------------------------------------------------------------------------------
 
@@ -182,11 +146,11 @@ class FunctionRuntime:
         @traced
         @metrics.log_metrics(capture_cold_start_metric=True)
         def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-            return self._resolve_http(event, context)
+            return self.resolve_http(event, context)
 
         return handler
 
-    def _resolve_http(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
+    def resolve_http(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
         namespace = _namespace_of(event)
         if namespace:
             logger.append_keys(namespace=namespace)
@@ -230,24 +194,5 @@ class FunctionRuntime:
                     )
 
             return dict(process_partial_response(event, record_handler, processor, context))
-
-        return handler
-
-    def consolidate_handler(self) -> Handler:
-        """A handler for the consolidate function: the EventBridge schedule (every namespace with a backlog), or
-        the HTTP route (one namespace)."""
-
-        @logger.inject_lambda_context(clear_state=True)
-        @traced
-        @metrics.log_metrics(capture_cold_start_metric=True)
-        def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-            if not is_scheduled_event(event):
-                return self._resolve_http(event, context)
-            report = consolidate_backlog(self.services())
-            metrics.add_metric(name="NamespacesConsolidated", unit=MetricUnit.Count, value=len(report.namespaces))
-            metrics.add_metric(name="ConsolidationFailures", unit=MetricUnit.Count, value=len(report.failed))
-            metrics.add_metric(name="FactsCreated", unit=MetricUnit.Count, value=report.facts_created)
-            logger.info("scheduled consolidation done", extra=report.as_dict())
-            return report.as_dict()
 
         return handler

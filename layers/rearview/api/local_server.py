@@ -36,7 +36,7 @@ from rearview.api.http import RearviewResolver, create_resolver, decode_response
 from rearview.api.http_errors import MAX_BODY_BYTES, payload_too_large
 from rearview.api.mcp_http import MCP_PATH, McpHttpEndpoint, loopback_transport_security, no_host_check
 from rearview.api.routes import DOCS_PATH, OPENAPI_PATH
-from rearview.bootstrap import Services, build, keys_in_data_dir
+from rearview.bootstrap import Services, build, keys_in_data_dir, local_consolidation
 from rearview.errors import ConfigurationError, RearviewError
 from rearview.service.access import AccessGate
 from rearview.settings import Settings
@@ -390,14 +390,17 @@ def local_context(request_id: str) -> LambdaContext:
 
 
 def serve(settings: Settings, services: Services | None = None, ready: threading.Event | None = None) -> None:
-    """Run the local server in the foreground until Ctrl-C (or SIGTERM), then shut down cleanly."""
+    """Run the local server in the foreground until Ctrl-C (or SIGTERM), with the consolidation worker when
+    `settings.hindsight.worker` is on, then shut down cleanly."""
     server = LocalServer(settings, services)
     restore = None
     if threading.current_thread() is threading.main_thread():
         # `docker stop` and process managers send SIGTERM: treat it like Ctrl-C so the database closes.
         restore = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        server.serve_forever(ready)
+        # The consolidation worker stops before the server closes the services it built.
+        with local_consolidation(server.services):
+            server.serve_forever(ready)
     except KeyboardInterrupt:
         print("\nRearview: shutting down", flush=True)
     finally:

@@ -32,13 +32,14 @@ from rearview import __version__
 from rearview.api.mcp_toolset import McpState, PrincipalProvider, ToolCall, ToolSet
 from rearview.bootstrap import Services
 from rearview.domain.access import Principal
+from rearview.domain.brief import BriefRequest, BriefResponse, FeedbackRequest, FeedbackResult
 from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.forget import ForgetReceipt, ForgetRequest
 from rearview.domain.limits import MAX_WORKING_KEY_CHARS, SessionId
 from rearview.domain.permissions import Permission
 from rearview.domain.recall import RecallQuery, RecallResponse
 from rearview.domain.stats import Stats
-from rearview.domain.working import WorkingEntry, WorkingView, WorkingWrite
+from rearview.domain.working import SessionEnded, WorkingEntry, WorkingView, WorkingWrite
 from rearview.domain.write import MemoryWrite, WriteResult
 from rearview.errors import Unauthorized
 
@@ -53,8 +54,11 @@ INSTRUCTIONS = (
     "Rearview is your long-term memory. Call `recall` before answering anything that may depend on what the user "
     "said or did before (preferences, plans, past events); if it returns no_relevant_memory, say you do not know "
     "rather than guess. Call `remember` for facts, preferences and events worth keeping (one memory per call, in "
-    "plain sentences). Use `working_memory_*` for scratch state of the current task. Every tool acts in your own "
-    "namespace unless you pass `namespace`, which may only narrow it (e.g. 'acme:u-42' under 'acme')."
+    "plain sentences); when a tool call fails or succeeds, say so in `outcome` (lessons are learnt from them). "
+    "Call `brief` before starting a task, to be told the preferences and lessons that apply; after using a memory, "
+    "call `feedback` to say whether it helped. Use `working_memory_*` for scratch state of the current task, and "
+    "`end_session` when the conversation or task is over. Every tool acts in your own namespace unless you pass "
+    "`namespace`, which may only narrow it (e.g. 'acme:u-42' under 'acme')."
 )
 
 
@@ -136,6 +140,33 @@ def explain_recall(call: ToolCall, query: RecallQuery) -> RecallResponse:
     return recall(call, query)
 
 
+# --- hindsight: before a task and after it --------------------------------------------------------------------
+
+
+@tool(Permission.READ, title="Brief before a task", annotations=_READS)
+def brief(call: ToolCall, request: BriefRequest) -> BriefResponse:
+    """Call this before starting a task: say what you are about to do (and the tool you will use, and who or
+    what it involves), and get the preferences and lessons that apply, best first, each with `why` it applies
+    and its confidence. Follow them unless the user says otherwise. A lesson is what went wrong before and what
+    worked; `no_relevant_memory` true means nothing applies. Each memory's `id` is what `feedback` takes."""
+    return call.services.briefer.brief(call.namespace, request)
+
+
+@tool(
+    Permission.WRITE,
+    title="Feedback on a memory",
+    annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
+)
+def feedback(call: ToolCall, request: FeedbackRequest) -> FeedbackResult:
+    """Call this after using a memory that `brief` or `recall` gave you: 'useful' if it helped (it is confirmed
+    and ranks higher), 'not_useful' if it did not apply to this task, 'wrong' if it is not true (give the
+    right statement in `correction`: it replaces the memory). Returns its confidence before and after."""
+    return call.services.feedback.feedback(call.namespace, request)
+
+
+# --- forgetting ----------------------------------------------------------------------------------------------
+
+
 @tool(
     Permission.FORGET,
     title="Forget",
@@ -175,8 +206,19 @@ def working_memory_set(call: ToolCall, session_id: SessionArg, key: WorkingKeyAr
 )
 def working_memory_clear(call: ToolCall, session_id: SessionArg) -> WorkingCleared:
     """Remove every key of a session's scratch state (when the task ends or starts over)."""
-    cleared = call.services.working.clear(call.namespace, session_id)
-    return WorkingCleared(namespace=call.namespace, session_id=session_id, cleared=cleared)
+    ended = call.services.end_session(call.namespace, session_id)
+    return WorkingCleared(namespace=call.namespace, session_id=session_id, cleared=ended.cleared)
+
+
+@tool(
+    Permission.WRITE,
+    title="End session",
+    annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True),
+)
+def end_session(call: ToolCall, session_id: SessionArg) -> SessionEnded:
+    """Call this when a conversation or task is over: its scratch state (working memory) is cleared, and what
+    happened in it is consolidated into lasting preferences, facts and lessons in the background."""
+    return call.services.end_session(call.namespace, session_id)
 
 
 # --- maintenance ----------------------------------------------------------------------------------------------
@@ -188,14 +230,17 @@ def working_memory_clear(call: ToolCall, session_id: SessionArg) -> WorkingClear
     annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True),
 )
 def consolidate(call: ToolCall, request: ConsolidateRequest) -> ConsolidateResult:
-    """Turn recurring episodes into lasting facts (clusters of similar events become one semantic memory
-    citing them). Runs on a schedule anyway; call it after a burst of related memories."""
-    return call.services.consolidator.consolidate(call.namespace, request)
+    """Turn recurring episodes into lasting preferences, facts and lessons now (clusters of similar events
+    become one semantic memory citing them). It also runs by itself (after a streak of failures, many new
+    memories, or a session's end, and on a schedule where a server runs); call it after a burst of related
+    memories. An error saying a run is in progress means one is doing the work already."""
+    return call.services.consolidate(call.namespace, request)
 
 
 @tool(Permission.READ, title="Memory statistics", annotations=_READS)
 def memory_stats(call: ToolCall) -> Stats:
-    """How much is stored per layer, when the last write was, and how often recall found something."""
+    """How much is stored per layer, when the last write was, how often recall found something, and what
+    consolidation did: its runs, what they induced, the next trigger, and feedback per kind of memory."""
     return call.services.stats(call.namespace)
 
 

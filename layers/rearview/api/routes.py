@@ -118,9 +118,20 @@ API_ROUTES: tuple[Route, ...] = (
     Route("POST", f"{_NS}/forget", "forget", _FORGET, "forget",
           "Forget by ids or by filter, with a receipt per layer", "operations"),
     Route("POST", f"{_NS}/consolidate", "consolidate", Permission.CONSOLIDATE, "consolidate",
-          "Cluster unconsolidated episodes into facts (the body is optional)", "operations"),
+          "Run consolidation now: unconsolidated episodes become preferences, facts and lessons, under the "
+          "namespace's lease (409 consolidation_running while another run holds it) and the run and daily caps; "
+          "the run is recorded in stats (the body is optional)", "operations"),
     Route("GET", f"{_NS}/stats", "stats", _READ, "recall",
-          "Counts per layer, last write, recall hit rate", "operations"),
+          "Counts per layer, last write, recall hit rate, and consolidation's runs, next trigger and feedback",
+          "operations"),
+    # --- hindsight: before a task and after it
+    Route("POST", f"{_NS}/brief", "brief", _READ, "recall",
+          "The preferences and lessons that apply to a task about to start, best first, each with why", "hindsight"),
+    Route("POST", f"{_NS}/feedback", "feedback", _WRITE, "write",
+          "Say what a memory was worth: useful confirms it, wrong lowers its confidence (a correction supersedes "
+          "it), not_useful is counted", "hindsight"),
+    Route("POST", f"{_NS}/sessions/{{sid}}/end", "end_session", _WRITE, "write",
+          "End a session: clear its working memory and fire the session-end consolidation trigger", "hindsight"),
     # --- API keys
     Route("POST", "/v1/keys", "create_key", Permission.ADMIN, "write",
           "Create an API key (within the caller's scope, with at most its permissions); shown once", "keys",

@@ -4,15 +4,17 @@ The whole batch is decoded and applied first, in one bulk round trip (IndexSyncS
 Powertools' BatchProcessor reports every record whose decoding or application failed, so Lambda retries from the
 first failed record. Application is all-or-nothing per batch: when the index refuses any of it, every record
 of the batch is reported, which is safe because upserts and deletes are idempotent.
+
+When the function is given the consolidation queue (`Services.jobs`), the batch also feeds Hindsight's triggers
+(`StreamTriggers`): the episodes it stored or merged (count and failure streak, per namespace), and working memory
+the TTL removed (a session that timed out: session end). A trigger never fails the batch: the index is its job.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-
-from aws_lambda_powertools.metrics import MetricUnit
 
 from rearview.api.lambda_runtime import Handler, logger, metrics, traced
 from rearview.errors import ConfigurationError
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
 
     from rearview.api.lambda_runtime import FunctionRuntime
     from rearview.domain.changes import IndexChange
+    from rearview.service.hindsight.stream_triggers import StreamTriggers
     from rearview.service.index_sync import IndexSyncService
 
 
@@ -34,90 +37,125 @@ def _sequence_number(record: dict[str, Any]) -> str:
     return str(record.get("dynamodb", {}).get("SequenceNumber") or record.get("eventID"))
 
 
-@dataclass(frozen=True)
-class _SyncParts:
-    """What a container keeps between invocations: the service, the batch processor and the record decoder."""
+@dataclass
+class _Parts:
+    """What the handler builds on its first invocation."""
 
     service: IndexSyncService
     processor: BatchProcessor
+    # What turns a stream record into an index change, and into the session a TTL expiry ended.
     decode: Callable[[Mapping[str, Any]], IndexChange | None]
+    expired: Callable[[Mapping[str, Any]], tuple[str, str] | None]
+    # None when the function is not given the consolidation queue.
+    triggers: StreamTriggers | None
+
+
+@dataclass
+class _Decoded:
+    """A batch's records as index changes (by sequence number), the undecodable ones, and the expired sessions."""
+
+    changes: dict[str, IndexChange] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+    expired_sessions: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _decode(records: list[dict[str, Any]], parts: _Parts) -> _Decoded:
+    decoded = _Decoded()
+    for record in records:
+        sequence = _sequence_number(record)
+        try:
+            change = parts.decode(record)
+            session = parts.expired(record)
+        except Exception as exc:
+            decoded.failed[sequence] = f"undecodable record: {type(exc).__name__}: {exc}"
+            logger.exception("undecodable stream record", extra={"sequence_number": sequence})
+            continue
+        if change is not None:
+            decoded.changes[sequence] = change
+        if session is not None:
+            decoded.expired_sessions.append(session)
+    return decoded
+
+
+def _apply(service: IndexSyncService, decoded: _Decoded) -> bool:
+    """Apply the decoded changes to the index; on failure every one of them is reported failed. True if applied."""
+    from aws_lambda_powertools.metrics import MetricUnit
+
+    try:
+        report = service.apply(list(decoded.changes.values()))
+    except Exception as exc:
+        logger.exception("index sync failed", extra={"records": len(decoded.changes)})
+        reason = f"index refused the batch: {type(exc).__name__}: {exc}"
+        decoded.failed.update(dict.fromkeys(decoded.changes, reason))
+        return False
+    metrics.add_metric(name="IndexUpserts", unit=MetricUnit.Count, value=report.upserted)
+    metrics.add_metric(name="IndexDeletes", unit=MetricUnit.Count, value=report.deleted)
+    metrics.add_metric(name="IndexExpiries", unit=MetricUnit.Count, value=report.expired)
+    metrics.add_metric(name="IndexUnchangedSkipped", unit=MetricUnit.Count, value=report.unchanged)
+    return True
+
+
+def _fire_triggers(triggers: StreamTriggers, decoded: _Decoded, applied: bool) -> None:
+    """Send the jobs the batch makes due. The changes count only once applied: a batch the index refused comes
+    back, and is evaluated then. Nothing here may fail the batch."""
+    from aws_lambda_powertools.metrics import MetricUnit
+
+    try:
+        report = triggers.evaluate(decoded.changes.values() if applied else (), decoded.expired_sessions)
+    except Exception:
+        logger.exception("hindsight triggers failed on the stream")
+        metrics.add_metric(name="StreamTriggerFailures", unit=MetricUnit.Count, value=1)
+        return
+    metrics.add_metric(name="ConsolidationJobsSent", unit=MetricUnit.Count, value=report.jobs)
+    metrics.add_metric(name="StreamTriggerFailures", unit=MetricUnit.Count, value=report.failures)
 
 
 def index_sync_handler(runtime: FunctionRuntime) -> Handler:
     """A handler for DynamoDB Streams events that keeps the index (`Services.index_maintenance`) in step with
-    the table.
+    the table, and feeds the consolidation triggers when the function is given the job queue.
 
     The batch utilities (~0.1 s of imports) and the services are set up on the first invocation, not at import.
     """
-    cached: list[_SyncParts] = []
+    cached: list[_Parts] = []
 
-    def parts() -> _SyncParts:
+    def parts() -> _Parts:
         if not cached:
-            cached.append(_sync_parts(runtime))
+            from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
+
+            from rearview.bootstrap import stream_change_decoder, stream_session_expiry
+            from rearview.service.hindsight.stream_triggers import StreamTriggers
+            from rearview.service.index_sync import IndexSyncService
+
+            services = runtime.services()
+            index = services.index_maintenance
+            if index is None:
+                raise ConfigurationError("index_sync: the index is written with the store; there is nothing to sync")
+            processor = BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False)
+            triggers = StreamTriggers(services.triggers, services.jobs) if services.jobs is not None else None
+            cached.append(
+                _Parts(IndexSyncService(index), processor, stream_change_decoder(), stream_session_expiry(), triggers)
+            )
         return cached[0]
 
     @logger.inject_lambda_context(clear_state=True)
     @traced
     @metrics.log_metrics(capture_cold_start_metric=True)
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        from aws_lambda_powertools.metrics import MetricUnit
         from aws_lambda_powertools.utilities.batch import process_partial_response
 
-        sync = parts()
-        decoded, failed = _decode(event.get("Records", []), sync.decode)
-        failed.update(_apply(sync.service, decoded))
-        metrics.add_metric(name="IndexSyncFailedRecords", unit=MetricUnit.Count, value=len(failed))
+        built = parts()
+        decoded = _decode(event.get("Records", []), built)
+        applied = _apply(built.service, decoded)
+        if built.triggers is not None:
+            _fire_triggers(built.triggers, decoded, applied)
+        metrics.add_metric(name="IndexSyncFailedRecords", unit=MetricUnit.Count, value=len(decoded.failed))
 
         def record_handler(record: DynamoDBRecord) -> None:
-            reason = failed.get(str(record.dynamodb.sequence_number if record.dynamodb else record.event_id))
+            reason = decoded.failed.get(str(record.dynamodb.sequence_number if record.dynamodb else record.event_id))
             if reason is not None:
                 raise IndexSyncFailed(reason)
 
-        return dict(process_partial_response(event, record_handler, sync.processor, context))
+        return dict(process_partial_response(event, record_handler, built.processor, context))
 
     return handler
-
-
-def _sync_parts(runtime: FunctionRuntime) -> _SyncParts:
-    from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
-
-    from rearview.bootstrap import stream_change_decoder
-    from rearview.service.index_sync import IndexSyncService
-
-    index = runtime.services().index_maintenance
-    if index is None:
-        raise ConfigurationError("index_sync: the index is written with the store; there is nothing to sync")
-    processor = BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False)
-    return _SyncParts(IndexSyncService(index), processor, stream_change_decoder())
-
-
-def _decode(
-    records: Iterable[dict[str, Any]], decode: Callable[[Mapping[str, Any]], IndexChange | None]
-) -> tuple[dict[str, IndexChange], dict[str, str]]:
-    """The changes of the records, by sequence number, and why each undecodable record failed."""
-    decoded: dict[str, IndexChange] = {}
-    failed: dict[str, str] = {}
-    for record in records:
-        sequence = _sequence_number(record)
-        try:
-            change = decode(record)
-        except Exception as exc:
-            failed[sequence] = f"undecodable record: {type(exc).__name__}: {exc}"
-            logger.exception("undecodable stream record", extra={"sequence_number": sequence})
-            continue
-        if change is not None:
-            decoded[sequence] = change
-    return decoded, failed
-
-
-def _apply(service: IndexSyncService, decoded: dict[str, IndexChange]) -> dict[str, str]:
-    """Apply the decoded changes in one bulk round trip; when the index refuses it, why each record failed."""
-    try:
-        report = service.apply(list(decoded.values()))
-    except Exception as exc:
-        logger.exception("index sync failed", extra={"records": len(decoded)})
-        return {sequence: f"index refused the batch: {type(exc).__name__}: {exc}" for sequence in decoded}
-    metrics.add_metric(name="IndexUpserts", unit=MetricUnit.Count, value=report.upserted)
-    metrics.add_metric(name="IndexDeletes", unit=MetricUnit.Count, value=report.deleted)
-    metrics.add_metric(name="IndexExpiries", unit=MetricUnit.Count, value=report.expired)
-    metrics.add_metric(name="IndexUnchangedSkipped", unit=MetricUnit.Count, value=report.unchanged)
-    return {}

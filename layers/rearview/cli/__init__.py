@@ -1,4 +1,5 @@
-"""The `rearview` command line (typer + rich): serve, mcp, remember, recall, forget, consolidate, stats, import, keys.
+"""The `rearview` command line (typer + rich): serve, mcp, remember, recall, brief, feedback, forget, consolidate,
+stats, import, session, keys.
 
 Settings come from `REARVIEW_*` variables, overridden by each command's options, and are built once per
 invocation; the services come from `rearview.bootstrap.build`. User errors print `error: <message>` to stderr
@@ -11,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from rearview.cli.hindsight import brief, feedback, session_app
 from rearview.cli.keys import keys_app
 from rearview.cli.maintenance import consolidate, forget, stats
 from rearview.cli.mcp import mcp
@@ -37,8 +39,8 @@ def main(
         typer.Option(
             "--url",
             envvar="REARVIEW_URL",
-            help="A Rearview server (http://host:port): remember, recall, forget, consolidate, stats and keys go "
-            "there over HTTP instead of to the local data directory",
+            help="A Rearview server (http://host:port): remember, recall, brief, feedback, forget, consolidate, "
+            "stats, session and keys go there over HTTP instead of to the local data directory",
             show_default=False,
         ),
     ] = None,
@@ -56,12 +58,15 @@ def main(
 app.command("serve")(serve)
 app.command("remember")(remember)
 app.command("recall")(recall)
+app.command("brief")(brief)
+app.command("feedback")(feedback)
 app.command("forget")(forget)
 app.command("consolidate")(consolidate)
 app.command("stats")(stats)
 app.command("import")(import_jsonl)
 app.command("reindex")(reindex)
 app.command("mcp")(mcp)
+app.add_typer(session_app, name="session")
 app.add_typer(keys_app, name="keys")
 
 __all__ = ["app"]

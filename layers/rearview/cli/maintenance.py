@@ -2,24 +2,30 @@
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
+from rearview.bootstrap import Services
 from rearview.cli import render
 from rearview.cli.invocation import (
     DataDirOption,
+    EmbedderChoice,
     EmbedderOption,
     JsonOption,
+    fail,
     open_services,
     stdout_console,
     user_errors,
 )
 from rearview.cli.remote import remote_target
 from rearview.cli.request_options import described, request_from_options
-from rearview.domain.consolidate import ConsolidateRequest
+from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.forget import ForgetRequest
+from rearview.errors import RearviewError
 
 
 class ForgetLayer(StrEnum):
@@ -98,29 +104,75 @@ def _describe_filters(request: ForgetRequest) -> str:
     return " and ".join(parts)
 
 
+# Exit code of `consolidate --all` when a namespace failed (the others were consolidated).
+CONSOLIDATE_FAILED_EXIT = 1
+
+
 def consolidate(
     ctx: typer.Context,
-    namespace: Annotated[str, typer.Argument(help="Namespace to consolidate")],
+    namespace: Annotated[str | None, typer.Argument(help="Namespace to consolidate (or --all)")] = None,
+    all_namespaces: Annotated[
+        bool,
+        typer.Option("--all", help="Every namespace holding unconsolidated episodes, one run each (local data only)"),
+    ] = False,
     since: Annotated[str | None, typer.Option(help=described(ConsolidateRequest, "since"))] = None,
     max_clusters: Annotated[int | None, typer.Option(help=described(ConsolidateRequest, "max_clusters"))] = None,
     data_dir: DataDirOption = None,
     embedder: EmbedderOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Turn clusters of related episodes into facts (semantic memory)."""
+    """Turn clusters of related episodes into preferences, facts and lessons, now (under the namespace's lease and
+    the caps, recorded in stats)."""
+    if (namespace is None) == (not all_namespaces):
+        fail("consolidate: give a NAMESPACE or --all (not both)")
     with user_errors():
         request = request_from_options(ConsolidateRequest, ctx)
     remote = remote_target(ctx)
+    if namespace is None:
+        _consolidate_all(request, remote is not None, data_dir, embedder, as_json)
+        return
     if remote is not None:
         with user_errors():
             result = remote.client().consolidate(namespace, request)
     else:
         with open_services(data_dir, embedder) as services:
-            result = services.consolidator.consolidate(namespace, request)
+            result = services.consolidate(namespace, request)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     else:
         stdout_console().print(render.consolidate_result(result))
+
+
+def _consolidate_all(
+    request: ConsolidateRequest, remote: bool, data_dir: Path | None, embedder: EmbedderChoice | None, as_json: bool
+) -> None:
+    """One run per namespace with unconsolidated episodes; a line each; exit 1 if any failed."""
+    if remote:
+        fail("consolidate --all: works on the local data directory; a deployed service consolidates by itself")
+    with open_services(data_dir, embedder) as services:
+        outcomes = {ns: _run_one(services, ns, request) for ns in services.store.namespaces_with_unconsolidated()}
+    if as_json:
+        typer.echo(json.dumps({ns: _as_json(outcome) for ns, outcome in outcomes.items()}, indent=2))
+    else:
+        stdout_console().print(render.consolidate_all(outcomes))
+    if any(not isinstance(outcome, ConsolidateResult) for outcome in outcomes.values()):
+        raise typer.Exit(CONSOLIDATE_FAILED_EXIT)
+
+
+def _run_one(services: Services, namespace: str, request: ConsolidateRequest) -> ConsolidateResult | str:
+    """The namespace's run, or why it failed (the runner recorded a failed run; the others go on)."""
+    try:
+        return services.consolidate(namespace, request)
+    except RearviewError as exc:
+        return f"{exc.code}: {exc.message}"
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _as_json(outcome: ConsolidateResult | str) -> dict[str, Any]:
+    if isinstance(outcome, ConsolidateResult):
+        return outcome.model_dump(mode="json")
+    return {"error": outcome}
 
 
 def stats(
@@ -130,7 +182,8 @@ def stats(
     embedder: EmbedderOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Counts per layer, the last write, and how often recall found something."""
+    """Counts per layer, the last write, how often recall found something, and consolidation's runs, next trigger
+    and feedback."""
     remote = remote_target(ctx)
     if remote is not None:
         with user_errors():

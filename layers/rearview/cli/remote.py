@@ -1,7 +1,8 @@
 """The CLI against a remote Rearview server: `--url` / `REARVIEW_URL` with `--token` / `REARVIEW_TOKEN`.
 
 A small urllib client over the HTTP API (the route table the local server and Lambda serve), so remember, recall,
-forget, consolidate, stats and keys work the same against a laptop's data directory and a deployed service.
+forget, consolidate, stats, brief, feedback, session end and keys work the same against a laptop's data directory
+and a deployed service.
 The server's JSON errors come back as the matching domain errors, so the CLI reports them the way it reports
 local ones (`error: <message>`, exit 2).
 """
@@ -19,11 +20,13 @@ from urllib.parse import urlencode, urlsplit
 import typer
 
 from rearview.api.routes import route_named
+from rearview.domain.brief import BriefRequest, BriefResponse, FeedbackRequest, FeedbackResult
 from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.forget import ForgetReceipt, ForgetRequest
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.recall import RecallQuery, RecallResponse
 from rearview.domain.stats import Stats
+from rearview.domain.working import SessionEnded
 from rearview.domain.write import MemoryWrite, WriteResult
 from rearview.errors import (
     ConfigurationError,
@@ -31,6 +34,7 @@ from rearview.errors import (
     NamespaceForbidden,
     NotFound,
     RearviewError,
+    RunInProgress,
     Unauthorized,
 )
 
@@ -43,6 +47,8 @@ _ERRORS: dict[int, type[RearviewError]] = {
     404: NotFound,
     422: InvalidInput,
 }
+# Codes that say more than their status (409 is also a concurrent update).
+_ERRORS_BY_CODE: dict[str, type[RearviewError]] = {RunInProgress.code: RunInProgress}
 
 
 class RemoteError(RearviewError):
@@ -138,6 +144,17 @@ class RemoteClient:
     def stats(self, namespace: str) -> Stats:
         return Stats.model_validate(self.call("stats", ns=validate_namespace(namespace)))
 
+    def brief(self, namespace: str, request: BriefRequest) -> BriefResponse:
+        body = request.model_dump(mode="json", exclude_none=True)
+        return BriefResponse.model_validate(self.call("brief", body, ns=validate_namespace(namespace)))
+
+    def feedback(self, namespace: str, request: FeedbackRequest) -> FeedbackResult:
+        body = request.model_dump(mode="json", exclude_none=True)
+        return FeedbackResult.model_validate(self.call("feedback", body, ns=validate_namespace(namespace)))
+
+    def end_session(self, namespace: str, session_id: str) -> SessionEnded:
+        return SessionEnded.model_validate(self.call("end_session", ns=validate_namespace(namespace), sid=session_id))
+
     # --- keys (admin) -------------------------------------------------------------------------------------
 
     def create_key(
@@ -172,7 +189,7 @@ def _error_from(status: int, raw: bytes) -> RearviewError:
     code = str(body.get("error") or "http_error")
     message = str(body.get("message") or f"server answered HTTP {status}")
     field = body.get("field") if isinstance(body.get("field"), str) else None
-    error_class = _ERRORS.get(status)
+    error_class = _ERRORS_BY_CODE.get(code) or _ERRORS.get(status)
     if error_class is not None:
         return error_class(message, field=field)
     return RemoteError(status, code, message, field)

@@ -10,11 +10,15 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from rearview.domain.brief import BriefResponse, FeedbackResult
 from rearview.domain.consolidate import ConsolidateResult
 from rearview.domain.forget import ForgetReceipt
+from rearview.domain.hindsight_runs import HindsightStats
 from rearview.domain.recall import RecallResponse, RecallTrace
 from rearview.domain.stats import Stats
+from rearview.domain.working import SessionEnded
 from rearview.domain.write import WriteResult
+from rearview.errors import RunInProgress
 
 # Candidates shown per stage of an explain trace; the trace itself carries up to 25.
 TRACE_CANDIDATES_SHOWN = 10
@@ -153,17 +157,47 @@ def forget_receipt(receipt: ForgetReceipt) -> RenderableType:
     return Group(*parts)
 
 
+def _induced(induced: dict[str, int]) -> str:
+    return ", ".join(f"{count} {kind}" for kind, count in induced.items())
+
+
 def consolidate_result(result: ConsolidateResult) -> RenderableType:
     rows = [
+        ("reason", result.reason),
         ("episodes considered", str(result.episodes_considered)),
+        ("new episodes", str(result.new_episodes)),
         ("clusters", str(result.clusters)),
+        ("induced", _induced(result.induced)),
         ("facts created", str(result.facts_created)),
         ("facts confirmed", str(result.facts_confirmed)),
+        ("superseded", str(result.superseded)),
         ("episodes consolidated", str(result.episodes_consolidated)),
     ]
+    if result.clusters_deferred or result.capped_by:
+        rows.append(("deferred", f"{result.clusters_deferred} clusters (capped by {result.capped_by or '-'})"))
+    if result.tokens:
+        rows.append(("model tokens", str(result.tokens)))
     if result.fact_ids:
         rows.append(("fact ids", ", ".join(result.fact_ids)))
+    if result.run_id:
+        rows.append(("run", result.run_id))
     return _fields(f"Consolidated {result.namespace}", rows)
+
+
+def consolidate_all(outcomes: dict[str, ConsolidateResult | str]) -> RenderableType:
+    """One line per namespace of `consolidate --all`: what its run induced, or why it failed."""
+    if not outcomes:
+        return Text("Nothing to consolidate: no namespace holds unconsolidated episodes.")
+    lines = []
+    for namespace, outcome in outcomes.items():
+        if isinstance(outcome, ConsolidateResult):
+            deferred = f", {outcome.clusters_deferred} clusters deferred" if outcome.clusters_deferred else ""
+            line = Text(f"{namespace}: ok, {outcome.new_episodes} new episodes, induced {_induced(outcome.induced)}")
+            line.append(deferred)
+        else:
+            line = Text(f"{namespace}: failed, {outcome}", style="red")
+        lines.append(line)
+    return Group(*lines)
 
 
 def stats(stats: Stats) -> RenderableType:
@@ -174,4 +208,90 @@ def stats(stats: Stats) -> RenderableType:
         ("recalls with hits", str(stats.recall_hits)),
         ("hit rate", "-" if stats.hit_rate is None else f"{stats.hit_rate:.0%}"),
     ]
-    return _fields(f"Stats of {stats.namespace}", rows)
+    table = _fields(f"Stats of {stats.namespace}", rows)
+    if stats.hindsight is None:
+        return table
+    return Group(table, hindsight(stats.hindsight))
+
+
+def hindsight(h: HindsightStats) -> RenderableType:
+    """The consolidation side of stats: runs, what they induced and spent, the next trigger, and feedback."""
+    rows = [
+        ("runs", f"{h.runs} ({h.runs_failed} failed)"),
+        ("induced", _induced(h.induced)),
+        ("model tokens", str(h.tokens)),
+        ("today", f"{h.today.runs} runs, {h.today.clusters} clusters, {h.today.tokens} tokens" if h.today else "-"),
+        ("last run", f"{when(h.last_run_at)} ({h.last_run_reason})" if h.last_run_at else "-"),
+        ("unconsolidated", f"{h.unconsolidated} episodes"),
+        ("next trigger", _next_trigger(h.next_trigger)),
+    ]
+    parts: list[RenderableType] = [_fields("Consolidation", rows)]
+    if h.feedback:
+        table = Table(title="Feedback", title_justify="left")
+        for column in ("kind", "useful", "not useful", "wrong", "adopted"):
+            table.add_column(column, justify="left" if column == "kind" else "right")
+        for kind, counts in sorted(h.feedback.items()):
+            table.add_row(kind, str(counts.useful), str(counts.not_useful), str(counts.wrong), str(counts.adopted))
+        parts.append(table)
+    return Group(*parts)
+
+
+def _next_trigger(next_trigger: dict[str, str | int | None]) -> str:
+    parts = []
+    needed = next_trigger.get("count_episodes_needed")
+    if needed is not None:
+        parts.append(f"count: {needed} more episodes")
+    schedule = next_trigger.get("schedule_at")
+    if isinstance(schedule, str):
+        parts.append(f"schedule: {when(datetime.fromisoformat(schedule))}")
+    return "; ".join(parts) or "-"
+
+
+def brief_response(response: BriefResponse) -> RenderableType:
+    parts: list[RenderableType] = []
+    if response.no_relevant_memory:
+        parts.append(Text("No preference or lesson applies.", style="yellow"))
+    else:
+        table = Table(title="Brief", title_justify="left")
+        table.add_column("rank", justify="right")
+        table.add_column("kind")
+        table.add_column("confidence", justify="right")
+        table.add_column("memory", overflow="fold", ratio=2)
+        table.add_column("why", overflow="fold", ratio=1)
+        table.add_column("id", overflow="fold")
+        for rank, item in enumerate(response.items, start=1):
+            memory = item.memory
+            table.add_row(str(rank), memory.kind or memory.layer, f"{item.confidence:.2f}", memory.content, item.why,
+                          memory.id)  # fmt: skip
+        parts.append(table)
+    if response.truncated:
+        parts.append(Text("(truncated to token budget)", style="yellow"))
+    if response.working:
+        parts.append(_fields("Working memory", [(k, _short(v, 200)) for k, v in response.working.items()]))
+    return Group(*parts)
+
+
+def feedback_result(result: FeedbackResult) -> RenderableType:
+    rows = [
+        ("memory", result.memory_id),
+        ("verdict", result.verdict),
+        ("confidence", f"{result.confidence_before:.2f} -> {result.confidence_after:.2f}"),
+        ("adopted", "yes" if result.adopted else "no"),
+    ]
+    if result.corrected_by:
+        rows.append(("corrected by", result.corrected_by))
+    return _fields("Feedback", rows)
+
+
+def session_ended(ended: SessionEnded, runs: list[ConsolidateResult | RunInProgress] | None = None) -> RenderableType:
+    """The end of a session; with `runs`, the consolidation its trigger ran in this process."""
+    rows = [("working keys cleared", str(ended.cleared))]
+    if runs:
+        for run in runs:
+            if isinstance(run, ConsolidateResult):
+                rows.append(("consolidation", f"ran: {run.new_episodes} new episodes, induced {_induced(run.induced)}"))
+            else:
+                rows.append(("consolidation", f"not now: {run.message}"))
+    else:
+        rows.append(("consolidation", "job sent" if ended.consolidation_job_sent else "no job (trigger off)"))
+    return _fields(f"Ended session {ended.session_id} of {ended.namespace}", rows)

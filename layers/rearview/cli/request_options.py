@@ -1,4 +1,4 @@
-"""The options of a command that sends a request model (remember, recall, forget, consolidate).
+"""The options of a command that sends a request model (remember, recall, forget, consolidate, brief, feedback).
 
 Each option is named after the field it sets (`tags`, spelled `--tag` on the command line) and helped by the field's
 own description, the words HTTP's OpenAPI and the MCP tools show; the command builds its model from whichever
@@ -43,3 +43,9 @@ class KindChoice(StrEnum):
     PREFERENCE = "preference"
     FACT = "fact"
     LESSON = "lesson"
+
+
+class VerdictChoice(StrEnum):
+    USEFUL = "useful"
+    NOT_USEFUL = "not_useful"
+    WRONG = "wrong"

@@ -1,4 +1,5 @@
-"""`rearview serve`: the HTTP API on this machine (rearview.api.local_server) over the SQLite backend."""
+"""`rearview serve`: the HTTP API on this machine (rearview.api.local_server) over the SQLite backend, with the
+background worker that runs consolidation by itself (`REARVIEW_HINDSIGHT__WORKER=false` turns it off)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from rearview.cli.invocation import (
     stdout_console,
     user_errors,
 )
-from rearview.settings import Settings
+from rearview.service.hindsight.local_worker import LocalConsolidationWorker, WorkerCounts
+from rearview.settings import HindsightSettings, Settings
 
 # Addresses that mean "every interface": printed with a loopback URL the user can actually open.
 _WILDCARDS = frozenset({"0.0.0.0", "::", "[::]"})
@@ -77,17 +79,33 @@ def serve(
                 server = LocalServer(settings, services)
             except OSError as exc:
                 fail(f"port: cannot listen on {settings.host}:{settings.port} ({exc.strerror or exc})")
-        _announce(server, settings)
-        previous = signal.signal(signal.SIGTERM, _raise_terminated)
-        try:
-            server.serve_forever(announce=False)
-        except (KeyboardInterrupt, _Terminated):
-            stderr_console().print("Rearview: shutting down")
-        finally:
-            signal.signal(signal.SIGTERM, previous)
-            server.shutdown()
+        # The worker stops (gracefully, its running job winding down) after the server, before the services close.
+        with bootstrap.local_consolidation(services) as worker:
+            _announce(server, settings, worker)
+            _serve_until_stopped(server)
+        if worker is not None:
+            stderr_console().print(f"Rearview: {_worker_summary(worker.counts())}", markup=False)
     finally:
         services.close()
+
+
+def _serve_until_stopped(server: LocalServer) -> None:
+    """Serve until Ctrl-C or SIGTERM, then stop taking requests."""
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        server.serve_forever(announce=False)
+    except (KeyboardInterrupt, _Terminated):
+        stderr_console().print("Rearview: shutting down")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        server.shutdown()
+
+
+def _worker_summary(counts: WorkerCounts) -> str:
+    return (
+        f"consolidation worker: {counts.ran} runs, {counts.failed} failed, {counts.folded} jobs folded, "
+        f"{counts.dropped} dropped"
+    )
 
 
 def _configure_logging(level: str) -> None:
@@ -97,7 +115,7 @@ def _configure_logging(level: str) -> None:
     logging.basicConfig(level=name, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
-def _announce(server: LocalServer, settings: Settings) -> None:
+def _announce(server: LocalServer, settings: Settings, worker: LocalConsolidationWorker | None) -> None:
     out = stdout_console()
     url = server.url
     out.print(f"Rearview listening on {url}", markup=False)
@@ -107,3 +125,18 @@ def _announce(server: LocalServer, settings: Settings) -> None:
     out.print(f"  API docs:  {url}{DOCS_PATH}", markup=False)
     out.print(f"  data:      {settings.data_dir.resolve()} (embedder {settings.embedder})", markup=False)
     out.print(f"  {auth_banner(server.gate)}", markup=False)
+    out.print(f"  {hindsight_banner(settings.hindsight, worker is not None)}", markup=False)
+
+
+def hindsight_banner(hindsight: HindsightSettings, worker: bool) -> str:
+    """One line for the start-up announcement: whether consolidation runs by itself, and on what."""
+    if not worker:
+        return "hindsight: worker off (REARVIEW_HINDSIGHT__WORKER); consolidation runs only when asked"
+    triggers = [
+        f"{hindsight.failure_streak} failures in a row" if hindsight.failure_streak else "",
+        f"{hindsight.count_trigger} new episodes" if hindsight.count_trigger else "",
+        "session end" if hindsight.session_end else "",
+        f"every {hindsight.schedule_hours:g} h" if hindsight.schedule_hours else "",
+    ]
+    named = ", ".join(t for t in triggers if t) or "no trigger (all off)"
+    return f"hindsight: consolidation runs by itself on {named}"

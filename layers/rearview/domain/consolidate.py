@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rearview.domain.hindsight_runs import TriggerReason
 from rearview.domain.memory import Kind
 from rearview.domain.timestamps import UtcDatetime
 
@@ -54,4 +55,12 @@ class ConsolidateResult(BaseModel):
         None, description="Why some clusters were stated by the rule inducer instead (the model failed or refused)"
     )
     tokens: int = Field(0, description="Model tokens spent (0 for the rule inducer)")
+    clusters_deferred: int = Field(
+        0, description="Clusters left for a later run because a cap or the time ran out (their new episodes wait)"
+    )
+    capped_by: str | None = Field(
+        None, description="The cap that deferred clusters: run clusters, daily clusters, run tokens, daily tokens, time"
+    )
+    reason: TriggerReason = Field("manual", description="What started the run: manual, count, failure_streak, ...")
+    run_id: str | None = None
     millis: float = 0.0

@@ -7,6 +7,8 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
+from rearview.domain.hindsight_runs import HindsightStats
+
 
 @dataclass(frozen=True)
 class NamespaceUsage:
@@ -28,6 +30,8 @@ class Stats(BaseModel):
     recall_count: int
     recall_hits: int
     hit_rate: float | None
+    # Consolidation's side: runs, what they induced and spent, the next trigger, feedback and adoption.
+    hindsight: HindsightStats | None = None
 
     @classmethod
     def of(cls, namespace: str, usage: NamespaceUsage) -> Stats:

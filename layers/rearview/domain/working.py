@@ -43,3 +43,15 @@ class WorkingView(BaseModel):
     session_id: str
     entries: dict[str, Any]
     expires_at: dict[str, datetime]
+
+
+class SessionEnded(BaseModel):
+    """What ending a session did: its working memory cleared, and the session-end trigger fired."""
+
+    namespace: str
+    session_id: str
+    cleared: int = Field(description="How many working-memory keys were removed")
+    consolidation_job_sent: bool = Field(
+        description="True when a consolidation job for the namespace was sent (the session-end trigger is on and a "
+        "worker or queue takes jobs); the run happens in the background"
+    )

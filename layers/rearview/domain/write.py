@@ -154,7 +154,7 @@ def queued_write_body(namespace: str, items: Sequence[MemoryWrite], accepted_at:
 
 
 class PoisonMessage(ValueError):
-    """A message body that is not a queued write."""
+    """A message body that is not what its queue carries (a queued write, a consolidation job)."""
 
 
 def parse_queued_write(body: str) -> QueuedWrite:

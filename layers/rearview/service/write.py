@@ -10,7 +10,7 @@ nothing twice.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -94,8 +94,11 @@ class WriteService:
         clock: Clock,
         tuning: WriteTuning,
         queue: WriteQueue | None = None,
+        on_stored: Callable[[str, list[Episode]], None] | None = None,
     ) -> None:
         self._store = store
+        # Told of the episodes each write stored or merged into (after they are stored): the hindsight triggers.
+        self.on_stored = on_stored
         self._index = index
         self._embedder = embedder
         self._clock = clock
@@ -133,6 +136,9 @@ class WriteService:
         results = [self._plan_one(namespace, each, now, plan) for each in prepared]
         if plan.changes:
             self._store.apply(namespace, plan.changes)
+            episodes = [m for m, _ in plan.changes.upserts if isinstance(m, Episode)]
+            if episodes and self.on_stored is not None:
+                self.on_stored(namespace, episodes)
         return results
 
     def accept(self, namespace: str, items: Sequence[MemoryWrite], field_prefix: str = "items") -> list[WriteResult]:

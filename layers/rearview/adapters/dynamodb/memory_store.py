@@ -45,6 +45,7 @@ from rearview.adapters.dynamodb.table import (
     memory_keys,
     memory_sk,
     namespace_pk,
+    uc_shard,
 )
 from rearview.clock import SystemClock
 from rearview.domain.changes import ChangeSet, PendingUpsert
@@ -466,6 +467,30 @@ class DynamoDBMemoryStore:
                 # '$' sorts right after '#' and before every character a namespace may contain next.
                 after = namespace + "$"
         return sorted(set(found))
+
+    def unconsolidated_count(self, namespace: str, at_most: int | None = None) -> int:
+        """How many of the namespace's episodes no run has seen (up to `at_most`: the query reads no further): a
+        COUNT query of the sparse `unconsolidated` index on the namespace's shard and prefix (never a scan; the
+        index is eventually consistent, so an episode written a moment ago may not be counted yet)."""
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "IndexName": UNCONSOLIDATED_INDEX,
+            "KeyConditionExpression": "uc_pk = :p AND begins_with(uc_sk, :prefix)",
+            "ExpressionAttributeValues": {":p": {"S": uc_shard(namespace)}, ":prefix": {"S": f"{namespace}#"}},
+            "Select": "COUNT",
+        }
+        count = 0
+        while True:
+            if at_most is not None:
+                if count >= at_most:
+                    return at_most
+                request["Limit"] = at_most - count
+            response = self._client.query(**request)
+            count += int(response.get("Count", 0))
+            last = response.get("LastEvaluatedKey")
+            if not last:
+                return count if at_most is None else min(count, at_most)
+            request["ExclusiveStartKey"] = last
 
     # counters
 

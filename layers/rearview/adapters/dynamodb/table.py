@@ -8,6 +8,10 @@ Items (`pk`, `sk` strings):
 - namespace state: `NS#<namespace>` / `STATE`: generation, last_write_at, recall_count, recall_hits.
 - the embedder the vectors were made with: `META` / `EMBEDDER` (one table, one embedder).
 - API keys: `APIKEY#<key id>` / `APIKEY` (see `key_store`).
+- consolidation's ledger (see `hindsight_ledger`), under the namespace's `NS#<namespace>`: the run lease `LEASE`,
+  each run `RUN#<started ISO>#<run id>` (with `ttl`), the spend of a UTC day `SPEND#<YYYY-MM-DD>` (with `ttl`),
+  and the running totals and feedback counts `HINDSIGHT`. None of them is a memory: the stream decoding, the index
+  sync's event filter (`EP#`, `FACT#`) and the store's reads (by sort-key prefix or `STATE`) pass them by.
 
 Global secondary indexes, all KEYS_ONLY (reads go back to the table with a consistent BatchGetItem, so a GSI entry
 that lags a delete or an update is never returned as data, and adding a model field needs no index rebuild):
@@ -38,6 +42,10 @@ UNCONSOLIDATED_SHARDS = 4
 LAYERS: tuple[StoredLayer, ...] = ("episodic", "semantic")
 SK_PREFIX: dict[StoredLayer, str] = {"episodic": "EP#", "semantic": "FACT#"}
 STATE_SK = "STATE"
+LEASE_SK = "LEASE"
+RUN_SK_PREFIX = "RUN#"
+SPEND_SK_PREFIX = "SPEND#"
+HINDSIGHT_SK = "HINDSIGHT"
 META_KEY: Item = {"pk": {"S": "META"}, "sk": {"S": "EMBEDDER"}}
 
 

@@ -1,5 +1,5 @@
-"""The embedded backend: one SQLite file (WAL, FTS5) as MemoryStore, SearchIndex and KeyStore; exact vectors in
-numpy.
+"""The embedded backend: one SQLite file (WAL, FTS5) as MemoryStore, SearchIndex, KeyStore and HindsightLedger;
+exact vectors in numpy.
 
 One module per job:
 
@@ -11,12 +11,14 @@ One module per job:
 - `vector_cache`: the per-namespace vector caches that vector search scans.
 - `search_index`: `SqliteSearchIndex`: BM25 keyword search over FTS5, entity shares, vector search.
 - `key_store`: `SqliteKeyStore`, the API keys in the same file.
+- `hindsight_ledger`: `SqliteHindsightLedger`, consolidation's lease, runs, spend and totals in the same file.
 
-A store, an index and a key store share one `SqliteDatabase`, so the index is written in the store's own
+A store, an index, a key store and a ledger share one `SqliteDatabase`, so the index is written in the store's own
 transaction and never lags it.
 """
 
 from rearview.adapters.sqlite.connection import DB_FILENAME, SqliteDatabase
+from rearview.adapters.sqlite.hindsight_ledger import SqliteHindsightLedger
 from rearview.adapters.sqlite.key_store import SqliteKeyStore
 from rearview.adapters.sqlite.memory_store import SqliteMemoryStore
 from rearview.adapters.sqlite.rows import namespace_token
@@ -28,6 +30,7 @@ __all__ = [
     "MIGRATIONS",
     "SCHEMA_VERSION",
     "SqliteDatabase",
+    "SqliteHindsightLedger",
     "SqliteKeyStore",
     "SqliteMemoryStore",
     "SqliteSearchIndex",

@@ -359,6 +359,19 @@ class SqliteMemoryStore:
         )
         return [row[0] for row in rows]
 
+    def unconsolidated_count(self, namespace: str, at_most: int | None = None) -> int:
+        """How many of the namespace's episodes no run has seen (up to `at_most`): a count over the partial index
+        `episodes_unconsolidated`, which holds those rows alone."""
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM episodes WHERE namespace = ? AND consolidated = 0 LIMIT ?)",
+                (namespace, -1 if at_most is None else max(at_most, 0)),
+            )
+            .fetchall()
+        )
+        return int(rows[0][0])
+
     def close(self) -> None:
         """Close the database (idempotent)."""
         self.db.close()

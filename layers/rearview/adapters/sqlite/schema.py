@@ -13,6 +13,9 @@
 - `namespace_state`: per-namespace write generation (bumped by every `apply`), last write time, recall
   counters.
 - `api_keys`: the key store's table.
+- `hindsight_leases`, `hindsight_runs`, `hindsight_spend`, `hindsight_totals`, `hindsight_induced`,
+  `hindsight_feedback`: consolidation's ledger (`hindsight_ledger`): the run lease per namespace, the runs, the
+  spend per UTC day, and the running totals.
 
 `MIGRATIONS[i]` takes the schema from version i to i + 1, each in its own transaction (`SqliteDatabase` runs
 them). Append only.
@@ -241,6 +244,61 @@ CREATE INDEX episodes_by_outcome ON episodes(namespace, outcome_status) WHERE ou
 CREATE INDEX facts_by_kind ON facts(namespace, kind, status);
 """
 
+# Hindsight II: consolidation's ledger. A lease per namespace (never two runs at once), each run as JSON (read back
+# whole, so a field added to ConsolidationRun needs no migration), the spend per UTC day (`YYYY-MM-DD`), and the
+# running totals, with the counts by kind in rows of their own so that any kind of memory can be counted.
+_MIGRATION_7 = """
+CREATE TABLE hindsight_leases (
+  namespace TEXT PRIMARY KEY,
+  owner TEXT NOT NULL,
+  lease_until REAL NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE hindsight_runs (
+  namespace TEXT NOT NULL,
+  run_id TEXT NOT NULL,
+  started_at REAL NOT NULL,
+  run_json TEXT NOT NULL,
+  PRIMARY KEY (namespace, run_id)
+) WITHOUT ROWID;
+CREATE INDEX hindsight_runs_by_time ON hindsight_runs(namespace, started_at);
+
+CREATE TABLE hindsight_spend (
+  namespace TEXT NOT NULL,
+  day TEXT NOT NULL,
+  runs INTEGER NOT NULL DEFAULT 0,
+  clusters INTEGER NOT NULL DEFAULT 0,
+  tokens INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (namespace, day)
+) WITHOUT ROWID;
+
+CREATE TABLE hindsight_totals (
+  namespace TEXT PRIMARY KEY,
+  runs INTEGER NOT NULL DEFAULT 0,
+  runs_failed INTEGER NOT NULL DEFAULT 0,
+  tokens INTEGER NOT NULL DEFAULT 0,
+  last_run_at REAL,
+  last_run_reason TEXT
+) WITHOUT ROWID;
+
+CREATE TABLE hindsight_induced (
+  namespace TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  count INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (namespace, kind)
+) WITHOUT ROWID;
+
+CREATE TABLE hindsight_feedback (
+  namespace TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  useful INTEGER NOT NULL DEFAULT 0,
+  not_useful INTEGER NOT NULL DEFAULT 0,
+  wrong INTEGER NOT NULL DEFAULT 0,
+  adopted INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (namespace, kind)
+) WITHOUT ROWID;
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     _MIGRATION_1,
     _MIGRATION_2,
@@ -248,5 +306,6 @@ MIGRATIONS: tuple[str, ...] = (
     _MIGRATION_4,
     _MIGRATION_5,
     _MIGRATION_6,
+    _MIGRATION_7,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

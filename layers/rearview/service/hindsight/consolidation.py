@@ -22,6 +22,7 @@ from rearview.domain.memory import Episode, Fact
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import MemoryFilter
 from rearview.ports import Clock, Embedder, Inducer, MemoryStore
+from rearview.service.hindsight.budget import RunBudget
 from rearview.service.hindsight.clusters import build_clusters
 from rearview.service.hindsight.evidence import confidence_of, enough, evidence_of
 from rearview.service.hindsight.reconcile import Reconciler, merge_on_dimension
@@ -53,14 +54,21 @@ class ConsolidationService:
     def inducer(self) -> Inducer:
         return self._inducer
 
-    def consolidate(self, namespace: str, req: ConsolidateRequest) -> ConsolidateResult:
+    def consolidate(
+        self,
+        namespace: str,
+        req: ConsolidateRequest,
+        *,
+        only: Sequence[str] | None = None,
+        budget: RunBudget | None = None,
+    ) -> ConsolidateResult:
+        """One run: over every unconsolidated episode (from `req.since` on), or over those of `only` (a targeted
+        run, e.g. a failure streak's episodes). The clusters past the budget (clusters, model tokens, time) are
+        deferred: their new episodes stay unconsolidated, so the next run takes them up."""
         validate_namespace(namespace)
         started = time.perf_counter()
-        new = self._store.list_memories(
-            namespace,
-            MemoryFilter(layers=("episodic",), since=req.since, consolidated=False),
-            limit=self._tuning.max_episodes,
-        )
+        budget = budget or RunBudget()
+        new = self._new_episodes(namespace, req, only)
         result = ConsolidateResult(
             namespace=namespace,
             episodes_considered=0,
@@ -72,23 +80,69 @@ class ConsolidationService:
         )
         if not new:
             return result
-        pool = self._evidence_pool(namespace, [e for e in new if isinstance(e, Episode)])
+        pool = self._evidence_pool(namespace, new)
         new_ids = {e.id for e in new}
-        clusters = build_clusters(pool, new_ids, self._tuning)[: req.max_clusters]
-        induction, fallback = self.induce(clusters)
+        clusters = build_clusters(pool, new_ids, self._tuning)
+        cap = min(req.max_clusters, budget.max_clusters)
+        induction, fallback, done = self._induce_within(clusters[:cap], budget)
+        taken, deferred = clusters[:done], clusters[done:]
         by_id = {e.id: e for e in pool}
         reconciler = self._reconciler(namespace, by_id)
-        for induced in sorted(_checked(induction.memories, clusters, self._tuning, by_id), key=_evidence_end(by_id)):
+        for induced in sorted(_checked(induction.memories, taken, self._tuning, by_id), key=_evidence_end(by_id)):
             reconciler.add(induced)
         changes = reconciler.changes
-        for episode in new:
+        waiting = {e.id for c in deferred for e in c.episodes}
+        seen = [e for e in new if e.id not in waiting]
+        for episode in seen:
             changes.upserts.append(
                 (episode.model_copy(update={"consolidated": True, "version": episode.version + 1}), None)
             )
         self._store.apply(namespace, changes)
-        self._fill(result, reconciler, pool, new, clusters, induction, fallback)
+        self._fill(result, reconciler, pool, new, taken, induction, fallback)
+        result.episodes_consolidated = len(seen)
+        result.clusters_deferred = len(deferred)
         result.millis = round((time.perf_counter() - started) * 1000, 3)
         return result
+
+    def _new_episodes(self, namespace: str, req: ConsolidateRequest, only: Sequence[str] | None) -> list[Episode]:
+        flt = MemoryFilter(
+            layers=("episodic",),
+            since=req.since,
+            consolidated=False,
+            ids=tuple(only) if only is not None else None,
+        )
+        found = self._store.list_memories(namespace, flt, limit=self._tuning.max_episodes)
+        return [e for e in found if isinstance(e, Episode)]
+
+    def _induce_within(
+        self, clusters: Sequence[EvidenceCluster], budget: RunBudget
+    ) -> tuple[Induction, str | None, int]:
+        """`induce` over as many clusters as the budget allows, a few at a time when a model spends tokens or the
+        run has a deadline; and how many were induced (the rest are deferred)."""
+        metered = budget.seconds_left is not None or (self._inducer is not self._fallback and budget.max_tokens)
+        if not metered:
+            induction, fallback = self.induce(clusters)
+            return induction, fallback, len(clusters)
+        total, done, model_down = Induction(memories=[]), 0, False
+        reasons: list[str] = []
+        while done < len(clusters):
+            size = budget.next_chunk(total.tokens, done)
+            if size == 0:
+                break
+            chunk = clusters[done : done + size]
+            why: str | None
+            if model_down:
+                part, why = self._fallback.induce(chunk), "the model failed every cluster of an earlier chunk"
+            else:
+                part, why = self.induce(chunk)
+                model_down = part.tokens == 0 and why is not None
+            total.memories.extend(part.memories)
+            total.tokens += part.tokens
+            if why:
+                reasons.append(why)
+            done += len(chunk)
+        fallback = "; ".join(dict.fromkeys(reasons))[:300] if reasons else None
+        return total, fallback, done
 
     def induce(self, clusters: Sequence[EvidenceCluster]) -> tuple[Induction, str | None]:
         """The configured inducer's memories, the rule inducer's for the clusters it failed on; and why the
@@ -143,7 +197,7 @@ class ConsolidationService:
 
     # --- steps ----------------------------------------------------------------------------------------------
 
-    def _evidence_pool(self, namespace: str, new: list[Episode]) -> list[Episode]:
+    def _evidence_pool(self, namespace: str, new: Sequence[Episode]) -> list[Episode]:
         """The new episodes and the others of the lookback window, the newest `max_episodes` at most."""
         since = self._clock.now() - timedelta(days=self._tuning.lookback_days)
         window = self._store.list_memories(namespace, MemoryFilter(layers=("episodic",), since=since))
@@ -194,7 +248,6 @@ class ConsolidationService:
     ) -> None:
         result.episodes_considered = len(pool)
         result.new_episodes = len(new)
-        result.episodes_consolidated = len(new)
         result.clusters = len(clusters)
         result.tokens = induction.tokens
         result.fallback = fallback

@@ -134,9 +134,13 @@ class Reconciler:
     def _refine(self, fact: Fact, induced: InducedMemory, evidence: Evidence) -> Decision:
         facets = {**fact.facets, **induced.facets}
         chinese = is_chinese(fact.content)
-        content = statements.state(fact.dimension, facets, chinese=chinese) or _join_statements(
-            fact.content, induced.statement
-        )
+        if fact.kind == "lesson":
+            # A lesson is stated from its subject's whole outcome sequence: the newer statement holds the older.
+            content = induced.statement
+        else:
+            content = statements.state(fact.dimension, facets, chinese=chinese) or _join_statements(
+                fact.content, induced.statement
+            )
         provenance = list(dict.fromkeys([*fact.provenance, *induced.provenance]))
         union = evidence_of(list(self.episodes(provenance).values()))
         refined = fact.model_copy(

@@ -13,6 +13,7 @@ from rearview.ports import Clock, Embedder, MemoryStore, Reranker, SearchIndex
 from rearview.service.recall.candidates import embed, feedback, fresh, fuse, search
 from rearview.service.recall.deadline import Stage, run_stages
 from rearview.service.recall.form_stages import exclude, latest_first, query_form
+from rearview.service.recall.lessons import lessons
 from rearview.service.recall.query import parse
 from rearview.service.recall.ranking import entities, neighbours, questions, rank, rerank, time_answers
 from rearview.service.recall.results import budget, collapse, hits, relevance
@@ -31,6 +32,7 @@ STAGES: tuple[Stage, ...] = (
     rank,  # decay, importance, access, length, session, time-range boost
     neighbours,  # with neighbour_hits > 0: the turns around the best episodes join
     entities,  # with entity_boost > 0 and query terms: memories of the entities the query names rise
+    lessons,  # with lesson_place > 0 and query terms: a lesson about a subject the query names takes a fair place
     time_answers,  # with time_answer_boost > 0, for a query that asks when: memories that say when rise
     questions,  # with question_factor < 1: memories that ask a question drop
     exclude,  # with exclusions ("other than X", `exclude`): the memories about them go
@@ -43,7 +45,9 @@ STAGES: tuple[Stage, ...] = (
 
 # What a spent time budget skips: the refinements. The others are what it takes to return what was ranked (the
 # forms' stages are what the query means, and cheap).
-OPTIONAL_STAGES: frozenset[Stage] = frozenset({feedback, neighbours, entities, time_answers, questions, rerank})
+OPTIONAL_STAGES: frozenset[Stage] = frozenset(
+    {feedback, neighbours, entities, lessons, time_answers, questions, rerank}
+)
 
 
 class RecallService:
@@ -82,21 +86,24 @@ class RecallService:
         """Below this relevance of its best candidate, a recall answers no_relevant_memory."""
         return self._ctx.relevance_floor
 
-    def recall(self, namespace: str, q: RecallQuery) -> RecallResponse:
-        """The memories that answer `q`, best first, within its token budget (with every stage's trace if asked)."""
+    def recall(self, namespace: str, q: RecallQuery, *, record: bool = True) -> RecallResponse:
+        """The memories that answer `q`, best first, within its token budget (with every stage's trace if asked).
+        `record=False` leaves the access and recall counters alone (a caller that picks among the results, such as
+        brief, records what it returns itself)."""
         validate_namespace(namespace)
         run = RecallState(namespace=namespace, query=q, as_of=q.as_of or self._ctx.clock.now())
         run_stages(self._ctx, run, STAGES, OPTIONAL_STAGES)
-        return self._respond(run)
+        return self._respond(run, record)
 
-    def _respond(self, run: RecallState) -> RecallResponse:
+    def _respond(self, run: RecallState, record: bool) -> RecallResponse:
         """The response, once the access and recall counters have recorded what was returned."""
         store, q = self._ctx.store, run.query
         results = hits(run, self._ctx.tuning)
         now = self._ctx.clock.now()
-        if results:
+        if results and record:
             store.record_access(run.namespace, [h.id for h in results], now)
-        store.record_recall(run.namespace, hit=bool(results), at=now)
+        if record:
+            store.record_recall(run.namespace, hit=bool(results), at=now)
         working = None
         if q.session_id:
             working = {e.key: e.value for e in store.get_working(run.namespace, q.session_id, now)}

@@ -75,7 +75,7 @@ def budget(ctx: Collaborators, run: RecallState) -> None:
 def hits(run: RecallState, tuning: RecallTuning) -> list[RecallHit]:
     """The results as the caller gets them: the memories kept, with their final scores and what folded into them."""
     final_scores = {cid: s for s, cid in run.scored}
-    out = [_hit(run.memories[cid], final_scores[cid], run.folded.get(cid, []), run.as_of, tuning) for cid in run.kept]
+    out = [hit_of(run.memories[cid], final_scores[cid], run.folded.get(cid, []), run.as_of, tuning) for cid in run.kept]
     if run.shortened is not None and out:
         out[0].content = run.shortened
     return out
@@ -128,7 +128,7 @@ def cut_to_budget(ids: Sequence[str], text_of: Callable[[str], str], budget: int
     return kept, False, None
 
 
-def _hit(memory: Memory, score: float, folded: list[str], as_of: datetime, tuning: RecallTuning) -> RecallHit:
+def hit_of(memory: Memory, score: float, folded: list[str], as_of: datetime, tuning: RecallTuning) -> RecallHit:
     shared: dict[str, Any] = {
         "id": memory.id,
         "content": memory.content,

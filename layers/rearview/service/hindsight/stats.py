@@ -1,0 +1,30 @@
+"""The consolidation side of `stats`: the ledger's totals, today's spend, the backlog and the next trigger."""
+
+from __future__ import annotations
+
+from rearview.domain.hindsight_runs import HindsightStats
+from rearview.domain.memory import KINDS
+from rearview.ports import Clock, HindsightLedger, MemoryStore
+from rearview.service.hindsight.triggers import HindsightTriggers
+
+RECENT_RUNS = 5
+
+
+def hindsight_stats(
+    namespace: str, store: MemoryStore, ledger: HindsightLedger, triggers: HindsightTriggers, clock: Clock
+) -> HindsightStats:
+    totals = ledger.totals(namespace)
+    unconsolidated = store.unconsolidated_count(namespace)
+    return HindsightStats(
+        runs=totals.runs,
+        runs_failed=totals.runs_failed,
+        induced={kind: totals.induced.get(kind, 0) for kind in KINDS},
+        tokens=totals.tokens,
+        today=ledger.spend(namespace, clock.now().date()),
+        last_run_at=totals.last_run_at,
+        last_run_reason=totals.last_run_reason,
+        unconsolidated=unconsolidated,
+        next_trigger=triggers.next_trigger(namespace, unconsolidated),
+        feedback=totals.feedback,
+        recent_runs=ledger.runs(namespace, limit=RECENT_RUNS),
+    )
