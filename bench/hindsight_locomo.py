@@ -36,8 +36,8 @@ from rearview.settings import Settings
 
 
 def run_locomo(data: Path, work: Path, embedder: str) -> dict[str, Any]:
-    turns_by_conv = load_turns(data / "turns.jsonl")
-    questions, _ = load_questions(data / "questions.jsonl")
+    turns_by_conv = load_turns(data / "locomo10_turns.jsonl")
+    questions, _ = load_questions(data / "locomo10_gold.jsonl")
     clock = ManualClock(next(iter(turns_by_conv.values()))[0].ts)
     services = build(Settings(data_dir=work, embedder=embedder), clock=clock)
     bench = Bench(services, clock)
