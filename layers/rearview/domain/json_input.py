@@ -64,26 +64,28 @@ def nesting_depth(text: str) -> int:
     return deepest
 
 
-def parse_json_body(text: str, *, field: str = "body") -> Any:
+def parse_json_body(text: str, *, field: str = "body", envelope: int = 0) -> Any:
     """The value of a JSON text, refusing what `check_json_value` refuses; InvalidInput names the field.
+    `envelope` levels of wrapping are allowed on top of the limit (JSON-RPC puts arguments two levels down).
     Malformed JSON raises ValueError (json.JSONDecodeError), for the caller's own 400."""
+    limit = MAX_JSON_DEPTH + envelope
     depth = nesting_depth(text)
-    if depth > MAX_JSON_DEPTH:
-        raise InvalidInput(f"{field}: JSON nested {depth} levels deep; at most {MAX_JSON_DEPTH}", field=field)
+    if depth > limit:
+        raise InvalidInput(f"{field}: JSON nested {depth} levels deep; at most {limit}", field=field)
     value = json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
-    check_json_value(value)
+    check_json_value(value, max_depth=limit)
     return value
 
 
-def _walk(value: Any) -> Iterator[tuple[tuple[Any, ...], Any]]:
+def _walk(value: Any, max_depth: int) -> Iterator[tuple[tuple[Any, ...], Any]]:
     """Every value within `value` with its path, and every object key (as a value at its own path); iterative, so
     no input can exhaust the stack."""
     stack: list[tuple[tuple[Any, ...], Any, int]] = [((), value, 0)]
     while stack:
         path, item, depth = stack.pop()
-        if depth > MAX_JSON_DEPTH:
+        if depth > max_depth:
             raise InvalidInput(
-                f"{_dotted(path) or 'body'}: nested more than {MAX_JSON_DEPTH} levels deep",
+                f"{_dotted(path) or 'body'}: nested more than {max_depth} levels deep",
                 field=_dotted(path) or None,
             )
         yield path, item
@@ -121,10 +123,10 @@ def _problem(item: Any) -> str | None:
     return None
 
 
-def check_json_value(value: Any, *, root: str = "") -> None:
+def check_json_value(value: Any, *, root: str = "", max_depth: int = MAX_JSON_DEPTH) -> None:
     """Raise InvalidInput naming the first field whose value is not finite, too long an integer, not valid
     Unicode, or nested too deep. `root` prefixes the field names (`arguments`, `value`)."""
-    for path, item in _walk(value):
+    for path, item in _walk(value, max_depth):
         problem = _problem(item)
         if problem is not None:
             field = ".".join(part for part in (root, _dotted(path)) if part) or "body"

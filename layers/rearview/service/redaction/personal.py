@@ -142,7 +142,7 @@ def _rule(kind: str, pattern: str, valid: Validator, group: int = 0, flags: int 
 
 _NO_DIGIT_BEFORE = r"(?<![0-9A-Za-z])"
 _NO_DIGIT_AFTER = r"(?![0-9A-Za-z])"
-_LABEL_GAP = r"(?:\s*(?:number|no\.?|num|#|nr\.?|号码?|號碼?)?\s*(?:is|was|:|：|=|是|为)?\s*)"
+_LABEL_GAP = r"(?:\s*(?:number|no\.?|num|#|nr\.?|号码?|號碼?)?\s*(?:is|was|:|：|=|是|为|は)?\s*)"
 
 # Earlier rules win overlaps: a resident id's 18 digits are a resident id before they are a card number.
 NUMBER_RULES: tuple[NumberRule, ...] = (
