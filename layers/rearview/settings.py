@@ -296,7 +296,7 @@ class ServerSettings(BaseModel):
 
 class RetentionSettings(BaseModel):
     """How often the local server enforces the namespaces' retention policies and purges expired working memory.
-    On AWS a scheduled function does the same (infra: `retention`)."""
+    On AWS the forget function sweeps hourly on an EventBridge rule (DynamoDB's TTL expires working memory)."""
 
     # The retention sweep (each namespace's policy: max age, archive, keep often-recalled) runs this often (0: off).
     sweep_minutes: float = Field(60.0, ge=0)

@@ -3,7 +3,7 @@ enforced by the sweep through the forget path; the purge of expired working memo
 
 from __future__ import annotations
 
-import time
+import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -19,6 +19,7 @@ from rearview.bootstrap import Services, build, local_maintenance
 from rearview.clock import ManualClock
 from rearview.domain.consolidate import ConsolidateRequest
 from rearview.domain.retention import RetentionPolicy
+from rearview.domain.search import MemoryFilter
 from rearview.domain.working import WorkingWrite
 from rearview.domain.write import MemoryWrite
 from rearview.ports import RetentionPolicies
@@ -119,18 +120,27 @@ def test_expired_working_memory_is_purged(services: Services, clock: ManualClock
     assert services.working.get("acme", "s-2").entries == {"plan": {"step": 2}}
 
 
-def test_the_local_timer_runs_both_tasks_and_survives_a_failure(tmp_path: Path) -> None:
+def test_the_local_timer_runs_both_tasks_and_survives_a_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     settings = Settings(
         data_dir=tmp_path / "d",
         embedder="hashing",
         retention=RetentionSettings(sweep_minutes=0.001, working_purge_minutes=0),
     )
     services = build(settings)
+    sweep, swept_twice, runs = services.retention.sweep, threading.Event(), [0]
+
+    def counted() -> object:
+        runs[0] += 1
+        if runs[0] >= 2:
+            swept_twice.set()
+        return sweep()
+
+    monkeypatch.setattr(services.retention, "sweep", counted)
     try:
         with local_maintenance(services) as tasks:
-            deadline = time.monotonic() + 5
-            while tasks.tasks[0].runs < 2 and time.monotonic() < deadline:
-                time.sleep(0.05)
+            assert swept_twice.wait(timeout=10)  # at start, then again 60 ms later: waits on the event, no sleep
         assert [t.name for t in tasks.tasks] == ["retention sweep"] and tasks.tasks[0].runs >= 2
     finally:
         services.close()
@@ -138,3 +148,32 @@ def test_the_local_timer_runs_both_tasks_and_survives_a_failure(tmp_path: Path) 
     failing.add("boom", 60, lambda: 1 / 0)
     failing.run_now()
     assert failing.tasks[0].failures == 1
+
+
+def test_a_sweep_out_of_time_stops_and_the_next_hours_reach_every_namespace(
+    services: Services, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    namespaces = [f"acme:u-{n}" for n in range(4)]
+    for namespace in namespaces:
+        when = clock.now() - timedelta(days=400)
+        services.writer.write(namespace, MemoryWrite(content=f"Flew to Lisbon with {namespace}", occurred_at=when))
+    services.retention.set_policy("acme", RetentionPolicy(episode_max_age_days=365))
+    read: list[str] = []  # namespaces the sweep has looked into
+    list_memories = services.store.list_memories
+
+    def listing(namespace: str, *args: Any, **kwargs: Any) -> Any:
+        read.append(namespace)
+        return list_memories(namespace, *args, **kwargs)
+
+    monkeypatch.setattr(services.store, "list_memories", listing)
+    swept: list[str] = []
+    for _ in namespaces:
+        read.clear()
+        # Time to look into two namespaces, to finish one: the second is cut short before it deletes anything.
+        sweep = services.retention.sweep(lambda: len(set(read)) >= 2)
+        assert sweep.unfinished == len(namespaces) - 2
+        swept += [report.namespace for report in sweep.namespaces]
+        clock.advance(hours=1)
+    assert sorted(swept) == namespaces  # each hour starts elsewhere: none is starved
+    assert services.retention.sweep().unfinished == 0
+    assert all(services.store.list_memories(ns, MemoryFilter(layers=("episodic",))) == [] for ns in namespaces)

@@ -81,6 +81,7 @@ class RetentionSweep(BaseModel):
     at: datetime
     namespaces: list[RetentionReport] = Field(default_factory=list)
     working_purged: int = Field(0, description="Expired working-memory rows deleted from storage")
+    unfinished: int = Field(0, description="Namespaces under a policy the sweep ran out of time to reach")
 
 
 def governing_policy(

@@ -1,7 +1,7 @@
 """Housekeeping on a timer in the local server's process: the retention sweep and the purge of expired working
 memory (`settings.retention`). One background thread runs each task at start (catching up on what came due while
 nothing ran), then every interval of its own; a task that fails is logged and runs again at its next turn. On AWS
-a scheduled function runs the same sweep (`functions/retention`).
+the forget function runs the same sweep on an hourly EventBridge rule (`FunctionRuntime.forget_handler`).
 
 Beside the consolidation worker (`hindsight.local_worker`), not inside it: that worker's queue, lease and retries
 are about consolidation runs, and a sweep needs none of them.

@@ -9,7 +9,7 @@ with cascade (the max age) the facts induced from it alone go too; without (the 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 
 from rearview.domain.forget import ForgetRequest
@@ -73,21 +73,33 @@ class RetentionService:
 
     # --- enforcement --------------------------------------------------------------------------------------------
 
-    def sweep(self) -> RetentionSweep:
+    def sweep(self, out_of_time: Callable[[], bool] | None = None) -> RetentionSweep:
         """Apply every namespace's governing policy once, and purge expired working memory. A namespace that fails
-        is logged and skipped (the next sweep tries again); the others are swept."""
+        is logged and skipped (the next sweep tries again); the others are swept.
+
+        `out_of_time()` (the Lambda's remaining time, say) is asked before each namespace and each batch of
+        deletes: once it says yes the sweep stops and counts the namespaces it did not reach (`unfinished`). The
+        namespaces are taken in an order that starts at a different one each hour, so a sweep cut short every time
+        still reaches them all in turn."""
         now = self._clock.now()
         result = RetentionSweep(at=now, working_purged=self.purge_working())
         policies = self._policies.all()
         if not policies:
             return result
-        for namespace in self._store.list_namespaces():
-            governing = governing_policy(namespace, policies)
-            if governing is None:
-                continue
-            owner, policy, _ = governing
+        governed = [
+            (namespace, governing[0], governing[1])
+            for namespace in sorted(self._store.list_namespaces())
+            if (governing := governing_policy(namespace, policies)) is not None
+        ]
+        start = int(now.timestamp() // 3600) % len(governed) if governed else 0
+        order = governed[start:] + governed[:start]
+        for done, (namespace, owner, policy) in enumerate(order):
+            if out_of_time is not None and out_of_time():
+                result.unfinished = len(order) - done
+                logger.warning("retention sweep out of time: %d namespaces left for the next", result.unfinished)
+                break
             try:
-                report = self.sweep_namespace(namespace, owner, policy, now)
+                report = self.sweep_namespace(namespace, owner, policy, now, out_of_time)
             except Exception:
                 logger.exception("retention sweep of %s failed; the next sweep tries again", namespace)
                 continue
@@ -95,14 +107,25 @@ class RetentionService:
                 result.namespaces.append(report)
         return result
 
-    def sweep_namespace(self, namespace: str, owner: str, policy: RetentionPolicy, now: datetime) -> RetentionReport:
-        """Apply one policy to one namespace: the max age (with cascade), then the archive (without)."""
+    def sweep_namespace(
+        self,
+        namespace: str,
+        owner: str,
+        policy: RetentionPolicy,
+        now: datetime,
+        out_of_time: Callable[[], bool] | None = None,
+    ) -> RetentionReport:
+        """Apply one policy to one namespace: the max age (with cascade), then the archive (without); between
+        batches of deletes, stop when `out_of_time()` says so (the rest is for the next sweep)."""
+        stop = out_of_time or (lambda: False)
         report = RetentionReport(namespace=namespace, set_on=owner)
         kept: set[str] = set()
         if policy.episode_max_age_days is not None:
             cutoff = now - timedelta(days=policy.episode_max_age_days)
             gone = self._aged(namespace, cutoff, policy, kept, consolidated=None)
             for chunk in _chunks(gone, _FORGET_CHUNK):
+                if stop():
+                    return report
                 receipt = self._forgetter.forget(namespace, ForgetRequest(ids=chunk, cascade=True))
                 report.forgotten += receipt.deleted["episodic"]
                 report.facts_removed += receipt.deleted["semantic"]
@@ -110,6 +133,8 @@ class RetentionService:
             cutoff = now - timedelta(days=policy.archive_after_days)
             gone = self._aged(namespace, cutoff, policy, kept, consolidated=True)
             for chunk in _chunks(gone, _FORGET_CHUNK):
+                if stop():
+                    return report
                 receipt = self._forgetter.forget(namespace, ForgetRequest(ids=chunk, cascade=False))
                 report.archived += receipt.deleted["episodic"]
         report.kept = len(kept)
