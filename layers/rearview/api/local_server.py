@@ -7,9 +7,9 @@ same on a laptop and on AWS.
 Access control is the route table's (`rearview.api.routes`), the same as on Lambda: every request but the health
 check and the API documents carries `Authorization: Bearer <API key>` (or the bootstrap admin token,
 REARVIEW_API_TOKEN). One exception, for development: on a loopback address, with no API key in the data
-directory and no REARVIEW_API_TOKEN, the server is open, and says so at start. The first key created (by
-`rearview keys create` or over HTTP, even while the server runs) closes it. Binding any other address needs
-credentials to exist: an API key or the token.
+directory and no REARVIEW_API_TOKEN, the server is open, and says so at start. The first key, created by
+`rearview keys create` (even while the server runs; never over HTTP by an open server, where a page of another
+site could create it), closes it. Binding any other address needs credentials to exist: an API key or the token.
 
 `POST /mcp` is the MCP endpoint (rearview.api.mcp_http): the same keys, the same open mode.
 """
