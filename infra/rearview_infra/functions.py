@@ -7,7 +7,7 @@ what it calls.
 | write_worker         | write queue              | read/write      | take; send: DLQ, jobs  | read   | embed          |
 | index_sync           | table stream             | read (***)      | on-failure; send: jobs | write  | -              |
 | recall               | HTTP: recall, get, stats | read/write (*)  | -                      | read   | embed (**)     |
-| forget               | HTTP: forget, delete     | read/write      | -                      | -      | -              |
+| forget               | HTTP + retention sched.  | read/write      | -                      | -      | -              |
 | consolidate          | HTTP + schedule          | read/write      | send: jobs             | read   | embed, LLM     |
 | consolidation_worker | jobs (FIFO)              | read/write      | take; send: its DLQ    | -      | embed, LLM (+) |
 | mcp                  | HTTP: POST /mcp          | read/write      | send: write, jobs      | read   | embed, LLM(**) |
@@ -58,7 +58,7 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
     FunctionSpec("write_worker", "Stores queued writes (embed, dedup, contradictions) in DynamoDB", 60, 1024),
     FunctionSpec("index_sync", "DynamoDB stream -> OpenSearch upserts and deletes", 60, 512),
     FunctionSpec("recall", "Hybrid recall, get memory, stats", 15, 1024),
-    FunctionSpec("forget", "Forget by id, session or filter, with cascade", 28, 512),
+    FunctionSpec("forget", "Forget by id, session or filter, with cascade; sweeps retention hourly", 28, 512),
     # Over HTTP a run of one namespace, which may outlast API Gateway's 30 s: the run still completes and is
     # recorded. On the schedule it only enqueues.
     FunctionSpec("consolidate", "Consolidates a namespace on request; enqueues the scheduled jobs", 300, 1024),

@@ -78,3 +78,36 @@ class ConsolidationSchedule(Construct):
                 )
             ],
         )
+
+
+# The retention sweep: hourly, as the local server's default (`retention.sweep_minutes`).
+RETENTION_INTERVAL = Duration.hours(1)
+
+
+class RetentionSchedule(Construct):
+    """An EventBridge rule invoking the forget function, which sweeps every namespace's retention policy (max age,
+    archive, keep often-recalled) through its forget path. A missed sweep is caught up by the next one."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, function: lambda_.IFunction) -> None:
+        super().__init__(scope, construct_id)
+        self.dead_letter_queue = sqs.Queue(
+            self,
+            "DeadLetterQueue",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=DLQ_RETENTION,
+        )
+        self.rule = events.Rule(
+            self,
+            "Rule",
+            description="Sweep the namespaces' retention policies",
+            schedule=events.Schedule.rate(RETENTION_INTERVAL),
+            targets=[
+                targets.LambdaFunction(
+                    function,
+                    retry_attempts=2,
+                    max_event_age=Duration.minutes(30),
+                    dead_letter_queue=self.dead_letter_queue,
+                )
+            ],
+        )

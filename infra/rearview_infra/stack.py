@@ -30,7 +30,7 @@ from rearview_infra.queues import (
     ConsolidationQueues,
     WriteQueues,
 )
-from rearview_infra.schedule import DEFAULT_SCHEDULE_HOURS, ConsolidationSchedule
+from rearview_infra.schedule import DEFAULT_SCHEDULE_HOURS, ConsolidationSchedule, RetentionSchedule
 from rearview_infra.search import ManagedSearchDomain, SearchBackend, SearchMode, ServerlessVectorCollection
 from rearview_infra.storage import MemoryTable
 
@@ -193,6 +193,8 @@ class RearviewStack(Stack):
                 schedule=props.consolidation_schedule,
             )
             dead_letter_queues["ScheduleDlq"] = self.schedule.dead_letter_queue
+        self.retention = RetentionSchedule(self, "Retention", function=fn["forget"])
+        dead_letter_queues["RetentionDlq"] = self.retention.dead_letter_queue
         self.monitoring = RearviewMonitoring(
             self,
             "Monitoring",

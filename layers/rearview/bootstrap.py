@@ -33,6 +33,7 @@ from rearview.ports import (
     KeyStore,
     MemoryStore,
     Reranker,
+    RetentionPolicies,
     SearchIndex,
     WriteQueue,
 )
@@ -45,7 +46,9 @@ from rearview.service.hindsight.local_worker import STOP_TIMEOUT_SECONDS, LocalC
 from rearview.service.hindsight.runner import ConsolidationRunner
 from rearview.service.hindsight.stats import hindsight_stats
 from rearview.service.hindsight.triggers import HindsightTriggers
+from rearview.service.maintenance import PeriodicTasks
 from rearview.service.recall import RecallService
+from rearview.service.retention import RetentionService
 from rearview.service.working_memory import WorkingMemoryService
 from rearview.service.write import WriteService
 from rearview.settings import Settings
@@ -72,6 +75,8 @@ class Services:
     triggers: HindsightTriggers
     briefer: BriefService
     feedback: FeedbackService
+    # Retention policies per namespace, their sweep, and the purge of expired working memory.
+    retention: RetentionService
     # The write side of an index kept apart from the store (OpenSearch), for index sync and reindex; None when
     # the index is written in the store's own transaction (SQLite).
     index_maintenance: IndexMaintenance | None = None
@@ -161,7 +166,7 @@ def build_embedder(settings: Settings) -> Embedder:
 
 def build(settings: Settings | None = None, **overrides: Any) -> Services:
     """Wire the services. Overrides (by keyword): clock, embedder, store, index, inducer, keys, ledger, queue,
-    reranker."""
+    reranker, jobs, policies."""
     settings = settings or Settings()
     clock: Clock = overrides.pop("clock", None) or SystemClock()
     embedder: Embedder = overrides.pop("embedder", None) or build_embedder(settings)
@@ -172,6 +177,7 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
     ledger: HindsightLedger | None = overrides.pop("ledger", None)
     queue: WriteQueue | None = overrides.pop("queue", None)
     jobs: ConsolidationJobs | None = overrides.pop("jobs", None)
+    policies: RetentionPolicies | None = overrides.pop("policies", None)
     reranker: Reranker | None = overrides.pop("reranker", None) or build_reranker(settings)
     if overrides:
         raise TypeError(f"unknown overrides: {sorted(overrides)}")
@@ -181,14 +187,15 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
         queue = queue or build_write_queue(settings, clock)
         keys = keys or build_dynamodb_key_store(settings)
         ledger = ledger or build_dynamodb_ledger(settings)
-    elif store is None or index is None or keys is None or ledger is None:
+        policies = policies or build_dynamodb_retention_policies(settings)
+    elif store is None or index is None or keys is None or ledger is None or policies is None:
         built = (
             build_in_memory_backend(embedder, clock)
             if settings.backend == "memory"
             else build_sqlite_backend(settings, embedder, clock)
         )
         store, index, keys = store or built.store, index or built.index, keys or built.keys
-        ledger = ledger or built.ledger
+        ledger, policies = ledger or built.ledger, policies or built.policies
     maintenance = index.maintenance()
     # Seconds of recent episodes recall reads from the store: only an index that lags the store needs it.
     freshness_seconds = settings.aws.freshness_window_seconds if maintenance is not None else 0
@@ -204,6 +211,7 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
         freshness_seconds=freshness_seconds,
         reranker=reranker,
     )
+    forgetter = ForgetService(store, consolidator)
     return Services(
         settings=settings,
         store=store,
@@ -213,7 +221,7 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
         working=WorkingMemoryService(store, clock, settings.working_ttl_seconds),
         writer=WriteService(store, index, embedder, clock, settings.write, queue=queue),
         recaller=recaller,
-        forgetter=ForgetService(store, consolidator),
+        forgetter=forgetter,
         consolidator=consolidator,
         access=AccessService(keys, clock, admin_token=settings.api_token),
         ledger=ledger,
@@ -221,6 +229,7 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
         triggers=HindsightTriggers(store, ledger, clock, settings.hindsight, settings.consolidate),
         briefer=BriefService(store, recaller, clock, settings.hindsight, settings.recall),
         feedback=FeedbackService(store, ledger, embedder, clock, settings.hindsight, settings.recall),
+        retention=RetentionService(store, policies, forgetter, clock),
         index_maintenance=maintenance,
         jobs=jobs if jobs is not None else build_consolidation_jobs(settings),
     )
@@ -235,6 +244,7 @@ class LocalBackend:
     index: SearchIndex
     keys: KeyStore
     ledger: HindsightLedger
+    policies: RetentionPolicies
 
 
 def build_sqlite_backend(settings: Settings, embedder: Embedder, clock: Clock) -> LocalBackend:
@@ -244,13 +254,18 @@ def build_sqlite_backend(settings: Settings, embedder: Embedder, clock: Clock) -
         SqliteHindsightLedger,
         SqliteKeyStore,
         SqliteMemoryStore,
+        SqliteRetentionPolicies,
         SqliteSearchIndex,
     )
 
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    # The database creates its directory owner-only (SqliteDatabase: 0700, the file 0600).
     db = SqliteDatabase.in_data_dir(settings.data_dir, embedder_name=embedder.name, dim=embedder.dim)
     return LocalBackend(
-        SqliteMemoryStore(db, clock=clock), SqliteSearchIndex(db), SqliteKeyStore(db), SqliteHindsightLedger(db)
+        SqliteMemoryStore(db, clock=clock),
+        SqliteSearchIndex(db),
+        SqliteKeyStore(db),
+        SqliteHindsightLedger(db),
+        SqliteRetentionPolicies(db),
     )
 
 
@@ -258,10 +273,13 @@ def build_in_memory_backend(embedder: Embedder, clock: Clock) -> LocalBackend:
     """The ephemeral backend: store, index and API keys over one InMemoryData in this process, and a ledger."""
     from rearview.adapters.in_memory import InMemoryData, InMemoryKeyStore, InMemoryMemoryStore, InMemorySearchIndex
     from rearview.adapters.in_memory_ledger import InMemoryHindsightLedger
+    from rearview.adapters.in_memory_retention import InMemoryRetentionPolicies
 
     data = InMemoryData()
     store = InMemoryMemoryStore(data, embedder_name=embedder.name, dim=embedder.dim, clock=clock)
-    return LocalBackend(store, InMemorySearchIndex(data), InMemoryKeyStore(data), InMemoryHindsightLedger())
+    return LocalBackend(
+        store, InMemorySearchIndex(data), InMemoryKeyStore(data), InMemoryHindsightLedger(), InMemoryRetentionPolicies()
+    )
 
 
 def build_dynamodb_key_store(settings: Settings) -> KeyStore:
@@ -276,6 +294,13 @@ def build_dynamodb_ledger(settings: Settings) -> HindsightLedger:
     from rearview.adapters.dynamodb import DynamoDBHindsightLedger
 
     return DynamoDBHindsightLedger(settings.aws.table_name, settings=settings.aws)
+
+
+def build_dynamodb_retention_policies(settings: Settings) -> RetentionPolicies:
+    """The AWS backend's retention policies: `RETENTION` items in the same table."""
+    from rearview.adapters.dynamodb.retention_policies import DynamoDBRetentionPolicies
+
+    return DynamoDBRetentionPolicies(settings.aws.table_name, settings=settings.aws)
 
 
 def build_key_store(settings: Settings) -> KeyStore:
@@ -450,6 +475,21 @@ def local_consolidation(
     finally:
         services.attach_jobs(previous)
         worker.stop(stop_timeout)
+
+
+@contextmanager
+def local_maintenance(services: Services, *, stop_timeout: float = STOP_TIMEOUT_SECONDS) -> Iterator[PeriodicTasks]:
+    """While the block runs, a background thread sweeps retention and purges expired working memory on the
+    intervals of `settings.retention` (either at 0 is off); it stops on the way out, before the services close."""
+    tasks = PeriodicTasks()
+    tasks.add("retention sweep", services.settings.retention.sweep_minutes * 60, services.retention.sweep)
+    tasks.add("working-memory purge", services.settings.retention.working_purge_minutes * 60,
+              services.retention.purge_working)  # fmt: skip
+    tasks.start()
+    try:
+        yield tasks
+    finally:
+        tasks.stop(stop_timeout)
 
 
 def build_write_queue(settings: Settings, clock: Clock) -> WriteQueue | None:

@@ -35,6 +35,14 @@ class MemoryTooLarge(InvalidInput):
     code = "too_large"
 
 
+class IdConflict(InvalidInput):
+    """A write names an id that a memory with other content already holds: storing it would lose one of them, and
+    answering `stored` would say it was kept. Retrying cannot help; a new id (or none) can."""
+
+    status = 409
+    code = "id_conflict"
+
+
 class NotFound(RearviewError):
     status = 404
     code = "not_found"

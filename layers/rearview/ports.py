@@ -23,6 +23,7 @@ from rearview.domain.hindsight_runs import (
     Spend,
 )
 from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
+from rearview.domain.retention import RetentionPolicy
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits
 from rearview.domain.stats import NamespaceUsage
 from rearview.domain.working import WorkingEntry
@@ -98,6 +99,11 @@ class MemoryStore(Protocol):
 
     def clear_working(self, namespace: str, session_id: str | None = None) -> int:
         """Delete a session's entries (or, with None, every session of the namespace); return how many."""
+        ...
+
+    def purge_expired_working(self, now: datetime) -> int:
+        """Delete the working-memory entries of every namespace that expired by `now` from storage (reads skip
+        them already); how many went. A store whose storage expires them itself (DynamoDB's TTL) returns 0."""
         ...
 
     # episodes and facts
@@ -293,4 +299,21 @@ class DeadLetters(Protocol):
 
     def send(self, body: str, reason: str, error: str) -> None:
         """Park the original message body; `reason` is a stable code, `error` the detail."""
+        ...
+
+
+class RetentionPolicies(Protocol):
+    """Where each namespace's retention policy is kept: the SQLite file locally, the DynamoDB table on AWS."""
+
+    def get(self, namespace: str) -> tuple[RetentionPolicy, datetime] | None:
+        """The policy set on exactly this namespace, and when; None if it has none of its own."""
+        ...
+
+    def put(self, namespace: str, policy: RetentionPolicy, at: datetime) -> None: ...
+    def delete(self, namespace: str) -> bool:
+        """Remove the namespace's own policy; True if it had one."""
+        ...
+
+    def all(self) -> dict[str, tuple[RetentionPolicy, datetime]]:
+        """Every policy set, by the namespace it is set on."""
         ...

@@ -260,6 +260,50 @@ class OpenAISettings(BaseModel):
         return value.rstrip("/")
 
 
+class ServerSettings(BaseModel):
+    """The local server's connections and what a browser may do with it (`rearview serve`)."""
+
+    # Host headers accepted besides the loopback names and the bound address (DNS rebinding: a page on another site
+    # that re-points its own name at 127.0.0.1 sends that name). `*` accepts any, for a proxy that checks Host itself.
+    allowed_hosts: list[str] = Field(default_factory=list)
+    # Web origins (`https://app.example`) whose pages may call the API from a browser; each gets CORS headers. None
+    # by default: a request carrying any other Origin (a page of another site) is refused. `*` is refused: requests
+    # carry credentials (an API key), and a wildcard with credentials lets every site in.
+    allowed_origins: list[str] = Field(default_factory=list)
+    # A connection must send its request line and headers within this many seconds (a slow sender holds a worker).
+    header_timeout_seconds: float = Field(10.0, gt=0, le=600)
+    # ... and its body within this many; a connection silent this long between reads is closed too.
+    idle_timeout_seconds: float = Field(30.0, gt=0, le=3600)
+    # Connections served at once; one more is answered 503 with Retry-After at once rather than queued unbounded.
+    # Requests are resolved one at a time anyway (Powertools' router holds the current event), so this bounds
+    # only how many wait: enough for an agent, its MCP client and a browser tab.
+    max_connections: int = Field(32, ge=1, le=4096)
+    # The Retry-After of that 503, in seconds.
+    retry_after_seconds: int = Field(1, ge=1, le=3600)
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _no_wildcard_origin(cls, value: list[str]) -> list[str]:
+        for origin in value:
+            if origin.strip() in ("*", "null") or not origin.startswith(("http://", "https://")):
+                raise ConfigurationError(
+                    f"server.allowed_origins: list origins as scheme://host[:port], never '*' or 'null' "
+                    f"(got {origin[:100]!r}): requests carry credentials",
+                    field="server.allowed_origins",
+                )
+        return [origin.rstrip("/").lower() for origin in value]
+
+
+class RetentionSettings(BaseModel):
+    """How often the local server enforces the namespaces' retention policies and purges expired working memory.
+    On AWS the forget function sweeps hourly on an EventBridge rule (DynamoDB's TTL expires working memory)."""
+
+    # The retention sweep (each namespace's policy: max age, archive, keep often-recalled) runs this often (0: off).
+    sweep_minutes: float = Field(60.0, ge=0)
+    # Expired working-memory rows are deleted from disk this often (reads skip them before that; 0: off).
+    working_purge_minutes: float = Field(10.0, ge=0)
+
+
 class Settings(BaseSettings):
     """Every setting, with its environment variable `REARVIEW_<NAME>` (nested: `REARVIEW_RECALL__RRF_K`)."""
 
@@ -303,3 +347,5 @@ class Settings(BaseSettings):
     hindsight: HindsightSettings = HindsightSettings()
     aws: AwsSettings = AwsSettings()
     openai: OpenAISettings = OpenAISettings()
+    server: ServerSettings = ServerSettings()
+    retention: RetentionSettings = RetentionSettings()

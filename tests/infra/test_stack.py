@@ -233,8 +233,8 @@ def test_the_consolidation_worker_outlives_no_lease_and_keeps_a_safety_margin(sy
 
 def test_every_queue_is_encrypted_and_refuses_plain_http(synth: Synthesised) -> None:
     queues = [r for r in synth.resources.values() if r["Type"] == "AWS::SQS::Queue"]
-    # write, its DLQ, index sync's failures; consolidation, its DLQ; the schedule target's DLQ
-    assert len(queues) == 6
+    # write, its DLQ, index sync's failures; consolidation, its DLQ; the two schedule targets' DLQs
+    assert len(queues) == 7
     assert all(q["Properties"]["SqsManagedSseEnabled"] is True for q in queues)
     policies = [r for r in synth.resources.values() if r["Type"] == "AWS::SQS::QueuePolicy"]
     denies = [
@@ -243,7 +243,7 @@ def test_every_queue_is_encrypted_and_refuses_plain_http(synth: Synthesised) -> 
         for st in p["Properties"]["PolicyDocument"]["Statement"]
         if st["Effect"] == "Deny" and st["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
     ]
-    assert len(denies) == 6
+    assert len(denies) == 7
 
 
 # --- functions -------------------------------------------------------------------------------------------
@@ -667,9 +667,45 @@ def test_the_check_follows_the_period_and_a_zero_period_deploys_no_schedule(
     ]
     base = placeholder_tree(tmp_path_factory.mktemp("no-schedule"))
     off = _synthesise(RearviewProps(**{**base.__dict__, "consolidation_schedule_hours": 0.0}))
-    off.template.resource_count_is("AWS::Events::Rule", 0)
+    # Only the retention sweep's rule is left.
+    [rule] = [r["Properties"] for r in off.resources.values() if r["Type"] == "AWS::Events::Rule"]
+    assert rule["Targets"][0]["Arn"] == off.arn_of(off.stack.functions.functions["forget"])
     assert off.stack.schedule is None
     assert off.env("recall")["REARVIEW_HINDSIGHT__SCHEDULE_HOURS"] == "0"
+
+
+def test_the_retention_sweep_invokes_forget_hourly_and_its_target_retries_into_a_dlq(synth: Synthesised) -> None:
+    retention = synth.stack.retention
+    forget = synth.stack.functions.functions["forget"]
+    synth.template.has_resource_properties(
+        "AWS::Events::Rule",
+        {
+            "ScheduleExpression": "rate(1 hour)",
+            "State": "ENABLED",
+            "Targets": [
+                Match.object_like(
+                    {
+                        "Arn": synth.arn_of(forget),
+                        "RetryPolicy": {"MaximumRetryAttempts": 2, "MaximumEventAgeInSeconds": 1800},
+                        "DeadLetterConfig": {"Arn": synth.arn_of(retention.dead_letter_queue)},
+                    }
+                )
+            ],
+        },
+    )
+    rules = [r["Properties"] for r in synth.resources.values() if r["Type"] == "AWS::Events::Rule"]
+    assert [rule["Targets"][0]["Arn"] for rule in rules].count(synth.arn_of(forget)) == 1
+    # EventBridge may invoke the function; the function may write the table (it deletes what the sweep ages out).
+    synth.template.has_resource_properties(
+        "AWS::Lambda::Permission",
+        {
+            "Action": "lambda:InvokeFunction",
+            "Principal": "events.amazonaws.com",
+            "FunctionName": synth.arn_of(forget),
+            "SourceArn": {"Fn::GetAtt": [synth.id_of(retention.rule), "Arn"]},
+        },
+    )
+    assert {"dynamodb:Query", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem"} <= synth.actions("forget")
 
 
 def _alarms(synth: Synthesised) -> list[dict[str, Any]]:
@@ -684,6 +720,7 @@ def test_dead_letter_queue_alarms_fire_on_the_first_message(synth: Synthesised) 
         queues.index_failures,
         synth.stack.consolidation_queues.dead_letter_queue,
         synth.stack.schedule.dead_letter_queue,
+        synth.stack.retention.dead_letter_queue,
     )
     for queue in dead_letter_queues:
         name = {"Fn::GetAtt": [synth.id_of(queue), "QueueName"]}

@@ -125,6 +125,11 @@ REQUESTS: dict[tuple[str, str], RequestBuilder] = {
         "POST", ns_path(ns, "/feedback"), {"memory_id": w.memory(ns), "verdict": "useful"}
     ),
     ("POST", "/v1/namespaces/<ns>/sessions/<sid>/end"): lambda w, ns: Request("POST", ns_path(ns, "/sessions/s-1/end")),
+    ("GET", "/v1/namespaces/<ns>/retention"): lambda w, ns: Request("GET", ns_path(ns, "/retention")),
+    ("PUT", "/v1/namespaces/<ns>/retention"): lambda w, ns: Request(
+        "PUT", ns_path(ns, "/retention"), {"episode_max_age_days": 365, "archive_after_days": 90}
+    ),
+    ("DELETE", "/v1/namespaces/<ns>/retention"): lambda w, ns: Request("DELETE", ns_path(ns, "/retention")),
     ("POST", "/v1/keys"): lambda w, ns: Request("POST", "/v1/keys", {"namespace": ns, "permissions": ["admin"]}),
     ("GET", "/v1/keys"): lambda w, ns: Request("GET", "/v1/keys"),
     ("DELETE", "/v1/keys/<key_id>"): lambda w, ns: Request("DELETE", f"/v1/keys/{split_key(w.key(ns, ['read']))[0]}"),

@@ -286,6 +286,16 @@ class InMemoryMemoryStore:
                 del entries[key]
         return len(gone)
 
+    def purge_expired_working(self, now: datetime) -> int:
+        gone = 0
+        with self.data.lock:
+            for entries in self.data.working.values():
+                expired = [key for key, entry in entries.items() if entry.expires_at <= now]
+                for key in expired:
+                    del entries[key]
+                gone += len(expired)
+        return gone
+
     # writes
 
     def apply(self, namespace: str, changes: ChangeSet) -> None:

@@ -28,6 +28,7 @@ from rearview.api.http_errors import (
     unauthorized_response,
 )
 from rearview.api.http_handlers import HttpOperations, route_functions
+from rearview.api.request_checks import request_refusal
 from rearview.api.routes import API_ROUTES, DOCS_PATH, SWAGGER_UI_OPERATION, Route, route_permission
 from rearview.bootstrap import Services
 from rearview.domain.access import Principal
@@ -94,9 +95,10 @@ def _authorization_header(event: Mapping[str, Any]) -> str | None:
 
 
 class RearviewResolver(APIGatewayHttpResolver):
-    """The resolver with the access check and a body-size guard in front. Powertools parses and validates the
-    body before any middleware runs, so both happen before routing: an unauthenticated caller learns nothing
-    about a request's shape, and a 403 does not depend on what the body holds."""
+    """The resolver with the access check, a body-size guard and the body checks (`rearview.api.request_checks`:
+    JSON content type, JSON the API can take) in front. Powertools parses and validates the body before any
+    middleware runs, so all happen before routing, access first: an unauthenticated caller learns nothing about a
+    request's shape, and a 403 does not depend on what the body holds."""
 
     def __init__(self, gate: AccessGate) -> None:
         super().__init__(enable_validation=True)
@@ -139,9 +141,10 @@ class RearviewResolver(APIGatewayHttpResolver):
         if denied is not None:
             return denied
         size = request_body_bytes(event)
-        if size > MAX_BODY_BYTES:
+        refused = payload_too_large(size) if size > MAX_BODY_BYTES else request_refusal(event)
+        if refused is not None:
             self.clear_context()
-            return payload_too_large(size)
+            return refused
         return super().resolve(event, context)
 
     def principal(self) -> Principal:

@@ -28,8 +28,9 @@ from rearview.domain.memory import Episode, Fact
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.permissions import Permission
 from rearview.domain.recall import RecallQuery, RecallResponse
+from rearview.domain.retention import NamespaceRetention, RetentionPolicy
 from rearview.domain.stats import Stats
-from rearview.domain.timestamps import UtcDatetime
+from rearview.domain.timestamps import RequestDatetime
 from rearview.domain.working import SessionEnded, WorkingEntry, WorkingView, WorkingWrite
 from rearview.domain.write import BatchResult, BatchWrite, MemoryWrite, WriteResult
 from rearview.errors import NotFound
@@ -72,7 +73,7 @@ class KeyCreate(BaseModel):
     permissions: list[Permission] = Field(
         min_length=1, max_length=len(Permission), description="Any of read, write, forget, consolidate, admin"
     )
-    expires_at: UtcDatetime | None = Field(None, description="When the key stops working (UTC); default never")
+    expires_at: RequestDatetime | None = Field(None, description="When the key stops working (UTC); default never")
     description: str | None = Field(None, max_length=200, description="A note for people: who or what uses the key")
 
 
@@ -228,6 +229,17 @@ class HttpOperations:
 
     def end_session(self, ns: NamespacePath, sid: SessionPath) -> SessionEnded:
         return self._services.end_session(_namespace(ns), _decoded(sid))
+
+    # --- retention --------------------------------------------------------------------------------------------
+
+    def get_retention(self, ns: NamespacePath) -> NamespaceRetention:
+        return self._services.retention.policy(_namespace(ns))
+
+    def put_retention(self, ns: NamespacePath, policy: Annotated[RetentionPolicy, Body()]) -> NamespaceRetention:
+        return self._services.retention.set_policy(_namespace(ns), policy)
+
+    def delete_retention(self, ns: NamespacePath) -> NamespaceRetention:
+        return self._services.retention.clear_policy(_namespace(ns))
 
     # --- API keys (admin) ------------------------------------------------------------------------------------
 

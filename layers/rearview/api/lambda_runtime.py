@@ -66,6 +66,9 @@ def traced(handler: Handler) -> Handler:
     return run
 
 
+# The retention sweep stops starting work when the invocation has less than this left (a batch of deletes fits).
+SWEEP_MARGIN_MILLIS = 8000
+
 _NAMESPACE_IN_PATH = re.compile(r"^/v1/namespaces/([^/]+)")
 
 
@@ -147,6 +150,29 @@ class FunctionRuntime:
         @metrics.log_metrics(capture_cold_start_metric=True)
         def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             return self.resolve_http(event, context)
+
+        return handler
+
+    def forget_handler(self) -> Handler:
+        """The forget function's handler: the HTTP routes, and on its EventBridge schedule the retention sweep
+        (every namespace's policy, through the same forget path)."""
+
+        @logger.inject_lambda_context(clear_state=True)
+        @traced
+        @metrics.log_metrics(capture_cold_start_metric=True)
+        def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+            if not is_scheduled_event(event):
+                return self.resolve_http(event, context)
+            # Stop with time to spare for the answer and the metrics; the next sweep goes on where this one could not.
+            sweep = self.services().retention.sweep(
+                lambda: context.get_remaining_time_in_millis() < SWEEP_MARGIN_MILLIS
+            )
+            forgotten = sum(report.forgotten for report in sweep.namespaces)
+            archived = sum(report.archived for report in sweep.namespaces)
+            metrics.add_metric(name="RetentionForgotten", unit=MetricUnit.Count, value=forgotten)
+            metrics.add_metric(name="RetentionArchived", unit=MetricUnit.Count, value=archived)
+            metrics.add_metric(name="RetentionUnfinished", unit=MetricUnit.Count, value=sweep.unfinished)
+            return sweep.model_dump(mode="json")
 
         return handler
 

@@ -7,9 +7,9 @@ same on a laptop and on AWS.
 Access control is the route table's (`rearview.api.routes`), the same as on Lambda: every request but the health
 check and the API documents carries `Authorization: Bearer <API key>` (or the bootstrap admin token,
 REARVIEW_API_TOKEN). One exception, for development: on a loopback address, with no API key in the data
-directory and no REARVIEW_API_TOKEN, the server is open, and says so at start. The first key created (by
-`rearview keys create` or over HTTP, even while the server runs) closes it. Binding any other address needs
-credentials to exist: an API key or the token.
+directory and no REARVIEW_API_TOKEN, the server is open, and says so at start. The first key, created by
+`rearview keys create` (even while the server runs; never over HTTP by an open server, where a page of another
+site could create it), closes it. Binding any other address needs credentials to exist: an API key or the token.
 
 `POST /mcp` is the MCP endpoint (rearview.api.mcp_http): the same keys, the same open mode.
 """
@@ -32,21 +32,18 @@ from urllib.parse import parse_qsl, urlsplit
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from rearview.api.browser_guard import BrowserGuard
+from rearview.api.connections import ConnectionSlots, ConnectionWatchdog, linger_and_close
 from rearview.api.http import RearviewResolver, create_resolver, decode_response_body
 from rearview.api.http_errors import MAX_BODY_BYTES, payload_too_large
-from rearview.api.mcp_http import MCP_PATH, McpHttpEndpoint, loopback_transport_security, no_host_check
+from rearview.api.mcp_http import MCP_PATH, McpHttpEndpoint, no_host_check
 from rearview.api.routes import DOCS_PATH, OPENAPI_PATH
-from rearview.bootstrap import Services, build, keys_in_data_dir, local_consolidation
+from rearview.bootstrap import Services, build, keys_in_data_dir, local_consolidation, local_maintenance
 from rearview.errors import ConfigurationError, RearviewError
 from rearview.service.access import AccessGate
 from rearview.settings import Settings
 
 logger = logging.getLogger(__name__)
-
-# An oversized body is read and dropped (so the client gets the 413 instead of a reset connection) up to
-# this much; past it the connection is simply closed.
-_MAX_DRAIN_BYTES = 16 * MAX_BODY_BYTES
-_DRAIN_CHUNK = 64 * 1024
 
 OPEN_MODE_BANNER = "auth: OPEN (no API keys configured; loopback only)"
 
@@ -142,6 +139,18 @@ class _Handler(BaseHTTPRequestHandler):
 
     server: _Server
     server_version = "rearview"
+    _cors: Mapping[str, str] = {}
+
+    def setup(self) -> None:
+        limits = self.server.owner.settings.server
+        super().setup()
+        # A socket timeout bounds each read; the watchdog bounds the headers and the body as a whole.
+        self.connection.settimeout(limits.idle_timeout_seconds)
+        self.server.watchdog.arm(self.connection, limits.header_timeout_seconds)
+
+    def finish(self) -> None:
+        self.server.watchdog.disarm(self.connection)
+        super().finish()
 
     def do_GET(self) -> None:
         self._handle()
@@ -167,41 +176,60 @@ class _Handler(BaseHTTPRequestHandler):
     def _handle(self) -> None:
         owner = self.server.owner
         headers = {k.lower(): v for k, v in self.headers.items()}
-        if "chunked" in headers.get("transfer-encoding", "").lower():
-            self._send_json(411, {"error": "length_required", "message": "request: send a Content-Length"})
-            self.close_connection = True
+        # Host and Origin first, before a byte of the body is read: a page of another site gets nothing done.
+        refused = owner.guard.refusal(self.command, headers)
+        if refused is not None:
+            self._send(refused)
+            self._close_unread(self._declared_length(headers))
             return
-        try:
-            length = int(headers.get("content-length") or 0)
-        except ValueError:
-            length = -1
-        if length < 0:
-            message = "content-length: must be a whole number"
-            self._send_json(400, {"error": "bad_request", "message": message})
-            self.close_connection = True
+        self._cors = owner.guard.cors_headers(headers)
+        length = self._declared_length(headers)
+        if length is None:
             return
         if length > MAX_BODY_BYTES:
-            # Read and drop the body first, so the client reads our answer rather than a reset connection.
-            self._drain(length)
-            # An unauthenticated caller gets its 401, not news of the limit: the same order as the resolver's.
+            # An unauthenticated caller gets its 401, not news of the limit: the same order as the resolver's. The
+            # answer goes out before the body is read; what the client still sends is dropped, never held.
             bodiless = build_event(self.command, self.path, headers, b"", self.client_address[0])
             self._send(owner.check_access(bodiless) or payload_too_large(length))
+            self._close_unread(length)
+            return
+        self.server.watchdog.arm(self.connection, owner.settings.server.idle_timeout_seconds)
+        try:
+            body = self.rfile.read(length) if length else b""
+        except OSError:
+            body = b""
+        self.server.watchdog.disarm(self.connection)
+        if len(body) < length:
+            self._send_json(408, {"error": "timeout", "message": "body: not received in time; send it whole"})
             self.close_connection = True
             return
-        body = self.rfile.read(length) if length else b""
         event = build_event(self.command, self.path, headers, body, self.client_address[0])
         if event["rawPath"] == MCP_PATH:
             self._send(owner.resolve_mcp(event))
             return
         self._send(owner.resolve(event))
 
-    def _drain(self, length: int) -> None:
-        remaining = min(length, _MAX_DRAIN_BYTES)
-        while remaining > 0:
-            chunk = self.rfile.read(min(_DRAIN_CHUNK, remaining))
-            if not chunk:
-                break
-            remaining -= len(chunk)
+    def _declared_length(self, headers: Mapping[str, str]) -> int | None:
+        """The body's Content-Length; None (after answering 411 or 400) when there is no usable one."""
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            self._send_json(411, {"error": "length_required", "message": "request: send a Content-Length"})
+            self._close_unread(None)
+            return None
+        try:
+            length = int(headers.get("content-length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0:
+            self._send_json(400, {"error": "bad_request", "message": "content-length: must be a whole number"})
+            self._close_unread(None)
+            return None
+        return length
+
+    def _close_unread(self, length: int | None) -> None:
+        """After an answer given without reading the body: close, letting the client read the answer first."""
+        self.close_connection = True
+        if length:
+            linger_and_close(self.connection, at_most=length)
 
     def _send_json(self, status: int, body: dict[str, Any]) -> None:
         self._send(
@@ -216,7 +244,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(self, response: Mapping[str, Any]) -> None:
         payload = decode_response_body(response)
         self.send_response(int(response.get("statusCode", 200)))
-        headers: dict[str, Any] = dict(response.get("headers") or {})
+        headers: dict[str, Any] = {**dict(response.get("headers") or {}), **self._cors}
         for name, values in (response.get("multiValueHeaders") or {}).items():
             headers[name] = values
         for name, value in headers.items():
@@ -236,11 +264,32 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class _Server(ThreadingHTTPServer):
+    """A thread per connection, at most `server.max_connections` at once: one more is answered 503 at once."""
+
     daemon_threads = True
 
     def __init__(self, address: tuple[str, int], owner: LocalServer) -> None:
         self.owner = owner
+        limits = owner.settings.server
+        self.slots = ConnectionSlots(limits.max_connections, limits.retry_after_seconds)
+        self.watchdog = ConnectionWatchdog()
         super().__init__(address, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.take():
+            self.slots.refuse(request, self.shutdown_request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.give_back()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.give_back()
 
 
 class _Server6(_Server):
@@ -271,6 +320,8 @@ class LocalServer:
         # Open mode is decided here (loopback, no token, no key) and re-checked by the gate on every request.
         self.gate = AccessGate(self.services.access, allow_open=is_loopback(self.host) and not settings.api_token)
         self.resolver: RearviewResolver = create_resolver(self.services, gate=self.gate)
+        # Host and Origin, checked on every request (the API and /mcp alike) before anything else.
+        self.guard = BrowserGuard.of(settings.server, self.host)
         # Powertools keeps the current event on the router class, so two requests must not resolve at once.
         self._resolve_lock = threading.Lock()
         server_class = _Server6 if ":" in self.host.strip("[]") else _Server
@@ -308,9 +359,8 @@ class LocalServer:
         try:
             with self._mcp_lock:
                 if self._mcp is None:
-                    # DNS-rebinding protection where it matters: a server only this machine can reach.
-                    security = loopback_transport_security(self.port) if is_loopback(self.host) else no_host_check()
-                    self._mcp = McpHttpEndpoint(self.services, self.gate, transport_security=security)
+                    # Host and Origin are the guard's (`self.guard`), for /mcp as for the API: one rule, one place.
+                    self._mcp = McpHttpEndpoint(self.services, self.gate, transport_security=no_host_check())
             return self._mcp.handle(event)
         except RearviewError as exc:
             return {
@@ -339,7 +389,11 @@ class LocalServer:
             self.announce()
         if ready is not None:
             ready.set()
-        self._httpd.serve_forever(poll_interval=0.2)
+        self._httpd.watchdog.start()
+        try:
+            self._httpd.serve_forever(poll_interval=0.2)
+        finally:
+            self._httpd.watchdog.stop()
 
     def start(self, *, announce: bool = False) -> LocalServer:
         """Serve in a background thread and return at once."""
@@ -391,7 +445,7 @@ def local_context(request_id: str) -> LambdaContext:
 
 def serve(settings: Settings, services: Services | None = None, ready: threading.Event | None = None) -> None:
     """Run the local server in the foreground until Ctrl-C (or SIGTERM), with the consolidation worker when
-    `settings.hindsight.worker` is on, then shut down cleanly."""
+    `settings.hindsight.worker` is on and the retention timers (`settings.retention`), then shut down cleanly."""
     server = LocalServer(settings, services)
     restore = None
     if threading.current_thread() is threading.main_thread():
@@ -399,7 +453,7 @@ def serve(settings: Settings, services: Services | None = None, ready: threading
         restore = signal.signal(signal.SIGTERM, _interrupt)
     try:
         # The consolidation worker stops before the server closes the services it built.
-        with local_consolidation(server.services):
+        with local_consolidation(server.services), local_maintenance(server.services):
             server.serve_forever(ready)
     except KeyboardInterrupt:
         print("\nRearview: shutting down", flush=True)

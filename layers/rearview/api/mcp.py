@@ -24,8 +24,8 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp.types import ToolAnnotations
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from rearview import __version__
@@ -249,6 +249,17 @@ TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in TOOLS.specs)
 TOOL_PERMISSIONS: dict[str, Permission] = {spec.name: spec.permission for spec in TOOLS.specs}
 
 
+class RearviewMCPServer(MCPServer):
+    """The SDK's server, refusing unknown arguments and values no field can take before a tool runs, as HTTP
+    refuses them before a route runs (`ToolSet.check_arguments`)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        TOOLS.check_arguments(name, arguments)
+        return await super().call_tool(name, arguments, context)
+
+
 def create_mcp_server(services: Services, principal_provider: PrincipalProvider) -> MCPServer:
     """The MCP server over `services`; `principal_provider` says who calls (see PrincipalProvider)."""
 
@@ -258,7 +269,7 @@ def create_mcp_server(services: Services, principal_provider: PrincipalProvider)
         yield McpState(services, principal_provider)
 
     level = services.settings.log_level.upper()
-    server = MCPServer(
+    server = RearviewMCPServer(
         SERVER_NAME,
         title="Rearview memory",
         version=__version__,

@@ -39,7 +39,8 @@ from typing import TYPE_CHECKING, Any
 
 from rearview.api.routes import MCP_ROUTE
 from rearview.domain.access import Principal
-from rearview.errors import ConfigurationError, RearviewError, Unauthorized
+from rearview.domain.json_input import parse_json_body
+from rearview.errors import ConfigurationError, InvalidInput, RearviewError, Unauthorized
 from rearview.service.access import AccessGate
 
 if TYPE_CHECKING:
@@ -124,6 +125,32 @@ def _event_body(event: Mapping[str, Any]) -> bytes:
     if event.get("isBase64Encoded"):
         return base64.b64decode(body)
     return str(body).encode("utf-8")
+
+
+def _request_id(text: str) -> str | int | None:
+    try:
+        message = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    request_id = message.get("id") if isinstance(message, dict) else None
+    return request_id if isinstance(request_id, str | int) and not isinstance(request_id, bool) else None
+
+
+def hostile_json_refusal(body: bytes) -> dict[str, Any] | None:
+    """A JSON-RPC error (HTTP 400, -32602 invalid params) naming the argument, for a body the SDK's parser would
+    refuse without saying which (a lone surrogate, an integer past 40 digits, nesting past the limit) or pass on
+    (NaN, 1e999): the same checks and words as the HTTP API's (`rearview.domain.json_input`). None otherwise, and
+    for malformed JSON, which the SDK answers itself."""
+    try:
+        text = body.decode("utf-8")
+        parse_json_body(text, envelope=2)  # {params: {arguments: ...}}
+    except InvalidInput as exc:
+        message = exc.message.removeprefix("params.arguments.")
+        error = {"code": -32602, "message": message}
+        return _response(400, {"jsonrpc": "2.0", "id": _request_id(text), "error": error})
+    except ValueError:
+        return None
+    return None
 
 
 def asgi_scope(event: Mapping[str, Any], principal: Principal) -> dict[str, Any]:
@@ -302,7 +329,7 @@ class McpHttpEndpoint:
         if len(body) > MAX_MCP_BODY_BYTES:
             message = f"body: must be at most {MAX_MCP_BODY_BYTES} bytes (1 MiB) (got {len(body)})"
             return _response(413, {"error": "too_large", "message": message, "field": "body"})
-        return self._answer(asgi_scope(event, admitted), body)
+        return hostile_json_refusal(body) or self._answer(asgi_scope(event, admitted), body)
 
     def _admit(self, event: Mapping[str, Any]) -> Principal | dict[str, Any]:
         """The caller's principal, or the response that turns it away (a method other than POST, no valid key)."""

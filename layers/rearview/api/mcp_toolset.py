@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field, PlainValidator, ValidationError, WithJson
 from rearview.api import field_errors
 from rearview.bootstrap import Services
 from rearview.domain.access import ALL_NAMESPACES, Principal
+from rearview.domain.json_input import check_json_value
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.permissions import Permission
 from rearview.errors import RearviewError
@@ -188,6 +189,23 @@ class ToolSet:
     @property
     def specs(self) -> tuple[ToolSpec, ...]:
         return tuple(self._specs.values())
+
+    def check_arguments(self, name: str, arguments: Mapping[str, Any]) -> None:
+        """Refuse, as HTTP refuses a body, what the SDK would let through: an argument the tool does not take (the
+        SDK drops it silently), and a value no field can take (not finite, too long an integer, invalid Unicode,
+        nested too deep: `rearview.domain.json_input`). ToolError `field: reason`, in HTTP's words."""
+        spec = self._specs.get(name)
+        if spec is None:
+            return  # the SDK answers an unknown tool itself
+        taken = set(spec.signature.parameters) - {"ctx"}
+        for argument in arguments:
+            if argument not in taken:
+                shown = str(argument).encode("utf-8", "backslashreplace").decode("utf-8")[:64]
+                raise ToolError(f"Error executing tool {name}: {shown}: Extra inputs are not permitted")
+        try:
+            check_json_value(dict(arguments))
+        except RearviewError as exc:
+            raise ToolError(f"Error executing tool {name}: {exc.message}") from exc
 
     def register(self, server: MCPServer) -> None:
         """Add every tool to `server`."""

@@ -132,6 +132,14 @@ API_ROUTES: tuple[Route, ...] = (
           "it), not_useful is counted", "hindsight"),
     Route("POST", f"{_NS}/sessions/{{sid}}/end", "end_session", _WRITE, "write",
           "End a session: clear its working memory and fire the session-end consolidation trigger", "hindsight"),
+    # --- retention
+    Route("GET", f"{_NS}/retention", "get_retention", _READ, "recall",
+          "The retention policy that governs the namespace: its own, or the nearest above it", "retention"),
+    Route("PUT", f"{_NS}/retention", "put_retention", _FORGET, "forget",
+          "Set the namespace's retention policy (episode max age, archive age, keep often-recalled); it governs "
+          "the namespaces under it that have none, and is enforced by a sweep (hourly by default)", "retention"),
+    Route("DELETE", f"{_NS}/retention", "delete_retention", _FORGET, "forget",
+          "Remove the namespace's own retention policy (a policy above it, if any, governs it then)", "retention"),
     # --- API keys
     Route("POST", "/v1/keys", "create_key", Permission.ADMIN, "write",
           "Create an API key (within the caller's scope, with at most its permissions); shown once", "keys",

@@ -80,7 +80,8 @@ def serve(
             except OSError as exc:
                 fail(f"port: cannot listen on {settings.host}:{settings.port} ({exc.strerror or exc})")
         # The worker stops (gracefully, its running job winding down) after the server, before the services close.
-        with bootstrap.local_consolidation(services) as worker:
+        # Retention's timers (sweep, working-memory purge) stop with it.
+        with bootstrap.local_consolidation(services) as worker, bootstrap.local_maintenance(services):
             _announce(server, settings, worker)
             _serve_until_stopped(server)
         if worker is not None:

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from rearview.domain.hindsight_runs import FeedbackVerdict
 from rearview.domain.limits import LABEL_PATTERN, MAX_ENTITIES, MAX_ENTITY_CHARS, MAX_TOKEN_BUDGET, MemoryId, SessionId
 from rearview.domain.recall import RecallHit
-from rearview.domain.timestamps import UtcDatetime
+from rearview.domain.timestamps import RequestDatetime
 
 MAX_TASK_CHARS = 2000
 
@@ -47,7 +47,7 @@ class BriefRequest(BaseModel):
     token_budget: int | None = Field(
         None, ge=1, le=MAX_TOKEN_BUDGET, description="Token budget for the returned memories (default 800)"
     )
-    as_of: UtcDatetime | None = Field(None, description="The 'now' confidence decays against; default now")
+    as_of: RequestDatetime | None = Field(None, description="The 'now' confidence decays against; default now")
 
     @field_validator("task")
     @classmethod

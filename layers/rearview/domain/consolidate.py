@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rearview.domain.hindsight_runs import TriggerReason
 from rearview.domain.memory import Kind
-from rearview.domain.timestamps import UtcDatetime
+from rearview.domain.timestamps import RequestDatetime
 
 
 class ConsolidateRequest(BaseModel):
@@ -16,7 +16,7 @@ class ConsolidateRequest(BaseModel):
     HTTP's OpenAPI and the CLI's help read the same words."""
 
     model_config = ConfigDict(extra="forbid")
-    since: UtcDatetime | None = Field(
+    since: RequestDatetime | None = Field(
         None, description="Only learn from episodes from this time on, ISO 8601; default every unconsolidated one"
     )
     max_clusters: int = Field(50, ge=1, le=1000, description="At most this many memories induced per run (1 to 1000)")

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from rearview.domain.limits import MAX_TAGS, MemoryId, SessionId
-from rearview.domain.timestamps import UtcDatetime
+from rearview.domain.timestamps import RequestDatetime
 
 
 class ForgetRequest(BaseModel):
@@ -22,8 +22,8 @@ class ForgetRequest(BaseModel):
     layer: Literal["working", "episodic", "semantic"] | None = Field(
         None, description="Only this layer ('working' clears working memory of every session)"
     )
-    since: UtcDatetime | None = Field(None, description="Only memories from this time on, ISO 8601")
-    until: UtcDatetime | None = Field(None, description="Only memories before this time, ISO 8601")
+    since: RequestDatetime | None = Field(None, description="Only memories from this time on, ISO 8601")
+    until: RequestDatetime | None = Field(None, description="Only memories before this time, ISO 8601")
     tags: list[str] | None = Field(None, max_length=MAX_TAGS, description="Only memories carrying any of these tags")
     session_id: SessionId | None = Field(
         None, description="Forget a session: alone, its working memory; with layer 'episodic', its episodes too"

@@ -19,7 +19,7 @@ from rearview.domain.limits import (
     SessionId,
 )
 from rearview.domain.memory import Evidence, Kind, Occurrences, OutcomeStatus, StoredLayer
-from rearview.domain.timestamps import UtcDatetime
+from rearview.domain.timestamps import RequestDatetime
 
 
 def _both_layers() -> list[StoredLayer]:
@@ -51,9 +51,9 @@ class RecallQuery(BaseModel):
         min_length=1,
         description="Which layers to search: 'episodic' (events), 'semantic' (facts); default both",
     )
-    since: UtcDatetime | None = Field(None, description="Only memories from this time on, ISO 8601 (inclusive)")
-    until: UtcDatetime | None = Field(None, description="Only memories before this time, ISO 8601 (exclusive)")
-    as_of: UtcDatetime | None = Field(
+    since: RequestDatetime | None = Field(None, description="Only memories from this time on, ISO 8601 (inclusive)")
+    until: RequestDatetime | None = Field(None, description="Only memories before this time, ISO 8601 (exclusive)")
+    as_of: RequestDatetime | None = Field(
         None, description="The 'now' that relative times such as 'yesterday' resolve against; default now"
     )
     tags: list[str] = Field(

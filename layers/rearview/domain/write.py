@@ -23,7 +23,7 @@ from rearview.domain.limits import (
 )
 from rearview.domain.memory import Kind, OutcomeStatus, StoredLayer
 from rearview.domain.namespaces import Namespace
-from rearview.domain.timestamps import UtcDatetime
+from rearview.domain.timestamps import RequestDatetime, UtcDatetime
 from rearview.errors import RearviewError
 
 
@@ -45,7 +45,7 @@ class MemoryWrite(BaseModel):
         f"without this conversation (at most {MAX_EPISODE_CHARS} characters; {MAX_FACT_CHARS} for semantic). "
         "Never include secrets such as passwords or API keys."
     )
-    occurred_at: UtcDatetime | None = Field(
+    occurred_at: RequestDatetime | None = Field(
         None, description="When it happened, ISO 8601 (UTC if no offset is given); default now"
     )
     id: MemoryId | None = Field(

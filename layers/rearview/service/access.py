@@ -120,7 +120,17 @@ class AccessService:
         expires_at: datetime | None = None,
         description: str | None = None,
     ) -> tuple[ApiKey, str]:
-        """Create a key on behalf of `principal`: within its own scope and with at most its own permissions."""
+        """Create a key on behalf of `principal`: within its own scope and with at most its own permissions.
+
+        The open local mode creates none: it means nobody authenticated, and a page of another site reaching the
+        server could otherwise create the first key and lock its owner out. The first key comes from the command
+        line (`rearview keys create`) or from a caller holding the admin token."""
+        if principal.open:
+            raise NamespaceForbidden(
+                "keys: an open server creates no API key; create the first one with `rearview keys create`, or "
+                "send the admin token (REARVIEW_API_TOKEN)",
+                field="authorization",
+            )
         self.require(principal, Permission.ADMIN)
         validate_namespace(scope)
         if not principal.reaches(scope):

@@ -1,4 +1,5 @@
-"""The rules every write passes: content checks, secret redaction, and the importance score.
+"""The rules every write passes: content checks, secret redaction (`rearview.service.redaction`), and the importance
+score.
 
 All three are deterministic heuristics with no model behind them, so a caller can predict (and a test can pin)
 what happens to a given text. `check_content` rejects what should never be stored; `redact_secrets` keeps what
@@ -11,11 +12,11 @@ import json
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from rearview.domain.limits import MAX_EPISODE_CHARS, MAX_FACT_CHARS
 from rearview.errors import InvalidInput, MemoryTooLarge
+from rearview.service.redaction import Redaction, redact_text
 from rearview.text_analysis import CJK_FUNCTION_CHARS, STOP_WORDS, is_cjk, tokens
 
 # --- content checks -----------------------------------------------------------------------------------------
@@ -155,94 +156,8 @@ def code_dump_lines(content: str) -> int:
 
 # --- secrets ------------------------------------------------------------------------------------------------
 
-
-@dataclass(frozen=True)
-class Redaction:
-    """The text with secrets replaced by `[REDACTED:<kind>]`, and the kinds found (first-seen order)."""
-
-    text: str
-    kinds: tuple[str, ...]
-
-
-# Each rule: kind, pattern, and the group that holds the secret (0: the whole match). Order matters: a PEM
-# block or a bearer header is masked whole before a token rule could mask only a piece of it.
-_SECRET_RULES: tuple[tuple[str, re.Pattern[str], int], ...] = (
-    (
-        "private_key",
-        re.compile(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-            # A key cut off before its END line is still a key: mask to the end of the text.
-            r"[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)"
-        ),
-        0,
-    ),
-    # A bearer credential has a digit or a symbol in it; that keeps "the bearer of bad tidings" out.
-    (
-        "bearer_token",
-        re.compile(r"\bbearer\s+((?=[A-Za-z._~+/-]*[0-9._~+/-])[A-Za-z0-9._~+/-]{16,}=*)", re.IGNORECASE),
-        1,
-    ),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"), 0),
-    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"), 0),
-    (
-        "aws_secret_key",
-        re.compile(
-            r"\b(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{30,})",
-            re.IGNORECASE,
-        ),
-        1,
-    ),
-    ("anthropic_api_key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}"), 0),
-    ("openai_api_key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"), 0),
-    ("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"), 0),
-    ("slack_token", re.compile(r"\bxox[bpars]-[A-Za-z0-9-]{10,}"), 0),
-    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), 0),
-    ("gitlab_token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), 0),
-    # Our own API keys: rv_<key id>_<secret>.
-    ("rearview_api_key", re.compile(r"\brv_[A-Za-z0-9]{4,40}_[A-Za-z0-9_-]{16,}"), 0),
-    # user:password@host in a URL; a URL without credentials has no `:...@` before the host.
-    ("url_password", re.compile(r"(?<=://)[^/\s:@]+:([^/\s@]+)(?=@)"), 1),
-    # Other labelled credentials: the label says it is a secret and the value looks like a token.
-    (
-        "api_key",
-        re.compile(
-            r"\b(?:api[_-]?key|secret[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret)[\"']?\s*[:=]\s*"
-            r"[\"']?([A-Za-z0-9_\-./+=]{12,})",
-            re.IGNORECASE,
-        ),
-        1,
-    ),
-    (
-        "password",
-        re.compile(
-            r"(?<![A-Za-z])(?:[A-Za-z]+_)?(?:password|passwd|passphrase|pwd)[\"']?\s*[:=]\s*"
-            r"(\"[^\"\n]+\"|'[^'\n]+'|(?!\[REDACTED)[^\s,;\"']+)",
-            re.IGNORECASE,
-        ),
-        1,
-    ),
-)
-
-
-def redact_secrets(text: str) -> Redaction:
-    """Replace credentials (cloud keys, API tokens, JWTs, private keys, passwords) by `[REDACTED:<kind>]`.
-
-    Labels around a secret ("Bearer ", "password=") are kept so the memory still says what was there.
-    """
-    found: list[str] = []
-    for kind, pattern, group in _SECRET_RULES:
-        marker = f"[REDACTED:{kind}]"
-
-        def replace(match: re.Match[str], group: int = group, marker: str = marker) -> str:
-            start, end = match.span(group)
-            offset = match.start()
-            whole = match.group(0)
-            return whole[: start - offset] + marker + whole[end - offset :]
-
-        text, count = pattern.subn(replace, text)
-        if count and kind not in found:
-            found.append(kind)
-    return Redaction(text=text, kinds=tuple(found))
+# Redaction lives in rearview.service.redaction; its names are kept here for the callers of the content rules.
+redact_secrets = redact_text
 
 
 # --- importance ---------------------------------------------------------------------------------------------
@@ -462,3 +377,6 @@ def score_importance(
     if entities:
         score += ENTITIES_WEIGHT
     return round(min(1.0, max(0.0, score)), 4)
+
+
+__all__ = ["Redaction", "check_content", "redact_secrets", "score_importance"]

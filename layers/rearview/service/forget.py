@@ -23,6 +23,7 @@ from rearview.domain.forget import ForgetReceipt, ForgetRequest
 from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import MemoryFilter
+from rearview.domain.timestamps import check_time_range
 from rearview.errors import InvalidInput, NotFound
 from rearview.ports import MemoryStore
 
@@ -53,8 +54,7 @@ class ForgetService:
                 "an empty request would wipe the namespace",
                 field="ids",
             )
-        if req.since and req.until and req.since >= req.until:
-            raise InvalidInput("since: must be before until", field="since")
+        check_time_range(req.since, req.until)
 
         if req.session_id is not None and req.layer in (None, "working") and not req.ids:
             receipt.deleted["working"] = self._store.clear_working(namespace, req.session_id)

@@ -630,12 +630,13 @@ def parse_time_range(text: str, as_of: datetime) -> TimeRange | None:
         for m in rule.pattern.finditer(text):
             try:
                 span = rule.resolve(m, ctx)
-            except ValueError:
-                # An impossible date ("Feb 30", "13月", "3000 years ago") is simply not a time expression.
+                if span is None:
+                    continue
+                candidate = _candidate(rule, order, m, span, ctx)
+            except (ValueError, OverflowError):
+                # An impossible date ("Feb 30", "13月", "3000 years ago"), or one whose range would leave the
+                # calendar ("9999-12-31" ends on a day that does not exist), is simply not a time expression.
                 continue
-            if span is None:
-                continue
-            candidate = _candidate(rule, order, m, span, ctx)
             if _better(candidate, best):
                 best = candidate
             if _better(candidate, longest.get(candidate.start)):

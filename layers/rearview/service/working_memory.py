@@ -11,6 +11,7 @@ from rearview.domain.namespaces import validate_namespace
 from rearview.domain.working import WorkingEntry, WorkingView, WorkingWrite
 from rearview.errors import InvalidInput, MemoryTooLarge
 from rearview.ports import Clock, MemoryStore
+from rearview.service.redaction import redact_json
 
 _KEY = re.compile(rf"^[^\x00-\x1f\x7f/]{{1,{MAX_WORKING_KEY_CHARS}}}$")
 _SESSION = re.compile(SESSION_PATTERN)
@@ -37,7 +38,9 @@ class WorkingMemoryService:
                 f"key: must be 1 to {MAX_WORKING_KEY_CHARS} characters without control characters or '/'",
                 field="key",
             )
-        encoded = json.dumps(write.value, ensure_ascii=False, allow_nan=False)
+        # Values are redacted like memories: scratch state is stored on disk too, and read back into prompts.
+        value, _ = redact_json(write.value)
+        encoded = json.dumps(value, ensure_ascii=False, allow_nan=False)
         size = len(encoded.encode())
         if size > MAX_WORKING_VALUE_BYTES:
             raise MemoryTooLarge(

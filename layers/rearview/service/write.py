@@ -21,12 +21,13 @@ from rearview.domain.memory import MAX_EPISODE_SESSIONS, Episode, Fact, Memory
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import Candidate, MemoryFilter
 from rearview.domain.write import MemoryWrite, WriteResult
-from rearview.errors import ConfigurationError, InvalidInput
+from rearview.errors import ConfigurationError, IdConflict, InvalidInput
 from rearview.ids import new_ulid
 from rearview.ports import Clock, Embedder, MemoryStore, SearchIndex, WriteQueue
-from rearview.service.content_rules import check_content, redact_secrets, score_importance
+from rearview.service.content_rules import check_content, score_importance
 from rearview.service.contradiction import contradicts, opposite_polarity
 from rearview.service.hindsight.outcomes import recognise_outcome
+from rearview.service.redaction import redact_labels, redact_text
 from rearview.settings import WriteTuning
 from rearview.text_analysis import numbers_in, term_overlap
 
@@ -83,6 +84,7 @@ class _Prepared:
     redacted: bool
     vector: np.ndarray
     neighbours: list[Candidate]
+    field: str  # where its id is, for errors: `items.3.id`, or `id` for a single write
 
 
 class WriteService:
@@ -121,16 +123,18 @@ class WriteService:
         """Write items in one transaction. Any invalid item rejects the whole batch before anything is stored."""
         self._validate(namespace, items, field_prefix)
         now = self._clock.now()
-        redactions = [redact_secrets(item.content) for item in items]
-        texts = [r.text for r in redactions]
+        # Every text field is redacted before it is embedded, stored or planned against anything.
+        redactions = [redact_write(item) for item in items]
+        items = [item for item, _ in redactions]
+        texts = [item.content for item in items]
         contexts = self._session_contexts(namespace, items, texts, now)
         vectors = self._embedder.embed(
             [f"{context}\n{text}" if context else text for context, text in zip(contexts, texts, strict=True)]
         )
         neighbours = self._stored_neighbours(namespace, items, vectors)
         prepared = [
-            _Prepared(item, red.text, contexts[i], bool(red.kinds), vectors[i], neighbours[i])
-            for i, (item, red) in enumerate(zip(items, redactions, strict=True))
+            _Prepared(item, item.content, contexts[i], bool(kinds), vectors[i], neighbours[i], _field(field_prefix, i))
+            for i, (item, kinds) in enumerate(redactions)
         ]
         plan = _Plan()
         results = [self._plan_one(namespace, each, now, plan) for each in prepared]
@@ -154,11 +158,14 @@ class WriteService:
         now = self._clock.now()
         queued: list[MemoryWrite] = []
         results: list[WriteResult] = []
-        for item in items:
-            redaction = redact_secrets(item.content)
+        for i, raw in enumerate(items):
+            # Redacted here, before the queue: SQS, the dead-letter queue and the worker never see a raw secret.
+            item, kinds = redact_write(raw)
+            if item.id is not None:
+                self._check_id_free(namespace, item, self._store.get(namespace, item.id), _field(field_prefix, i))
             memory_id = item.id or new_ulid(now)
             importance = score_importance(
-                redaction.text, layer=item.layer, entities=item.entities, explicit=item.importance
+                item.content, layer=item.layer, entities=item.entities, explicit=item.importance
             )
             if importance < self._tuning.importance_threshold:
                 results.append(
@@ -166,15 +173,13 @@ class WriteService:
                         id=memory_id,
                         status="skipped",
                         reason="low_importance",
-                        redacted=bool(redaction.kinds),
+                        redacted=bool(kinds),
                         importance=importance,
                     )
                 )
                 continue
             queued.append(item.model_copy(update={"id": memory_id, "occurred_at": item.occurred_at or now}))
-            results.append(
-                WriteResult(id=memory_id, status="accepted", redacted=bool(redaction.kinds), importance=importance)
-            )
+            results.append(WriteResult(id=memory_id, status="accepted", redacted=bool(kinds), importance=importance))
         if queued:
             self._queue.send(namespace, queued)
         return results
@@ -252,6 +257,7 @@ class WriteService:
         if item.id is not None:
             existing = plan.pending.get(item.id) or self._store.get(namespace, item.id)
             if existing is not None:
+                self._check_id_free(namespace, item, existing, prepared.field)
                 return WriteResult(id=item.id, status="stored", reason="duplicate_id", redacted=redacted)
         importance = score_importance(
             prepared.content, layer=item.layer, entities=item.entities, explicit=item.importance
@@ -281,6 +287,18 @@ class WriteService:
         plan.insert(memory, prepared.vector)
         return WriteResult(
             id=memory.id, status="stored", redacted=redacted, importance=importance, superseded=superseded
+        )
+
+    @staticmethod
+    def _check_id_free(namespace: str, item: MemoryWrite, existing: Memory | None, field: str) -> None:
+        """IdConflict when the id is held by a memory of other content or layer: the same write said again is
+        idempotent (`duplicate_id`), a different one under its id is not."""
+        if existing is None or (existing.content == item.content and existing.layer == item.layer):
+            return
+        raise IdConflict(
+            f"{field}: {item.id!r} already names another memory in {namespace!r} (its content differs); "
+            "send a new id, or none",
+            field=field,
         )
 
     def _new_memory(self, namespace: str, prepared: _Prepared, importance: float, now: datetime) -> Memory:
@@ -406,6 +424,31 @@ class WriteService:
         for old in victims.values():
             plan.update(old.model_copy(update={"status": "superseded", "superseded_by": new.id, "superseded_at": now}))
         return sorted(victims)
+
+
+def _field(prefix: str, index: int) -> str:
+    return f"{prefix}.{index}.id" if prefix else "id"
+
+
+def redact_write(item: MemoryWrite) -> tuple[MemoryWrite, tuple[str, ...]]:
+    """The item with every text field redacted (content, outcome, event type, tags, entities), and the kinds found."""
+    content = redact_text(item.content)
+    outcome = redact_text(item.outcome) if item.outcome is not None else None
+    event_type = redact_text(item.event_type) if item.event_type is not None else None
+    tags, tag_kinds = redact_labels(item.tags)
+    entities, entity_kinds = redact_labels(item.entities)
+    found = [*content.kinds, *(outcome.kinds if outcome else ()), *(event_type.kinds if event_type else ())]
+    kinds = tuple(dict.fromkeys([*found, *tag_kinds, *entity_kinds]))
+    if not kinds:
+        return item, ()
+    update = {
+        "content": content.text,
+        "outcome": outcome.text if outcome else None,
+        "event_type": event_type.text if event_type else None,
+        "tags": tags,
+        "entities": entities,
+    }
+    return item.model_copy(update=update), kinds
 
 
 def _union(a: Sequence[str], b: Sequence[str]) -> list[str]:

@@ -181,6 +181,11 @@ class DynamoDBMemoryStore:
         now = iso(self._clock.now())
         return sum(1 for item in items if item["expires_at"]["S"] > now)
 
+    def purge_expired_working(self, now: datetime) -> int:
+        """Nothing to do: working-memory items carry the table's TTL attribute, and DynamoDB deletes them itself
+        (reads skip expired ones before that)."""
+        return 0
+
     # writes
 
     def _vector_bytes(self, vector: np.ndarray) -> bytes:

@@ -12,6 +12,7 @@ One module per job:
 - `search_index`: `SqliteSearchIndex`: BM25 keyword search over FTS5, entity shares, vector search.
 - `key_store`: `SqliteKeyStore`, the API keys in the same file.
 - `hindsight_ledger`: `SqliteHindsightLedger`, consolidation's lease, runs, spend and totals in the same file.
+- `retention_policies`: `SqliteRetentionPolicies`, each namespace's retention policy in the same file.
 
 A store, an index, a key store and a ledger share one `SqliteDatabase`, so the index is written in the store's own
 transaction and never lags it.
@@ -21,6 +22,7 @@ from rearview.adapters.sqlite.connection import DB_FILENAME, SqliteDatabase
 from rearview.adapters.sqlite.hindsight_ledger import SqliteHindsightLedger
 from rearview.adapters.sqlite.key_store import SqliteKeyStore
 from rearview.adapters.sqlite.memory_store import SqliteMemoryStore
+from rearview.adapters.sqlite.retention_policies import SqliteRetentionPolicies
 from rearview.adapters.sqlite.rows import namespace_token
 from rearview.adapters.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 from rearview.adapters.sqlite.search_index import SqliteSearchIndex
@@ -33,6 +35,7 @@ __all__ = [
     "SqliteHindsightLedger",
     "SqliteKeyStore",
     "SqliteMemoryStore",
+    "SqliteRetentionPolicies",
     "SqliteSearchIndex",
     "namespace_token",
 ]

@@ -3,7 +3,10 @@ and the change notices through which a store tells the search caches of this pro
 
 from __future__ import annotations
 
+import logging
+import os
 import sqlite3
+import stat
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -18,6 +21,27 @@ from rearview.domain.memory import StoredLayer
 from rearview.errors import ConfigurationError, EmbeddingMismatch
 
 DB_FILENAME = "rearview.db"
+# What SQLite keeps beside the database (it creates them with the database file's own mode).
+_COMPANIONS = ("-wal", "-shm", "-journal")
+logger = logging.getLogger(__name__)
+
+
+def owner_only(path: Path) -> None:
+    """Make the database's directory (if this creates it: 0700) and the database file (0600, and its WAL and shared
+    memory files) readable by their owner alone. Memories are personal; the umask's usual 0644 let every local user
+    read them. An existing directory is left as it is (it may be shared, like /tmp), with a warning when others can
+    read it."""
+    directory = path.parent
+    if not directory.exists():
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        directory.chmod(0o700)  # mkdir's mode passes through the umask
+    elif directory.stat().st_mode & 0o077 and not directory.stat().st_mode & stat.S_ISVTX:
+        logger.warning("%s: other users can list this data directory; `chmod 700` it", directory)
+    if not path.exists():
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    for file in (path, *(path.with_name(path.name + suffix) for suffix in _COMPANIONS)):
+        if file.exists() and file.stat().st_mode & 0o077:
+            file.chmod(0o600)
 
 
 def _statements(script: str) -> list[str]:
@@ -113,7 +137,7 @@ class SqliteDatabase:
         self._handles_lock = threading.Lock()
         self._listeners: list[Callable[[AppliedChanges], None]] = []
         self._closed = False
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        owner_only(self.path)
         try:
             conn = self.connection()
             conn.execute("PRAGMA journal_mode=WAL")

@@ -109,6 +109,10 @@ class SqliteMemoryStore:
                 )
             return cursor.rowcount
 
+    def purge_expired_working(self, now: datetime) -> int:
+        with self.db.transaction() as conn:
+            return conn.execute("DELETE FROM working WHERE expires_at <= ?", (epoch(now),)).rowcount
+
     # writes
 
     def _vector_blob(self, vector: np.ndarray) -> bytes:

@@ -9,6 +9,7 @@ import time
 
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.recall import RecallQuery, RecallResponse, RecallTrace
+from rearview.domain.timestamps import check_time_range
 from rearview.ports import Clock, Embedder, MemoryStore, Reranker, SearchIndex
 from rearview.service.recall.candidates import embed, feedback, fresh, fuse, search
 from rearview.service.recall.deadline import Stage, run_stages
@@ -91,6 +92,7 @@ class RecallService:
         `record=False` leaves the access and recall counters alone (a caller that picks among the results, such as
         brief, records what it returns itself)."""
         validate_namespace(namespace)
+        check_time_range(q.since, q.until)
         run = RecallState(namespace=namespace, query=q, as_of=q.as_of or self._ctx.clock.now())
         run_stages(self._ctx, run, STAGES, OPTIONAL_STAGES)
         return self._respond(run, record)
