@@ -32,6 +32,7 @@ from rearview.adapters.dynamodb.items import (
     parse_iso,
     vector_from_item,
 )
+from rearview.adapters.dynamodb.management import DynamoDBManagement
 from rearview.adapters.dynamodb.table import (
     BY_CREATED_INDEX,
     BY_TIME_INDEX,
@@ -63,7 +64,7 @@ _BATCH_GET_KEYS = 100
 _BATCH_WRITE_ITEMS = 25
 
 
-class DynamoDBMemoryStore:
+class DynamoDBMemoryStore(DynamoDBManagement):
     """MemoryStore on one DynamoDB table (the layout: `table` and `items`).
 
     `embedder_name` and `dim` are checked against the table's record of the embedder its vectors were made with
@@ -206,6 +207,8 @@ class DynamoDBMemoryStore:
             pending.pop(memory_id, None)
         located = self._locate_checking_inserts(namespace, pending, deletes)
         actions = [self._upsert_action(namespace, item, vectors.get(memory_id)) for memory_id, item in pending.items()]
+        updates = {memory_id: p.memory for memory_id, p in pending.items() if p.first_version > 1}
+        actions.extend(self._history_actions(namespace, changes, updates, self._clock.now()))
         actions.extend(
             {"Delete": {"TableName": self._table, "Key": item_key(namespace, memory_sk(layer, memory_id))}}
             for memory_id in deletes
