@@ -274,7 +274,7 @@ class _StreamSyncedStore:
 
     def erase_namespace(self, namespace: str) -> ErasedCounts:
         try:
-            return self._store.erase_namespace(namespace)  # type: ignore[no-any-return]
+            return self._store.erase_namespace(namespace)
         finally:
             self._sync()
 

@@ -128,13 +128,13 @@ MemoryIdPath = Annotated[str, Path(description="The memory's id (as returned by 
 KeyIdPath = Annotated[str, Path(description=f"The key's id (`{KEY_ID_PATTERN}`), as listed")]
 
 
-def _decoded(value: str) -> str:
+def decoded(value: str) -> str:
     return unquote(value, errors="strict")
 
 
-def _namespace(raw: str) -> str:
+def namespace_of(raw: str) -> str:
     """The URL-decoded namespace path segment (`acme%3Au-42` -> `acme:u-42`), validated."""
-    return validate_namespace(_decoded(raw))
+    return validate_namespace(decoded(raw))
 
 
 def _json(body: BaseModel, status: int, headers: dict[str, str] | None = None) -> Response[Any]:
@@ -170,25 +170,25 @@ class HttpOperations:
     def put_working(
         self, ns: NamespacePath, sid: SessionPath, key: WorkingKeyPath, write: Annotated[WorkingWrite, Body()]
     ) -> WorkingEntry:
-        return self._services.working.put(_namespace(ns), _decoded(sid), _decoded(key), write)
+        return self._services.working.put(namespace_of(ns), decoded(sid), decoded(key), write)
 
     def get_working(self, ns: NamespacePath, sid: SessionPath) -> WorkingView:
-        return self._services.working.get(_namespace(ns), _decoded(sid))
+        return self._services.working.get(namespace_of(ns), decoded(sid))
 
     def clear_working(self, ns: NamespacePath, sid: SessionPath) -> Cleared:
-        return Cleared(cleared=self._services.end_session(_namespace(ns), _decoded(sid)).cleared)
+        return Cleared(cleared=self._services.end_session(namespace_of(ns), decoded(sid)).cleared)
 
     # --- memories -------------------------------------------------------------------------------------------
 
     def write_memory(self, ns: NamespacePath, item: Annotated[MemoryWrite, Body()]) -> Response[WriteResult]:
-        result = self._services.submit(_namespace(ns), [item], field_prefix="")[0]
+        result = self._services.submit(namespace_of(ns), [item], field_prefix="")[0]
         return _json(result, _write_status(result))
 
     def write_batch(self, ns: NamespacePath, batch: Annotated[BatchWrite, Body()]) -> BatchResult:
-        return BatchResult(results=self._services.submit(_namespace(ns), batch.items))
+        return BatchResult(results=self._services.submit(namespace_of(ns), batch.items))
 
     def get_memory(self, ns: NamespacePath, id: MemoryIdPath) -> StoredMemory:
-        namespace, memory_id = _namespace(ns), _decoded(id)
+        namespace, memory_id = namespace_of(ns), decoded(id)
         memory = self._services.store.get(namespace, memory_id)
         if memory is None:
             raise NotFound(f"memory {memory_id!r} not found in namespace {namespace!r}", field="id")
@@ -200,34 +200,34 @@ class HttpOperations:
         id: MemoryIdPath,
         cascade: Annotated[bool, Query(description="Also update or delete facts induced from it")] = True,
     ) -> ForgetReceipt:
-        return self._services.forgetter.forget_one(_namespace(ns), _decoded(id), cascade)
+        return self._services.forgetter.forget_one(namespace_of(ns), decoded(id), cascade)
 
     # --- the operations -------------------------------------------------------------------------------------
 
     def recall(self, ns: NamespacePath, query: Annotated[RecallQuery, Body()]) -> RecallResponse:
-        return self._services.recaller.recall(_namespace(ns), query)
+        return self._services.recaller.recall(namespace_of(ns), query)
 
     def forget(self, ns: NamespacePath, request: Annotated[ForgetRequest, Body()]) -> ForgetReceipt:
-        return self._services.forgetter.forget(_namespace(ns), request)
+        return self._services.forgetter.forget(namespace_of(ns), request)
 
     def consolidate(
         self, ns: NamespacePath, request: Annotated[ConsolidateRequest | None, Body()] = None
     ) -> ConsolidateResult:
-        return self._services.consolidate(_namespace(ns), request or ConsolidateRequest())
+        return self._services.consolidate(namespace_of(ns), request or ConsolidateRequest())
 
     def stats(self, ns: NamespacePath) -> Stats:
-        return self._services.stats(_namespace(ns))
+        return self._services.stats(namespace_of(ns))
 
     # --- hindsight: before a task and after it --------------------------------------------------------------
 
     def brief(self, ns: NamespacePath, request: Annotated[BriefRequest, Body()]) -> BriefResponse:
-        return self._services.briefer.brief(_namespace(ns), request)
+        return self._services.briefer.brief(namespace_of(ns), request)
 
     def feedback(self, ns: NamespacePath, request: Annotated[FeedbackRequest, Body()]) -> FeedbackResult:
-        return self._services.feedback.feedback(_namespace(ns), request)
+        return self._services.feedback.feedback(namespace_of(ns), request)
 
     def end_session(self, ns: NamespacePath, sid: SessionPath) -> SessionEnded:
-        return self._services.end_session(_namespace(ns), _decoded(sid))
+        return self._services.end_session(namespace_of(ns), decoded(sid))
 
     # --- API keys (admin) ------------------------------------------------------------------------------------
 
@@ -246,14 +246,15 @@ class HttpOperations:
         return KeyList(keys=[KeyInfo.of(key, now) for key in self._services.access.list_keys(scope)])
 
     def revoke_key(self, key_id: KeyIdPath) -> KeyInfo:
-        key = self._services.access.revoke_as(self._app.principal(), _decoded(key_id))
+        key = self._services.access.revoke_as(self._app.principal(), decoded(key_id))
         return KeyInfo.of(key, self._services.clock.now())
 
 
-def route_functions(operations: HttpOperations) -> dict[str, Callable[..., Any]]:
-    """The route functions of `operations` by operation name: its public methods."""
+def route_functions(operations: object) -> dict[str, Callable[..., Any]]:
+    """The route functions of `operations` (an HttpOperations, a ManageOperations) by operation name: the public
+    methods its class defines."""
     return {
         name: getattr(operations, name)
-        for name, member in vars(HttpOperations).items()
+        for name, member in vars(type(operations)).items()
         if callable(member) and not name.startswith("_")
     }

@@ -279,7 +279,7 @@ class DynamoDBHindsightLedger:
                 break
             request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         for key in keys:
-            self.client.delete_item(TableName=self.table_name, Key=key)  # type: ignore[arg-type]
+            self.client.delete_item(TableName=self.table_name, Key=key)
         return len(keys)
 
     def _get(self, key: Item) -> Item:
