@@ -73,6 +73,10 @@ TOOL_ROUTES = {
     "brief": "brief",
     "feedback": "feedback",
     "end_session": "end_session",
+    "list_memories": "list_memories",
+    "edit_memory": "edit_memory",
+    "memory_history": "memory_history",
+    "export": "export_memories",
 }
 
 # Routes that check no permission themselves: the public ones (health and the API's documents), and the MCP
