@@ -9,27 +9,25 @@ OpenAPI schema), calls one service, and returns a model.
 # they are registered and resolves string annotations against module globals only.
 
 from collections.abc import Callable
-from datetime import datetime
 from http import HTTPStatus
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Protocol
 from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from rearview import __version__
 from rearview.bootstrap import Services
-from rearview.domain.access import KEY_ID_PATTERN, ApiKey, Principal
+from rearview.domain.access import KEY_ID_PATTERN, Principal
 from rearview.domain.brief import BriefRequest, BriefResponse, FeedbackRequest, FeedbackResult
 from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.forget import ForgetReceipt, ForgetRequest
+from rearview.domain.http_bodies import Cleared, Health, KeyCreate, KeyCreated, KeyInfo, KeyList
 from rearview.domain.memory import Episode, Fact
 from rearview.domain.namespaces import validate_namespace
-from rearview.domain.permissions import Permission
 from rearview.domain.recall import RecallQuery, RecallResponse
 from rearview.domain.stats import Stats
-from rearview.domain.timestamps import UtcDatetime
 from rearview.domain.working import SessionEnded, WorkingEntry, WorkingView, WorkingWrite
 from rearview.domain.write import BatchResult, BatchWrite, MemoryWrite, WriteResult
 from rearview.errors import NotFound
@@ -47,75 +45,8 @@ class ResolvingApp(Protocol):
         ...
 
 
-# --- request and response bodies of the HTTP API alone -------------------------------------------------------
-
-
-class Health(BaseModel):
-    status: Literal["ok"] = "ok"
-    version: str
-    embedder: str
-    dim: int
-
-
-class Cleared(BaseModel):
-    cleared: int = Field(description="How many working-memory keys were removed")
-
-
-class KeyCreate(BaseModel):
-    """A new API key: its scope, its permissions, optionally an expiry and a note."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    namespace: str = Field(
-        max_length=300, description="The key's scope: this namespace and every namespace under it, e.g. `acme`"
-    )
-    permissions: list[Permission] = Field(
-        min_length=1, max_length=len(Permission), description="Any of read, write, forget, consolidate, admin"
-    )
-    expires_at: UtcDatetime | None = Field(None, description="When the key stops working (UTC); default never")
-    description: str | None = Field(None, max_length=200, description="A note for people: who or what uses the key")
-
-
-class KeyInfo(BaseModel):
-    """A key as listed: never its secret, never the secret's hash."""
-
-    key_id: str
-    namespace: str = Field(description="The key's scope")
-    permissions: list[Permission]
-    created_at: datetime
-    expires_at: datetime | None = None
-    revoked_at: datetime | None = None
-    description: str | None = None
-    status: Literal["active", "revoked", "expired"]
-
-    @classmethod
-    def of(cls, key: ApiKey, now: datetime) -> "KeyInfo":
-        if key.revoked_at is not None:
-            status: Literal["active", "revoked", "expired"] = "revoked"
-        elif key.expires_at is not None and now >= key.expires_at:
-            status = "expired"
-        else:
-            status = "active"
-        return cls(
-            key_id=key.key_id,
-            namespace=key.scope,
-            permissions=list(key.permissions),
-            created_at=key.created_at,
-            expires_at=key.expires_at,
-            revoked_at=key.revoked_at,
-            description=key.description,
-            status=status,
-        )
-
-
-class KeyCreated(KeyInfo):
-    key: str = Field(description="The API key, `rv_<key id>_<secret>`: shown this once, never again")
-
-
-class KeyList(BaseModel):
-    keys: list[KeyInfo]
-
-
+# The request and response bodies of the HTTP API alone live in `rearview.domain.http_bodies` (the Python client
+# reads them too); imported here by name, as Powertools resolves the route functions' annotations in this module.
 StoredMemory = Annotated[Episode | Fact, Field(discriminator="layer")]
 
 # Path parameters, URL-decoded by the routes (API Gateway and the local server pass the raw, encoded path).
