@@ -246,3 +246,38 @@ def test_an_erased_namespace_can_be_written_again(backend: Backend, episode: Epi
     assert [c.id for c in found] == ["e2"]
     assert "acme" in backend.store.list_namespaces()
     assert backend.store.erase_namespace("nobody").total() == 0
+
+
+# --- isolation and the index --------------------------------------------------------------------------------
+
+NAMESPACE_PAIRS = [("acme", "acme:u-42"), ("acme:u-42", "acme"), ("acme", "acme2"), ("acme2", "acme")]
+
+
+@pytest.mark.parametrize(("reader", "other"), NAMESPACE_PAIRS)
+def test_no_management_read_returns_another_namespaces_data(
+    backend: Backend, episode: EpisodeMaker, fact: FactMaker, reader: str, other: str
+) -> None:
+    first = fact(other, "f1", "lives in Paris")
+    backend.write(other, episode(other, "e1", "moved house"), first, fact(other, "f0", "lived in Rome",
+                  status="superseded", superseded_by="f1", superseded_at=T0))  # fmt: skip
+    backend.store.apply(other, ChangeSet(upserts=[(first.model_copy(update={"content": "x", "version": 2}), None)]))
+
+    assert backend.store.page_memories(reader, EVERY, 10) == []
+    assert backend.store.history(reader, "f1") == []
+    assert backend.store.facts_superseded_by(reader, "f1") == []
+    assert backend.store.erase_namespace(reader).total() == 0
+    assert len(backend.store.page_memories(other, EVERY, 10)) == 3
+    assert len(backend.store.history(other, "f1")) == 1
+
+
+def test_an_edited_text_is_searched_and_the_old_one_is_not(backend: Backend, episode: EpisodeMaker) -> None:
+    original = episode("acme", "e1", "Booked an aisle seat on the Lisbon flight")
+    backend.write("acme", original)
+    edited = original.model_copy(update={"content": "Booked a window seat on the Lisbon flight", "version": 2})
+    vector = backend.embedder.embed([edited.content])[0]
+    backend.store.apply("acme", ChangeSet(upserts=[(edited, vector)], cause="edit"))
+
+    assert [c.id for c in backend.index.keyword_search("acme", "window", EVERY, 10)] == ["e1"]
+    assert backend.index.keyword_search("acme", "aisle", EVERY, 10) == []
+    best = backend.index.vector_search("acme", backend.query_vector(edited.content), EVERY, 1)
+    assert best[0].id == "e1" and best[0].score > 0.99
