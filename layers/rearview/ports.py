@@ -148,8 +148,9 @@ class MemoryStore(Protocol):
         ...
 
     # across namespaces
-    def list_namespaces(self) -> list[str]:
-        """Every namespace holding a memory."""
+    def list_namespaces(self, prefix: str = "") -> list[str]:
+        """The namespaces written or recalled in (since last erased) whose name starts with `prefix`, in name
+        order. A request path (the namespace listing, a subtree's erase): never a scan of every memory."""
         ...
 
     def namespaces_with_unconsolidated(self) -> list[str]:

@@ -155,7 +155,7 @@ def test_table_keys_ttl_stream_billing_and_retention(synth: Synthesised) -> None
 def test_table_global_secondary_indexes(synth: Synthesised) -> None:
     table = synth.resources[synth.id_of(synth.stack.storage.table)]["Properties"]
     indexes = {gsi["IndexName"]: gsi for gsi in table["GlobalSecondaryIndexes"]}
-    assert set(indexes) == {"by_time", "by_created", "unconsolidated"}
+    assert set(indexes) == {"by_time", "by_created", "unconsolidated", "by_namespace"}
     assert indexes["unconsolidated"]["KeySchema"] == [
         {"AttributeName": "uc_pk", "KeyType": "HASH"},
         {"AttributeName": "uc_sk", "KeyType": "RANGE"},

@@ -478,10 +478,10 @@ class InMemoryMemoryStore:
 
     # across namespaces
 
-    def list_namespaces(self) -> list[str]:
-        """Every namespace that has ever been written (or recalled in)."""
+    def list_namespaces(self, prefix: str = "") -> list[str]:
+        """The namespaces written (or recalled in) since they were last erased whose name starts with `prefix`."""
         with self.data.lock:
-            return sorted(self.data.states)
+            return sorted(n for n in self.data.states if n.startswith(prefix))
 
     def namespaces_with_unconsolidated(self) -> list[str]:
         """Every namespace holding an unconsolidated episode."""

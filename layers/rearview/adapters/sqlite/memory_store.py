@@ -354,14 +354,15 @@ class SqliteMemoryStore:
         )
         return [episode_from_row(row) for row in rows]
 
-    def list_namespaces(self) -> list[str]:
-        """Every namespace that has been written or recalled in since it was last erased (for `rearview reindex`
-        of everything, and the namespace listing)."""
+    def list_namespaces(self, prefix: str = "") -> list[str]:
+        """The namespaces written or recalled in since they were last erased whose name starts with `prefix`, in
+        name order (for `rearview reindex` of everything, the namespace listing and a subtree's erase)."""
         rows = (
             self.db.connection()
             .execute(
-                "SELECT namespace FROM namespace_state WHERE last_write_at IS NOT NULL OR recall_count > 0 "
-                "ORDER BY namespace"
+                "SELECT namespace FROM namespace_state WHERE (last_write_at IS NOT NULL OR recall_count > 0) "
+                "AND substr(namespace, 1, ?) = ? ORDER BY namespace",
+                (len(prefix), prefix),
             )
             .fetchall()
         )

@@ -30,7 +30,7 @@ class EraseService:
     def erase(self, namespace: str, subtree: bool = False) -> EraseReceipt:
         """Erase `namespace` (and, with `subtree`, every namespace under it); the receipt counts what went."""
         validate_namespace(namespace)
-        below = [n for n in self._store.list_namespaces() if n != namespace and namespace_within(n, namespace)]
+        below = self._store.list_namespaces(namespace + ":")
         targets = [namespace, *(below if subtree else [])]
         receipt = EraseReceipt(namespace=namespace, subtree=subtree, namespaces={})
         for each in targets:

@@ -54,7 +54,7 @@ class ListingService:
         their counts, in name order."""
         if prefix is not None and len(prefix) > 300:
             raise InvalidInput("prefix: at most 300 characters", field="prefix")
-        names = [n for n in self._store.list_namespaces() if n.startswith(prefix or "") and visible(n)]
+        names = [n for n in self._store.list_namespaces(prefix or "") if visible(n)]
         now = self._clock.now()
         listed: list[NamespaceInfo] = []
         for name in names[:MAX_NAMESPACES]:
