@@ -76,6 +76,25 @@ def test_edit_changes_what_recall_finds_and_a_stale_version_is_refused(
     assert services.store.get(NS, "ep-lisbon-flight").version == 2  # type: ignore[union-attr]
 
 
+def test_a_refused_edit_changes_nothing(resolver: APIGatewayHttpResolver, services: Services) -> None:
+    from rearview.domain.limits import MAX_EPISODE_CHARS, MAX_TAG_CHARS
+
+    call(resolver, "memory_write")
+    before = services.store.get(NS, "ep-lisbon-flight")
+    too_long = {"content": "seat " * (MAX_EPISODE_CHARS // 5 + 1)}
+    assert call(resolver, "memory_edit", body=too_long)[1]["field"] == "content"
+    assert call(resolver, "memory_edit", body={})[1]["field"] == "body"
+    assert call(resolver, "memory_edit", body={"tags": ["t" * (MAX_TAG_CHARS + 1)]})[1]["field"].startswith("tags")
+    assert call(resolver, "memory_edit", body={"content": "fine", "layer": "semantic"})[1]["field"] == "layer"
+    assert call(resolver, "memory_edit", headers={"if-match": "one"})[1]["field"] == "if-match"
+    # The same id in a sibling namespace is not this memory.
+    status, error, _ = call(resolver, "memory_edit", path="/v1/namespaces/acme:u-43/memories/ep-lisbon-flight")
+    assert status == 404, error
+
+    assert services.store.get(NS, "ep-lisbon-flight") == before
+    assert services.history.history(NS, "ep-lisbon-flight").versions[-1].version == 1
+
+
 def test_edit_redacts_a_secret_as_a_write_does(resolver: APIGatewayHttpResolver, services: Services) -> None:
     call(resolver, "memory_write")
     secret = "Deployed with key AKIAIOSFODNN7EXAMPLE to the Lisbon stack"
