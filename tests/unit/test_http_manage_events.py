@@ -141,6 +141,31 @@ def test_export_then_import_restores_memories_elsewhere_idempotently(
     assert status == 422 and error["field"] == "items.0"
 
 
+def test_lambda_answers_an_export_a_page_at_a_time(
+    resolver: APIGatewayHttpResolver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rearview.service.manage import transfer
+
+    monkeypatch.setattr(transfer, "EXPORT_PAGE_ITEMS", 2)
+    assert call(resolver, "memory_batch")[0] == 200
+    call(resolver, "memory_write")
+    ids: list[str] = []
+    cursor: str | None = None
+    pages = 0
+    while True:
+        status, body, response = call(resolver, "export", query={"cursor": cursor} if cursor else {})
+        assert status == 200
+        page = [json.loads(line)["id"] for line in body.splitlines()]
+        assert 1 <= len(page) <= 2
+        ids += page
+        pages += 1
+        cursor = (response.get("headers") or {}).get("X-Next-Cursor")
+        if cursor is None:
+            break
+    listed = call(resolver, "memories_list", query={"limit": "50"})[1]["items"]
+    assert ids == [m["id"] for m in listed] and pages == (len(ids) + 1) // 2 >= 2
+
+
 def test_a_refused_import_changes_nothing(resolver: APIGatewayHttpResolver, services: Services) -> None:
     at = "2026-01-01T00:00:00Z"
     good = {"id": "ok-1", "namespace": NS, "layer": "episodic", "content": "fine", "occurred_at": at, "created_at": at}

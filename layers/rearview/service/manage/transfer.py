@@ -90,9 +90,10 @@ class TransferService:
         self._store = store
         self._embedder = embedder
 
-    def export_page(self, namespace: str, cursor: str | None = None, max_items: int = EXPORT_PAGE_ITEMS) -> ExportPage:
-        """Up to `max_items` export lines (and EXPORT_PAGE_BYTES), newest first, from `cursor` on."""
+    def export_page(self, namespace: str, cursor: str | None = None, max_items: int | None = None) -> ExportPage:
+        """Up to `max_items` (EXPORT_PAGE_ITEMS) export lines and EXPORT_PAGE_BYTES, newest first, from `cursor` on."""
         validate_namespace(namespace)
+        max_items = max_items or EXPORT_PAGE_ITEMS
         after = PagePosition.decode(cursor) if cursor else None
         lines: list[str] = []
         size = 0
