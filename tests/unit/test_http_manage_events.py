@@ -14,6 +14,8 @@ from rearview.api.http import create_resolver
 from rearview.api.local_server import local_context
 from rearview.bootstrap import Services
 from rearview.domain.recall import RecallQuery
+from rearview.domain.write import MemoryWrite
+from rearview.service.manage.listing import narrowed_prefix
 from support.events import load_event
 
 pytestmark = pytest.mark.unit
@@ -181,6 +183,33 @@ def test_namespaces_are_listed_within_the_callers_scope(resolver: APIGatewayHttp
     status, listed, _ = call(resolver, "namespaces_list", query={})
     assert status == 200
     assert [(n["namespace"], n["episodic"]) for n in listed["namespaces"]] == [(NS, 1)]
+    # `acme2` starts with the key's scope `acme` as text, and is not within it.
+    services.writer.write("acme2", MemoryWrite(content="Booked the Porto venue for the acme2 offsite"))
+    names = [n["namespace"] for n in call(resolver, "namespaces_list", query={})[1]["namespaces"]]
+    assert names == [NS]
+    assert [n["namespace"] for n in call(resolver, "namespaces_list", query={"prefix": "acme:u"})[1]["namespaces"]] == [
+        NS
+    ]
+    assert call(resolver, "namespaces_list", query={"prefix": "zeta"})[1]["namespaces"] == []
+    assert call(resolver, "namespaces_list", query={"prefix": "acme2"})[1]["namespaces"] == []
+
+
+@pytest.mark.parametrize(
+    ("prefix", "scope", "asked"),
+    [
+        ("", None, ""),
+        ("acme:u", None, "acme:u"),
+        ("", "acme", "acme"),
+        ("ac", "acme", "acme"),
+        ("acme:u-42", "acme", "acme:u-42"),
+        ("zeta", "acme", None),
+        ("acme2", "acme:u-42", None),
+    ],
+)
+def test_a_namespace_listing_asks_the_store_only_within_the_keys_scope(
+    prefix: str, scope: str | None, asked: str | None
+) -> None:
+    assert narrowed_prefix(prefix, scope) == asked
 
 
 def test_erase_removes_the_subtree_and_returns_a_receipt(resolver: APIGatewayHttpResolver, services: Services) -> None:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from rearview.api import field_errors, ui
 from rearview.api.http_handlers import MemoryIdPath, NamespacePath, StoredMemory, decoded, namespace_of
 from rearview.bootstrap import Services
-from rearview.domain.access import Principal
+from rearview.domain.access import ALL_NAMESPACES, Principal
 from rearview.domain.edit import MemoryEdit
 from rearview.domain.erase import EraseReceipt, NamespaceList
 from rearview.domain.history import MemoryHistory
@@ -138,7 +138,8 @@ class ManageOperations:
         prefix: Annotated[str | None, Query(max_length=300, description="Only namespaces starting with this")] = None,
     ) -> NamespaceList:
         principal = self._app.principal()
-        return self._services.listing.namespaces(principal.reaches, prefix)
+        scope = None if principal.scope == ALL_NAMESPACES else principal.scope
+        return self._services.listing.namespaces(principal.reaches, prefix, scope)
 
     def erase_namespace(
         self,

@@ -34,6 +34,14 @@ def query_filter(query: ListQuery) -> MemoryFilter:
     )
 
 
+def narrowed_prefix(prefix: str, scope: str | None) -> str | None:
+    """The prefix to ask the store for: the longer of `prefix` and `scope` when one starts the other, else None
+    (nothing under `scope` starts with `prefix`)."""
+    if scope is None or scope.startswith(prefix):
+        return prefix if scope is None else scope
+    return prefix if prefix.startswith(scope) else None
+
+
 class ListingService:
     def __init__(self, store: MemoryStore, clock: Clock) -> None:
         self._store = store
@@ -49,12 +57,18 @@ class ListingService:
         more = len(found) > query.limit
         return MemoryPage(items=items, next_cursor=PagePosition.of(items[-1]).encode() if more else None)
 
-    def namespaces(self, visible: Callable[[str], bool], prefix: str | None = None) -> NamespaceList:
+    def namespaces(
+        self, visible: Callable[[str], bool], prefix: str | None = None, scope: str | None = None
+    ) -> NamespaceList:
         """The namespaces holding memory that start with `prefix` and that `visible` lets the caller see, with
-        their counts, in name order."""
+        their counts, in name order. `scope` (a key's namespace; None for every one) narrows what the store is
+        asked for, so a tenant's key never reads the other tenants' names."""
         if prefix is not None and len(prefix) > 300:
             raise InvalidInput("prefix: at most 300 characters", field="prefix")
-        names = [n for n in self._store.list_namespaces(prefix or "") if visible(n)]
+        asked = narrowed_prefix(prefix or "", scope)
+        if asked is None:
+            return NamespaceList(namespaces=[], truncated=False)
+        names = [n for n in self._store.list_namespaces(asked) if visible(n)]
         now = self._clock.now()
         listed: list[NamespaceInfo] = []
         for name in names[:MAX_NAMESPACES]:
