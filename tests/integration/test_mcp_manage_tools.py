@@ -1,6 +1,7 @@
 """The memory-by-hand MCP tools (list_memories, edit_memory, memory_history, export) through the SDK's own client,
 in-process, over the real services on a temporary SQLite file: what they return, that an edit changes what
-recall finds and is recorded with the caller's key, and that a namespace outside the key is refused."""
+recall finds and is recorded with the caller's key, and that every tool refuses a namespace outside the key (a
+look-alike sibling, another tenant, the parent)."""
 
 from __future__ import annotations
 
@@ -93,10 +94,25 @@ def test_export_returns_every_memory_with_its_history(services: Services, princi
     assert [len(item["history"]) for item in chunk["items"] if item["id"] == "m-1"] == [1]
 
 
-def test_another_namespace_is_refused(services: Services, principal: Principal) -> None:
-    async def outside() -> Any:
-        async with Client(create_mcp_server(services, fixed_principal(principal))) as client:
-            return await client.call_tool("list_memories", {"namespace": "globex"})
+TOOL_ARGS: dict[str, dict[str, Any]] = {
+    "list_memories": {},
+    "edit_memory": {"memory_id": "m-0", "content": "Overwritten from outside"},
+    "memory_history": {"memory_id": "m-0"},
+    "export": {},
+}
 
-    result = run(outside())
-    assert result.is_error and "scope does not include 'globex'" in result.content[0].text
+
+@pytest.mark.parametrize("tool", list(TOOL_ARGS))
+@pytest.mark.parametrize(("scope", "outside"), [("acme", "acme2"), ("acme", "globex"), ("acme:u-42", "acme")])
+def test_another_namespace_is_refused(services: Services, tool: str, scope: str, outside: str) -> None:
+    services.writer.write(outside, MemoryWrite(content="The other tenant's Lisbon flight", id="m-0"))
+    key, _ = services.access.create_key(scope, ["read", "write"])
+
+    async def from_outside() -> Any:
+        async with Client(create_mcp_server(services, fixed_principal(Principal.of_key(key)))) as client:
+            return await client.call_tool(tool, {**TOOL_ARGS[tool], "namespace": outside})
+
+    result = run(from_outside())
+    assert result.is_error and f"scope does not include '{outside}'" in result.content[0].text
+    assert "Lisbon" not in result.content[0].text
+    assert services.store.get(outside, "m-0").content == "The other tenant's Lisbon flight"  # type: ignore[union-attr]
