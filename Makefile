@@ -5,13 +5,13 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # One virtual environment; a stamp per set of extras records what it holds (the full set includes the run set).
 RUN_EXTRAS := onnx,local,mcp,llm
-ALL_EXTRAS := onnx,local,aws,mcp,infra,llm,dev
+ALL_EXTRAS := onnx,local,aws,mcp,infra,llm,client,dev
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed-all
 # test-fast runs the contract suites on these backends only: the fakes and SQLite.
 FAST_BACKENDS := memory,sqlite,rules,fake
 
-.PHONY: venv run test test-fast test-long lint bench bench-locomo bench-latency clean layer synth opensearch opensearch-stop
+.PHONY: ts-client venv run test test-fast test-long lint bench bench-locomo bench-latency clean layer synth opensearch opensearch-stop
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,16 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/mypy tests bench docs
 	$(BIN)/lint-imports
+
+## Regenerate the TypeScript client's types (clients/typescript/src/schema.ts) from the API's OpenAPI document, after
+## a route or a model changed (its tests fail until they match). Needs Node.js 20+ and npm.
+ts-client: $(STAMP)
+	mkdir -p build
+	$(BIN)/python -c "from rearview.api.http import create_resolver; from rearview.bootstrap import build; \
+		from rearview.settings import Settings; \
+		print(create_resolver(build(Settings(backend='memory', embedder='hashing'))).openapi_document())" \
+		> build/openapi.json
+	cd clients/typescript && npm ci --no-audit --no-fund && node scripts/generate.mjs ../../build/openapi.json
 
 bench-locomo: $(STAMP)
 	$(BIN)/python bench/locomo.py --data ../shared/benchmarks/locomo

@@ -19,6 +19,7 @@ TTL_ATTRIBUTE = "ttl"
 GSI_BY_TIME = "by_time"
 GSI_BY_CREATED = "by_created"
 GSI_UNCONSOLIDATED = "unconsolidated"
+GSI_BY_NAMESPACE = "by_namespace"
 
 
 class MemoryTable(Construct):
@@ -54,6 +55,9 @@ class MemoryTable(Construct):
             # Sparse: only unconsolidated episodes carry `uc_pk` (`UC#<shard>`), so the scheduled
             # consolidation finds the namespaces with work to do without scanning.
             (GSI_UNCONSOLIDATED, "uc_pk", "uc_sk"),
+            # Sparse: only a namespace's STATE item carries `ns_pk` (`NAMESPACES`) and `ns_sk` (its name), so
+            # the namespace listing and a subtree's erase find namespaces by prefix without scanning.
+            (GSI_BY_NAMESPACE, "ns_pk", "ns_sk"),
         )
         for name, partition, sort in indexes:
             self.table.add_global_secondary_index(

@@ -47,6 +47,11 @@ from rearview.service.hindsight.runner import ConsolidationRunner
 from rearview.service.hindsight.stats import hindsight_stats
 from rearview.service.hindsight.triggers import HindsightTriggers
 from rearview.service.maintenance import PeriodicTasks
+from rearview.service.manage.edit import EditService
+from rearview.service.manage.erase import EraseService
+from rearview.service.manage.history import HistoryService
+from rearview.service.manage.listing import ListingService
+from rearview.service.manage.transfer import TransferService
 from rearview.service.recall import RecallService
 from rearview.service.retention import RetentionService
 from rearview.service.working_memory import WorkingMemoryService
@@ -77,6 +82,12 @@ class Services:
     feedback: FeedbackService
     # Retention policies per namespace, their sweep, and the purge of expired working memory.
     retention: RetentionService
+    # Memory by hand: pages newest first, edits, history, export and import, namespace erase.
+    listing: ListingService
+    editor: EditService
+    history: HistoryService
+    transfer: TransferService
+    eraser: EraseService
     # The write side of an index kept apart from the store (OpenSearch), for index sync and reindex; None when
     # the index is written in the store's own transaction (SQLite).
     index_maintenance: IndexMaintenance | None = None
@@ -200,6 +211,7 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
     # Seconds of recent episodes recall reads from the store: only an index that lags the store needs it.
     freshness_seconds = settings.aws.freshness_window_seconds if maintenance is not None else 0
     floor = embedder.relevance_floor
+    access = AccessService(keys, clock, admin_token=settings.api_token)
     consolidator = ConsolidationService(store, embedder, clock, settings.consolidate, settings.write, inducer)
     recaller = RecallService(
         store,
@@ -223,13 +235,18 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
         recaller=recaller,
         forgetter=forgetter,
         consolidator=consolidator,
-        access=AccessService(keys, clock, admin_token=settings.api_token),
+        access=access,
         ledger=ledger,
         runner=ConsolidationRunner(consolidator, ledger, clock, settings.hindsight),
         triggers=HindsightTriggers(store, ledger, clock, settings.hindsight, settings.consolidate),
         briefer=BriefService(store, recaller, clock, settings.hindsight, settings.recall),
         feedback=FeedbackService(store, ledger, embedder, clock, settings.hindsight, settings.recall),
         retention=RetentionService(store, policies, forgetter, clock),
+        listing=ListingService(store, clock),
+        editor=EditService(store, embedder, clock),
+        history=HistoryService(store),
+        transfer=TransferService(store, embedder),
+        eraser=EraseService(store, ledger, access, maintenance),
         index_maintenance=maintenance,
         jobs=jobs if jobs is not None else build_consolidation_jobs(settings),
     )

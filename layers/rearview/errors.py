@@ -65,6 +65,13 @@ class ConcurrentUpdate(RearviewError):
     code = "conflict"
 
 
+class PreconditionFailed(RearviewError):
+    """An `If-Match` version that is no longer the stored one: the memory changed since the caller read it."""
+
+    status = 412
+    code = "precondition_failed"
+
+
 class RunInProgress(RearviewError):
     """Another consolidation run holds the namespace's lease. Retry when it is done (or its lease expires)."""
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from rearview.domain.access import ApiKey
 from rearview.domain.changes import ChangeSet
+from rearview.domain.erase import ErasedCounts
 from rearview.domain.hindsight import EvidenceCluster, Induction
 from rearview.domain.hindsight_runs import (
     ConsolidationJob,
@@ -22,6 +23,8 @@ from rearview.domain.hindsight_runs import (
     LedgerTotals,
     Spend,
 )
+from rearview.domain.history import ArchivedVersion
+from rearview.domain.listing import PagePosition
 from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.retention import RetentionPolicy
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits
@@ -129,9 +132,31 @@ class MemoryStore(Protocol):
         eventually consistent index catches up)."""
         ...
 
+    # management: pages, history, erase
+    def page_memories(
+        self, namespace: str, flt: MemoryFilter, limit: int, after: PagePosition | None = None
+    ) -> list[Memory]:
+        """At most `limit` memories matching the filter, newest first (time, then id, both descending; see
+        `rearview.domain.listing`), starting strictly after `after`. On a remote store, a query, never a scan."""
+        ...
+
+    def history(self, namespace: str, memory_id: str) -> list[ArchivedVersion]:
+        """The archived earlier versions of a memory, oldest first (empty when it was never changed in earnest)."""
+        ...
+
+    def facts_superseded_by(self, namespace: str, fact_id: str) -> list[Fact]:
+        """The facts (superseded) whose `superseded_by` is `fact_id`, oldest first."""
+        ...
+
+    def erase_namespace(self, namespace: str) -> ErasedCounts:
+        """Delete everything the store holds of one namespace (not those under it): working memory, memories,
+        their history and vectors, its counters. The namespace is then listed no more."""
+        ...
+
     # across namespaces
-    def list_namespaces(self) -> list[str]:
-        """Every namespace holding a memory."""
+    def list_namespaces(self, prefix: str = "") -> list[str]:
+        """The namespaces written or recalled in (since last erased) whose name starts with `prefix`, in name
+        order. A request path (the namespace listing, a subtree's erase): never a scan of every memory."""
         ...
 
     def namespaces_with_unconsolidated(self) -> list[str]:
@@ -275,6 +300,10 @@ class HindsightLedger(Protocol):
     def record_feedback(self, namespace: str, kind: str, verdict: FeedbackVerdict, adopted: bool) -> None:
         """Count one feedback on a memory of `kind` (preference, fact, lesson, or episode); `adopted` when it was
         useful and the memory had been returned before."""
+        ...
+
+    def erase_namespace(self, namespace: str) -> int:
+        """Delete every record of one namespace (lease, runs, spend, totals, feedback counts); how many went."""
         ...
 
 

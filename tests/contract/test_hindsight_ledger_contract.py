@@ -369,3 +369,27 @@ def test_the_same_run_id_in_two_namespaces_is_two_runs(ledger: HindsightLedger) 
     assert [r.namespace for r in ledger.runs("acme")] == ["acme"]
     assert [r.namespace for r in ledger.runs("zeta")] == ["zeta"]
     assert (ledger.totals("acme").tokens, ledger.totals("zeta").tokens) == (1, 2)
+
+
+# --- erasing a namespace --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("namespace", "other"), NAMESPACE_PAIRS)
+def test_erasing_a_namespace_removes_its_ledger_and_no_other(
+    ledger: HindsightLedger, namespace: str, other: str
+) -> None:
+    for each in (namespace, other):
+        ledger.record_run(make_run("run-1", namespace=each, tokens=10, clusters=1, induced={"fact": 1}))
+        ledger.record_feedback(each, "fact", "useful", True)
+        assert ledger.acquire_lease(each, "worker-a", T0, LEASE_SECONDS)
+
+    assert ledger.erase_namespace(namespace) >= 3
+
+    assert ledger.runs(namespace) == []
+    assert ledger.totals(namespace) == LedgerTotals()
+    assert ledger.spend(namespace, T0.date()) == Spend(day=T0.date())
+    assert ledger.acquire_lease(namespace, "worker-b", at(1), LEASE_SECONDS)
+    assert [r.run_id for r in ledger.runs(other)] == ["run-1"]
+    assert ledger.totals(other).feedback["fact"].useful == 1
+    assert not ledger.acquire_lease(other, "worker-b", at(1), LEASE_SECONDS)
+    assert ledger.erase_namespace("nobody") == 0

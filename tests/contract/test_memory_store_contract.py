@@ -487,6 +487,12 @@ def test_lists_every_written_namespace(backend: Backend, episode: EpisodeMaker, 
     backend.write("acme:u-42", fact("acme:u-42", "f1", "likes tea"))
     backend.write("zeta", episode("zeta", "e2", "went hiking"))
     assert store.list_namespaces() == ["acme", "acme:u-42", "zeta"]
+    # By prefix, as the namespace listing and a subtree's erase ask (`acme` also starts `acme2`: a prefix is text).
+    backend.write("acme2", episode("acme2", "e3", "met the plumber"))
+    assert store.list_namespaces("acme") == ["acme", "acme2", "acme:u-42"]
+    assert store.list_namespaces("acme:") == ["acme:u-42"]
+    assert store.list_namespaces("acme:u-42") == ["acme:u-42"]
+    assert store.list_namespaces("nobody") == []
 
 
 def test_lists_the_namespaces_with_unconsolidated_episodes(

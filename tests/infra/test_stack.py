@@ -155,7 +155,7 @@ def test_table_keys_ttl_stream_billing_and_retention(synth: Synthesised) -> None
 def test_table_global_secondary_indexes(synth: Synthesised) -> None:
     table = synth.resources[synth.id_of(synth.stack.storage.table)]["Properties"]
     indexes = {gsi["IndexName"]: gsi for gsi in table["GlobalSecondaryIndexes"]}
-    assert set(indexes) == {"by_time", "by_created", "unconsolidated"}
+    assert set(indexes) == {"by_time", "by_created", "unconsolidated", "by_namespace"}
     assert indexes["unconsolidated"]["KeySchema"] == [
         {"AttributeName": "uc_pk", "KeyType": "HASH"},
         {"AttributeName": "uc_sk", "KeyType": "RANGE"},
@@ -586,11 +586,14 @@ def test_each_route_is_behind_the_authorizer_unless_the_table_says_otherwise(syn
         assert "AuthorizerId" not in deployed
 
 
-def test_only_health_and_mcp_skip_the_authorizer() -> None:
-    # POST /mcp authenticates in its function, to answer MCP's 401 with WWW-Authenticate.
+def test_only_health_mcp_and_the_inspector_files_skip_the_authorizer() -> None:
+    # POST /mcp authenticates in its function, to answer MCP's 401 with WWW-Authenticate. The inspector's page and
+    # script hold no data and a browser cannot send a key to load them; every API call they make carries one.
     assert {route.route_key for route in ROUTE_TABLE if not route.gateway_authorizer} == {
         "GET /v1/health",
         "POST /mcp",
+        "GET /ui",
+        "GET /ui/{asset}",
     }
     assert MCP_ROUTE.function == "mcp"
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import pytest
 
@@ -133,10 +133,33 @@ REQUESTS: dict[tuple[str, str], RequestBuilder] = {
     ("POST", "/v1/keys"): lambda w, ns: Request("POST", "/v1/keys", {"namespace": ns, "permissions": ["admin"]}),
     ("GET", "/v1/keys"): lambda w, ns: Request("GET", "/v1/keys"),
     ("DELETE", "/v1/keys/<key_id>"): lambda w, ns: Request("DELETE", f"/v1/keys/{split_key(w.key(ns, ['read']))[0]}"),
+    ("GET", "/v1/namespaces/<ns>/memories"): lambda w, ns: Request(
+        "GET", ns_path(ns, "/memories"), query={"limit": "5"}
+    ),
+    ("PATCH", "/v1/namespaces/<ns>/memories/<id>"): lambda w, ns: Request(
+        "PATCH", ns_path(ns, f"/memories/{w.memory(ns)}"), {"content": "Moved the Lisbon offsite venue to Porto"}
+    ),
+    ("GET", "/v1/namespaces/<ns>/memories/<id>/history"): lambda w, ns: Request(
+        "GET", ns_path(ns, f"/memories/{w.memory(ns)}/history")
+    ),
+    ("GET", "/v1/namespaces/<ns>/export"): lambda w, ns: Request("GET", ns_path(ns, "/export")),
+    ("POST", "/v1/namespaces/<ns>/import"): lambda w, ns: Request("POST", ns_path(ns, "/import"), _import_body(w, ns)),
+    ("GET", "/v1/namespaces"): lambda w, ns: Request("GET", "/v1/namespaces"),
+    ("DELETE", "/v1/namespaces/<ns>"): lambda w, ns: Request("DELETE", ns_path(ns, ""), query={"subtree": "true"}),
+    ("GET", "/ui"): lambda w, ns: Request("GET", "/ui"),
+    ("GET", "/ui/<asset>"): lambda w, ns: Request("GET", "/ui/app.js"),
     ("GET", "/v1/health"): lambda w, ns: Request("GET", "/v1/health"),
     ("GET", "/openapi.json"): lambda w, ns: Request("GET", "/openapi.json"),
     ("GET", "/docs"): lambda w, ns: Request("GET", "/docs"),
 }
+
+
+def _import_body(world: World, namespace: str) -> dict[str, Any]:
+    world.counter[0] += 1
+    at = "2026-03-01T09:00:00Z"
+    line = {"id": f"imported-{world.counter[0]}", "namespace": namespace, "layer": "episodic", "occurred_at": at,
+            "created_at": at, "content": "Imported: the Lisbon offsite ended with a dinner by the river"}  # fmt: skip
+    return {"items": [line]}
 
 
 def registered_routes(services: Services) -> set[tuple[str, str]]:
@@ -170,6 +193,8 @@ def test_every_route_is_guarded_and_in_this_matrix(every_route: set[tuple[str, s
         ("GET", "/v1/health"),
         ("GET", "/openapi.json"),
         ("GET", "/docs"),
+        ("GET", "/ui"),
+        ("GET", "/ui/<asset>"),
     }
 
 
@@ -198,7 +223,8 @@ class HttpDoor:
         headers = {"Content-Type": "application/json"}
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"
-        req = urllib.request.Request(self.base_url + request.path, data=data, method=request.method, headers=headers)
+        url = self.base_url + request.path + (f"?{urlencode(request.query)}" if request.query else "")
+        req = urllib.request.Request(url, data=data, method=request.method, headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=30) as resp:
                 return Reply(resp.status, dict(resp.headers.items()), _parse(resp.read()))
@@ -216,7 +242,9 @@ def _parse(raw: bytes | str) -> Any:
 
 def _event(request: Request, headers: dict[str, str]) -> dict[str, Any]:
     base = "memory_write" if request.body is not None else "stats"
-    event = load_event(base, path=request.path, method=request.method, body=request.body, headers=headers)
+    event = load_event(
+        base, path=request.path, method=request.method, body=request.body, headers=headers, query=request.query
+    )
     event["requestContext"].pop("authorizer", None)
     return event
 
@@ -337,6 +365,15 @@ def test_route_matrix(route: tuple[str, str], permission: Permission, door: Door
         # A key outside the caller's scope reads like an unknown one (404): no hint that it exists.
         outside = door.send(build_request(world, "acme2"), right)
         assert outside.status == 404 and outside.body["error"] == "not_found"
+    elif route == ("GET", "/v1/namespaces"):
+        # Only the namespaces within the caller's scope are listed: never a sibling that shares a prefix.
+        for other in ("acme2", "globex:u-1", NS):
+            world.memory(other)
+        listed = door.send(build_request(world, NS), right)
+        assert listed.status == 200
+        assert [n["namespace"] for n in listed.body["namespaces"]] == [NS]
+        narrow = door.send(build_request(world, NS), parent_scoped)
+        assert [n["namespace"] for n in narrow.body["namespaces"]] == [NS]
     elif route == ("GET", "/v1/keys"):
         listed = door.send(build_request(world, NS), parent_scoped)
         assert listed.status == 200

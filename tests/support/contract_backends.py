@@ -27,6 +27,7 @@ from rearview.adapters.opensearch import OpenSearchConnection, OpenSearchIndex, 
 from rearview.adapters.sqlite import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
 from rearview.clock import ManualClock
 from rearview.domain.changes import ChangeSet
+from rearview.domain.erase import ErasedCounts
 from rearview.domain.memory import Episode, Fact, Memory
 from rearview.domain.search import MemoryFilter
 from rearview.ports import Embedder, MemoryStore, SearchIndex
@@ -139,6 +140,13 @@ class IndexSyncedStore:
     def apply(self, namespace: str, changes: ChangeSet) -> None:
         self._store.apply(namespace, changes)
         sync_index(self._store, self._index, namespace, changes)
+
+    def erase_namespace(self, namespace: str) -> ErasedCounts:
+        # What the erase service does beside the store when the index is kept apart.
+        erased = self._store.erase_namespace(namespace)
+        self._index.delete_namespace(namespace)
+        self._index.refresh()
+        return erased
 
 
 def connect_opensearch_index(
@@ -263,6 +271,12 @@ class _StreamSyncedStore:
     def record_access(self, *args: Any) -> None:
         self._store.record_access(*args)
         self._sync()
+
+    def erase_namespace(self, namespace: str) -> ErasedCounts:
+        try:
+            return self._store.erase_namespace(namespace)
+        finally:
+            self._sync()
 
 
 def _dynamodb_backend(

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from rearview.api.http import create_resolver
 from rearview.api.http_handlers import HttpOperations, route_functions
+from rearview.api.http_manage import ManageOperations
 from rearview.api.mcp import TOOLS, create_mcp_server, fixed_principal
 from rearview.api.routes import API_ROUTES, ROUTE_TABLE, SWAGGER_UI_OPERATION, route_named
 from rearview.bootstrap import Services, build
@@ -72,11 +73,16 @@ TOOL_ROUTES = {
     "brief": "brief",
     "feedback": "feedback",
     "end_session": "end_session",
+    "list_memories": "list_memories",
+    "edit_memory": "edit_memory",
+    "memory_history": "memory_history",
+    "export": "export_memories",
 }
 
 # Routes that check no permission themselves: the public ones (health and the API's documents), and the MCP
 # endpoint, which authenticates the caller and whose tools each check their own permission.
-UNGUARDED = {"GET /v1/health", "GET /openapi.json", "GET /docs", "POST /mcp"}
+# The inspector's static files carry no data (its calls to the API carry the key the user enters).
+UNGUARDED = {"GET /v1/health", "GET /openapi.json", "GET /docs", "POST /mcp", "GET /ui", "GET /ui/{asset}"}
 
 # Schema keys that describe a field's name and default rather than what it accepts: the OpenAPI generator leaves
 # out defaults made by a factory, which the MCP schema shows.
@@ -193,7 +199,10 @@ def test_each_route_is_declared_once_and_implemented_once(services: Services) ->
     keys = [route.route_key for route in ROUTE_TABLE]
     operations = [route.operation for route in ROUTE_TABLE]
     assert len(set(keys)) == len(keys) and len(set(operations)) == len(operations)
-    implemented = set(route_functions(HttpOperations(services, create_resolver(services))))
+    resolver = create_resolver(services)
+    http, manage = HttpOperations(services, resolver), ManageOperations(services, resolver)
+    implemented = set(route_functions(http)) | set(route_functions(manage))
+    assert not set(route_functions(http)) & set(route_functions(manage))
     assert implemented == {route.operation for route in API_ROUTES} - {SWAGGER_UI_OPERATION}
 
 

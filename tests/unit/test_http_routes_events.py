@@ -534,7 +534,7 @@ def test_rejected_request_names_field_and_limit_and_writes_nothing(
 def test_wrong_method_says_which_are_allowed(resolver: APIGatewayHttpResolver) -> None:
     status, body, response = call(resolver, "memory_get", method="POST")
     assert status == 405
-    assert response["headers"]["Allow"] == "DELETE, GET"
+    assert response["headers"]["Allow"] == "DELETE, GET, PATCH"
     assert body["error"] == "method_not_allowed"
 
 

@@ -13,11 +13,18 @@ from support.modules import REPO
 pytestmark = pytest.mark.unit
 
 
+def python_example(heading: str) -> str:
+    """The one Python block of the README's section under `heading`."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split(heading, 1)[1].split("\n## ", 1)[0]
+    (example,) = re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
+    return str(example)
+
+
 def test_the_python_example_learns_the_preference_and_recalls_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    (example,) = re.findall(r"```python\n(.*?)```", readme, flags=re.DOTALL)
+    example = python_example("## Use it from Python")
     assert len([line for line in example.splitlines() if line and not line.startswith("from ")]) <= 5
     monkeypatch.chdir(tmp_path)
     for name in [name for name in os.environ if name.startswith("REARVIEW_")]:
@@ -27,3 +34,21 @@ def test_the_python_example_learns_the_preference_and_recalls_it(
 
     printed = capsys.readouterr().out
     assert "The user prefers replies in Chinese" in printed
+
+
+def test_the_python_client_example_runs_against_a_live_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rearview.api.local_server import LocalServer
+    from rearview.bootstrap import build
+    from rearview.settings import Settings
+
+    example = python_example("## Clients")
+    assert len([line for line in example.splitlines() if line and not line.startswith("from ")]) <= 5
+    # The default embedder (offline MiniLM), as `make run` serves: it knows a seat is where one sits.
+    services = build(Settings(data_dir=tmp_path / "data"))
+    with LocalServer(services.settings, services, host="127.0.0.1", port=0) as server:
+        exec(compile(example.replace("http://127.0.0.1:8765", server.url), "README.md", "exec"), {})
+    services.close()
+
+    assert "The user prefers window seats" in capsys.readouterr().out

@@ -38,8 +38,8 @@ class CatalogStore:
     def __getattr__(self, name: str) -> object:
         return getattr(self._store, name)
 
-    def list_namespaces(self) -> list[str]:
-        return list(self._namespaces)
+    def list_namespaces(self, prefix: str = "") -> list[str]:
+        return [n for n in self._namespaces if n.startswith(prefix)]
 
 
 @pytest.fixture

@@ -28,6 +28,9 @@ import numpy as np
 from rearview.clock import SystemClock
 from rearview.domain.access import ApiKey
 from rearview.domain.changes import ChangeSet, PendingUpsert
+from rearview.domain.erase import ErasedCounts
+from rearview.domain.history import ArchivedVersion, archived_versions
+from rearview.domain.listing import PagePosition, sort_key
 from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits, searchable_text
 from rearview.domain.stats import NamespaceUsage
@@ -178,6 +181,8 @@ class InMemoryData:
         self.keywords: dict[StoredLayer, _KeywordTable] = {layer: _KeywordTable() for layer in _LAYERS}
         # The ids of each namespace's unconsolidated episodes (what the real stores keep an index of).
         self.unconsolidated: dict[str, set[str]] = {}
+        # Archived versions by namespace and memory id, oldest first.
+        self.history: dict[str, dict[str, list[ArchivedVersion]]] = {}
         self._refs = itertools.count(1)
 
     def adopt_embedder(self, name: str | None, dim: int | None) -> None:
@@ -309,11 +314,23 @@ class InMemoryMemoryStore:
         vectors = {memory_id: self._checked(p.vector) for memory_id, p in pending.items() if p.vector is not None}
         with self.data.lock:
             self._check_versions(namespace, pending)
+            self._archive(namespace, changes, {i: p.memory for i, p in pending.items() if p.first_version > 1})
             for memory_id, memory in memories.items():
                 self.data.put(namespace, memory, vectors.get(memory_id))
             for memory_id in dict.fromkeys(changes.deletes):
                 self.data.delete(namespace, memory_id)
             self.data.state(namespace).last_write_at = as_utc(self._clock.now())
+
+    def _archive(self, namespace: str, changes: ChangeSet, updates: dict[str, Memory]) -> None:
+        """Keep the archives of this change set, and drop the history it purges (under the lock)."""
+        stored = {i: s.memory for i, s in self.data.stored(namespace).items() if i in updates}
+        now = as_utc(self._clock.now())
+        kept = self.data.history.setdefault(namespace, {})
+        for memory_id in changes.history_purged():
+            kept.pop(memory_id, None)
+        for archive in [*changes.archived, *archived_versions(updates, stored, changes.cause, now, changes.actor)]:
+            versions = [a for a in kept.get(archive.memory.id, []) if a.version != archive.version]
+            kept[archive.memory.id] = sorted([*versions, archive.model_copy(deep=True)], key=lambda a: a.version)
 
     def _checked(self, vector: np.ndarray) -> np.ndarray:
         array = np.asarray(vector, dtype=np.float32).reshape(-1).copy()
@@ -395,6 +412,43 @@ class InMemoryMemoryStore:
         recent.sort(key=lambda pair: (pair[0].created_at, pair[1]), reverse=True)
         return [e.model_copy(deep=True) for e, _ in recent[: max(limit, 0)]]
 
+    # management
+
+    def page_memories(
+        self, namespace: str, flt: MemoryFilter, limit: int, after: PagePosition | None = None
+    ) -> list[Memory]:
+        """At most `limit` matching memories, newest first, strictly after `after`."""
+        start = after.key() if after is not None else None
+        chosen = [s.memory for s in self._all(namespace) if flt.matches(s.memory)]
+        chosen = [m for m in chosen if start is None or sort_key(m) < start]
+        chosen.sort(key=sort_key, reverse=True)
+        return [m.model_copy(deep=True) for m in chosen[: max(limit, 0)]]
+
+    def history(self, namespace: str, memory_id: str) -> list[ArchivedVersion]:
+        """The archived versions of a memory, oldest first."""
+        with self.data.lock:
+            return [a.model_copy(deep=True) for a in self.data.history.get(namespace, {}).get(memory_id, [])]
+
+    def facts_superseded_by(self, namespace: str, fact_id: str) -> list[Fact]:
+        """The facts that `fact_id` superseded, oldest first."""
+        found = [(f, ref) for f, ref in self._facts(namespace) if f.superseded_by == fact_id]
+        found.sort(key=lambda pair: (pair[0].created_at, pair[1]))
+        return [f.model_copy(deep=True) for f, _ in found]
+
+    def erase_namespace(self, namespace: str) -> ErasedCounts:
+        """Everything of the namespace gone; it is listed no more."""
+        with self.data.lock:
+            memories = [s.memory for s in self.data.stored(namespace).values()]
+            for memory in memories:
+                self.data.delete(namespace, memory.id)
+            self.data.memories.pop(namespace, None)
+            working = len(self.data.working.pop(namespace, {}))
+            versions = sum(len(v) for v in self.data.history.pop(namespace, {}).values())
+            self.data.states.pop(namespace, None)
+            self.data.unconsolidated.pop(namespace, None)
+        semantic = sum(1 for m in memories if isinstance(m, Fact))
+        return ErasedCounts(working=working, episodic=len(memories) - semantic, semantic=semantic, versions=versions)
+
     # counters
 
     def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
@@ -434,10 +488,10 @@ class InMemoryMemoryStore:
 
     # across namespaces
 
-    def list_namespaces(self) -> list[str]:
-        """Every namespace that has ever been written (or recalled in)."""
+    def list_namespaces(self, prefix: str = "") -> list[str]:
+        """The namespaces written (or recalled in) since they were last erased whose name starts with `prefix`."""
         with self.data.lock:
-            return sorted(self.data.states)
+            return sorted(n for n in self.data.states if n.startswith(prefix))
 
     def namespaces_with_unconsolidated(self) -> list[str]:
         """Every namespace holding an unconsolidated episode."""

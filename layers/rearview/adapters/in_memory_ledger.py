@@ -128,3 +128,12 @@ class InMemoryHindsightLedger:
             counts = self._namespace(namespace).totals.feedback.setdefault(kind, FeedbackCounts())
             setattr(counts, verdict, getattr(counts, verdict) + 1)
             counts.adopted += int(adopted)
+
+    def erase_namespace(self, namespace: str) -> int:
+        """Forget the namespace's lease, runs, spend, totals and feedback; how many records went."""
+        with self._lock:
+            lease = self._leases.pop(namespace, None)
+            found = self._namespaces.pop(namespace, None)
+        if found is None:
+            return int(lease is not None)
+        return int(lease is not None) + len(found.runs) + len(found.spend) + 1

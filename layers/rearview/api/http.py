@@ -28,6 +28,7 @@ from rearview.api.http_errors import (
     unauthorized_response,
 )
 from rearview.api.http_handlers import HttpOperations, route_functions
+from rearview.api.http_manage import ManageOperations
 from rearview.api.request_checks import request_refusal
 from rearview.api.routes import API_ROUTES, DOCS_PATH, SWAGGER_UI_OPERATION, Route, route_permission
 from rearview.bootstrap import Services
@@ -158,6 +159,10 @@ class RearviewResolver(APIGatewayHttpResolver):
         """The API's OpenAPI document, as JSON."""
         return self.get_openapi_json_schema(**_DOCUMENT)
 
+    def request_body(self) -> str:
+        """The body of the request being resolved, decoded ("" when there is none)."""
+        return self.current_event.decoded_body or ""
+
 
 def create_resolver(services: Services, *, gate: AccessGate | None = None) -> RearviewResolver:
     """The API's routes over `services`; `.resolve(event, context)` takes an API Gateway HTTP API v2 event.
@@ -167,7 +172,8 @@ def create_resolver(services: Services, *, gate: AccessGate | None = None) -> Re
     """
     app = RearviewResolver(gate or AccessGate(services.access))
     app.enable_swagger(path=DOCS_PATH, **_DOCUMENT)
-    _register_routes(app, route_functions(HttpOperations(services, app)))
+    functions = {**route_functions(HttpOperations(services, app)), **route_functions(ManageOperations(services, app))}
+    _register_routes(app, functions)
     register_error_handlers(app)
     _refuse_unlisted_routes(app)
     return app

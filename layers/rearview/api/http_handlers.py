@@ -9,28 +9,26 @@ OpenAPI schema), calls one service, and returns a model.
 # they are registered and resolves string annotations against module globals only.
 
 from collections.abc import Callable
-from datetime import datetime
 from http import HTTPStatus
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Protocol
 from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from rearview import __version__
 from rearview.bootstrap import Services
-from rearview.domain.access import KEY_ID_PATTERN, ApiKey, Principal
+from rearview.domain.access import KEY_ID_PATTERN, Principal
 from rearview.domain.brief import BriefRequest, BriefResponse, FeedbackRequest, FeedbackResult
 from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.forget import ForgetReceipt, ForgetRequest
+from rearview.domain.http_bodies import Cleared, Health, KeyCreate, KeyCreated, KeyInfo, KeyList
 from rearview.domain.memory import Episode, Fact
 from rearview.domain.namespaces import validate_namespace
-from rearview.domain.permissions import Permission
 from rearview.domain.recall import RecallQuery, RecallResponse
 from rearview.domain.retention import NamespaceRetention, RetentionPolicy
 from rearview.domain.stats import Stats
-from rearview.domain.timestamps import RequestDatetime
 from rearview.domain.working import SessionEnded, WorkingEntry, WorkingView, WorkingWrite
 from rearview.domain.write import BatchResult, BatchWrite, MemoryWrite, WriteResult
 from rearview.errors import NotFound
@@ -48,75 +46,8 @@ class ResolvingApp(Protocol):
         ...
 
 
-# --- request and response bodies of the HTTP API alone -------------------------------------------------------
-
-
-class Health(BaseModel):
-    status: Literal["ok"] = "ok"
-    version: str
-    embedder: str
-    dim: int
-
-
-class Cleared(BaseModel):
-    cleared: int = Field(description="How many working-memory keys were removed")
-
-
-class KeyCreate(BaseModel):
-    """A new API key: its scope, its permissions, optionally an expiry and a note."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    namespace: str = Field(
-        max_length=300, description="The key's scope: this namespace and every namespace under it, e.g. `acme`"
-    )
-    permissions: list[Permission] = Field(
-        min_length=1, max_length=len(Permission), description="Any of read, write, forget, consolidate, admin"
-    )
-    expires_at: RequestDatetime | None = Field(None, description="When the key stops working (UTC); default never")
-    description: str | None = Field(None, max_length=200, description="A note for people: who or what uses the key")
-
-
-class KeyInfo(BaseModel):
-    """A key as listed: never its secret, never the secret's hash."""
-
-    key_id: str
-    namespace: str = Field(description="The key's scope")
-    permissions: list[Permission]
-    created_at: datetime
-    expires_at: datetime | None = None
-    revoked_at: datetime | None = None
-    description: str | None = None
-    status: Literal["active", "revoked", "expired"]
-
-    @classmethod
-    def of(cls, key: ApiKey, now: datetime) -> "KeyInfo":
-        if key.revoked_at is not None:
-            status: Literal["active", "revoked", "expired"] = "revoked"
-        elif key.expires_at is not None and now >= key.expires_at:
-            status = "expired"
-        else:
-            status = "active"
-        return cls(
-            key_id=key.key_id,
-            namespace=key.scope,
-            permissions=list(key.permissions),
-            created_at=key.created_at,
-            expires_at=key.expires_at,
-            revoked_at=key.revoked_at,
-            description=key.description,
-            status=status,
-        )
-
-
-class KeyCreated(KeyInfo):
-    key: str = Field(description="The API key, `rv_<key id>_<secret>`: shown this once, never again")
-
-
-class KeyList(BaseModel):
-    keys: list[KeyInfo]
-
-
+# The request and response bodies of the HTTP API alone live in `rearview.domain.http_bodies` (the Python client
+# reads them too); imported here by name, as Powertools resolves the route functions' annotations in this module.
 StoredMemory = Annotated[Episode | Fact, Field(discriminator="layer")]
 
 # Path parameters, URL-decoded by the routes (API Gateway and the local server pass the raw, encoded path).
@@ -129,13 +60,13 @@ MemoryIdPath = Annotated[str, Path(description="The memory's id (as returned by 
 KeyIdPath = Annotated[str, Path(description=f"The key's id (`{KEY_ID_PATTERN}`), as listed")]
 
 
-def _decoded(value: str) -> str:
+def decoded(value: str) -> str:
     return unquote(value, errors="strict")
 
 
-def _namespace(raw: str) -> str:
+def namespace_of(raw: str) -> str:
     """The URL-decoded namespace path segment (`acme%3Au-42` -> `acme:u-42`), validated."""
-    return validate_namespace(_decoded(raw))
+    return validate_namespace(decoded(raw))
 
 
 def _json(body: BaseModel, status: int, headers: dict[str, str] | None = None) -> Response[Any]:
@@ -171,25 +102,25 @@ class HttpOperations:
     def put_working(
         self, ns: NamespacePath, sid: SessionPath, key: WorkingKeyPath, write: Annotated[WorkingWrite, Body()]
     ) -> WorkingEntry:
-        return self._services.working.put(_namespace(ns), _decoded(sid), _decoded(key), write)
+        return self._services.working.put(namespace_of(ns), decoded(sid), decoded(key), write)
 
     def get_working(self, ns: NamespacePath, sid: SessionPath) -> WorkingView:
-        return self._services.working.get(_namespace(ns), _decoded(sid))
+        return self._services.working.get(namespace_of(ns), decoded(sid))
 
     def clear_working(self, ns: NamespacePath, sid: SessionPath) -> Cleared:
-        return Cleared(cleared=self._services.end_session(_namespace(ns), _decoded(sid)).cleared)
+        return Cleared(cleared=self._services.end_session(namespace_of(ns), decoded(sid)).cleared)
 
     # --- memories -------------------------------------------------------------------------------------------
 
     def write_memory(self, ns: NamespacePath, item: Annotated[MemoryWrite, Body()]) -> Response[WriteResult]:
-        result = self._services.submit(_namespace(ns), [item], field_prefix="")[0]
+        result = self._services.submit(namespace_of(ns), [item], field_prefix="")[0]
         return _json(result, _write_status(result))
 
     def write_batch(self, ns: NamespacePath, batch: Annotated[BatchWrite, Body()]) -> BatchResult:
-        return BatchResult(results=self._services.submit(_namespace(ns), batch.items))
+        return BatchResult(results=self._services.submit(namespace_of(ns), batch.items))
 
     def get_memory(self, ns: NamespacePath, id: MemoryIdPath) -> StoredMemory:
-        namespace, memory_id = _namespace(ns), _decoded(id)
+        namespace, memory_id = namespace_of(ns), decoded(id)
         memory = self._services.store.get(namespace, memory_id)
         if memory is None:
             raise NotFound(f"memory {memory_id!r} not found in namespace {namespace!r}", field="id")
@@ -201,45 +132,45 @@ class HttpOperations:
         id: MemoryIdPath,
         cascade: Annotated[bool, Query(description="Also update or delete facts induced from it")] = True,
     ) -> ForgetReceipt:
-        return self._services.forgetter.forget_one(_namespace(ns), _decoded(id), cascade)
+        return self._services.forgetter.forget_one(namespace_of(ns), decoded(id), cascade)
 
     # --- the operations -------------------------------------------------------------------------------------
 
     def recall(self, ns: NamespacePath, query: Annotated[RecallQuery, Body()]) -> RecallResponse:
-        return self._services.recaller.recall(_namespace(ns), query)
+        return self._services.recaller.recall(namespace_of(ns), query)
 
     def forget(self, ns: NamespacePath, request: Annotated[ForgetRequest, Body()]) -> ForgetReceipt:
-        return self._services.forgetter.forget(_namespace(ns), request)
+        return self._services.forgetter.forget(namespace_of(ns), request)
 
     def consolidate(
         self, ns: NamespacePath, request: Annotated[ConsolidateRequest | None, Body()] = None
     ) -> ConsolidateResult:
-        return self._services.consolidate(_namespace(ns), request or ConsolidateRequest())
+        return self._services.consolidate(namespace_of(ns), request or ConsolidateRequest())
 
     def stats(self, ns: NamespacePath) -> Stats:
-        return self._services.stats(_namespace(ns))
+        return self._services.stats(namespace_of(ns))
 
     # --- hindsight: before a task and after it --------------------------------------------------------------
 
     def brief(self, ns: NamespacePath, request: Annotated[BriefRequest, Body()]) -> BriefResponse:
-        return self._services.briefer.brief(_namespace(ns), request)
+        return self._services.briefer.brief(namespace_of(ns), request)
 
     def feedback(self, ns: NamespacePath, request: Annotated[FeedbackRequest, Body()]) -> FeedbackResult:
-        return self._services.feedback.feedback(_namespace(ns), request)
+        return self._services.feedback.feedback(namespace_of(ns), request)
 
     def end_session(self, ns: NamespacePath, sid: SessionPath) -> SessionEnded:
-        return self._services.end_session(_namespace(ns), _decoded(sid))
+        return self._services.end_session(namespace_of(ns), decoded(sid))
 
     # --- retention --------------------------------------------------------------------------------------------
 
     def get_retention(self, ns: NamespacePath) -> NamespaceRetention:
-        return self._services.retention.policy(_namespace(ns))
+        return self._services.retention.policy(namespace_of(ns))
 
     def put_retention(self, ns: NamespacePath, policy: Annotated[RetentionPolicy, Body()]) -> NamespaceRetention:
-        return self._services.retention.set_policy(_namespace(ns), policy)
+        return self._services.retention.set_policy(namespace_of(ns), policy)
 
     def delete_retention(self, ns: NamespacePath) -> NamespaceRetention:
-        return self._services.retention.clear_policy(_namespace(ns))
+        return self._services.retention.clear_policy(namespace_of(ns))
 
     # --- API keys (admin) ------------------------------------------------------------------------------------
 
@@ -258,14 +189,15 @@ class HttpOperations:
         return KeyList(keys=[KeyInfo.of(key, now) for key in self._services.access.list_keys(scope)])
 
     def revoke_key(self, key_id: KeyIdPath) -> KeyInfo:
-        key = self._services.access.revoke_as(self._app.principal(), _decoded(key_id))
+        key = self._services.access.revoke_as(self._app.principal(), decoded(key_id))
         return KeyInfo.of(key, self._services.clock.now())
 
 
-def route_functions(operations: HttpOperations) -> dict[str, Callable[..., Any]]:
-    """The route functions of `operations` by operation name: its public methods."""
+def route_functions(operations: object) -> dict[str, Callable[..., Any]]:
+    """The route functions of `operations` (an HttpOperations, a ManageOperations) by operation name: the public
+    methods its class defines."""
     return {
         name: getattr(operations, name)
-        for name, member in vars(HttpOperations).items()
+        for name, member in vars(type(operations)).items()
         if callable(member) and not name.startswith("_")
     }

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -36,9 +36,11 @@ from rearview.api.browser_guard import BrowserGuard
 from rearview.api.connections import ConnectionSlots, ConnectionWatchdog, linger_and_close
 from rearview.api.http import RearviewResolver, create_resolver, decode_response_body
 from rearview.api.http_errors import MAX_BODY_BYTES, payload_too_large
+from rearview.api.http_manage import NEXT_CURSOR_HEADER
 from rearview.api.mcp_http import MCP_PATH, McpHttpEndpoint, no_host_check
-from rearview.api.routes import DOCS_PATH, OPENAPI_PATH
+from rearview.api.routes import DOCS_PATH, OPENAPI_PATH, UI_PATH, match_api_route
 from rearview.bootstrap import Services, build, keys_in_data_dir, local_consolidation, local_maintenance
+from rearview.domain.transfer import NDJSON
 from rearview.errors import ConfigurationError, RearviewError
 from rearview.service.access import AccessGate
 from rearview.settings import Settings
@@ -207,7 +209,31 @@ class _Handler(BaseHTTPRequestHandler):
         if event["rawPath"] == MCP_PATH:
             self._send(owner.resolve_mcp(event))
             return
-        self._send(owner.resolve(event))
+        response = owner.resolve(event)
+        if is_export(event) and _next_cursor(response):
+            self._stream_export(event, response)
+            return
+        self._send(response)
+
+    def _stream_export(self, event: dict[str, Any], response: Mapping[str, Any]) -> None:
+        """An export longer than one page, streamed: each page resolved in turn (the resolver's lock held for one
+        page at a time) and written as it comes; the end of the body is the end of the connection."""
+        self.send_response(200)
+        self.send_header("Content-Type", str((response.get("headers") or {}).get("Content-Type", NDJSON)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        while True:
+            self.wfile.write(decode_response_body(response))
+            cursor = _next_cursor(response)
+            if cursor is None:
+                return
+            query = {**(event.get("queryStringParameters") or {}), "cursor": cursor}
+            event = {**event, "queryStringParameters": query, "rawQueryString": urlencode(query)}
+            response = self.server.owner.resolve(event)
+            if int(response.get("statusCode", 500)) != 200:
+                logger.error("export stopped at cursor %s: status %s", cursor, response.get("statusCode"))
+                return
 
     def _declared_length(self, headers: Mapping[str, str]) -> int | None:
         """The body's Content-Length; None (after answering 411 or 400) when there is no usable one."""
@@ -381,6 +407,7 @@ class LocalServer:
         print(f"Rearview listening on {self.url}")
         print(f"  API docs:  {self.url}{DOCS_PATH}")
         print(f"  OpenAPI:   {self.url}{OPENAPI_PATH}")
+        print(f"  Inspector: {self.url}{UI_PATH}")
         print(f"  {auth_banner(self.gate)}", flush=True)
 
     def serve_forever(self, ready: threading.Event | None = None, *, announce: bool = True) -> None:
@@ -428,6 +455,20 @@ class LocalServer:
 
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
+
+
+def is_export(event: Mapping[str, Any]) -> bool:
+    """True for a request to the export route."""
+    matched = match_api_route(str(event["requestContext"]["http"]["method"]), str(event["rawPath"]))
+    return matched is not None and matched[0].operation == "export_memories"
+
+
+def _next_cursor(response: Mapping[str, Any]) -> str | None:
+    if int(response.get("statusCode", 500)) != 200:
+        return None
+    headers = {str(k).lower(): v for k, v in (response.get("headers") or {}).items()}
+    cursor = headers.get(NEXT_CURSOR_HEADER.lower())
+    return str(cursor) if cursor else None
 
 
 def local_context(request_id: str) -> LambdaContext:

@@ -26,7 +26,7 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, TypeAdapter
 
 from rearview import __version__
 from rearview.api.mcp_toolset import McpState, PrincipalProvider, ToolCall, ToolSet
@@ -34,11 +34,15 @@ from rearview.bootstrap import Services
 from rearview.domain.access import Principal
 from rearview.domain.brief import BriefRequest, BriefResponse, FeedbackRequest, FeedbackResult
 from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
+from rearview.domain.edit import MemoryEdit
 from rearview.domain.forget import ForgetReceipt, ForgetRequest
-from rearview.domain.limits import MAX_WORKING_KEY_CHARS, SessionId
+from rearview.domain.history import MemoryHistory, StoredMemory
+from rearview.domain.limits import MAX_WORKING_KEY_CHARS, MemoryId, SessionId
+from rearview.domain.listing import ListQuery, MemoryPage
 from rearview.domain.permissions import Permission
 from rearview.domain.recall import RecallQuery, RecallResponse
 from rearview.domain.stats import Stats
+from rearview.domain.transfer import ExportedMemory
 from rearview.domain.working import SessionEnded, WorkingEntry, WorkingView, WorkingWrite
 from rearview.domain.write import MemoryWrite, WriteResult
 from rearview.errors import Unauthorized
@@ -55,7 +59,9 @@ INSTRUCTIONS = (
     "said or did before (preferences, plans, past events); if it returns no_relevant_memory, say you do not know "
     "rather than guess. Call `remember` for facts, preferences and events worth keeping (one memory per call, in "
     "plain sentences); when a tool call fails or succeeds, say so in `outcome` (lessons are learnt from them). "
-    "Call `brief` before starting a task, to be told the preferences and lessons that apply; after using a memory, "
+    "When the user asks what you remember or corrects it, use `list_memories`, `memory_history` and "
+    "`edit_memory`. Call `brief` before starting a task, to be told the preferences and lessons that apply; "
+    "after using a memory, "
     "call `feedback` to say whether it helped. Use `working_memory_*` for scratch state of the current task, and "
     "`end_session` when the conversation or task is over. Every tool acts in your own namespace unless you pass "
     "`namespace`, which may only narrow it (e.g. 'acme:u-42' under 'acme')."
@@ -162,6 +168,68 @@ def feedback(call: ToolCall, request: FeedbackRequest) -> FeedbackResult:
     and ranks higher), 'not_useful' if it did not apply to this task, 'wrong' if it is not true (give the
     right statement in `correction`: it replaces the memory). Returns its confidence before and after."""
     return call.services.feedback.feedback(call.namespace, request)
+
+
+# --- memory by hand: look, correct, take away --------------------------------------------------------------
+
+MemoryIdArg = Annotated[MemoryId, Field(description="The memory's id, as `recall`, `brief` or `list_memories` gave it")]
+VersionArg = Annotated[
+    int | None,
+    Field(None, ge=1, description="Optional: the version you read; the edit is refused if the memory changed since"),
+]
+CursorArg = Annotated[
+    str | None, Field(None, max_length=1024, description="Omit for the first part; then the next_cursor you got")
+]
+# Memories one `export` call returns: a tool result stays small enough for a model's context.
+MCP_EXPORT_ITEMS = 100
+
+
+class ExportChunk(BaseModel):
+    """Part of a namespace's export, newest first."""
+
+    items: list[ExportedMemory]
+    next_cursor: str | None = Field(None, description="Pass it as `cursor` for the next part; null at the end")
+
+
+@tool(Permission.READ, title="List memories", annotations=_READS)
+def list_memories(call: ToolCall, query: ListQuery) -> MemoryPage:
+    """List stored memories newest first, a page at a time, optionally only one layer, tag, event type or kind of
+    fact, or a time range: to see what is remembered, not to search it (use `recall` to search). Pass the
+    `next_cursor` you got as `cursor` for the next page."""
+    return call.services.listing.page(call.namespace, query)
+
+
+@tool(
+    Permission.WRITE,
+    title="Edit a memory",
+    annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
+)
+def edit_memory(
+    call: ToolCall, memory_id: MemoryIdArg, edit: MemoryEdit, expected_version: VersionArg = None
+) -> StoredMemory:
+    """Correct a stored memory: its text, tags, entities, importance, or a fact's confidence or dimension. The
+    earlier version is kept in its history; recall finds the new text from now on. Use it when the user corrects
+    something remembered; use `feedback` with a correction to replace a wrong fact by a new one instead."""
+    editor = call.services.editor
+    return editor.edit(call.namespace, memory_id, edit, expected_version=expected_version, actor=call.actor)
+
+
+@tool(Permission.READ, title="Memory history", annotations=_READS)
+def memory_history(call: ToolCall, memory_id: MemoryIdArg) -> MemoryHistory:
+    """How a memory came to be: the facts it replaced, its earlier versions and what changed each (a write, an
+    edit, consolidation, feedback), oldest first."""
+    return call.services.history.history(call.namespace, memory_id)
+
+
+@tool(Permission.READ, title="Export memories", annotations=_READS)
+def export(call: ToolCall, cursor: CursorArg = None) -> ExportChunk:
+    """Every stored memory with its history, newest first, 100 at a time (pass `next_cursor` back for more): to
+    back up or move a namespace. HTTP's GET .../export gives the same as one ndjson stream."""
+    page = call.services.transfer.export_page(call.namespace, cursor, max_items=MCP_EXPORT_ITEMS)
+    return ExportChunk(items=[_EXPORT_LINE.validate_json(line) for line in page.lines], next_cursor=page.next_cursor)
+
+
+_EXPORT_LINE: TypeAdapter[ExportedMemory] = TypeAdapter(ExportedMemory)
 
 
 # --- forgetting ----------------------------------------------------------------------------------------------

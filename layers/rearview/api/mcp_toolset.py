@@ -65,11 +65,15 @@ class McpState:
 
     def authorized_namespace(self, ctx: Context, requested: str | None, permission: Permission) -> str:
         """The namespace of this call, checked against the caller's scope and permissions."""
+        return self.authorized_call(ctx, requested, permission)[0]
+
+    def authorized_call(self, ctx: Context, requested: str | None, permission: Permission) -> tuple[str, Principal]:
+        """The namespace of this call, checked against the caller's scope and permissions, and the caller."""
         request = ctx.request_context.request
         principal = self.principal_provider(getattr(request, "scope", None))
         namespace = validate_namespace(requested) if requested is not None else self.default_namespace(principal)
         self.services.access.authorize(principal, namespace, permission)
-        return namespace
+        return namespace, principal
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,8 @@ class ToolCall:
 
     services: Services
     namespace: str
+    # Who calls: the API key's id (the history of an edit records it).
+    actor: str | None = None
 
 
 @contextlib.contextmanager
@@ -129,12 +135,13 @@ class ToolSpec:
         """Run one call: authorize the namespace, build the request model, run the function."""
         with tool_errors():
             state = lifespan_state(ctx)
-            namespace = state.authorized_namespace(ctx, arguments.pop(NAMESPACE_ARGUMENT, None), self.permission)
+            requested = arguments.pop(NAMESPACE_ARGUMENT, None)
+            namespace, principal = state.authorized_call(ctx, requested, self.permission)
             kwargs = {name: arguments.pop(name) for name in self.passed}
             if self.request is not None:
                 parameter, model = self.request
                 kwargs[parameter] = model.model_validate(_given(model, arguments) | dict(self.forced))
-            return self.function(ToolCall(state.services, namespace), **kwargs)
+            return self.function(ToolCall(state.services, namespace, principal.key_id), **kwargs)
 
     def sdk_function(self) -> Callable[..., Any]:
         """The function the SDK registers: `ctx` plus the flat arguments, which `call` receives."""

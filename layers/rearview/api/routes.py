@@ -22,7 +22,7 @@ from rearview.domain.permissions import Permission
 
 # The Lambda functions that serve HTTP on AWS (infra/rearview_infra/functions.py deploys them).
 FunctionName = Literal["write", "recall", "forget", "consolidate", "mcp"]
-HttpMethod = Literal["GET", "PUT", "POST", "DELETE"]
+HttpMethod = Literal["GET", "PUT", "POST", "PATCH", "DELETE"]
 
 _PARAMETER = re.compile(r"\{(\w+)\}")
 
@@ -79,6 +79,7 @@ class Route:
 HEALTH_PATH = "/v1/health"
 OPENAPI_PATH = "/openapi.json"
 DOCS_PATH = "/docs"
+UI_PATH = "/ui"
 # Served by Powertools' own Swagger UI handler rather than by a route function of ours.
 SWAGGER_UI_OPERATION = "swagger_ui"
 
@@ -112,6 +113,28 @@ API_ROUTES: tuple[Route, ...] = (
           "One memory (episode or fact) by id", "memories"),
     Route("DELETE", f"{_NS}/memories/{{id}}", "delete_memory", _FORGET, "forget",
           "Forget one memory by id; with cascade, facts induced from it lose it (or go)", "memories"),
+    # --- memory by hand: list, edit, history, export and import, erase
+    Route("GET", f"{_NS}/memories", "list_memories", _READ, "recall",
+          "Memories newest first, a page at a time (an opaque cursor that stays valid while writes happen)",
+          "manage"),
+    Route("PATCH", f"{_NS}/memories/{{id}}", "edit_memory", _WRITE, "write",
+          "Edit a memory (content, tags, entities, importance, confidence, dimension): version + 1, re-embedded; "
+          "`If-Match: <version>` answers 412 when it changed since", "manage"),
+    Route("GET", f"{_NS}/memories/{{id}}/history", "memory_history", _READ, "recall",
+          "A memory's earlier versions and the facts it superseded, oldest first, each with what changed it",
+          "manage"),
+    Route("GET", f"{_NS}/export", "export_memories", _READ, "recall",
+          "Every memory of the namespace as ndjson, newest first, with its history (a page per response on AWS: "
+          "follow `X-Next-Cursor`; the local server streams them all)", "manage"),
+    Route("POST", f"{_NS}/import", "import_memories", _WRITE, "write",
+          "Restore exported memories (JSON `{items}` of up to 1,000, or ndjson lines): ids, times, provenance, "
+          "versions and history kept; ids already stored are skipped", "manage"),
+    Route("GET", "/v1/namespaces", "list_namespaces", _READ, "recall",
+          "The namespaces holding memory that the caller may see (optionally under a `prefix`), with counts",
+          "manage"),
+    Route("DELETE", _NS, "erase_namespace", _FORGET, "forget",
+          "Erase a namespace (with `subtree=true`, every namespace under it): every layer, history, the index, "
+          "consolidation's ledger, and the keys whose whole scope is gone; a receipt per namespace", "manage"),
     # --- the operations
     Route("POST", f"{_NS}/recall", "recall", _READ, "recall",
           "Hybrid recall (keyword + vector, fused, decayed, collapsed, cut to a token budget)", "operations"),
@@ -151,6 +174,10 @@ API_ROUTES: tuple[Route, ...] = (
     # --- the API's own documents
     Route("GET", OPENAPI_PATH, "openapi_document", None, "recall", documented=False),
     Route("GET", DOCS_PATH, SWAGGER_UI_OPERATION, None, "recall", documented=False),
+    # --- the inspector: a static page and its assets, no data (a browser cannot send the API key on a page
+    # load, so they pass the gateway's authorizer by; every call the page makes carries the key the user enters)
+    Route("GET", UI_PATH, "ui_page", None, "recall", documented=False, gateway_authorizer=False),
+    Route("GET", f"{UI_PATH}/{{asset}}", "ui_asset", None, "recall", documented=False, gateway_authorizer=False),
 )
 # fmt: on
 

@@ -1,5 +1,5 @@
 """The `rearview` command line (typer + rich): serve, mcp, remember, recall, brief, feedback, forget, consolidate,
-stats, import, session, keys.
+stats, import, session, keys, and ls, edit, history, export, erase (memory by hand).
 
 Settings come from `REARVIEW_*` variables, overridden by each command's options, and are built once per
 invocation; the services come from `rearview.bootstrap.build`. User errors print `error: <message>` to stderr
@@ -15,6 +15,7 @@ import typer
 from rearview.cli.hindsight import brief, feedback, session_app
 from rearview.cli.keys import keys_app
 from rearview.cli.maintenance import consolidate, forget, stats
+from rearview.cli.manage import edit, erase, export, history, ls
 from rearview.cli.mcp import mcp
 from rearview.cli.recall import recall
 from rearview.cli.reindex import reindex
@@ -40,7 +41,8 @@ def main(
             "--url",
             envvar="REARVIEW_URL",
             help="A Rearview server (http://host:port): remember, recall, brief, feedback, forget, consolidate, "
-            "stats, session and keys go there over HTTP instead of to the local data directory",
+            "stats, session, keys, ls, edit, history, export and erase go there over HTTP instead of to the local "
+            "data directory",
             show_default=False,
         ),
     ] = None,
@@ -65,6 +67,11 @@ app.command("consolidate")(consolidate)
 app.command("stats")(stats)
 app.command("import")(import_jsonl)
 app.command("reindex")(reindex)
+app.command("ls")(ls)
+app.command("edit")(edit)
+app.command("history")(history)
+app.command("export")(export)
+app.command("erase")(erase)
 app.command("mcp")(mcp)
 app.add_typer(session_app, name="session")
 app.add_typer(keys_app, name="keys")

@@ -12,17 +12,24 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import typer
+from pydantic import TypeAdapter
 
 from rearview.api.routes import route_named
 from rearview.domain.brief import BriefRequest, BriefResponse, FeedbackRequest, FeedbackResult
 from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
+from rearview.domain.edit import MemoryEdit
+from rearview.domain.erase import EraseReceipt
 from rearview.domain.forget import ForgetReceipt, ForgetRequest
+from rearview.domain.history import MemoryHistory, StoredMemory
+from rearview.domain.listing import ListQuery, MemoryPage
+from rearview.domain.memory import Memory
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.recall import RecallQuery, RecallResponse
 from rearview.domain.stats import Stats
@@ -33,6 +40,7 @@ from rearview.errors import (
     InvalidInput,
     NamespaceForbidden,
     NotFound,
+    PreconditionFailed,
     RearviewError,
     RunInProgress,
     Unauthorized,
@@ -41,10 +49,13 @@ from rearview.errors import (
 # Recall and consolidation on a cold Lambda can take a few seconds; past this the server is not answering.
 DEFAULT_TIMEOUT_SECONDS = 60.0
 
+_MEMORY: TypeAdapter[Memory] = TypeAdapter(StoredMemory)
+
 _ERRORS: dict[int, type[RearviewError]] = {
     401: Unauthorized,
     403: NamespaceForbidden,
     404: NotFound,
+    412: PreconditionFailed,
     422: InvalidInput,
 }
 # Codes that say more than their status (409 is also a concurrent update).
@@ -92,26 +103,44 @@ class RemoteClient:
         self.token = token
         self.timeout = timeout
 
-    def request(self, method: str, path: str, body: Any = None, query: dict[str, str] | None = None) -> Any:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        query: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Any:
         """Send one request; return the parsed JSON body, or raise the domain error the server reported."""
+        raw, _ = self.send(method, path, body, query, headers)
+        return json.loads(raw) if raw else None
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        query: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[bytes, dict[str, str]]:
+        """Send one request; return the raw body and the response headers, or raise the server's domain error."""
         url = self.base_url + path + (f"?{urlencode(query)}" if query else "")
         data = None if body is None else json.dumps(body).encode("utf-8")
-        headers = {"Accept": "application/json", "User-Agent": "rearview-cli"}
+        sent = {"Accept": "application/json", "User-Agent": "rearview-cli", **(headers or {})}
         if data is not None:
-            headers["Content-Type"] = "application/json"
+            sent["Content-Type"] = "application/json"
         if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
-        req = urllib.request.Request(url, data=data, method=method, headers=headers)
+            sent["Authorization"] = f"Bearer {self.token}"
+        req = urllib.request.Request(url, data=data, method=method, headers=sent)
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                raw = resp.read()
+                return resp.read(), {k.lower(): v for k, v in resp.headers.items()}
         except urllib.error.HTTPError as err:
             with err:
                 raise _error_from(err.code, err.read()) from None
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise ConfigurationError(f"url: cannot reach {self.base_url} ({reason})", field="url") from None
-        return json.loads(raw) if raw else None
 
     def call(self, operation: str, body: Any = None, query: dict[str, str] | None = None, **path: str) -> Any:
         """Send the request of one operation of the route table, its path parameters filled in."""
@@ -154,6 +183,42 @@ class RemoteClient:
 
     def end_session(self, namespace: str, session_id: str) -> SessionEnded:
         return SessionEnded.model_validate(self.call("end_session", ns=validate_namespace(namespace), sid=session_id))
+
+    # --- memory by hand -----------------------------------------------------------------------------------
+
+    def list_memories(self, namespace: str, query: ListQuery) -> MemoryPage:
+        params = {
+            k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in query.model_dump(mode="json").items()
+        }
+        params = {k: v for k, v in params.items() if v != "None"}
+        return MemoryPage.model_validate(self.call("list_memories", query=params, ns=validate_namespace(namespace)))
+
+    def edit_memory(self, namespace: str, memory_id: str, edit: MemoryEdit, version: int | None = None) -> Memory:
+        route = route_named("edit_memory")
+        path = route.url_path(ns=validate_namespace(namespace), id=memory_id)
+        headers = {"If-Match": str(version)} if version is not None else None
+        found = self.request(route.method, path, edit.model_dump(mode="json", exclude_unset=True), headers=headers)
+        return _MEMORY.validate_python(found)
+
+    def memory_history(self, namespace: str, memory_id: str) -> MemoryHistory:
+        found = self.call("memory_history", ns=validate_namespace(namespace), id=memory_id)
+        return MemoryHistory.model_validate(found)
+
+    def export_lines(self, namespace: str) -> Iterator[str]:
+        """Every export line of the namespace, following the server's page cursor (AWS answers page by page)."""
+        route = route_named("export_memories")
+        path = route.url_path(ns=validate_namespace(namespace))
+        cursor: str | None = None
+        while True:
+            raw, headers = self.send(route.method, path, query={"cursor": cursor} if cursor else None)
+            yield from (line for line in raw.decode("utf-8").splitlines() if line.strip())
+            cursor = headers.get("x-next-cursor")
+            if not cursor:
+                return
+
+    def erase(self, namespace: str, subtree: bool) -> EraseReceipt:
+        query = {"subtree": "true" if subtree else "false"}
+        return EraseReceipt.model_validate(self.call("erase_namespace", query=query, ns=validate_namespace(namespace)))
 
     # --- keys (admin) -------------------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rearview.domain.history import ArchivedVersion, ChangeCause
 from rearview.domain.memory import Memory, StoredLayer
 from rearview.errors import ConcurrentUpdate, InvalidInput
 
@@ -17,13 +18,28 @@ class ChangeSet:
 
     `upserts` carry the full memory; a memory with version > 1 must match the stored version - 1 (optimistic locking),
     else the store raises ConcurrentUpdate and applies nothing. A vector of None keeps the stored vector.
+
+    History (`rearview.domain.history`): the store archives the stored state of each memory an update changes in
+    earnest, as replaced by `cause` (and `actor`), in the same transaction; it removes the history of every
+    deleted memory and of the ids in `purge_history`. `archived` are archives to keep as they are (an import
+    restores them). With `restore`, every upsert is an insert of the memory as given, at its own version (an
+    import): an id already stored refuses the set, as an insert does.
     """
 
     upserts: list[tuple[Memory, np.ndarray | None]] = field(default_factory=list)
     deletes: list[str] = field(default_factory=list)
+    cause: ChangeCause = "write"
+    actor: str | None = None
+    restore: bool = False
+    archived: list[ArchivedVersion] = field(default_factory=list)
+    purge_history: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.upserts or self.deletes)
+        return bool(self.upserts or self.deletes or self.archived or self.purge_history)
+
+    def history_purged(self) -> list[str]:
+        """The ids whose history this set removes: every deleted memory's, and `purge_history`."""
+        return list(dict.fromkeys([*self.deletes, *self.purge_history]))
 
     def collapsed(self, namespace: str) -> dict[str, PendingUpsert]:
         """One net upsert per id, in first-seen order: the last state wins, a v1 -> v2 chain within the set is
@@ -37,7 +53,7 @@ class ChangeSet:
                 )
             previous = pending.get(memory.id)
             if previous is None:
-                pending[memory.id] = PendingUpsert(memory, vector, memory.version)
+                pending[memory.id] = PendingUpsert(memory, vector, 1 if self.restore else memory.version)
                 continue
             if memory.layer != previous.memory.layer or memory.version != previous.memory.version + 1:
                 raise ConcurrentUpdate(

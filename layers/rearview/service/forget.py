@@ -99,7 +99,9 @@ class ForgetService:
         return receipt
 
     def _delete(self, namespace: str, victims: Sequence[Memory], cascade: bool, receipt: ForgetReceipt) -> None:
-        changes = ChangeSet()
+        # Nothing forgotten survives in a memory's past: the history of what goes, and of what is restated
+        # without it, goes too.
+        changes = ChangeSet(cause="forget")
         doomed = {m.id for m in victims}
         for memory in victims:
             changes.deletes.append(memory.id)
@@ -111,6 +113,7 @@ class ForgetService:
                     self._cascade(namespace, fact, episode_ids, changes, doomed, receipt)
         self._drop_from_contexts(namespace, [m for m in victims if isinstance(m, Episode)], doomed, changes)
         receipt.ids = list(changes.deletes)
+        changes.purge_history = list(receipt.facts_updated)
         if changes:
             self._store.apply(namespace, changes)
 

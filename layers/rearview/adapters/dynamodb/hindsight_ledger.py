@@ -258,6 +258,30 @@ class DynamoDBHindsightLedger:
             ExpressionAttributeValues={":one": {"N": "1"}},
         )
 
+    def erase_namespace(self, namespace: str) -> int:
+        """Delete the namespace's lease, runs, spend and totals items; how many went."""
+        keys: list[Item] = []
+        request: dict[str, Any] = {
+            "TableName": self.table_name,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": namespace_pk(namespace)}},
+            "ProjectionExpression": "pk, sk",
+            "ConsistentRead": True,
+        }
+        ledger = (LEASE_SK, HINDSIGHT_SK)
+        while True:
+            page = self.client.query(**request)
+            for item in page.get("Items", []):
+                sk = item["sk"]["S"]
+                if sk in ledger or sk.startswith((RUN_SK_PREFIX, SPEND_SK_PREFIX)):
+                    keys.append({"pk": item["pk"], "sk": item["sk"]})
+            if "LastEvaluatedKey" not in page:
+                break
+            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        for key in keys:
+            self.client.delete_item(TableName=self.table_name, Key=key)
+        return len(keys)
+
     def _get(self, key: Item) -> Item:
         """The item at `key` (a consistent read), or {} when there is none."""
         item: Item = self.client.get_item(TableName=self.table_name, Key=key, ConsistentRead=True).get("Item", {})

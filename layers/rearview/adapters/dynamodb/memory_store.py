@@ -32,10 +32,13 @@ from rearview.adapters.dynamodb.items import (
     parse_iso,
     vector_from_item,
 )
+from rearview.adapters.dynamodb.management import DynamoDBManagement
 from rearview.adapters.dynamodb.table import (
     BY_CREATED_INDEX,
+    BY_NAMESPACE_INDEX,
     BY_TIME_INDEX,
     META_KEY,
+    NAMESPACES_PK,
     STATE_SK,
     TTL_ATTRIBUTE,
     UNCONSOLIDATED_INDEX,
@@ -63,7 +66,16 @@ _BATCH_GET_KEYS = 100
 _BATCH_WRITE_ITEMS = 25
 
 
-class DynamoDBMemoryStore:
+# Sets the namespace's `by_namespace` keys on its STATE item, once: the same values again change nothing, so the
+# index is written only when the namespace first appears.
+_LISTED = "ns_pk = if_not_exists(ns_pk, :ns_pk), ns_sk = if_not_exists(ns_sk, :ns_sk)"
+
+
+def _listed_values(namespace: str) -> Item:
+    return {":ns_pk": {"S": NAMESPACES_PK}, ":ns_sk": {"S": namespace}}
+
+
+class DynamoDBMemoryStore(DynamoDBManagement):
     """MemoryStore on one DynamoDB table (the layout: `table` and `items`).
 
     `embedder_name` and `dim` are checked against the table's record of the embedder its vectors were made with
@@ -211,6 +223,8 @@ class DynamoDBMemoryStore:
             pending.pop(memory_id, None)
         located = self._locate_checking_inserts(namespace, pending, deletes)
         actions = [self._upsert_action(namespace, item, vectors.get(memory_id)) for memory_id, item in pending.items()]
+        updates = {memory_id: p.memory for memory_id, p in pending.items() if p.first_version > 1}
+        actions.extend(self._history_actions(namespace, changes, updates, self._clock.now()))
         actions.extend(
             {"Delete": {"TableName": self._table, "Key": item_key(namespace, memory_sk(layer, memory_id))}}
             for memory_id in deletes
@@ -237,8 +251,12 @@ class DynamoDBMemoryStore:
             "Update": {
                 "TableName": self._table,
                 "Key": item_key(namespace, STATE_SK),
-                "UpdateExpression": "ADD generation :one SET last_write_at = :now",
-                "ExpressionAttributeValues": {":one": {"N": "1"}, ":now": {"S": iso(self._clock.now())}},
+                "UpdateExpression": f"ADD generation :one SET last_write_at = :now, {_LISTED}",
+                "ExpressionAttributeValues": {
+                    ":one": {"N": "1"},
+                    ":now": {"S": iso(self._clock.now())},
+                    **_listed_values(namespace),
+                },
             }
         }
         if len(actions) <= 1:
@@ -425,23 +443,14 @@ class DynamoDBMemoryStore:
         episodes = [e for e in episodes if e.created_at >= as_utc(since)]
         return sorted(episodes, key=lambda e: (e.created_at, e.id), reverse=True)
 
-    def list_namespaces(self) -> list[str]:
-        """Every namespace that has ever been written (its STATE item), for `rearview reindex` of everything.
-
-        A filtered scan: an administrative operation, not a request path."""
-        found: set[str] = set()
-        kwargs: dict[str, Any] = {
-            "TableName": self._table,
-            "FilterExpression": "sk = :state AND begins_with(pk, :ns)",
-            "ExpressionAttributeValues": {":state": {"S": STATE_SK}, ":ns": {"S": "NS#"}},
-            "ProjectionExpression": "pk",
-        }
-        while True:
-            page = self._client.scan(**kwargs)
-            found.update(item["pk"]["S"][len("NS#") :] for item in page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                return sorted(found)
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    def list_namespaces(self, prefix: str = "") -> list[str]:
+        """The namespaces written or recalled in whose name starts with `prefix`, in name order: a query of the
+        sparse `by_namespace` index (one entry per namespace), never a scan."""
+        condition = "ns_pk = :p" + (" AND begins_with(ns_sk, :prefix)" if prefix else "")
+        values: Item = {":p": {"S": NAMESPACES_PK}, **({":prefix": {"S": prefix}} if prefix else {})}
+        items = self._query(IndexName=BY_NAMESPACE_INDEX, KeyConditionExpression=condition,
+                            ExpressionAttributeValues=values)  # fmt: skip
+        return [item["ns_sk"]["S"] for item in items]
 
     def namespaces_with_unconsolidated(self) -> list[str]:
         """Every namespace holding at least one unconsolidated episode (for the scheduled consolidation).
@@ -519,8 +528,12 @@ class DynamoDBMemoryStore:
         self._client.update_item(
             TableName=self._table,
             Key=item_key(namespace, STATE_SK),
-            UpdateExpression="ADD recall_count :one, recall_hits :hit",
-            ExpressionAttributeValues={":one": {"N": "1"}, ":hit": {"N": "1" if hit else "0"}},
+            UpdateExpression=f"ADD recall_count :one, recall_hits :hit SET {_LISTED}",
+            ExpressionAttributeValues={
+                ":one": {"N": "1"},
+                ":hit": {"N": "1" if hit else "0"},
+                **_listed_values(namespace),
+            },
         )
 
     def close(self) -> None:

@@ -21,6 +21,9 @@ that lags a delete or an update is never returned as data, and adding a model fi
   the namespace's newest episodes, for read-your-writes while the search index catches up.
 - `unconsolidated` (sparse): `uc_pk` = `UC#<0..3>` (shard by namespace), `uc_sk` = `<namespace>#<occurred ISO>#<id>`,
   present only while an episode is unconsolidated: which namespaces the scheduled consolidation has work in.
+- `by_namespace` (sparse): `ns_pk` = `NAMESPACES`, `ns_sk` = `<namespace>`, on each namespace's `STATE` item only:
+  the namespaces, in name order, found by prefix (the namespace listing, a subtree's erase) with a query. Its keys
+  are set once, when the STATE item is first written, so a namespace's writes do not touch the index.
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ TTL_ATTRIBUTE = "ttl"
 BY_TIME_INDEX = "by_time"
 BY_CREATED_INDEX = "by_created"
 UNCONSOLIDATED_INDEX = "unconsolidated"
+BY_NAMESPACE_INDEX = "by_namespace"
+# The one partition of `by_namespace`: one entry per namespace, written once, read by prefix.
+NAMESPACES_PK = "NAMESPACES"
 UNCONSOLIDATED_SHARDS = 4
 
 LAYERS: tuple[StoredLayer, ...] = ("episodic", "semantic")
@@ -51,7 +57,10 @@ META_KEY: Item = {"pk": {"S": "META"}, "sk": {"S": "EMBEDDER"}}
 
 def table_definition(table_name: str) -> dict[str, Any]:
     """The CreateTable request of the table this store expects (the CDK app declares the same; TTL is `ttl`)."""
-    key_names = ["pk", "sk", "gsi_time_pk", "gsi_time_sk", "gsi_created_pk", "gsi_created_sk", "uc_pk", "uc_sk"]
+    key_names = [
+        *("pk", "sk", "gsi_time_pk", "gsi_time_sk", "gsi_created_pk", "gsi_created_sk", "uc_pk", "uc_sk"),
+        *("ns_pk", "ns_sk"),
+    ]
 
     def index(name: str, partition: str, sort: str) -> dict[str, Any]:
         return {
@@ -72,6 +81,7 @@ def table_definition(table_name: str) -> dict[str, Any]:
             index(BY_TIME_INDEX, "gsi_time_pk", "gsi_time_sk"),
             index(BY_CREATED_INDEX, "gsi_created_pk", "gsi_created_sk"),
             index(UNCONSOLIDATED_INDEX, "uc_pk", "uc_sk"),
+            index(BY_NAMESPACE_INDEX, "ns_pk", "ns_sk"),
         ],
         "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
     }

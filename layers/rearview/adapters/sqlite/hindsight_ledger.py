@@ -171,6 +171,24 @@ class SqliteHindsightLedger:
                 (namespace, kind, *increments),
             )
 
+    def erase_namespace(self, namespace: str) -> int:
+        """Delete every row of the namespace from the ledger's tables; how many went."""
+        erased = 0
+        with self.db.transaction() as conn:
+            for table in _LEDGER_TABLES:
+                erased += conn.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,)).rowcount
+        return erased
+
+
+_LEDGER_TABLES = (
+    "hindsight_leases",
+    "hindsight_runs",
+    "hindsight_spend",
+    "hindsight_totals",
+    "hindsight_induced",
+    "hindsight_feedback",
+)
+
 
 def _changes(conn: sqlite3.Connection) -> int:
     """How many rows the connection's last statement inserted, updated or deleted."""

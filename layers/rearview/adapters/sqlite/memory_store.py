@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from rearview.adapters.sqlite import management
 from rearview.adapters.sqlite.connection import AppliedChanges, CachedRow, SqliteDatabase
 from rearview.adapters.sqlite.rows import (
     EPISODE_COLUMNS,
@@ -35,6 +36,9 @@ from rearview.adapters.sqlite.rows import (
 )
 from rearview.clock import SystemClock
 from rearview.domain.changes import ChangeSet, PendingUpsert
+from rearview.domain.erase import ErasedCounts
+from rearview.domain.history import ArchivedVersion, archived_versions
+from rearview.domain.listing import PagePosition
 from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.search import MemoryFilter
 from rearview.domain.stats import NamespaceUsage
@@ -129,8 +133,13 @@ class SqliteMemoryStore:
         # Encoded, and their dimension checked, before the transaction begins.
         blobs = {memory_id: self._vector_blob(p.vector) for memory_id, p in pending.items() if p.vector is not None}
         deletes = list(dict.fromkeys(changes.deletes))
+        updates = {memory_id: p.memory for memory_id, p in pending.items() if p.first_version > 1}
         with self.db.transaction() as conn:
+            previous = management.stored_memories(conn, namespace, list(updates))
             self._write_upserts(conn, namespace, pending, blobs)
+            now = self._clock.now()
+            archives = [*changes.archived, *archived_versions(updates, previous, changes.cause, now, changes.actor)]
+            management.write_history(conn, namespace, archives, changes.history_purged())
             deleted = self._delete(conn, namespace, deletes)
             (generation,) = conn.execute(
                 "INSERT INTO namespace_state(namespace, generation, last_write_at) VALUES (?, 1, ?) "
@@ -349,10 +358,44 @@ class SqliteMemoryStore:
         )
         return [episode_from_row(row) for row in rows]
 
-    def list_namespaces(self) -> list[str]:
-        """Every namespace that has ever been written (for `rearview reindex` of everything)."""
-        rows = self.db.connection().execute("SELECT namespace FROM namespace_state ORDER BY namespace").fetchall()
+    def list_namespaces(self, prefix: str = "") -> list[str]:
+        """The namespaces written or recalled in since they were last erased whose name starts with `prefix`, in
+        name order (for `rearview reindex` of everything, the namespace listing and a subtree's erase)."""
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT namespace FROM namespace_state WHERE (last_write_at IS NOT NULL OR recall_count > 0) "
+                "AND substr(namespace, 1, ?) = ? ORDER BY namespace",
+                (len(prefix), prefix),
+            )
+            .fetchall()
+        )
         return [row[0] for row in rows]
+
+    # management
+
+    def page_memories(
+        self, namespace: str, flt: MemoryFilter, limit: int, after: PagePosition | None = None
+    ) -> list[Memory]:
+        """At most `limit` matching memories, newest first, strictly after `after`."""
+        with self.db.snapshot() as conn:
+            return management.page(conn, namespace, flt, limit, after)
+
+    def history(self, namespace: str, memory_id: str) -> list[ArchivedVersion]:
+        """The archived versions of a memory, oldest first."""
+        return management.history(self.db.connection(), namespace, memory_id)
+
+    def facts_superseded_by(self, namespace: str, fact_id: str) -> list[Fact]:
+        """The facts that `fact_id` superseded, oldest first."""
+        return management.superseded_by(self.db.connection(), namespace, fact_id)
+
+    def erase_namespace(self, namespace: str) -> ErasedCounts:
+        """Every row of the namespace gone, in one transaction; the vector caches drop what went."""
+        with self.db.transaction() as conn:
+            counts, deleted, generation = management.erase(conn, namespace)
+        if generation:
+            self.db.publish(AppliedChanges(namespace, generation - 1, generation, (), tuple(deleted)))
+        return counts
 
     def namespaces_with_unconsolidated(self) -> list[str]:
         """Every namespace holding an unconsolidated episode (a partial index holds only those rows)."""

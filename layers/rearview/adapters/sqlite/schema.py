@@ -16,6 +16,7 @@
 - `hindsight_leases`, `hindsight_runs`, `hindsight_spend`, `hindsight_totals`, `hindsight_induced`,
   `hindsight_feedback`: consolidation's ledger (`hindsight_ledger`): the run lease per namespace, the runs, the
   spend per UTC day, and the running totals.
+- `memory_versions`: the archived earlier versions of each memory (see `rearview.domain.history`).
 
 `MIGRATIONS[i]` takes the schema from version i to i + 1, each in its own transaction (`SqliteDatabase` runs
 them). Append only.
@@ -299,6 +300,19 @@ CREATE TABLE hindsight_feedback (
 ) WITHOUT ROWID;
 """
 
+# Memory management: the archived earlier versions of each memory (an `ArchivedVersion` as JSON, read back whole),
+# and the facts a fact superseded, for a memory's history.
+_MIGRATION_8 = """
+CREATE TABLE memory_versions (
+  namespace TEXT NOT NULL,
+  memory_id TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  archive_json TEXT NOT NULL,
+  PRIMARY KEY (namespace, memory_id, version)
+) WITHOUT ROWID;
+CREATE INDEX facts_by_superseded_by ON facts(namespace, superseded_by) WHERE superseded_by IS NOT NULL;
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     _MIGRATION_1,
     _MIGRATION_2,
@@ -307,5 +321,6 @@ MIGRATIONS: tuple[str, ...] = (
     _MIGRATION_5,
     _MIGRATION_6,
     _MIGRATION_7,
+    _MIGRATION_8,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -97,6 +97,7 @@ class ConsolidationService:
             changes.upserts.append(
                 (episode.model_copy(update={"consolidated": True, "version": episode.version + 1}), None)
             )
+        changes.cause = "consolidation"
         self._store.apply(namespace, changes)
         self._fill(result, reconciler, pool, new, taken, induction, fallback)
         result.episodes_consolidated = len(seen)

@@ -70,7 +70,9 @@ class FeedbackService:
         else:
             before, updated = self._episode(memory, req)
         after = updated.confidence if isinstance(updated, Fact) else updated.importance
-        changes = ChangeSet(upserts=[(updated.model_copy(update={"version": memory.version + 1}), None)])
+        changes = ChangeSet(
+            upserts=[(updated.model_copy(update={"version": memory.version + 1}), None)], cause="feedback"
+        )
         corrected_by = None
         if req.correction is not None:
             correction = self._correction(namespace, memory, req.correction, now)

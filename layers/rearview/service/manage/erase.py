@@ -1,0 +1,57 @@
+"""Erasing a namespace, or a namespace and every namespace under it: its memories in every layer, their history,
+the search index's documents, consolidation's ledger, and the API keys whose whole scope is gone.
+
+A key is revoked (kept as revoked, never deleted, so its id stays taken) when its scope is an erased namespace and
+nothing under that scope is left: with `subtree`, every key scoped at or under the namespace; without, a key scoped
+to the namespace itself only when no namespace under it holds memory.
+"""
+
+from __future__ import annotations
+
+from rearview.domain.erase import ErasedCounts, EraseReceipt
+from rearview.domain.namespaces import namespace_within, validate_namespace
+from rearview.ports import HindsightLedger, IndexMaintenance, MemoryStore
+from rearview.service.access import AccessService
+
+
+class EraseService:
+    def __init__(
+        self,
+        store: MemoryStore,
+        ledger: HindsightLedger,
+        access: AccessService,
+        index: IndexMaintenance | None = None,
+    ) -> None:
+        self._store = store
+        self._ledger = ledger
+        self._access = access
+        self._index = index
+
+    def erase(self, namespace: str, subtree: bool = False) -> EraseReceipt:
+        """Erase `namespace` (and, with `subtree`, every namespace under it); the receipt counts what went."""
+        validate_namespace(namespace)
+        below = self._store.list_namespaces(namespace + ":")
+        targets = [namespace, *(below if subtree else [])]
+        receipt = EraseReceipt(namespace=namespace, subtree=subtree, namespaces={})
+        for each in targets:
+            receipt.namespaces[each] = self._erase_one(each)
+        left_below = bool(below) and not subtree
+        for key in self._access.list_keys():
+            if key.revoked_at is not None or not namespace_within(key.scope, namespace):
+                continue
+            if key.scope == namespace and left_below:
+                continue
+            if key.scope != namespace and not subtree:
+                continue
+            self._access.revoke(key.key_id)
+            receipt.keys_revoked.append(key.key_id)
+        return receipt
+
+    def _erase_one(self, namespace: str) -> ErasedCounts:
+        # The ledger first: on DynamoDB its items share the namespace's partition, which the store then empties.
+        ledger = self._ledger.erase_namespace(namespace)
+        counts = self._store.erase_namespace(namespace)
+        counts.ledger = ledger
+        if self._index is not None:
+            counts.index = self._index.delete_namespace(namespace)
+        return counts

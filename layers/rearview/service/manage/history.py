@@ -1,0 +1,48 @@
+"""A memory's history: the facts it superseded (the chain back, oldest first), then its own earlier versions, then
+what it is now."""
+
+from __future__ import annotations
+
+from rearview.domain.history import MemoryHistory, MemoryVersion, origin, version_chain
+from rearview.domain.memory import Fact
+from rearview.domain.namespaces import validate_namespace
+from rearview.errors import NotFound
+from rearview.ports import MemoryStore
+
+# How far back a chain of superseded facts is followed.
+MAX_CHAIN = 50
+
+
+class HistoryService:
+    def __init__(self, store: MemoryStore) -> None:
+        self._store = store
+
+    def history(self, namespace: str, memory_id: str) -> MemoryHistory:
+        validate_namespace(namespace)
+        memory = self._store.get(namespace, memory_id)
+        if memory is None:
+            raise NotFound(f"memory {memory_id!r} not found in namespace {namespace!r}", field="id")
+        versions = version_chain(memory, self._store.history(namespace, memory_id))
+        superseded = self._superseded_chain(namespace, memory.id) if isinstance(memory, Fact) else []
+        return MemoryHistory(namespace=namespace, memory_id=memory_id, versions=[*superseded, *versions])
+
+    def _superseded_chain(self, namespace: str, fact_id: str) -> list[MemoryVersion]:
+        """The facts this one replaced, and those they replaced, oldest first."""
+        found: dict[str, Fact] = {}
+        frontier = [fact_id]
+        while frontier and len(found) < MAX_CHAIN:
+            earlier = [f for each in frontier for f in self._store.facts_superseded_by(namespace, each)]
+            earlier = [f for f in earlier if f.id not in found and f.id != fact_id]
+            found.update((f.id, f) for f in earlier)
+            frontier = [f.id for f in earlier]
+        ordered = sorted(found.values(), key=lambda f: (f.created_at, f.id))[:MAX_CHAIN]
+        return [
+            MemoryVersion(
+                version=f.version,
+                relation="superseded",
+                memory=f,
+                changed_by=origin(f),
+                changed_at=f.created_at,
+            )
+            for f in ordered
+        ]

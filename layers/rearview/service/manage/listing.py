@@ -1,0 +1,85 @@
+"""Listing: a namespace's memories page by page, newest first; and the namespaces a caller may see."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rearview.domain.erase import NamespaceInfo, NamespaceList
+from rearview.domain.listing import ListQuery, MemoryPage, PagePosition
+from rearview.domain.namespaces import validate_namespace
+from rearview.domain.search import MemoryFilter
+from rearview.errors import InvalidInput
+from rearview.ports import Clock, MemoryStore
+
+# The most namespaces one listing returns (each is counted).
+MAX_NAMESPACES = 1000
+
+
+def query_filter(query: ListQuery) -> MemoryFilter:
+    """The store filter a listing query stands for."""
+    if query.since and query.until and query.since >= query.until:
+        raise InvalidInput("since: must be before until", field="since")
+    if query.layer == "semantic" and query.event_type:
+        raise InvalidInput("event_type: only episodic memories have an event type", field="event_type")
+    if query.layer == "episodic" and query.kind:
+        raise InvalidInput("kind: only semantic memories have a kind", field="kind")
+    return MemoryFilter(
+        layers=(query.layer,) if query.layer else ("episodic", "semantic"),
+        since=query.since,
+        until=query.until,
+        tags=(query.tag,) if query.tag else (),
+        event_types=(query.event_type,) if query.event_type else (),
+        kinds=(query.kind,) if query.kind else (),
+        include_superseded=query.include_superseded,
+    )
+
+
+def narrowed_prefix(prefix: str, scope: str | None) -> str | None:
+    """The prefix to ask the store for: the longer of `prefix` and `scope` when one starts the other, else None
+    (nothing under `scope` starts with `prefix`)."""
+    if scope is None or scope.startswith(prefix):
+        return prefix if scope is None else scope
+    return prefix if prefix.startswith(scope) else None
+
+
+class ListingService:
+    def __init__(self, store: MemoryStore, clock: Clock) -> None:
+        self._store = store
+        self._clock = clock
+
+    def page(self, namespace: str, query: ListQuery) -> MemoryPage:
+        """One page of the namespace's memories, newest first, and the cursor of the next (None on the last)."""
+        validate_namespace(namespace)
+        flt = query_filter(query)
+        after = PagePosition.decode(query.cursor) if query.cursor else None
+        found = self._store.page_memories(namespace, flt, query.limit + 1, after)
+        items = found[: query.limit]
+        more = len(found) > query.limit
+        return MemoryPage(items=items, next_cursor=PagePosition.of(items[-1]).encode() if more else None)
+
+    def namespaces(
+        self, visible: Callable[[str], bool], prefix: str | None = None, scope: str | None = None
+    ) -> NamespaceList:
+        """The namespaces holding memory that start with `prefix` and that `visible` lets the caller see, with
+        their counts, in name order. `scope` (a key's namespace; None for every one) narrows what the store is
+        asked for, so a tenant's key never reads the other tenants' names."""
+        if prefix is not None and len(prefix) > 300:
+            raise InvalidInput("prefix: at most 300 characters", field="prefix")
+        asked = narrowed_prefix(prefix or "", scope)
+        if asked is None:
+            return NamespaceList(namespaces=[], truncated=False)
+        names = [n for n in self._store.list_namespaces(asked) if visible(n)]
+        now = self._clock.now()
+        listed: list[NamespaceInfo] = []
+        for name in names[:MAX_NAMESPACES]:
+            usage = self._store.usage(name, now)
+            listed.append(
+                NamespaceInfo(
+                    namespace=name,
+                    episodic=usage.episodic,
+                    semantic=usage.semantic_active,
+                    semantic_superseded=usage.semantic_superseded,
+                    last_write_at=usage.last_write_at,
+                )
+            )
+        return NamespaceList(namespaces=listed, truncated=len(names) > MAX_NAMESPACES)
