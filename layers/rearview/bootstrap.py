@@ -246,7 +246,7 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
         editor=EditService(store, embedder, clock),
         history=HistoryService(store),
         transfer=TransferService(store, embedder),
-        eraser=EraseService(store, ledger, access, maintenance),
+        eraser=EraseService(store, ledger, access, maintenance, policies),
         index_maintenance=maintenance,
         jobs=jobs if jobs is not None else build_consolidation_jobs(settings),
     )

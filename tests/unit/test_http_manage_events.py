@@ -14,6 +14,7 @@ from rearview.api.http import create_resolver
 from rearview.api.local_server import local_context
 from rearview.bootstrap import Services
 from rearview.domain.recall import RecallQuery
+from rearview.domain.retention import RetentionPolicy
 from rearview.domain.write import MemoryWrite
 from rearview.service.manage.listing import narrowed_prefix
 from support.events import load_event
@@ -225,6 +226,16 @@ def test_erase_removes_the_subtree_and_returns_a_receipt(resolver: APIGatewayHtt
     assert services.store.get("acme:u-420", "ep-lisbon-flight") is not None
     status, error, _ = call(resolver, "namespace_erase", query={"subtree": "maybe"})
     assert status == 422 and error["field"] == "subtree"
+
+
+def test_erase_removes_the_retention_policies_of_what_it_erases(services: Services) -> None:
+    for ns in (NS, f"{NS}:p-1", "acme:u-420"):
+        services.writer.write(ns, MemoryWrite(content="Booked the Lisbon flight"))
+        services.retention.set_policy(ns, RetentionPolicy(episode_max_age_days=30))
+    receipt = services.eraser.erase(NS, subtree=True)
+    assert receipt.namespaces[NS].retention_policy and receipt.namespaces[f"{NS}:p-1"].retention_policy
+    assert services.retention.policy(NS).set_on is None and services.retention.policy(f"{NS}:p-1").set_on is None
+    assert services.retention.policy("acme:u-420").set_on == "acme:u-420"
 
 
 def test_the_inspector_is_served_without_a_key(resolver: APIGatewayHttpResolver) -> None:

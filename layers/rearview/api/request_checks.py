@@ -6,6 +6,8 @@ The content-type rule is also what keeps a web page of another site from writing
 POST without asking first (no CORS preflight) only with a form's or text's content type, never with JSON. So a
 request that declares any other content type is refused, and so is one that carries a body without declaring one.
 A request with neither (`POST .../sessions/s-1/end`, `DELETE ...`) passes: it carries nothing to misread.
+The import route also takes ndjson (`application/x-ndjson`, a type a browser must ask about first as well), each
+line checked as a JSON body.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from http import HTTPStatus
 from typing import Any
 
 from rearview.api.http_errors import gateway_error
+from rearview.api.routes import match_api_route
 from rearview.domain.json_input import parse_json_body
 from rearview.errors import InvalidInput
 
@@ -36,6 +39,21 @@ def is_json_media_type(content_type: str) -> bool:
     return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
 
 
+# The routes whose body may be JSON lines as well as JSON, and the media types that declare lines.
+LINE_BODY_OPERATIONS = frozenset({"import_memories"})
+LINE_MEDIA_TYPES = frozenset({"application/x-ndjson", "application/jsonl"})
+
+
+def takes_lines(event: Mapping[str, Any]) -> bool:
+    """Whether the request declares JSON lines for a route that takes them."""
+    declared = (header(event, "content-type") or "").split(";", 1)[0].strip().lower()
+    if declared not in LINE_MEDIA_TYPES:
+        return False
+    http = (event.get("requestContext") or {}).get("http") or {}
+    matched = match_api_route(str(http.get("method", "")), str(event.get("rawPath", "")))
+    return matched is not None and matched[0].operation in LINE_BODY_OPERATIONS
+
+
 def unsupported_media_type(declared: str | None) -> dict[str, Any]:
     """The 415 of a body that is not declared JSON."""
     got = f"got {declared[:100]!r}" if declared else "none was sent"
@@ -50,7 +68,7 @@ def content_type_refusal(event: Mapping[str, Any]) -> dict[str, Any] | None:
     """415 when the request declares a content type other than JSON, or carries a body without declaring one."""
     declared = header(event, "content-type")
     if declared is not None and declared.strip():
-        return None if is_json_media_type(declared) else unsupported_media_type(declared)
+        return None if is_json_media_type(declared) or takes_lines(event) else unsupported_media_type(declared)
     return unsupported_media_type(None) if event.get("body") else None
 
 
@@ -66,7 +84,11 @@ def json_body_refusal(event: Mapping[str, Any]) -> dict[str, Any] | None:
     if not event.get("body"):
         return None
     try:
-        parse_json_body(_body_text(event))
+        text = _body_text(event)
+        if takes_lines(event):
+            _check_lines(text)
+            return None
+        parse_json_body(text)
     except InvalidInput as exc:
         return gateway_error(exc.status, exc.to_dict())
     except (UnicodeDecodeError, binascii.Error) as exc:
@@ -76,6 +98,17 @@ def json_body_refusal(event: Mapping[str, Any]) -> dict[str, Any] | None:
         message = f"body: malformed JSON ({exc.msg} at position {exc.pos})"
         return gateway_error(400, {"error": "invalid_json", "message": message, "field": "body"})
     return None
+
+
+def _check_lines(text: str) -> None:
+    """JSON lines: each well-formed line is held to the same checks as a JSON body; a malformed one is left to the
+    route's parser, which names its line among the items."""
+    for line in text.splitlines():
+        if line.strip():
+            try:
+                parse_json_body(line)
+            except json.JSONDecodeError:
+                continue
 
 
 def request_refusal(event: Mapping[str, Any]) -> dict[str, Any] | None:

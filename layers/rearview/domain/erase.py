@@ -16,6 +16,7 @@ class ErasedCounts(BaseModel):
     versions: int = Field(0, description="Archived earlier versions of memories")
     ledger: int = Field(0, description="Consolidation's records: runs, spend, totals, feedback counts, the lease")
     index: int = Field(0, description="Documents removed from a search index kept apart from the store")
+    retention_policy: bool = Field(False, description="Whether the namespace's own retention policy was removed")
 
     def total(self) -> int:
         return self.working + self.episodic + self.semantic + self.versions + self.ledger

@@ -1,5 +1,6 @@
 """Erasing a namespace, or a namespace and every namespace under it: its memories in every layer, their history,
-the search index's documents, consolidation's ledger, and the API keys whose whole scope is gone.
+the search index's documents, consolidation's ledger, the namespace's own retention policy, and the API keys whose
+whole scope is gone.
 
 A key is revoked (kept as revoked, never deleted, so its id stays taken) when its scope is an erased namespace and
 nothing under that scope is left: with `subtree`, every key scoped at or under the namespace; without, a key scoped
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from rearview.domain.erase import ErasedCounts, EraseReceipt
 from rearview.domain.namespaces import namespace_within, validate_namespace
-from rearview.ports import HindsightLedger, IndexMaintenance, MemoryStore
+from rearview.ports import HindsightLedger, IndexMaintenance, MemoryStore, RetentionPolicies
 from rearview.service.access import AccessService
 
 
@@ -21,8 +22,10 @@ class EraseService:
         ledger: HindsightLedger,
         access: AccessService,
         index: IndexMaintenance | None = None,
+        policies: RetentionPolicies | None = None,
     ) -> None:
         self._store = store
+        self._policies = policies
         self._ledger = ledger
         self._access = access
         self._index = index
@@ -50,8 +53,11 @@ class EraseService:
     def _erase_one(self, namespace: str) -> ErasedCounts:
         # The ledger first: on DynamoDB its items share the namespace's partition, which the store then empties.
         ledger = self._ledger.erase_namespace(namespace)
+        # Likewise the retention policy (a `RETENTION` item on DynamoDB).
+        policy = self._policies.delete(namespace) if self._policies is not None else False
         counts = self._store.erase_namespace(namespace)
         counts.ledger = ledger
+        counts.retention_policy = policy
         if self._index is not None:
             counts.index = self._index.delete_namespace(namespace)
         return counts
