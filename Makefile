@@ -9,7 +9,7 @@ ALL_EXTRAS := onnx,local,aws,emulate,mcp,infra,llm,dev
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed-all
 # test-fast runs the contract suites on these backends only: the fakes and SQLite.
-FAST_BACKENDS := memory,sqlite,rules,fake
+FAST_BACKENDS := memory,sqlite,sqlite-replica,rules,fake
 
 PHONY_EMULATE := emulate emulate-template
 .PHONY: $(PHONY_EMULATE) venv run test test-fast test-long lint bench bench-locomo bench-latency clean layer synth opensearch opensearch-stop
