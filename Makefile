@@ -38,6 +38,7 @@ EMULATE_DIR := build/emulate
 EMULATE_TEMPLATE := $(EMULATE_DIR)/Rearview.template.json
 EMULATE_CONTEXT := -c rearview:search=domain -c rearview:embedder=hashing
 $(EMULATE_TEMPLATE): $(STAMP) $(shell find infra/app.py infra/cdk.json infra/rearview_infra functions layers/rearview/api/routes.py -name '*.py' -o -name '*.json' 2>/dev/null)
+	@command -v node >/dev/null || { echo "make emulate: synthesising the stack's template needs Node.js (the CDK's jsii runs on it): install Node.js 18+ and run it again" >&2; exit 1; }
 	rm -rf $(EMULATE_DIR) build/emulate-layer
 	mkdir -p build/emulate-layer/python
 	JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 $(BIN)/python infra/app.py --outdir $(EMULATE_DIR) $(EMULATE_CONTEXT) \
