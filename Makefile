@@ -41,7 +41,7 @@ $(EMULATE_TEMPLATE): $(STAMP) $(shell find infra/app.py infra/cdk.json infra/rea
 	@command -v node >/dev/null || { echo "make emulate: synthesising the stack's template needs Node.js (the CDK's jsii runs on it): install Node.js 18+ and run it again" >&2; exit 1; }
 	rm -rf $(EMULATE_DIR) build/emulate-layer
 	mkdir -p build/emulate-layer/python
-	JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 $(BIN)/python infra/app.py --outdir $(EMULATE_DIR) $(EMULATE_CONTEXT) \
+	JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=18,20 $(BIN)/python infra/app.py --outdir $(EMULATE_DIR) $(EMULATE_CONTEXT) \
 		-c rearview:layerDir=$(CURDIR)/build/emulate-layer -c rearview:functionsDir=$(CURDIR)/functions
 
 emulate-template: $(EMULATE_TEMPLATE)
