@@ -26,6 +26,7 @@ from support.emulator_process import (
     request,
     running_emulator,
 )
+from support.mcp_calls import run
 from support.opensearch_node import OpenSearchCluster
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -104,6 +105,45 @@ def test_a_write_answers_202_and_becomes_readable_over_http_and_mcp(emulation: E
     assert eventually(recalled, "the MCP write never became readable")[0]["id"] == remembered["id"]
     # The index caught up through the stream: index_sync ran.
     assert "IndexUpserts" in (emulation.data_dir / "logs" / "index_sync.log").read_text()
+
+
+async def _sdk_session(url: str, token: str, mode: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    async with http, Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+        tools = await client.list_tools()
+        return [tools, *[await client.call_tool(name, args) for name, args in calls]]
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_the_mcp_sdk_client_works_through_the_emulated_gateway(emulation: Emulation, mode: str) -> None:
+    """The SDK's own client (its handshake, its headers, what it does with the stateless function's answers)
+    against `/mcp` behind the emulated HTTP API, as an agent would connect to the deployed stack."""
+    namespace = f"acme:sdk-{mode}"
+    status, created = request(
+        "POST", f"{emulation.url}/v1/keys", {"namespace": namespace, "permissions": ["read", "write"]}, emulation.token
+    )
+    assert status == 201, created
+    remember = ("remember", {"namespace": namespace, "content": f"The {mode} client prefers metric units"})
+    tools, remembered, refused = run(_sdk_session(
+        f"{emulation.url}/mcp", created["key"], mode, [remember, ("recall", {"namespace": "globex", "query": "x"})]
+    ))  # fmt: skip
+
+    assert {"remember", "recall", "forget"} <= {t.name for t in tools.tools}
+    assert not remembered.is_error and remembered.structured_content["status"] == "accepted"
+    assert refused.is_error and "globex" in refused.content[0].text
+
+    def recalled() -> Any:
+        _, found = run(_sdk_session(
+            f"{emulation.url}/mcp", created["key"], mode, [("recall", {"namespace": namespace, "query": "units"})]
+        ))  # fmt: skip
+        hits = found.structured_content["results"]
+        return hits or None
+
+    assert eventually(recalled, "the SDK's write never became readable")[0]["id"] == remembered.structured_content["id"]
 
 
 def test_the_gateway_and_the_functions_check_every_request(emulation: Emulation) -> None:
