@@ -168,6 +168,15 @@ def test_the_gateway_and_the_functions_check_every_request(emulation: Emulation)
     assert status == 403 and body["error"] == "forbidden", body
     status, body = request("POST", f"{emulation.url}/v1/namespaces/globex/recall", {"query": "x"}, reader)
     assert status == 403 and body["error"] == "forbidden", body
+    status, body = request("POST", f"{url}/forget", {"tags": ["any"]}, reader)
+    assert status == 403 and body["error"] == "forbidden", body
+    status, body = request(
+        "POST", f"{emulation.url}/v1/keys", {"namespace": NAMESPACE, "permissions": ["admin"]}, reader
+    )
+    assert status == 403 and body["error"] == "forbidden", body
+    # Bad input is the function's 4xx naming the field, through the gateway.
+    status, body = request("POST", f"{url}/recall", {"query": "x", "top_k": 100000}, emulation.token)
+    assert status in (400, 422) and "top_k" in json.dumps(body), body
     # /mcp has no authorizer at the gateway: the function answers MCP's 401 itself.
     status, headers, _ = emulation.raw("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
     assert status == 401 and headers.get("www-authenticate", "").startswith("Bearer")
