@@ -9,8 +9,11 @@ settings (the schedule's tick, the TTL sweep, the redelivery of a failed message
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import socket
 import subprocess
+import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -336,3 +339,28 @@ def _template_variable(template: Path, name: str) -> str:
         if resource["Type"] == "AWS::Lambda::Function":
             return str(resource["Properties"]["Environment"]["Variables"][name])
     raise AssertionError(f"no function has {name}")
+
+
+def test_a_port_in_use_or_a_missing_opensearch_fails_the_start_in_one_line(template: Path, tmp_path: Path) -> None:
+    """Nothing half-started is left behind and nothing is saved: the error, and exit code 2."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        taken = _emulate(template, tmp_path / "a", "--port", str(port))
+    no_search = _emulate(template, tmp_path / "b", "--port", "0", env={"REARVIEW_EMULATE_SEARCH": "opensearch"})
+
+    assert (taken.returncode, taken.stderr.strip()) == (2, "error: cannot start: [Errno 98] Address already in use")
+    assert no_search.returncode == 2 and no_search.stderr.strip() == "error: search: opensearch needs OPENSEARCH_URL"
+    assert not (tmp_path / "a" / "state").exists() and not (tmp_path / "b" / "state").exists()
+
+
+def _emulate(
+    template: Path, data_dir: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("REARVIEW_", "OPENSEARCH_"))}
+    command = [sys.executable, "-m", "rearview.cli", "emulate", "--template", str(template), "--data-dir"]
+    return subprocess.run(
+        [*command, str(data_dir), *args], capture_output=True, text=True, timeout=120, env=clean | (env or {}),
+        cwd=REPO_ROOT, check=False,
+    )  # fmt: skip

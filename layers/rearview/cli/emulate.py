@@ -102,17 +102,19 @@ def emulate(
         emulator = Emulator(options)
     stopping = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: stopping.set())
+    started = False
     try:
         with user_errors():
             try:
                 emulator.start()
             except OSError as exc:
-                emulator.stop()
                 fail(f"cannot start: {exc}")
+        started = True
         _announce(emulator, time.monotonic() - began)
         _wait(stopping)
     finally:
-        stderr_console().print("Rearview emulator: shutting down", markup=False)
+        if started:
+            stderr_console().print("Rearview emulator: shutting down", markup=False)
         saved = emulator.stop()
         signal.signal(signal.SIGTERM, previous)
     stderr_console().print(f"Rearview emulator: {_summary(emulator, saved)}", markup=False)

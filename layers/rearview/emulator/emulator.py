@@ -94,12 +94,15 @@ class Emulator:
         self._server: GatewayServer | None = None
         self._server_thread: threading.Thread | None = None
         self._forks = ForkServer() if fork_server.supported() else None
+        self._stopped = False
 
     # --- start ----------------------------------------------------------------------------------------------
 
     def start(self) -> None:
         (self.data_dir / "logs").mkdir(parents=True, exist_ok=True)
         self.api_token = self.options.api_token or self._stored_token()
+        # The API's port first: a port in use fails the start before anything else is made.
+        self._bind_front()
         self._start_moto()
         options = self.options
         self.search = choose_search(options.search, options.opensearch_url)
@@ -261,12 +264,15 @@ class Emulator:
         for poller in self._pollers:
             poller.start()
 
-    def _start_front(self) -> None:
+    def _bind_front(self) -> None:
         gateway = ApiGateway(self.template.routes(), self.template.authorizers(), self.invoke)
         self._server = GatewayServer((self.options.host, self.options.port), gateway)
         host, port = str(self._server.server_address[0]), int(self._server.server_address[1])
         shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
         self.url = f"http://{shown}:{port}"
+
+    def _start_front(self) -> None:
+        assert self._server is not None
         self._server_thread = threading.Thread(target=self._server.serve_forever, name="http-api", daemon=True)
         self._server_thread.start()
 
@@ -277,9 +283,14 @@ class Emulator:
     # --- stop -----------------------------------------------------------------------------------------------
 
     def stop(self) -> dict[str, int]:
-        """Stop taking requests, stop the event sources, end the containers, save the state; the saved counts."""
+        """Stop taking requests, stop the event sources, end the containers, save the state; the saved counts
+        (once: a second call does nothing)."""
+        if self._stopped:
+            return {}
+        self._stopped = True
         if self._server is not None:
-            self._server.shutdown()
+            if self._server_thread is not None:
+                self._server.shutdown()
             self._server.server_close()
         for poller in self._pollers:
             poller.request_stop()
