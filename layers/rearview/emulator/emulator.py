@@ -288,10 +288,27 @@ class Emulator:
         if self._stopped:
             return {}
         self._stopped = True
-        if self._server is not None:
-            if self._server_thread is not None:
-                self._server.shutdown()
-            self._server.server_close()
+        self._stop_front()
+        self._stop_running()
+        saved: dict[str, int] = {}
+        if self.deployment is not None:
+            try:
+                saved = snapshot.save(self.deployment, self.state_dir, self._client("dynamodb"), self._client("sqs"))
+            except Exception:
+                logger.exception("saving the emulated state failed; the previous snapshot is kept")
+        if self._moto is not None:
+            self._moto.stop()
+        return saved
+
+    def _stop_front(self) -> None:
+        if self._server is None:
+            return
+        if self._server_thread is not None:  # shutdown() waits for serve_forever, which a failed start never ran
+            self._server.shutdown()
+        self._server.server_close()
+
+    def _stop_running(self) -> None:
+        """The event sources, the containers and the fork server."""
         for poller in self._pollers:
             poller.request_stop()
         # Most end at once; one waiting on an invocation (a cold start, a run) must not hold up the others.
@@ -303,15 +320,6 @@ class Emulator:
             poller.stop(STOP_SECONDS)
         if self._forks is not None:
             self._forks.stop()
-        saved: dict[str, int] = {}
-        if self.deployment is not None:
-            try:
-                saved = snapshot.save(self.deployment, self.state_dir, self._client("dynamodb"), self._client("sqs"))
-            except Exception:
-                logger.exception("saving the emulated state failed; the previous snapshot is kept")
-        if self._moto is not None:
-            self._moto.stop()
-        return saved
 
     # --- what it runs -----------------------------------------------------------------------------------------
 
