@@ -5,13 +5,14 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # One virtual environment; a stamp per set of extras records what it holds (the full set includes the run set).
 RUN_EXTRAS := onnx,local,mcp,llm
-ALL_EXTRAS := onnx,local,aws,mcp,infra,llm,client,dev
+ALL_EXTRAS := onnx,local,aws,emulate,mcp,infra,llm,client,dev
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed-all
 # test-fast runs the contract suites on these backends only: the fakes and SQLite.
-FAST_BACKENDS := memory,sqlite,rules,fake
+FAST_BACKENDS := memory,sqlite,sqlite-replica,rules,fake
 
-.PHONY: ts-client venv run test test-fast test-long lint bench bench-locomo bench-latency clean layer synth opensearch opensearch-stop
+PHONY_EMULATE := emulate emulate-template
+.PHONY: $(PHONY_EMULATE) ts-client venv run test test-fast test-long lint bench bench-locomo bench-latency clean layer synth opensearch opensearch-stop
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +31,23 @@ venv: $(STAMP)
 ## Start the local server on the embedded backend (SQLite in ./.rearview, offline MiniLM embedder).
 run: $(RUN_STAMP)
 	$(BIN)/rearview serve
+
+## The AWS deployment's shape on this machine: the stack's template (synthesised once into build/emulate/, again when
+## infra/ or functions/ change) on moto, the real handlers, OpenSearch at OPENSEARCH_URL or the embedded index.
+EMULATE_DIR := build/emulate
+EMULATE_TEMPLATE := $(EMULATE_DIR)/Rearview.template.json
+EMULATE_CONTEXT := -c rearview:search=domain -c rearview:embedder=hashing
+$(EMULATE_TEMPLATE): $(STAMP) $(shell find infra/app.py infra/cdk.json infra/rearview_infra functions layers/rearview/api/routes.py -name '*.py' -o -name '*.json' 2>/dev/null)
+	@command -v node >/dev/null || { echo "make emulate: synthesising the stack's template needs Node.js (the CDK's jsii runs on it): install Node.js 18+ and run it again" >&2; exit 1; }
+	rm -rf $(EMULATE_DIR) build/emulate-layer
+	mkdir -p build/emulate-layer/python
+	JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=18,20 $(BIN)/python infra/app.py --outdir $(EMULATE_DIR) $(EMULATE_CONTEXT) \
+		-c rearview:layerDir=$(CURDIR)/build/emulate-layer -c rearview:functionsDir=$(CURDIR)/functions
+
+emulate-template: $(EMULATE_TEMPLATE)
+
+emulate: $(EMULATE_TEMPLATE)
+	$(BIN)/rearview emulate --template $(EMULATE_TEMPLATE)
 
 ## Run the whole test suite (as CI does).
 test: $(STAMP)

@@ -439,8 +439,13 @@ def build_dynamodb_store(settings: Settings, embedder: Embedder, clock: Clock) -
 
 
 def build_opensearch_index(settings: Settings, embedder: Embedder) -> SearchIndex:
-    """The AWS backend's index: OpenSearch k-NN at the configured endpoint (the client connects on first use)."""
+    """The AWS backend's index: OpenSearch k-NN at the configured endpoint (the client connects on first use), or
+    with `aws.search` `embedded` the SQLite index in the data directory, kept apart from the store like OpenSearch."""
     aws = settings.aws
+    if aws.search == "embedded":
+        from rearview.adapters.sqlite.index_replica import SqliteIndexReplica
+
+        return SqliteIndexReplica.in_directory(settings.data_dir, embedder_name=embedder.name, dim=embedder.dim)
     if not aws.opensearch_endpoint:
         raise ConfigurationError(
             "aws.opensearch_endpoint: required with backend aws (REARVIEW_AWS__OPENSEARCH_ENDPOINT)",

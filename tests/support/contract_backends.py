@@ -25,6 +25,7 @@ import numpy as np
 from rearview.adapters.in_memory import InMemoryData, InMemoryMemoryStore, InMemorySearchIndex
 from rearview.adapters.opensearch import OpenSearchConnection, OpenSearchIndex, build_opensearch_client
 from rearview.adapters.sqlite import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
+from rearview.adapters.sqlite.index_replica import SqliteIndexReplica
 from rearview.clock import ManualClock
 from rearview.domain.changes import ChangeSet
 from rearview.domain.erase import ErasedCounts
@@ -88,6 +89,55 @@ def _sqlite_backend(
             reopen=reopen,
             close=db.close,
         )
+        opened(backend)
+        return backend
+
+    return open_backend(None)
+
+
+class _ReplicaSyncedStore:
+    """A store whose every `apply` is followed by the replica's upserts and deletes of what it changed (the stored
+    state, with the stored vectors), as index sync applies a stream batch; every other call goes to the store."""
+
+    def __init__(self, store: MemoryStore, replica: SqliteIndexReplica) -> None:
+        self._store = store
+        self._replica = replica
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def apply(self, namespace: str, changes: ChangeSet) -> None:
+        self._store.apply(namespace, changes)
+        upserted = [memory.id for memory, _ in changes.upserts]
+        if upserted:
+            memories = self._store.get_many(namespace, upserted)
+            vectors = self._store.get_vectors(namespace, list(memories))
+            self._replica.upsert([(memory, vectors.get(memory_id)) for memory_id, memory in memories.items()])
+        if changes.deletes:
+            self._replica.delete(namespace, changes.deletes)
+
+
+def _sqlite_replica_backend(
+    tmp_path: Path, embedder: Embedder, clock: ManualClock, opened: Callable[[Backend], None]
+) -> Backend:
+    """The embedded index kept apart from its store, as `rearview emulate` searches it without OpenSearch: a
+    SqliteIndexReplica in a file of its own, fed after every write of the store."""
+
+    def open_backend(with_embedder: Embedder | None) -> Backend:
+        chosen = with_embedder or embedder
+        db = SqliteDatabase(tmp_path / "store" / "rearview.db", embedder_name=chosen.name, dim=chosen.dim)
+        replica = SqliteIndexReplica.in_directory(tmp_path / "replica", embedder_name=chosen.name, dim=chosen.dim)
+
+        def close() -> None:
+            db.close()
+            replica.close()
+
+        def reopen(new_embedder: Embedder | None) -> Backend:
+            close()
+            return open_backend(new_embedder)
+
+        store = _ReplicaSyncedStore(SqliteMemoryStore(db, clock=clock), replica)
+        backend = Backend("sqlite-replica", store, replica, chosen, clock, reopen, close)
         opened(backend)
         return backend
 
@@ -338,6 +388,8 @@ def _dynamodb_backend(
 # Backend made, so the fixture can close them all).
 BACKENDS: dict[str, BackendFactory] = {
     "sqlite": _sqlite_backend,
+    # The embedded index apart from its store, fed like OpenSearch (`aws.search=embedded`, the emulator's default).
+    "sqlite-replica": _sqlite_replica_backend,
     # The in-memory fake (tests and throwaway runs), held to the same contract.
     "memory": _memory_backend,
     "dynamodb": _dynamodb_backend,

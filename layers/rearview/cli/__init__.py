@@ -1,5 +1,5 @@
-"""The `rearview` command line (typer + rich): serve, mcp, remember, recall, brief, feedback, forget, consolidate,
-stats, import, session, keys, and ls, edit, history, export, erase (memory by hand).
+"""The `rearview` command line (typer + rich): serve, emulate, mcp, remember, recall, brief, feedback, forget,
+consolidate, stats, import, session, keys, and ls, edit, history, export, erase (memory by hand).
 
 Settings come from `REARVIEW_*` variables, overridden by each command's options, and are built once per
 invocation; the services come from `rearview.bootstrap.build`. User errors print `error: <message>` to stderr
@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from rearview.cli.emulate import emulate
 from rearview.cli.hindsight import brief, feedback, session_app
 from rearview.cli.keys import keys_app
 from rearview.cli.maintenance import consolidate, forget, stats
@@ -58,6 +59,7 @@ def main(
 
 
 app.command("serve")(serve)
+app.command("emulate")(emulate)
 app.command("remember")(remember)
 app.command("recall")(recall)
 app.command("brief")(brief)
