@@ -116,6 +116,12 @@ class _ReplicaSyncedStore:
         if changes.deletes:
             self._replica.delete(namespace, changes.deletes)
 
+    def erase_namespace(self, namespace: str) -> ErasedCounts:
+        # What the erase service does beside the store when the index is kept apart.
+        erased = self._store.erase_namespace(namespace)
+        self._replica.delete_namespace(namespace)
+        return erased
+
 
 def _sqlite_replica_backend(
     tmp_path: Path, embedder: Embedder, clock: ManualClock, opened: Callable[[Backend], None]
