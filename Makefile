@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed-all
 # test-fast runs the contract suites on these backends only: the fakes and SQLite.
 FAST_BACKENDS := memory,sqlite,rules,fake
 
-.PHONY: venv run test test-fast test-long lint bench bench-locomo bench-latency clean layer synth opensearch opensearch-stop
+.PHONY: venv run test test-py313 test-fast test-long lint bench bench-locomo bench-latency clean layer synth synth-check deploy opensearch opensearch-stop
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -83,9 +83,20 @@ $(LAYER_STAMP): pyproject.toml $(shell find layers/rearview -name '*.py' -o -nam
 layer: $(LAYER_STAMP)
 
 ## Synthesise the CDK app (infra/) into cdk.out; no AWS credentials needed. Context: SYNTH_ARGS="-c rearview:search=domain".
-## Deploy with `cd infra && npx cdk deploy`.
+## cdk-nag runs on every synthesis: an unaccepted finding fails it.
 synth: $(STAMP) $(LAYER_STAMP)
 	JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 $(BIN)/python infra/app.py $(SYNTH_ARGS)
+
+## CI's infrastructure gate: every variant of the stack through cdk-nag (AwsSolutions, Serverless; the accepted
+## findings and their reasons are infra/rearview_infra/nag.py) and cfn-lint. Offline: a placeholder layer.
+synth-check: $(STAMP)
+	JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 $(BIN)/python infra/synth_check.py
+
+## Tests, synthesis with the real layer, then `cdk deploy` (AWS credentials and a bootstrapped account needed).
+## DEPLOY_ARGS="-c rearview:alarmEmail=ops@example.com" passes context; infra/README.md has the rest.
+CDK_CLI ?= npx --yes aws-cdk@2
+deploy: test synth-check synth
+	cd infra && JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 $(CDK_CLI) deploy --require-approval broadening $(DEPLOY_ARGS)
 
 clean:
 	rm -rf $(VENV) .rearview .pytest_cache .mypy_cache .ruff_cache

@@ -22,7 +22,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from rearview_infra.queues import DLQ_RETENTION
+from rearview_infra.queues import QueueProtection
 
 # `hindsight.schedule_hours`' default in rearview.settings: each namespace with a backlog once a day.
 DEFAULT_SCHEDULE_HOURS = 24.0
@@ -51,15 +51,12 @@ class ConsolidationSchedule(Construct):
         function: lambda_.IFunction,
         schedule_hours: float = DEFAULT_SCHEDULE_HOURS,
         schedule: str | None = None,
+        protection: QueueProtection | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         # Events the target could not deliver after its retries (the function failed or was throttled).
-        self.dead_letter_queue = sqs.Queue(
-            self,
-            "ScheduleDeadLetterQueue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=DLQ_RETENTION,
+        self.dead_letter_queue: sqs.Queue = (protection or QueueProtection()).dead_letter_queue(
+            self, "ScheduleDeadLetterQueue"
         )
         self.expression = schedule or check_expression(schedule_hours)
         self.rule = events.Rule(
