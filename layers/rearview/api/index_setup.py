@@ -68,11 +68,7 @@ def provision(
     while True:
         try:
             index = maintenance()
-            if index is None:
-                return {**answer, "Reason": "no separate search index on this backend"}
-            created = index.ensure_index()
-            logger.info("search index ensured", extra={"index": index_name, "created": created})
-            return {**answer, "PhysicalResourceId": index_name, "Data": {"Created": str(created).lower()}}
+            created = None if index is None else index.ensure_index()
         except Exception as exc:
             delay = BACKOFF_SECONDS[min(attempt, len(BACKOFF_SECONDS) - 1)]
             reason = f"{type(exc).__name__}: {exc}"[:500]
@@ -82,6 +78,12 @@ def provision(
             logger.warning("search index not ensured yet, retrying", extra={"index": index_name, "error": reason})
             sleep(delay)
             attempt += 1
+            continue
+        if index is None:
+            return {**answer, "Reason": "no separate search index on this backend"}
+        # Only ensure_index is retried: a failure past it (logging, say) is a bug to surface, not a policy delay.
+        logger.info("search index ensured", extra={"index": index_name, "index_created": created})
+        return {**answer, "PhysicalResourceId": index_name, "Data": {"Created": str(created).lower()}}
 
 
 def index_setup_handler(runtime: FunctionRuntime, *, respond: Respond = put_response) -> Handler:
