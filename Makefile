@@ -31,9 +31,31 @@ venv: $(STAMP)
 run: $(RUN_STAMP)
 	$(BIN)/rearview serve
 
-## Run the whole test suite (as CI does).
+## Run the whole test suite (as CI does), then the functions' tiers again on their Python (test-py313).
 test: $(STAMP)
 	$(BIN)/pytest -q
+	$(MAKE) test-py313
+
+## The functions run python3.13 on Lambda (infra/rearview_infra/layer.py) while .venv is this machine's python3
+## (3.11, the oldest supported). This runs what the functions run on 3.13 too, in a second environment: the unit
+## tests, the contract suites (all but the real-OpenSearch backend, which needs a Java node; it runs above) and the
+## integration tests (the AWS path on moto, MCP, HTTP), without the tests marked slow, the benches' and the CDK's.
+## PYTHON313=/path/to/python3.13 where it is not found by itself.
+PYTHON313 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) $(shell command -v python3.13 2>/dev/null))
+VENV313 ?= .venv313
+STAMP313 := $(VENV313)/.installed
+PY313_BACKENDS := bedrock,dynamodb,fake,memory,onnx,openai,opensearch-serverless,rules,sqlite
+$(STAMP313): pyproject.toml
+	@test -n "$(PYTHON313)" || { echo "python3.13 not found: make test-py313 PYTHON313=/path/to/python3.13"; exit 1; }
+	$(PYTHON313) -m venv $(VENV313)
+	$(VENV313)/bin/pip install --quiet --upgrade pip
+	$(VENV313)/bin/pip install --quiet -e '.[onnx,local,aws,mcp,llm,dev]'
+	touch $(STAMP313)
+
+test-py313: $(STAMP313)
+	@$(VENV313)/bin/python -c 'import sys; assert sys.version_info[:2] == (3, 13), sys.version'
+	$(VENV313)/bin/pytest -q tests/unit tests/contract tests/integration -m "not slow" --backends $(PY313_BACKENDS) \
+		--ignore=tests/integration/test_opensearch_real.py
 
 ## Unit tests and the contract suites on the fakes and SQLite, without the tests marked slow: under a minute.
 test-fast: $(STAMP)
@@ -99,4 +121,4 @@ deploy: test synth-check synth
 	cd infra && JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 $(CDK_CLI) deploy --require-approval broadening $(DEPLOY_ARGS)
 
 clean:
-	rm -rf $(VENV) .rearview .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(VENV313) .rearview .pytest_cache .mypy_cache .ruff_cache

@@ -1,6 +1,12 @@
 """Gradual deployment: every function's `live` alias is moved to a new version by CodeDeploy, a little traffic
-first (by default 10 % for 5 minutes, `rearview:deploymentConfig`), and rolled back to the previous version at once
+first (by default 10 % for 15 minutes, `rearview:deploymentConfig`), and rolled back to the previous version at once
 if the function's own alarms (error rate, throttles) fire meanwhile, if the deployment fails, or if it is stopped.
+
+The canary lasts as long as those alarms take to fire: they need 2 (error rate) or 3 (throttles) bad five-minute
+periods, so a 5-minute canary would be over before either could, and would roll back nothing. The alarms watch the
+alias, old and new versions together: with 10 % of the traffic on the new version, an error rate over 5 % on the
+alias means the new version fails over about half its invocations (a version that fails outright is caught; one
+that fails a little is not, and is the alarms' to report after the deployment).
 
 CloudFormation waits for each deployment: `cdk deploy` returns once every alias points at the new versions, or fails
 (and rolls the stack back) when one was rolled back. The functions are independent, so their deployments run side
@@ -8,6 +14,7 @@ by side. Lambda deployments cost nothing in CodeDeploy."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -17,7 +24,7 @@ from constructs import Construct
 
 from rearview_infra.functions import construct_name
 
-DEFAULT_DEPLOYMENT_CONFIG = "CodeDeployDefault.LambdaCanary10Percent5Minutes"
+DEFAULT_DEPLOYMENT_CONFIG = "CodeDeployDefault.LambdaCanary10Percent15Minutes"
 # CodeDeploy's predefined Lambda configurations (canary, linear, all at once).
 DEPLOYMENT_CONFIGS = (
     "CodeDeployDefault.LambdaCanary10Percent5Minutes",
@@ -30,6 +37,17 @@ DEPLOYMENT_CONFIGS = (
     "CodeDeployDefault.LambdaLinear10PercentEvery10Minutes",
     "CodeDeployDefault.LambdaAllAtOnce",
 )
+
+
+def observation_minutes(config_name: str) -> int:
+    """How long a configuration runs the new version on part of the traffic before it takes all of it (0: at once)."""
+    canary = re.fullmatch(r"CodeDeployDefault\.LambdaCanary10Percent(\d+)Minutes", config_name)
+    if canary:
+        return int(canary.group(1))
+    linear = re.fullmatch(r"CodeDeployDefault\.LambdaLinear10PercentEvery(\d+)Minutes?", config_name)
+    if linear:
+        return 9 * int(linear.group(1))  # nine steps of 10 % before the last
+    return 0
 
 
 class GradualDeployment(Construct):

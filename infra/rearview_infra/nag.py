@@ -37,8 +37,9 @@ class Accepted:
 
 
 RUNTIME_PINNED = (
-    "The functions run python3.13, the version the layer is built for and `make test` runs the suite on "
-    "(tests/py313); a newer runtime is adopted by changing layer.RUNTIME, the layer build and that test run together."
+    "The functions run python3.13, the version the layer is built for and `make test` runs the functions' tests on "
+    "(`make test-py313`); a newer runtime is adopted by changing layer.RUNTIME, the layer build and that test run "
+    "together."
 )
 
 # Every function (and its role).

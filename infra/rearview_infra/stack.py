@@ -105,8 +105,10 @@ class RearviewProps:
     # The stage's throttle (every route, every caller together): steady requests per second and burst.
     api_throttle_rate: int = 100
     api_throttle_burst: int = 200
-    # An AWS Budget on the account's monthly cost, warning the alarm topic (0: none).
-    monthly_budget_usd: float = 100.0
+    # An AWS Budget on the account's monthly cost, warning the alarm topic (0: none). Above the idle cost of the
+    # default deployment (about $360 a month, nearly all the collection's minimum OCUs; infra/README.md), so that
+    # it warns of traffic or a runaway, not of the deployment existing.
+    monthly_budget_usd: float = 500.0
 
     @classmethod
     def from_context(cls, get: Callable[[str], Any], **overrides: Any) -> RearviewProps:

@@ -18,7 +18,7 @@ from aws_cdk.assertions import Annotations, Match  # noqa: E402
 
 from rearview.api.routes import MCP_ROUTE  # noqa: E402
 from rearview_infra import nag  # noqa: E402
-from rearview_infra.deployment import DEFAULT_DEPLOYMENT_CONFIG  # noqa: E402
+from rearview_infra.deployment import DEFAULT_DEPLOYMENT_CONFIG, DEPLOYMENT_CONFIGS, observation_minutes  # noqa: E402
 from rearview_infra.functions import ALIASED_FUNCTIONS, FUNCTION_NAMES, default_reserved_concurrency  # noqa: E402
 from rearview_infra.search_index import RESOURCE_TYPE  # noqa: E402
 from rearview_infra.stack import RearviewProps, RearviewStack  # noqa: E402
@@ -175,6 +175,23 @@ def test_every_trigger_invokes_a_live_alias_that_codedeploy_shifts_gradually(syn
         assert alarms == expected and len(alarms) == 2
 
 
+def test_the_canary_lasts_as_long_as_its_rollback_alarms_take_to_fire(synth: Synthesised) -> None:
+    # A canary that ends before its alarms could fire rolls nothing back.
+    for name in ALIASED_FUNCTIONS:
+        for alarm in synth.stack.monitoring.function_alarms[name]:
+            props = synth.resources[synth.stack.get_logical_id(alarm.node.default_child)]["Properties"]
+            if "Metrics" in props:  # a rate: the period of the metrics it is made of
+                period = next(m["MetricStat"]["Period"] for m in props["Metrics"] if "MetricStat" in m)
+            else:
+                period = props["Period"]
+            to_fire = props["DatapointsToAlarm"] * period / 60
+            assert observation_minutes(DEFAULT_DEPLOYMENT_CONFIG) >= to_fire, (name, props["AlarmDescription"])
+    assert observation_minutes("CodeDeployDefault.LambdaCanary10Percent5Minutes") == 5
+    assert observation_minutes("CodeDeployDefault.LambdaLinear10PercentEvery2Minutes") == 18
+    assert observation_minutes("CodeDeployDefault.LambdaAllAtOnce") == 0
+    assert all(observation_minutes(c) > 0 for c in DEPLOYMENT_CONFIGS if "AllAtOnce" not in c)
+
+
 def test_a_deployment_configuration_outside_codedeploy_s_is_refused(base: RearviewProps) -> None:
     with pytest.raises(ValueError, match="deploymentConfig"):
         RearviewStack(cdk.App(), "Odd", props=_props(base, deployment_config="Canary50Percent"))
@@ -322,7 +339,8 @@ def test_a_dashboard_per_concern_and_a_monthly_budget(synth: Synthesised, base: 
     assert len(_of_type(synth, "AWS::CloudWatch::Dashboard")) == 4
     (budget,) = _of_type(synth, "AWS::Budgets::Budget").values()
     props = budget["Properties"]
-    assert props["Budget"]["BudgetLimit"] == {"Amount": 100, "Unit": "USD"}
+    # Above the idle deployment's ~$360 (infra/README.md): a default that fired in the first week would be ignored.
+    assert props["Budget"]["BudgetLimit"] == {"Amount": 500, "Unit": "USD"}
     kinds = {n["Notification"]["NotificationType"] for n in props["NotificationsWithSubscribers"]}
     assert kinds == {"ACTUAL", "FORECASTED"}
     topic = {"Ref": synth.id_of(synth.stack.monitoring.topic)}
