@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed-all
 FAST_BACKENDS := memory,sqlite,sqlite-replica,rules,fake
 
 PHONY_EMULATE := emulate emulate-template
-.PHONY: $(PHONY_EMULATE) ts-client venv run test test-fast test-long lint bench bench-locomo bench-latency clean layer synth opensearch opensearch-stop
+.PHONY: $(PHONY_EMULATE) ts-client venv run test test-py313 test-fast test-long lint bench bench-locomo bench-latency clean layer synth synth-check deploy opensearch opensearch-stop
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -49,9 +49,31 @@ emulate-template: $(EMULATE_TEMPLATE)
 emulate: $(EMULATE_TEMPLATE)
 	$(BIN)/rearview emulate --template $(EMULATE_TEMPLATE)
 
-## Run the whole test suite (as CI does).
+## Run the whole test suite (as CI does), then the functions' tiers again on their Python (test-py313).
 test: $(STAMP)
 	$(BIN)/pytest -q
+	$(MAKE) test-py313
+
+## The functions run python3.13 on Lambda (infra/rearview_infra/layer.py) while .venv is this machine's python3
+## (3.11, the oldest supported). This runs what the functions run on 3.13 too, in a second environment: the unit
+## tests, the contract suites (all but the real-OpenSearch backend, which needs a Java node; it runs above) and the
+## integration tests (the AWS path on moto, MCP, HTTP), without the tests marked slow, the benches' and the CDK's.
+## PYTHON313=/path/to/python3.13 where it is not found by itself.
+PYTHON313 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) $(shell command -v python3.13 2>/dev/null))
+VENV313 ?= .venv313
+STAMP313 := $(VENV313)/.installed
+PY313_BACKENDS := bedrock,dynamodb,fake,memory,onnx,openai,opensearch-serverless,rules,sqlite,sqlite-replica
+$(STAMP313): pyproject.toml
+	@test -n "$(PYTHON313)" || { echo "python3.13 not found: make test-py313 PYTHON313=/path/to/python3.13"; exit 1; }
+	$(PYTHON313) -m venv $(VENV313)
+	$(VENV313)/bin/pip install --quiet --upgrade pip
+	$(VENV313)/bin/pip install --quiet -e '.[onnx,local,aws,emulate,mcp,llm,client,dev]'
+	touch $(STAMP313)
+
+test-py313: $(STAMP313)
+	@$(VENV313)/bin/python -c 'import sys; assert sys.version_info[:2] == (3, 13), sys.version'
+	$(VENV313)/bin/pytest -q tests/unit tests/contract tests/integration -m "not slow" --backends $(PY313_BACKENDS) \
+		--ignore=tests/integration/test_opensearch_real.py
 
 ## Unit tests and the contract suites on the fakes and SQLite, without the tests marked slow: under a minute.
 test-fast: $(STAMP)
@@ -111,9 +133,20 @@ $(LAYER_STAMP): pyproject.toml $(shell find layers/rearview -name '*.py' -o -nam
 layer: $(LAYER_STAMP)
 
 ## Synthesise the CDK app (infra/) into cdk.out; no AWS credentials needed. Context: SYNTH_ARGS="-c rearview:search=domain".
-## Deploy with `cd infra && npx cdk deploy`.
+## cdk-nag runs on every synthesis: an unaccepted finding fails it.
 synth: $(STAMP) $(LAYER_STAMP)
 	JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 $(BIN)/python infra/app.py $(SYNTH_ARGS)
 
+## CI's infrastructure gate: every variant of the stack through cdk-nag (AwsSolutions, Serverless; the accepted
+## findings and their reasons are infra/rearview_infra/nag.py) and cfn-lint. Offline: a placeholder layer.
+synth-check: $(STAMP)
+	JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 $(BIN)/python infra/synth_check.py
+
+## Tests, synthesis with the real layer, then `cdk deploy` (AWS credentials and a bootstrapped account needed).
+## DEPLOY_ARGS="-c rearview:alarmEmail=ops@example.com" passes context; infra/README.md has the rest.
+CDK_CLI ?= npx --yes aws-cdk@2
+deploy: test synth-check synth
+	cd infra && JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 $(CDK_CLI) deploy --require-approval broadening $(DEPLOY_ARGS)
+
 clean:
-	rm -rf $(VENV) .rearview .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(VENV313) .rearview .pytest_cache .mypy_cache .ruff_cache

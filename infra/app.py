@@ -3,7 +3,8 @@ template to `cdk.out`.
 
 Settings come from CDK context (`-c rearview:embeddingDim=1024`; every field of `RearviewProps`), the stack
 name from `rearview:stackName` (default `Rearview`). No AWS credentials are needed: the stack is
-environment-agnostic."""
+environment-agnostic. cdk-nag's AwsSolutions and Serverless packs run on every synthesis; `make synth-check` (infra/
+synth_check.py) also runs cfn-lint over the templates of every variant."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ sys.path[:0] = [str(_INFRA_DIR), str(_INFRA_DIR.parent / "layers")]
 
 import aws_cdk as cdk  # noqa: E402
 
+from rearview_infra.nag import add_checks  # noqa: E402
 from rearview_infra.stack import RearviewProps, RearviewStack  # noqa: E402
 
 
@@ -36,6 +38,8 @@ def main(argv: list[str] | None = None) -> None:
     props = RearviewProps.from_context(app.node.try_get_context)
     RearviewStack(app, app.node.try_get_context("rearview:stackName") or "Rearview", props=props)
     cdk.Tags.of(app).add("project", "rearview")
+    # cdk-nag: an unsuppressed AwsSolutions or Serverless finding fails synthesis (rearview_infra/nag.py).
+    add_checks(app)
     app.synth()
 
 

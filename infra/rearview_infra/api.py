@@ -1,7 +1,8 @@
 """The HTTP API (API Gateway v2, payload format 2.0): every route of `rearview.api.routes.ROUTE_TABLE`, each sent to
-the function that serves it, behind the API-key authorizer unless the table says the function answers an
-unauthenticated caller itself (the health check, and `POST /mcp`, whose function checks the key to answer MCP's 401
-challenge).
+the `live` alias of the function that serves it, behind the API-key authorizer unless the table says the function
+answers an unauthenticated caller itself (the health check). `POST /mcp` is behind the authorizer too, unless the
+deployment turns it off there (`rearview:mcpGatewayAuthorizer=false`: MCP's own 401 with its `WWW-Authenticate`
+challenge, at the price of starting the function for every unauthenticated request).
 
 The table is imported, not repeated: `rearview.api.routes` needs only the standard library, so synthesis needs none
 of the library's dependencies (app.py puts `layers/` on the path)."""
@@ -9,6 +10,7 @@ of the library's dependencies (app.py puts `layers/` on the path)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 import jsii
 from aws_cdk import Duration, RemovalPolicy
@@ -16,11 +18,12 @@ from aws_cdk import aws_apigateway as apigateway_v1
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_apigatewayv2_authorizers as authorizers
 from aws_cdk import aws_apigatewayv2_integrations as integrations
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from rearview.api.routes import ROUTE_TABLE
+from rearview.api.routes import MCP_ROUTE, ROUTE_TABLE, Route
 
 # The authorizer's answer is cached per Authorization header: a revoked key keeps working at most this long.
 AUTHORIZER_CACHE_TTL = Duration.seconds(300)
@@ -39,6 +42,13 @@ _ACCESS_LOG_FIELDS = {
     "integrationError": "$context.integrationErrorMessage",
     "authorizerError": "$context.authorizer.error",
 }
+
+
+def _authorized(route: Route, mcp_gateway_authorizer: bool) -> bool:
+    """Whether the gateway's key authorizer runs before the route's function."""
+    if route == MCP_ROUTE:
+        return route.gateway_authorizer and mcp_gateway_authorizer
+    return route.gateway_authorizer
 
 
 @jsii.implements(apigwv2.IAccessLogSettings)
@@ -63,10 +73,12 @@ class RearviewHttpApi(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        functions: dict[str, lambda_.Function],
+        functions: Mapping[str, lambda_.IFunction],
         authorizer_function: lambda_.IFunction,
         throttle_rate: int = 100,
         throttle_burst: int = 200,
+        mcp_gateway_authorizer: bool = True,
+        log_key: kms.IKey | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self.authorizer = authorizers.HttpLambdaAuthorizer(
@@ -86,7 +98,11 @@ class RearviewHttpApi(Construct):
             default_authorizer=self.authorizer,
         )
         access_logs = logs.LogGroup(
-            self, "AccessLogs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=RemovalPolicy.DESTROY
+            self,
+            "AccessLogs",
+            retention=logs.RetentionDays.ONE_MONTH,
+            encryption_key=log_key,
+            removal_policy=RemovalPolicy.DESTROY,
         )
         self.stage = apigwv2.HttpStage(
             self,
@@ -110,7 +126,7 @@ class RearviewHttpApi(Construct):
                 path=route.gateway_path,
                 methods=[apigwv2.HttpMethod(route.method)],
                 integration=integration,
-                authorizer=None if route.gateway_authorizer else apigwv2.HttpNoneAuthorizer(),
+                authorizer=None if _authorized(route, mcp_gateway_authorizer) else apigwv2.HttpNoneAuthorizer(),
             )
 
     @property

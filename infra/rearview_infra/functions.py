@@ -1,23 +1,33 @@
 """The Lambda functions: one per `functions/<name>/handler.py`, all on the shared layer, each granted only
-what it calls.
+what it calls, each (but index_setup) served through its `live` alias, which CodeDeploy shifts to a new version
+gradually (`deployment.py`).
 
-| function             | trigger                  | DynamoDB        | SQS                    | search | Bedrock        |
-|----------------------|--------------------------|-----------------|------------------------|--------|----------------|
-| write                | HTTP: memories, WM, keys | read/write      | send: write, jobs      | -      | -              |
-| write_worker         | write queue              | read/write      | take; send: DLQ, jobs  | read   | embed          |
-| index_sync           | table stream             | read (***)      | on-failure; send: jobs | write  | -              |
-| recall               | HTTP: recall, get, stats | read/write (*)  | -                      | read   | embed (**)     |
-| forget               | HTTP + retention sched.  | read/write      | -                      | -      | -              |
-| consolidate          | HTTP + schedule          | read/write      | send: jobs             | read   | embed, LLM     |
-| consolidation_worker | jobs (FIFO)              | read/write      | take; send: its DLQ    | -      | embed, LLM (+) |
-| mcp                  | HTTP: POST /mcp          | read/write      | send: write, jobs      | read   | embed, LLM(**) |
-| authorizer           | API Gateway authorizer   | read `APIKEY#*` | -                      | -      | -              |
+| function             | trigger                  | DynamoDB            | SQS                    | search | Bedrock   |
+|----------------------|--------------------------|---------------------|------------------------|--------|-----------|
+| write                | HTTP: memories, WM, keys | r, w, d, scan (+)   | send: write, jobs      | -      | -         |
+| write_worker         | write queue              | r, w                | take; send: DLQ, jobs  | read   | embed     |
+| index_sync           | table stream             | r (***)             | on-failure; send: jobs | write  | -         |
+| recall               | HTTP: recall, get, stats | r, w (*)            | -                      | read   | embed(**) |
+| forget               | HTTP + retention sched.  | r, w, d             | -                      | -      | -         |
+| consolidate          | HTTP + schedule          | r, w, d (++)        | send: jobs             | read   | embed,LLM |
+| consolidation_worker | jobs (FIFO)              | r, w, d (++)        | take; send: its DLQ    | -      | (+++)     |
+| mcp                  | HTTP: POST /mcp          | r, w, d             | send: write, jobs      | read   | all (**)  |
+| authorizer           | API Gateway authorizer   | r `APIKEY#*`        | -                      | -      | -         |
+| index_setup          | CloudFormation (deploy)  | -                   | -                      | create | -         |
 
 `write` is the write queue, `jobs` the consolidation queue, `take` consume (receive, delete), search OpenSearch.
+DynamoDB: r(ead) is GetItem, BatchGetItem, Query; w(rite) PutItem, UpdateItem; d(elete) DeleteItem,
+BatchWriteItem (only ever deletes); scan Scan. Every statement but the authorizer's is limited to the items of
+namespaces (`NS#*`), the consolidation index's shards (`UC#*`), the embedder record (`META`), the retention
+policies (`RETENTION`) and the namespace listing's index partition (`NAMESPACES`) by a `dynamodb:LeadingKeys`
+condition: no data function can read or forge an API key.
+(+) write manages API keys (`APIKEY#*`, listed with a filtered Scan).
 (*) recall writes access counts and the namespace's recall statistics. (**) and rerank, when a rerank model is
 deployed (`rearview:rerankModel`). (***) for Hindsight's triggers (the namespace's unconsolidated count, its recent
-outcomes); it never writes. (+) the induction model only with `rearview:inducer=bedrock`. Index writes happen only
-in index_sync: forget and consolidation change DynamoDB, and the stream carries it over.
+outcomes); it never writes. (++) a run's lease is released with DeleteItem. (+++) embed; the induction model only with
+`rearview:inducer=bedrock`. Index writes happen only in index_sync: forget and consolidation change DynamoDB, and
+the stream carries it over. The namespace is the tenant, and every function serves every tenant: which tenant a
+request may touch is checked in code on every request, which IAM cannot express for one role.
 
 The consolidation queue's senders are the functions that detect triggers: the write worker (after each write), the
 stream (writes from any path, sessions the TTL ended), the write and mcp functions (a session ended by its caller)
@@ -26,12 +36,13 @@ and consolidate (the schedule)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from aws_cdk import Aws, Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_logs as logs
@@ -42,6 +53,8 @@ from rearview_infra.queues import ConsolidationQueues, WriteQueues
 from rearview_infra.search import SearchBackend
 
 HANDLER = "handler.handler"
+# The alias every trigger invokes; CodeDeploy moves it from version to version.
+ALIAS_NAME = "live"
 
 
 @dataclass(frozen=True)
@@ -50,29 +63,48 @@ class FunctionSpec:
     description: str
     timeout_seconds: int
     memory_mb: int
+    # Reserved concurrency by default (`rearview:reservedConcurrency` overrides): a ceiling for the public
+    # functions, so a flood cannot take the account's whole pool, and a guarantee for the workers, so a flood on the
+    # public routes cannot starve them. None: the unreserved pool (the deploy-time custom resource).
+    reserved: int | None = None
+    # Served through the `live` alias with gradual deployment (every function but the deploy-time one).
+    aliased: bool = True
 
 
 # API Gateway gives up on an integration after 30 s, so HTTP functions stay under it.
 FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
-    FunctionSpec("write", "Accepts writes (202) onto the write queue; working memory synchronously", 10, 512),
-    FunctionSpec("write_worker", "Stores queued writes (embed, dedup, contradictions) in DynamoDB", 60, 1024),
-    FunctionSpec("index_sync", "DynamoDB stream -> OpenSearch upserts and deletes", 60, 512),
-    FunctionSpec("recall", "Hybrid recall, get memory, stats", 15, 1024),
-    FunctionSpec("forget", "Forget by id, session or filter, with cascade; sweeps retention hourly", 28, 512),
+    FunctionSpec("write", "Accepts writes (202) onto the write queue; working memory synchronously", 10, 512, 20),
+    FunctionSpec("write_worker", "Stores queued writes (embed, dedup, contradictions) in DynamoDB", 60, 1024, 10),
+    # One concurrent invocation per stream shard (parallelization factor 1); an on-demand table has a few.
+    FunctionSpec("index_sync", "DynamoDB stream -> OpenSearch upserts and deletes", 60, 512, 10),
+    FunctionSpec("recall", "Hybrid recall, get memory, stats", 15, 1024, 40),
+    FunctionSpec("forget", "Forget by id, session or filter, with cascade; sweeps retention hourly", 28, 512, 5),
     # Over HTTP a run of one namespace, which may outlast API Gateway's 30 s: the run still completes and is
     # recorded. On the schedule it only enqueues.
-    FunctionSpec("consolidate", "Consolidates a namespace on request; enqueues the scheduled jobs", 300, 1024),
+    FunctionSpec("consolidate", "Consolidates a namespace on request; enqueues the scheduled jobs", 300, 1024, 5),
     # A job's run stops starting clusters `consolidation_safety_seconds` before this; shorter than a run's lease
     # (`hindsight.lease_seconds`, 600 s), so a run never outlives the lease that keeps a second one out.
-    FunctionSpec("consolidation_worker", "Runs consolidation jobs from the FIFO queue", 300, 1024),
-    FunctionSpec("mcp", "MCP server (Streamable HTTP, stateless)", 28, 1024),
-    FunctionSpec("authorizer", "API key authorizer for the HTTP API (simple responses)", 5, 256),
+    FunctionSpec("consolidation_worker", "Runs consolidation jobs from the FIFO queue", 300, 1024, 5),
+    FunctionSpec("mcp", "MCP server (Streamable HTTP, stateless)", 28, 1024, 20),
+    # Cached 300 s per key by the gateway, so few invocations; a throttled authorizer fails requests (500).
+    FunctionSpec("authorizer", "API key authorizer for the HTTP API (simple responses)", 5, 256, 40),
+    # Invoked by CloudFormation once per deploy that changes it: no alias, no reservation.
+    FunctionSpec(
+        "index_setup", "Creates the search index at deploy (CloudFormation custom resource)", 600, 256, None, False
+    ),
 )
 FUNCTION_NAMES: tuple[str, ...] = tuple(spec.name for spec in FUNCTION_SPECS)
+ALIASED_FUNCTIONS: tuple[str, ...] = tuple(spec.name for spec in FUNCTION_SPECS if spec.aliased)
 WORKER_TIMEOUT = Duration.seconds(next(s.timeout_seconds for s in FUNCTION_SPECS if s.name == "write_worker"))
 CONSOLIDATION_WORKER_TIMEOUT = Duration.seconds(
     next(s.timeout_seconds for s in FUNCTION_SPECS if s.name == "consolidation_worker")
 )
+
+
+def default_reserved_concurrency() -> dict[str, int]:
+    """Each function's reserved concurrency when the deployment does not choose."""
+    return {spec.name: spec.reserved for spec in FUNCTION_SPECS if spec.reserved is not None}
+
 
 # Functions that search the index, embed queries or texts, and summarise clusters.
 _SEARCHERS = ("write_worker", "recall", "consolidate", "mcp")
@@ -80,9 +112,28 @@ _EMBEDDERS = ("write_worker", "recall", "consolidate", "consolidation_worker", "
 _SUMMARISERS = ("consolidate", "mcp")
 # Functions that answer recalls, and so call the rerank model when one is deployed.
 _RERANKERS = ("recall", "mcp")
-_TABLE_WRITERS = ("write", "write_worker", "recall", "forget", "consolidate", "consolidation_worker", "mcp")
-# Index sync reads the table for the triggers only.
-_TABLE_READERS = ("index_sync",)
+
+# DynamoDB, per function (see the module doc).
+_READ = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
+_WRITE = ("dynamodb:PutItem", "dynamodb:UpdateItem")
+_DELETE = ("dynamodb:DeleteItem", "dynamodb:BatchWriteItem")
+TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
+    "write": (*_READ, *_WRITE, *_DELETE, "dynamodb:Scan"),
+    "write_worker": (*_READ, *_WRITE),
+    "index_sync": _READ,
+    "recall": (*_READ, *_WRITE),
+    "forget": (*_READ, *_WRITE, *_DELETE),
+    "consolidate": (*_READ, *_WRITE, *_DELETE),
+    "consolidation_worker": (*_READ, *_WRITE, *_DELETE),
+    "mcp": (*_READ, *_WRITE, *_DELETE),
+}
+# The partition keys the data functions reach: namespaces, the unconsolidated index's shards, the embedder record,
+# the retention policies, and the sparse `by_namespace` index's one partition (the namespace listing, erase, sweep).
+DATA_LEADING_KEYS = ("NS#*", "UC#*", "META", "RETENTION", "NAMESPACES")
+API_KEY_LEADING_KEYS = ("APIKEY#*",)
+# Only the write function manages API keys (the key routes).
+_KEY_MANAGERS = ("write",)
+
 # Only these put messages on the write queue, so only they are told its URL: with a queue configured,
 # `Services.submit` accepts instead of storing, which the worker must never do.
 _QUEUE_SENDERS = ("write", "mcp")
@@ -138,9 +189,26 @@ class HindsightDeployment:
     worker_max_concurrency: int = 5
 
 
+@dataclass(frozen=True)
+class FunctionOptions:
+    """How every function runs: architecture, embedder, log level, reserved concurrency per function, the key its
+    logs are encrypted with (None: CloudWatch's own)."""
+
+    architecture: lambda_.Architecture
+    embedder: str = "bedrock"
+    log_level: str = "INFO"
+    reserved_concurrency: Mapping[str, int] = field(default_factory=default_reserved_concurrency)
+    log_key: kms.IKey | None = None
+
+
 def service_name(function: str) -> str:
     """Powertools' service name of a function: the `service` dimension of the metrics it emits."""
     return f"rearview-{function}"
+
+
+def construct_name(function: str) -> str:
+    """`consolidation_worker` -> `ConsolidationWorker`: the construct id of a function (and its alarms)."""
+    return "".join(part.capitalize() for part in function.split("_"))
 
 
 def bedrock_model_arns(model_id: str) -> list[str]:
@@ -158,7 +226,8 @@ def bedrock_model_arns(model_id: str) -> list[str]:
 
 
 class RearviewFunctions(Construct):
-    """Every function, its environment, its grants, and the SQS and stream event sources."""
+    """Every function, its `live` alias, its environment, its grants, and the SQS and stream event sources (on the
+    aliases: what CodeDeploy shifts is what the queues and the stream invoke)."""
 
     def __init__(
         self,
@@ -173,70 +242,33 @@ class RearviewFunctions(Construct):
         search: SearchBackend,
         opensearch_index: str,
         models: BedrockModels,
-        architecture: lambda_.Architecture,
-        embedder: str = "bedrock",
-        log_level: str = "INFO",
+        options: FunctionOptions,
         worker_max_concurrency: int = 10,
         stream: StreamSettings | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
-        stream = stream or StreamSettings()
-        shared_env = {
-            "REARVIEW_BACKEND": "aws",
-            "REARVIEW_EMBEDDER": embedder,
-            "REARVIEW_LOG_LEVEL": log_level,
-            "REARVIEW_AWS__REGION": Aws.REGION,
-            "REARVIEW_AWS__TABLE_NAME": table.table_name,
-            "REARVIEW_AWS__OPENSEARCH_ENDPOINT": search.endpoint,
-            "REARVIEW_AWS__OPENSEARCH_SERVICE": search.service,
-            "REARVIEW_AWS__OPENSEARCH_INDEX": opensearch_index,
-            "REARVIEW_AWS__BEDROCK_EMBEDDING_MODEL": models.embedding_model,
-            "REARVIEW_AWS__BEDROCK_EMBEDDING_DIM": str(models.embedding_dim),
-            "REARVIEW_AWS__BEDROCK_INDUCTION_MODEL": models.summary_model,
-            # Every function reports the schedule's next run in `stats`; the schedule reads it to pick the namespaces.
-            "REARVIEW_HINDSIGHT__SCHEDULE_HOURS": f"{hindsight.schedule_hours:g}",
-            "POWERTOOLS_METRICS_NAMESPACE": "Rearview",
-            "POWERTOOLS_LOG_LEVEL": log_level,
-            # Responses carry users' memories: keep them out of X-Ray.
-            "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
-        }
-        extra_env: dict[str, Mapping[str, str]] = {
-            name: {"REARVIEW_AWS__WRITE_QUEUE_URL": queues.queue.queue_url} for name in _QUEUE_SENDERS
-        }
-        extra_env["write_worker"] = {
-            "REARVIEW_AWS__DEAD_LETTER_QUEUE_URL": queues.dead_letter_queue.queue_url,
-            "REARVIEW_AWS__MAX_RECEIVE_COUNT": str(queues.max_receive_count),
-        }
-        _add_hindsight_env(extra_env, hindsight)
-        if models.rerank_model:
-            for name in _RERANKERS:
-                extra_env[name] = {
-                    **extra_env.get(name, {}),
-                    "REARVIEW_RERANKER": "bedrock",
-                    "REARVIEW_AWS__BEDROCK_RERANK_MODEL": models.rerank_model,
-                }
-
+        self.options = options
+        env = _environments(table, queues, hindsight, search, opensearch_index, models, options)
         self.functions: dict[str, lambda_.Function] = {}
+        self.aliases: dict[str, lambda_.Alias] = {}
         for spec in FUNCTION_SPECS:
-            env = {
-                **shared_env,
-                "POWERTOOLS_SERVICE_NAME": service_name(spec.name),
-                **extra_env.get(spec.name, {}),
-            }
-            self.functions[spec.name] = self._function(spec, functions_dir, layer, architecture, env)
+            fn = self._function(spec, functions_dir, layer, env[spec.name])
+            self.functions[spec.name] = fn
+            if spec.aliased:
+                self.aliases[spec.name] = fn.add_alias(ALIAS_NAME)
         fn = self.functions
 
-        for name in _TABLE_WRITERS:
-            table.grant_read_write_data(fn[name])
-        for name in _TABLE_READERS:
-            table.grant_read_data(fn[name])
-        _grant_api_key_reads(table, fn["authorizer"])
+        for name, actions in TABLE_ACTIONS.items():
+            keys = (*DATA_LEADING_KEYS, *API_KEY_LEADING_KEYS) if name in _KEY_MANAGERS else DATA_LEADING_KEYS
+            _grant_table(table, fn[name], actions, keys)
+        _grant_table(table, fn["authorizer"], _READ, API_KEY_LEADING_KEYS)
         for name in _QUEUE_SENDERS:
             queues.queue.grant_send_messages(fn[name])
         queues.dead_letter_queue.grant_send_messages(fn["write_worker"])
         for name in _SEARCHERS:
             search.grant_read(fn[name])
         search.grant_write(fn["index_sync"])
+        search.grant_create_index(fn["index_setup"])
         for name in _EMBEDDERS:
             _grant_invoke(fn[name], models.embedding_model)
         for name in _SUMMARISERS:
@@ -245,9 +277,14 @@ class RearviewFunctions(Construct):
         if models.rerank_model:
             for name in _RERANKERS:
                 _grant_rerank(fn[name], models.rerank_model)
+        self._wire_write_path(table, queues, worker_max_concurrency, stream or StreamSettings())
 
+    def _wire_write_path(
+        self, table: dynamodb.Table, queues: WriteQueues, worker_max_concurrency: int, stream: StreamSettings
+    ) -> None:
+        """The write worker on the write queue, index sync on the table's stream."""
         # The SQS source grants consume (receive, delete, change visibility) on the write queue.
-        fn["write_worker"].add_event_source(
+        self.aliases["write_worker"].add_event_source(
             event_sources.SqsEventSource(
                 queues.queue,
                 batch_size=10,
@@ -256,7 +293,7 @@ class RearviewFunctions(Construct):
             )
         )
         # The stream source grants stream reads; the on-failure destination grants sending to its queue.
-        fn["index_sync"].add_event_source(
+        self.aliases["index_sync"].add_event_source(
             event_sources.DynamoEventSource(
                 table,
                 starting_position=lambda_.StartingPosition.TRIM_HORIZON,
@@ -292,7 +329,7 @@ class RearviewFunctions(Construct):
         # The SQS source grants consume (receive, delete, change visibility) on the consolidation queue. One job per
         # invocation: each gets the whole timeout as its time budget. The maximum concurrency bounds the runs at
         # once (a FIFO queue also never runs two of one namespace), protecting the table and a model's quota.
-        worker.add_event_source(
+        self.aliases["consolidation_worker"].add_event_source(
             event_sources.SqsEventSource(
                 queues.queue,
                 batch_size=1,
@@ -302,21 +339,17 @@ class RearviewFunctions(Construct):
         )
 
     def _function(
-        self,
-        spec: FunctionSpec,
-        functions_dir: Path,
-        layer: lambda_.ILayerVersion,
-        architecture: lambda_.Architecture,
-        env: dict[str, str],
+        self, spec: FunctionSpec, functions_dir: Path, layer: lambda_.ILayerVersion, env: dict[str, str]
     ) -> lambda_.Function:
         code_dir = functions_dir / spec.name
         if not (code_dir / "handler.py").is_file():
             raise FileNotFoundError(f"{code_dir / 'handler.py'} does not exist: every function needs its handler")
-        construct_id = "".join(part.capitalize() for part in spec.name.split("_"))
+        construct_id = construct_name(spec.name)
         log_group = logs.LogGroup(
             self,
             f"{construct_id}Logs",
             retention=logs.RetentionDays.ONE_MONTH,
+            encryption_key=self.options.log_key,
             removal_policy=RemovalPolicy.DESTROY,
         )
         return lambda_.Function(
@@ -324,7 +357,7 @@ class RearviewFunctions(Construct):
             construct_id,
             description=f"rearview {spec.name}: {spec.description}",
             runtime=RUNTIME,
-            architecture=architecture,
+            architecture=self.options.architecture,
             handler=HANDLER,
             code=lambda_.Code.from_asset(str(code_dir), exclude=["__pycache__", "*.pyc", "tests"]),
             layers=[layer],
@@ -333,7 +366,58 @@ class RearviewFunctions(Construct):
             environment=env,
             tracing=lambda_.Tracing.ACTIVE,
             log_group=log_group,
+            reserved_concurrent_executions=self.options.reserved_concurrency.get(spec.name),
         )
+
+
+def _environments(
+    table: dynamodb.Table,
+    queues: WriteQueues,
+    hindsight: HindsightDeployment,
+    search: SearchBackend,
+    opensearch_index: str,
+    models: BedrockModels,
+    options: FunctionOptions,
+) -> dict[str, dict[str, str]]:
+    """Each function's environment: what all share, and what only some are told."""
+    shared_env = {
+        "REARVIEW_BACKEND": "aws",
+        "REARVIEW_EMBEDDER": options.embedder,
+        "REARVIEW_LOG_LEVEL": options.log_level,
+        "REARVIEW_AWS__REGION": Aws.REGION,
+        "REARVIEW_AWS__TABLE_NAME": table.table_name,
+        "REARVIEW_AWS__OPENSEARCH_ENDPOINT": search.endpoint,
+        "REARVIEW_AWS__OPENSEARCH_SERVICE": search.service,
+        "REARVIEW_AWS__OPENSEARCH_INDEX": opensearch_index,
+        "REARVIEW_AWS__BEDROCK_EMBEDDING_MODEL": models.embedding_model,
+        "REARVIEW_AWS__BEDROCK_EMBEDDING_DIM": str(models.embedding_dim),
+        "REARVIEW_AWS__BEDROCK_INDUCTION_MODEL": models.summary_model,
+        # Every function reports the schedule's next run in `stats`; the schedule reads it to pick the namespaces.
+        "REARVIEW_HINDSIGHT__SCHEDULE_HOURS": f"{hindsight.schedule_hours:g}",
+        "POWERTOOLS_METRICS_NAMESPACE": "Rearview",
+        "POWERTOOLS_LOG_LEVEL": options.log_level,
+        # Responses carry users' memories: keep them out of X-Ray.
+        "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
+    }
+    extra_env: dict[str, Mapping[str, str]] = {
+        name: {"REARVIEW_AWS__WRITE_QUEUE_URL": queues.queue.queue_url} for name in _QUEUE_SENDERS
+    }
+    extra_env["write_worker"] = {
+        "REARVIEW_AWS__DEAD_LETTER_QUEUE_URL": queues.dead_letter_queue.queue_url,
+        "REARVIEW_AWS__MAX_RECEIVE_COUNT": str(queues.max_receive_count),
+    }
+    _add_hindsight_env(extra_env, hindsight)
+    if models.rerank_model:
+        for name in _RERANKERS:
+            extra_env[name] = {
+                **extra_env.get(name, {}),
+                "REARVIEW_RERANKER": "bedrock",
+                "REARVIEW_AWS__BEDROCK_RERANK_MODEL": models.rerank_model,
+            }
+    return {
+        spec.name: {**shared_env, "POWERTOOLS_SERVICE_NAME": service_name(spec.name), **extra_env.get(spec.name, {})}
+        for spec in FUNCTION_SPECS
+    }
 
 
 def _add_hindsight_env(extra_env: dict[str, Mapping[str, str]], hindsight: HindsightDeployment) -> None:
@@ -351,6 +435,20 @@ def _add_hindsight_env(extra_env: dict[str, Mapping[str, str]], hindsight: Hinds
             extra_env[name] = {**extra_env.get(name, {}), "REARVIEW_INDUCER": hindsight.inducer}
 
 
+def _grant_table(table: dynamodb.Table, fn: lambda_.Function, actions: tuple[str, ...], keys: tuple[str, ...]) -> None:
+    """`actions` on the table and its indexes, only on items whose partition key matches one of `keys`; with a
+    customer-managed key, the use of the key too."""
+    fn.add_to_role_policy(
+        iam.PolicyStatement(
+            actions=list(actions),
+            resources=[table.table_arn, f"{table.table_arn}/index/*"],
+            conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": list(keys)}},
+        )
+    )
+    if table.encryption_key is not None:
+        table.encryption_key.grant_encrypt_decrypt(fn)
+
+
 def _grant_invoke(fn: lambda_.Function, model_id: str) -> None:
     # Converse is authorised as bedrock:InvokeModel.
     fn.add_to_role_policy(iam.PolicyStatement(actions=["bedrock:InvokeModel"], resources=bedrock_model_arns(model_id)))
@@ -360,14 +458,3 @@ def _grant_rerank(fn: lambda_.Function, model_id: str) -> None:
     # The Rerank API needs bedrock:Rerank (which takes no resource) and bedrock:InvokeModel on the rerank model.
     fn.add_to_role_policy(iam.PolicyStatement(actions=["bedrock:Rerank"], resources=["*"]))
     _grant_invoke(fn, model_id)
-
-
-def _grant_api_key_reads(table: dynamodb.Table, fn: lambda_.Function) -> None:
-    """The authorizer reads API key items (`pk = APIKEY#<key id>`) and nothing else in the table."""
-    fn.add_to_role_policy(
-        iam.PolicyStatement(
-            actions=["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"],
-            resources=[table.table_arn],
-            conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["APIKEY#*"]}},
-        )
-    )

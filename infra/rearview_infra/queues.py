@@ -1,10 +1,17 @@
 """The queues: the asynchronous write path's standard write queue and its dead-letter queue, the queue where
 failed stream batches of index sync land, and Hindsight's FIFO consolidation queue with its FIFO dead-letter
-queue."""
+queue.
+
+Every queue is encrypted (SSE-SQS, or the deployment's customer-managed key when there is one) and refuses plain
+HTTP. The dead-letter queues hold work that failed every retry: they are kept when the stack is deleted (`retain`),
+so that nothing waiting to be redriven goes with it."""
 
 from __future__ import annotations
 
-from aws_cdk import Duration
+from dataclasses import dataclass
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
@@ -19,6 +26,32 @@ VISIBILITY_TIMEOUT_FACTOR = 6
 DLQ_RETENTION = Duration.days(14)
 
 
+@dataclass(frozen=True)
+class QueueProtection:
+    """How every queue is encrypted (None: SSE-SQS) and whether dead-letter queues outlive the stack."""
+
+    key: kms.IKey | None = None
+    retain_dead_letters: bool = True
+
+    def encryption(self) -> dict[str, object]:
+        """The queue properties that encrypt it."""
+        if self.key is None:
+            return {"encryption": sqs.QueueEncryption.SQS_MANAGED}
+        return {"encryption": sqs.QueueEncryption.KMS, "encryption_master_key": self.key}
+
+    def dead_letter_queue(self, scope: Construct, construct_id: str, **props: object) -> sqs.Queue:
+        """A dead-letter queue (or a destination of failures), encrypted, TLS only, kept 14 days, retained."""
+        return sqs.Queue(
+            scope,
+            construct_id,
+            enforce_ssl=True,
+            retention_period=DLQ_RETENTION,
+            removal_policy=RemovalPolicy.RETAIN if self.retain_dead_letters else RemovalPolicy.DESTROY,
+            **self.encryption(),
+            **props,  # type: ignore[arg-type]
+        )
+
+
 class WriteQueues(Construct):
     """The write queue (SSE, TLS only), redriven to its dead-letter queue after `max_receive_count` receives;
     `worker_timeout` sets the visibility timeout."""
@@ -30,20 +63,16 @@ class WriteQueues(Construct):
         *,
         worker_timeout: Duration,
         max_receive_count: int = DEFAULT_MAX_RECEIVE_COUNT,
+        protection: QueueProtection | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
+        protection = protection or QueueProtection()
         self.max_receive_count = max_receive_count
-        self.dead_letter_queue = sqs.Queue(
-            self,
-            "WriteDeadLetterQueue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=DLQ_RETENTION,
-        )
+        self.dead_letter_queue = protection.dead_letter_queue(self, "WriteDeadLetterQueue")
         self.queue = sqs.Queue(
             self,
             "WriteQueue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            **protection.encryption(),  # type: ignore[arg-type]
             enforce_ssl=True,
             visibility_timeout=Duration.seconds(worker_timeout.to_seconds() * VISIBILITY_TIMEOUT_FACTOR),
             retention_period=Duration.days(4),
@@ -51,13 +80,7 @@ class WriteQueues(Construct):
         )
         # Index sync's on-failure destination: the metadata of stream batches that failed every retry (shard,
         # sequence numbers). Those memories are in DynamoDB but not in the index until `rearview reindex`.
-        self.index_failures = sqs.Queue(
-            self,
-            "IndexSyncFailureQueue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=DLQ_RETENTION,
-        )
+        self.index_failures = protection.dead_letter_queue(self, "IndexSyncFailureQueue")
 
 
 # How many receives a consolidation job gets before it goes to the DLQ; the worker reads the same number
@@ -80,17 +103,12 @@ class ConsolidationQueues(Construct):
         *,
         worker_timeout: Duration,
         max_receive_count: int = DEFAULT_CONSOLIDATION_MAX_RECEIVE_COUNT,
+        protection: QueueProtection | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
+        protection = protection or QueueProtection()
         self.max_receive_count = max_receive_count
-        self.dead_letter_queue = sqs.Queue(
-            self,
-            "ConsolidationDeadLetterQueue",
-            fifo=True,
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=DLQ_RETENTION,
-        )
+        self.dead_letter_queue = protection.dead_letter_queue(self, "ConsolidationDeadLetterQueue", fifo=True)
         self.queue = sqs.Queue(
             self,
             "ConsolidationQueue",
@@ -98,7 +116,7 @@ class ConsolidationQueues(Construct):
             content_based_deduplication=False,
             deduplication_scope=sqs.DeduplicationScope.MESSAGE_GROUP,
             fifo_throughput_limit=sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            **protection.encryption(),  # type: ignore[arg-type]
             enforce_ssl=True,
             visibility_timeout=Duration.seconds(worker_timeout.to_seconds() * VISIBILITY_TIMEOUT_FACTOR),
             retention_period=Duration.days(4),

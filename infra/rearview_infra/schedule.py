@@ -22,7 +22,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from rearview_infra.queues import DLQ_RETENTION
+from rearview_infra.queues import QueueProtection
 
 # `hindsight.schedule_hours`' default in rearview.settings: each namespace with a backlog once a day.
 DEFAULT_SCHEDULE_HOURS = 24.0
@@ -51,15 +51,12 @@ class ConsolidationSchedule(Construct):
         function: lambda_.IFunction,
         schedule_hours: float = DEFAULT_SCHEDULE_HOURS,
         schedule: str | None = None,
+        protection: QueueProtection | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         # Events the target could not deliver after its retries (the function failed or was throttled).
-        self.dead_letter_queue = sqs.Queue(
-            self,
-            "ScheduleDeadLetterQueue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=DLQ_RETENTION,
+        self.dead_letter_queue: sqs.Queue = (protection or QueueProtection()).dead_letter_queue(
+            self, "ScheduleDeadLetterQueue"
         )
         self.expression = schedule or check_expression(schedule_hours)
         self.rule = events.Rule(
@@ -88,14 +85,17 @@ class RetentionSchedule(Construct):
     """An EventBridge rule invoking the forget function, which sweeps every namespace's retention policy (max age,
     archive, keep often-recalled) through its forget path. A missed sweep is caught up by the next one."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, function: lambda_.IFunction) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        function: lambda_.IFunction,
+        protection: QueueProtection | None = None,
+    ) -> None:
         super().__init__(scope, construct_id)
-        self.dead_letter_queue = sqs.Queue(
-            self,
-            "DeadLetterQueue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=DLQ_RETENTION,
+        self.dead_letter_queue: sqs.Queue = (protection or QueueProtection()).dead_letter_queue(
+            self, "DeadLetterQueue"
         )
         self.rule = events.Rule(
             self,

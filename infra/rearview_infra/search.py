@@ -2,8 +2,13 @@
 flag `rearview:search=domain`, a managed OpenSearch domain.
 
 Both expose the same small surface to the stack: `endpoint`, `service` (the SigV4 service name the adapter
-signs for: `aoss` or `es`), `grant_read(grantee)` for functions that search and `grant_write(grantee)` for the
-one that maintains the index (index sync)."""
+signs for: `aoss` or `es`), `grant_read(grantee)` for functions that search, `grant_write(grantee)` for the
+one that maintains the index (index sync) and `grant_create_index(grantee)` for the one that provisions it at deploy
+(index_setup).
+
+Both are kept when the stack is deleted unless `retain` is off (the memories' index is rebuilt from the table by
+`rearview reindex`, but rebuilding takes a while), and both encrypt with the deployment's customer-managed key when
+there is one."""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from typing import Any, Literal, Protocol
 import jsii
 from aws_cdk import IStableAnyProducer, Lazy, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_opensearchserverless as aoss
 from aws_cdk import aws_opensearchservice as opensearch
 from constructs import Construct
@@ -22,6 +28,8 @@ SearchMode = Literal["serverless", "domain"]
 # aoss:APIAccessAll on the collection, then this policy on indexes).
 _READ_PERMISSIONS = ("aoss:DescribeIndex", "aoss:ReadDocument")
 _WRITE_PERMISSIONS = (*_READ_PERMISSIONS, "aoss:CreateIndex", "aoss:UpdateIndex", "aoss:WriteDocument")
+# The deploy-time custom resource: create the index, or add the fields a newer mapping has (no documents).
+_CREATE_PERMISSIONS = ("aoss:DescribeIndex", "aoss:CreateIndex", "aoss:UpdateIndex")
 # People running `rearview reindex` may also drop the index to rebuild it.
 _ADMIN_PERMISSIONS = (*_WRITE_PERMISSIONS, "aoss:DeleteIndex")
 
@@ -35,6 +43,7 @@ class SearchBackend(Protocol):
     def service(self) -> Literal["aoss", "es"]: ...
     def grant_read(self, grantee: iam.IGrantable) -> None: ...
     def grant_write(self, grantee: iam.IGrantable) -> None: ...
+    def grant_create_index(self, grantee: iam.IGrantable) -> None: ...
 
 
 class ServerlessVectorCollection(Construct):
@@ -56,6 +65,8 @@ class ServerlessVectorCollection(Construct):
         index_name: str,
         standby_replicas: bool = True,
         admin_principal_arns: tuple[str, ...] = (),
+        retain: bool = True,
+        encryption_key: kms.IKey | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         if not 3 <= len(collection_name) <= 28 or not collection_name.replace("-", "").isalnum():
@@ -65,6 +76,7 @@ class ServerlessVectorCollection(Construct):
         self._index_name = index_name
         self._readers: list[iam.IPrincipal] = []
         self._writers: list[iam.IPrincipal] = []
+        self._creators: list[iam.IPrincipal] = []
         self._admins: tuple[str, ...] = admin_principal_arns
         stack = Stack.of(self)
         collection_resource = [f"collection/{self._name}"]
@@ -77,7 +89,11 @@ class ServerlessVectorCollection(Construct):
             policy=stack.to_json_string(
                 {
                     "Rules": [{"ResourceType": "collection", "Resource": collection_resource}],
-                    "AWSOwnedKey": True,
+                    **(
+                        {"AWSOwnedKey": False, "KmsARN": encryption_key.key_arn}
+                        if encryption_key is not None
+                        else {"AWSOwnedKey": True}
+                    ),
                 }
             ),
         )
@@ -106,7 +122,11 @@ class ServerlessVectorCollection(Construct):
         # A collection cannot be created before an encryption policy covers its name.
         self.collection.add_resource_dependency(encryption)
         self.collection.add_resource_dependency(network)
-        self.collection.apply_removal_policy(RemovalPolicy.DESTROY)
+        # Kept with the stack's data by default, with the encryption policy it cannot be read without (a later stack
+        # of the same collection name then finds both, and must be given another name or adopt them).
+        removal = RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY
+        self.collection.apply_removal_policy(removal)
+        encryption.apply_removal_policy(removal)
 
         self.access_policy = aoss.CfnAccessPolicy(
             self,
@@ -135,6 +155,11 @@ class ServerlessVectorCollection(Construct):
         self._grant_api(grantee)
         self._writers.append(grantee.grant_principal)
 
+    def grant_create_index(self, grantee: iam.IGrantable) -> None:
+        """Provision the index at deploy: create it, or update its mapping."""
+        self._grant_api(grantee)
+        self._creators.append(grantee.grant_principal)
+
     def _grant_api(self, grantee: iam.IGrantable) -> None:
         iam.Grant.add_to_principal(
             grantee=grantee, actions=["aoss:APIAccessAll"], resource_arns=[self.collection.attr_arn]
@@ -145,6 +170,7 @@ class ServerlessVectorCollection(Construct):
         index_resource = [f"index/{self._name}/{self._index_name}*"]
         levels = (
             ("index sync: maintain the index", self._writers, _WRITE_PERMISSIONS),
+            ("index setup: create the index at deploy", self._creators, _CREATE_PERMISSIONS),
             ("functions that search", self._readers, _READ_PERMISSIONS),
             ("administrators: reindex and rebuild", self._admins, _ADMIN_PERMISSIONS),
         )
@@ -197,7 +223,15 @@ class ManagedSearchDomain(Construct):
     """A small managed OpenSearch domain (k-NN is built into OpenSearch 2.x), encrypted at rest and in
     transit, HTTPS only, authorised by IAM identity policies (no resource policy, no fine-grained access)."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, index_name: str) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        index_name: str,
+        retain: bool = True,
+        encryption_key: kms.IKey | None = None,
+    ) -> None:
         super().__init__(scope, construct_id)
         self._index_name = index_name
         self.domain = opensearch.Domain(
@@ -208,10 +242,10 @@ class ManagedSearchDomain(Construct):
                 data_nodes=1, data_node_instance_type="t3.small.search", multi_az_with_standby_enabled=False
             ),
             ebs=opensearch.EbsOptions(volume_size=20),
-            encryption_at_rest=opensearch.EncryptionAtRestOptions(enabled=True),
+            encryption_at_rest=opensearch.EncryptionAtRestOptions(enabled=True, kms_key=encryption_key),
             node_to_node_encryption=True,
             enforce_https=True,
-            removal_policy=RemovalPolicy.DESTROY,
+            removal_policy=RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY,
         )
 
     @property
@@ -228,4 +262,8 @@ class ManagedSearchDomain(Construct):
 
     def grant_write(self, grantee: iam.IGrantable) -> None:
         """Create the index, upsert and delete documents."""
+        self.domain.grant_index_read_write(self._index_name, grantee)
+
+    def grant_create_index(self, grantee: iam.IGrantable) -> None:
+        """Create the index at deploy (HEAD, PUT and the mapping's GET and PUT on the index path)."""
         self.domain.grant_index_read_write(self._index_name, grantee)

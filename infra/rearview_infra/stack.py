@@ -5,33 +5,42 @@ The stack is environment-agnostic (no account or region lookups), so it synthesi
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from aws_cdk import CfnOutput, Stack
+from aws_cdk import CfnOutput, Duration, Stack
 from constructs import Construct
 
 from rearview.api.routes import MCP_ROUTE
 from rearview_infra.api import RearviewHttpApi
+from rearview_infra.deployment import DEFAULT_DEPLOYMENT_CONFIG, GradualDeployment
+from rearview_infra.encryption import DataKey
 from rearview_infra.functions import (
     CONSOLIDATION_WORKER_TIMEOUT,
+    FUNCTION_NAMES,
+    FUNCTION_SPECS,
     WORKER_TIMEOUT,
     BedrockModels,
+    FunctionOptions,
     HindsightDeployment,
     RearviewFunctions,
+    default_reserved_concurrency,
 )
 from rearview_infra.layer import ARCHITECTURES, RearviewLayer
-from rearview_infra.monitoring import RearviewMonitoring
+from rearview_infra.monitoring import MonitoringOptions, RearviewMonitoring, Watched
+from rearview_infra.nag import apply_suppressions
 from rearview_infra.queues import (
     DEFAULT_CONSOLIDATION_MAX_RECEIVE_COUNT,
     DEFAULT_MAX_RECEIVE_COUNT,
     ConsolidationQueues,
+    QueueProtection,
     WriteQueues,
 )
 from rearview_infra.schedule import DEFAULT_SCHEDULE_HOURS, ConsolidationSchedule, RetentionSchedule
 from rearview_infra.search import ManagedSearchDomain, SearchBackend, SearchMode, ServerlessVectorCollection
+from rearview_infra.search_index import SearchIndexProvisioning
 from rearview_infra.storage import MemoryTable
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -79,6 +88,27 @@ class RearviewProps:
     worker_max_concurrency: int = 10
     log_level: str = "INFO"
     alarm_email: str | None = None
+    # One customer-managed KMS key for the table, queues, DLQs, topic, logs and the search collection (off: AWS-owned
+    # and AWS-managed keys, which encrypt as well but whose policy and use are not yours to see).
+    kms_key: bool = False
+    # Keep the table (with deletion protection), the DLQs, the collection and the key when the stack is deleted. Off
+    # only for throwaway stacks.
+    retain_data: bool = True
+    # Reserved concurrency per function (`recall=40,write=20`, merged into the defaults of functions.FUNCTION_SPECS;
+    # `none` reserves nothing, for accounts whose concurrency quota is still the initial 10).
+    reserved_concurrency: Mapping[str, int] = field(default_factory=default_reserved_concurrency)
+    # CodeDeploy's configuration for shifting each alias to a new version (deployment.DEPLOYMENT_CONFIGS).
+    deployment_config: str = DEFAULT_DEPLOYMENT_CONFIG
+    # The gateway's key authorizer on POST /mcp (off: MCP's own 401 challenge, and the function starts for every
+    # unauthenticated request; see infra/README.md).
+    mcp_gateway_authorizer: bool = True
+    # The stage's throttle (every route, every caller together): steady requests per second and burst.
+    api_throttle_rate: int = 100
+    api_throttle_burst: int = 200
+    # An AWS Budget on the account's monthly cost, warning the alarm topic (0: none). Above the idle cost of the
+    # default deployment (about $360 a month, nearly all the collection's minimum OCUs; infra/README.md), so that
+    # it warns of traffic or a runaway, not of the deployment existing.
+    monthly_budget_usd: float = 500.0
 
     @classmethod
     def from_context(cls, get: Callable[[str], Any], **overrides: Any) -> RearviewProps:
@@ -107,13 +137,17 @@ def _convert(name: str, raw: Any) -> Any:
         "worker_max_concurrency",
         "consolidation_max_receive_count",
         "consolidation_max_concurrency",
+        "api_throttle_rate",
+        "api_throttle_burst",
     ):
         return int(raw)
-    if name == "consolidation_schedule_hours":
+    if name in ("consolidation_schedule_hours", "monthly_budget_usd"):
         return float(raw)
+    if name == "reserved_concurrency":
+        return _reserved_concurrency(raw)
     if name == "inducer" and raw not in ("rules", "bedrock"):
         raise ValueError(f"rearview:inducer must be 'rules' or 'bedrock', not {raw!r}")
-    if name == "search_standby_replicas":
+    if name in ("search_standby_replicas", "kms_key", "retain_data", "mcp_gateway_authorizer"):
         return raw if isinstance(raw, bool) else str(raw).lower() in ("1", "true", "yes", "on", "enabled")
     if name == "search_admin_principals":
         return tuple(raw) if isinstance(raw, list | tuple) else tuple(p for p in str(raw).split(",") if p)
@@ -124,35 +158,71 @@ def _convert(name: str, raw: Any) -> Any:
     return raw
 
 
+def _reserved_concurrency(raw: Any) -> dict[str, int]:
+    """`none` (nothing reserved), or `name=count,...` (a JSON object in cdk.json) merged into the defaults."""
+    if isinstance(raw, str) and raw.strip().lower() in ("", "none", "off", "false", "0"):
+        return {}
+    pairs = raw.items() if isinstance(raw, Mapping) else (item.split("=", 1) for item in str(raw).split(",") if item)
+    chosen = default_reserved_concurrency()
+    for name, count in pairs:
+        name = str(name).strip()
+        if name not in FUNCTION_NAMES:
+            raise ValueError(
+                f"rearview:reservedConcurrency: no function {name!r} (functions: {', '.join(FUNCTION_NAMES)})"
+            )
+        if int(count) > 0:
+            chosen[name] = int(count)
+        else:
+            chosen.pop(name, None)
+    return chosen
+
+
+def check_reserved_concurrency(props: RearviewProps) -> None:
+    """A queue worker whose reserved concurrency is below its event source's maximum concurrency is throttled by
+    its own poller, and its messages end in the DLQ: refuse such a deployment."""
+    floors = {
+        "write_worker": props.worker_max_concurrency,
+        "consolidation_worker": props.consolidation_max_concurrency,
+    }
+    for name, floor in floors.items():
+        reserved = props.reserved_concurrency.get(name)
+        if reserved is not None and reserved < floor:
+            raise ValueError(
+                f"rearview:reservedConcurrency: {name}={reserved} is below its queue's maximum concurrency {floor}"
+            )
+
+
 class RearviewStack(Stack):
-    """Table, queues (writes, consolidation), search, layer, functions, HTTP API, schedule and monitoring, wired
-    together."""
+    """Key, table, queues (writes, consolidation), search and its index, layer, functions, HTTP API, schedule,
+    monitoring and gradual deployment, wired together; cdk-nag's findings that are accepted are suppressed with their
+    reasons (`nag.py`)."""
 
     def __init__(self, scope: Construct, construct_id: str, *, props: RearviewProps, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, description="Rearview: long-term memory for LLM agents", **kwargs)
+        # A new layer makes new function versions (else an alias would keep running the old library).
+        self.node.set_context("@aws-cdk/aws-lambda:recognizeLayerVersion", True)
+        check_reserved_concurrency(props)
         self.props = props
-        self.storage = MemoryTable(self, "Storage", table_name=props.table_name)
+        self.key = DataKey(self, "Encryption", retain=props.retain_data).key if props.kms_key else None
+        protection = QueueProtection(key=self.key, retain_dead_letters=props.retain_data)
+        self.storage = MemoryTable(
+            self, "Storage", table_name=props.table_name, retain=props.retain_data, encryption_key=self.key
+        )
         self.queues = WriteQueues(
-            self, "Queues", worker_timeout=WORKER_TIMEOUT, max_receive_count=props.max_receive_count
+            self,
+            "Queues",
+            worker_timeout=WORKER_TIMEOUT,
+            max_receive_count=props.max_receive_count,
+            protection=protection,
         )
         self.consolidation_queues = ConsolidationQueues(
             self,
             "ConsolidationQueues",
             worker_timeout=CONSOLIDATION_WORKER_TIMEOUT,
             max_receive_count=props.consolidation_max_receive_count,
+            protection=protection,
         )
-        self.search: SearchBackend
-        if props.search == "domain":
-            self.search = ManagedSearchDomain(self, "Search", index_name=props.opensearch_index)
-        else:
-            self.search = ServerlessVectorCollection(
-                self,
-                "Search",
-                collection_name=props.collection_name,
-                index_name=props.opensearch_index,
-                standby_replicas=props.search_standby_replicas,
-                admin_principal_arns=props.search_admin_principals,
-            )
+        self.search = self._search_backend(props)
         architecture = ARCHITECTURES[props.architecture]
         self.layer = RearviewLayer(self, "Layer", layer_dir=props.layer_dir, architecture=architecture)
         self.functions = RearviewFunctions(
@@ -171,13 +241,35 @@ class RearviewStack(Stack):
             search=self.search,
             opensearch_index=props.opensearch_index,
             models=BedrockModels(props.embedding_model, props.embedding_dim, props.summary_model, props.rerank_model),
-            architecture=architecture,
-            embedder=props.embedder,
-            log_level=props.log_level,
+            options=FunctionOptions(
+                architecture=architecture,
+                embedder=props.embedder,
+                log_level=props.log_level,
+                reserved_concurrency=props.reserved_concurrency,
+                log_key=self.key,
+            ),
             worker_max_concurrency=props.worker_max_concurrency,
         )
-        fn = self.functions.functions
-        self.api = RearviewHttpApi(self, "Api", functions=fn, authorizer_function=fn["authorizer"])
+        self.search_index = SearchIndexProvisioning(
+            self,
+            "SearchIndex",
+            function=self.functions.functions["index_setup"],
+            search=self.search,  # type: ignore[arg-type]
+            index_name=props.opensearch_index,
+            embedding_dim=props.embedding_dim,
+            layer=self.layer.layer,
+        )
+        aliases = self.functions.aliases
+        self.api = RearviewHttpApi(
+            self,
+            "Api",
+            functions=aliases,
+            authorizer_function=aliases["authorizer"],
+            throttle_rate=props.api_throttle_rate,
+            throttle_burst=props.api_throttle_burst,
+            mcp_gateway_authorizer=props.mcp_gateway_authorizer,
+            log_key=self.key,
+        )
         dead_letter_queues = {
             "WriteDlq": self.queues.dead_letter_queue,
             "IndexSyncFailures": self.queues.index_failures,
@@ -188,26 +280,63 @@ class RearviewStack(Stack):
             self.schedule = ConsolidationSchedule(
                 self,
                 "Schedule",
-                function=fn["consolidate"],
+                function=aliases["consolidate"],
                 schedule_hours=props.consolidation_schedule_hours,
                 schedule=props.consolidation_schedule,
+                protection=protection,
             )
             dead_letter_queues["ScheduleDlq"] = self.schedule.dead_letter_queue
-        self.retention = RetentionSchedule(self, "Retention", function=fn["forget"])
+        self.retention = RetentionSchedule(self, "Retention", function=aliases["forget"], protection=protection)
         dead_letter_queues["RetentionDlq"] = self.retention.dead_letter_queue
         self.monitoring = RearviewMonitoring(
             self,
             "Monitoring",
-            functions=fn,
-            dead_letter_queues=dead_letter_queues,
-            write_queue=self.queues.queue,
-            consolidation_queue=self.consolidation_queues.queue,
-            stream_consumer=fn["index_sync"],
-            api=self.api.api,
-            alarm_email=props.alarm_email,
+            watched=Watched(
+                aliases=aliases,
+                timeouts={spec.name: Duration.seconds(spec.timeout_seconds) for spec in FUNCTION_SPECS},
+                dead_letter_queues=dead_letter_queues,
+                write_queue=self.queues.queue,
+                consolidation_queue=self.consolidation_queues.queue,
+                stream_consumer=self.functions.functions["index_sync"],
+                api=self.api.api,
+                table=self.storage.table,
+                collection_name=(
+                    props.collection_name.lower() if isinstance(self.search, ServerlessVectorCollection) else None
+                ),
+                bedrock_models=_bedrock_models(props),
+            ),
+            options=MonitoringOptions(
+                alarm_email=props.alarm_email, monthly_budget_usd=props.monthly_budget_usd, topic_key=self.key
+            ),
+        )
+        self.deployment = GradualDeployment(
+            self,
+            "Deployment",
+            aliases=aliases,
+            alarms=self.monitoring.function_alarms,
+            config_name=props.deployment_config,
+        )
+        self._outputs()
+        apply_suppressions(self)
+
+    def _search_backend(self, props: RearviewProps) -> SearchBackend:
+        if props.search == "domain":
+            return ManagedSearchDomain(
+                self, "Search", index_name=props.opensearch_index, retain=props.retain_data, encryption_key=self.key
+            )
+        return ServerlessVectorCollection(
+            self,
+            "Search",
+            collection_name=props.collection_name,
+            index_name=props.opensearch_index,
+            standby_replicas=props.search_standby_replicas,
+            admin_principal_arns=props.search_admin_principals,
+            retain=props.retain_data,
+            encryption_key=self.key,
         )
 
-        # What the CLI (`rearview reindex`, a remote client) needs to find the deployment.
+    def _outputs(self) -> None:
+        """What the CLI (`rearview reindex`, a remote client) needs to find the deployment."""
         CfnOutput(self, "ApiUrl", value=self.api.url)
         CfnOutput(self, "McpUrl", value=self.api.url + MCP_ROUTE.path.lstrip("/"))
         CfnOutput(self, "TableName", value=self.storage.table.table_name)
@@ -216,3 +345,16 @@ class RearviewStack(Stack):
         CfnOutput(self, "ConsolidationQueueUrl", value=self.consolidation_queues.queue.queue_url)
         CfnOutput(self, "ConsolidationDeadLetterQueueUrl", value=self.consolidation_queues.dead_letter_queue.queue_url)
         CfnOutput(self, "OpenSearchEndpoint", value=self.search.endpoint)
+        CfnOutput(self, "AlarmTopicArn", value=self.monitoring.topic.topic_arn)
+
+
+def _bedrock_models(props: RearviewProps) -> tuple[str, ...]:
+    """The Bedrock models the deployment calls (their throttling is alarmed)."""
+    if props.embedder != "bedrock":
+        return ()
+    models = [props.embedding_model]
+    if props.inducer == "bedrock":
+        models.append(props.summary_model)
+    if props.rerank_model:
+        models.append(props.rerank_model)
+    return tuple(models)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_kms as kms
 from constructs import Construct
 
 PARTITION_KEY = "pk"
@@ -23,10 +24,19 @@ GSI_BY_NAMESPACE = "by_namespace"
 
 
 class MemoryTable(Construct):
-    """The table, on-demand, with point-in-time recovery, a NEW_AND_OLD_IMAGES stream for index sync, and kept
-    (RETAIN) when the stack is deleted: it is the source of truth, and the index can be rebuilt from it."""
+    """The table, on-demand, with point-in-time recovery, a NEW_AND_OLD_IMAGES stream for index sync, and by
+    default (`retain`) kept when the stack is deleted and protected against deletion: it is the source of truth,
+    and the index can be rebuilt from it. Encrypted with `encryption_key` when given, else an AWS-managed key."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, table_name: str | None = None) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        table_name: str | None = None,
+        retain: bool = True,
+        encryption_key: kms.IKey | None = None,
+    ) -> None:
         super().__init__(scope, construct_id)
         string = dynamodb.AttributeType.STRING
         self.table = dynamodb.Table(
@@ -41,8 +51,12 @@ class MemoryTable(Construct):
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True
             ),
-            encryption=dynamodb.TableEncryption.AWS_MANAGED,
-            removal_policy=RemovalPolicy.RETAIN,
+            encryption=(
+                dynamodb.TableEncryption.CUSTOMER_MANAGED if encryption_key else dynamodb.TableEncryption.AWS_MANAGED
+            ),
+            encryption_key=encryption_key,
+            deletion_protection=retain,
+            removal_policy=RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY,
         )
         # Every index is KEYS_ONLY: the store reads the items back from the table with a consistent
         # BatchGetItem, so a lagging index entry is never returned as data and a new model field needs no

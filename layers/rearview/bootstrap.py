@@ -54,6 +54,7 @@ from rearview.service.manage.listing import ListingService
 from rearview.service.manage.transfer import TransferService
 from rearview.service.recall import RecallService
 from rearview.service.retention import RetentionService
+from rearview.service.search_fallback import FallbackListener, FallbackSearchIndex
 from rearview.service.working_memory import WorkingMemoryService
 from rearview.service.write import WriteService
 from rearview.settings import Settings
@@ -177,7 +178,7 @@ def build_embedder(settings: Settings) -> Embedder:
 
 def build(settings: Settings | None = None, **overrides: Any) -> Services:
     """Wire the services. Overrides (by keyword): clock, embedder, store, index, inducer, keys, ledger, queue,
-    reranker, jobs, policies."""
+    reranker, jobs, policies, on_search_fallback (told of every search the store answered for a missing index)."""
     settings = settings or Settings()
     clock: Clock = overrides.pop("clock", None) or SystemClock()
     embedder: Embedder = overrides.pop("embedder", None) or build_embedder(settings)
@@ -190,6 +191,7 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
     jobs: ConsolidationJobs | None = overrides.pop("jobs", None)
     policies: RetentionPolicies | None = overrides.pop("policies", None)
     reranker: Reranker | None = overrides.pop("reranker", None) or build_reranker(settings)
+    on_search_fallback: FallbackListener | None = overrides.pop("on_search_fallback", None)
     if overrides:
         raise TypeError(f"unknown overrides: {sorted(overrides)}")
     if settings.backend == "aws":
@@ -208,6 +210,9 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
         store, index, keys = store or built.store, index or built.index, keys or built.keys
         ledger, policies = ledger or built.ledger, policies or built.policies
     maintenance = index.maintenance()
+    if maintenance is not None and settings.aws.search_fallback_scan > 0:
+        # An index kept apart from the store may be missing or unreachable: searches then read the store.
+        index = build_search_fallback(settings, store, index, on_search_fallback)
     # Seconds of recent episodes recall reads from the store: only an index that lags the store needs it.
     freshness_seconds = settings.aws.freshness_window_seconds if maintenance is not None else 0
     floor = embedder.relevance_floor
@@ -461,6 +466,29 @@ def build_opensearch_index(settings: Settings, embedder: Embedder) -> SearchInde
         max_retries=max(aws.max_attempts - 1, 0),
     )
     return OpenSearchIndex(connection, aws.opensearch_index, embedder.dim, engine=aws.opensearch_engine)
+
+
+def build_search_fallback(
+    settings: Settings, store: MemoryStore, index: SearchIndex, on_fallback: FallbackListener | None = None
+) -> SearchIndex:
+    """`index`, answered by the store's own search while it cannot answer (`on_fallback` hears of each such
+    answer)."""
+    from rearview.adapters.store_scan_index import StoreScanIndex
+
+    return FallbackSearchIndex(
+        index,
+        StoreScanIndex(store, scan_limit=settings.aws.search_fallback_scan),
+        retry_after_seconds=settings.aws.search_fallback_seconds,
+        on_fallback=on_fallback,
+    )
+
+
+def build_index_maintenance(settings: Settings) -> IndexMaintenance | None:
+    """The write side of the AWS backend's search index alone (no store, no queue): what provisions the index at
+    deploy. None on the local backends, whose index lives in the store."""
+    if settings.backend != "aws":
+        return None
+    return build_opensearch_index(settings, build_embedder(settings)).maintenance()
 
 
 def build_consolidation_jobs(settings: Settings) -> ConsolidationJobs | None:

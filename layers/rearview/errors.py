@@ -86,6 +86,15 @@ class EmbeddingMismatch(RearviewError):
     code = "embedding_mismatch"
 
 
+class SearchUnavailable(RearviewError):
+    """The search index cannot answer: missing, unreachable, refusing or throttling. Recall and the write path's
+    near-duplicate check fall back to the store's own search (`service.search_fallback`); only a caller without a
+    fallback sees it (503)."""
+
+    status = 503
+    code = "search_unavailable"
+
+
 class ConfigurationError(RearviewError):
     status = 500
     code = "configuration_error"

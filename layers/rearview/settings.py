@@ -222,6 +222,13 @@ class AwsSettings(BaseModel):
     # Recall also reads the namespace's episodes written this recently from DynamoDB (read-your-writes while the
     # index catches up through the stream).
     freshness_window_seconds: int = Field(300, ge=0)
+    # When the search index cannot answer (missing, unreachable, throttling), recall and the write path's duplicate
+    # check search the store instead: the namespace's newest this many episodes and as many active facts. 0: no
+    # fallback (a search then fails with 503).
+    search_fallback_scan: int = Field(500, ge=0, le=10_000)
+    # After the index fails, it is left alone this long (searches go to the store) before it is asked again: an
+    # unreachable cluster costs one timeout, not one per request.
+    search_fallback_seconds: float = Field(30.0, ge=0)
     # botocore timeouts and retries for every AWS client.
     connect_timeout_seconds: float = 2.0
     read_timeout_seconds: float = 10.0

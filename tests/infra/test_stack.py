@@ -4,9 +4,9 @@ does not depend on their content) and checked through aws_cdk.assertions and the
 from __future__ import annotations
 
 import ast
+import fnmatch
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("aws_cdk", reason="the infra extra (aws-cdk-lib, constructs) is not installed")
 
 import aws_cdk as cdk  # noqa: E402
-from aws_cdk.assertions import Match, Template  # noqa: E402
+from aws_cdk.assertions import Match  # noqa: E402
 
 from rearview.api.routes import API_ROUTES, MCP_ROUTE, ROUTE_TABLE, Route  # noqa: E402
 from rearview_infra.functions import FUNCTION_NAMES, HANDLER, bedrock_model_arns  # noqa: E402
@@ -24,90 +24,28 @@ from rearview_infra.queues import VISIBILITY_TIMEOUT_FACTOR  # noqa: E402
 from rearview_infra.schedule import check_expression  # noqa: E402
 from rearview_infra.search import ServerlessVectorCollection  # noqa: E402
 from rearview_infra.stack import REPO_ROOT, RearviewProps, RearviewStack  # noqa: E402
+from support.cdk_stack import (  # noqa: E402
+    EMBEDDING_MODEL,
+    SUMMARY_MODEL,
+    Synthesised,
+    as_list,
+    placeholder_tree,
+    render,
+    render_join,
+    synthesise,
+)
 
 pytestmark = [pytest.mark.infra, pytest.mark.slow]
 
-EMBEDDING_MODEL = "amazon.titan-embed-text-v2:0"
-SUMMARY_MODEL = "us.anthropic.claude-3-5-haiku-20241022-v1:0"
 SEARCHERS = {"write_worker", "recall", "consolidate", "mcp"}
 EMBEDDERS = SEARCHERS | {"consolidation_worker"}
 TABLE_WRITERS = {"write", "write_worker", "recall", "forget", "consolidate", "consolidation_worker", "mcp"}
+# Deletes: working memory and keys (write), forgetting (forget, mcp), a run's lease (the consolidating functions).
+TABLE_DELETERS = {"write", "forget", "consolidate", "consolidation_worker", "mcp"}
 # The functions that detect Hindsight's triggers and send consolidation jobs.
 JOB_SENDERS = {"write", "write_worker", "index_sync", "consolidate", "mcp"}
-WRITE_ACTIONS = {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
-
-
-def placeholder_tree(root: Path) -> RearviewProps:
-    """Props pointing at an empty layer and a stub handler per function."""
-    (root / "layer" / "python").mkdir(parents=True)
-    for name in FUNCTION_NAMES:
-        (root / "functions" / name).mkdir(parents=True)
-        (root / "functions" / name / "handler.py").write_text("def handler(event, context):\n    return None\n")
-    return RearviewProps(
-        functions_dir=root / "functions",
-        layer_dir=root / "layer",
-        embedding_model=EMBEDDING_MODEL,
-        summary_model=SUMMARY_MODEL,
-    )
-
-
-@dataclass
-class Synthesised:
-    stack: RearviewStack
-    template: Template
-    resources: dict[str, dict[str, Any]]
-
-    def id_of(self, construct: Any) -> str:
-        """The logical id of an L2 construct's CloudFormation resource."""
-        return self.stack.get_logical_id(construct.node.default_child)
-
-    def function(self, name: str) -> dict[str, Any]:
-        return self.resources[self.id_of(self.stack.functions.functions[name])]["Properties"]
-
-    def env(self, name: str) -> dict[str, Any]:
-        return self.function(name)["Environment"]["Variables"]
-
-    def role_id(self, name: str) -> str:
-        return self.id_of(self.stack.functions.functions[name].role)
-
-    def statements(self, name: str) -> list[dict[str, Any]]:
-        """Every IAM statement attached to the function's role."""
-        role = {"Ref": self.role_id(name)}
-        found: list[dict[str, Any]] = []
-        for resource in self.resources.values():
-            if resource["Type"] == "AWS::IAM::Policy" and role in resource["Properties"]["Roles"]:
-                found.extend(resource["Properties"]["PolicyDocument"]["Statement"])
-        return found
-
-    def actions(self, name: str) -> set[str]:
-        return {action for st in self.statements(name) for action in _as_list(st["Action"])}
-
-    def holders(self, action: str, resource: Any) -> set[str]:
-        """The functions whose role allows `action` on `resource` (matched as CloudFormation JSON)."""
-        return {
-            name
-            for name in FUNCTION_NAMES
-            for st in self.statements(name)
-            if action in _as_list(st["Action"]) and resource in _as_list(st["Resource"])
-        }
-
-    def arn_of(self, construct: Any) -> dict[str, Any]:
-        return {"Fn::GetAtt": [self.id_of(construct), "Arn"]}
-
-    def collection(self) -> ServerlessVectorCollection:
-        assert isinstance(self.stack.search, ServerlessVectorCollection)
-        return self.stack.search
-
-
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]
-
-
-def _synthesise(props: RearviewProps) -> Synthesised:
-    app = cdk.App()
-    stack = RearviewStack(app, "RearviewTest", props=props)
-    template = Template.from_stack(stack)
-    return Synthesised(stack, template, template.to_json()["Resources"])
+WRITE_ACTIONS = {"dynamodb:PutItem", "dynamodb:UpdateItem"}
+DELETE_ACTIONS = {"dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -123,7 +61,7 @@ def _no_aws_credentials() -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def synth(tmp_path_factory: pytest.TempPathFactory) -> Synthesised:
-    return _synthesise(placeholder_tree(tmp_path_factory.mktemp("tree")))
+    return synthesise(placeholder_tree(tmp_path_factory.mktemp("tree")))
 
 
 # --- storage ---------------------------------------------------------------------------------------------
@@ -312,7 +250,7 @@ def test_worker_consumes_the_write_queue_with_partial_batch_responses(synth: Syn
         "AWS::Lambda::EventSourceMapping",
         {
             "EventSourceArn": synth.arn_of(synth.stack.queues.queue),
-            "FunctionName": {"Ref": synth.id_of(synth.stack.functions.functions["write_worker"])},
+            "FunctionName": synth.alias_name("write_worker"),
             "FunctionResponseTypes": ["ReportBatchItemFailures"],
             "BatchSize": 10,
         },
@@ -325,7 +263,7 @@ def test_index_sync_reads_the_stream_with_bisect_retries_and_on_failure_queue(sy
         "AWS::Lambda::EventSourceMapping",
         {
             "EventSourceArn": {"Fn::GetAtt": [table_id, "StreamArn"]},
-            "FunctionName": {"Ref": synth.id_of(synth.stack.functions.functions["index_sync"])},
+            "FunctionName": synth.alias_name("index_sync"),
             "FunctionResponseTypes": ["ReportBatchItemFailures"],
             "BisectBatchOnFunctionError": True,
             "MaximumRetryAttempts": 5,
@@ -384,7 +322,7 @@ def test_the_worker_takes_one_job_at_a_time_with_bounded_concurrency(synth: Synt
         "AWS::Lambda::EventSourceMapping",
         {
             "EventSourceArn": synth.arn_of(synth.stack.consolidation_queues.queue),
-            "FunctionName": {"Ref": synth.id_of(synth.stack.functions.functions["consolidation_worker"])},
+            "FunctionName": synth.alias_name("consolidation_worker"),
             "FunctionResponseTypes": ["ReportBatchItemFailures"],
             "BatchSize": 1,
             "ScalingConfig": {"MaximumConcurrency": 5},
@@ -396,18 +334,61 @@ def test_table_writes_only_where_needed_and_index_sync_only_reads(synth: Synthes
     table_arn = synth.arn_of(synth.stack.storage.table)
     for action in WRITE_ACTIONS:
         assert synth.holders(action, table_arn) == TABLE_WRITERS, action
+    for action in DELETE_ACTIONS:
+        assert synth.holders(action, table_arn) == TABLE_DELETERS, action
+    # Only the key routes list keys (a filtered Scan); no function scans memories.
+    assert synth.holders("dynamodb:Scan", table_arn) == {"write"}
     stream_arn = {"Fn::GetAtt": [synth.id_of(synth.stack.storage.table), "StreamArn"]}
     assert synth.holders("dynamodb:GetRecords", stream_arn) == {"index_sync"}
     # Index sync reads for Hindsight's triggers (the unconsolidated count, recent outcomes) and never writes.
     index_sync = {a for a in synth.actions("index_sync") if a.startswith("dynamodb:")}
     assert {"dynamodb:Query", "dynamodb:BatchGetItem"} <= index_sync
-    assert not index_sync & (WRITE_ACTIONS | {"dynamodb:TransactWriteItems"})
+    assert not index_sync & (WRITE_ACTIONS | DELETE_ACTIONS | {"dynamodb:Scan"})
     assert "index_sync" in synth.holders("dynamodb:Query", table_arn)
+    assert not any(a.startswith("dynamodb:") for a in synth.actions("index_setup"))
+
+
+def test_table_statements_reach_only_their_partition_keys(synth: Synthesised) -> None:
+    """LeadingKeys: the data functions reach namespaces, the unconsolidated shards and the embedder record; only
+    the key functions reach API keys."""
+    for name in FUNCTION_NAMES:
+        for st in synth.statements(name):
+            actions = as_list(st["Action"])
+            if not any(a.startswith("dynamodb:") and a not in STREAM_ACTIONS for a in actions):
+                continue
+            leading = st["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]
+            data = ["NS#*", "UC#*", "META", "RETENTION", "NAMESPACES"]
+            if name == "authorizer":
+                assert leading == ["APIKEY#*"]
+            elif name == "write":
+                assert leading == [*data, "APIKEY#*"]
+            else:
+                assert leading == data, name
+
+
+def test_the_data_functions_reach_every_partition_the_store_uses() -> None:
+    """A partition the DynamoDB adapters read or write beside the namespaces' must be in the data functions'
+    LeadingKeys, or IAM refuses it on AWS (moto does not check IAM, so only this test can tell)."""
+    from rearview.adapters.dynamodb.retention_policies import RETENTION_PK
+    from rearview.adapters.dynamodb.table import META_KEY, NAMESPACES_PK, namespace_pk, uc_shard
+    from rearview_infra.functions import DATA_LEADING_KEYS
+
+    meta = META_KEY["pk"]["S"]
+    for key in (RETENTION_PK, NAMESPACES_PK, meta, namespace_pk("acme:u-1"), uc_shard("acme:u-1")):
+        assert any(fnmatch.fnmatchcase(key, pattern) for pattern in DATA_LEADING_KEYS), key
+
+
+STREAM_ACTIONS = {
+    "dynamodb:ListStreams",
+    "dynamodb:DescribeStream",
+    "dynamodb:GetRecords",
+    "dynamodb:GetShardIterator",
+}
 
 
 def test_authorizer_reads_api_key_items_only(synth: Synthesised) -> None:
     statements = synth.statements("authorizer")
-    dynamo = [st for st in statements if any(a.startswith("dynamodb:") for a in _as_list(st["Action"]))]
+    dynamo = [st for st in statements if any(a.startswith("dynamodb:") for a in as_list(st["Action"]))]
     assert dynamo, "the authorizer must read API keys"
     for st in dynamo:
         assert set(st["Action"]) <= {"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"}
@@ -421,9 +402,9 @@ def test_authorizer_reads_api_key_items_only(synth: Synthesised) -> None:
 def test_search_access_iam_and_data_access_policy(synth: Synthesised) -> None:
     collection = synth.collection().collection
     collection_arn = {"Fn::GetAtt": [synth.stack.get_logical_id(collection), "Arn"]}
-    assert synth.holders("aoss:APIAccessAll", collection_arn) == SEARCHERS | {"index_sync"}
+    assert synth.holders("aoss:APIAccessAll", collection_arn) == SEARCHERS | {"index_sync", "index_setup"}
     policy = synth.resources[synth.stack.get_logical_id(synth.collection().access_policy)]["Properties"]
-    statements = json.loads(_render_join(policy["Policy"]))
+    statements = json.loads(render_join(policy["Policy"]))
     by_description = {st["Description"]: st for st in statements}
     writers = by_description["index sync: maintain the index"]
     readers = by_description["functions that search"]
@@ -434,7 +415,15 @@ def test_search_access_iam_and_data_access_policy(synth: Synthesised) -> None:
     (writer_index_rule,) = [r for r in writers["Rules"] if r["ResourceType"] == "index"]
     assert {"aoss:CreateIndex", "aoss:WriteDocument"} <= set(writer_index_rule["Permission"])
     assert "aoss:DeleteIndex" not in writer_index_rule["Permission"]
-    assert set(by_description) == {"index sync: maintain the index", "functions that search"}
+    creators = by_description["index setup: create the index at deploy"]
+    assert creators["Principal"] == [f"@{synth.role_id('index_setup')}"]
+    (creator_index_rule,) = [r for r in creators["Rules"] if r["ResourceType"] == "index"]
+    assert set(creator_index_rule["Permission"]) == {"aoss:DescribeIndex", "aoss:CreateIndex", "aoss:UpdateIndex"}
+    assert set(by_description) == {
+        "index sync: maintain the index",
+        "index setup: create the index at deploy",
+        "functions that search",
+    }
 
 
 def test_search_admin_principals_get_their_own_statement(tmp_path: Path) -> None:
@@ -463,13 +452,13 @@ def test_collection_is_vectorsearch_with_encryption_and_network_policies(synth: 
 
 def test_bedrock_models_granted_to_their_users_only(synth: Synthesised) -> None:
     def granted(name: str) -> list[Any]:
-        statements = [st for st in synth.statements(name) if "bedrock:InvokeModel" in _as_list(st["Action"])]
-        return [resource for st in statements for resource in _as_list(st["Resource"])]
+        statements = [st for st in synth.statements(name) if "bedrock:InvokeModel" in as_list(st["Action"])]
+        return [resource for st in statements for resource in as_list(st["Resource"])]
 
-    embedding_arn = _render(bedrock_model_arns(EMBEDDING_MODEL)[0])
-    summary_arns = [_render(arn) for arn in bedrock_model_arns(SUMMARY_MODEL)]
+    embedding_arn = render(bedrock_model_arns(EMBEDDING_MODEL)[0])
+    summary_arns = [render(arn) for arn in bedrock_model_arns(SUMMARY_MODEL)]
     for name in FUNCTION_NAMES:
-        resources = [_render(r) for r in granted(name)]
+        resources = [render(r) for r in granted(name)]
         assert (embedding_arn in resources) == (name in EMBEDDERS), name
         # The consolidation worker gets the induction model only with the bedrock inducer (the next test).
         assert all(arn in resources for arn in summary_arns) == (name in {"consolidate", "mcp"}), name
@@ -482,13 +471,13 @@ def test_the_bedrock_inducer_is_named_to_the_consolidating_functions_and_granted
 ) -> None:
     base = placeholder_tree(tmp_path_factory.mktemp("inducer"))
     props = RearviewProps(**{**base.__dict__, "inducer": "bedrock"})
-    inducing = _synthesise(props)
-    summary_arns = [_render(arn) for arn in bedrock_model_arns(SUMMARY_MODEL)]
+    inducing = synthesise(props)
+    summary_arns = [render(arn) for arn in bedrock_model_arns(SUMMARY_MODEL)]
     invoked = [
-        _render(r)
+        render(r)
         for st in inducing.statements("consolidation_worker")
-        if "bedrock:InvokeModel" in _as_list(st["Action"])
-        for r in _as_list(st["Resource"])
+        if "bedrock:InvokeModel" in as_list(st["Action"])
+        for r in as_list(st["Resource"])
     ]
     assert all(arn in invoked for arn in summary_arns)
     named = {name for name in FUNCTION_NAMES if inducing.env(name).get("REARVIEW_INDUCER") == "bedrock"}
@@ -508,24 +497,24 @@ def test_a_rerank_model_is_granted_and_named_to_the_recalling_functions_only(
         embedding_model=EMBEDDING_MODEL,
         summary_model=SUMMARY_MODEL,
     )
-    reranking = _synthesise(props)
-    (rerank_arn,) = (_render(arn) for arn in bedrock_model_arns("amazon.rerank-v1:0"))
+    reranking = synthesise(props)
+    (rerank_arn,) = (render(arn) for arn in bedrock_model_arns("amazon.rerank-v1:0"))
     for name in FUNCTION_NAMES:
         env = reranking.env(name)
         recalls = name in {"recall", "mcp"}
         assert (env.get("REARVIEW_RERANKER"), env.get("REARVIEW_AWS__BEDROCK_RERANK_MODEL")) == (
             ("bedrock", "amazon.rerank-v1:0") if recalls else (None, None)
         ), name
-        rerank = [st for st in reranking.statements(name) if "bedrock:Rerank" in _as_list(st["Action"])]
+        rerank = [st for st in reranking.statements(name) if "bedrock:Rerank" in as_list(st["Action"])]
         # Rerank takes no resource; the model itself is authorised as InvokeModel on its ARN.
-        assert [(_as_list(st["Action"]), _as_list(st["Resource"])) for st in rerank] == (
+        assert [(as_list(st["Action"]), as_list(st["Resource"])) for st in rerank] == (
             [(["bedrock:Rerank"], ["*"])] if recalls else []
         ), name
         invoked = [
-            _render(r)
+            render(r)
             for st in reranking.statements(name)
-            if "bedrock:InvokeModel" in _as_list(st["Action"])
-            for r in _as_list(st["Resource"])
+            if "bedrock:InvokeModel" in as_list(st["Action"])
+            for r in as_list(st["Resource"])
         ]
         assert (rerank_arn in invoked) == recalls, name
     assert reranking.env("write")["REARVIEW_AWS__WRITE_QUEUE_URL"]  # the other variables are untouched
@@ -533,20 +522,20 @@ def test_a_rerank_model_is_granted_and_named_to_the_recalling_functions_only(
 
 def test_inference_profiles_grant_the_profile_and_its_foundation_model() -> None:
     arns = bedrock_model_arns("eu.anthropic.claude-3-5-haiku-20241022-v1:0")
-    profile, model = (_render(arn) for arn in arns)
+    profile, model = (render(arn) for arn in arns)
     assert profile.endswith(":inference-profile/eu.anthropic.claude-3-5-haiku-20241022-v1:0")
     assert model.endswith(":bedrock:*::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0")
     (plain,) = bedrock_model_arns(EMBEDDING_MODEL)
-    assert _render(plain).endswith("::foundation-model/amazon.titan-embed-text-v2:0")
+    assert render(plain).endswith("::foundation-model/amazon.titan-embed-text-v2:0")
 
 
 def test_no_function_gets_wildcard_resources_beyond_xray_and_list_streams(synth: Synthesised) -> None:
     allowed_on_star = {"xray:PutTraceSegments", "xray:PutTelemetryRecords", "dynamodb:ListStreams"}
     for name in FUNCTION_NAMES:
         for st in synth.statements(name):
-            if "*" in _as_list(st["Resource"]):
-                assert set(_as_list(st["Action"])) <= allowed_on_star, (name, st)
-            assert not any(a.endswith(":*") or a == "*" for a in _as_list(st["Action"])), (name, st)
+            if "*" in as_list(st["Resource"]):
+                assert set(as_list(st["Action"])) <= allowed_on_star, (name, st)
+            assert not any(a.endswith(":*") or a == "*" for a in as_list(st["Action"])), (name, st)
 
 
 # --- HTTP API --------------------------------------------------------------------------------------------
@@ -571,7 +560,8 @@ def test_each_route_reaches_its_function(synth: Synthesised, route: Route) -> No
     integration = synth.resources[target]["Properties"]
     assert integration["IntegrationType"] == "AWS_PROXY"
     assert integration["PayloadFormatVersion"] == "2.0"
-    assert integration["IntegrationUri"] == synth.arn_of(synth.stack.functions.functions[route.function])
+    # The alias: what CodeDeploy shifts is what the API calls.
+    assert integration["IntegrationUri"] == synth.alias_arn(route.function)
 
 
 @pytest.mark.parametrize("route", ROUTE_TABLE, ids=lambda route: route.route_key)
@@ -586,20 +576,20 @@ def test_each_route_is_behind_the_authorizer_unless_the_table_says_otherwise(syn
         assert "AuthorizerId" not in deployed
 
 
-def test_only_health_mcp_and_the_inspector_files_skip_the_authorizer() -> None:
-    # POST /mcp authenticates in its function, to answer MCP's 401 with WWW-Authenticate. The inspector's page and
-    # script hold no data and a browser cannot send a key to load them; every API call they make carries one.
+def test_only_health_and_the_inspector_files_skip_the_authorizer() -> None:
+    # POST /mcp too is authorised at the gateway: an unauthenticated flood never starts the MCP function. The
+    # inspector's page and script hold no data and a browser cannot send a key to load them; every API call they
+    # make carries one.
     assert {route.route_key for route in ROUTE_TABLE if not route.gateway_authorizer} == {
         "GET /v1/health",
-        "POST /mcp",
         "GET /ui",
         "GET /ui/{asset}",
     }
-    assert MCP_ROUTE.function == "mcp"
+    assert MCP_ROUTE.function == "mcp" and MCP_ROUTE.gateway_authorizer
 
 
 def test_authorizer_is_a_cached_simple_lambda_authorizer(synth: Synthesised) -> None:
-    authorizer_fn = synth.stack.functions.functions["authorizer"]
+    authorizer_arn = synth.alias_arn("authorizer")
     synth.template.has_resource_properties(
         "AWS::ApiGatewayV2::Authorizer",
         {
@@ -608,14 +598,14 @@ def test_authorizer_is_a_cached_simple_lambda_authorizer(synth: Synthesised) -> 
             "AuthorizerPayloadFormatVersion": "2.0",
             "IdentitySource": ["$request.header.Authorization"],
             "AuthorizerResultTtlInSeconds": 300,
-            "AuthorizerUri": Match.object_like({"Fn::Join": ["", Match.array_with([synth.arn_of(authorizer_fn)])]}),
+            "AuthorizerUri": Match.object_like({"Fn::Join": ["", Match.array_with([authorizer_arn])]}),
         },
     )
     synth.template.has_resource_properties(
         "AWS::Lambda::Permission",
         {
             "Action": "lambda:InvokeFunction",
-            "FunctionName": synth.arn_of(authorizer_fn),
+            "FunctionName": authorizer_arn,
             "Principal": "apigateway.amazonaws.com",
         },
     )
@@ -646,7 +636,7 @@ def test_the_schedule_checks_hourly_for_a_daily_period_and_its_target_retries_in
             "Targets": [
                 Match.object_like(
                     {
-                        "Arn": synth.arn_of(synth.stack.functions.functions["consolidate"]),
+                        "Arn": synth.alias_arn("consolidate"),
                         "RetryPolicy": {"MaximumRetryAttempts": 2, "MaximumEventAgeInSeconds": 1800},
                         "DeadLetterConfig": {"Arn": synth.arn_of(schedule.dead_letter_queue)},
                     }
@@ -669,17 +659,17 @@ def test_the_check_follows_the_period_and_a_zero_period_deploys_no_schedule(
         "rate(1 minute)",
     ]
     base = placeholder_tree(tmp_path_factory.mktemp("no-schedule"))
-    off = _synthesise(RearviewProps(**{**base.__dict__, "consolidation_schedule_hours": 0.0}))
+    off = synthesise(RearviewProps(**{**base.__dict__, "consolidation_schedule_hours": 0.0}))
     # Only the retention sweep's rule is left.
     [rule] = [r["Properties"] for r in off.resources.values() if r["Type"] == "AWS::Events::Rule"]
-    assert rule["Targets"][0]["Arn"] == off.arn_of(off.stack.functions.functions["forget"])
+    assert rule["Targets"][0]["Arn"] == off.alias_arn("forget")
     assert off.stack.schedule is None
     assert off.env("recall")["REARVIEW_HINDSIGHT__SCHEDULE_HOURS"] == "0"
 
 
 def test_the_retention_sweep_invokes_forget_hourly_and_its_target_retries_into_a_dlq(synth: Synthesised) -> None:
     retention = synth.stack.retention
-    forget = synth.stack.functions.functions["forget"]
+    forget = synth.alias_arn("forget")
     synth.template.has_resource_properties(
         "AWS::Events::Rule",
         {
@@ -688,7 +678,7 @@ def test_the_retention_sweep_invokes_forget_hourly_and_its_target_retries_into_a
             "Targets": [
                 Match.object_like(
                     {
-                        "Arn": synth.arn_of(forget),
+                        "Arn": forget,
                         "RetryPolicy": {"MaximumRetryAttempts": 2, "MaximumEventAgeInSeconds": 1800},
                         "DeadLetterConfig": {"Arn": synth.arn_of(retention.dead_letter_queue)},
                     }
@@ -697,14 +687,14 @@ def test_the_retention_sweep_invokes_forget_hourly_and_its_target_retries_into_a
         },
     )
     rules = [r["Properties"] for r in synth.resources.values() if r["Type"] == "AWS::Events::Rule"]
-    assert [rule["Targets"][0]["Arn"] for rule in rules].count(synth.arn_of(forget)) == 1
+    assert [rule["Targets"][0]["Arn"] for rule in rules].count(forget) == 1
     # EventBridge may invoke the function; the function may write the table (it deletes what the sweep ages out).
     synth.template.has_resource_properties(
         "AWS::Lambda::Permission",
         {
             "Action": "lambda:InvokeFunction",
             "Principal": "events.amazonaws.com",
-            "FunctionName": synth.arn_of(forget),
+            "FunctionName": forget,
             "SourceArn": {"Fn::GetAtt": [synth.id_of(retention.rule), "Arn"]},
         },
     )
@@ -730,39 +720,70 @@ def test_dead_letter_queue_alarms_fire_on_the_first_message(synth: Synthesised) 
         (alarm,) = [
             a
             for a in _alarms(synth)
-            if a["MetricName"] == "ApproximateNumberOfMessagesVisible" and a["Dimensions"][0]["Value"] == name
+            if a.get("MetricName") == "ApproximateNumberOfMessagesVisible" and a["Dimensions"][0]["Value"] == name
         ]
         assert alarm["Threshold"] == 0
         assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
         assert alarm["AlarmActions"] == [{"Ref": synth.id_of(synth.stack.monitoring.topic)}]
 
 
-@pytest.mark.parametrize("metric", ["Errors", "Throttles"])
-def test_every_function_has_error_and_throttle_alarms(synth: Synthesised, metric: str) -> None:
-    alarmed = {
-        a["Dimensions"][0]["Value"]["Ref"]
-        for a in _alarms(synth)
-        if a["MetricName"] == metric and a["Namespace"] == "AWS/Lambda"
-    }
-    assert alarmed == {synth.id_of(fn) for fn in synth.stack.functions.functions.values()}
+def _math_metrics(alarm: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The metrics of a metric-math alarm, by their id in the expression."""
+    return {m["Id"]: m["MetricStat"]["Metric"] for m in alarm.get("Metrics", []) if "MetricStat" in m}
+
+
+def _expression(alarm: dict[str, Any]) -> str:
+    (expression,) = [m["Expression"] for m in alarm.get("Metrics", []) if "Expression" in m]
+    return str(expression)
+
+
+def test_every_aliased_function_alarms_on_its_error_rate_not_one_error(synth: Synthesised) -> None:
+    for name in synth.stack.functions.aliases:
+        alarm = synth.resources[synth.stack.get_logical_id(_alarm_of(synth, f"{_construct(name)}ErrorRate"))]
+        props = alarm["Properties"]
+        assert _expression(props) == "IF(invocations >= 5, 100 * errors / invocations, 0)"
+        metrics = _math_metrics(props)
+        assert {metrics["errors"]["MetricName"], metrics["invocations"]["MetricName"]} == {"Errors", "Invocations"}
+        # The alias's own metrics: the version CodeDeploy is shifting to is what they measure.
+        assert any(d["Name"] == "Resource" for d in metrics["errors"]["Dimensions"]), name
+        assert (props["Threshold"], props["EvaluationPeriods"], props["DatapointsToAlarm"]) == (5, 3, 2)
+        throttles = synth.resources[synth.stack.get_logical_id(_alarm_of(synth, f"{_construct(name)}Throttles"))]
+        assert (throttles["Properties"]["EvaluationPeriods"], throttles["Properties"]["DatapointsToAlarm"]) == (3, 3)
+        duration = synth.resources[synth.stack.get_logical_id(_alarm_of(synth, f"{_construct(name)}DurationP99"))]
+        timeout_ms = synth.function(name)["Timeout"] * 1000
+        assert duration["Properties"]["Threshold"] == pytest.approx(0.8 * timeout_ms)
+        assert duration["Properties"]["ExtendedStatistic"] == "p99"
+
+
+def _construct(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def _alarm_of(synth: Synthesised, construct_id: str) -> Any:
+    """The CloudFormation resource of the monitoring construct's alarm `construct_id`."""
+    return synth.stack.monitoring.node.find_child(construct_id).node.default_child
 
 
 def test_a_failed_consolidation_run_raises_an_alarm(synth: Synthesised) -> None:
-    (alarm,) = [a for a in _alarms(synth) if a["MetricName"] == "ConsolidationFailures"]
+    (alarm,) = [a for a in _alarms(synth) if a.get("MetricName") == "ConsolidationFailures"]
     assert alarm["Namespace"] == "Rearview"
     # Powertools' metrics carry the function's service as their one dimension (never the namespace).
     assert alarm["Dimensions"] == [{"Name": "service", "Value": "rearview-consolidation_worker"}]
     assert synth.env("consolidation_worker")["POWERTOOLS_SERVICE_NAME"] == "rearview-consolidation_worker"
     assert (alarm["Threshold"], alarm["ComparisonOperator"], alarm["Statistic"]) == (0, "GreaterThanThreshold", "Sum")
+    # Failures in 2 of 4 quarter-hours: a run that keeps failing, not one retried failure.
+    assert (alarm["Period"], alarm["EvaluationPeriods"], alarm["DatapointsToAlarm"]) == (900, 4, 2)
     assert alarm["AlarmActions"] == [{"Ref": synth.id_of(synth.stack.monitoring.topic)}]
 
 
 def test_stream_iterator_age_alarm_and_dashboard(synth: Synthesised) -> None:
     index_sync = {"Ref": synth.id_of(synth.stack.functions.functions["index_sync"])}
-    (alarm,) = [a for a in _alarms(synth) if a["MetricName"] == "IteratorAge"]
+    (alarm,) = [a for a in _alarms(synth) if a.get("MetricName") == "IteratorAge"]
     assert alarm["Dimensions"] == [{"Name": "FunctionName", "Value": index_sync}]
     assert alarm["Statistic"] == "Maximum"
-    synth.template.resource_count_is("AWS::CloudWatch::Dashboard", 1)
+    assert (alarm["EvaluationPeriods"], alarm["DatapointsToAlarm"]) == (3, 3)
+    # One dashboard per concern: the API, the functions, the pipeline (queues, consolidation), data and models.
+    synth.template.resource_count_is("AWS::CloudWatch::Dashboard", 4)
 
 
 def test_outputs_name_what_clients_need(synth: Synthesised) -> None:
@@ -815,7 +836,7 @@ def test_emulator_variant_managed_domain_x86_and_hashing(tmp_path_factory: pytes
         functions_dir=base.functions_dir,
         layer_dir=base.layer_dir,
     )
-    domain = _synthesise(props)
+    domain = synthesise(props)
     assert domain.function("recall")["Architectures"] == ["x86_64"]
     domain.template.has_resource_properties(
         "AWS::Lambda::LayerVersion",
@@ -859,26 +880,3 @@ def test_the_repository_has_a_handler_for_every_function(name: str) -> None:
         t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)
     }
     assert "handler" in defined
-
-
-# --- helpers ---------------------------------------------------------------------------------------------
-
-
-def _render(value: Any) -> str:
-    """A CloudFormation string value as text: pseudo parameters and references become `@Name`."""
-    if isinstance(value, str):
-        if cdk.Token.is_unresolved(value):
-            return _render(cdk.Stack().resolve(value))
-        return value
-    if isinstance(value, dict) and "Fn::Join" in value:
-        return _render_join(value)
-    if isinstance(value, dict) and "Ref" in value:
-        return f"@{value['Ref']}"
-    if isinstance(value, dict) and "Fn::GetAtt" in value:
-        return f"@{value['Fn::GetAtt'][0]}"
-    raise AssertionError(f"unexpected CloudFormation value {value!r}")
-
-
-def _render_join(value: dict[str, Any]) -> str:
-    separator, parts = value["Fn::Join"]
-    return separator.join(_render(part) for part in parts)

@@ -2,9 +2,10 @@
 
 - a worker whose store fails on 10% of its attempts at random (seeded), so messages are retried by the queue;
 - duplicate deliveries (a poller's delete lost after success, at random);
-- an index that is down for a while: the worker (which checks near-duplicates in the index) and index sync both
-  fail meanwhile; messages that run out of receives go to the DLQ with the reason `retries_exhausted`, and the
-  stream catches up once the index is back;
+- an index that is down for a while: the worker, which checks near-duplicates in the index, answers them from the
+  table meanwhile (the search fallback) and keeps storing; index sync fails meanwhile, and the stream catches up
+  once the index is back. Messages that run out of receives (the store's failures) go to the DLQ with the reason
+  `retries_exhausted`;
 - a poison message (not JSON) and an invalid one (a control character), which go straight to the DLQ.
 
 For N accepted writes (1,000; 10,000 with REARVIEW_LONG_TESTS=1) the test checks that every accepted write is
@@ -143,11 +144,17 @@ def test_every_accepted_write_is_stored_and_indexed_once_or_dead_lettered_with_i
 
     polls = 0
     outage = range(N_WRITES // 40, N_WRITES // 40 + max(8, N_WRITES // 200))  # polls during which the index is down
+    during_outage = Counter[str]()
 
     def poll() -> int:
         nonlocal polls
-        stack.double.set_down(polls in outage)
-        received = int(stack.deliver(worker, lose_delete=lose_delete)["received"])
+        down = polls in outage
+        stack.double.set_down(down)
+        delivered = stack.deliver(worker, lose_delete=lose_delete)
+        received = int(delivered["received"])
+        if down:
+            during_outage["received"] += received
+            during_outage["failed"] += len(delivered.get("batchItemFailures", []))
         polls += 1
         if polls % 5 == 0:
             stream.pump(sync)
@@ -197,6 +204,7 @@ def test_every_accepted_write_is_stored_and_indexed_once_or_dead_lettered_with_i
         "lost": len(lost),
         "injected_store_failures": sum(f.failures for f in flaky),
         "worker_polls": polls,
+        "delivered_during_the_index_outage": dict(during_outage),
     }
     print("\nwrite path fault tally:", json.dumps(tally, indent=2))
 
@@ -209,7 +217,10 @@ def test_every_accepted_write_is_stored_and_indexed_once_or_dead_lettered_with_i
     # One poison message; a lost delete after the worker dead-lettered it delivers it, and dead-letters it, again.
     assert reasons["poison"] >= 1 and len({d["body"] for d in dead if d.get("reason") == "poison"}) == 1
     assert dead_ids.get("invalid-1") == "invalid"
-    assert reasons["retries_exhausted"] >= 1, "the index outage outlasted some messages' receives"
+    # The index outage stops no write: the worker's near-duplicate checks read the table meanwhile, so the messages
+    # of the outage fail only as often as the flaky store makes any fail (without the fallback, every one did).
+    assert during_outage["received"] > 0
+    assert during_outage["failed"] < during_outage["received"] / 2, during_outage
     assert all(reason == "retries_exhausted" for i, reason in dead_ids.items() if i != "invalid-1")
     assert sum(f.failures for f in flaky) > 0
     assert len(stored) + dead_lettered == N_WRITES

@@ -153,6 +153,15 @@ def test_a_few_unbalanced_brackets_are_not_json() -> None:
     check_content("[[[ draft ]] see the notes", "episodic")
 
 
+def test_the_depth_limit_is_the_rules_not_the_parsers() -> None:
+    # Python 3.11's parser gives up near 1000 levels and 3.13's goes deeper: the rule must not depend on which.
+    # Unclosed, so no parser takes it for JSON on any version: only the depth decides.
+    assert looks_like_json_dump("[" * 65) and looks_like_json_dump("{" * 65)
+    assert not looks_like_json_dump("[" * 64)
+    # Brackets inside a quoted string do not nest.
+    check_content('The log line read "' + "[" * 100 + '" before the crash', "episodic")
+
+
 # --- code dumps ---------------------------------------------------------------------------------------------
 
 _PYTHON = """import os

@@ -69,6 +69,16 @@ def traced(handler: Handler) -> Handler:
 # The retention sweep stops starting work when the invocation has less than this left (a batch of deletes fits).
 SWEEP_MARGIN_MILLIS = 8000
 
+# The metric of every search the store answered because the index could not (service.search_fallback); the CDK
+# app alarms on it.
+SEARCH_FALLBACK_METRIC = "SearchFallbacks"
+
+
+def count_search_fallback(operation: str, reason: str) -> None:
+    """One search answered by the store's own search instead of the index: a metric (the log says why, once)."""
+    metrics.add_metric(name=SEARCH_FALLBACK_METRIC, unit=MetricUnit.Count, value=1)
+
+
 _NAMESPACE_IN_PATH = re.compile(r"^/v1/namespaces/([^/]+)")
 
 
@@ -114,7 +124,7 @@ class FunctionRuntime:
             else:
                 from rearview.bootstrap import build
 
-                self._services = build(self.settings)
+                self._services = build(self.settings, on_search_fallback=count_search_fallback)
         return self._services
 
     def resolver(self) -> APIGatewayHttpResolver:

@@ -12,10 +12,12 @@ response.
 - Only POST is routed: GET (a server-sent event stream) and DELETE (session end) have no meaning without
   sessions, and answer 405 with `Allow: POST`.
 - Auth happens here, before the SDK sees the request: `Authorization: Bearer <API key>` through the AccessGate
-  (open only in the local server's open mode). A missing or bad key answers 401 with an RFC 6750
-  `WWW-Authenticate: Bearer` challenge, which an API Gateway Lambda authorizer cannot send (it answers 401/403
-  without one), so the `/mcp` route has no gateway authorizer. The principal travels in the ASGI scope to the
-  tools (rearview.api.mcp.principal_from_scope), which check namespace and permission per call.
+  (open only in the local server's open mode), or the gateway authorizer's context on AWS. A missing or bad key
+  answers 401 with an RFC 6750 `WWW-Authenticate: Bearer` challenge. On AWS the `/mcp` route is behind the same
+  gateway authorizer as the REST routes (an unauthenticated flood never starts this function), so there the
+  gateway answers 401/403 without the challenge (infra/README.md explains the trade-off and the switch back). The
+  principal travels in the ASGI scope to the tools (rearview.api.mcp.principal_from_scope), which check namespace
+  and permission per call.
 - Host check (DNS rebinding, 421): on a loopback bind the SDK only accepts loopback Host and Origin headers,
   which stops a web page from reaching a laptop's memory through a rebound DNS name. Elsewhere it is off: a
   non-loopback local bind always enforces keys, and behind API Gateway the Host is the API's own domain by

@@ -43,8 +43,9 @@ class Route:
     success: tuple[tuple[int, str], ...] = ((200, "OK"),)
     documented: bool = True
     # API Gateway's key authorizer runs before the function. Off only where the function must answer an
-    # unauthenticated caller itself: the health check, and MCP's 401 with its `WWW-Authenticate` challenge,
-    # which a gateway authorizer cannot send.
+    # unauthenticated caller itself: the health check. (`POST /mcp` has it too: an unauthenticated flood must not
+    # start the MCP function; the price is that the gateway's 401/403 carry no `WWW-Authenticate` challenge, see
+    # infra/README.md, "The MCP route and its 401".)
     gateway_authorizer: bool = True
 
     @property
@@ -182,8 +183,9 @@ API_ROUTES: tuple[Route, ...] = (
 # fmt: on
 
 # MCP over Streamable HTTP (rearview.api.mcp_http). Stateless, so only POST carries JSON-RPC: a GET (a server-sent
-# event stream) is not offered.
-MCP_ROUTE = Route("POST", "/mcp", "mcp", None, "mcp", "MCP (Streamable HTTP)", "mcp", gateway_authorizer=False)
+# event stream) is not offered. Behind the gateway authorizer like the REST routes; the function checks the key's
+# scope and permissions per tool call.
+MCP_ROUTE = Route("POST", "/mcp", "mcp", None, "mcp", "MCP (Streamable HTTP)", "mcp")
 
 # Every route deployed behind API Gateway.
 ROUTE_TABLE: tuple[Route, ...] = (*API_ROUTES, MCP_ROUTE)

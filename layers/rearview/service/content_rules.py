@@ -29,6 +29,10 @@ JSON_DUMP_MIN_ITEMS = 3
 JSON_DUMP_MIN_CHARS = 200
 # An embedded JSON value covering this share of the text makes the text a dump ("Response: {...}").
 _JSON_DUMP_COVERAGE = 0.8
+# Brackets nested deeper than this (outside strings) are a dump, whether or not the JSON parser could follow them:
+# its depth limit differs between Python versions (3.11 raises RecursionError near 1000 levels, 3.12+ goes deeper),
+# and no statement nests that deep.
+_MAX_BRACKET_DEPTH = 64
 # Code dumps: at least this many non-blank lines, of which more than this share look like code.
 CODE_DUMP_MIN_LINES = 4
 CODE_DUMP_MIN_SHARE = 0.5
@@ -115,6 +119,8 @@ def looks_like_json_dump(content: str) -> bool:
     A sentence that merely contains braces ("use {name} as a placeholder") does not parse and is fine.
     """
     text = content.strip()
+    if _bracket_depth(text) > _MAX_BRACKET_DEPTH:
+        return True
     try:
         return _is_json_dump(json.loads(text), len(text))
     except RecursionError:
@@ -134,6 +140,23 @@ def looks_like_json_dump(content: str) -> bool:
         if span >= _JSON_DUMP_COVERAGE * len(text) and _is_json_dump(value, span):
             return True
     return False
+
+
+def _bracket_depth(text: str) -> int:
+    """How deep `[` and `{` nest in the text, outside double-quoted strings (closed or not)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (ch == "\\", ch != '"')
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+    return deepest
 
 
 def _is_code_line(line: str) -> bool:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -29,7 +30,7 @@ from rearview.adapters.opensearch.queries import (
 )
 from rearview.domain.memory import Memory, StoredLayer
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits
-from rearview.errors import ConfigurationError, EmbeddingMismatch, InvalidInput
+from rearview.errors import ConfigurationError, EmbeddingMismatch, InvalidInput, SearchUnavailable
 from rearview.ports import SearchIndex
 
 if TYPE_CHECKING:
@@ -55,8 +56,31 @@ class OpenSearchBulkError(RuntimeError):
         self.failures = failures
 
 
-class OpenSearchSearchError(RuntimeError):
-    """One search of an `_msearch` failed (the others may have succeeded)."""
+class OpenSearchSearchError(SearchUnavailable):
+    """One search of an `_msearch` failed (the others may have succeeded): the index is missing, or the cluster
+    refused or throttled it."""
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _unavailable_on_transport_error(
+    read: Callable[Concatenate[OpenSearchIndex, _P], _R],
+) -> Callable[Concatenate[OpenSearchIndex, _P], _R]:
+    """A read the cluster cannot answer (the index missing, the cluster unreachable, refusing or throttling: any
+    transport error) raises SearchUnavailable, which the core answers from the store instead."""
+
+    @functools.wraps(read)
+    def guarded(self: OpenSearchIndex, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        from opensearchpy.exceptions import TransportError
+
+        try:
+            return read(self, *args, **kwargs)
+        except TransportError as exc:
+            raise SearchUnavailable(f"opensearch index {self.index_name}: {type(exc).__name__}: {exc}") from exc
+
+    return guarded
 
 
 class OpenSearchIndex(SearchIndex):
@@ -134,6 +158,7 @@ class OpenSearchIndex(SearchIndex):
             if missing:
                 self.client.indices.put_mapping(index=self.index_name, body={"properties": missing})
 
+    @_unavailable_on_transport_error
     def entity_shares(self, namespace: str) -> EntityShares:
         """One aggregation over the namespace's episodes, kept for `ENTITY_SHARES_TTL_SECONDS` by this process."""
         now = self._monotonic()
@@ -232,6 +257,7 @@ class OpenSearchIndex(SearchIndex):
             raise InvalidInput(f"vector: expected dimension {self.dim}, got {array.shape[0]}", field="vector")
         return unit_vector(array)
 
+    @_unavailable_on_transport_error
     def keyword_search(
         self, namespace: str, text: str, flt: MemoryFilter, limit: int, context_weight: float = 0.0
     ) -> list[Candidate]:
@@ -242,6 +268,7 @@ class OpenSearchIndex(SearchIndex):
         response = self.client.search(index=self.index_name, body=body)
         return candidates_from_hits(response["hits"]["hits"], vector=False, limit=limit)
 
+    @_unavailable_on_transport_error
     def vector_search(self, namespace: str, vector: np.ndarray, flt: MemoryFilter, limit: int) -> list[Candidate]:
         """Cosine candidates (whatever the query's norm), best first."""
         unit = self._unit_query(vector)
@@ -251,6 +278,7 @@ class OpenSearchIndex(SearchIndex):
         response = self.client.search(index=self.index_name, body=body)
         return candidates_from_hits(response["hits"]["hits"], vector=True, limit=limit)
 
+    @_unavailable_on_transport_error
     def hybrid_search(
         self,
         namespace: str,

@@ -1,0 +1,196 @@
+"""The cdk-nag findings this deployment accepts, each with its reason; `make synth-check` (and tests/infra) fail on
+any other finding of the AwsSolutions and Serverless packs.
+
+A suppression names the constructs it covers and, for wildcard and managed-policy findings, exactly what it
+accepts (`applies_to`): a new wildcard or managed policy is a new finding, not covered by an old reason."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from aws_cdk import Aspects
+from cdk_nag import AwsSolutionsChecks, NagPackSuppression, NagSuppressions, RegexAppliesTo, ServerlessChecks
+from constructs import IConstruct
+
+if TYPE_CHECKING:
+    from rearview_infra.stack import RearviewStack
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """One accepted finding: the rule, why, and (for IAM4/IAM5) the exact policy or resources it accepts."""
+
+    rule: str
+    reason: str
+    applies_to: tuple[str, ...] = ()
+    # Regular expressions over cdk-nag's finding data (logical ids differ per stack).
+    applies_to_regex: tuple[str, ...] = ()
+
+    def suppression(self) -> NagPackSuppression:
+        targets: list[str | RegexAppliesTo] = [
+            *self.applies_to,
+            *(RegexAppliesTo(regex=r) for r in self.applies_to_regex),
+        ]
+        return NagPackSuppression(id=self.rule, reason=self.reason, applies_to=targets or None)
+
+
+RUNTIME_PINNED = (
+    "The functions run python3.13, the version the layer is built for and `make test` runs the functions' tests on "
+    "(`make test-py313`); a newer runtime is adopted by changing layer.RUNTIME, the layer build and that test run "
+    "together."
+)
+
+# Every function (and its role).
+FUNCTIONS: tuple[Accepted, ...] = (
+    Accepted(
+        "AwsSolutions-IAM4",
+        "AWSLambdaBasicExecutionRole grants only logs:CreateLogGroup, CreateLogStream and PutLogEvents, which every "
+        "function needs to write its own log group.",
+        applies_to=("Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole",),
+    ),
+    Accepted(
+        "AwsSolutions-IAM5",
+        "X-Ray's PutTraceSegments and PutTelemetryRecords and DynamoDB's ListStreams take no resource: '*' is the "
+        "only form IAM accepts for them. Every other action names its resource.",
+        applies_to=("Resource::*",),
+    ),
+    Accepted(
+        "AwsSolutions-IAM5",
+        "The table's global secondary indexes (by_time, by_created, unconsolidated) are queried by name; the "
+        "statement is further limited by a dynamodb:LeadingKeys condition to the partition keys the function may "
+        "touch (NS#*, UC#*, META; APIKEY#* for the key functions only).",
+        applies_to_regex=(r"/^Resource::<StorageTable[0-9A-F]*\.Arn>\/index\/\*$/g",),
+    ),
+    Accepted(
+        "AwsSolutions-IAM5",
+        "With a customer-managed key, the grants of the table and the queues allow kms:GenerateDataKey* and "
+        "kms:ReEncrypt* (the key's data-key variants) on that one key, whose ARN is the statement's resource.",
+        applies_to=("Action::kms:GenerateDataKey*", "Action::kms:ReEncrypt*"),
+    ),
+    Accepted(
+        "AwsSolutions-IAM5",
+        "A managed domain authorises by request path: the documents and APIs under the one index "
+        "(`<domain>/<index>/*`), nothing else of the domain.",
+        applies_to_regex=(r"/^Resource::<SearchDomain[0-9A-F]*\.Arn>\/[a-z0-9-]+\/\*$/g",),
+    ),
+    Accepted("AwsSolutions-L1", RUNTIME_PINNED),
+    Accepted("Serverless-LambdaLatestVersion", RUNTIME_PINNED),
+    Accepted(
+        "Serverless-LambdaDLQ",
+        "No function is invoked asynchronously by a caller that could lose an event: HTTP functions and the "
+        "authorizer answer API Gateway synchronously, the workers are polled from SQS (whose queues redrive to their "
+        "DLQs) and the stream (whose failures go to the index sync failure queue), the schedule's target has its "
+        "own DLQ, and CloudFormation reports a failed custom resource itself.",
+    ),
+    Accepted(
+        "Serverless-LambdaEventSourceMappingDestination",
+        "An SQS event source keeps failed messages on the queue, whose redrive policy moves them to its DLQ (the "
+        "workers move them themselves on the last receive, with the reason); an on-failure destination applies "
+        "to stream and Kafka sources, and index sync's stream source has one.",
+    ),
+)
+
+# Queues that are dead-letter queues or on-failure destinations themselves.
+DEAD_LETTER_QUEUES: tuple[Accepted, ...] = (
+    Accepted(
+        "Serverless-SQSRedrivePolicy",
+        "A dead-letter queue (or a destination of failed events) holds what failed every retry; it has no "
+        "dead-letter queue of its own, and an alarm fires on its first message.",
+    ),
+    Accepted(
+        "AwsSolutions-SQS3",
+        "This queue is a dead-letter destination (of the table stream's event source or of the schedule's "
+        "EventBridge target), not a queue that needs one; an alarm fires on its first message.",
+    ),
+)
+
+CODEDEPLOY_ROLES: tuple[Accepted, ...] = (
+    Accepted(
+        "AwsSolutions-IAM4",
+        "AWSCodeDeployRoleForLambdaLimited is AWS's least-privilege role for CodeDeploy Lambda deployments: it "
+        "updates aliases, reads the rollback alarms and invokes nothing else.",
+        applies_to=("Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited",),
+    ),
+)
+
+ALARM_TOPIC: tuple[Accepted, ...] = (
+    Accepted(
+        "Serverless-SNSRedrivePolicy",
+        "The alarm topic's e-mail subscription: a message the mail server refused has no reader in a queue either; "
+        "the alarm itself stays in ALARM (console, API) until it recovers.",
+    ),
+)
+
+HEALTH_ROUTE: tuple[Accepted, ...] = (
+    Accepted(
+        "AwsSolutions-APIG4",
+        "GET /v1/health is the unauthenticated liveness check (load balancers and uptime probes); it answers the "
+        "version and the embedder's name, no tenant's data. Every other route has the API-key authorizer.",
+    ),
+)
+
+# A managed OpenSearch domain (`rearview:search=domain`, the emulator's flavour).
+MANAGED_DOMAIN: tuple[Accepted, ...] = (
+    Accepted(
+        "AwsSolutions-OS1",
+        "The domain is reached over HTTPS with SigV4 from functions outside a VPC; putting it in a VPC would put every "
+        "function there (NAT or endpoints for DynamoDB, SQS and Bedrock). Serverless is the production default.",
+    ),
+    Accepted(
+        "AwsSolutions-OS3",
+        "Access is by IAM identity policies on the functions' roles (SigV4), not by source IP: Lambda has no fixed "
+        "addresses outside a VPC.",
+    ),
+    Accepted(
+        "AwsSolutions-OS4",
+        "One small data node for development and emulators; a production deployment uses OpenSearch Serverless.",
+    ),
+    Accepted(
+        "AwsSolutions-OS5",
+        "The domain has no resource policy: only principals granted by IAM identity policies (the functions' roles) "
+        "can call it, and anonymous requests are refused.",
+    ),
+    Accepted("AwsSolutions-OS7", "A single-node development domain has no zones to spread over."),
+    Accepted(
+        "AwsSolutions-OS9",
+        "Slow logs would copy users' memories (queries and documents) into CloudWatch Logs; the functions log their "
+        "own search timings instead.",
+    ),
+)
+
+
+def add_checks(scope: IConstruct) -> None:
+    """Run the AwsSolutions and Serverless packs over `scope` at synthesis: an unsuppressed finding is an error
+    annotation, which fails `cdk synth` and `cdk deploy`."""
+    Aspects.of(scope).add(AwsSolutionsChecks())
+    Aspects.of(scope).add(ServerlessChecks())
+
+
+def apply_suppressions(stack: RearviewStack) -> None:
+    """Attach every accepted finding to the constructs it covers."""
+    functions = stack.functions.functions.values()
+    _suppress(functions, FUNCTIONS)
+    _suppress(stack.functions.aliases.values(), FUNCTIONS)
+    dead_letters: list[IConstruct] = [
+        stack.queues.dead_letter_queue,
+        stack.queues.index_failures,
+        stack.consolidation_queues.dead_letter_queue,
+        stack.retention.dead_letter_queue,
+    ]
+    if stack.schedule is not None:
+        dead_letters.append(stack.schedule.dead_letter_queue)
+    _suppress(dead_letters, DEAD_LETTER_QUEUES)
+    _suppress(stack.deployment.groups.values(), CODEDEPLOY_ROLES)
+    _suppress([stack.api.api], HEALTH_ROUTE)
+    _suppress([stack.monitoring.topic], ALARM_TOPIC)
+    domain = getattr(stack.search, "domain", None)
+    if domain is not None:
+        _suppress([domain], MANAGED_DOMAIN)
+
+
+def _suppress(constructs: Iterable[IConstruct], accepted: Sequence[Accepted]) -> None:
+    suppressions = [item.suppression() for item in accepted]
+    for construct in constructs:
+        NagSuppressions.add_resource_suppressions(construct, suppressions, apply_to_children=True)
