@@ -94,9 +94,7 @@ class RetentionSchedule(Construct):
         protection: QueueProtection | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.dead_letter_queue: sqs.Queue = (protection or QueueProtection()).dead_letter_queue(
-            self, "DeadLetterQueue"
-        )
+        self.dead_letter_queue: sqs.Queue = (protection or QueueProtection()).dead_letter_queue(self, "DeadLetterQueue")
         self.rule = events.Rule(
             self,
             "Rule",
