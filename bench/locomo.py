@@ -28,6 +28,7 @@ from typing import Any, cast
 import numpy as np
 from rank_bm25 import BM25Okapi
 
+import folds
 from metrics import (
     dedup_ids,
     format_table,
@@ -78,6 +79,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no length prior": {"length_prior": 0.0},
     "time expressions filter": {"time_expression_boost": 0.0},
     "RRF instead of weighted fusion": {"fusion": "rrf"},
+    "structure gates off (context, neighbours, feedback everywhere)": {"structure_gates": False},
 }
 # Added to the ablations when a reranker is configured (--reranker).
 NO_RERANKER = {"rerank_candidates": 0}
@@ -486,7 +488,7 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
                 f"{conv}: {len(turns)} turns in {ingested:.1f}s, {len(conv_questions)} questions in "
                 f"{time.perf_counter() - started - ingested:.1f}s"
             )
-        if args.ablations:
+        if args.ablations or args.folds:
             started = time.perf_counter()
             ablations = run_ablations(services, clock, [q for q in questions if q.conv in states], states)
             log(f"ablations: {len(changes)} runs in {time.perf_counter() - started:.1f}s")
@@ -542,6 +544,7 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
         name: {"by_category": aggregate(rows), "latency_ms": latency(rows), "change": changes[name]}
         for name, rows in ablations.items()
     }
+    results["folds"] = folds_figures(args.folds, [c for c in convs if c in states], questions, ablations, bench)
     results["per_question"] = [
         {
             "qid": r.qid,
@@ -552,6 +555,23 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
         for i, r in enumerate(bench.scored["rearview"])
     ]
     return results
+
+
+def folds_figures(
+    k: int, convs: list[str], questions: Sequence[Question], ablations: dict[str, list[Scored]], bench: Bench
+) -> dict[str, Any]:
+    """What --folds reports, per question: each ablation's R@10 and the keyword and vector baselines'."""
+    conv_of = {q.qid: q.conv for q in questions}
+
+    def kept(rows: list[Scored]) -> list[list[Any]]:
+        return [[r.qid, conv_of[r.qid], r.metrics["R@10"]] for r in rows]
+
+    return {
+        "k": k,
+        "convs": convs,
+        "variants": {name: kept(rows) for name, rows in ablations.items()},
+        "baselines": {name: kept(bench.scored[name]) for name in ("keyword", "vector")},
+    }
 
 
 def targets_table(by_category: dict[str, dict[str, float]]) -> str:
@@ -651,7 +671,21 @@ def report(results: dict[str, Any]) -> str:
     if results["ablations"]:
         out.append("")
         out.append(ablation_table(results["ablations"]))
+    if results["folds"]["k"]:
+        out.append("")
+        out.append(folds_report(results["folds"]))
     return "\n".join(out)
+
+
+def folds_report(figures: dict[str, Any]) -> str:
+    """The --folds tables (see bench/folds.py), from the per-question figures kept in the results."""
+
+    def rows(kept: list[list[Any]]) -> list[folds.Row]:
+        return [folds.Row(qid, conv, float(value)) for qid, conv, value in kept]
+
+    variants = {name: rows(kept) for name, kept in figures["variants"].items()}
+    baselines = {name: rows(kept) for name, kept in figures["baselines"].items()}
+    return folds.report(variants, figures["convs"], figures["k"], baselines)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -682,6 +716,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--json-out", type=Path, default=None, help="write every figure as JSON here")
     parser.add_argument(
         "--ablations", action="store_true", help="also run recall once per ablation (ABLATIONS) and print their table"
+    )
+    parser.add_argument(
+        "--folds",
+        type=int,
+        default=0,
+        help="K: run the ablations and choose each default by K-fold cross-validation over conversations "
+        "(bench/folds.py), with the per-conversation spread",
     )
     return parser.parse_args(argv)
 
