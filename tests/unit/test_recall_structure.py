@@ -135,25 +135,43 @@ class _Recording:
         return np.tile(np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32), (len(texts), 1))
 
 
-def test_the_embedded_text_leaves_the_speakers_label_out(tmp_path: Path, clock: ManualClock) -> None:
+def _embedded(tmp_path: Path, clock: ManualClock, said: Sequence[tuple[str, str]], **tuning: object) -> list[str]:
+    """What the write path embeds for turns of one session, written as one batch."""
     embedder = _Recording()
-    services = build(Settings(data_dir=tmp_path / "data", embedder="hashing"), clock=clock, embedder=embedder)
+    settings = Settings(data_dir=tmp_path / "data", embedder="hashing", write=WriteTuning(**tuning))
+    services = build(settings, clock=clock, embedder=embedder)
     try:
-        turns = [("Ana", "did you name the puppy?"), ("Ben", "yes, Mochi"), ("Ana", "Note: cute")]
         services.writer.write_batch(
             NS,
             [
                 MemoryWrite(content=f"{who}: {text}", entities=[who], session_id="s", importance=1.0,
                             occurred_at=clock.now() + timedelta(seconds=i))
-                for i, (who, text) in enumerate(turns)
+                for i, (who, text) in enumerate(said)
             ],
         )  # fmt: skip
-        assert embedder.texts[-3:] == ["did you name the puppy?", "did you name the puppy?\nyes, Mochi",
-                                       "yes, Mochi\nNote: cute"]  # fmt: skip
         stored = services.store.list_memories(NS, MemoryFilter())
-        assert [m.content for m in stored][-1] == "Ana: Note: cute"  # the content keeps its label
+        assert [m.content for m in stored] == [f"{who}: {text}" for who, text in said]  # the content keeps its label
+        return embedder.texts[-len(said) :]
     finally:
         services.close()
+
+
+_PUPPY = [("Ana", "did you name the puppy?"), ("Ben", "yes, Mochi"), ("Ben", "Note: cute"), ("Ben", "lol")]
+
+
+def test_a_reply_is_embedded_with_the_question_and_other_turns_alone(tmp_path: Path, clock: ManualClock) -> None:
+    assert _embedded(tmp_path, clock, _PUPPY) == [
+        "did you name the puppy?", "did you name the puppy?\nyes, Mochi", "Note: cute", "lol",
+    ]  # fmt: skip
+
+
+def test_every_turn_or_none_embeds_its_context(tmp_path: Path, clock: ManualClock) -> None:
+    assert _embedded(tmp_path / "all", clock, _PUPPY, embed_context="all") == [
+        "did you name the puppy?", "did you name the puppy?\nyes, Mochi", "yes, Mochi\nNote: cute", "Note: cute\nlol",
+    ]  # fmt: skip
+    assert _embedded(tmp_path / "none", clock, _PUPPY, embed_context="none")[1] == "yes, Mochi"
+    labelled = _embedded(tmp_path / "labels", clock, _PUPPY, embed_speaker_labels=True)
+    assert labelled[1] == "Ana: did you name the puppy?\nBen: yes, Mochi"
 
 
 def test_a_label_goes_only_when_it_names_an_entity() -> None:

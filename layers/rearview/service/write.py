@@ -28,7 +28,7 @@ from rearview.service.content_rules import check_content, redact_secrets, score_
 from rearview.service.contradiction import contradicts, opposite_polarity
 from rearview.service.hindsight.outcomes import recognise_outcome
 from rearview.settings import WriteTuning
-from rearview.text_analysis import numbers_in, term_overlap, without_speaker_label
+from rearview.text_analysis import asks_question, numbers_in, term_overlap, without_speaker_label
 
 # Share of content words a near-duplicate must share with the new memory, on top of the cosine threshold.
 _DEDUP_MIN_TERM_OVERLAP = 0.5
@@ -203,7 +203,7 @@ class WriteService:
         turns = self._tuning.context_turns
         contexts: list[str] = []
         embedded: list[str] = []
-        previous: dict[str, list[tuple[str, str]]] = {}
+        previous: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {}
         for item, text in zip(items, texts, strict=True):
             own = self._embedded(text, item.entities)
             session = item.session_id
@@ -213,23 +213,43 @@ class WriteService:
                 continue
             if session not in previous:
                 previous[session] = self._stored_session_tail(namespace, session, item.occurred_at or now, turns)
-            contexts.append("\n".join(said for said, _ in previous[session][-turns:]))
-            embedded.append("\n".join([*(said for _, said in previous[session][-turns:]), own]))
-            previous[session].append((text, own))
+            before = previous[session][-turns:]
+            contexts.append("\n".join(said for said, _, _ in before))
+            embedded.append(
+                "\n".join([*(said for _, said, _ in before), own]) if self._embeds_context(item, before) else own
+            )
+            previous[session].append((text, own, tuple(item.entities)))
         return contexts, embedded
+
+    def _embeds_context(self, item: MemoryWrite, before: list[tuple[str, str, tuple[str, ...]]]) -> bool:
+        """Whether an episode's vector carries its context (`embed_context`): always, never, or for a reply, a turn
+        whose previous turn asks a question and was said by someone else."""
+        mode = self._tuning.embed_context
+        if mode != "replies" or not before:
+            return mode == "all" and bool(before)
+        content, _, speakers = before[-1]
+        # Without speakers on either turn, a question's next turn is taken as its answer.
+        return asks_question(content) and (set(speakers) != set(item.entities) or not item.entities)
 
     def _embedded(self, text: str, entities: Sequence[str]) -> str:
         """What the vector of a text holds: the text, without a leading label naming one of its entities unless
         `embed_speaker_labels`."""
         return text if self._tuning.embed_speaker_labels else without_speaker_label(text, entities)
 
-    def _stored_session_tail(self, namespace: str, session: str, before: datetime, turns: int) -> list[tuple[str, str]]:
-        """The last `turns` stored episodes of a session before a time (within a day): (content, embedded text)."""
+    def _stored_session_tail(
+        self, namespace: str, session: str, before: datetime, turns: int
+    ) -> list[tuple[str, str, tuple[str, ...]]]:
+        """The last `turns` stored episodes of a session before a time (within a day): (content, embedded text,
+        entities)."""
         earlier = self._store.list_memories(
             namespace,
             MemoryFilter(layers=("episodic",), session_id=session, since=before - timedelta(days=1), until=before),
         )
-        return [(m.content, self._embedded(m.content, getattr(m, "entities", []))) for m in earlier[-turns:]]
+        return [
+            (m.content, self._embedded(m.content, entities), tuple(entities))
+            for m in earlier[-turns:]
+            for entities in [getattr(m, "entities", [])]
+        ]
 
     def _stored_neighbours(
         self, namespace: str, items: Sequence[MemoryWrite], vectors: np.ndarray
