@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed-all
 # test-fast runs the contract suites on these backends only: the fakes and SQLite.
 FAST_BACKENDS := memory,sqlite,rules,fake
 
-.PHONY: venv run test test-fast test-long lint bench bench-locomo bench-latency clean layer synth
+.PHONY: venv run test test-fast test-long lint bench bench-locomo bench-chatlog bench-latency clean layer synth
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -54,10 +54,16 @@ lint: $(STAMP)
 bench-locomo: $(STAMP)
 	$(BIN)/python bench/locomo.py --data ../shared/benchmarks/locomo
 
+## Chatlog, the second recall benchmark: written by bench/chatgen.py (seeded) into .bench/, then read like LoCoMo.
+CHATLOG_DIR ?= .bench/chatlog
+bench-chatlog: $(STAMP)
+	$(BIN)/python bench/chatgen.py --out $(CHATLOG_DIR)
+	$(BIN)/python bench/locomo.py --data $(CHATLOG_DIR)
+
 bench-latency: $(STAMP)
 	$(BIN)/python bench/recall_latency.py
 
-bench: bench-locomo bench-latency
+bench: bench-locomo bench-chatlog bench-latency
 
 ## The Lambda layer: the rearview wheel and its `aws` and `mcp` extras, as PyPI wheels for the functions' platform
 ## (python3.13 on arm64; Lambda's python3.13 runtime is Amazon Linux 2023, glibc 2.34). No Docker needed.
@@ -80,4 +86,4 @@ synth: $(STAMP) $(LAYER_STAMP)
 	JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 $(BIN)/python infra/app.py $(SYNTH_ARGS)
 
 clean:
-	rm -rf $(VENV) .rearview .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .rearview .bench .pytest_cache .mypy_cache .ruff_cache

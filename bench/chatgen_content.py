@@ -238,17 +238,31 @@ _ANSWERS = ["yeah", "not really", "maybe later", "sure", "cant tonight", "yes!!"
 _FOODS = ["pasta", "tacos", "ramen", "pizza", "curry", "toast", "soup", "dumplings", "salad", "noodles"]
 
 
+_OPENERS = ["", "", "", "ugh", "ok so", "honestly", "btw", "lol", "omg", "wait", "hmm", "fyi", "god"]
+_TAILS = ["", "", "", "today", "again", "rn", "this morning", "tonight", "lol", "!!", "...", "tbh", "i swear",
+          "as usual", "for once", "smh", "send help", "hahah"]  # fmt: skip
+_PLACES = ["the office", "the station", "my mums", "the gym", "tescos", "the pub", "the park", "uni", "the dentist"]
+_DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "the weekend"]
+
+
 def filler_exchange(rng: random.Random, n: int) -> list[str]:
-    """`n` messages of small talk by one speaker."""
+    """`n` messages of small talk by one speaker: reactions repeat, as in any chat; the rest is pieced together
+    from an opener, a remark and a tail, so few messages are said twice word for word."""
     out: list[str] = []
     for _ in range(n):
         roll = rng.random()
-        if roll < 0.3:
+        if roll < 0.25:
             out.append(rng.choice(_REACTIONS))
-        elif roll < 0.75:
-            out.append(rng.choice(_DAILY).format(food=rng.choice(_FOODS), n=rng.choice((5, 10, 15, 20))))
+            continue
+        if roll < 0.75:
+            core = rng.choice(_DAILY).format(food=rng.choice(_FOODS), n=rng.choice((5, 10, 15, 20, 30)))
+            if rng.random() < 0.3:
+                core += rng.choice((f" at {rng.choice(_PLACES)}", f" till {rng.choice(_DAYS)}", " all day"))
         elif roll < 0.9:
-            out.append(rng.choice(_ASKS))
+            core = rng.choice(_ASKS)
+            if rng.random() < 0.3:
+                core = core.rstrip("?") + f" {rng.choice(_DAYS)}?"
         else:
-            out.append(rng.choice(_ANSWERS))
+            core = rng.choice(_ANSWERS)
+        out.append(" ".join(p for p in (rng.choice(_OPENERS), core, rng.choice(_TAILS)) if p))
     return out

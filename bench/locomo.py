@@ -44,7 +44,7 @@ from rearview.clock import ManualClock
 from rearview.domain.recall import RecallQuery, RecallResponse
 from rearview.domain.search import Candidate, MemoryFilter
 from rearview.domain.write import MemoryWrite
-from rearview.ports import MemoryStore
+from rearview.ports import Embedder, MemoryStore
 from rearview.service.recall import RecallService
 from rearview.settings import AwsSettings, RecallTuning, Settings
 from rearview.text_analysis import query_terms
@@ -80,6 +80,8 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "time expressions filter": {"time_expression_boost": 0.0},
     "RRF instead of weighted fusion": {"fusion": "rrf"},
     "structure gates off (context, neighbours, feedback everywhere)": {"structure_gates": False},
+    "context and neighbours everywhere": {"structure_min_reply_share": 0.0, "structure_max_session_turns": 10**9},
+    "feedback everywhere": {"structure_min_turn_words": 0},
 }
 # Added to the ablations when a reranker is configured (--reranker).
 NO_RERANKER = {"rerank_candidates": 0}
@@ -374,6 +376,22 @@ class _AccessNotRecorded:
         return None
 
 
+class _RememberedQueries:
+    """The embedder as an ablation's recall sees it: a query asked again (by the next variant) is not embedded again;
+    the vectors are the embedder's own, so no figure changes, only the time the runs take."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        self._vectors: dict[str, np.ndarray] = {}
+        self.name, self.dim, self.relevance_floor = embedder.name, embedder.dim, embedder.relevance_floor
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if missing:
+            self._vectors.update(zip(missing, self._embedder.embed(missing), strict=True))
+        return np.stack([self._vectors[t] for t in texts])
+
+
 def ablation_changes(services: Services) -> dict[str, dict[str, Any]]:
     """ABLATIONS, and "no reranker" when recall has one."""
     if services.recaller.reranker is None:
@@ -386,13 +404,14 @@ def run_ablations(
 ) -> dict[str, list[Scored]]:
     """Every question through recall once per ablation (the stored memories stay as the main run wrote them)."""
     store = cast(MemoryStore, _AccessNotRecorded(services.store))
+    embedder = _RememberedQueries(services.embedder)
     floor = services.recaller.relevance_floor
     base = services.settings.recall.model_dump()
     out: dict[str, list[Scored]] = {}
     for name, change in ablation_changes(services).items():
         tuning = RecallTuning(**{**base, **change})
         recaller = RecallService(
-            store, services.index, services.embedder, clock, tuning, floor, reranker=services.recaller.reranker
+            store, services.index, embedder, clock, tuning, floor, reranker=services.recaller.reranker
         )
         rows: list[Scored] = []
         for q in questions:
