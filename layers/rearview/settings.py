@@ -28,10 +28,10 @@ class WriteTuning(BaseModel):
     # An episode of a session is embedded with this many turns before it, kept as the `context` keyword search
     # matches: a reply is found by the question it answers. 0 embeds and indexes each memory alone.
     context_turns: int = Field(1, ge=0, le=5)
-    # Which episodes embed their context with their own text: `all`, `replies` (a turn that follows another
-    # speaker's question: "yes, twice!" means what it answers) or `none`. Any other turn embedded with the turn
-    # before it is pulled towards it: in a log of short messages, every "lol" becomes a copy of what it follows.
-    embed_context: Literal["all", "replies", "none"] = "replies"
+    # Which episodes embed their context with their own text: `all`, `replies` (only a turn that follows another
+    # speaker's question: "yes, twice!" means what it answers) or `none`. `all`: the others lifted vector-only
+    # search on short chat turns a little but cost the fused ranking more (bench/RESULTS.md, embed_context).
+    embed_context: Literal["all", "replies", "none"] = "all"
     # Whether an episode's vector embeds a leading speaker label ("Ana: ...") naming one of its entities: off, as in
     # a chat of short turns the name outweighs what was said (recall leaves common names out of the query too).
     embed_speaker_labels: bool = False

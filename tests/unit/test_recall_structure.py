@@ -159,18 +159,18 @@ def _embedded(tmp_path: Path, clock: ManualClock, said: Sequence[tuple[str, str]
 _PUPPY = [("Ana", "did you name the puppy?"), ("Ben", "yes, Mochi"), ("Ben", "Note: cute"), ("Ben", "lol")]
 
 
-def test_a_reply_is_embedded_with_the_question_and_other_turns_alone(tmp_path: Path, clock: ManualClock) -> None:
-    assert _embedded(tmp_path, clock, _PUPPY) == [
+def test_replies_embed_a_reply_with_the_question_and_other_turns_alone(tmp_path: Path, clock: ManualClock) -> None:
+    assert _embedded(tmp_path, clock, _PUPPY, embed_context="replies") == [
         "did you name the puppy?", "did you name the puppy?\nyes, Mochi", "Note: cute", "lol",
     ]  # fmt: skip
 
 
 def test_every_turn_or_none_embeds_its_context(tmp_path: Path, clock: ManualClock) -> None:
-    assert _embedded(tmp_path / "all", clock, _PUPPY, embed_context="all") == [
+    assert _embedded(tmp_path / "all", clock, _PUPPY) == [
         "did you name the puppy?", "did you name the puppy?\nyes, Mochi", "yes, Mochi\nNote: cute", "Note: cute\nlol",
     ]  # fmt: skip
     assert _embedded(tmp_path / "none", clock, _PUPPY, embed_context="none")[1] == "yes, Mochi"
-    labelled = _embedded(tmp_path / "labels", clock, _PUPPY, embed_speaker_labels=True)
+    labelled = _embedded(tmp_path / "labels", clock, _PUPPY, embed_speaker_labels=True, embed_context="replies")
     assert labelled[1] == "Ana: did you name the puppy?\nBen: yes, Mochi"
 
 
