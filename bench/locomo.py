@@ -392,15 +392,20 @@ class _RememberedQueries:
         return np.stack([self._vectors[t] for t in texts])
 
 
-def ablation_changes(services: Services) -> dict[str, dict[str, Any]]:
-    """ABLATIONS, and "no reranker" when recall has one."""
+def ablation_changes(services: Services, skip: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """ABLATIONS (less those whose name holds a `skip` string), and "no reranker" when recall has one."""
+    kept = {name: change for name, change in ABLATIONS.items() if not any(s in name for s in skip)}
     if services.recaller.reranker is None:
-        return ABLATIONS
-    return {**ABLATIONS, "no reranker": NO_RERANKER}
+        return kept
+    return {**kept, "no reranker": NO_RERANKER}
 
 
 def run_ablations(
-    services: Services, clock: ManualClock, questions: Sequence[Question], states: dict[str, ConvState]
+    services: Services,
+    clock: ManualClock,
+    questions: Sequence[Question],
+    states: dict[str, ConvState],
+    skip: Sequence[str] = (),
 ) -> dict[str, list[Scored]]:
     """Every question through recall once per ablation (the stored memories stay as the main run wrote them)."""
     store = cast(MemoryStore, _AccessNotRecorded(services.store))
@@ -408,7 +413,7 @@ def run_ablations(
     floor = services.recaller.relevance_floor
     base = services.settings.recall.model_dump()
     out: dict[str, list[Scored]] = {}
-    for name, change in ablation_changes(services).items():
+    for name, change in ablation_changes(services, skip).items():
         tuning = RecallTuning(**{**base, **change})
         recaller = RecallService(
             store, services.index, embedder, clock, tuning, floor, reranker=services.recaller.reranker
@@ -489,7 +494,7 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
     )
     services = build(settings, clock=clock)
     reranker = services.recaller.reranker
-    changes = ablation_changes(services)
+    changes = ablation_changes(services, args.skip_ablation)
     services.embedder.embed(["warm up the embedder before anything is timed"])
     bench = Bench(services, clock)
     states: dict[str, ConvState] = {}
@@ -509,7 +514,8 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
             )
         if args.ablations or args.folds:
             started = time.perf_counter()
-            ablations = run_ablations(services, clock, [q for q in questions if q.conv in states], states)
+            asked = [q for q in questions if q.conv in states]
+            ablations = run_ablations(services, clock, asked, states, args.skip_ablation)
             log(f"ablations: {len(changes)} runs in {time.perf_counter() - started:.1f}s")
     finally:
         services.close()
@@ -735,6 +741,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--json-out", type=Path, default=None, help="write every figure as JSON here")
     parser.add_argument(
         "--ablations", action="store_true", help="also run recall once per ablation (ABLATIONS) and print their table"
+    )
+    parser.add_argument(
+        "--skip-ablation",
+        action="append",
+        default=[],
+        help="leave out the ablations whose name holds this (repeatable): where a run's namespaces open every "
+        "structure gate (LoCoMo), the rows that open them change nothing",
     )
     parser.add_argument(
         "--folds",
