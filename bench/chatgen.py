@@ -9,9 +9,10 @@ it, and the same seed writes the same bytes.
 
 What it is not: LoCoMo's style (sessions of ~20 long, well-formed turns that take turns strictly). What it is:
 
-- **Conversations** between two or three friends, each a few chat logs ("sessions") of 500-1,300 turns over a week
-  or two: messages of a few words, sent in bursts (a speaker often sends two to four in a row), lower case,
-  abbreviated ("u", "tmrw", "bc"), with typos (a swapped, dropped or doubled letter), emoji and "lol"s.
+- **Conversations** between two or three friends, each one to three chat logs ("sessions") of 500-1,200 turns over
+  a week or two: messages of a few words, sent in bursts (a speaker often sends two to four in a row), lower case,
+  abbreviated ("u", "tmrw", "bc"), with typos (a swapped, dropped or doubled letter), emoji and "lol"s. Small talk
+  is pieced from an opener, a remark and a tail, so that apart from reactions ("lol", "ok") few messages repeat.
 - **Facts** (`FACTS`: a pet, a new job, a class, a trip, a purchase, an allergy ...) are planted among the small talk,
   told in one of four ways: a message that says it all; a friend asks and the reply says it next; a friend asks and
   the reply comes a few messages later, after other chatter; or the teller splits it over a burst. Some facts change
