@@ -179,3 +179,32 @@ def test_a_label_goes_only_when_it_names_an_entity() -> None:
     assert without_speaker_label("Note: see you at 5", ["Ana"]) == "Note: see you at 5"
     assert without_speaker_label("Ana:", ["Ana"]) == "Ana:"
     assert WriteTuning().embed_speaker_labels is False
+
+
+def test_each_namespace_is_profiled_from_its_own_turns_only(chat: Services, clock: ManualClock) -> None:
+    other = "chat:c-d"
+    start = clock.now() - timedelta(days=2)
+    exchange = [("Cy", "how did the interview at the bakery go yesterday?"),
+                ("Di", "really well, they offered me the early shift and I start on Monday morning")]  # fmt: skip
+    chat.writer.write_batch(
+        other,
+        [
+            MemoryWrite(content=f"{who}: {text} ({i})", entities=[who], session_id=f"s{i // 20}", importance=1.0,
+                        occurred_at=start + timedelta(minutes=i))
+            for i in range(60)
+            for who, text in [exchange[i % 2]]
+        ],
+    )  # fmt: skip
+    resp = chat.recaller.recall(other, RecallQuery(query="when does Di start at the bakery?", explain=True))
+    assert resp.trace is not None
+    detail = next(s.detail for s in resp.trace.stages if s.stage == "structure")
+    assert (detail["context"], detail["neighbours"], detail["feedback"]) == (True, True, True)
+    theirs = len(chat.store.list_memories(other, MemoryFilter(layers=("episodic",))))
+    profile = detail["profile"]
+    assert isinstance(profile, dict) and profile["sampled"] == theirs and profile["sessions"] == 3
+    assert resp.results and all(h.content.startswith(("Cy:", "Di:")) for h in resp.results)
+    # The bursty log's namespace keeps its own profile, asked after the other was measured.
+    ours = len(chat.store.list_memories(NS, MemoryFilter(layers=("episodic",))))
+    mine = _stage(chat, "structure")
+    assert mine is not None and mine["profile"]["sampled"] == ours != theirs  # type: ignore[index]
+    assert (mine["context"], mine["neighbours"], mine["feedback"]) == (False, False, False)
