@@ -4,12 +4,14 @@ bench/locomo.py reads; the --folds cross-validation (bench/folds.py) ships only 
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from rearview.settings import RecallTuning
 from support.modules import load_module
 
 pytestmark = pytest.mark.unit
@@ -89,3 +91,27 @@ def test_cross_validation_scores_each_conversation_with_a_choice_made_without_it
     assert cv["cross_validated"] == pytest.approx((0.5 + 0.5 + 0.5 + 0.0) / 4)
     table = folds.report(variants, ["a", "b", "c", "d"], 4)
     assert "4-fold cross-validation" in table and "per-conversation spread" in table
+
+
+def test_profiles_turn_the_refinements_off_on_chatlog_and_on_for_turn_taking(tmp_path: Path) -> None:
+    chatgen = _bench("chatgen")
+    chatgen.write(tmp_path / "chat", seed=5, conversations=2)
+    sys.modules.setdefault("folds", load_module("bench/folds.py", "folds"))
+    sys.modules["locomo"] = load_module("bench/locomo.py", "locomo")
+    profiles = load_module("bench/profiles.py", "bench_profiles")
+    tuning = RecallTuning()
+    chat = profiles.rows(tmp_path / "chat", tuning)
+    assert [row[-2:] for row in chat] == [["off", "off"], ["off", "off"]]
+    # Two people taking turns in short sessions of full sentences, a question answered by the next turn.
+    taking_turns = tmp_path / "turns"
+    taking_turns.mkdir()
+    said = ["Did you finish the painting of the lake you started in spring?",
+            "Yes, I finally framed it last weekend and hung it in the hallway by the door"]  # fmt: skip
+    lines = [
+        json.dumps({"conv": "c", "session": i // 20, "dia_id": f"D{i}", "speaker": ["Ana", "Ben"][i % 2],
+                    "text": said[i % 2], "ts": f"2023-05-{1 + i // 20:02d}T10:{i % 20:02d}:00"})
+        for i in range(80)
+    ]  # fmt: skip
+    (taking_turns / "locomo10_turns.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    [row] = profiles.rows(taking_turns, tuning)
+    assert row[1:3] == [80, 4] and row[-3:] == [1.0, "on", "on"]
