@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed-all
 FAST_BACKENDS := memory,sqlite,sqlite-replica,rules,fake
 
 PHONY_EMULATE := emulate emulate-template
-.PHONY: $(PHONY_EMULATE) ts-client venv run test test-py313 test-fast test-long lint bench bench-locomo bench-latency clean layer synth synth-check deploy opensearch opensearch-stop
+.PHONY: $(PHONY_EMULATE) ts-client venv run test test-py313 test-fast test-long lint bench bench-locomo bench-chatlog bench-latency clean layer synth synth-check deploy opensearch opensearch-stop
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -112,10 +112,16 @@ ts-client: $(STAMP)
 bench-locomo: $(STAMP)
 	$(BIN)/python bench/locomo.py --data ../shared/benchmarks/locomo
 
+## Chatlog, the second recall benchmark: written by bench/chatgen.py (seeded) into .bench/, then read like LoCoMo.
+CHATLOG_DIR ?= .bench/chatlog
+bench-chatlog: $(STAMP)
+	$(BIN)/python bench/chatgen.py --out $(CHATLOG_DIR)
+	$(BIN)/python bench/locomo.py --data $(CHATLOG_DIR)
+
 bench-latency: $(STAMP)
 	$(BIN)/python bench/recall_latency.py
 
-bench: bench-locomo bench-latency
+bench: bench-locomo bench-chatlog bench-latency
 
 ## The Lambda layer: the rearview wheel and its `aws` and `mcp` extras, as PyPI wheels for the functions' platform
 ## (python3.13 on arm64; Lambda's python3.13 runtime is Amazon Linux 2023, glibc 2.34). No Docker needed.
@@ -149,4 +155,4 @@ deploy: test synth-check synth
 	cd infra && JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 $(CDK_CLI) deploy --require-approval broadening $(DEPLOY_ARGS)
 
 clean:
-	rm -rf $(VENV) $(VENV313) .rearview .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(VENV313) .rearview .bench .pytest_cache .mypy_cache .ruff_cache

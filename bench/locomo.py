@@ -28,6 +28,7 @@ from typing import Any, cast
 import numpy as np
 from rank_bm25 import BM25Okapi
 
+import folds
 from metrics import (
     dedup_ids,
     format_table,
@@ -43,7 +44,7 @@ from rearview.clock import ManualClock
 from rearview.domain.recall import RecallQuery, RecallResponse
 from rearview.domain.search import Candidate, MemoryFilter
 from rearview.domain.write import MemoryWrite
-from rearview.ports import MemoryStore
+from rearview.ports import Embedder, MemoryStore
 from rearview.service.recall import RecallService
 from rearview.settings import AwsSettings, RecallTuning, Settings
 from rearview.text_analysis import query_terms
@@ -78,6 +79,9 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no length prior": {"length_prior": 0.0},
     "time expressions filter": {"time_expression_boost": 0.0},
     "RRF instead of weighted fusion": {"fusion": "rrf"},
+    "structure gates off (context, neighbours, feedback everywhere)": {"structure_gates": False},
+    "context and neighbours everywhere": {"structure_min_reply_share": 0.0, "structure_max_session_turns": 10**9},
+    "feedback everywhere": {"structure_min_turn_words": 0},
 }
 # Added to the ablations when a reranker is configured (--reranker).
 NO_RERANKER = {"rerank_candidates": 0}
@@ -372,25 +376,47 @@ class _AccessNotRecorded:
         return None
 
 
-def ablation_changes(services: Services) -> dict[str, dict[str, Any]]:
-    """ABLATIONS, and "no reranker" when recall has one."""
+class _RememberedQueries:
+    """The embedder as an ablation's recall sees it: a query asked again (by the next variant) is not embedded again;
+    the vectors are the embedder's own, so no figure changes, only the time the runs take."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        self._vectors: dict[str, np.ndarray] = {}
+        self.name, self.dim, self.relevance_floor = embedder.name, embedder.dim, embedder.relevance_floor
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if missing:
+            self._vectors.update(zip(missing, self._embedder.embed(missing), strict=True))
+        return np.stack([self._vectors[t] for t in texts])
+
+
+def ablation_changes(services: Services, skip: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """ABLATIONS (less those whose name holds a `skip` string), and "no reranker" when recall has one."""
+    kept = {name: change for name, change in ABLATIONS.items() if not any(s in name for s in skip)}
     if services.recaller.reranker is None:
-        return ABLATIONS
-    return {**ABLATIONS, "no reranker": NO_RERANKER}
+        return kept
+    return {**kept, "no reranker": NO_RERANKER}
 
 
 def run_ablations(
-    services: Services, clock: ManualClock, questions: Sequence[Question], states: dict[str, ConvState]
+    services: Services,
+    clock: ManualClock,
+    questions: Sequence[Question],
+    states: dict[str, ConvState],
+    skip: Sequence[str] = (),
 ) -> dict[str, list[Scored]]:
     """Every question through recall once per ablation (the stored memories stay as the main run wrote them)."""
     store = cast(MemoryStore, _AccessNotRecorded(services.store))
+    embedder = _RememberedQueries(services.embedder)
     floor = services.recaller.relevance_floor
     base = services.settings.recall.model_dump()
     out: dict[str, list[Scored]] = {}
-    for name, change in ablation_changes(services).items():
+    for name, change in ablation_changes(services, skip).items():
         tuning = RecallTuning(**{**base, **change})
         recaller = RecallService(
-            store, services.index, services.embedder, clock, tuning, floor, reranker=services.recaller.reranker
+            store, services.index, embedder, clock, tuning, floor, reranker=services.recaller.reranker
         )
         rows: list[Scored] = []
         for q in questions:
@@ -468,7 +494,7 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
     )
     services = build(settings, clock=clock)
     reranker = services.recaller.reranker
-    changes = ablation_changes(services)
+    changes = ablation_changes(services, args.skip_ablation)
     services.embedder.embed(["warm up the embedder before anything is timed"])
     bench = Bench(services, clock)
     states: dict[str, ConvState] = {}
@@ -486,9 +512,10 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
                 f"{conv}: {len(turns)} turns in {ingested:.1f}s, {len(conv_questions)} questions in "
                 f"{time.perf_counter() - started - ingested:.1f}s"
             )
-        if args.ablations:
+        if args.ablations or args.folds:
             started = time.perf_counter()
-            ablations = run_ablations(services, clock, [q for q in questions if q.conv in states], states)
+            asked = [q for q in questions if q.conv in states]
+            ablations = run_ablations(services, clock, asked, states, args.skip_ablation)
             log(f"ablations: {len(changes)} runs in {time.perf_counter() - started:.1f}s")
     finally:
         services.close()
@@ -542,6 +569,7 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
         name: {"by_category": aggregate(rows), "latency_ms": latency(rows), "change": changes[name]}
         for name, rows in ablations.items()
     }
+    results["folds"] = folds_figures(args.folds, [c for c in convs if c in states], questions, ablations, bench)
     results["per_question"] = [
         {
             "qid": r.qid,
@@ -552,6 +580,23 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
         for i, r in enumerate(bench.scored["rearview"])
     ]
     return results
+
+
+def folds_figures(
+    k: int, convs: list[str], questions: Sequence[Question], ablations: dict[str, list[Scored]], bench: Bench
+) -> dict[str, Any]:
+    """What --folds reports, per question: each ablation's R@10 and the keyword and vector baselines'."""
+    conv_of = {q.qid: q.conv for q in questions}
+
+    def kept(rows: list[Scored]) -> list[list[Any]]:
+        return [[r.qid, conv_of[r.qid], r.metrics["R@10"]] for r in rows]
+
+    return {
+        "k": k,
+        "convs": convs,
+        "variants": {name: kept(rows) for name, rows in ablations.items()},
+        "baselines": {name: kept(bench.scored[name]) for name in ("keyword", "vector")},
+    }
 
 
 def targets_table(by_category: dict[str, dict[str, float]]) -> str:
@@ -651,7 +696,21 @@ def report(results: dict[str, Any]) -> str:
     if results["ablations"]:
         out.append("")
         out.append(ablation_table(results["ablations"]))
+    if results["folds"]["k"]:
+        out.append("")
+        out.append(folds_report(results["folds"]))
     return "\n".join(out)
+
+
+def folds_report(figures: dict[str, Any]) -> str:
+    """The --folds tables (see bench/folds.py), from the per-question figures kept in the results."""
+
+    def rows(kept: list[list[Any]]) -> list[folds.Row]:
+        return [folds.Row(qid, conv, float(value)) for qid, conv, value in kept]
+
+    variants = {name: rows(kept) for name, kept in figures["variants"].items()}
+    baselines = {name: rows(kept) for name, kept in figures["baselines"].items()}
+    return folds.report(variants, figures["convs"], figures["k"], baselines)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -682,6 +741,20 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--json-out", type=Path, default=None, help="write every figure as JSON here")
     parser.add_argument(
         "--ablations", action="store_true", help="also run recall once per ablation (ABLATIONS) and print their table"
+    )
+    parser.add_argument(
+        "--skip-ablation",
+        action="append",
+        default=[],
+        help="leave out the ablations whose name holds this (repeatable): where a run's namespaces open every "
+        "structure gate (LoCoMo), the rows that open them change nothing",
+    )
+    parser.add_argument(
+        "--folds",
+        type=int,
+        default=0,
+        help="K: run the ablations and choose each default by K-fold cross-validation over conversations "
+        "(bench/folds.py), with the per-conversation spread",
     )
     return parser.parse_args(argv)
 

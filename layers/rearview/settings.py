@@ -28,6 +28,13 @@ class WriteTuning(BaseModel):
     # An episode of a session is embedded with this many turns before it, kept as the `context` keyword search
     # matches: a reply is found by the question it answers. 0 embeds and indexes each memory alone.
     context_turns: int = Field(1, ge=0, le=5)
+    # Which episodes embed their context with their own text: `all`, `replies` (only a turn that follows another
+    # speaker's question: "yes, twice!" means what it answers) or `none`. `all`: the others lifted vector-only
+    # search on short chat turns a little but cost the fused ranking more (bench/RESULTS.md, embed_context).
+    embed_context: Literal["all", "replies", "none"] = "all"
+    # Whether an episode's vector embeds a leading speaker label ("Ana: ...") naming one of its entities: off, as in
+    # a chat of short turns the name outweighs what was said (recall leaves common names out of the query too).
+    embed_speaker_labels: bool = False
 
 
 class RecallTuning(BaseModel):
@@ -65,6 +72,16 @@ class RecallTuning(BaseModel):
     neighbour_hits: int = Field(10, ge=0, le=50)
     neighbour_factor: float = Field(0.6, ge=0.0, le=1.0)
     reply_factor: float = Field(0.9, ge=0.0, le=1.0)
+    # Keyword context and neighbours apply where adjacent turns are exchanges (at least this share of a namespace's
+    # questions is answered by the next turn, in sessions of at most this many turns), feedback where turns have at
+    # least this many words (median): measured on the namespace's oldest `structure_sample` episodes; a namespace
+    # of fewer than `structure_min_episodes` sessioned episodes keeps all three. False applies them everywhere.
+    structure_gates: bool = True
+    structure_min_reply_share: float = Field(0.6, ge=0.0, le=1.0)
+    structure_max_session_turns: int = Field(400, ge=1)
+    structure_min_turn_words: int = Field(6, ge=0)
+    structure_sample: int = Field(2000, ge=10, le=100_000)
+    structure_min_episodes: int = Field(50, ge=1)
     # A memory that asks a question is multiplied by this once the neighbours joined, so the reply it lifted ranks
     # above it: questions are less often the evidence than other turns. 1 turns it off.
     question_factor: float = Field(0.7, ge=0.0, le=1.0)

@@ -286,6 +286,14 @@ def strip_names(text: str, names: Iterable[str]) -> str:
     return stripped if query_terms(stripped) else text
 
 
+def without_speaker_label(text: str, names: Iterable[str]) -> str:
+    """The text without a leading "<name>: " label when the name is one of `names` (any case); else the text."""
+    head, sep, rest = text.partition(":")
+    if sep and rest.strip() and any(head.strip().lower() == n.strip().lower() for n in names if n.strip()):
+        return rest.strip()
+    return text
+
+
 def estimate_tokens(text: str) -> int:
     """Rough LLM token count: one per CJK character, and for the rest the larger of chars/4 and words/0.75.
 

@@ -103,7 +103,8 @@ def test_format_table_aligns_columns() -> None:
 
 
 def _load_locomo() -> ModuleType:
-    sys.modules.setdefault("metrics", m)  # locomo.py imports its sibling as `metrics`, as when run as a script
+    sys.modules.setdefault("metrics", m)  # locomo.py imports its siblings as `metrics` and `folds`, as a script does
+    sys.modules.setdefault("folds", load_module("bench/folds.py", "folds"))
     return load_module("bench/locomo.py", "bench_locomo")
 
 

@@ -29,7 +29,7 @@ from rearview.service.contradiction import contradicts, opposite_polarity
 from rearview.service.hindsight.outcomes import recognise_outcome
 from rearview.service.redaction import redact_labels, redact_text
 from rearview.settings import WriteTuning
-from rearview.text_analysis import numbers_in, term_overlap
+from rearview.text_analysis import asks_question, numbers_in, term_overlap, without_speaker_label
 
 # Share of content words a near-duplicate must share with the new memory, on top of the cosine threshold.
 _DEDUP_MIN_TERM_OVERLAP = 0.5
@@ -127,10 +127,8 @@ class WriteService:
         redactions = [redact_write(item) for item in items]
         items = [item for item, _ in redactions]
         texts = [item.content for item in items]
-        contexts = self._session_contexts(namespace, items, texts, now)
-        vectors = self._embedder.embed(
-            [f"{context}\n{text}" if context else text for context, text in zip(contexts, texts, strict=True)]
-        )
+        contexts, vector_texts = self._session_contexts(namespace, items, texts, now)
+        vectors = self._embedder.embed(vector_texts)
         neighbours = self._stored_neighbours(namespace, items, vectors)
         prepared = [
             _Prepared(item, item.content, contexts[i], bool(kinds), vectors[i], neighbours[i], _field(field_prefix, i))
@@ -206,34 +204,63 @@ class WriteService:
 
     def _session_contexts(
         self, namespace: str, items: Sequence[MemoryWrite], texts: list[str], now: datetime
-    ) -> list[str]:
-        """Each item's context: with `context_turns` > 0, the text of the episodes just before an episode in its
-        session (stored, or earlier in the batch), else "". An episode is embedded with its context and keyword
-        search matches the context at a lower weight (contextual indexing): a reply such as "Yes, twice last
-        year!" means nothing alone, and is found by the question it answers."""
+    ) -> tuple[list[str], list[str]]:
+        """Each item's context and the text its vector embeds. The context: with `context_turns` > 0, the text of
+        the episodes just before an episode in its session (stored, or earlier in the batch), else "". An episode
+        is embedded with its context and keyword search matches the context at a lower weight (contextual
+        indexing): a reply such as "Yes, twice last year!" means nothing alone, and is found by the question it
+        answers. The embedded text leaves out the speaker labels ("Ana: ...") naming a turn's own entities (with
+        `embed_speaker_labels` off): in a chat of short turns the name would outweigh what was said."""
         turns = self._tuning.context_turns
-        if turns <= 0:
-            return ["" for _ in items]
-        out: list[str] = []
-        previous: dict[str, list[str]] = {}
+        contexts: list[str] = []
+        embedded: list[str] = []
+        previous: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {}
         for item, text in zip(items, texts, strict=True):
+            own = self._embedded(text, item.entities)
             session = item.session_id
-            if item.layer != "episodic" or not session:
-                out.append("")
+            if turns <= 0 or item.layer != "episodic" or not session:
+                contexts.append("")
+                embedded.append(own)
                 continue
             if session not in previous:
                 previous[session] = self._stored_session_tail(namespace, session, item.occurred_at or now, turns)
-            out.append("\n".join(previous[session][-turns:]))
-            previous[session].append(text)
-        return out
+            before = previous[session][-turns:]
+            contexts.append("\n".join(said for said, _, _ in before))
+            embedded.append(
+                "\n".join([*(said for _, said, _ in before), own]) if self._embeds_context(item, before) else own
+            )
+            previous[session].append((text, own, tuple(item.entities)))
+        return contexts, embedded
 
-    def _stored_session_tail(self, namespace: str, session: str, before: datetime, turns: int) -> list[str]:
-        """The contents of the last `turns` stored episodes of a session before a time (within a day)."""
+    def _embeds_context(self, item: MemoryWrite, before: list[tuple[str, str, tuple[str, ...]]]) -> bool:
+        """Whether an episode's vector carries its context (`embed_context`): always, never, or for a reply, a turn
+        whose previous turn asks a question and was said by someone else."""
+        mode = self._tuning.embed_context
+        if mode != "replies" or not before:
+            return mode == "all" and bool(before)
+        content, _, speakers = before[-1]
+        # Without speakers on either turn, a question's next turn is taken as its answer.
+        return asks_question(content) and (set(speakers) != set(item.entities) or not item.entities)
+
+    def _embedded(self, text: str, entities: Sequence[str]) -> str:
+        """What the vector of a text holds: the text, without a leading label naming one of its entities unless
+        `embed_speaker_labels`."""
+        return text if self._tuning.embed_speaker_labels else without_speaker_label(text, entities)
+
+    def _stored_session_tail(
+        self, namespace: str, session: str, before: datetime, turns: int
+    ) -> list[tuple[str, str, tuple[str, ...]]]:
+        """The last `turns` stored episodes of a session before a time (within a day): (content, embedded text,
+        entities)."""
         earlier = self._store.list_memories(
             namespace,
             MemoryFilter(layers=("episodic",), session_id=session, since=before - timedelta(days=1), until=before),
         )
-        return [m.content for m in earlier[-turns:]]
+        return [
+            (m.content, self._embedded(m.content, entities), tuple(entities))
+            for m in earlier[-turns:]
+            for entities in [getattr(m, "entities", [])]
+        ]
 
     def _stored_neighbours(
         self, namespace: str, items: Sequence[MemoryWrite], vectors: np.ndarray

@@ -55,8 +55,13 @@ def search(ctx: Collaborators, run: RecallState) -> None:
     run.vector = run.searched[: run.pool]
 
 
+def _context_weight(ctx: Collaborators, run: RecallState) -> float:
+    """The keyword weight of an episode's context: 0 where the namespace's turns are not exchanges (structure)."""
+    return ctx.tuning.context_weight if run.refinements.context else 0.0
+
+
 def _hybrid_search(ctx: Collaborators, run: RecallState) -> None:
-    context = ctx.tuning.context_weight
+    context = _context_weight(ctx, run)
     with run.stage("search") as st:
         run.keyword, run.searched = ctx.index.hybrid_search(
             run.namespace, run.text, run.query_vector, run.filter, run.pool, context
@@ -71,7 +76,7 @@ def _hybrid_search(ctx: Collaborators, run: RecallState) -> None:
 
 
 def _keyword_search(ctx: Collaborators, run: RecallState) -> None:
-    context = ctx.tuning.context_weight
+    context = _context_weight(ctx, run)
     with run.stage("keyword") as st:
         if run.terms:
             run.keyword = ctx.index.keyword_search(run.namespace, run.text, run.filter, run.pool, context)
@@ -85,7 +90,7 @@ def _vector_search(ctx: Collaborators, run: RecallState) -> None:
         # With feedback on, a local scan keeps a wider list for the second pass to re-score (see feedback); a
         # remote index (OpenSearch) runs its second k-NN search as an ANN query instead.
         wide = run.pool
-        if ctx.index.traits.local_scan and tuning.feedback_weight > 0:
+        if ctx.index.traits.local_scan and tuning.feedback_weight > 0 and run.refinements.feedback:
             wide = max(run.pool, tuning.feedback_pool)
         run.searched = ctx.index.vector_search(run.namespace, run.query_vector, run.filter, wide)
         st.candidates = candidate_rows(run.searched)
@@ -138,7 +143,7 @@ def feedback(ctx: Collaborators, run: RecallState) -> None:
     query vector towards the best first-pass results and search again. A question whose answer spans several
     memories finds the ones that share little wording with the question but much with the first answers."""
     tuning = ctx.tuning
-    if tuning.feedback_weight <= 0 or not run.fused:
+    if tuning.feedback_weight <= 0 or not run.fused or not run.refinements.feedback:
         return
     with run.stage("feedback") as st:
         top_ids = [cid for cid, _ in sorted(run.fused.items(), key=lambda kv: -kv[1])[: tuning.feedback_docs]]

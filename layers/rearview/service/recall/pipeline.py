@@ -19,12 +19,14 @@ from rearview.service.recall.query import parse
 from rearview.service.recall.ranking import entities, neighbours, questions, rank, rerank, time_answers
 from rearview.service.recall.results import budget, collapse, hits, relevance
 from rearview.service.recall.state import Collaborators, RecallState
+from rearview.service.recall.structure import structure
 from rearview.settings import RecallTuning
 
 # The stages in the order they run; a conditional one checks its condition first and, where it does not hold, adds
 # no trace entry.
 STAGES: tuple[Stage, ...] = (
     parse,  # time expression -> filter or boost; terms, fusion weights, filter
+    structure,  # with structure_gates: which of context, neighbours and feedback the namespace's structure supports
     embed,  # the query's vector, common names left out
     search,  # keyword + vector lists, or one hybrid call where the index is a round trip
     fresh,  # with a freshness window: recent episodes the index does not return yet

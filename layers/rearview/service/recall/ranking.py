@@ -60,7 +60,7 @@ def neighbours(ctx: Collaborators, run: RecallState) -> None:
     session join the ranking at a share of the hit's score. The answer to a question is often the reply to the
     turn that matched it, so the reply to a hit that asks a question gets the larger `reply_factor`."""
     tuning = ctx.tuning
-    if tuning.neighbour_hits <= 0 or not run.scored:
+    if tuning.neighbour_hits <= 0 or not run.scored or not run.refinements.neighbours:
         return
     with run.stage("neighbours") as st:
         best: dict[str, float] = {cid: score for score, cid in run.scored}

@@ -17,6 +17,7 @@ from rearview.domain.recall import RecallQuery, StageTrace
 from rearview.domain.search import Candidate, MemoryFilter
 from rearview.ports import Clock, Embedder, MemoryStore, Reranker, SearchIndex
 from rearview.service.recall.fusion import FusionWeights
+from rearview.service.recall.profile import ProfileCache, Refinements
 from rearview.service.recall.query_forms import Excluded
 from rearview.settings import RecallTuning
 
@@ -41,6 +42,8 @@ class Collaborators:
     # 0 for an index that is consistent with the store (SQLite: same transaction); the AWS index lags.
     freshness_seconds: int
     reranker: Reranker | None
+    # Each namespace's conversational structure (see the structure stage), measured once and kept.
+    profiles: ProfileCache = field(default_factory=ProfileCache)
 
 
 class Tracer:
@@ -92,6 +95,9 @@ class RecallState:
     last_time: str | None = None
     exclusions: list[Excluded] = field(default_factory=list)
     left_out: dict[str, list[str]] = field(default_factory=dict)
+
+    # structure: which of keyword context, session neighbours and feedback the namespace's structure supports.
+    refinements: Refinements = field(default_factory=Refinements)
 
     # The time budget (see deadline): when it ends on the clock's monotonic seconds, whether a check found it spent
     # (and where), and what was skipped for it.
