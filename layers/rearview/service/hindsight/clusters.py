@@ -19,7 +19,7 @@ from rearview.domain.hindsight import EvidenceCluster, Signal
 from rearview.domain.memory import Episode, Kind
 from rearview.service.hindsight.evidence import enough, evidence_of
 from rearview.service.hindsight.lessons import outcome_patterns, subject_of
-from rearview.service.hindsight.phrases import content_terms, shared_phrase, tidy_phrase
+from rearview.service.hindsight.phrases import content_terms, shared_phrase, tidy_phrase, without_speaker
 from rearview.service.hindsight.signals import is_request, normalise, signals_of
 from rearview.settings import ConsolidateTuning
 from rearview.text_analysis import asks_question
@@ -236,8 +236,9 @@ def _lookalike_clusters(rest: Sequence[Episode], tuning: ConsolidateTuning) -> l
             repeats = sum(max(1, e.confirmations) for e in group)
             if kind == "preference" and not lasting and repeats < tuning.preference_repeats_alone:
                 continue
-            phrase = shared_phrase([e.content for e in group], min_terms=min_terms)
-            if phrase:
+            phrase = shared_phrase([without_speaker(e.content) for e in group], min_terms=min_terms)
+            # A fact is stated by a clause that says how things are, not by a topic ("improving education").
+            if phrase and (kind == "preference" or _STATIVE.search(phrase)):
                 clusters.append(EvidenceCluster(kind=kind, episodes=group, key_phrase=phrase))  # type: ignore[arg-type]
     return clusters
 
@@ -271,7 +272,7 @@ def _groups(episodes: Sequence[Episode], overlap: float) -> list[list[Episode]]:
     (at least two shared): "always add type hints to Python functions" and "add type hints everywhere" are one
     request said at two lengths. Embedder-independent: a contextual vector carries the turn before, which says
     nothing about whether two requests are the same."""
-    terms = [set(content_terms(e.content)) for e in episodes]
+    terms = [set(content_terms(without_speaker(e.content))) for e in episodes]
     groups: list[list[int]] = []
     for i, words in enumerate(terms):
         if not words:

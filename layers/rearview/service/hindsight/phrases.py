@@ -70,9 +70,82 @@ _FILLER = frozenset(
 )
 
 
+# Social talk: thanks, praise, farewells and cheering that carry no preference or fact, however often repeated
+# ("Take care!", "Thanks, your support means a lot", "Wow, that's amazing"). Not counted as a phrase's content.
+_PHATIC = frozenset(
+    [
+        "appreciate",
+        "appreciated",
+        "awesome",
+        "amazing",
+        "beautiful",
+        "bye",
+        "care",
+        "cheers",
+        "congrats",
+        "congratulations",
+        "cool",
+        "definitely",
+        "excited",
+        "exciting",
+        "fantastic",
+        "glad",
+        "good",
+        "goodbye",
+        "great",
+        "haha",
+        "happy",
+        "hear",
+        "hello",
+        "hope",
+        "hug",
+        "hugs",
+        "incredible",
+        "inspiring",
+        "keep",
+        "going",
+        "lovely",
+        "luck",
+        "means",
+        "nice",
+        "omg",
+        "proud",
+        "reach",
+        "sorry",
+        "sounds",
+        "support",
+        "sure",
+        "take",
+        "totally",
+        "welcome",
+        "wonderful",
+        "wow",
+        "yep",
+        "yes",
+        "谢谢",
+        "感谢",
+        "哈哈",
+        "加油",
+        "辛苦",
+    ]
+)
+# A chat transcript's speaker label at the start of a turn ("Deborah: take care"): who spoke, not what was said.
+_SPEAKER = re.compile(r"^[A-Z][a-z]+(?: [A-Z][a-z]+)?:\s+")
+
+
+def without_speaker(text: str) -> str:
+    """The text without a leading speaker label ("Deborah: take care" -> "take care")."""
+    return _SPEAKER.sub("", text.lstrip(), count=1)
+
+
 def content_terms(text: str) -> list[str]:
     """The words that say what a text is about: query terms without chat filler."""
     return [t for t in query_terms(text) if t not in _FILLER]
+
+
+def substantive_terms(text: str) -> list[str]:
+    """Content terms that are not social talk: what a phrase must have enough of to be worth stating."""
+    return [t for t in content_terms(text) if t not in _PHATIC]
 
 
 def tidy_phrase(phrase: str) -> str:
@@ -100,18 +173,18 @@ def _word_aligned(text: str, start: int, end: int) -> tuple[int, int]:
 
 def shared_phrase(texts: Sequence[str], *, min_terms: int = 2, min_share: float = 0.6) -> str | None:
     """The longest phrase (as written in the texts) that at least `min_share` of them contain, with at least
-    `min_terms` content words; None when there is none. Case-insensitive; word-aligned."""
+    `min_terms` content words that are not social talk; None when there is none. Case-insensitive; word-aligned."""
     normalised = [normalise(t) for t in texts if t.strip()]
     if not normalised:
         return None
     if len(normalised) == 1:
         phrase = tidy_phrase(normalised[0])
-        return phrase if len(content_terms(phrase)) >= min_terms else None
+        return phrase if len(substantive_terms(phrase)) >= min_terms else None
     lowered = [t.lower() for t in normalised]
     needed = max(2, int(round(min_share * len(lowered) + 1e-9)))
     best: tuple[int, int, int, str] | None = None
     for key, piece in _common_pieces(normalised, lowered).items():
-        terms = len(content_terms(piece))
+        terms = len(substantive_terms(piece))
         share = sum(1 for t in lowered if key in t)
         if terms >= min_terms and share >= needed:
             rank = (share, terms, len(piece), piece)
