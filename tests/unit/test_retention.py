@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
-from conftest import T0
 from rearview.adapters.in_memory_retention import InMemoryRetentionPolicies
 from rearview.adapters.sqlite import SqliteDatabase, SqliteRetentionPolicies
 from rearview.bootstrap import Services, build, local_maintenance
@@ -25,6 +24,9 @@ from rearview.domain.write import MemoryWrite
 from rearview.ports import RetentionPolicies
 from rearview.service.maintenance import PeriodicTasks
 from rearview.settings import RetentionSettings, Settings
+
+# The start of the `clock` fixture (tests/conftest.py), named here: `conftest` is not one module in a whole run.
+T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 
 pytestmark = pytest.mark.unit
 
