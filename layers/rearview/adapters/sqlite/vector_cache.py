@@ -74,14 +74,25 @@ def block_scores(vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
 
 
 def top_of(scores: np.ndarray, limit: int) -> np.ndarray:
-    """Per row of `scores` (queries, candidates), the columns of the best `limit`, best first: row-major, so each
-    partition runs over contiguous memory."""
+    """Per row of `scores` (queries, candidates), the columns of the best `limit`, best first, equal scores in
+    column order, at the cut too: the rows are ordered by ref, so a search that scores a subset of them (through
+    the graph) keeps the same memory of a tie as one that scores them all. Row-major, so each partition runs over
+    contiguous memory."""
     k = min(limit, scores.shape[1])
     if k <= 0:
         return np.empty((scores.shape[0], 0), dtype=np.int64)
-    top = np.argpartition(-scores, k - 1, axis=1)[:, :k] if k < scores.shape[1] else np.tile(
-        np.arange(scores.shape[1]), (scores.shape[0], 1)
-    )  # fmt: skip
+    if k < scores.shape[1]:
+        # Not argpartition's columns: which of the scores equal to the k-th best it keeps depends on the array.
+        kth = -np.partition(-scores, k - 1, axis=1)[:, k - 1 : k]
+        keep = scores > kth
+        tied = scores == kth
+        room = k - keep.sum(axis=1)
+        for row in np.flatnonzero(tied.sum(axis=1) > room):
+            tied[row, np.flatnonzero(tied[row])[room[row] :]] = False
+        keep |= tied
+        top = np.nonzero(keep)[1].reshape(scores.shape[0], k)
+    else:
+        top = np.tile(np.arange(scores.shape[1]), (scores.shape[0], 1))
     order = np.argsort(-np.take_along_axis(scores, top, axis=1), axis=1, kind="stable")
     return np.take_along_axis(top, order, axis=1)
 
@@ -216,11 +227,11 @@ class VectorCache:
         return True
 
     def sync_graph(self) -> None:
-        """Add the vectors upserted since the last sync to the graph, in one call on every core (a change set's
-        rows together, rather than one at a time as they are applied)."""
+        """Add the vectors upserted since the last sync to the graph, in one call (a change set's rows together,
+        rather than one at a time as they are applied)."""
         positions, self.unsynced = np.unique(np.asarray(self.unsynced, dtype=np.int64)), []
         if self.ann is not None and positions.size:
-            self.ann.add(self.refs[positions], self.vectors[positions], threads=0)
+            self.ann.add(self.refs[positions], self.vectors[positions])
 
     def delete(self, memory_id: str) -> None:
         position = self.position.pop(memory_id, None)

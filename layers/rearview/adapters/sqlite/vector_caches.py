@@ -131,7 +131,7 @@ class VectorCaches:
                 graph = None
             elif repair.size:
                 graph.remove(repair.remove)
-                graph.add(refs[repair.add], vectors[repair.add], threads=0)
+                graph.add(refs[repair.add], vectors[repair.add])
         if graph is None:
             graph = HnswIndex.build(cache.dim, self.ann.ann_params, refs, vectors)
             graph.changed_since_save = max(1, refs.size)
