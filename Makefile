@@ -4,15 +4,16 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 # One virtual environment; a stamp per set of extras records what it holds (the full set includes the run set).
-RUN_EXTRAS := onnx,local,mcp,llm
-ALL_EXTRAS := onnx,local,aws,emulate,mcp,infra,llm,client,dev
+RUN_EXTRAS := onnx,local,embedded,mcp,llm
+ALL_EXTRAS := onnx,local,embedded,aws,emulate,mcp,infra,llm,client,dev
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed-all
-# test-fast runs the contract suites on these backends only: the fakes and SQLite.
-FAST_BACKENDS := memory,sqlite,sqlite-replica,rules,fake
+# test-fast runs the contract suites on these backends only: the fakes and SQLite (as set up by default, with
+# every namespace searched as a large one is, and with its index apart from its store as the emulator has it).
+FAST_BACKENDS := memory,sqlite,sqlite-large,sqlite-replica,rules,fake
 
 PHONY_EMULATE := emulate emulate-template
-.PHONY: $(PHONY_EMULATE) ts-client venv run test test-py313 test-fast test-long lint bench bench-locomo bench-chatlog bench-latency clean layer synth synth-check deploy opensearch opensearch-stop
+.PHONY: $(PHONY_EMULATE) ts-client venv run test test-py313 test-fast test-long lint bench bench-locomo bench-chatlog bench-latency bench-peers clean layer synth synth-check deploy opensearch opensearch-stop
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -67,7 +68,7 @@ $(STAMP313): pyproject.toml
 	@test -n "$(PYTHON313)" || { echo "python3.13 not found: make test-py313 PYTHON313=/path/to/python3.13"; exit 1; }
 	$(PYTHON313) -m venv $(VENV313)
 	$(VENV313)/bin/pip install --quiet --upgrade pip
-	$(VENV313)/bin/pip install --quiet -e '.[onnx,local,aws,emulate,mcp,llm,client,dev]'
+	$(VENV313)/bin/pip install --quiet -e '.[onnx,local,embedded,aws,emulate,mcp,llm,client,dev]'
 	touch $(STAMP313)
 
 test-py313: $(STAMP313)
@@ -122,6 +123,20 @@ bench-latency: $(STAMP)
 	$(BIN)/python bench/recall_latency.py
 
 bench: bench-locomo bench-chatlog bench-latency
+
+## Rearview side by side with LanceDB, Chroma and sqlite-vec (bench/peers.py). The peers install into their own
+## environment, .venv-peers, never the project's; pysqlite3 brings a SQLite that loads extensions (sqlite-vec).
+PEERS_VENV := .venv-peers
+PEERS_STAMP := $(PEERS_VENV)/.installed
+$(PEERS_STAMP):
+	$(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/pip install --quiet --upgrade pip
+	$(PEERS_VENV)/bin/pip install --quiet "lancedb>=0.25" pyarrow "chromadb>=1.0" "sqlite-vec>=0.1.6" pysqlite3-binary numpy
+	$(PEERS_VENV)/bin/pip install --quiet usearch hnswlib faiss-cpu  # bench/ann_libraries.py compare
+	touch $(PEERS_STAMP)
+
+bench-peers: $(STAMP) $(PEERS_STAMP)
+	$(BIN)/python bench/peers.py
 
 ## The Lambda layer: the rearview wheel and its `aws` and `mcp` extras, as PyPI wheels for the functions' platform
 ## (python3.13 on arm64; Lambda's python3.13 runtime is Amazon Linux 2023, glibc 2.34). No Docker needed.

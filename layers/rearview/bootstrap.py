@@ -272,23 +272,29 @@ class LocalBackend:
 def build_sqlite_backend(settings: Settings, embedder: Embedder, clock: Clock) -> LocalBackend:
     """The embedded backend: store, index, API keys and ledger over one SQLite file in the data directory."""
     from rearview.adapters.sqlite import (
+        ANN_DIRNAME,
+        AnnParams,
         SqliteDatabase,
         SqliteHindsightLedger,
         SqliteKeyStore,
         SqliteMemoryStore,
         SqliteRetentionPolicies,
         SqliteSearchIndex,
+        VectorOptions,
     )
 
     # The database creates its directory owner-only (SqliteDatabase: 0700, the file 0600).
     db = SqliteDatabase.in_data_dir(settings.data_dir, embedder_name=embedder.name, dim=embedder.dim)
-    return LocalBackend(
-        SqliteMemoryStore(db, clock=clock),
-        SqliteSearchIndex(db),
-        SqliteKeyStore(db),
-        SqliteHindsightLedger(db),
-        SqliteRetentionPolicies(db),
+    tuning = settings.index
+    options = VectorOptions(
+        max_bytes=tuning.cache_bytes,
+        ann_threshold=tuning.ann_threshold,
+        ann_params=AnnParams(tuning.ann_connectivity, tuning.ann_expansion_add, tuning.ann_expansion_search),
+        ann_dir=settings.data_dir / ANN_DIRNAME,
     )
+    index = SqliteSearchIndex(db, vectors=options)
+    store = SqliteMemoryStore(db, clock=clock, own_fts_episodes=tuning.own_fts_episodes)
+    return LocalBackend(store, index, SqliteKeyStore(db), SqliteHindsightLedger(db), SqliteRetentionPolicies(db))
 
 
 def build_in_memory_backend(embedder: Embedder, clock: Clock) -> LocalBackend:

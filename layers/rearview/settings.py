@@ -138,6 +138,27 @@ class RecallTuning(BaseModel):
     latest_match_share: float = Field(0.6, ge=0.0, le=1.0)
 
 
+class IndexTuning(BaseModel):
+    """The embedded backend's search index: vector caches in memory, an HNSW graph for large namespaces, and a
+    full-text table of their own for large namespaces. The measurements behind the defaults: bench/RESULTS.md."""
+
+    # Bytes of vector caches (float16, their columns and graphs) a process keeps, least recently used namespaces
+    # leaving first: 1.6 GB holds 1M memories of 512 dimensions with every cache loaded, under 2 GiB in all.
+    cache_bytes: int = Field(1_600_000_000, ge=1_000_000)
+    # A namespace's layer with at least this many vectors is searched through an HNSW graph, exactly below: a
+    # batch's exact duplicate check grows with the namespace, the graph's with its logarithm. 0 turns it off.
+    ann_threshold: int = Field(20_000, ge=0)
+    # The graph's edges per node (M) and its construction width, as the library comparison ran them.
+    ann_connectivity: int = Field(16, ge=4, le=64)
+    ann_expansion_add: int = Field(128, ge=16, le=1024)
+    # The search width (ef): recall@50 against exact search 0.994 on LoCoMo's MiniLM vectors (0.971 at 64). A
+    # search for more neighbours than this widens to that many.
+    ann_expansion_search: int = Field(128, ge=8, le=4096)
+    # A namespace with at least this many episodes gets a full-text table of its own, so that keyword search reads
+    # only its postings (and its BM25 statistics are its own); smaller ones share one table. 0: never.
+    own_fts_episodes: int = Field(20_000, ge=0)
+
+
 class ConsolidateTuning(BaseModel):
     # A run reads the episodes of the last `lookback_days` as evidence (new ones and those seen before), the newest
     # `max_episodes` at most: a preference asked twice last month and once today is asked three times.
@@ -372,6 +393,7 @@ class Settings(BaseSettings):
     recall: RecallTuning = RecallTuning()
     consolidate: ConsolidateTuning = ConsolidateTuning()
     hindsight: HindsightSettings = HindsightSettings()
+    index: IndexTuning = IndexTuning()
     aws: AwsSettings = AwsSettings()
     openai: OpenAISettings = OpenAISettings()
     server: ServerSettings = ServerSettings()

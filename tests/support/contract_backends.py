@@ -24,7 +24,13 @@ import numpy as np
 
 from rearview.adapters.in_memory import InMemoryData, InMemoryMemoryStore, InMemorySearchIndex
 from rearview.adapters.opensearch import OpenSearchConnection, OpenSearchIndex, build_opensearch_client
-from rearview.adapters.sqlite import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
+from rearview.adapters.sqlite import (
+    ANN_DIRNAME,
+    SqliteDatabase,
+    SqliteMemoryStore,
+    SqliteSearchIndex,
+    VectorOptions,
+)
 from rearview.adapters.sqlite.index_replica import SqliteIndexReplica
 from rearview.clock import ManualClock
 from rearview.domain.changes import ChangeSet
@@ -68,9 +74,19 @@ BackendFactory = Callable[[Path, Embedder, ManualClock, Callable[[Backend], None
 
 
 def _sqlite_backend(
-    tmp_path: Path, embedder: Embedder, clock: ManualClock, opened: Callable[[Backend], None]
+    tmp_path: Path,
+    embedder: Embedder,
+    clock: ManualClock,
+    opened: Callable[[Backend], None],
+    *,
+    large: bool = False,
 ) -> Backend:
+    """SQLite as configured by default; `large`: as if every namespace were large, so every search goes through
+    the paths only large namespaces take (an HNSW graph per namespace and layer, saved beside the file, and a
+    full-text table of its own per namespace)."""
     path = tmp_path / "data" / "rearview.db"
+    vectors = VectorOptions(ann_threshold=1, ann_dir=path.parent / ANN_DIRNAME) if large else VectorOptions()
+    own_fts_episodes = 1 if large else 20_000
 
     def open_backend(with_embedder: Embedder | None) -> Backend:
         chosen = with_embedder or embedder
@@ -81,9 +97,9 @@ def _sqlite_backend(
             return open_backend(new_embedder)
 
         backend = Backend(
-            name="sqlite",
-            store=SqliteMemoryStore(db, clock=clock),
-            index=SqliteSearchIndex(db),
+            name="sqlite-large" if large else "sqlite",
+            store=SqliteMemoryStore(db, clock=clock, own_fts_episodes=own_fts_episodes),
+            index=SqliteSearchIndex(db, vectors=vectors),
             embedder=chosen,
             clock=clock,
             reopen=reopen,
@@ -396,6 +412,9 @@ BACKENDS: dict[str, BackendFactory] = {
     "sqlite": _sqlite_backend,
     # The embedded index apart from its store, fed like OpenSearch (`aws.search=embedded`, the emulator's default).
     "sqlite-replica": _sqlite_replica_backend,
+    # SQLite with every namespace past the size thresholds: searched through HNSW graphs and full-text tables of
+    # their own.
+    "sqlite-large": partial(_sqlite_backend, large=True),
     # The in-memory fake (tests and throwaway runs), held to the same contract.
     "memory": _memory_backend,
     "dynamodb": _dynamodb_backend,

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rearview.adapters.hashing_embedder import HashingEmbedder
-from rearview.adapters.sqlite import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
+from rearview.adapters.sqlite import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex, VectorOptions
 from rearview.adapters.sqlite import search_index as sqlite_search_index
 from rearview.domain.changes import ChangeSet
 from rearview.domain.memory import Episode
@@ -99,24 +99,42 @@ def test_a_memory_gets_searchable_when_it_gains_its_first_vector(tmp_path: Path)
 
 def test_least_recently_used_namespaces_leave_the_cache_first(tmp_path: Path) -> None:
     with _db(tmp_path / "rearview.db") as db:
-        store, index = SqliteMemoryStore(db), SqliteSearchIndex(db, max_cached_vectors=50)
+        store = SqliteMemoryStore(db)
         for namespace in ("a", "b", "c"):
             _write(store, namespace, *_topics(namespace, 30))
-        expected = {ns: sorted(_vector_ids(index, ns, "topic 3")) for ns in ("a", "b", "c")}
+        unbounded = SqliteSearchIndex(db)
+        expected = {ns: sorted(_vector_ids(unbounded, ns, "topic 3")) for ns in ("a", "b", "c")}
+        one_cache = unbounded.cached_bytes() // 3
+        index = SqliteSearchIndex(db, vectors=VectorOptions(max_bytes=2 * one_cache))
 
         for namespace in ("a", "b", "c", "a"):
             assert sorted(_vector_ids(index, namespace, "topic 3")) == expected[namespace]
-            assert index.cached_vector_count() <= 50
+            assert 0 < index.cached_bytes() <= 2 * one_cache
+        assert index.cached_vector_count() == 60  # "c" and "a": "b" was the least recently used
 
 
 def test_a_namespace_larger_than_the_cache_is_searched_but_not_kept(tmp_path: Path) -> None:
     with _db(tmp_path / "rearview.db") as db:
         store = SqliteMemoryStore(db)
-        small, unbounded = SqliteSearchIndex(db, max_cached_vectors=10), SqliteSearchIndex(db)
+        small, unbounded = SqliteSearchIndex(db, vectors=VectorOptions(max_bytes=1000)), SqliteSearchIndex(db)
         _write(store, "acme", *_topics("acme", 30))
 
         assert _vector_ids(small, "acme", "topic 5") == _vector_ids(unbounded, "acme", "topic 5")
         assert small.cached_vector_count() == 0
+
+
+def test_cached_vectors_are_float16_and_score_as_the_stored_float32_ones(tmp_path: Path) -> None:
+    with _db(tmp_path / "rearview.db") as db:
+        store, index = SqliteMemoryStore(db), SqliteSearchIndex(db)
+        episodes = _topics("acme", 40)
+        _write(store, "acme", *episodes)
+        query = EMBEDDER.embed(["note about topic 5"])[0]
+        stored = store.get_vectors("acme", [e.id for e in episodes])
+
+        found = index.vector_search("acme", query, MemoryFilter(), 40)
+
+        exact = {memory_id: float(vector @ query) for memory_id, vector in stored.items()}
+        assert {c.id: c.score for c in found} == pytest.approx(exact, abs=2e-3)
 
 
 def test_common_terms_are_left_out_when_rarer_ones_exist(tmp_path: Path) -> None:

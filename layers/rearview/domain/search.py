@@ -103,3 +103,6 @@ class SearchTraits:
     # Vector search scans the namespace's vectors in this process: a wider first list costs little to keep, and
     # pseudo-relevance feedback re-scores it instead of searching the namespace again.
     local_scan: bool = False
+    # How far a vector search's cosine may be from the exact one: an index that keeps its vectors at half precision
+    # (the SQLite backend's float16 caches) scores within about 1e-3; one that keeps float32, within rounding.
+    cosine_error: float = 1e-6

@@ -1,5 +1,5 @@
 """The embedded backend: one SQLite file (WAL, FTS5) as MemoryStore, SearchIndex, KeyStore and HindsightLedger;
-exact vectors in numpy.
+vectors in numpy (exact) and usearch (HNSW, for large namespaces).
 
 One module per job:
 
@@ -8,7 +8,10 @@ One module per job:
   migration runner, the embedder check, and the change notices a store publishes to the caches.
 - `rows`: an Episode or a Fact as a row, and a MemoryFilter as a WHERE clause.
 - `memory_store`: `SqliteMemoryStore`.
-- `vector_cache`: the per-namespace vector caches that vector search scans.
+- `vector_cache`: one namespace's vectors of one layer (float16) with its filter columns, searched exactly or
+  through its graph; `vector_caches`: every cache of the file, loaded in chunks, within a byte budget.
+- `ann_index`: the HNSW graph (usearch) of a large namespace, saved in `<data_dir>/ann/`, repaired or rebuilt
+  from the store when stale or missing.
 - `search_index`: `SqliteSearchIndex`: BM25 keyword search over FTS5, entity shares, vector search.
 - `key_store`: `SqliteKeyStore`, the API keys in the same file.
 - `hindsight_ledger`: `SqliteHindsightLedger`, consolidation's lease, runs, spend and totals in the same file.
@@ -18,6 +21,7 @@ A store, an index, a key store and a ledger share one `SqliteDatabase`, so the i
 transaction and never lags it.
 """
 
+from rearview.adapters.sqlite.ann_index import AnnParams
 from rearview.adapters.sqlite.connection import DB_FILENAME, SqliteDatabase
 from rearview.adapters.sqlite.hindsight_ledger import SqliteHindsightLedger
 from rearview.adapters.sqlite.key_store import SqliteKeyStore
@@ -26,8 +30,14 @@ from rearview.adapters.sqlite.retention_policies import SqliteRetentionPolicies
 from rearview.adapters.sqlite.rows import namespace_token
 from rearview.adapters.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 from rearview.adapters.sqlite.search_index import SqliteSearchIndex
+from rearview.adapters.sqlite.vector_caches import VectorOptions
+
+# The HNSW graphs' folder, beside the database file.
+ANN_DIRNAME = "ann"
 
 __all__ = [
+    "ANN_DIRNAME",
+    "AnnParams",
     "DB_FILENAME",
     "MIGRATIONS",
     "SCHEMA_VERSION",
@@ -37,5 +47,6 @@ __all__ = [
     "SqliteMemoryStore",
     "SqliteRetentionPolicies",
     "SqliteSearchIndex",
+    "VectorOptions",
     "namespace_token",
 ]

@@ -136,6 +136,7 @@ class SqliteDatabase:
         self._handles: weakref.WeakSet[_Handle] = weakref.WeakSet()
         self._handles_lock = threading.Lock()
         self._listeners: list[Callable[[AppliedChanges], None]] = []
+        self._close_hooks: list[Callable[[], None]] = []
         self._closed = False
         owner_only(self.path)
         try:
@@ -216,8 +217,15 @@ class SqliteDatabase:
             handle.depth = 0
             conn.execute("COMMIT")
 
+    def on_close(self, hook: Callable[[], None]) -> None:
+        """Call `hook` when the database is closed, before its connections go (the search index saves its graphs)."""
+        self._close_hooks.append(hook)
+
     def close(self) -> None:
         """Close every thread's connection. The object is unusable afterwards."""
+        hooks, self._close_hooks = self._close_hooks, []
+        for hook in hooks:
+            hook()
         self._closed = True
         with self._handles_lock:
             handles = list(self._handles)

@@ -13,6 +13,7 @@ import numpy as np
 
 from rearview.adapters.sqlite import management
 from rearview.adapters.sqlite.connection import AppliedChanges, CachedRow, SqliteDatabase
+from rearview.adapters.sqlite.namespace_fts import episodes_at_least, fts_table, promote
 from rearview.adapters.sqlite.rows import (
     EPISODE_COLUMNS,
     FACT_COLUMNS,
@@ -51,12 +52,14 @@ from rearview.ports import Clock
 class SqliteMemoryStore:
     """MemoryStore over SqliteDatabase. Every query is restricted by `namespace = ?`."""
 
-    def __init__(self, db: SqliteDatabase, *, clock: Clock | None = None) -> None:
+    def __init__(self, db: SqliteDatabase, *, clock: Clock | None = None, own_fts_episodes: int = 20_000) -> None:
         self.db = db
         self.embedder_name = db.embedder_name
         self.dim = db.dim
         # Only for namespace_state.last_write_at: apply() carries no time of its own.
         self._clock: Clock = clock or SystemClock()
+        # A namespace with this many episodes gets a full-text table of its own (namespace_fts); 0: never.
+        self.own_fts_episodes = own_fts_episodes
 
     # working memory
 
@@ -148,12 +151,26 @@ class SqliteMemoryStore:
                 (namespace, epoch(self._clock.now())),
             ).fetchone()
             refs = self._refs(conn, namespace, list(pending))
+        self._own_fts_if_due(namespace, generation, inserted=len(refs))
         upserted = tuple(
             _cached_row(item.memory, refs[memory_id], blobs.get(memory_id))
             for memory_id, item in pending.items()
             if memory_id in refs
         )
         self.db.publish(AppliedChanges(namespace, generation - 1, generation, upserted, tuple(deleted)))
+
+    def _own_fts_if_due(self, namespace: str, generation: int, inserted: int) -> None:
+        """Move a namespace that has grown past `own_fts_episodes` to a full-text table of its own, in a transaction
+        of its own after the write (checked every 16th change set, or after one that inserted 1,000 memories or the
+        threshold's worth)."""
+        threshold = self.own_fts_episodes
+        if threshold <= 0 or (generation % 16 and inserted < min(1000, threshold)):
+            return
+        conn = self.db.connection()
+        if fts_table(conn, "episodic", namespace).token is None or not episodes_at_least(conn, namespace, threshold):
+            return
+        with self.db.transaction() as conn:
+            promote(conn, namespace)
 
     def _write_upserts(
         self, conn: sqlite3.Connection, namespace: str, pending: dict[str, PendingUpsert], blobs: dict[str, bytes]

@@ -39,7 +39,9 @@ def datetime_or_none(value: float | None) -> datetime | None:
 
 
 def json_list(values: Iterable[str]) -> str:
-    return json.dumps(list(values), ensure_ascii=False)
+    listed = list(values)
+    # Most tag, entity and session lists are empty: a bulk load writes three per row.
+    return json.dumps(listed, ensure_ascii=False) if listed else "[]"
 
 
 TIME_COLUMN: dict[str, str] = {"episodic": "occurred_at", "semantic": "last_confirmed_at"}
@@ -137,7 +139,7 @@ def episode_values(e: Episode) -> tuple[Any, ...]:
         int(e.consolidated),
         index_text(searchable_text(e)),
         e.context,
-        index_text(e.context),
+        index_text(e.context) if e.context else "",
         e.outcome_status,
         epoch_or_none(e.last_occurred_at),
         json_list(e.session_ids),

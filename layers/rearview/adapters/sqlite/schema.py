@@ -10,6 +10,9 @@
   transaction. `ns_token` is the namespace as one safe token.
 - `memory_tags`, `fact_sources`: tags and fact provenance exploded by triggers, so "any of these tags" and
   "facts citing these episodes" are index lookups instead of JSON scans.
+- `fts_namespaces`: the namespaces whose episodes have a full-text table of their own (`namespace_fts`,
+  migration 9), created with its triggers when the namespace grows past a threshold; the shared table's triggers
+  skip them.
 - `namespace_state`: per-namespace write generation (bumped by every `apply`), last write time, recall
   counters.
 - `api_keys`: the key store's table.
@@ -313,6 +316,41 @@ CREATE TABLE memory_versions (
 CREATE INDEX facts_by_superseded_by ON facts(namespace, superseded_by) WHERE superseded_by IS NOT NULL;
 """
 
+# Keyword search that reads one namespace (adapters.sqlite.namespace_fts): `fts_namespaces` registers the namespaces
+# whose episodes have a full-text table of their own, and the shared table's triggers skip those. The tag triggers
+# are split from the full-text ones, and skip the (common) episodes without tags.
+_SHARED_EPISODES = "NOT EXISTS (SELECT 1 FROM fts_namespaces WHERE namespace = {row}.namespace)"
+_MIGRATION_9 = f"""
+CREATE TABLE fts_namespaces (namespace TEXT PRIMARY KEY, fts TEXT NOT NULL) WITHOUT ROWID;
+DROP TRIGGER episodes_ai;
+DROP TRIGGER episodes_ad;
+DROP TRIGGER episodes_au_text;
+CREATE TRIGGER episodes_ai AFTER INSERT ON episodes WHEN new.tags_json <> '[]' BEGIN
+  INSERT OR IGNORE INTO memory_tags(namespace, tag, layer, ref)
+    SELECT new.namespace, value, 'episodic', new.ref FROM json_each(new.tags_json);
+END;
+CREATE TRIGGER episodes_ad AFTER DELETE ON episodes WHEN old.tags_json <> '[]' BEGIN
+  DELETE FROM memory_tags WHERE namespace = old.namespace AND layer = 'episodic' AND ref = old.ref
+    AND tag IN (SELECT value FROM json_each(old.tags_json));
+END;
+CREATE TRIGGER episodes_fts_ai AFTER INSERT ON episodes WHEN {_SHARED_EPISODES.format(row="new")} BEGIN
+  INSERT INTO fts_episodes(rowid, ns_token, search_text, context_text)
+    VALUES (new.ref, new.ns_token, new.search_text, new.context_text);
+END;
+CREATE TRIGGER episodes_fts_ad AFTER DELETE ON episodes WHEN {_SHARED_EPISODES.format(row="old")} BEGIN
+  INSERT INTO fts_episodes(fts_episodes, rowid, ns_token, search_text, context_text)
+    VALUES ('delete', old.ref, old.ns_token, old.search_text, old.context_text);
+END;
+CREATE TRIGGER episodes_fts_au AFTER UPDATE OF search_text, context_text ON episodes
+WHEN (old.search_text IS NOT new.search_text OR old.context_text IS NOT new.context_text)
+  AND {_SHARED_EPISODES.format(row="new")} BEGIN
+  INSERT INTO fts_episodes(fts_episodes, rowid, ns_token, search_text, context_text)
+    VALUES ('delete', old.ref, old.ns_token, old.search_text, old.context_text);
+  INSERT INTO fts_episodes(rowid, ns_token, search_text, context_text)
+    VALUES (new.ref, new.ns_token, new.search_text, new.context_text);
+END;
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     _MIGRATION_1,
     _MIGRATION_2,
@@ -322,5 +360,6 @@ MIGRATIONS: tuple[str, ...] = (
     _MIGRATION_6,
     _MIGRATION_7,
     _MIGRATION_8,
+    _MIGRATION_9,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

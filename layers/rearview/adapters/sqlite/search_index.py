@@ -11,8 +11,10 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from rearview.adapters.sqlite.connection import SqliteDatabase
-from rearview.adapters.sqlite.rows import TABLE, filter_clause, json_list, namespace_token, unique_layers
-from rearview.adapters.sqlite.vector_cache import VectorCache, VectorCaches, normalised_rows
+from rearview.adapters.sqlite.namespace_fts import FtsTable, episodes_at_least, fts_table
+from rearview.adapters.sqlite.rows import TABLE, filter_clause, json_list, unique_layers
+from rearview.adapters.sqlite.vector_cache import VectorCache, normalised_rows
+from rearview.adapters.sqlite.vector_caches import VectorCaches, VectorOptions
 from rearview.domain.memory import StoredLayer
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits
 from rearview.errors import InvalidInput
@@ -32,30 +34,24 @@ _TERM_COUNTS_PER_NAMESPACE = 4096
 _TermCounts = dict[tuple[str, str, int, str | None], int]
 
 
-def _fts_match(token: str, terms: Sequence[str], columns: str = "search_text") -> str:
-    """An FTS5 query: the namespace token AND any of the terms in `columns`, each term a quoted string (so no
-    operator syntax)."""
-    quoted = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-    return f'ns_token : "{token}" AND {columns} : ({quoted})'
-
-
 class SqliteSearchIndex(SearchIndex):
-    """SearchIndex over SqliteDatabase: BM25 over FTS5, and exact cosine over cached vectors.
+    """SearchIndex over SqliteDatabase: BM25 over FTS5, and cosine over cached vectors: exact below
+    `vectors.ann_threshold` vectors in a namespace's layer, through an HNSW graph above (saved in `ann_dir`).
 
     The vector caches (`VectorCaches`) are checked against the namespace's generation on every search (one
-    indexed lookup), so writes by other processes are seen. At most `max_cached_vectors` vectors stay cached.
+    indexed lookup), so writes by other processes are seen. At most `vectors.max_bytes` stay cached.
     BM25 statistics (IDF, average length) are those of the whole table, not of one namespace: scores are
     comparable within a query, which is all fusion needs.
     """
 
-    # Written in the store's own transaction, with vector search an exact scan of a cached matrix in this process.
-    traits = SearchTraits(local_scan=True)
+    # Written in the store's own transaction, with vector search a scan of a cached float16 matrix in this process.
+    traits = SearchTraits(local_scan=True, cosine_error=2e-3)
 
     def __init__(
         self,
         db: SqliteDatabase,
         *,
-        max_cached_vectors: int = 600_000,
+        vectors: VectorOptions | None = None,
         common_term_matches: int = 2000,
         scored_matches_budget: int = 5000,
         recent_matches: int = 2000,
@@ -63,9 +59,8 @@ class SqliteSearchIndex(SearchIndex):
         term_count_commits: int = 32,
     ) -> None:
         self.db = db
-        # 600k vectors are 1.2 GB of float32 at 512 dimensions (0.9 GB at MiniLM's 384): with the rest of the
-        # process that keeps a server holding 1M memories under 2 GiB. Least recently used namespaces go first.
-        self._vectors = VectorCaches(db, max_cached_vectors)
+        # See IndexTuning in settings for the defaults. Least recently used namespaces leave the budget first.
+        self._vectors = VectorCaches(db, vectors or VectorOptions())
         # FTS5's bm25() costs about 2.5 us per matching row plus a pass over each term's whole doclist (its
         # IDF), so one term found in most of a 100k-memory namespace costs a quarter of a second. Such a term
         # says little (its IDF is near zero) next to a rarer one: a term matching more than
@@ -131,7 +126,6 @@ class SqliteSearchIndex(SearchIndex):
         terms = query_terms(text)[: self.max_query_terms]
         if not terms or limit <= 0:
             return []
-        token = namespace_token(namespace)
         found: list[Candidate] = []
         with self.db.snapshot() as conn:
             counts = self._term_counts_of(namespace)
@@ -140,21 +134,22 @@ class SqliteSearchIndex(SearchIndex):
                 if clause is None:
                     continue
                 where, params = clause
-                fts = f"fts_{TABLE[layer]}"
+                table = fts_table(conn, layer, namespace)
+                fts = table.name
                 with_context = layer == "episodic" and context_weight > 0
                 columns = _TEXT_AND_CONTEXT if with_context else "search_text"
-                weights = f"0.0, 1.0, {float(context_weight)}" if layer == "episodic" else "0.0, 1.0"
-                scored, recent_only = self._scored_terms(conn, fts, token, terms, columns, counts)
+                scored, recent_only = self._scored_terms(conn, namespace, table, terms, columns, counts)
                 if not scored:
                     continue
                 order = f"ORDER BY rowid DESC LIMIT {int(self.recent_matches)}" if recent_only else ""
                 # CROSS JOIN pins the FTS table as the outer loop: the match is what narrows the rows.
                 rows = conn.execute(
-                    f"SELECT m.id, hits.score FROM (SELECT rowid AS ref, -bm25({fts}, {weights}) AS score "
+                    f"SELECT m.id, hits.score FROM (SELECT rowid AS ref, "
+                    f"-bm25({fts}, {table.weights(layer, context_weight)}) AS score "
                     f"FROM {fts} WHERE {fts} MATCH ? {order}) AS hits "
                     f"CROSS JOIN {TABLE[layer]} AS m ON m.ref = hits.ref "
                     f"WHERE {where} ORDER BY hits.score DESC LIMIT ?",
-                    (_fts_match(token, scored, columns), *params, limit),
+                    (table.match(scored, columns), *params, limit),
                 )
                 found.extend(Candidate(memory_id, layer, float(score)) for memory_id, score in rows)
         found.sort(key=lambda c: c.score, reverse=True)
@@ -186,8 +181,8 @@ class SqliteSearchIndex(SearchIndex):
     def _scored_terms(
         self,
         conn: sqlite3.Connection,
-        fts: str,
-        token: str,
+        namespace: str,
+        table: FtsTable,
         terms: list[str],
         columns: str,
         counts: _TermCounts,
@@ -196,11 +191,16 @@ class SqliteSearchIndex(SearchIndex):
         the match counts (capped, as `_count_matches` returns them) across queries."""
 
         def count(term: str | None, cap: int) -> int:
-            key = (fts, columns, cap, term)
+            key = (table.name, columns, cap, term)
             found = counts.get(key)
             if found is None:
-                match = f'ns_token : "{token}"' if term is None else _fts_match(token, [term], columns)
-                found = counts[key] = self._count_matches(conn, fts, match, cap)
+                if term is not None:
+                    found = self._count_matches(conn, table.name, table.match([term], columns), cap)
+                elif table.token is not None:
+                    found = self._count_matches(conn, table.name, f'ns_token : "{table.token}"', cap)
+                else:  # an own table holds the namespace's episodes and nothing else
+                    found = cap + 1 if episodes_at_least(conn, namespace, cap + 1) else cap
+                counts[key] = found
             return found
 
         budget = self.scored_matches_budget
@@ -234,11 +234,11 @@ class SqliteSearchIndex(SearchIndex):
         if norm == 0.0:
             return []
         query = query / norm
-        found: list[Candidate] = []
-        for layer, cache, mask in self._searchable_caches(namespace, flt):
-            found.extend(Candidate(memory_id, layer, score) for score, memory_id in cache.search(query, mask, limit))
-        found.sort(key=lambda c: c.score, reverse=True)
-        return found[:limit]
+        per_layer = [
+            [Candidate(memory_id, layer, score) for score, memory_id in cache.search(query, mask, limit)]
+            for layer, cache, mask in self._searchable_caches(namespace, flt)
+        ]
+        return _best_of(per_layer, limit)
 
     def vector_search_many(
         self, namespace: str, vectors: np.ndarray, flt: MemoryFilter, limit: int
@@ -250,14 +250,12 @@ class SqliteSearchIndex(SearchIndex):
         if limit <= 0 or queries.shape[0] == 0:
             return results
         queries = normalised_rows(queries)
+        per_layer: list[list[list[Candidate]]] = [[] for _ in results]
         for layer, cache, mask in self._searchable_caches(namespace, flt):
             per_query = cache.search_many(queries, mask, limit)
-            for found, hits in zip(results, per_query, strict=True):
-                found.extend(Candidate(memory_id, layer, score) for score, memory_id in hits)
-        for found in results:
-            found.sort(key=lambda c: c.score, reverse=True)
-            del found[limit:]
-        return results
+            for found, hits in zip(per_layer, per_query, strict=True):
+                found.append([Candidate(memory_id, layer, score) for score, memory_id in hits])
+        return [_best_of(found, limit) for found in per_layer]
 
     def _searchable_caches(
         self, namespace: str, flt: MemoryFilter
@@ -288,3 +286,26 @@ class SqliteSearchIndex(SearchIndex):
     def cached_vector_count(self) -> int:
         """How many vectors the caches hold now (for tests and the stats page)."""
         return self._vectors.vector_count()
+
+    def cached_bytes(self) -> int:
+        """What the vector caches and their graphs hold in memory now."""
+        return self._vectors.cached_bytes()
+
+    def graph_count(self) -> int:
+        """How many cached namespaces' layers are searched through an HNSW graph now."""
+        return self._vectors.graph_count()
+
+    def save_graphs(self) -> None:
+        """Save every HNSW graph changed since it was last saved (at shutdown; a graph not saved is repaired
+        from the store when next loaded)."""
+        self._vectors.save_all()
+
+
+def _best_of(per_layer: list[list[Candidate]], limit: int) -> list[Candidate]:
+    """The best `limit` of each layer's hits (each best first); a layer alone is already in order."""
+    nonempty = [hits for hits in per_layer if hits]
+    if len(nonempty) == 1:
+        return nonempty[0][:limit]
+    merged = [c for hits in nonempty for c in hits]
+    merged.sort(key=lambda c: c.score, reverse=True)
+    return merged[:limit]

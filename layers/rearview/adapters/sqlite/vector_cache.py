@@ -1,44 +1,124 @@
-"""Vector caches: a namespace's vectors of one layer as a float32 matrix in this process, with the columns the
-filters need beside it, so that vector search is an exact scan of memory rather than of the file."""
+"""A vector cache: one namespace's vectors of one layer as a float16 matrix in this process, with the columns the
+filters need beside it, searched exactly below a size threshold and through its HNSW index (`ann_index`) above.
+
+Vectors are unit length and stored as float16 (half the bytes of float32; a cosine moves by under 1e-3), and
+scored in float32 blocks, so no search copies the whole matrix."""
 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from rearview.adapters.sqlite.connection import AppliedChanges, CachedRow, SqliteDatabase
-from rearview.adapters.sqlite.rows import LAYERS, epoch
+from rearview.adapters.sqlite.ann_index import HnswIndex
+from rearview.adapters.sqlite.connection import CachedRow
+from rearview.adapters.sqlite.rows import epoch
 from rearview.domain.memory import StoredLayer
 from rearview.domain.search import MemoryFilter
+
+# Rows scored per block: 16k rows of 512 float32 are 32 MB, the most a search adds to the process for a moment.
+_BLOCK = 16_384
+# What a cached row costs beside its vector: its id (a str), its entry in `position`, and the filter columns.
+ROW_OVERHEAD_BYTES = 200
+# An ANN search asks the graph for this many times the keys wanted (on top of what the filter removes): the graph's
+# search width, never below ann_expansion_search, does the rest. At recall's wide first pass (1,000) every extra key
+# widens the search.
+_ANN_MARGIN = 1.1
+# Below this share of the namespace passing the filter, the passing rows are scored exactly instead.
+_ANN_MIN_PASSING = 0.5
+
+Hits = list[tuple[float, str]]
 
 
 def normalised_rows(matrix: np.ndarray) -> np.ndarray:
     # einsum: several times faster than np.linalg.norm(axis=1) on a large float32 matrix.
+    matrix = np.asarray(matrix, dtype=np.float32)
     norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))[:, None]
     norms[norms == 0] = 1.0
     return (matrix / norms).astype(np.float32, copy=False)
+
+
+def _dot_kernel() -> Any:
+    """numkong's float16 dot products (SIMD; usearch's own kernels), or None without the `embedded` extra."""
+    try:
+        import numkong
+    except ImportError:
+        return None
+    return numkong
+
+
+_KERNEL = _dot_kernel()
+
+
+def block_scores(vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """(queries, rows) cosines of `queries` against float16 `vectors`, the queries rounded to float16 as well, so
+    every path (exact or through the graph, one query or many) scores a pair alike, to float32 rounding.
+
+    One query: numkong's float16 kernel, with no conversion of the matrix. Several (the write path's batch): the
+    matrix converted to float32 a block at a time (never whole), then one matrix product per block."""
+    queries16 = np.ascontiguousarray(queries, dtype=np.float16)
+    if vectors.shape[0] == 0:
+        return np.empty((queries.shape[0], 0), dtype=np.float32)
+    if queries.shape[0] == 1 and _KERNEL is not None:
+        # Its default float64 output: asking for float32 takes a path 15x slower (numkong 7.8).
+        found = _KERNEL.cdist(queries16, np.ascontiguousarray(vectors), metric="dot")
+        return np.asarray(found).astype(np.float32)
+    wide = queries16.astype(np.float32)
+    out = np.empty((queries.shape[0], vectors.shape[0]), dtype=np.float32)
+    for start in range(0, vectors.shape[0], _BLOCK):
+        block = vectors[start : start + _BLOCK].astype(np.float32)
+        np.matmul(wide, block.T, out=out[:, start : start + block.shape[0]])
+    return out
+
+
+def top_of(scores: np.ndarray, limit: int) -> np.ndarray:
+    """Per row of `scores` (queries, candidates), the columns of the best `limit`, best first, equal scores in
+    column order, at the cut too: the rows are ordered by ref, so a search that scores a subset of them (through
+    the graph) keeps the same memory of a tie as one that scores them all. Row-major, so each partition runs over
+    contiguous memory."""
+    k = min(limit, scores.shape[1])
+    if k <= 0:
+        return np.empty((scores.shape[0], 0), dtype=np.int64)
+    if k < scores.shape[1]:
+        # Not argpartition's columns: which of the scores equal to the k-th best it keeps depends on the array.
+        kth = -np.partition(-scores, k - 1, axis=1)[:, k - 1 : k]
+        keep = scores > kth
+        tied = scores == kth
+        room = k - keep.sum(axis=1)
+        for row in np.flatnonzero(tied.sum(axis=1) > room):
+            tied[row, np.flatnonzero(tied[row])[room[row] :]] = False
+        keep |= tied
+        top = np.nonzero(keep)[1].reshape(scores.shape[0], k)
+    else:
+        top = np.tile(np.arange(scores.shape[1]), (scores.shape[0], 1))
+    order = np.argsort(-np.take_along_axis(scores, top, axis=1), axis=1, kind="stable")
+    return np.take_along_axis(top, order, axis=1)
 
 
 class VectorCache:
     """The vectors of one (namespace, layer) with the columns filters need, as parallel arrays.
 
     Rows are ordered by `ref` (AUTOINCREMENT, so appends keep the order and searchsorted works). Deleted rows
-    are tombstoned (`alive` False) rather than removed, so an in-place update never copies the matrix.
+    are tombstoned (`alive` False) rather than removed, so an in-place update never copies the matrix. `ann`, when
+    set, holds the alive rows under their refs and answers searches that most rows pass.
     """
 
     def __init__(self, layer: StoredLayer, dim: int, generation: int, capacity: int) -> None:
         self.layer = layer
+        self.dim = dim
         self.generation = generation
         self.lock = threading.Lock()
         self.size = 0
         self.dead = 0
-        # Headroom, so the writes that follow a load append in place instead of copying the matrix at once.
-        capacity = capacity + max(1024, capacity // 8)
-        self.vectors = np.empty((capacity, dim), dtype=np.float32)
+        self.ann: HnswIndex | None = None
+        # Positions whose vector changed since the graph was last brought up to date (see sync_graph).
+        self.unsynced: list[int] = []
+        # Headroom, so the writes that follow a load append in place instead of copying the matrix at once (1/16:
+        # with 900 namespaces cached, more is memory that only the few written to would use).
+        capacity = capacity + max(64, capacity // 16)
+        self.vectors = np.empty((capacity, dim), dtype=np.float16)
         self.refs = np.zeros(capacity, dtype=np.int64)
         self.times = np.zeros(capacity, dtype=np.float64)
         self.alive = np.zeros(capacity, dtype=bool)
@@ -54,6 +134,17 @@ class VectorCache:
         self.event_type_codes: dict[str, int] = {}
         self.label_codes: dict[str, int] = {}
 
+    @property
+    def alive_count(self) -> int:
+        return self.size - self.dead
+
+    def nbytes(self) -> int:
+        """What the cache holds in memory, its graph included (what the byte budget counts)."""
+        columns = self.vectors.nbytes + self.refs.nbytes + self.times.nbytes + 3 * self.alive.nbytes
+        columns += self.sessions.nbytes + self.event_types.nbytes + self.labels.nbytes
+        graph = self.ann.memory_bytes if self.ann is not None else 0
+        return columns + self.size * ROW_OVERHEAD_BYTES + graph
+
     @staticmethod
     def _code(codes: dict[str, int], value: str | None) -> int:
         if value is None:
@@ -63,22 +154,14 @@ class VectorCache:
             code = codes[value] = len(codes)
         return code
 
+    _COLUMNS = ("vectors", "refs", "times", "alive", "active", "consolidated", "sessions", "event_types", "labels")
+
     def _grow(self, needed: int) -> None:
         capacity = self.vectors.shape[0]
         if needed <= capacity:
             return
         new_capacity = max(needed, capacity + capacity // 2)
-        for name in (
-            "vectors",
-            "refs",
-            "times",
-            "alive",
-            "active",
-            "consolidated",
-            "sessions",
-            "event_types",
-            "labels",
-        ):
+        for name in self._COLUMNS:
             old = getattr(self, name)
             fill = -1 if name in ("sessions", "event_types", "labels") else 0
             new = (
@@ -89,25 +172,33 @@ class VectorCache:
             new[: self.size] = old[: self.size]
             setattr(self, name, new)
 
-    def load(self, rows: list[tuple[Any, ...]]) -> None:
-        """Fill from (ref, id, time, active, consolidated, session_id, event_type, label, vector blob) rows."""
-        rows.sort(key=lambda row: row[0])
-        n = len(rows)
-        self._grow(n)
-        if n:
-            matrix = np.frombuffer(b"".join(row[8] for row in rows), dtype="<f4").reshape(n, -1)
-            self.vectors[:n] = normalised_rows(matrix)
-            self.refs[:n] = [row[0] for row in rows]
-            self.times[:n] = [row[2] for row in rows]
-            self.active[:n] = [bool(row[3]) for row in rows]
-            self.consolidated[:n] = [bool(row[4]) for row in rows]
-            self.sessions[:n] = [self._code(self.session_codes, row[5]) for row in rows]
-            self.event_types[:n] = [self._code(self.event_type_codes, row[6]) for row in rows]
-            self.labels[:n] = [self._code(self.label_codes, row[7]) for row in rows]
-            self.alive[:n] = True
-        self.ids = [row[1] for row in rows]
-        self.position = {memory_id: i for i, memory_id in enumerate(self.ids)}
-        self.size = n
+    def append_loaded(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Append (ref, id, time, active, consolidated, session_id, event_type, label, vector blob) rows, read in
+        ascending ref order, a chunk at a time: only the chunk is ever held as float32."""
+        m = len(rows)
+        if not m:
+            return
+        start, end = self.size, self.size + m
+        self._grow(end)
+        matrix = np.frombuffer(b"".join(row[8] for row in rows), dtype="<f4").reshape(m, self.dim)
+        self.vectors[start:end] = normalised_rows(matrix)
+        self.refs[start:end] = [row[0] for row in rows]
+        self.times[start:end] = [row[2] for row in rows]
+        self.active[start:end] = [bool(row[3]) for row in rows]
+        self.consolidated[start:end] = [bool(row[4]) for row in rows]
+        self.sessions[start:end] = [self._code(self.session_codes, row[5]) for row in rows]
+        self.event_types[start:end] = [self._code(self.event_type_codes, row[6]) for row in rows]
+        self.labels[start:end] = [self._code(self.label_codes, row[7]) for row in rows]
+        self.alive[start:end] = True
+        for offset, row in enumerate(rows):
+            self.position[row[1]] = start + offset
+        self.ids.extend(row[1] for row in rows)
+        self.size = end
+
+    def alive_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """(refs, float16 vectors) of the alive rows, in ref order: what the graph holds."""
+        rows = np.flatnonzero(self.alive[: self.size])
+        return self.refs[rows], self.vectors[rows]
 
     def upsert(self, row: CachedRow) -> bool:
         """Apply one written row; False if it cannot be applied in place (the caller then reloads)."""
@@ -125,6 +216,7 @@ class VectorCache:
             self.refs[position] = row.ref
         if row.vector is not None:
             self.vectors[position] = normalised_rows(row.vector.reshape(1, -1))[0]
+            self.unsynced.append(position)
         self.times[position] = row.time
         self.active[position] = row.active
         self.consolidated[position] = row.consolidated
@@ -134,11 +226,22 @@ class VectorCache:
         self.alive[position] = True
         return True
 
+    def sync_graph(self) -> None:
+        """Add the vectors upserted since the last sync to the graph, in one call (a change set's rows together,
+        rather than one at a time as they are applied)."""
+        positions, self.unsynced = np.unique(np.asarray(self.unsynced, dtype=np.int64)), []
+        if self.ann is not None and positions.size:
+            self.ann.add(self.refs[positions], self.vectors[positions])
+
     def delete(self, memory_id: str) -> None:
         position = self.position.pop(memory_id, None)
         if position is not None:
             self.alive[position] = False
             self.dead += 1
+            if self.ann is not None:
+                self.ann.remove(self.refs[position : position + 1])
+
+    # filters
 
     def mask(self, flt: MemoryFilter, tagged_refs: np.ndarray | None) -> np.ndarray:
         """The rows (of the first `size`) that pass the filter, as a boolean array."""
@@ -188,38 +291,62 @@ class VectorCache:
         wanted = np.asarray([codes[v] for v in values if v in codes], dtype=np.int32)
         return np.isin(column[: self.size], wanted)
 
-    def search(self, query: np.ndarray, mask: np.ndarray, limit: int) -> list[tuple[float, str]]:
-        """Top `limit` (cosine, id) among the masked rows, best first."""
-        rows = np.flatnonzero(mask)
-        if rows.size == 0:
-            return []
-        # When most rows pass, one product over the contiguous block beats gathering the rows first.
-        dense = rows.size * 2 >= self.size
-        scores = (self.vectors[: self.size] @ query)[rows] if dense else self.vectors[rows] @ query
-        k = min(limit, scores.size)
-        top = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(scores.size)
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [(float(scores[i]), self.ids[int(rows[i])]) for i in top]
+    # search
 
-    def search_many(self, queries: np.ndarray, mask: np.ndarray, limit: int) -> list[list[tuple[float, str]]]:
-        """`search` for each row of `queries`, with one matrix product for all of them."""
+    def search(self, query: np.ndarray, mask: np.ndarray, limit: int) -> Hits:
+        """Top `limit` (cosine, id) among the masked rows, best first."""
+        return self.search_many(query.reshape(1, -1), mask, limit)[0]
+
+    def search_many(self, queries: np.ndarray, mask: np.ndarray, limit: int) -> list[Hits]:
+        """`search` for each row of `queries`: through the graph when it has one and most rows pass the filter,
+        else exactly over the passing rows (one matrix product for all queries)."""
         rows = np.flatnonzero(mask)
-        if rows.size == 0:
+        if rows.size == 0 or limit <= 0:
             return [[] for _ in range(queries.shape[0])]
-        scores = self.vectors[rows] @ queries.T  # (rows, queries)
-        k = min(limit, rows.size)
-        if k < rows.size:
-            top = np.argpartition(-scores, k - 1, axis=0)[:k]  # (k, queries), unordered
-        else:
-            top = np.broadcast_to(np.arange(rows.size)[:, None], (rows.size, scores.shape[1]))
-        top_scores = np.take_along_axis(scores, top, axis=0)
-        order = np.argsort(-top_scores, axis=0, kind="stable")
-        top = np.take_along_axis(top, order, axis=0)
-        top_scores = np.take_along_axis(top_scores, order, axis=0)
-        return [
-            [(float(top_scores[r, q]), self.ids[int(rows[top[r, q]])]) for r in range(k)]
-            for q in range(scores.shape[1])
-        ]
+        if self.ann is not None and rows.size >= _ANN_MIN_PASSING * self.alive_count:
+            return self._ann_many(queries, mask, rows.size, limit)
+        return self._exact_many(queries, rows, limit)
+
+    def _exact_many(self, queries: np.ndarray, rows: np.ndarray, limit: int) -> list[Hits]:
+        # When most rows pass, scoring the contiguous block beats gathering the rows first.
+        dense = rows.size * 2 >= self.size
+        scores = block_scores(self.vectors[: self.size], queries)[:, rows] if dense else block_scores(
+            self.vectors[rows], queries
+        )  # fmt: skip
+        top = top_of(scores, limit)
+        return [self._hits(scores[q, top[q]], rows[top[q]]) for q in range(queries.shape[0])]
+
+    def _hits(self, scores: np.ndarray, positions: np.ndarray) -> Hits:
+        """(cosine, id) pairs of rows already in order: built from whole arrays, not element by element."""
+        ids = self.ids
+        return list(zip(scores.tolist(), [ids[i] for i in positions.tolist()], strict=True))
+
+    def _ann_many(self, queries: np.ndarray, mask: np.ndarray, passing: int, limit: int) -> list[Hits]:
+        """The graph's nearest keys that pass the mask, scored exactly (so the scores match an exact search); the
+        exact search over the passing rows for a query where the graph finds too few of them."""
+        assert self.ann is not None
+        wanted = min(passing, limit)
+        ask = int(min(self.alive_count, wanted * _ANN_MARGIN * self.alive_count / passing + 8))
+        found: list[Hits] = []
+        for query, keys in zip(queries, self.ann.search(queries, ask), strict=True):
+            positions = self._positions_of(keys)
+            positions = positions[mask[positions]]
+            if positions.size < wanted:
+                found.append(self._exact_many(query.reshape(1, -1), np.flatnonzero(mask), limit)[0])
+                continue
+            # In row order, so that ties fall as in an exact search.
+            positions = np.sort(positions)
+            scores = block_scores(self.vectors[positions], query.reshape(1, -1))
+            top = top_of(scores, limit)[0]
+            found.append(self._hits(scores[0, top], positions[top]))
+        return found
+
+    def _positions_of(self, keys: np.ndarray) -> np.ndarray:
+        """The rows of the graph's keys (refs), those it still holds."""
+        positions = np.searchsorted(self.refs[: self.size], keys)
+        inside = positions < self.size
+        positions, keys = positions[inside], keys[inside]
+        return positions[self.refs[positions] == keys]
 
 
 def _positions_mask(sorted_refs: np.ndarray, refs: np.ndarray) -> np.ndarray:
@@ -233,97 +360,3 @@ def _positions_mask(sorted_refs: np.ndarray, refs: np.ndarray) -> np.ndarray:
     hits = sorted_refs[positions] == refs[inside]
     chosen[positions[hits]] = True
     return chosen
-
-
-_CACHE_QUERY: dict[str, str] = {
-    "episodic": (
-        "SELECT ref, id, occurred_at, 1, consolidated, session_id, event_type, outcome_status, vector FROM episodes "
-        "WHERE namespace = ? AND vector IS NOT NULL"
-    ),
-    "semantic": (
-        "SELECT ref, id, last_confirmed_at, status = 'active', 0, NULL, NULL, kind, vector FROM facts "
-        "WHERE namespace = ? AND vector IS NOT NULL"
-    ),
-}
-
-
-class VectorCaches:
-    """The vector caches of one database, by (namespace, layer).
-
-    Each is loaded on first use and loaded again once its namespace's generation has moved past it, so writes by
-    other processes are seen; writes made through a SqliteMemoryStore on the same SqliteDatabase object update it
-    in place (their change notices), without reload. At most `max_vectors` vectors stay cached, least recently
-    used namespaces evicted first.
-    """
-
-    def __init__(self, db: SqliteDatabase, max_vectors: int) -> None:
-        self.db = db
-        self.max_vectors = max_vectors
-        self._caches: OrderedDict[tuple[str, str], VectorCache] = OrderedDict()
-        self._lock = threading.Lock()
-        db.subscribe(self._on_applied)
-
-    def get(self, namespace: str, layer: StoredLayer, generation: int) -> VectorCache:
-        """The cache of (namespace, layer), loaded again if it predates `generation`."""
-        key = (namespace, layer)
-        with self._lock:
-            cache = self._caches.get(key)
-            if cache is not None and cache.generation >= generation:
-                self._caches.move_to_end(key)
-                return cache
-            cache = self._load(namespace, layer)
-            self._caches.pop(key, None)
-            if cache.size <= self.max_vectors:
-                self._caches[key] = cache
-                self._evict(keep=key)
-            # else: larger than the whole budget; used for this search and dropped.
-            return cache
-
-    def _load(self, namespace: str, layer: StoredLayer) -> VectorCache:
-        with self.db.snapshot() as conn:
-            generation = self.db.generation(namespace, conn)
-            rows = conn.execute(_CACHE_QUERY[layer], (namespace,)).fetchall()
-        cache = VectorCache(layer, self.db.dim, generation, capacity=len(rows))
-        cache.load(rows)
-        return cache
-
-    def _evict(self, keep: tuple[str, str]) -> None:
-        total = sum(cache.size for cache in self._caches.values())
-        for key in list(self._caches):
-            if total <= self.max_vectors:
-                break
-            if key == keep:
-                continue
-            total -= self._caches.pop(key).size
-
-    def vector_count(self) -> int:
-        """How many vectors the caches hold now."""
-        with self._lock:
-            return sum(cache.size for cache in self._caches.values())
-
-    def _on_applied(self, changes: AppliedChanges) -> None:
-        with self._lock:
-            for layer in LAYERS:
-                key = (changes.namespace, layer)
-                cache = self._caches.get(key)
-                if cache is None:
-                    continue
-                with cache.lock:
-                    if cache.generation >= changes.generation_after:
-                        continue  # reloaded after the commit: already includes the change
-                    if cache.generation != changes.generation_before:
-                        del self._caches[key]  # missed another writer's change: reload on next use
-                        continue
-                    rows = sorted((r for r in changes.upserted if r.layer == layer), key=lambda r: r.ref)
-                    if not all(cache.upsert(row) for row in rows):
-                        del self._caches[key]
-                        continue
-                    for deleted_layer, memory_id in changes.deleted:
-                        if deleted_layer == layer:
-                            cache.delete(memory_id)
-                    cache.generation = changes.generation_after
-                    # Too many tombstones: a reload compacts them.
-                    if cache.dead > max(1024, cache.size // 4):
-                        del self._caches[key]
-            if self._caches:
-                self._evict(keep=next(reversed(self._caches)))

@@ -1,0 +1,214 @@
+"""The approximate vector index of a large namespace: an HNSW graph (usearch) over float16 vectors, keyed by the
+memories' refs, kept in step with its vector cache and saved beside the database.
+
+The store stays the source of truth: a saved index is a cache of it. Opened again, it is checked against the
+vectors the store holds now (its keys, and its vectors unless its generation says nothing changed since it was
+saved) and repaired in place, or rebuilt when much of it is off or the file is missing or unreadable.
+
+usearch rather than hnswlib or faiss (bench/ann_libraries.py; figures in bench/RESULTS.md): it stores float16
+natively, removes and replaces keys in place (faiss's HNSW removes nothing), ships wheels for every platform we
+run on (hnswlib's last release is a source tarball that needs a compiler), and is maintained.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+
+# Repairs above this share of the index's size cost more than building it again.
+_REPAIR_SHARE = 0.25
+
+
+@dataclass(frozen=True)
+class AnnParams:
+    """How the graph is built and searched; see IndexTuning in settings for why these values."""
+
+    connectivity: int = 16
+    expansion_add: int = 128
+    expansion_search: int = 128
+
+
+def ann_available() -> bool:
+    """True if usearch can be imported (the `embedded` extra); without it every search is exact."""
+    try:
+        import usearch.index  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class HnswIndex:
+    """An HNSW graph of float16 vectors under uint64 keys (refs), with inner-product distance.
+
+    Not thread-safe: its vector cache's lock guards it."""
+
+    def __init__(self, dim: int, params: AnnParams, *, index: Any = None) -> None:
+        from usearch.index import Index
+
+        self.dim = dim
+        self.params = params
+        # Any: usearch's stubs lag its API (a settable expansion_search, `get` taking a numpy dtype).
+        self._index: Any = cast(Any, index) or Index(
+            ndim=dim,
+            metric="ip",
+            dtype="f16",
+            connectivity=params.connectivity,
+            expansion_add=params.expansion_add,
+            expansion_search=params.expansion_search,
+        )
+        self._index.expansion_search = params.expansion_search  # type: ignore[misc]  # stubs miss its setter
+        # Set by the owner when the graph has changed since it was last saved.
+        self.changed_since_save = 0
+
+    @classmethod
+    def build(cls, dim: int, params: AnnParams, keys: np.ndarray, vectors: np.ndarray) -> HnswIndex:
+        """An index of `vectors` (rows) under `keys`, built on one thread (see `add`)."""
+        index = cls(dim, params)
+        index.add(keys, vectors)
+        return index
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    @property
+    def memory_bytes(self) -> int:
+        return int(self._index.memory_usage)
+
+    def add(self, keys: np.ndarray, vectors: np.ndarray) -> None:
+        """Add rows (new keys; a key already present is replaced), one at a time on one thread.
+
+        Never on several: usearch's concurrent insertions (2.26) strand nodes, stored but linked from no other
+        node, so no search of any width finds them (unum-cloud/USearch#735, unfixed in a release): a build of
+        20,000 vectors on two cores left 3 to 5 of them unreachable, memories vector search never returned. One
+        thread links every node, and builds the same graph from the same rows on every run (those 20,000 of 384
+        dimensions: 3.5 s on one thread, 3.4 s on two cores shared with other work)."""
+        if len(keys) == 0:
+            return
+        keys = np.asarray(keys, dtype=np.uint64)
+        present = keys[self._contains(keys)]
+        if present.size:
+            self._index.remove(present)
+        self._index.add(keys, np.asarray(vectors, dtype=np.float16), threads=1)
+        self.changed_since_save += len(keys)
+
+    def remove(self, keys: np.ndarray) -> None:
+        keys = np.asarray(keys, dtype=np.uint64)
+        present = keys[self._contains(keys)]
+        if present.size:
+            self._index.remove(present)
+            self.changed_since_save += int(present.size)
+
+    def _contains(self, keys: np.ndarray) -> np.ndarray:
+        if len(self._index) == 0 or keys.size == 0:
+            return np.zeros(keys.size, dtype=bool)
+        return np.asarray(self._index.contains(keys), dtype=bool).reshape(-1)
+
+    def search(self, queries: np.ndarray, count: int) -> list[np.ndarray]:
+        """For each row of `queries`, the keys of about its `count` nearest rows, nearest first. The search width is
+        the larger of `expansion_search` and `count`."""
+        queries = np.asarray(queries, dtype=np.float32).reshape(-1, self.dim)
+        count = min(count, len(self._index))
+        if count <= 0:
+            return [np.empty(0, dtype=np.int64) for _ in range(queries.shape[0])]
+        self._index.expansion_search = max(self.params.expansion_search, count)
+        try:
+            # Every core for a batch (the write path's duplicate check), one thread for one query.
+            found = self._index.search(queries, count, threads=0 if queries.shape[0] > 1 else 1)
+        finally:
+            self._index.expansion_search = self.params.expansion_search
+        if queries.shape[0] == 1:  # usearch answers one query with a flat `Matches`
+            return [np.asarray(found.keys, dtype=np.int64).reshape(-1)]
+        keys = np.asarray(found.keys, dtype=np.int64).reshape(queries.shape[0], -1)
+        counts = np.asarray(found.counts, dtype=np.int64).reshape(-1)
+        return [keys[i, : counts[i]] for i in range(queries.shape[0])]
+
+    def keys(self) -> np.ndarray:
+        return np.asarray(self._index.keys, dtype=np.int64)
+
+    def vectors_of(self, keys: np.ndarray) -> np.ndarray:
+        """The stored float16 vectors of `keys` (all present)."""
+        found = self._index.get(np.asarray(keys, dtype=np.uint64), dtype=np.float16)
+        return np.asarray(found, dtype=np.float16).reshape(len(keys), self.dim)
+
+    # files
+
+    def save(self, path: Path, stamp: dict[str, Any]) -> None:
+        """Write the graph and its stamp (what it was built from) atomically: a reader finds the old pair or the
+        new, never half of one. The stamp goes last, so a crash in between leaves a stamp that does not match."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        self._index.save(str(temporary))
+        os.replace(temporary, path)
+        stamp_path = _stamp_path(path)
+        temporary_stamp = stamp_path.with_name(f"{stamp_path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        temporary_stamp.write_text(json.dumps({**stamp, "size": len(self), **self._shape()}), encoding="utf-8")
+        os.replace(temporary_stamp, stamp_path)
+        self.changed_since_save = 0
+
+    def _shape(self) -> dict[str, Any]:
+        return {"dim": self.dim, "connectivity": self.params.connectivity, "expansion_add": self.params.expansion_add}
+
+    @classmethod
+    def restore(cls, path: Path, dim: int, params: AnnParams) -> tuple[HnswIndex, dict[str, Any]] | None:
+        """The index saved at `path` and its stamp; None when missing, unreadable or of another shape."""
+        from usearch.index import Index
+
+        try:
+            stamp = json.loads(_stamp_path(path).read_text(encoding="utf-8"))
+            index = Index.restore(str(path))
+        except (OSError, ValueError, RuntimeError):
+            return None
+        if index is None:
+            return None
+        restored = cls(dim, params, index=index)
+        shape = {key: stamp.get(key) for key in restored._shape()}
+        if shape != restored._shape() or stamp.get("size") != len(restored) or index.ndim != dim:
+            return None
+        return restored, stamp
+
+
+def _stamp_path(path: Path) -> Path:
+    return path.with_name(path.name + ".json")
+
+
+def remove_files(path: Path) -> None:
+    for each in (path, _stamp_path(path)):
+        with contextlib.suppress(FileNotFoundError):
+            each.unlink()
+
+
+@dataclass(frozen=True)
+class Repair:
+    """What a restored index lacks (`add`: keys to add or replace) and holds in excess (`remove`)."""
+
+    add: np.ndarray
+    remove: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.add.size + self.remove.size)
+
+
+def repair_of(index: HnswIndex, refs: np.ndarray, vectors: np.ndarray, check_vectors: bool) -> Repair:
+    """How `index` differs from the rows (`refs`, `vectors`): keys missing or extra, and with `check_vectors` the
+    rows whose vector changed (a reindex rewrites vectors under the same refs)."""
+    held = index.keys()
+    extra = np.setdiff1d(held, refs, assume_unique=True)
+    present = np.isin(refs, held, assume_unique=True)
+    missing = np.flatnonzero(~present)
+    if check_vectors and present.any():
+        rows = np.flatnonzero(present)
+        changed = rows[np.any(index.vectors_of(refs[rows]) != vectors[rows], axis=1)]
+        missing = np.union1d(missing, changed)
+    return Repair(add=missing, remove=extra)
+
+
+def should_rebuild(repair: Repair, size: int) -> bool:
+    return repair.size > max(64, int(size * _REPAIR_SHARE))

@@ -1,0 +1,112 @@
+"""Keyword search that reads one namespace's postings: a large namespace's episodes get a full-text table of their
+own; the others share `fts_episodes` (and every namespace's facts share `fts_facts`).
+
+In the shared table a query ANDs the namespace's token into its match, so FTS5 walks every namespace's postings of
+each term and of the token (and bm25() reads each term's whole doclist for its IDF): at 1M episodes a ranked query
+costs twice what it costs over a table holding one namespace. A table per namespace for all of them would put
+10,000 namespaces' 60,000 shadow tables into the schema every connection parses, so only namespaces of at least
+`own_fts_episodes` episodes get one (`promote`, run by the store after a write that crosses the threshold): there
+are at most total / threshold of them. Their rows leave the shared table in the same transaction, and triggers
+(one set per such namespace, each guarded by `WHEN namespace = ...`) keep the table in step from then on, in the
+writer's transaction, as the shared table's triggers do for the rest (those now skip the registered namespaces).
+An own table's BM25 statistics (IDF, average length) are its namespace's own.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rearview.adapters.sqlite.rows import namespace_token
+from rearview.adapters.sqlite.schema import FTS_TOKENIZER
+
+SHARED = {"episodic": "fts_episodes", "semantic": "fts_facts"}
+
+
+def quoted_terms(terms: Sequence[str]) -> str:
+    """Each term a quoted FTS5 string (so no operator syntax), ORed."""
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+@dataclass(frozen=True)
+class FtsTable:
+    """Where a namespace's memories of one layer are indexed, and how a query names them there."""
+
+    name: str
+    # The namespace's token, ANDed into every match of a shared table; None for a namespace's own table.
+    token: str | None
+
+    def match(self, terms: Sequence[str], columns: str) -> str:
+        """Any of the terms in `columns`, within the namespace."""
+        matched = f"{columns} : ({quoted_terms(terms)})"
+        return matched if self.token is None else f'ns_token : "{self.token}" AND {matched}'
+
+    def weights(self, layer: str, context_weight: float) -> str:
+        """bm25()'s column weights: the shared tables' leading ns_token column counts for nothing."""
+        own = "1.0, " + str(float(context_weight)) if layer == "episodic" else "1.0"
+        return own if self.token is None else "0.0, " + own
+
+
+def own_table_name(namespace: str) -> str:
+    return "fts_ep_" + namespace_token(namespace)
+
+
+def fts_table(conn: sqlite3.Connection, layer: str, namespace: str) -> FtsTable:
+    """The table that indexes the namespace's memories of `layer`."""
+    if layer == "episodic":
+        row = conn.execute("SELECT fts FROM fts_namespaces WHERE namespace = ?", (namespace,)).fetchone()
+        if row is not None:
+            return FtsTable(str(row[0]), None)
+    return FtsTable(SHARED[layer], namespace_token(namespace))
+
+
+def _own_table_ddl(namespace: str, table: str) -> list[str]:
+    literal = "'" + namespace.replace("'", "''") + "'"
+    delete_old = (
+        f"INSERT INTO {table}({table}, rowid, search_text, context_text) "
+        "VALUES ('delete', old.ref, old.search_text, old.context_text);"
+    )
+    insert_new = (
+        f"INSERT INTO {table}(rowid, search_text, context_text) VALUES (new.ref, new.search_text, new.context_text);"
+    )
+    return [
+        f"CREATE VIRTUAL TABLE {table} USING fts5(search_text, context_text, content='episodes', "
+        f"content_rowid='ref', tokenize='{FTS_TOKENIZER}')",
+        f"CREATE TRIGGER {table}_ai AFTER INSERT ON episodes WHEN new.namespace = {literal} BEGIN {insert_new} END",
+        f"CREATE TRIGGER {table}_ad AFTER DELETE ON episodes WHEN old.namespace = {literal} BEGIN {delete_old} END",
+        f"CREATE TRIGGER {table}_au AFTER UPDATE OF search_text, context_text ON episodes "
+        f"WHEN new.namespace = {literal} AND (old.search_text IS NOT new.search_text "
+        f"OR old.context_text IS NOT new.context_text) BEGIN {delete_old} {insert_new} END",
+    ]
+
+
+def promote(conn: sqlite3.Connection, namespace: str) -> str:
+    """Give the namespace's episodes a full-text table of their own, moving them out of the shared one (inside the
+    caller's write transaction). Idempotent: the table's name."""
+    found = fts_table(conn, "episodic", namespace)
+    if found.token is None:
+        return found.name
+    table = own_table_name(namespace)
+    for statement in _own_table_ddl(namespace, table):
+        conn.execute(statement)
+    conn.execute(
+        f"INSERT INTO {table}(rowid, search_text, context_text) "
+        "SELECT ref, search_text, context_text FROM episodes WHERE namespace = ?",
+        (namespace,),
+    )
+    conn.execute(
+        "INSERT INTO fts_episodes(fts_episodes, rowid, ns_token, search_text, context_text) "
+        "SELECT 'delete', ref, ns_token, search_text, context_text FROM episodes WHERE namespace = ?",
+        (namespace,),
+    )
+    conn.execute("INSERT INTO fts_namespaces(namespace, fts) VALUES (?, ?)", (namespace, table))
+    return table
+
+
+def episodes_at_least(conn: sqlite3.Connection, namespace: str, count: int) -> bool:
+    """True if the namespace holds at least `count` episodes (counting no further)."""
+    (found,) = conn.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM episodes WHERE namespace = ? LIMIT ?)", (namespace, count)
+    ).fetchone()
+    return int(found) >= count
