@@ -111,7 +111,8 @@ def test_the_inspector_end_to_end(world: tuple[LocalServer, Services, str], page
     assert "Chinese" in page.get_by_test_id("result").first.inner_text()
     assert page.get_by_test_id("score-chart").count() == page.get_by_test_id("result").count() > 0
     stages = page.get_by_test_id("stage").all_inner_texts()
-    assert [s.split()[0] for s in stages][:3] == ["parse", "embed", "keyword"]
+    names = [s.split()[0] for s in stages]
+    assert names[0] == "parse" and names.index("embed") < names.index("keyword"), names
     page.screenshot(path=shots / "2-search.png", full_page=True)
 
     # A learnt preference and its provenance: the episodes it was induced from.

@@ -276,6 +276,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/namespaces/{ns}/retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The retention policy that governs the namespace: its own, or the nearest above it */
+        get: operations["get_retention_v1_namespaces__ns__retention_get"];
+        /** Set the namespace's retention policy (episode max age, archive age, keep often-recalled); it governs the namespaces under it that have none, and is enforced by a sweep (hourly by default) */
+        put: operations["put_retention_v1_namespaces__ns__retention_put"];
+        post?: never;
+        /** Remove the namespace's own retention policy (a policy above it, if any, governs it then) */
+        delete: operations["delete_retention_v1_namespaces__ns__retention_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/keys/{key_id}": {
         parameters: {
             query?: never;
@@ -794,6 +813,12 @@ export interface components {
              * @default 0
              */
             index?: number;
+            /**
+             * Retention Policy
+             * @description Whether the namespace's own retention policy was removed
+             * @default false
+             */
+            retention_policy?: boolean;
         };
         /**
          * ErrorBody
@@ -1503,6 +1528,23 @@ export interface components {
             truncated?: boolean;
         };
         /**
+         * NamespaceRetention
+         * @description The policy that governs a namespace, and where it is set.
+         */
+        NamespaceRetention: {
+            /** Namespace */
+            namespace: string;
+            /** @description None: nothing is aged out */
+            policy?: components["schemas"]["RetentionPolicy"] | null;
+            /**
+             * Set On
+             * @description The namespace the policy is set on: this one, or the nearest above it that has one
+             */
+            set_on?: string | null;
+            /** Updated At */
+            updated_at?: string | null;
+        };
+        /**
          * Occurrences
          * @description How often an episode happened: its merged repeats count, with when and in which sessions.
          */
@@ -1756,6 +1798,27 @@ export interface components {
              * @default false
              */
             timed_out?: boolean;
+        };
+        /**
+         * RetentionPolicy
+         * @description What a namespace keeps. Every rule is optional; a policy with none keeps everything (as no policy does).
+         */
+        RetentionPolicy: {
+            /**
+             * Episode Max Age Days
+             * @description Episodes that happened longer ago than this are forgotten, with cascade: a preference, fact or lesson induced from them alone goes too, one induced from others as well loses them (as forget does)
+             */
+            episode_max_age_days?: number | null;
+            /**
+             * Archive After Days
+             * @description Episodes older than this that consolidation has already read are archived into what it learnt: the episode's own record goes, the preferences, facts and lessons induced from it stay (forget without cascade). Unconsolidated episodes wait for a run
+             */
+            archive_after_days?: number | null;
+            /**
+             * Keep Accessed At Least
+             * @description Episodes that recall or brief returned at least this many times are kept by both rules above: what is used is not aged out
+             */
+            keep_accessed_at_least?: number | null;
         };
         /**
          * SessionEnded
@@ -3860,6 +3923,295 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SessionEnded"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_retention_v1_namespaces__ns__retention_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
+                ns: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NamespaceRetention"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    put_retention_v1_namespaces__ns__retention_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
+                ns: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RetentionPolicy"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NamespaceRetention"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_retention_v1_namespaces__ns__retention_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
+                ns: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NamespaceRetention"];
                 };
             };
             /** @description Malformed JSON */

@@ -2,7 +2,8 @@
 // hashing embedder): the generated types are those of the server's /openapi.json, and every route answers.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { promisify } from "node:util";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -116,11 +117,15 @@ test("working memory, brief, feedback, consolidate, stats, forget, keys", async 
   assert.equal((await rv.stats(ns)).counts.episodic, 1);
   assert.equal((await rv.forget(ns, { ids: [written.id] })).deleted?.episodic, 1);
 
-  // The first key closes the server's open mode: from here on every call carries one.
-  const admin = createRearview({
-    baseUrl,
-    token: (await rv.createKey({ namespace: "acme", permissions: ["read", "write", "forget", "admin"] })).key,
-  });
+  // An open server creates no key (a page of another site could): the first comes from the CLI, and closes the
+  // server's open mode; from here on every call carries one.
+  await assert.rejects(rv.createKey({ namespace: "acme", permissions: ["admin"] }), (err: RearviewError) => err.status === 403);
+  const { stdout } = await promisify(execFile)(
+    REARVIEW,
+    ["keys", "create", "--namespace", "acme", "--permissions", "read,write,forget,admin", "--json"],
+    { env: { ...process.env, REARVIEW_DATA_DIR: dataDir, REARVIEW_EMBEDDER: "hashing" } },
+  );
+  const admin = createRearview({ baseUrl, token: (JSON.parse(stdout) as { key: string }).key });
   const created = await admin.createKey({ namespace: ns, permissions: ["read"] });
   assert.ok(created.key.startsWith("rv_"));
   assert.ok((await admin.listKeys()).keys.some((k) => k.key_id === created.key_id));
