@@ -1,5 +1,5 @@
-"""Social talk repeated across a conversation (thanks, farewells, cheering), and speaker labels, are never induced
-as preferences or facts; a real repeated request beside them still is."""
+"""Social talk repeated across a conversation (thanks, farewells, cheering), speaker labels and furniture are never
+induced as preferences or facts; a real repeated request beside them still is."""
 
 from __future__ import annotations
 
@@ -66,3 +66,13 @@ def test_a_repeated_request_among_them_is_still_induced() -> None:
 def test_a_shared_phrase_of_social_words_only_is_none() -> None:
     assert shared_phrase(["Take care and keep going!", "take care, keep going"]) is None
     assert shared_phrase(["use tabs for indentation", "and use tabs for indentation pls"]) == "use tabs for indentation"
+
+
+def test_a_table_in_a_photo_is_furniture_not_a_format() -> None:
+    from rearview.service.hindsight.signals import format_signals
+
+    assert format_signals("Keep it up! [shares a photo of a cake on a wooden table]") == []
+    assert format_signals("we sat around the kitchen table, keep going") == []
+    for wish in ("put it in a table please", "can you make a table of the prices", "use a table from now on"):
+        [signal] = format_signals(wish)
+        assert (signal.dimension, signal.value) == ("format", "a table"), wish

@@ -161,6 +161,22 @@ _FORMAT_AIM_BEFORE = re.compile(
 _FORMAT_AIM_AFTER = re.compile(
     r"^\s*(?:please|pls|format|form|only|works|is (?:easier|better|best)|就好|就行|吧|展示|列出)", re.I
 )
+# "table" is also furniture: as a format it is asked for ("as a table", "give me a table", "table please"), or it
+# holds something ("a table of the prices", "a comparison table").
+_TABLE_AIM_BEFORE = re.compile(
+    r"\b(?:as|in|into|use|using|via|format(?:ted)? as|give me|send me|show me|make(?: it| me)?|want|prefer|need|"
+    r"put (?:it|them|this|that|these|those)(?: all)? in(?:to)?|comparison|summary|pivot)\s+(?:a\s+|an\s+|one\s+)?$",
+    re.I,
+)
+_TABLE_AIM_AFTER = re.compile(
+    r"^\s*(?:of|with (?:columns|rows)|please|pls|format|form|only|is (?:easier|better|best))\b", re.I
+)
+
+
+def _is_table_wish(text: str, start: int, end: int) -> bool:
+    return bool(_TABLE_AIM_BEFORE.search(text[max(0, start - 30) : start])) or bool(_TABLE_AIM_AFTER.search(text[end:]))
+
+
 # What each format is naturally for: a table holds data, a numbered list steps, a code block code.
 _FORMAT_FACET = {"a table": "data", "a numbered list": "steps", "code blocks": "code"}
 
@@ -186,6 +202,9 @@ def format_signals(text: str) -> list[Signal]:
         )
         if groups.get("zh") and not aimed:
             continue  # "列表组件", "表格组件": a thing to build, not a way to answer
+        furniture = word.lower() in ("table", "tables") and not groups.get("md")
+        if furniture and not _is_table_wish(text, m.start(), m.end()):
+            continue  # "a photo of a cake on a wooden table": furniture, not a way to answer
         wished.append((aimed, value))
     if not wished:
         return []
