@@ -182,8 +182,8 @@ def test_the_gateway_and_the_functions_check_every_request(emulation: Emulation)
     assert status in (400, 422) and "top_k" in json.dumps(body), body
     # /mcp is behind the gateway's authorizer too (rearview:mcpGatewayAuthorizer, on by default): a flood without a
     # key never starts the MCP function, and the gateway answers its own 401.
-    status, _, body = emulation.raw("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-    assert status == 401, body
+    status, _, answer = emulation.raw("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert status == 401, answer
 
 
 def test_a_poison_message_goes_to_the_dead_letter_queue_with_its_reason(emulation: Emulation) -> None:
