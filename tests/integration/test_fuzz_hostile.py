@@ -229,7 +229,9 @@ class Client:
         if status >= 500:
             FAILURES.append(f"{status} {where}: {text[:300]}")
         assert status < 500, (where, status, text[:1000])
-        parsed = json.loads(text) if text and text.lstrip()[:1] in "{[" else text
+        # JSON bodies parsed; an export's ndjson (or an MCP event stream) kept as text.
+        json_body = (response.getheader("Content-Type") or "").split(";")[0].strip() == "application/json"
+        parsed = json.loads(text) if text and json_body and text.lstrip()[:1] in "{[" else text
         if 400 <= status < 500 and not mcp:
             assert isinstance(parsed, dict) and parsed.get("error") and len(parsed.get("message", "")) >= 8, parsed
         return status, parsed
