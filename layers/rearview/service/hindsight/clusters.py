@@ -20,7 +20,8 @@ from rearview.domain.memory import Episode, Kind
 from rearview.service.hindsight.evidence import enough, evidence_of
 from rearview.service.hindsight.lessons import outcome_patterns, subject_of
 from rearview.service.hindsight.phrases import content_terms, shared_phrase, tidy_phrase, without_speaker
-from rearview.service.hindsight.signals import is_request, normalise, signals_of
+from rearview.service.hindsight.signals import signals_of
+from rearview.service.hindsight.wording import is_request, normalise
 from rearview.settings import ConsolidateTuning
 from rearview.text_analysis import asks_question, without_asides
 
