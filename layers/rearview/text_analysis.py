@@ -227,6 +227,11 @@ def is_vague_term(term: str) -> bool:
 _TRAILING_ASIDE = re.compile(r"(?:\s*(?:\[[^\[\]]*\]|\([^()]*\)))+\s*$")
 
 
+def without_asides(text: str) -> str:
+    """The text without its trailing bracketed or parenthesised asides: what was said, not a stage direction."""
+    return _TRAILING_ASIDE.sub("", text).rstrip()
+
+
 def asks_question(text: str) -> bool:
     """Whether the text ends by asking something: its last sentence, trailing asides set apart, ends with a
     question mark (ASCII or full-width)."""

@@ -76,3 +76,12 @@ def test_a_table_in_a_photo_is_furniture_not_a_format() -> None:
     for wish in ("put it in a table please", "can you make a table of the prices", "use a table from now on"):
         [signal] = format_signals(wish)
         assert (signal.dimension, signal.value) == ("format", "a table"), wish
+
+
+def test_a_stage_direction_is_not_what_was_said() -> None:
+    """A chat export's trailing aside ("[shares a photo of ...]") is neither grouped on nor stated: what the
+    look-alike clusters read is what the speaker said."""
+    from rearview.service.hindsight.clusters import _said
+
+    [episode] = _episodes(["Sam: Keep it up! [shares a photo of a man holding a fish] (laughs)"])
+    assert _said(episode) == "Keep it up!"

@@ -20,9 +20,10 @@ from rearview.domain.memory import Episode, Kind
 from rearview.service.hindsight.evidence import enough, evidence_of
 from rearview.service.hindsight.lessons import outcome_patterns, subject_of
 from rearview.service.hindsight.phrases import content_terms, shared_phrase, tidy_phrase, without_speaker
-from rearview.service.hindsight.signals import is_request, normalise, signals_of
+from rearview.service.hindsight.signals import signals_of
+from rearview.service.hindsight.wording import is_request, normalise
 from rearview.settings import ConsolidateTuning
-from rearview.text_analysis import asks_question
+from rearview.text_analysis import asks_question, without_asides
 
 # A request that states a lasting wish, not a one-off task: what a look-alike preference needs in one member.
 _LASTING = re.compile(
@@ -213,17 +214,23 @@ def _lesson_clusters(pool: Sequence[Episode], tuning: ConsolidateTuning) -> list
     return clusters
 
 
+def _said(episode: Episode) -> str:
+    """What an episode's speaker said: without a speaker label or trailing asides ("[shares a photo of ...]")."""
+    return without_speaker(without_asides(episode.content))
+
+
 def _lookalike_clusters(rest: Sequence[Episode], tuning: ConsolidateTuning) -> list[EvidenceCluster]:
     """Requests with a lasting wish, and stable statements, grouped by shared words; each group with a phrase
     most of its members share."""
-    requests = [e for e in rest if is_request(e.content) and not asks_question(e.content)]
+    said = {e.id: _said(e) for e in rest}
+    requests = [e for e in rest if is_request(said[e.id]) and not asks_question(said[e.id])]
     statements = [
         e
         for e in rest
         if e not in requests
-        and _STATIVE.search(e.content)
-        and not _EVENT.search(e.content)
-        and not asks_question(e.content)
+        and _STATIVE.search(said[e.id])
+        and not _EVENT.search(said[e.id])
+        and not asks_question(said[e.id])
     ]
     clusters = []
     for kind, members, min_terms in (("preference", requests, 2), ("fact", statements, 3)):
@@ -232,11 +239,11 @@ def _lookalike_clusters(rest: Sequence[Episode], tuning: ConsolidateTuning) -> l
             if choice is not None:
                 clusters.append(EvidenceCluster(kind="preference", episodes=group, signal=choice))
                 continue
-            lasting = any(_LASTING.search(e.content) for e in group)
+            lasting = any(_LASTING.search(said[e.id]) for e in group)
             repeats = sum(max(1, e.confirmations) for e in group)
             if kind == "preference" and not lasting and repeats < tuning.preference_repeats_alone:
                 continue
-            phrase = shared_phrase([without_speaker(e.content) for e in group], min_terms=min_terms)
+            phrase = shared_phrase([said[e.id] for e in group], min_terms=min_terms)
             # A fact is stated by a clause that says how things are, not by a topic ("improving education").
             if phrase and (kind == "preference" or _STATIVE.search(phrase)):
                 clusters.append(EvidenceCluster(kind=kind, episodes=group, key_phrase=phrase))  # type: ignore[arg-type]
@@ -272,7 +279,7 @@ def _groups(episodes: Sequence[Episode], overlap: float) -> list[list[Episode]]:
     (at least two shared): "always add type hints to Python functions" and "add type hints everywhere" are one
     request said at two lengths. Embedder-independent: a contextual vector carries the turn before, which says
     nothing about whether two requests are the same."""
-    terms = [set(content_terms(without_speaker(e.content))) for e in episodes]
+    terms = [set(content_terms(_said(e))) for e in episodes]
     groups: list[list[int]] = []
     for i, words in enumerate(terms):
         if not words:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from rearview.domain.memory import Episode
 from rearview.service.hindsight.phrases import shared_phrase, tidy_phrase
-from rearview.service.hindsight.signals import normalise
+from rearview.service.hindsight.wording import normalise
 from rearview.text_analysis import STOP_WORDS, is_chinese
 
 _STATUS_CODE = re.compile(r"\b[1-5]\d\d\b")

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from difflib import SequenceMatcher
 
-from rearview.service.hindsight.signals import normalise
+from rearview.service.hindsight.wording import normalise
 from rearview.text_analysis import query_terms
 
 _EDGE_WORDS = re.compile(
