@@ -17,7 +17,7 @@ from rearview.cli.invocation import (
     stdout_console,
     user_errors,
 )
-from rearview.cli.remote import remote_target
+from rearview.cli.remote import answer, remote_target
 from rearview.cli.request_options import VerdictChoice, described, request_from_options
 from rearview.domain.brief import BriefRequest, FeedbackRequest
 from rearview.domain.consolidate import ConsolidateResult
@@ -62,13 +62,13 @@ def brief(
     """The preferences and lessons that apply to TASK, best first, each with why."""
     with user_errors():
         request = request_from_options(BriefRequest, ctx)
-    remote = remote_target(ctx)
-    if remote is not None:
-        with user_errors():
-            response = remote.client().brief(namespace, request)
-    else:
-        with open_services(data_dir, embedder) as services:
-            response = services.briefer.brief(namespace, request)
+    response = answer(
+        ctx,
+        data_dir,
+        embedder,
+        remote=lambda client: client.brief(namespace, request),
+        local=lambda services: services.briefer.brief(namespace, request),
+    )
     if as_json:
         typer.echo(response.model_dump_json(indent=2))
     else:
@@ -88,13 +88,13 @@ def feedback(
     """Say what memory MEMORY_ID was worth: useful, not_useful, or wrong (with --correction)."""
     with user_errors():
         request = request_from_options(FeedbackRequest, ctx)
-    remote = remote_target(ctx)
-    if remote is not None:
-        with user_errors():
-            result = remote.client().feedback(namespace, request)
-    else:
-        with open_services(data_dir, embedder) as services:
-            result = services.feedback.feedback(namespace, request)
+    result = answer(
+        ctx,
+        data_dir,
+        embedder,
+        remote=lambda client: client.feedback(namespace, request),
+        local=lambda services: services.feedback.feedback(namespace, request),
+    )
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     else:

@@ -21,7 +21,7 @@ from rearview.cli.invocation import (
     stdout_console,
     user_errors,
 )
-from rearview.cli.remote import remote_target
+from rearview.cli.remote import answer, remote_target
 from rearview.cli.request_options import described, request_from_options
 from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.forget import ForgetRequest
@@ -184,13 +184,13 @@ def stats(
 ) -> None:
     """Counts per layer, the last write, how often recall found something, and consolidation's runs, next trigger
     and feedback."""
-    remote = remote_target(ctx)
-    if remote is not None:
-        with user_errors():
-            result = remote.client().stats(namespace)
-    else:
-        with open_services(data_dir, embedder) as services:
-            result = services.stats(namespace)
+    result = answer(
+        ctx,
+        data_dir,
+        embedder,
+        remote=lambda client: client.stats(namespace),
+        local=lambda services: services.stats(namespace),
+    )
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     else:

@@ -19,13 +19,10 @@ from rearview.cli.invocation import (
     stdout_console,
     user_errors,
 )
-from rearview.cli.remote import remote_target
+from rearview.cli.remote import answer, remote_target
 from rearview.cli.request_options import KindChoice, described, request_from_options
 from rearview.domain.edit import MemoryEdit
-from rearview.domain.erase import EraseReceipt
-from rearview.domain.history import MemoryHistory
-from rearview.domain.listing import ListQuery, MemoryPage
-from rearview.domain.memory import Memory
+from rearview.domain.listing import ListQuery
 from rearview.service.manage.transfer import TransferService
 
 NamespaceArgument = Annotated[str, typer.Argument(help="Namespace, e.g. acme:u-42")]
@@ -53,14 +50,13 @@ def ls(
     """List memories newest first, a page at a time (the next page's --cursor is printed at the end)."""
     with user_errors():
         query = request_from_options(ListQuery, ctx)
-    remote = remote_target(ctx)
-    page: MemoryPage
-    if remote is not None:
-        with user_errors():
-            page = remote.client().list_memories(namespace, query)
-    else:
-        with open_services(data_dir, embedder) as services:
-            page = services.listing.page(namespace, query)
+    page = answer(
+        ctx,
+        data_dir,
+        embedder,
+        remote=lambda client: client.list_memories(namespace, query),
+        local=lambda services: services.listing.page(namespace, query),
+    )
     if as_json:
         typer.echo(page.model_dump_json(indent=2))
     else:
@@ -90,14 +86,15 @@ def edit(
     the earlier version stays in its history)."""
     with user_errors():
         change = request_from_options(MemoryEdit, ctx)
-    remote = remote_target(ctx)
-    memory: Memory
-    if remote is not None:
-        with user_errors():
-            memory = remote.client().edit_memory(namespace, memory_id, change, if_version)
-    else:
-        with open_services(data_dir, embedder) as services:
-            memory = services.editor.edit(namespace, memory_id, change, expected_version=if_version, actor="cli")
+    memory = answer(
+        ctx,
+        data_dir,
+        embedder,
+        remote=lambda client: client.edit_memory(namespace, memory_id, change, if_version),
+        local=lambda services: services.editor.edit(
+            namespace, memory_id, change, expected_version=if_version, actor="cli"
+        ),
+    )
     if as_json:
         typer.echo(memory.model_dump_json(indent=2))
     else:
@@ -113,14 +110,13 @@ def history(
     as_json: JsonOption = False,
 ) -> None:
     """A memory's earlier versions and the facts it superseded, oldest first, with what changed each."""
-    remote = remote_target(ctx)
-    found: MemoryHistory
-    if remote is not None:
-        with user_errors():
-            found = remote.client().memory_history(namespace, memory_id)
-    else:
-        with open_services(data_dir, embedder) as services:
-            found = services.history.history(namespace, memory_id)
+    found = answer(
+        ctx,
+        data_dir,
+        embedder,
+        remote=lambda client: client.memory_history(namespace, memory_id),
+        local=lambda services: services.history.history(namespace, memory_id),
+    )
     if as_json:
         typer.echo(found.model_dump_json(indent=2))
     else:
@@ -187,14 +183,13 @@ def erase(
     if not yes:
         below = " and every namespace under it" if subtree else ""
         typer.confirm(f"Erase everything in {namespace}{below}, for good?", abort=True, err=True)
-    remote = remote_target(ctx)
-    receipt: EraseReceipt
-    if remote is not None:
-        with user_errors():
-            receipt = remote.client().erase(namespace, subtree)
-    else:
-        with open_services(data_dir, embedder) as services:
-            receipt = services.eraser.erase(namespace, subtree)
+    receipt = answer(
+        ctx,
+        data_dir,
+        embedder,
+        remote=lambda client: client.erase(namespace, subtree),
+        local=lambda services: services.eraser.erase(namespace, subtree),
+    )
     if as_json:
         typer.echo(receipt.model_dump_json(indent=2))
     else:

@@ -12,11 +12,10 @@ from rearview.cli.invocation import (
     DataDirOption,
     EmbedderOption,
     JsonOption,
-    open_services,
     stdout_console,
     user_errors,
 )
-from rearview.cli.remote import remote_target
+from rearview.cli.remote import answer
 from rearview.cli.request_options import KindChoice, OutcomeChoice, described, request_from_options
 from rearview.domain.recall import RecallQuery
 
@@ -70,13 +69,13 @@ def recall(
     """Recall the memories most relevant to QUERY, best first; says so when nothing relevant is held."""
     with user_errors():
         request = request_from_options(RecallQuery, ctx)
-    remote = remote_target(ctx)
-    if remote is not None:
-        with user_errors():
-            response = remote.client().recall(namespace, request)
-    else:
-        with open_services(data_dir, embedder) as services:
-            response = services.recaller.recall(namespace, request)
+    response = answer(
+        ctx,
+        data_dir,
+        embedder,
+        remote=lambda client: client.recall(namespace, request),
+        local=lambda services: services.recaller.recall(namespace, request),
+    )
     if as_json:
         typer.echo(response.model_dump_json(indent=2))
         return

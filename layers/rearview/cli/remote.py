@@ -12,16 +12,19 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 from urllib.parse import urlencode, urlsplit
 
 import typer
 from pydantic import TypeAdapter
 
 from rearview.api.routes import route_named
+from rearview.bootstrap import Services
+from rearview.cli.invocation import EmbedderChoice, open_services, user_errors
 from rearview.domain.brief import BriefRequest, BriefResponse, FeedbackRequest, FeedbackResult
 from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.edit import MemoryEdit
@@ -90,6 +93,27 @@ def remote_target(ctx: typer.Context) -> RemoteTarget | None:
     """
     obj = ctx.find_root().obj
     return obj if isinstance(obj, RemoteTarget) else None
+
+
+_Answer = TypeVar("_Answer")
+
+
+def answer(
+    ctx: typer.Context,
+    data_dir: Path | None,
+    embedder: EmbedderChoice | None,
+    *,
+    remote: Callable[[RemoteClient], _Answer],
+    local: Callable[[Services], _Answer],
+) -> _Answer:
+    """A command's answer: from the server at `--url` when one is given, else from the local data directory (the
+    services built for this call and closed after it). User errors exit 2 either way."""
+    target = remote_target(ctx)
+    if target is not None:
+        with user_errors():
+            return remote(target.client())
+    with open_services(data_dir, embedder) as services:
+        return local(services)
 
 
 class RemoteClient:
