@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from aws_cdk import CfnOutput, Duration, Stack
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from rearview.api.routes import MCP_ROUTE
@@ -205,6 +207,25 @@ class RearviewStack(Stack):
         self.props = props
         self.key = DataKey(self, "Encryption", retain=props.retain_data).key if props.kms_key else None
         protection = QueueProtection(key=self.key, retain_dead_letters=props.retain_data)
+        self._storage_and_queues(props, protection)
+        self.search = self._search_backend(props)
+        self._functions(props)
+        aliases = self.functions.aliases
+        self._api(props, aliases)
+        dead_letter_queues = self._schedules(props, aliases, protection)
+        self._monitoring(props, aliases, dead_letter_queues)
+        self.deployment = GradualDeployment(
+            self,
+            "Deployment",
+            aliases=aliases,
+            alarms=self.monitoring.function_alarms,
+            config_name=props.deployment_config,
+        )
+        self._outputs()
+        apply_suppressions(self)
+
+    def _storage_and_queues(self, props: RearviewProps, protection: QueueProtection) -> None:
+        """The table (the source of truth), the write queues and the consolidation queues, each with its DLQ."""
         self.storage = MemoryTable(
             self, "Storage", table_name=props.table_name, retain=props.retain_data, encryption_key=self.key
         )
@@ -222,7 +243,9 @@ class RearviewStack(Stack):
             max_receive_count=props.consolidation_max_receive_count,
             protection=protection,
         )
-        self.search = self._search_backend(props)
+
+    def _functions(self, props: RearviewProps) -> None:
+        """The layer, the functions on it, and the custom resource that makes the search index at deploy."""
         architecture = ARCHITECTURES[props.architecture]
         self.layer = RearviewLayer(self, "Layer", layer_dir=props.layer_dir, architecture=architecture)
         self.functions = RearviewFunctions(
@@ -259,7 +282,9 @@ class RearviewStack(Stack):
             embedding_dim=props.embedding_dim,
             layer=self.layer.layer,
         )
-        aliases = self.functions.aliases
+
+    def _api(self, props: RearviewProps, aliases: Mapping[str, lambda_.Alias]) -> None:
+        """The HTTP API in front of the functions' `live` aliases."""
         self.api = RearviewHttpApi(
             self,
             "Api",
@@ -270,7 +295,13 @@ class RearviewStack(Stack):
             mcp_gateway_authorizer=props.mcp_gateway_authorizer,
             log_key=self.key,
         )
-        dead_letter_queues = {
+
+    def _schedules(
+        self, props: RearviewProps, aliases: Mapping[str, lambda_.Alias], protection: QueueProtection
+    ) -> dict[str, sqs.IQueue]:
+        """The consolidation check (unless its period is 0) and the retention sweep; every dead-letter queue of the
+        stack, by the name its alarm takes."""
+        dead_letter_queues: dict[str, sqs.IQueue] = {
             "WriteDlq": self.queues.dead_letter_queue,
             "IndexSyncFailures": self.queues.index_failures,
             "ConsolidationDlq": self.consolidation_queues.dead_letter_queue,
@@ -288,6 +319,12 @@ class RearviewStack(Stack):
             dead_letter_queues["ScheduleDlq"] = self.schedule.dead_letter_queue
         self.retention = RetentionSchedule(self, "Retention", function=aliases["forget"], protection=protection)
         dead_letter_queues["RetentionDlq"] = self.retention.dead_letter_queue
+        return dead_letter_queues
+
+    def _monitoring(
+        self, props: RearviewProps, aliases: Mapping[str, lambda_.Alias], dead_letter_queues: dict[str, sqs.IQueue]
+    ) -> None:
+        """Alarms, dashboards and the budget over everything above."""
         self.monitoring = RearviewMonitoring(
             self,
             "Monitoring",
@@ -309,15 +346,6 @@ class RearviewStack(Stack):
                 alarm_email=props.alarm_email, monthly_budget_usd=props.monthly_budget_usd, topic_key=self.key
             ),
         )
-        self.deployment = GradualDeployment(
-            self,
-            "Deployment",
-            aliases=aliases,
-            alarms=self.monitoring.function_alarms,
-            config_name=props.deployment_config,
-        )
-        self._outputs()
-        apply_suppressions(self)
 
     def _search_backend(self, props: RearviewProps) -> SearchBackend:
         if props.search == "domain":
