@@ -172,6 +172,9 @@ API_ROUTES: tuple[Route, ...] = (
           "The keys within the caller's scope (never secrets or their hashes)", "keys"),
     Route("DELETE", "/v1/keys/{key_id}", "revoke_key", Permission.ADMIN, "write",
           "Revoke an API key, at once and for good", "keys"),
+    Route("PATCH", "/v1/keys/{key_id}", "set_key_limit", Permission.ADMIN, "write",
+          "Set an API key's request limit per minute (null: the default; 0: unlimited); at most the caller's own",
+          "keys"),
     # --- the API's own documents
     Route("GET", OPENAPI_PATH, "openapi_document", None, "recall", documented=False),
     Route("GET", DOCS_PATH, SWAGGER_UI_OPERATION, None, "recall", documented=False),
