@@ -179,9 +179,8 @@ def build_embedder(settings: Settings) -> Embedder:
 
 
 def build(settings: Settings | None = None, **overrides: Any) -> Services:
-    """Wire the services. Overrides (by keyword): clock, embedder, store, index, inducer, keys, ledger, queue,
-    reranker, jobs, policies, quota, on_search_fallback (told of every search the store answered for a missing
-    index), on_throttled (told of every request refused by per-key throttling)."""
+    """Wire the services. Overrides (by keyword): clock, embedder, store, index, inducer, keys, ledger, queue, reranker,
+    jobs, policies, quota, and the listeners on_search_fallback and on_throttled (for metrics)."""
     settings = settings or Settings()
     clock: Clock = overrides.pop("clock", None) or SystemClock()
     embedder: Embedder = overrides.pop("embedder", None) or build_embedder(settings)
@@ -208,14 +207,9 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
         policies = policies or build_dynamodb_retention_policies(settings)
         quota = quota or build_dynamodb_request_quota(settings)
     elif store is None or index is None or keys is None or ledger is None or policies is None:
-        built = (
-            build_in_memory_backend(embedder, clock)
-            if settings.backend == "memory"
-            else build_sqlite_backend(settings, embedder, clock)
-        )
+        built = build_local_backend(settings, embedder, clock)
         store, index, keys = store or built.store, index or built.index, keys or built.keys
-        ledger, policies = ledger or built.ledger, policies or built.policies
-        quota = quota or built.quota
+        ledger, policies, quota = ledger or built.ledger, policies or built.policies, quota or built.quota
     maintenance = index.maintenance()
     if maintenance is not None and settings.aws.search_fallback_scan > 0:
         # An index kept apart from the store may be missing or unreachable: searches then read the store.
@@ -288,6 +282,13 @@ class LocalBackend:
     ledger: HindsightLedger
     policies: RetentionPolicies
     quota: RequestQuota
+
+
+def build_local_backend(settings: Settings, embedder: Embedder, clock: Clock) -> LocalBackend:
+    """The backend built in this process: in memory, or SQLite in the data directory."""
+    if settings.backend == "memory":
+        return build_in_memory_backend(embedder, clock)
+    return build_sqlite_backend(settings, embedder, clock)
 
 
 def build_sqlite_backend(settings: Settings, embedder: Embedder, clock: Clock) -> LocalBackend:
