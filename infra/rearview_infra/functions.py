@@ -444,7 +444,7 @@ def _add_hindsight_env(extra_env: dict[str, Mapping[str, str]], hindsight: Hinds
 
 def leading_keys(function: str) -> tuple[str, ...]:
     """The partition keys a data function's table grant is conditioned on."""
-    keys = DATA_LEADING_KEYS
+    keys: tuple[str, ...] = DATA_LEADING_KEYS
     if function in _KEY_MANAGERS:
         keys = (*keys, *API_KEY_LEADING_KEYS)
     if function in REQUEST_SERVERS:

@@ -161,6 +161,23 @@ MANAGED_DOMAIN: tuple[Accepted, ...] = (
 )
 
 
+# The optional CloudFront distribution in front of the API (`rearview:waf`, edge.py).
+EDGE: tuple[Accepted, ...] = (
+    Accepted(
+        "AwsSolutions-CFR3",
+        "Every request CloudFront lets through is in the API stage's access log (with the caller's IP), and what the "
+        "WAF blocks is in its metrics and sampled requests; a standard-logging bucket would be a third copy, with a "
+        "bucket, its policy and its retention to run. A deployment that wants edge logs adds one.",
+    ),
+    Accepted(
+        "AwsSolutions-CFR4",
+        "The distribution uses CloudFront's default *.cloudfront.net certificate, whose TLS policy CloudFront sets "
+        "and cannot be changed; a minimum of TLSv1.2_2021 needs a custom domain with an ACM certificate in "
+        "us-east-1, which is the deployer's to bring. The API's own endpoint, which the origin calls, is TLS 1.2.",
+    ),
+)
+
+
 def add_checks(scope: IConstruct) -> None:
     """Run the AwsSolutions and Serverless packs over `scope` at synthesis: an unsuppressed finding is an error
     annotation, which fails `cdk synth` and `cdk deploy`."""
@@ -185,6 +202,8 @@ def apply_suppressions(stack: RearviewStack) -> None:
     _suppress(stack.deployment.groups.values(), CODEDEPLOY_ROLES)
     _suppress([stack.api.api], HEALTH_ROUTE)
     _suppress([stack.monitoring.topic], ALARM_TOPIC)
+    if stack.edge is not None:
+        _suppress([stack.edge.distribution], EDGE)
     domain = getattr(stack.search, "domain", None)
     if domain is not None:
         _suppress([domain], MANAGED_DOMAIN)

@@ -18,6 +18,7 @@ from constructs import Construct
 from rearview.api.routes import MCP_ROUTE
 from rearview_infra.api import RearviewHttpApi
 from rearview_infra.deployment import DEFAULT_DEPLOYMENT_CONFIG, GradualDeployment
+from rearview_infra.edge import DEFAULT_WAF_RATE_LIMIT, ApiEdge
 from rearview_infra.encryption import DataKey
 from rearview_infra.functions import (
     CONSOLIDATION_WORKER_TIMEOUT,
@@ -111,6 +112,14 @@ class RearviewProps:
     # default deployment (about $360 a month, nearly all the collection's minimum OCUs; infra/README.md), so that
     # it warns of traffic or a runaway, not of the deployment existing.
     monthly_budget_usd: float = 500.0
+    # CloudFront with an AWS WAF web ACL in front of the API (edge.py; infra/README.md, "Floods, throttling and
+    # abuse"). Off by default: it adds about $9 a month idle and a CloudFront hop to every request.
+    waf: bool = False
+    # An existing CLOUDFRONT-scope web ACL (us-east-1) to use instead of creating one, which only a stack deployed
+    # in us-east-1 can.
+    waf_web_acl_arn: str | None = None
+    # The WAF's rate-based rule: requests one client IP may send in 5 minutes before it is blocked.
+    waf_rate_limit: int = DEFAULT_WAF_RATE_LIMIT
 
     @classmethod
     def from_context(cls, get: Callable[[str], Any], **overrides: Any) -> RearviewProps:
@@ -141,6 +150,7 @@ def _convert(name: str, raw: Any) -> Any:
         "consolidation_max_concurrency",
         "api_throttle_rate",
         "api_throttle_burst",
+        "waf_rate_limit",
     ):
         return int(raw)
     if name in ("consolidation_schedule_hours", "monthly_budget_usd"):
@@ -149,7 +159,7 @@ def _convert(name: str, raw: Any) -> Any:
         return _reserved_concurrency(raw)
     if name == "inducer" and raw not in ("rules", "bedrock"):
         raise ValueError(f"rearview:inducer must be 'rules' or 'bedrock', not {raw!r}")
-    if name in ("search_standby_replicas", "kms_key", "retain_data", "mcp_gateway_authorizer"):
+    if name in ("search_standby_replicas", "kms_key", "retain_data", "mcp_gateway_authorizer", "waf"):
         return raw if isinstance(raw, bool) else str(raw).lower() in ("1", "true", "yes", "on", "enabled")
     if name == "search_admin_principals":
         return tuple(raw) if isinstance(raw, list | tuple) else tuple(p for p in str(raw).split(",") if p)
@@ -295,6 +305,15 @@ class RearviewStack(Stack):
             mcp_gateway_authorizer=props.mcp_gateway_authorizer,
             log_key=self.key,
         )
+        self.edge: ApiEdge | None = None
+        if props.waf or props.waf_web_acl_arn:
+            self.edge = ApiEdge(
+                self,
+                "Edge",
+                api_id=self.api.api.api_id,
+                web_acl_arn=props.waf_web_acl_arn,
+                rate_limit=props.waf_rate_limit,
+            )
 
     def _schedules(
         self, props: RearviewProps, aliases: Mapping[str, lambda_.Alias], protection: QueueProtection
@@ -367,6 +386,9 @@ class RearviewStack(Stack):
         """What the CLI (`rearview reindex`, a remote client) needs to find the deployment."""
         CfnOutput(self, "ApiUrl", value=self.api.url)
         CfnOutput(self, "McpUrl", value=self.api.url + MCP_ROUTE.path.lstrip("/"))
+        if self.edge is not None:
+            CfnOutput(self, "EdgeUrl", value=self.edge.url)
+            CfnOutput(self, "EdgeMcpUrl", value=self.edge.url + MCP_ROUTE.path.lstrip("/"))
         CfnOutput(self, "TableName", value=self.storage.table.table_name)
         CfnOutput(self, "WriteQueueUrl", value=self.queues.queue.queue_url)
         CfnOutput(self, "WriteDeadLetterQueueUrl", value=self.queues.dead_letter_queue.queue_url)

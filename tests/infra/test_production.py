@@ -55,8 +55,13 @@ def _of_type(synth: Synthesised, kind: str) -> dict[str, dict[str, Any]]:
 
 @pytest.mark.parametrize(
     "context",
-    [{}, {"rearview:kmsKey": "true", "rearview:alarmEmail": "ops@example.com"}, {"rearview:search": "domain"}],
-    ids=["default", "kms", "domain"],
+    [
+        {},
+        {"rearview:kmsKey": "true", "rearview:alarmEmail": "ops@example.com"},
+        {"rearview:search": "domain"},
+        {"rearview:waf": "true"},
+    ],
+    ids=["default", "kms", "domain", "waf"],
 )
 def test_cdk_nag_finds_nothing_that_is_not_accepted_with_a_reason(base: RearviewProps, context: dict[str, str]) -> None:
     app = cdk.App(context=context)
