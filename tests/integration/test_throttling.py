@@ -21,9 +21,11 @@ from rearview.api.local_server import LocalServer
 from rearview.api.mcp_http import mcp_lambda_handler
 from rearview.bootstrap import Services, build
 from rearview.cli import app
+from rearview.client import RearviewClient, Retry
 from rearview.clock import ManualClock
 from rearview.domain.quota import QuotaWindow
 from rearview.domain.search import MemoryFilter
+from rearview.errors import Throttled
 from rearview.service.access import AccessService, split_key
 from rearview.settings import Settings
 from support.aws_stack import TABLE, AwsStack, FakeLambdaContext, aws_stack
@@ -122,6 +124,11 @@ def test_the_embedded_server_throttles_a_key_past_its_limit_over_http_and_mcp(
         for _ in range(5):
             assert http(url, "GET", f"/v1/namespaces/{NS}/stats", other)[0] == 200
         assert_throttled(*http(url, "GET", f"/v1/namespaces/{NS}/stats", other), 5)
+
+        # The Python client, out of retries, says so with the wait.
+        with RearviewClient(url, token=limited, retry=Retry(attempts=0)) as client, pytest.raises(Throttled) as caught:
+            client.stats(NS)
+        assert caught.value.retry_after == 45 and "3 requests per minute" in caught.value.message
 
         clock.set(NEXT_MINUTE)
         assert http(url, "GET", f"/v1/namespaces/{NS}/stats", limited)[0] == 200, "the next minute admits again"
