@@ -15,8 +15,10 @@ the WAF sits on CloudFront.
   its own name); `Authorization` must be in the cache key to be forwarded at all, and the cache policy keeps nothing
   longer than a second (the API sends no caching headers, so nothing is cached).
 
-The API's own URL still answers: a client that calls it directly bypasses the WAF (infra/README.md says how to
-close that door).
+With `rearview:wafOriginOnly` (the default when the WAF is on), CloudFront adds a secret header
+(`x-rearview-origin`, a Secrets Manager secret made at deploy) to every request it forwards, and the gateway
+authorizer requires it: a request sent to the API's own URL, which would skip the WAF, is refused (401/403). The
+public routes (the health check, the inspector's static files) answer there still; they hold no data.
 """
 
 from __future__ import annotations
@@ -26,8 +28,12 @@ import re
 from aws_cdk import Aws, CfnOutput, CfnRule, CfnRuleAssertion, Duration, Environment, Fn, Stack, Token
 from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_cloudfront_origins as origins
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_wafv2 as wafv2
 from constructs import Construct
+
+from rearview.api.routes import EDGE_ORIGIN_HEADER
 
 # The region where every CLOUDFRONT-scope web ACL lives.
 WAF_REGION = "us-east-1"
@@ -144,6 +150,7 @@ class ApiEdge(Construct):
         api_id: str,
         web_acl_arn: str | None = None,
         rate_limit: int = DEFAULT_WAF_RATE_LIMIT,
+        origin_secret: secretsmanager.ISecret | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self.web_acl: EdgeWebAcl | None = None
@@ -157,6 +164,10 @@ class ApiEdge(Construct):
             protocol_policy=cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
             origin_ssl_protocols=[cloudfront.OriginSslPolicy.TLS_V1_2],
             read_timeout=Duration.seconds(30),
+            # The secret the gateway authorizer checks (a dynamic reference: resolved at deploy, not in the template).
+            custom_headers=(
+                {EDGE_ORIGIN_HEADER: origin_secret.secret_value.unsafe_unwrap()} if origin_secret is not None else None
+            ),
         )
         # Authorization reaches the origin only as part of the cache key; nothing stays cached over a second.
         cache_policy = cloudfront.CachePolicy(
@@ -189,6 +200,20 @@ class ApiEdge(Construct):
     @property
     def url(self) -> str:
         return f"https://{self.distribution.distribution_domain_name}/"
+
+
+def origin_secret(scope: Construct, construct_id: str, key: kms.IKey | None) -> secretsmanager.Secret:
+    """The secret CloudFront sends as EDGE_ORIGIN_HEADER and the authorizer compares: 48 random letters and digits,
+    made at deploy (never in the template). Rotating it is a redeploy after replacing the secret's value."""
+    return secretsmanager.Secret(
+        scope,
+        construct_id,
+        description="Rearview: the header CloudFront sends to the API, which the gateway authorizer checks",
+        encryption_key=key,
+        generate_secret_string=secretsmanager.SecretStringGenerator(
+            exclude_punctuation=True, include_space=False, password_length=48
+        ),
+    )
 
 
 class EdgeWebAclStack(Stack):

@@ -178,6 +178,18 @@ EDGE: tuple[Accepted, ...] = (
 )
 
 
+# The origin secret CloudFront sends and the authorizer checks (`rearview:wafOriginOnly`, edge.py).
+EDGE_ORIGIN_SECRET: tuple[Accepted, ...] = (
+    Accepted(
+        "AwsSolutions-SMG4",
+        "CloudFront reads the value at deploy (a dynamic reference in its origin's headers) and the authorizer at its "
+        "cold start, so a scheduled rotation would break every request until the next deploy; it is rotated by "
+        "putting a new value and redeploying. It only proves a request came through CloudFront: every request still "
+        "needs an API key.",
+    ),
+)
+
+
 def add_checks(scope: IConstruct) -> None:
     """Run the AwsSolutions and Serverless packs over `scope` at synthesis: an unsuppressed finding is an error
     annotation, which fails `cdk synth` and `cdk deploy`."""
@@ -204,6 +216,8 @@ def apply_suppressions(stack: RearviewStack) -> None:
     _suppress([stack.monitoring.topic], ALARM_TOPIC)
     if stack.edge is not None:
         _suppress([stack.edge.distribution], EDGE)
+    if stack.origin_secret is not None:
+        _suppress([stack.origin_secret], EDGE_ORIGIN_SECRET)
     domain = getattr(stack.search, "domain", None)
     if domain is not None:
         _suppress([domain], MANAGED_DOMAIN)

@@ -222,6 +222,9 @@ class AwsSettings(BaseModel):
     region: str | None = None
     # Single DynamoDB table: working memory, episodes, facts, API keys, namespace counters.
     table_name: str = "rearview"
+    # The gateway authorizer's: a Secrets Manager secret whose value CloudFront sends as `x-rearview-origin` (the WAF
+    # in front, rearview:wafOriginOnly). Set: requests without it, which skipped CloudFront and its WAF, are refused.
+    origin_secret_arn: str | None = None
     # Standard SQS queue of the asynchronous write path (its redrive policy names the dead-letter queue).
     write_queue_url: str | None = None
     # The write queue's dead-letter queue and its redrive policy's receive count: on a message's last receive the

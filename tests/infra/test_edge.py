@@ -154,3 +154,35 @@ def test_the_web_acl_alone_is_a_stack_pinned_to_us_east_1() -> None:
     assert acl["Properties"]["Scope"] == "CLOUDFRONT"
     assert acl["Properties"]["Rules"][0]["Statement"]["RateBasedStatement"]["Limit"] == 500
     assert "WebAclArn" in template["Outputs"]
+
+
+def _identity_sources(synth: Synthesised) -> list[str]:
+    (authorizer,) = _of_type(synth, "AWS::ApiGatewayV2::Authorizer").values()
+    return list(authorizer["Properties"]["IdentitySource"])
+
+
+def test_behind_the_waf_the_api_takes_requests_only_through_cloudfront(with_waf: Synthesised) -> None:
+    (secret_id,) = _of_type(with_waf, "AWS::SecretsManager::Secret")
+    (origin,) = _distribution(with_waf)["Origins"]
+    (header,) = origin["OriginCustomHeaders"]
+    assert header["HeaderName"] == "x-rearview-origin"
+    assert header["HeaderValue"] == {
+        "Fn::Join": ["", ["{{resolve:secretsmanager:", {"Ref": secret_id}, ":SecretString:::}}"]]
+    }, "a dynamic reference: the value is resolved at deploy, never written in the template"
+    assert _identity_sources(with_waf) == ["$request.header.Authorization", "$request.header.x-rearview-origin"]
+    assert with_waf.function("authorizer")["Environment"]["Variables"]["REARVIEW_AWS__ORIGIN_SECRET_ARN"] == {
+        "Ref": secret_id
+    }
+    assert with_waf.holders("secretsmanager:GetSecretValue", {"Ref": secret_id}) == {"authorizer"}
+
+
+def test_without_the_waf_or_with_the_api_left_open_there_is_no_origin_secret(
+    without: Synthesised, base: RearviewProps
+) -> None:
+    assert _identity_sources(without) == ["$request.header.Authorization"]
+    assert not _of_type(without, "AWS::SecretsManager::Secret")
+    assert "REARVIEW_AWS__ORIGIN_SECRET_ARN" not in without.function("authorizer")["Environment"]["Variables"]
+    open_api = synthesise(_props(base, waf=True, waf_origin_only=False))
+    assert _identity_sources(open_api) == ["$request.header.Authorization"]
+    assert not _of_type(open_api, "AWS::SecretsManager::Secret")
+    assert "OriginCustomHeaders" not in _distribution(open_api)["Origins"][0]

@@ -190,6 +190,11 @@ API_ROUTES: tuple[Route, ...] = (
 # scope and permissions per tool call.
 MCP_ROUTE = Route("POST", "/mcp", "mcp", None, "mcp", "MCP (Streamable HTTP)", "mcp")
 
+# The header CloudFront adds to every request it sends to the API when the WAF is in front and the API takes requests
+# through it only (infra: rearview:waf with rearview:wafOriginOnly): a secret the gateway authorizer checks, so a
+# request to the API's own URL, which skips the WAF, is refused.
+EDGE_ORIGIN_HEADER = "x-rearview-origin"
+
 # Every route deployed behind API Gateway.
 ROUTE_TABLE: tuple[Route, ...] = (*API_ROUTES, MCP_ROUTE)
 
