@@ -30,6 +30,7 @@ SECTIONS: dict[str, str] = {
     "hindsight": "Consolidation by itself: triggers, caps, brief and feedback (`REARVIEW_HINDSIGHT__*`)",
     "server": "The local server: browsers and connections (`REARVIEW_SERVER__*`)",
     "retention": "Retention timers of the local server (`REARVIEW_RETENTION__*`)",
+    "throttle": "Per-key throttling: requests per API key per minute (`REARVIEW_THROTTLE__*`)",
     "index": "The embedded backend's search index (`REARVIEW_INDEX__*`)",
     "openai": "The OpenAI-compatible inducer (`REARVIEW_OPENAI__*`, with `REARVIEW_INDUCER=openai`)",
     "aws": "The AWS backend (`REARVIEW_AWS__*`, set by the CDK app in the functions)",

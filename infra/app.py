@@ -20,6 +20,7 @@ sys.path[:0] = [str(_INFRA_DIR), str(_INFRA_DIR.parent / "layers")]
 
 import aws_cdk as cdk  # noqa: E402
 
+from rearview_infra.edge import EdgeWebAclStack  # noqa: E402
 from rearview_infra.nag import add_checks  # noqa: E402
 from rearview_infra.stack import RearviewProps, RearviewStack  # noqa: E402
 
@@ -36,7 +37,11 @@ def main(argv: list[str] | None = None) -> None:
     context = dict(item.split("=", 1) for item in args.context)
     app = cdk.App(outdir=args.outdir, context=context or None)
     props = RearviewProps.from_context(app.node.try_get_context)
-    RearviewStack(app, app.node.try_get_context("rearview:stackName") or "Rearview", props=props)
+    name = app.node.try_get_context("rearview:stackName") or "Rearview"
+    RearviewStack(app, name, props=props)
+    if str(app.node.try_get_context("rearview:wafWebAclStack") or "").lower() in ("1", "true", "yes", "on"):
+        # The web ACL alone in us-east-1, for a stack elsewhere (its WebAclArn output -> rearview:wafWebAclArn).
+        EdgeWebAclStack(app, f"{name}EdgeWaf", rate_limit=props.waf_rate_limit)
     cdk.Tags.of(app).add("project", "rearview")
     # cdk-nag: an unsuppressed AwsSolutions or Serverless finding fails synthesis (rearview_infra/nag.py).
     add_checks(app)

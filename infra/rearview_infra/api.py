@@ -79,14 +79,18 @@ class RearviewHttpApi(Construct):
         throttle_burst: int = 200,
         mcp_gateway_authorizer: bool = True,
         log_key: kms.IKey | None = None,
+        edge_header: str | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
+        # `edge_header`: the secret header CloudFront adds (edge.py); as a second identity source, a request without
+        # it is refused by the gateway, and the authorizer checks its value (cached with the key, per pair).
+        identity = [IDENTITY_SOURCE, *([f"$request.header.{edge_header}"] if edge_header else [])]
         self.authorizer = authorizers.HttpLambdaAuthorizer(
             "ApiKeyAuthorizer",
             authorizer_function,
             authorizer_name="rearview-api-key",
             response_types=[authorizers.HttpLambdaResponseType.SIMPLE],
-            identity_source=[IDENTITY_SOURCE],
+            identity_source=identity,
             results_cache_ttl=AUTHORIZER_CACHE_TTL,
         )
         # Routes are protected by default; the table says which opt out.

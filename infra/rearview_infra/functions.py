@@ -48,6 +48,7 @@ from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from rearview.api.routes import API_ROUTES, MCP_ROUTE
 from rearview_infra.layer import RUNTIME
 from rearview_infra.queues import ConsolidationQueues, WriteQueues
 from rearview_infra.search import SearchBackend
@@ -131,6 +132,13 @@ TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
 # the retention policies, and the sparse `by_namespace` index's one partition (the namespace listing, erase, sweep).
 DATA_LEADING_KEYS = ("NS#*", "UC#*", "META", "RETENTION", "NAMESPACES")
 API_KEY_LEADING_KEYS = ("APIKEY#*",)
+# The API keys' request counters (per-key throttling, rearview.adapters.dynamodb.quota): every function that serves
+# the routes of the route table or /mcp counts each request there (a conditional UpdateItem, read with GetItem).
+QUOTA_LEADING_KEYS = ("QUOTA#*",)
+# (/mcp states no permission of its own: each tool call checks one, after the request was counted.)
+REQUEST_SERVERS: tuple[str, ...] = tuple(
+    sorted({r.function for r in API_ROUTES if r.permission is not None} | {MCP_ROUTE.function})
+)
 # Only the write function manages API keys (the key routes).
 _KEY_MANAGERS = ("write",)
 
@@ -259,8 +267,7 @@ class RearviewFunctions(Construct):
         fn = self.functions
 
         for name, actions in TABLE_ACTIONS.items():
-            keys = (*DATA_LEADING_KEYS, *API_KEY_LEADING_KEYS) if name in _KEY_MANAGERS else DATA_LEADING_KEYS
-            _grant_table(table, fn[name], actions, keys)
+            _grant_table(table, fn[name], actions, leading_keys(name))
         _grant_table(table, fn["authorizer"], _READ, API_KEY_LEADING_KEYS)
         for name in _QUEUE_SENDERS:
             queues.queue.grant_send_messages(fn[name])
@@ -433,6 +440,16 @@ def _add_hindsight_env(extra_env: dict[str, Mapping[str, str]], hindsight: Hinds
     if hindsight.inducer != "rules":
         for name in _CONSOLIDATORS:
             extra_env[name] = {**extra_env.get(name, {}), "REARVIEW_INDUCER": hindsight.inducer}
+
+
+def leading_keys(function: str) -> tuple[str, ...]:
+    """The partition keys a data function's table grant is conditioned on."""
+    keys: tuple[str, ...] = DATA_LEADING_KEYS
+    if function in _KEY_MANAGERS:
+        keys = (*keys, *API_KEY_LEADING_KEYS)
+    if function in REQUEST_SERVERS:
+        keys = (*keys, *QUOTA_LEADING_KEYS)
+    return keys
 
 
 def _grant_table(table: dynamodb.Table, fn: lambda_.Function, actions: tuple[str, ...], keys: tuple[str, ...]) -> None:

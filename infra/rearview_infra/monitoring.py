@@ -16,6 +16,7 @@ minutes. What each watches, and over how long:
 | `<Dlq>DepthAlarm` | any message in a dead-letter queue (each one is work that failed every retry) |
 | `StreamIteratorAgeAlarm` | index sync 5 min behind the stream, 3 minutes in a row |
 | `SearchFallbacks` | searches answered by the store because the index could not, 2 of 3 periods |
+| `ThrottledRequests` | over 300 requests refused by per-key throttling (429) in each of 3 periods: a key flooding |
 | `SearchErrors` | OpenSearch Serverless search or ingestion errors (throttling included), 2 of 3 periods |
 | `Bedrock<Model>Throttles` | Bedrock throttling a model, 2 of 3 periods |
 | `ConsolidationFailuresAlarm` | failed consolidation runs in 2 of 4 fifteen-minute periods |
@@ -41,7 +42,7 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from rearview_infra.functions import construct_name, service_name
+from rearview_infra.functions import REQUEST_SERVERS, construct_name, service_name
 
 # Index sync this far behind the stream means recall is missing memories older than the freshness window.
 DEFAULT_ITERATOR_AGE_THRESHOLD = Duration.minutes(5)
@@ -50,6 +51,11 @@ _PERIOD = Duration.minutes(5)
 METRICS_NAMESPACE = "Rearview"
 # The metric of searches the store answered for the index (rearview.api.lambda_runtime.SEARCH_FALLBACK_METRIC).
 SEARCH_FALLBACK_METRIC = "SearchFallbacks"
+# The metric of requests refused by per-key throttling (rearview.api.lambda_runtime.THROTTLED_METRIC).
+THROTTLED_METRIC = "Throttled"
+# Refused requests per 5 minutes, sustained 15 minutes, worth a look: one a second. A key that hits its limit now
+# and then is throttling doing its job; a key refused this often is a flood or a client that ignores Retry-After.
+THROTTLED_ALARM_PER_PERIOD = 300
 # The functions that search (and so may fall back).
 SEARCHERS = ("write_worker", "recall", "consolidate", "mcp")
 ERROR_RATE_PERCENT = 5
@@ -151,6 +157,14 @@ class RearviewMonitoring(Construct):
             api.metric_latency(period=_PERIOD, statistic="p99"),
             API_P99_MS,
             f"API: p99 latency over {API_P99_MS} ms for 15 minutes",
+            datapoints=3,
+        )
+        self.alarm(
+            "ThrottledRequests",
+            throttled_requests(),
+            THROTTLED_ALARM_PER_PERIOD,
+            "per-key throttling refuses a key's requests (429) for 15 minutes: a flood, or a client ignoring "
+            "Retry-After; the function logs name the key (`request throttled`)",
             datapoints=3,
         )
 
@@ -315,6 +329,16 @@ class RearviewMonitoring(Construct):
         )
 
 
+def throttled_requests() -> cloudwatch.MathExpression:
+    """Requests refused by per-key throttling, summed over the functions that serve requests."""
+    return cloudwatch.MathExpression(
+        expression=" + ".join(f"FILL(t{i}, 0)" for i in range(len(REQUEST_SERVERS))),
+        using_metrics={f"t{i}": rearview_metric(THROTTLED_METRIC, name) for i, name in enumerate(REQUEST_SERVERS)},
+        label="requests refused (429)",
+        period=_PERIOD,
+    )
+
+
 def rearview_metric(name: str, function: str, *, period: Duration = _PERIOD) -> cloudwatch.Metric:
     """A metric a function emits (Powertools: the namespace, and its service as the one dimension)."""
     return cloudwatch.Metric(
@@ -368,6 +392,7 @@ class _Dashboards(Construct):
                 title="API latency (p50, p99)",
                 left=[api.metric_latency(period=_PERIOD, statistic=s) for s in ("p50", "p99")],
             ),
+            cloudwatch.GraphWidget(title="Requests refused by per-key throttling", left=[throttled_requests()]),
         )
         self.functions = cloudwatch.Dashboard(self, "Functions")
         self.functions.add_widgets(

@@ -161,6 +161,35 @@ MANAGED_DOMAIN: tuple[Accepted, ...] = (
 )
 
 
+# The optional CloudFront distribution in front of the API (`rearview:waf`, edge.py).
+EDGE: tuple[Accepted, ...] = (
+    Accepted(
+        "AwsSolutions-CFR3",
+        "Every request CloudFront lets through is in the API stage's access log (with the caller's IP), and what the "
+        "WAF blocks is in its metrics and sampled requests; a standard-logging bucket would be a third copy, with a "
+        "bucket, its policy and its retention to run. A deployment that wants edge logs adds one.",
+    ),
+    Accepted(
+        "AwsSolutions-CFR4",
+        "The distribution uses CloudFront's default *.cloudfront.net certificate, whose TLS policy CloudFront sets "
+        "and cannot be changed; a minimum of TLSv1.2_2021 needs a custom domain with an ACM certificate in "
+        "us-east-1, which is the deployer's to bring. The API's own endpoint, which the origin calls, is TLS 1.2.",
+    ),
+)
+
+
+# The origin secret CloudFront sends and the authorizer checks (`rearview:wafOriginOnly`, edge.py).
+EDGE_ORIGIN_SECRET: tuple[Accepted, ...] = (
+    Accepted(
+        "AwsSolutions-SMG4",
+        "CloudFront reads the value at deploy (a dynamic reference in its origin's headers) and the authorizer at its "
+        "cold start, so a scheduled rotation would break every request until the next deploy; it is rotated by "
+        "putting a new value and redeploying. It only proves a request came through CloudFront: every request still "
+        "needs an API key.",
+    ),
+)
+
+
 def add_checks(scope: IConstruct) -> None:
     """Run the AwsSolutions and Serverless packs over `scope` at synthesis: an unsuppressed finding is an error
     annotation, which fails `cdk synth` and `cdk deploy`."""
@@ -185,6 +214,10 @@ def apply_suppressions(stack: RearviewStack) -> None:
     _suppress(stack.deployment.groups.values(), CODEDEPLOY_ROLES)
     _suppress([stack.api.api], HEALTH_ROUTE)
     _suppress([stack.monitoring.topic], ALARM_TOPIC)
+    if stack.edge is not None:
+        _suppress([stack.edge.distribution], EDGE)
+    if stack.origin_secret is not None:
+        _suppress([stack.origin_secret], EDGE_ORIGIN_SECRET)
     domain = getattr(stack.search, "domain", None)
     if domain is not None:
         _suppress([domain], MANAGED_DOMAIN)

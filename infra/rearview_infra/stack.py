@@ -15,9 +15,10 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from rearview.api.routes import MCP_ROUTE
+from rearview.api.routes import EDGE_ORIGIN_HEADER, MCP_ROUTE
 from rearview_infra.api import RearviewHttpApi
 from rearview_infra.deployment import DEFAULT_DEPLOYMENT_CONFIG, GradualDeployment
+from rearview_infra.edge import DEFAULT_WAF_RATE_LIMIT, ApiEdge, origin_secret
 from rearview_infra.encryption import DataKey
 from rearview_infra.functions import (
     CONSOLIDATION_WORKER_TIMEOUT,
@@ -111,6 +112,17 @@ class RearviewProps:
     # default deployment (about $360 a month, nearly all the collection's minimum OCUs; infra/README.md), so that
     # it warns of traffic or a runaway, not of the deployment existing.
     monthly_budget_usd: float = 500.0
+    # CloudFront with an AWS WAF web ACL in front of the API (edge.py; infra/README.md, "Floods, throttling and
+    # abuse"). Off by default: it adds about $9.40 a month idle and a CloudFront hop to every request.
+    waf: bool = False
+    # An existing CLOUDFRONT-scope web ACL (us-east-1) to use instead of creating one, which only a stack deployed
+    # in us-east-1 can.
+    waf_web_acl_arn: str | None = None
+    # The WAF's rate-based rule: requests one client IP may send in 5 minutes before it is blocked.
+    waf_rate_limit: int = DEFAULT_WAF_RATE_LIMIT
+    # With the WAF: the API takes authenticated requests only through CloudFront (a secret header the authorizer
+    # checks), so its own URL cannot be used to skip the WAF.
+    waf_origin_only: bool = True
 
     @classmethod
     def from_context(cls, get: Callable[[str], Any], **overrides: Any) -> RearviewProps:
@@ -141,6 +153,7 @@ def _convert(name: str, raw: Any) -> Any:
         "consolidation_max_concurrency",
         "api_throttle_rate",
         "api_throttle_burst",
+        "waf_rate_limit",
     ):
         return int(raw)
     if name in ("consolidation_schedule_hours", "monthly_budget_usd"):
@@ -149,7 +162,14 @@ def _convert(name: str, raw: Any) -> Any:
         return _reserved_concurrency(raw)
     if name == "inducer" and raw not in ("rules", "bedrock"):
         raise ValueError(f"rearview:inducer must be 'rules' or 'bedrock', not {raw!r}")
-    if name in ("search_standby_replicas", "kms_key", "retain_data", "mcp_gateway_authorizer"):
+    if name in (
+        "search_standby_replicas",
+        "kms_key",
+        "retain_data",
+        "mcp_gateway_authorizer",
+        "waf",
+        "waf_origin_only",
+    ):
         return raw if isinstance(raw, bool) else str(raw).lower() in ("1", "true", "yes", "on", "enabled")
     if name == "search_admin_principals":
         return tuple(raw) if isinstance(raw, list | tuple) else tuple(p for p in str(raw).split(",") if p)
@@ -284,7 +304,15 @@ class RearviewStack(Stack):
         )
 
     def _api(self, props: RearviewProps, aliases: Mapping[str, lambda_.Alias]) -> None:
-        """The HTTP API in front of the functions' `live` aliases."""
+        """The HTTP API in front of the functions' `live` aliases, and with the WAF, CloudFront in front of it."""
+        edge = props.waf or props.waf_web_acl_arn is not None
+        self.origin_secret = (
+            origin_secret(self, "EdgeOriginSecret", self.key) if edge and props.waf_origin_only else None
+        )
+        if self.origin_secret is not None:
+            authorizer = self.functions.functions["authorizer"]
+            authorizer.add_environment("REARVIEW_AWS__ORIGIN_SECRET_ARN", self.origin_secret.secret_arn)
+            self.origin_secret.grant_read(authorizer)
         self.api = RearviewHttpApi(
             self,
             "Api",
@@ -294,7 +322,18 @@ class RearviewStack(Stack):
             throttle_burst=props.api_throttle_burst,
             mcp_gateway_authorizer=props.mcp_gateway_authorizer,
             log_key=self.key,
+            edge_header=EDGE_ORIGIN_HEADER if self.origin_secret is not None else None,
         )
+        self.edge: ApiEdge | None = None
+        if edge:
+            self.edge = ApiEdge(
+                self,
+                "Edge",
+                api_id=self.api.api.api_id,
+                web_acl_arn=props.waf_web_acl_arn,
+                rate_limit=props.waf_rate_limit,
+                origin_secret=self.origin_secret,
+            )
 
     def _schedules(
         self, props: RearviewProps, aliases: Mapping[str, lambda_.Alias], protection: QueueProtection
@@ -367,6 +406,9 @@ class RearviewStack(Stack):
         """What the CLI (`rearview reindex`, a remote client) needs to find the deployment."""
         CfnOutput(self, "ApiUrl", value=self.api.url)
         CfnOutput(self, "McpUrl", value=self.api.url + MCP_ROUTE.path.lstrip("/"))
+        if self.edge is not None:
+            CfnOutput(self, "EdgeUrl", value=self.edge.url)
+            CfnOutput(self, "EdgeMcpUrl", value=self.edge.url + MCP_ROUTE.path.lstrip("/"))
         CfnOutput(self, "TableName", value=self.storage.table.table_name)
         CfnOutput(self, "WriteQueueUrl", value=self.queues.queue.queue_url)
         CfnOutput(self, "WriteDeadLetterQueueUrl", value=self.queues.dead_letter_queue.queue_url)

@@ -32,6 +32,7 @@ from rearview.ports import (
     Inducer,
     KeyStore,
     MemoryStore,
+    RequestQuota,
     Reranker,
     RetentionPolicies,
     SearchIndex,
@@ -55,6 +56,7 @@ from rearview.service.manage.transfer import TransferService
 from rearview.service.recall import RecallService
 from rearview.service.retention import RetentionService
 from rearview.service.search_fallback import FallbackListener, FallbackSearchIndex
+from rearview.service.throttle import RequestThrottle, ThrottleListener
 from rearview.service.working_memory import WorkingMemoryService
 from rearview.service.write import WriteService
 from rearview.settings import Settings
@@ -177,8 +179,8 @@ def build_embedder(settings: Settings) -> Embedder:
 
 
 def build(settings: Settings | None = None, **overrides: Any) -> Services:
-    """Wire the services. Overrides (by keyword): clock, embedder, store, index, inducer, keys, ledger, queue,
-    reranker, jobs, policies, on_search_fallback (told of every search the store answered for a missing index)."""
+    """Wire the services. Overrides (by keyword): clock, embedder, store, index, inducer, keys, ledger, queue, reranker,
+    jobs, policies, quota, and the listeners on_search_fallback and on_throttled (for metrics)."""
     settings = settings or Settings()
     clock: Clock = overrides.pop("clock", None) or SystemClock()
     embedder: Embedder = overrides.pop("embedder", None) or build_embedder(settings)
@@ -191,7 +193,9 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
     jobs: ConsolidationJobs | None = overrides.pop("jobs", None)
     policies: RetentionPolicies | None = overrides.pop("policies", None)
     reranker: Reranker | None = overrides.pop("reranker", None) or build_reranker(settings)
+    quota: RequestQuota | None = overrides.pop("quota", None)
     on_search_fallback: FallbackListener | None = overrides.pop("on_search_fallback", None)
+    on_throttled: ThrottleListener | None = overrides.pop("on_throttled", None)
     if overrides:
         raise TypeError(f"unknown overrides: {sorted(overrides)}")
     if settings.backend == "aws":
@@ -201,14 +205,11 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
         keys = keys or build_dynamodb_key_store(settings)
         ledger = ledger or build_dynamodb_ledger(settings)
         policies = policies or build_dynamodb_retention_policies(settings)
+        quota = quota or build_dynamodb_request_quota(settings)
     elif store is None or index is None or keys is None or ledger is None or policies is None:
-        built = (
-            build_in_memory_backend(embedder, clock)
-            if settings.backend == "memory"
-            else build_sqlite_backend(settings, embedder, clock)
-        )
+        built = build_local_backend(settings, embedder, clock)
         store, index, keys = store or built.store, index or built.index, keys or built.keys
-        ledger, policies = ledger or built.ledger, policies or built.policies
+        ledger, policies, quota = ledger or built.ledger, policies or built.policies, quota or built.quota
     maintenance = index.maintenance()
     if maintenance is not None and settings.aws.search_fallback_scan > 0:
         # An index kept apart from the store may be missing or unreachable: searches then read the store.
@@ -216,7 +217,7 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
     # Seconds of recent episodes recall reads from the store: only an index that lags the store needs it.
     freshness_seconds = settings.aws.freshness_window_seconds if maintenance is not None else 0
     floor = embedder.relevance_floor
-    access = AccessService(keys, clock, admin_token=settings.api_token)
+    access = build_access(settings, keys, clock, quota, on_throttled)
     consolidator = ConsolidationService(store, embedder, clock, settings.consolidate, settings.write, inducer)
     recaller = RecallService(
         store,
@@ -257,6 +258,19 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
     )
 
 
+def build_access(
+    settings: Settings, keys: KeyStore, clock: Clock, quota: RequestQuota | None, on_throttled: ThrottleListener | None
+) -> AccessService:
+    """Keys, and the per-key throttle over `quota` (None: counters in this process, when a caller gave every other
+    storage part itself)."""
+    if quota is None:
+        from rearview.adapters.in_memory_quota import InMemoryRequestQuota
+
+        quota = InMemoryRequestQuota()
+    throttle = RequestThrottle(quota, clock, settings.throttle.requests_per_minute, on_throttled=on_throttled)
+    return AccessService(keys, clock, admin_token=settings.api_token, throttle=throttle)
+
+
 @dataclass(frozen=True)
 class LocalBackend:
     """What a backend built in this process provides: the store, the index, the API keys and the ledger, over one
@@ -267,6 +281,14 @@ class LocalBackend:
     keys: KeyStore
     ledger: HindsightLedger
     policies: RetentionPolicies
+    quota: RequestQuota
+
+
+def build_local_backend(settings: Settings, embedder: Embedder, clock: Clock) -> LocalBackend:
+    """The backend built in this process: in memory, or SQLite in the data directory."""
+    if settings.backend == "memory":
+        return build_in_memory_backend(embedder, clock)
+    return build_sqlite_backend(settings, embedder, clock)
 
 
 def build_sqlite_backend(settings: Settings, embedder: Embedder, clock: Clock) -> LocalBackend:
@@ -278,6 +300,7 @@ def build_sqlite_backend(settings: Settings, embedder: Embedder, clock: Clock) -
         SqliteHindsightLedger,
         SqliteKeyStore,
         SqliteMemoryStore,
+        SqliteRequestQuota,
         SqliteRetentionPolicies,
         SqliteSearchIndex,
         VectorOptions,
@@ -294,19 +317,32 @@ def build_sqlite_backend(settings: Settings, embedder: Embedder, clock: Clock) -
     )
     index = SqliteSearchIndex(db, vectors=options)
     store = SqliteMemoryStore(db, clock=clock, own_fts_episodes=tuning.own_fts_episodes)
-    return LocalBackend(store, index, SqliteKeyStore(db), SqliteHindsightLedger(db), SqliteRetentionPolicies(db))
+    return LocalBackend(
+        store,
+        index,
+        SqliteKeyStore(db),
+        SqliteHindsightLedger(db),
+        SqliteRetentionPolicies(db),
+        SqliteRequestQuota(db),
+    )
 
 
 def build_in_memory_backend(embedder: Embedder, clock: Clock) -> LocalBackend:
     """The ephemeral backend: store, index and API keys over one InMemoryData in this process, and a ledger."""
     from rearview.adapters.in_memory import InMemoryData, InMemoryKeyStore, InMemoryMemoryStore, InMemorySearchIndex
     from rearview.adapters.in_memory_ledger import InMemoryHindsightLedger
+    from rearview.adapters.in_memory_quota import InMemoryRequestQuota
     from rearview.adapters.in_memory_retention import InMemoryRetentionPolicies
 
     data = InMemoryData()
     store = InMemoryMemoryStore(data, embedder_name=embedder.name, dim=embedder.dim, clock=clock)
     return LocalBackend(
-        store, InMemorySearchIndex(data), InMemoryKeyStore(data), InMemoryHindsightLedger(), InMemoryRetentionPolicies()
+        store,
+        InMemorySearchIndex(data),
+        InMemoryKeyStore(data),
+        InMemoryHindsightLedger(),
+        InMemoryRetentionPolicies(),
+        InMemoryRequestQuota(),
     )
 
 
@@ -315,6 +351,13 @@ def build_dynamodb_key_store(settings: Settings) -> KeyStore:
     from rearview.adapters.dynamodb import DynamoDBKeyStore
 
     return DynamoDBKeyStore(settings.aws.table_name, settings=settings.aws)
+
+
+def build_dynamodb_request_quota(settings: Settings) -> RequestQuota:
+    """The AWS backend's request counters: `QUOTA#` items in the same table."""
+    from rearview.adapters.dynamodb import DynamoDBRequestQuota
+
+    return DynamoDBRequestQuota(settings.aws.table_name, settings=settings.aws)
 
 
 def build_dynamodb_ledger(settings: Settings) -> HindsightLedger:

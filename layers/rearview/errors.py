@@ -23,6 +23,10 @@ class RearviewError(Exception):
             body["field"] = self.field
         return body
 
+    def headers(self) -> dict[str, str]:
+        """HTTP headers the edges add to this error's response (none but for a few errors)."""
+        return {}
+
 
 class InvalidInput(RearviewError):
     """A request field breaks a rule (empty, too long, control characters, wrong shape)."""
@@ -56,6 +60,21 @@ class Unauthorized(RearviewError):
 class NamespaceForbidden(RearviewError):
     status = 403
     code = "forbidden"
+
+
+class Throttled(RearviewError):
+    """The API key made as many requests as its limit allows in this window (`rearview.domain.quota`). Nothing of
+    the request was done; retry after `retry_after` seconds (the `Retry-After` header)."""
+
+    status = 429
+    code = "throttled"
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)}
 
 
 class ConcurrentUpdate(RearviewError):

@@ -26,6 +26,7 @@ from rearview.domain.hindsight_runs import (
 from rearview.domain.history import ArchivedVersion
 from rearview.domain.listing import PagePosition
 from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
+from rearview.domain.quota import QuotaWindow
 from rearview.domain.retention import RetentionPolicy
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits
 from rearview.domain.stats import NamespaceUsage
@@ -258,12 +259,29 @@ class KeyStore(Protocol):
         """Mark the key revoked at `at` (keeping an earlier revocation time); None if there is no such key."""
         ...
 
+    def set_requests_per_minute(self, key_id: str, requests_per_minute: int | None) -> ApiKey | None:
+        """Set the key's own request limit (None: back to the default; 0: unlimited); the updated key, or None if
+        there is no such key (nothing is created)."""
+        ...
+
     def has_any(self) -> bool:
         """True if any key was ever stored (revoked ones count)."""
         ...
 
     def close(self) -> None:
         """Release connections; idempotent."""
+        ...
+
+
+class RequestQuota(Protocol):
+    """The request counters of API keys, one per key and window, shared by every process and function that serves
+    requests (SQLite's file locally, the DynamoDB table on AWS): what per-key throttling counts against."""
+
+    def take(self, key_id: str, window: QuotaWindow, limit: int) -> bool:
+        """Count one request of `key_id` in `window` unless `limit` requests are counted there already; True if
+        counted (the request may proceed), False if the window's quota is spent (nothing counted). Atomic: callers
+        racing on one key never get more than `limit` Trues in a window between them. A window's counter is
+        dropped some time after `window.expires_at`."""
         ...
 
 

@@ -222,6 +222,9 @@ class AwsSettings(BaseModel):
     region: str | None = None
     # Single DynamoDB table: working memory, episodes, facts, API keys, namespace counters.
     table_name: str = "rearview"
+    # The gateway authorizer's: a Secrets Manager secret whose value CloudFront sends as `x-rearview-origin` (the WAF
+    # in front, rearview:wafOriginOnly). Set: requests without it, which skipped CloudFront and its WAF, are refused.
+    origin_secret_arn: str | None = None
     # Standard SQS queue of the asynchronous write path (its redrive policy names the dead-letter queue).
     write_queue_url: str | None = None
     # The write queue's dead-letter queue and its redrive policy's receive count: on a message's last receive the
@@ -352,6 +355,17 @@ class RetentionSettings(BaseModel):
     working_purge_minutes: float = Field(10.0, ge=0)
 
 
+class ThrottleSettings(BaseModel):
+    """Per-key throttling (rearview.domain.quota): every authenticated request counts against its API key's limit
+    per UTC minute, in counters shared by every process (SQLite's file, the DynamoDB table); past it, 429 with
+    Retry-After. A key's own `requests_per_minute` (set at creation or later) overrides this default."""
+
+    # The default limit of a key that states none. 0: unlimited (say so explicitly). 1200 (20 a second, sustained
+    # for a minute) is far above an agent's pace, a few calls per turn, and well below the stage's throttle (100 a
+    # second across every key), so one key cannot take the whole stage.
+    requests_per_minute: int = Field(1200, ge=0, le=1_000_000)
+
+
 class Settings(BaseSettings):
     """Every setting, with its environment variable `REARVIEW_<NAME>` (nested: `REARVIEW_RECALL__RRF_K`)."""
 
@@ -398,3 +412,4 @@ class Settings(BaseSettings):
     openai: OpenAISettings = OpenAISettings()
     server: ServerSettings = ServerSettings()
     retention: RetentionSettings = RetentionSettings()
+    throttle: ThrottleSettings = ThrottleSettings()

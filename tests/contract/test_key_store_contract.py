@@ -114,3 +114,20 @@ def test_revoke_keeps_the_first_revocation_and_counts_as_a_key(keys: KeyStore) -
 def test_revoke_of_an_unknown_key_is_none_and_creates_nothing(keys: KeyStore) -> None:
     assert keys.revoke("0123456789abcdef", T0) is None
     assert not keys.has_any()
+
+
+def test_a_keys_own_request_limit_round_trips_and_can_be_set_and_cleared(keys: KeyStore) -> None:
+    keys.put(make_key(requests_per_minute=30))
+    assert (stored := keys.get("0123456789abcdef")) is not None and stored.requests_per_minute == 30
+    raised = keys.set_requests_per_minute("0123456789abcdef", 0)
+    assert raised is not None and raised.requests_per_minute == 0, "0: unlimited, stated"
+    cleared = keys.set_requests_per_minute("0123456789abcdef", None)
+    assert cleared is not None and cleared.requests_per_minute is None, "None: back to the default"
+    stored = keys.get("0123456789abcdef")
+    assert stored is not None and stored.requests_per_minute is None
+    assert stored == make_key(), "nothing else changed"
+
+
+def test_setting_the_limit_of_an_unknown_key_is_none_and_creates_nothing(keys: KeyStore) -> None:
+    assert keys.set_requests_per_minute("0123456789abcdef", 10) is None
+    assert not keys.has_any()

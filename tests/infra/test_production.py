@@ -55,8 +55,13 @@ def _of_type(synth: Synthesised, kind: str) -> dict[str, dict[str, Any]]:
 
 @pytest.mark.parametrize(
     "context",
-    [{}, {"rearview:kmsKey": "true", "rearview:alarmEmail": "ops@example.com"}, {"rearview:search": "domain"}],
-    ids=["default", "kms", "domain"],
+    [
+        {},
+        {"rearview:kmsKey": "true", "rearview:alarmEmail": "ops@example.com"},
+        {"rearview:search": "domain"},
+        {"rearview:waf": "true"},
+    ],
+    ids=["default", "kms", "domain", "waf"],
 )
 def test_cdk_nag_finds_nothing_that_is_not_accepted_with_a_reason(base: RearviewProps, context: dict[str, str]) -> None:
     app = cdk.App(context=context)
@@ -317,6 +322,11 @@ def test_data_alarms_dynamodb_queue_ages_search_and_bedrock(synth: Synthesised) 
     fallbacks = _alarm(synth, "SearchFallbacks")
     services = {m["MetricStat"]["Metric"]["Dimensions"][0]["Value"] for m in fallbacks["Metrics"] if "MetricStat" in m}
     assert services == {f"rearview-{n}" for n in ("write_worker", "recall", "consolidate", "mcp")}
+    throttled = _alarm(synth, "ThrottledRequests")
+    services = {m["MetricStat"]["Metric"]["Dimensions"][0]["Value"] for m in throttled["Metrics"] if "MetricStat" in m}
+    assert services == {f"rearview-{n}" for n in ("write", "recall", "forget", "consolidate", "mcp")}
+    assert {m["MetricStat"]["Metric"]["MetricName"] for m in throttled["Metrics"] if "MetricStat" in m} == {"Throttled"}
+    assert (throttled["Threshold"], throttled["EvaluationPeriods"], throttled["DatapointsToAlarm"]) == (300, 3, 3)
     search = _alarm(synth, "SearchErrors")
     assert {m["MetricStat"]["Metric"]["Namespace"] for m in search["Metrics"] if "MetricStat" in m} == {"AWS/AOSS"}
     bedrock = _alarm(synth, "BedrockAmazonTitanEmbedTextV20Throttles")

@@ -18,7 +18,7 @@ import aws_cdk as cdk  # noqa: E402
 from aws_cdk.assertions import Match  # noqa: E402
 
 from rearview.api.routes import API_ROUTES, MCP_ROUTE, ROUTE_TABLE, Route  # noqa: E402
-from rearview_infra.functions import FUNCTION_NAMES, HANDLER, bedrock_model_arns  # noqa: E402
+from rearview_infra.functions import FUNCTION_NAMES, HANDLER, REQUEST_SERVERS, bedrock_model_arns  # noqa: E402
 from rearview_infra.layer import LayerNotBuilt  # noqa: E402
 from rearview_infra.queues import VISIBILITY_TIMEOUT_FACTOR  # noqa: E402
 from rearview_infra.schedule import check_expression  # noqa: E402
@@ -350,7 +350,7 @@ def test_table_writes_only_where_needed_and_index_sync_only_reads(synth: Synthes
 
 def test_table_statements_reach_only_their_partition_keys(synth: Synthesised) -> None:
     """LeadingKeys: the data functions reach namespaces, the unconsolidated shards and the embedder record; only
-    the key functions reach API keys."""
+    the key functions reach API keys; only the functions that serve requests reach the keys' request counters."""
     for name in FUNCTION_NAMES:
         for st in synth.statements(name):
             actions = as_list(st["Action"])
@@ -361,9 +361,26 @@ def test_table_statements_reach_only_their_partition_keys(synth: Synthesised) ->
             if name == "authorizer":
                 assert leading == ["APIKEY#*"]
             elif name == "write":
-                assert leading == [*data, "APIKEY#*"]
+                assert leading == [*data, "APIKEY#*", "QUOTA#*"]
+            elif name in REQUEST_SERVERS:
+                assert leading == [*data, "QUOTA#*"], name
             else:
                 assert leading == data, name
+
+
+def test_every_function_that_serves_requests_may_count_them() -> None:
+    """Per-key throttling counts in every function behind an authenticated route or /mcp: each holds UpdateItem
+    on the counters' partitions (a function missing here would answer 500 to every request on AWS)."""
+    from rearview.adapters.dynamodb.quota import QUOTA_PK_PREFIX
+    from rearview_infra.functions import TABLE_ACTIONS, leading_keys
+
+    served = {route.function for route in ROUTE_TABLE if route.permission is not None or route is MCP_ROUTE}
+    assert set(REQUEST_SERVERS) == served == {"write", "recall", "forget", "consolidate", "mcp"}
+    for name in served:
+        assert "dynamodb:UpdateItem" in TABLE_ACTIONS[name]
+        assert any(fnmatch.fnmatchcase(QUOTA_PK_PREFIX + "0123456789abcdef", k) for k in leading_keys(name)), name
+    for name in set(TABLE_ACTIONS) - served:
+        assert not any(k.startswith("QUOTA") for k in leading_keys(name)), name
 
 
 def test_the_data_functions_reach_every_partition_the_store_uses() -> None:

@@ -133,6 +133,9 @@ REQUESTS: dict[tuple[str, str], RequestBuilder] = {
     ("POST", "/v1/keys"): lambda w, ns: Request("POST", "/v1/keys", {"namespace": ns, "permissions": ["admin"]}),
     ("GET", "/v1/keys"): lambda w, ns: Request("GET", "/v1/keys"),
     ("DELETE", "/v1/keys/<key_id>"): lambda w, ns: Request("DELETE", f"/v1/keys/{split_key(w.key(ns, ['read']))[0]}"),
+    ("PATCH", "/v1/keys/<key_id>"): lambda w, ns: Request(
+        "PATCH", f"/v1/keys/{split_key(w.key(ns, ['read']))[0]}", {"requests_per_minute": 10}
+    ),
     ("GET", "/v1/namespaces/<ns>/memories"): lambda w, ns: Request(
         "GET", ns_path(ns, "/memories"), query={"limit": "5"}
     ),
@@ -361,7 +364,7 @@ def test_route_matrix(route: tuple[str, str], permission: Permission, door: Door
     elif route == ("POST", "/v1/keys"):
         for key, target in ((right, "acme2"), (parent_scoped, "acme")):
             _assert_error(door.send(build_request(world, target), key), 403, door)
-    elif route == ("DELETE", "/v1/keys/<key_id>"):
+    elif route in (("DELETE", "/v1/keys/<key_id>"), ("PATCH", "/v1/keys/<key_id>")):
         # A key outside the caller's scope reads like an unknown one (404): no hint that it exists.
         outside = door.send(build_request(world, "acme2"), right)
         assert outside.status == 404 and outside.body["error"] == "not_found"

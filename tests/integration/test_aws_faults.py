@@ -104,6 +104,9 @@ def test_every_accepted_write_is_stored_and_indexed_once_or_dead_lettered_with_i
     # by projecting every item of the index, which would make this test four times slower. Hindsight's triggers
     # have their own tests (test_aws_hindsight); here they stay wired (the consolidation queue) but count nothing.
     stack.env["REARVIEW_HINDSIGHT__COUNT_TRIGGER"] = "0"
+    # One key sends every write, as fast as moto takes them: a load test, not a tenant, so its key is not throttled
+    # (REARVIEW_LONG_TESTS sends 10,000 in a few minutes; per-key throttling has its own tests, test_throttling).
+    stack.env["REARVIEW_THROTTLE__REQUESTS_PER_MINUTE"] = "0"
     write = stack.load_function("write").handler
     worker_settings = stack.settings("write_worker")
     flaky: list[FlakyStore] = []

@@ -37,14 +37,17 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("REARVIEW_API_TOKEN", raising=False)
+    monkeypatch.delenv("REARVIEW_AWS__ORIGIN_SECRET_ARN", raising=False)
     with mock_aws():
         from rearview.adapters.dynamodb import create_table
 
         client = boto3.client("dynamodb", region_name="eu-west-1")
         create_table(client, TABLE)
         handler_module.access_service.cache_clear()
+        handler_module.origin_secret.cache_clear()
         yield client
         handler_module.access_service.cache_clear()
+        handler_module.origin_secret.cache_clear()
 
 
 @pytest.fixture
@@ -103,3 +106,42 @@ def test_the_bootstrap_token_is_authorized_over_every_namespace(aws: Any, clock:
     assert decision["isAuthorized"] is True
     assert decision["context"]["scope"] == "*"
     assert set(decision["context"]["permissions"].split(",")) == {"read", "write", "forget", "consolidate", "admin"}
+
+
+def test_a_keys_own_request_limit_rides_the_context(access: AccessService) -> None:
+    key, plaintext = access.create_key("acme", ["read"], requests_per_minute=90)
+    decision = handler_module.authorize(event_with(plaintext), access)
+    assert decision["context"]["requests_per_minute"] == "90"
+    assert Principal.from_authorizer_context(decision["context"]).requests_per_minute == 90
+
+
+def test_behind_the_edge_a_request_without_the_origin_secret_is_refused(access: AccessService) -> None:
+    _, plaintext = access.create_key("acme", ["read"])
+    secret = "s3cretFromSecretsManager0123456789abcdefghijklmn"
+    event = event_with(plaintext)
+    assert handler_module.authorize(event, access, secret) == {"isAuthorized": False}, "straight to the API's URL"
+    event["headers"]["x-rearview-origin"] = secret[:-1] + "X"
+    assert handler_module.authorize(event, access, secret) == {"isAuthorized": False}, "a guessed secret"
+    event["headers"]["X-Rearview-Origin"] = secret
+    del event["headers"]["x-rearview-origin"]
+    assert handler_module.authorize(event, access, secret)["isAuthorized"] is True, "through CloudFront"
+    assert handler_module.authorize(event_with("not-a-key") | {"headers": event["headers"]}, access, secret) == {
+        "isAuthorized": False
+    }, "the secret is no credential: a key is still needed"
+
+
+def test_the_handler_reads_the_origin_secret_from_secrets_manager(
+    access: AccessService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secrets = boto3.client("secretsmanager", region_name="eu-west-1")
+    arn = secrets.create_secret(Name="rearview-origin", SecretString="from-secrets-manager-0123456789")["ARN"]
+    monkeypatch.setenv("REARVIEW_AWS__ORIGIN_SECRET_ARN", arn)
+    handler_module.origin_secret.cache_clear()
+    try:
+        _, plaintext = access.create_key("acme", ["read"])
+        event = event_with(plaintext)
+        assert handler_module.handler(event, local_context("req-3")) == {"isAuthorized": False}
+        event["headers"]["x-rearview-origin"] = "from-secrets-manager-0123456789"
+        assert handler_module.handler(event, local_context("req-4"))["isAuthorized"] is True
+    finally:
+        handler_module.origin_secret.cache_clear()

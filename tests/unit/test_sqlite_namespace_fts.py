@@ -139,7 +139,7 @@ def test_migration_9_keeps_an_existing_database_searchable(tmp_path: Path) -> No
         _write(SqliteMemoryStore(db, own_fts_episodes=0), "acme", _episodes("acme", 200))
 
     with _db(path) as db:
-        assert db.schema_version == 9
+        assert db.schema_version == len(MIGRATIONS)
         store, index = SqliteMemoryStore(db, own_fts_episodes=1000), SqliteSearchIndex(db)
         assert _found(index, "acme", "violin") == _holding("violin", _episodes("acme", 200))
         store.apply("acme", ChangeSet(deletes=["acme-0"]))

@@ -171,6 +171,14 @@ export function createRearview(options: RearviewOptions = {}) {
     listKeys: async () => unwrap(await raw.GET("/v1/keys")),
     revokeKey: async (keyId: string) =>
       unwrap(await raw.DELETE("/v1/keys/{key_id}", { params: { path: { key_id: keyId } } })),
+    // null: the deployment's default; 0: unlimited
+    setKeyLimit: async (keyId: string, requestsPerMinute: number | null) =>
+      unwrap(
+        await raw.PATCH("/v1/keys/{key_id}", {
+          params: { path: { key_id: keyId } },
+          body: { requests_per_minute: requestsPerMinute },
+        }),
+      ),
   };
 }
 

@@ -309,7 +309,8 @@ export interface paths {
         delete: operations["revoke_key_v1_keys__key_id__delete"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Set an API key's request limit per minute (null: the default; 0: unlimited); at most the caller's own */
+        patch: operations["set_key_limit_v1_keys__key_id__patch"];
         trace?: never;
     };
     "/v1/health": {
@@ -1258,6 +1259,11 @@ export interface components {
              * @description A note for people: who or what uses the key
              */
             description?: string | null;
+            /**
+             * Requests Per Minute
+             * @description The key's own request limit per minute (0: unlimited); default: the deployment's (`REARVIEW_THROTTLE__REQUESTS_PER_MINUTE`). At most the caller's own limit
+             */
+            requests_per_minute?: number | null;
         };
         /** KeyCreated */
         KeyCreated: {
@@ -1281,6 +1287,11 @@ export interface components {
             revoked_at?: string | null;
             /** Description */
             description?: string | null;
+            /**
+             * Requests Per Minute
+             * @description The key's own request limit per minute (0: unlimited); null: the deployment's default
+             */
+            requests_per_minute?: number | null;
             /**
              * Status
              * @enum {string}
@@ -1318,10 +1329,26 @@ export interface components {
             /** Description */
             description?: string | null;
             /**
+             * Requests Per Minute
+             * @description The key's own request limit per minute (0: unlimited); null: the deployment's default
+             */
+            requests_per_minute?: number | null;
+            /**
              * Status
              * @enum {string}
              */
             status: "active" | "revoked" | "expired";
+        };
+        /**
+         * KeyLimit
+         * @description A key's new request limit.
+         */
+        KeyLimit: {
+            /**
+             * Requests Per Minute
+             * @description Requests per minute (0: unlimited); null: back to the deployment's default. At most the caller's own limit
+             */
+            requests_per_minute: number | null;
         };
         /** KeyList */
         KeyList: {
@@ -2088,6 +2115,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Internal error (details are logged, never returned) */
             500: {
                 headers: {
@@ -2185,6 +2221,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Internal error (details are logged, never returned) */
             500: {
                 headers: {
@@ -2275,6 +2320,15 @@ export interface operations {
             };
             /** @description A field breaks a rule; `field` names it and the message gives the limit */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2389,6 +2443,15 @@ export interface operations {
             };
             /** @description A field breaks a rule; `field` names it and the message gives the limit */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2513,6 +2576,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Internal error (details are logged, never returned) */
             500: {
                 headers: {
@@ -2605,6 +2677,15 @@ export interface operations {
             };
             /** @description A field breaks a rule; `field` names it and the message gives the limit */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2709,6 +2790,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Internal error (details are logged, never returned) */
             500: {
                 headers: {
@@ -2802,6 +2892,15 @@ export interface operations {
             };
             /** @description A field breaks a rule; `field` names it and the message gives the limit */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2913,6 +3012,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Internal error (details are logged, never returned) */
             500: {
                 headers: {
@@ -3003,6 +3111,15 @@ export interface operations {
             };
             /** @description A field breaks a rule; `field` names it and the message gives the limit */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3108,6 +3225,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Internal error (details are logged, never returned) */
             500: {
                 headers: {
@@ -3196,6 +3322,15 @@ export interface operations {
             };
             /** @description A field breaks a rule; `field` names it and the message gives the limit */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3294,6 +3429,15 @@ export interface operations {
             };
             /** @description A field breaks a rule; `field` names it and the message gives the limit */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3400,6 +3544,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Internal error (details are logged, never returned) */
             500: {
                 headers: {
@@ -3492,6 +3645,15 @@ export interface operations {
             };
             /** @description A field breaks a rule; `field` names it and the message gives the limit */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3598,6 +3760,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Internal error (details are logged, never returned) */
             500: {
                 headers: {
@@ -3686,6 +3857,15 @@ export interface operations {
             };
             /** @description A field breaks a rule; `field` names it and the message gives the limit */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3792,6 +3972,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Internal error (details are logged, never returned) */
             500: {
                 headers: {
@@ -3884,6 +4073,15 @@ export interface operations {
             };
             /** @description A field breaks a rule; `field` names it and the message gives the limit */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3988,6 +4186,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Internal error (details are logged, never returned) */
             500: {
                 headers: {
@@ -4076,6 +4283,15 @@ export interface operations {
             };
             /** @description A field breaks a rule; `field` names it and the message gives the limit */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4182,6 +4398,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Internal error (details are logged, never returned) */
             500: {
                 headers: {
@@ -4270,6 +4495,15 @@ export interface operations {
             };
             /** @description A field breaks a rule; `field` names it and the message gives the limit */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4372,6 +4606,123 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    set_key_limit_v1_keys__key_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The key's id (`^[0-9a-f]{16}$`), as listed */
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyLimit"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyInfo"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Internal error (details are logged, never returned) */
             500: {
                 headers: {
@@ -4457,6 +4808,15 @@ export interface operations {
             };
             /** @description A field breaks a rule; `field` names it and the message gives the limit */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4559,6 +4919,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Internal error (details are logged, never returned) */
             500: {
                 headers: {
@@ -4644,6 +5013,15 @@ export interface operations {
             };
             /** @description A field breaks a rule; `field` names it and the message gives the limit */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4740,6 +5118,15 @@ export interface operations {
             };
             /** @description A field breaks a rule; `field` names it and the message gives the limit */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

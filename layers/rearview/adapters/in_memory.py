@@ -602,6 +602,13 @@ class InMemoryKeyStore:
                 key = self.data.keys[key_id] = key.model_copy(update={"revoked_at": as_utc(at)})
             return key
 
+    def set_requests_per_minute(self, key_id: str, requests_per_minute: int | None) -> ApiKey | None:
+        with self.data.lock:
+            key = self.data.keys.get(key_id)
+            if key is not None:
+                key = self.data.keys[key_id] = key.model_copy(update={"requests_per_minute": requests_per_minute})
+            return key
+
     def has_any(self) -> bool:
         with self.data.lock:
             return bool(self.data.keys)

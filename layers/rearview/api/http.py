@@ -18,6 +18,7 @@ from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from rearview import __version__
+from rearview.api.admission import admitted_principal, authorization_header
 from rearview.api.http_errors import (
     MAX_BODY_BYTES,
     documented_responses,
@@ -78,21 +79,11 @@ def decode_response_body(response: Mapping[str, Any]) -> bytes:
     return str(body).encode("utf-8")
 
 
-def request_principal(event: Mapping[str, Any], gate: AccessGate) -> Principal:
-    """Who sent the event: the Lambda authorizer's context when API Gateway ran one (on AWS), else the
-    Authorization header checked against the key store (or the open mode of the local server)."""
-    authorizer = (event.get("requestContext") or {}).get("authorizer") or {}
-    context = authorizer.get("lambda") if isinstance(authorizer, Mapping) else None
-    if isinstance(context, Mapping) and context:
-        return Principal.from_authorizer_context(context)
-    return gate.principal(_authorization_header(event))
-
-
-def _authorization_header(event: Mapping[str, Any]) -> str | None:
-    for name, value in (event.get("headers") or {}).items():
-        if name.lower() == "authorization":
-            return str(value)
-    return None
+def _refused_admission(exc: RearviewError, event: Mapping[str, Any]) -> dict[str, Any]:
+    """A 401 with its challenge, or the error's own response with its headers (429 with Retry-After)."""
+    if isinstance(exc, Unauthorized):
+        return unauthorized_response(exc, bool(authorization_header(event)))
+    return gateway_error(exc.status, exc.to_dict(), exc.headers())
 
 
 class RearviewResolver(APIGatewayHttpResolver):
@@ -106,8 +97,9 @@ class RearviewResolver(APIGatewayHttpResolver):
         self.gate = gate
 
     def check_access(self, event: Mapping[str, Any]) -> dict[str, Any] | None:
-        """The 401/403 response for this event, or None when it may proceed (the principal then sits in
-        `self.context["principal"]` until the end of `resolve`)."""
+        """The 401/429/403 response for this event, or None when it may proceed (the principal then sits in
+        `self.context["principal"]` until the end of `resolve`). A request is counted against its key's limit
+        once authenticated, before its namespace and permission are checked: refused requests count too."""
         http = (event.get("requestContext") or {}).get("http") or {}
         method = str(http.get("method") or "GET")
         path = str(event.get("rawPath") or http.get("path") or "/")
@@ -118,9 +110,9 @@ class RearviewResolver(APIGatewayHttpResolver):
         if permission is None:
             return None  # a public route
         try:
-            principal = request_principal(event, self.gate)
-        except Unauthorized as exc:
-            return unauthorized_response(exc, bool(_authorization_header(event)))
+            principal = admitted_principal(event, self.gate)
+        except RearviewError as exc:  # Unauthorized (401), Throttled (429)
+            return _refused_admission(exc, event)
         try:
             if raw_namespace is None:
                 self.gate.access.require(principal, permission)

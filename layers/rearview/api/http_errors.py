@@ -48,6 +48,7 @@ _ERROR_CODES = (
     (409, "Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace"),
     (413, f"Body larger than {MAX_BODY_BYTES} bytes"),
     (422, "A field breaks a rule; `field` names it and the message gives the limit"),
+    (429, "`throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds"),
     (500, "Internal error (details are logged, never returned)"),
 )
 
@@ -120,7 +121,12 @@ def register_error_handlers(app: APIGatewayHttpResolver) -> None:
 
     @app.exception_handler(RearviewError)
     def domain_error(exc: RearviewError) -> Response[dict[str, str]]:
-        return Response(status_code=exc.status, content_type=content_types.APPLICATION_JSON, body=exc.to_dict())
+        return Response(
+            status_code=exc.status,
+            content_type=content_types.APPLICATION_JSON,
+            body=exc.to_dict(),
+            headers=exc.headers() or None,
+        )
 
     @app.exception_handler(RequestValidationError)
     def invalid_request(exc: RequestValidationError) -> Response[dict[str, str]]:

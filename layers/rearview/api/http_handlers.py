@@ -23,7 +23,7 @@ from rearview.domain.access import KEY_ID_PATTERN, Principal
 from rearview.domain.brief import BriefRequest, BriefResponse, FeedbackRequest, FeedbackResult
 from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.forget import ForgetReceipt, ForgetRequest
-from rearview.domain.http_bodies import Cleared, Health, KeyCreate, KeyCreated, KeyInfo, KeyList
+from rearview.domain.http_bodies import Cleared, Health, KeyCreate, KeyCreated, KeyInfo, KeyLimit, KeyList
 from rearview.domain.memory import Episode, Fact
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.recall import RecallQuery, RecallResponse
@@ -177,7 +177,12 @@ class HttpOperations:
     def create_key(self, request: Annotated[KeyCreate, Body()]) -> Response[KeyCreated]:
         access = self._services.access
         key, plaintext = access.create_key_as(
-            self._app.principal(), request.namespace, request.permissions, request.expires_at, request.description
+            self._app.principal(),
+            request.namespace,
+            request.permissions,
+            request.expires_at,
+            request.description,
+            request.requests_per_minute,
         )
         info = KeyInfo.of(key, self._services.clock.now())
         created = KeyCreated(**info.model_dump(), key=plaintext)
@@ -190,6 +195,11 @@ class HttpOperations:
 
     def revoke_key(self, key_id: KeyIdPath) -> KeyInfo:
         key = self._services.access.revoke_as(self._app.principal(), decoded(key_id))
+        return KeyInfo.of(key, self._services.clock.now())
+
+    def set_key_limit(self, key_id: KeyIdPath, limit: Annotated[KeyLimit, Body()]) -> KeyInfo:
+        access = self._services.access
+        key = access.set_requests_per_minute_as(self._app.principal(), decoded(key_id), limit.requests_per_minute)
         return KeyInfo.of(key, self._services.clock.now())
 
 

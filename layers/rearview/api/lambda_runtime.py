@@ -79,6 +79,16 @@ def count_search_fallback(operation: str, reason: str) -> None:
     metrics.add_metric(name=SEARCH_FALLBACK_METRIC, unit=MetricUnit.Count, value=1)
 
 
+# The metric of every request refused by per-key throttling (service.throttle); the CDK app alarms on it. The key's
+# id goes to the log line, never into a dimension (one metric per key).
+THROTTLED_METRIC = "Throttled"
+
+
+def count_throttled(key_id: str) -> None:
+    """One request refused because its key made its limit this minute: a metric."""
+    metrics.add_metric(name=THROTTLED_METRIC, unit=MetricUnit.Count, value=1)
+
+
 _NAMESPACE_IN_PATH = re.compile(r"^/v1/namespaces/([^/]+)")
 
 
@@ -124,7 +134,9 @@ class FunctionRuntime:
             else:
                 from rearview.bootstrap import build
 
-                self._services = build(self.settings, on_search_fallback=count_search_fallback)
+                self._services = build(
+                    self.settings, on_search_fallback=count_search_fallback, on_throttled=count_throttled
+                )
         return self._services
 
     def resolver(self) -> APIGatewayHttpResolver:

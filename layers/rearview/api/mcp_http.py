@@ -11,13 +11,14 @@ response.
   is kept between requests and any Lambda container can answer any call.
 - Only POST is routed: GET (a server-sent event stream) and DELETE (session end) have no meaning without
   sessions, and answer 405 with `Allow: POST`.
-- Auth happens here, before the SDK sees the request: `Authorization: Bearer <API key>` through the AccessGate
-  (open only in the local server's open mode), or the gateway authorizer's context on AWS. A missing or bad key
-  answers 401 with an RFC 6750 `WWW-Authenticate: Bearer` challenge. On AWS the `/mcp` route is behind the same
-  gateway authorizer as the REST routes (an unauthenticated flood never starts this function), so there the
-  gateway answers 401/403 without the challenge (infra/README.md explains the trade-off and the switch back). The
-  principal travels in the ASGI scope to the tools (rearview.api.mcp.principal_from_scope), which check namespace
-  and permission per call.
+- Auth happens here, before the SDK sees the request (rearview.api.admission, shared with the HTTP resolver):
+  `Authorization: Bearer <API key>` through the AccessGate (open only in the local server's open mode), or the
+  gateway authorizer's context on AWS, then the key's request limit (429 with Retry-After past it, as over HTTP;
+  every JSON-RPC request counts as one). A missing or bad key answers 401 with an RFC 6750
+  `WWW-Authenticate: Bearer` challenge. On AWS the `/mcp` route is behind the same gateway authorizer as the REST
+  routes (an unauthenticated flood never starts this function), so there the gateway answers 401/403 without the
+  challenge (infra/README.md explains the trade-off and the switch back). The principal travels in the ASGI scope
+  to the tools (rearview.api.mcp.principal_from_scope), which check namespace and permission per call.
 - Host check (DNS rebinding, 421): on a loopback bind the SDK only accepts loopback Host and Origin headers,
   which stops a web page from reaching a laptop's memory through a rebound DNS name. Elsewhere it is off: a
   non-loopback local bind always enforces keys, and behind API Gateway the Host is the API's own domain by
@@ -39,6 +40,7 @@ from collections.abc import Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
+from rearview.api.admission import admitted_principal
 from rearview.api.routes import MCP_ROUTE
 from rearview.domain.access import Principal
 from rearview.domain.json_input import parse_json_body
@@ -109,17 +111,6 @@ def unauthorized(exc: Unauthorized, credential_sent: bool) -> dict[str, Any]:
         description = "".join(c for c in exc.message if " " <= c <= "~" and c not in '"\\')
         challenge += f', error="invalid_token", error_description="{description}"'
     return _response(401, exc.to_dict(), {"WWW-Authenticate": challenge})
-
-
-def event_principal(event: Mapping[str, Any], gate: AccessGate) -> Principal:
-    """Who sent the event: a Lambda authorizer's context when the route has one, else the Authorization header
-    (the same rule as rearview.api.http.request_principal, repeated so the MCP function need not import the
-    HTTP route table)."""
-    authorizer = (event.get("requestContext") or {}).get("authorizer") or {}
-    context = authorizer.get("lambda") if isinstance(authorizer, Mapping) else None
-    if isinstance(context, Mapping) and context:
-        return Principal.from_authorizer_context(context)
-    return gate.principal(_header(event, "authorization"))
 
 
 def _event_body(event: Mapping[str, Any]) -> bytes:
@@ -341,11 +332,11 @@ class McpHttpEndpoint:
             message = f"{method or '?'} {MCP_PATH}: method not allowed (allowed: POST; this server is stateless)"
             return _response(405, {"error": "method_not_allowed", "message": message}, {"Allow": "POST"})
         try:
-            return event_principal(event, self.gate)
+            return admitted_principal(event, self.gate)
         except Unauthorized as exc:
             return unauthorized(exc, bool(_header(event, "authorization")))
-        except RearviewError as exc:
-            return _response(exc.status, exc.to_dict())
+        except RearviewError as exc:  # Throttled (429, Retry-After) among them
+            return _response(exc.status, exc.to_dict(), exc.headers())
 
     def _answer(self, scope: dict[str, Any], body: bytes) -> dict[str, Any]:
         """The SDK's answer to one admitted request, from the endpoint's event loop (503 once it is shutting
@@ -410,7 +401,6 @@ __all__ = [
     "MCP_PATH",
     "McpHttpEndpoint",
     "asgi_scope",
-    "event_principal",
     "loopback_transport_security",
     "mcp_lambda_handler",
     "no_host_check",

@@ -172,6 +172,9 @@ API_ROUTES: tuple[Route, ...] = (
           "The keys within the caller's scope (never secrets or their hashes)", "keys"),
     Route("DELETE", "/v1/keys/{key_id}", "revoke_key", Permission.ADMIN, "write",
           "Revoke an API key, at once and for good", "keys"),
+    Route("PATCH", "/v1/keys/{key_id}", "set_key_limit", Permission.ADMIN, "write",
+          "Set an API key's request limit per minute (null: the default; 0: unlimited); at most the caller's own",
+          "keys"),
     # --- the API's own documents
     Route("GET", OPENAPI_PATH, "openapi_document", None, "recall", documented=False),
     Route("GET", DOCS_PATH, SWAGGER_UI_OPERATION, None, "recall", documented=False),
@@ -186,6 +189,11 @@ API_ROUTES: tuple[Route, ...] = (
 # event stream) is not offered. Behind the gateway authorizer like the REST routes; the function checks the key's
 # scope and permissions per tool call.
 MCP_ROUTE = Route("POST", "/mcp", "mcp", None, "mcp", "MCP (Streamable HTTP)", "mcp")
+
+# The header CloudFront adds to every request it sends to the API when the WAF is in front and the API takes requests
+# through it only (infra: rearview:waf with rearview:wafOriginOnly): a secret the gateway authorizer checks, so a
+# request to the API's own URL, which skips the WAF, is refused.
+EDGE_ORIGIN_HEADER = "x-rearview-origin"
 
 # Every route deployed behind API Gateway.
 ROUTE_TABLE: tuple[Route, ...] = (*API_ROUTES, MCP_ROUTE)

@@ -1,4 +1,4 @@
-"""`rearview keys create|list|revoke`: API keys, in the data directory (REARVIEW_DATA_DIR), or on a remote server
+"""`rearview keys create|list|limit|revoke`: API keys, in the data directory (REARVIEW_DATA_DIR), or on a remote server
 through its admin routes when `--url` is given.
 
 A new key is printed once; only a hash of its secret is stored, so it can never be shown again.
@@ -22,11 +22,12 @@ from rearview.cli.remote import remote_target
 from rearview.clock import SystemClock
 from rearview.domain.access import ApiKey
 from rearview.domain.permissions import parse_permissions
+from rearview.domain.quota import MAX_REQUESTS_PER_MINUTE
 from rearview.service.access import AccessService
 
 keys_app = typer.Typer(
     name="keys",
-    help="API keys: create (printed once), list, revoke. Local data directory, or --url for a remote server.",
+    help="API keys: create (printed once), list, limit, revoke. Local data directory, or --url for a remote server.",
     no_args_is_help=True,
 )
 
@@ -66,8 +67,22 @@ def _listed(key: ApiKey, now: datetime) -> dict[str, Any]:
         "expires_at": key.expires_at.isoformat() if key.expires_at else None,
         "revoked_at": key.revoked_at.isoformat() if key.revoked_at else None,
         "description": key.description,
+        "requests_per_minute": key.requests_per_minute,
         "status": status,
     }
+
+
+_RequestsPerMinuteOption = Annotated[
+    int | None,
+    typer.Option(
+        "--requests-per-minute",
+        min=0,
+        max=MAX_REQUESTS_PER_MINUTE,
+        help="The key's own request limit per minute (0: unlimited); default: the deployment's "
+        "(REARVIEW_THROTTLE__REQUESTS_PER_MINUTE)",
+        show_default=False,
+    ),
+]
 
 
 @keys_app.command("create")
@@ -83,6 +98,7 @@ def create(
         str | None, typer.Option("--expires-in", help="Expire after this long: 30d, 12h, 2w ... (default never)")
     ] = None,
     description: Annotated[str | None, typer.Option("--description", help="Who or what uses the key")] = None,
+    requests_per_minute: _RequestsPerMinuteOption = None,
     data_dir: DataDirOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -96,13 +112,13 @@ def create(
     if remote is not None:
         expires_at = datetime.now(UTC) + delta if delta else None
         with user_errors():
-            created = remote.client().create_key(namespace, granted, expires_at, description)
+            created = remote.client().create_key(namespace, granted, expires_at, description, requests_per_minute)
         plaintext = str(created.pop("key"))
         listed = created
     else:
         with _local_access(data_dir) as access:
             expires_at = access.clock.now() + delta if delta else None
-            key, plaintext = access.create_key(namespace, granted, expires_at, description)
+            key, plaintext = access.create_key(namespace, granted, expires_at, description, requests_per_minute)
             listed = _listed(key, access.clock.now())
     if as_json:
         typer.echo(json.dumps({**listed, "key": plaintext}, indent=2))
@@ -148,6 +164,44 @@ def list_keys(ctx: typer.Context, data_dir: DataDirOption = None, as_json: JsonO
             row.get("description") or "-",
         )
     stdout_console().print(table)
+
+
+@keys_app.command("limit")
+def limit(
+    ctx: typer.Context,
+    key_id: Annotated[str, typer.Argument(help="The key's id, as listed")],
+    requests_per_minute: Annotated[
+        str, typer.Argument(help="Requests per minute (0: unlimited), or `default` for the deployment's default")
+    ],
+    data_dir: DataDirOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Set a key's request limit per minute. On AWS the gateway's cached answer keeps the old limit for up to its
+    TTL (300 s)."""
+    wanted = _parse_limit(requests_per_minute)
+    remote = remote_target(ctx)
+    if remote is not None:
+        with user_errors():
+            row = remote.client().set_key_limit(key_id, wanted)
+    else:
+        with _local_access(data_dir) as access, user_errors():
+            key = access.set_requests_per_minute(key_id, wanted)
+            row = _listed(key, access.clock.now())
+    if as_json:
+        typer.echo(json.dumps(row, indent=2))
+        return
+    shown = row.get("requests_per_minute")
+    said = "the default" if shown is None else ("unlimited" if shown == 0 else f"{shown} per minute")
+    stdout_console().print(f"key {row['key_id']}: requests limited to {said}", markup=False)
+
+
+def _parse_limit(text: str) -> int | None:
+    """`default` -> None; a whole number 0..MAX -> itself; `fail`s on anything else."""
+    if text.strip().lower() == "default":
+        return None
+    if not text.strip().isdigit() or int(text) > MAX_REQUESTS_PER_MINUTE:
+        fail(f"requests_per_minute: expected 0 (unlimited) to {MAX_REQUESTS_PER_MINUTE}, or default (got {text!r})")
+    return int(text)
 
 
 @keys_app.command("revoke")

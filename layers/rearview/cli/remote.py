@@ -252,8 +252,11 @@ class RemoteClient:
         permissions: list[str],
         expires_at: datetime | None = None,
         description: str | None = None,
+        requests_per_minute: int | None = None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {"namespace": namespace, "permissions": permissions}
+        if requests_per_minute is not None:
+            body["requests_per_minute"] = requests_per_minute
         if expires_at is not None:
             body["expires_at"] = expires_at.isoformat()
         if description is not None:
@@ -265,6 +268,9 @@ class RemoteClient:
 
     def revoke_key(self, key_id: str) -> dict[str, Any]:
         return dict(self.call("revoke_key", key_id=key_id))
+
+    def set_key_limit(self, key_id: str, requests_per_minute: int | None) -> dict[str, Any]:
+        return dict(self.call("set_key_limit", {"requests_per_minute": requests_per_minute}, key_id=key_id))
 
 
 def _error_from(status: int, raw: bytes) -> RearviewError:

@@ -11,7 +11,7 @@ with RearviewClient("http://127.0.0.1:8765", token="rv_...") as rv:
 
 Errors are the domain's exceptions (`rearview.errors.NotFound`, `InvalidInput` with the offending `field`,
 `PreconditionFailed` for a stale `if_version` ...), or `ApiError` for the rest; 429 and 503 are retried with
-exponential backoff (`Retry`).
+exponential backoff (`Retry`), and a key's spent request limit ends as `Throttled` with its `retry_after`.
 """
 
 from rearview.client.aio import AsyncRearviewClient

@@ -196,14 +196,19 @@ class AsyncRearviewClient:
         permissions: Sequence[str],
         expires_at: datetime | None = None,
         description: str | None = None,
+        requests_per_minute: int | None = None,
     ) -> KeyCreated:
-        return await self.run(calls.create_key(namespace, permissions, expires_at, description))
+        return await self.run(calls.create_key(namespace, permissions, expires_at, description, requests_per_minute))
 
     async def list_keys(self) -> KeyList:
         return await self.run(calls.list_keys())
 
     async def revoke_key(self, key_id: str) -> KeyInfo:
         return await self.run(calls.revoke_key(key_id))
+
+    async def set_key_limit(self, key_id: str, requests_per_minute: int | None) -> KeyInfo:
+        """Set a key's request limit per minute (None: the deployment's default; 0: unlimited)."""
+        return await self.run(calls.set_key_limit(key_id, requests_per_minute))
 
     def _headers(self) -> dict[str, str]:
         headers = {"User-Agent": "rearview-python-client"}

@@ -18,7 +18,7 @@ from rearview.domain.edit import MemoryEdit
 from rearview.domain.erase import EraseReceipt, NamespaceList
 from rearview.domain.forget import ForgetReceipt, ForgetRequest
 from rearview.domain.history import MemoryHistory, StoredMemory
-from rearview.domain.http_bodies import Cleared, Health, KeyCreate, KeyCreated, KeyInfo, KeyList
+from rearview.domain.http_bodies import Cleared, Health, KeyCreate, KeyCreated, KeyInfo, KeyLimit, KeyList
 from rearview.domain.listing import ListQuery, MemoryPage
 from rearview.domain.memory import Memory
 from rearview.domain.recall import RecallQuery, RecallResponse
@@ -121,10 +121,20 @@ def clear_working(namespace: str, session_id: str) -> Call[Cleared]:
 
 
 def create_key(
-    namespace: str, permissions: Sequence[str], expires_at: datetime | None = None, description: str | None = None
+    namespace: str,
+    permissions: Sequence[str],
+    expires_at: datetime | None = None,
+    description: str | None = None,
+    requests_per_minute: int | None = None,
 ) -> Call[KeyCreated]:
     request = KeyCreate.model_validate(
-        {"namespace": namespace, "permissions": list(permissions), "expires_at": expires_at, "description": description}
+        {
+            "namespace": namespace,
+            "permissions": list(permissions),
+            "expires_at": expires_at,
+            "description": description,
+            "requests_per_minute": requests_per_minute,
+        }
     )
     return _call("create_key", KeyCreated.model_validate, _dump(request))
 
@@ -135,6 +145,11 @@ def list_keys() -> Call[KeyList]:
 
 def revoke_key(key_id: str) -> Call[KeyInfo]:
     return _call("revoke_key", KeyInfo.model_validate, key_id=key_id)
+
+
+def set_key_limit(key_id: str, requests_per_minute: int | None) -> Call[KeyInfo]:
+    body = KeyLimit(requests_per_minute=requests_per_minute).model_dump(mode="json")
+    return _call("set_key_limit", KeyInfo.model_validate, body, key_id=key_id)
 
 
 def list_memories(namespace: str, query: ListQuery | None = None) -> Call[MemoryPage]:

@@ -191,14 +191,19 @@ class RearviewClient:
         permissions: Sequence[str],
         expires_at: datetime | None = None,
         description: str | None = None,
+        requests_per_minute: int | None = None,
     ) -> KeyCreated:
-        return self.run(calls.create_key(namespace, permissions, expires_at, description))
+        return self.run(calls.create_key(namespace, permissions, expires_at, description, requests_per_minute))
 
     def list_keys(self) -> KeyList:
         return self.run(calls.list_keys())
 
     def revoke_key(self, key_id: str) -> KeyInfo:
         return self.run(calls.revoke_key(key_id))
+
+    def set_key_limit(self, key_id: str, requests_per_minute: int | None) -> KeyInfo:
+        """Set a key's request limit per minute (None: the deployment's default; 0: unlimited)."""
+        return self.run(calls.set_key_limit(key_id, requests_per_minute))
 
     def _headers(self) -> dict[str, str]:
         headers = {"User-Agent": "rearview-python-client"}

@@ -18,6 +18,7 @@ from rearview.errors import (
     PreconditionFailed,
     RearviewError,
     RunInProgress,
+    Throttled,
     Unauthorized,
 )
 
@@ -87,6 +88,9 @@ def error_of(response: httpx.Response) -> RearviewError:
     code = str(body.get("error") or "http_error")
     message = str(body.get("message") or f"server answered HTTP {response.status_code}")
     field = body.get("field") if isinstance(body.get("field"), str) else None
+    if code == Throttled.code:
+        after = response.headers.get("retry-after", "")
+        return Throttled(message, retry_after=int(after) if after.isdigit() else 1)
     error_class = _ERRORS_BY_CODE.get(code) or _ERRORS.get(response.status_code)
     if error_class is None:
         return ApiError(response.status_code, code, message, field)

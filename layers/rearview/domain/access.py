@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rearview.domain.namespaces import namespace_within, validate_namespace
 from rearview.domain.permissions import ALL_PERMISSIONS, Permission, canonical_permissions, parse_permissions
+from rearview.domain.quota import MAX_REQUESTS_PER_MINUTE, check_requests_per_minute
 from rearview.domain.timestamps import UtcDatetime
 from rearview.errors import InvalidInput, Unauthorized
 
@@ -41,6 +42,8 @@ class ApiKey(BaseModel):
     revoked_at: UtcDatetime | None = None
     secret_hash: str
     description: str | None = Field(None, max_length=200)
+    # The key's own request limit (rearview.domain.quota); None: the deployment's default; 0: unlimited.
+    requests_per_minute: int | None = Field(None, ge=0, le=MAX_REQUESTS_PER_MINUTE)
 
     @field_validator("scope")
     @classmethod
@@ -56,6 +59,19 @@ class ApiKey(BaseModel):
         return self.revoked_at is None and (self.expires_at is None or now < self.expires_at)
 
 
+_LIMIT_CONTEXT_KEY = "requests_per_minute"
+
+
+def _context_limit(value: Any) -> int | None:
+    """The key's own limit as the authorizer passed it (absent: none of its own); Unauthorized if malformed."""
+    if value is None or value == "":
+        return None
+    try:
+        return check_requests_per_minute(int(str(value)))
+    except (ValueError, InvalidInput):
+        raise Unauthorized("authorization: the authorizer context carries an invalid requests_per_minute") from None
+
+
 @dataclass(frozen=True)
 class Principal:
     """Who is calling: the key (or bootstrap token, or open mode) behind a request, its scope and permissions."""
@@ -65,6 +81,8 @@ class Principal:
     permissions: frozenset[Permission]
     # True only in the open loopback development mode, so edges can say that nobody was authenticated.
     open: bool = False
+    # The key's own request limit; None: the deployment's default (see rearview.domain.quota).
+    requests_per_minute: int | None = None
 
     @classmethod
     def open_local(cls) -> Principal:
@@ -78,7 +96,12 @@ class Principal:
 
     @classmethod
     def of_key(cls, key: ApiKey) -> Principal:
-        return cls(key_id=key.key_id, scope=key.scope, permissions=frozenset(key.permissions))
+        return cls(
+            key_id=key.key_id,
+            scope=key.scope,
+            permissions=frozenset(key.permissions),
+            requests_per_minute=key.requests_per_minute,
+        )
 
     @classmethod
     def from_authorizer_context(cls, context: Mapping[str, Any]) -> Principal:
@@ -99,15 +122,20 @@ class Principal:
             granted = frozenset(parse_permissions(permissions))
         except InvalidInput:
             raise Unauthorized("authorization: the authorizer context carries an unknown permission") from None
-        return cls(key_id=key_id, scope=scope, permissions=granted)
+        limit = _context_limit(context.get(_LIMIT_CONTEXT_KEY))
+        return cls(key_id=key_id, scope=scope, permissions=granted, requests_per_minute=limit)
 
     def authorizer_context(self) -> dict[str, str]:
-        """What a Lambda authorizer passes on (values must be strings, numbers or booleans)."""
-        return {
+        """What a Lambda authorizer passes on (values must be strings, numbers or booleans). The key's own request
+        limit goes along when it has one, so the functions throttle without reading the key again."""
+        context = {
             "key_id": self.key_id,
             "scope": self.scope,
             "permissions": ",".join(p.value for p in Permission if p in self.permissions),
         }
+        if self.requests_per_minute is not None:
+            context[_LIMIT_CONTEXT_KEY] = str(self.requests_per_minute)
+        return context
 
     def reaches(self, namespace: str) -> bool:
         """True if `namespace` lies within this principal's scope."""

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rearview.domain.access import ApiKey
 from rearview.domain.permissions import Permission
+from rearview.domain.quota import MAX_REQUESTS_PER_MINUTE
 from rearview.domain.timestamps import RequestDatetime
 
 
@@ -38,6 +39,26 @@ class KeyCreate(BaseModel):
     )
     expires_at: RequestDatetime | None = Field(None, description="When the key stops working (UTC); default never")
     description: str | None = Field(None, max_length=200, description="A note for people: who or what uses the key")
+    requests_per_minute: int | None = Field(
+        None,
+        ge=0,
+        le=MAX_REQUESTS_PER_MINUTE,
+        description="The key's own request limit per minute (0: unlimited); default: the deployment's "
+        "(`REARVIEW_THROTTLE__REQUESTS_PER_MINUTE`). At most the caller's own limit",
+    )
+
+
+class KeyLimit(BaseModel):
+    """A key's new request limit."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    requests_per_minute: int | None = Field(
+        ge=0,
+        le=MAX_REQUESTS_PER_MINUTE,
+        description="Requests per minute (0: unlimited); null: back to the deployment's default. At most the "
+        "caller's own limit",
+    )
 
 
 class KeyInfo(BaseModel):
@@ -50,6 +71,9 @@ class KeyInfo(BaseModel):
     expires_at: datetime | None = None
     revoked_at: datetime | None = None
     description: str | None = None
+    requests_per_minute: int | None = Field(
+        None, description="The key's own request limit per minute (0: unlimited); null: the deployment's default"
+    )
     status: Literal["active", "revoked", "expired"]
 
     @classmethod
@@ -68,6 +92,7 @@ class KeyInfo(BaseModel):
             expires_at=key.expires_at,
             revoked_at=key.revoked_at,
             description=key.description,
+            requests_per_minute=key.requests_per_minute,
             status=status,
         )
 

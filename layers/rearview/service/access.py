@@ -18,12 +18,17 @@ import re
 import secrets
 from collections.abc import Iterable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from rearview.domain.access import ALL_NAMESPACES, KEY_ID_PATTERN, KEY_PREFIX, ApiKey, Principal
 from rearview.domain.namespaces import namespace_within, validate_namespace
 from rearview.domain.permissions import Permission, canonical_permissions
+from rearview.domain.quota import RequestLimit, check_requests_per_minute
 from rearview.errors import ConcurrentUpdate, InvalidInput, NamespaceForbidden, NotFound, Unauthorized
 from rearview.ports import Clock, KeyStore
+
+if TYPE_CHECKING:
+    from rearview.service.throttle import RequestThrottle
 
 _KEY_ID = re.compile(KEY_ID_PATTERN)
 # 32 random bytes: a secret that cannot be guessed, which is what makes a fast hash safe (see _secret_hash).
@@ -59,12 +64,21 @@ def split_key(plaintext: str) -> tuple[str, str]:
 
 
 class AccessService:
-    """Creates, lists and revokes keys; turns an Authorization header into a Principal; checks a request."""
+    """Creates, lists, limits and revokes keys; turns an Authorization header into a Principal; checks a request
+    (namespace and permission) and admits it against its key's request limit (`throttle`; none: unlimited)."""
 
-    def __init__(self, keys: KeyStore, clock: Clock, *, admin_token: str | None = None) -> None:
+    def __init__(
+        self,
+        keys: KeyStore,
+        clock: Clock,
+        *,
+        admin_token: str | None = None,
+        throttle: RequestThrottle | None = None,
+    ) -> None:
         self.keys = keys
         self.clock = clock
         self._admin_token = admin_token or None
+        self.throttle = throttle
 
     @property
     def has_admin_token(self) -> bool:
@@ -82,9 +96,13 @@ class AccessService:
         permissions: Iterable[str | Permission],
         expires_at: datetime | None = None,
         description: str | None = None,
+        requests_per_minute: int | None = None,
     ) -> tuple[ApiKey, str]:
-        """Create a key; return it with its plaintext `rv_<key id>_<secret>`, which is never available again."""
+        """Create a key; return it with its plaintext `rv_<key id>_<secret>`, which is never available again.
+        `requests_per_minute`: the key's own request limit (None: the deployment's default; 0: unlimited)."""
         validate_namespace(scope)
+        if requests_per_minute is not None:
+            check_requests_per_minute(requests_per_minute)
         granted = canonical_permissions(permissions)
         if not granted:
             raise InvalidInput("permissions: at least one permission is required", field="permissions")
@@ -104,6 +122,7 @@ class AccessService:
                 expires_at=expires_at,
                 secret_hash=_secret_hash(key_id, secret),
                 description=description,
+                requests_per_minute=requests_per_minute,
             )
             try:
                 self.keys.put(key)
@@ -119,6 +138,7 @@ class AccessService:
         permissions: Iterable[str | Permission],
         expires_at: datetime | None = None,
         description: str | None = None,
+        requests_per_minute: int | None = None,
     ) -> tuple[ApiKey, str]:
         """Create a key on behalf of `principal`: within its own scope and with at most its own permissions.
 
@@ -145,7 +165,10 @@ class AccessService:
                 f"permissions: this key may not grant permissions it does not hold ({', '.join(extra)})",
                 field="permissions",
             )
-        return self.create_key(scope, granted, expires_at, description)
+        if requests_per_minute is not None:
+            check_requests_per_minute(requests_per_minute)
+        self._require_limit_within(principal, requests_per_minute)
+        return self.create_key(scope, granted, expires_at, description, requests_per_minute)
 
     def list_keys(self, within_scope: str = ALL_NAMESPACES) -> list[ApiKey]:
         """Every key whose scope lies within `within_scope`, oldest first."""
@@ -174,7 +197,48 @@ class AccessService:
             raise NotFound(f"key_id: no key {key_id[:40]!r}", field="key_id")
         return self.revoke(key_id)
 
+    def set_requests_per_minute(self, key_id: str, requests_per_minute: int | None) -> ApiKey:
+        """Set a key's own request limit (None: back to the deployment's default; 0: unlimited). NotFound if
+        unknown. On AWS the gateway authorizer's cached answer carries the old limit until its TTL runs out."""
+        if requests_per_minute is not None:
+            check_requests_per_minute(requests_per_minute)
+        updated = self.keys.set_requests_per_minute(key_id, requests_per_minute) if _KEY_ID.match(key_id) else None
+        if updated is None:
+            raise NotFound(f"key_id: no key {key_id[:40]!r}", field="key_id")
+        return updated
+
+    def set_requests_per_minute_as(self, principal: Principal, key_id: str, requests_per_minute: int | None) -> ApiKey:
+        """Set a key's limit on behalf of `principal` (admin, the key within its scope, else not found; a limit no
+        higher than its own)."""
+        self.require(principal, Permission.ADMIN)
+        key = self.keys.get(key_id) if _KEY_ID.match(key_id) else None
+        if key is None or not principal.reaches(key.scope):
+            raise NotFound(f"key_id: no key {key_id[:40]!r}", field="key_id")
+        self._require_limit_within(principal, requests_per_minute)
+        return self.set_requests_per_minute(key_id, requests_per_minute)
+
+    def _require_limit_within(self, principal: Principal, requests_per_minute: int | None) -> None:
+        """NamespaceForbidden unless the limit asked for is no higher than the principal's own: a tenant's admin key
+        could otherwise lift its own throttle through a key it makes. The operator's credentials (every namespace:
+        the admin token, the command line) may set any."""
+        if self.throttle is None or principal.scope == ALL_NAMESPACES:
+            return
+        own = self.throttle.limit_for(principal)
+        if own is None:
+            return
+        wanted = RequestLimit.effective(requests_per_minute, self.throttle.default_per_minute)
+        if wanted is None or wanted.per_minute > own.per_minute:
+            raise NamespaceForbidden(
+                f"requests_per_minute: this key may not grant more than its own limit ({own.describe()})",
+                field="requests_per_minute",
+            )
+
     # --- requests -----------------------------------------------------------------------------------------
+
+    def admit(self, principal: Principal) -> None:
+        """Count one request of `principal` against its key's limit; Throttled (429) once the limit is reached."""
+        if self.throttle is not None:
+            self.throttle.admit(principal)
 
     def authenticate(self, authorization_header: str | None) -> Principal:
         """The principal behind an `Authorization: Bearer <key>` header; raises Unauthorized otherwise.
@@ -250,3 +314,8 @@ class AccessGate:
         if self.is_open:
             return Principal.open_local()
         return self.access.authenticate(authorization_header)
+
+    def admit(self, principal: Principal) -> Principal:
+        """The principal, once its request is counted against its key's limit (Throttled, 429, past it)."""
+        self.access.admit(principal)
+        return principal

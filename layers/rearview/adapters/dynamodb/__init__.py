@@ -6,6 +6,7 @@ namespace state, API keys and consolidation's ledger, and the decoding of its st
 - `memory_store`: `DynamoDBMemoryStore`.
 - `key_store`: `DynamoDBKeyStore`.
 - `hindsight_ledger`: `DynamoDBHindsightLedger`, consolidation's lease, runs, spend and totals.
+- `quota`: `DynamoDBRequestQuota`, the API keys' request counters (per-key throttling).
 - `stream_records`: DynamoDB Streams records as `IndexChange`s.
 """
 
@@ -13,6 +14,7 @@ from rearview.adapters.dynamodb.hindsight_ledger import DynamoDBHindsightLedger
 from rearview.adapters.dynamodb.items import is_memory_item, iso, memory_from_item, vector_from_item
 from rearview.adapters.dynamodb.key_store import DynamoDBKeyStore
 from rearview.adapters.dynamodb.memory_store import MAX_TRANSACTION_ACTIONS, DynamoDBMemoryStore
+from rearview.adapters.dynamodb.quota import DynamoDBRequestQuota
 from rearview.adapters.dynamodb.stream_records import change_from_record, expired_session, is_ttl_expiry
 from rearview.adapters.dynamodb.table import TTL_ATTRIBUTE, create_table, table_definition
 
@@ -22,6 +24,7 @@ __all__ = [
     "DynamoDBHindsightLedger",
     "DynamoDBKeyStore",
     "DynamoDBMemoryStore",
+    "DynamoDBRequestQuota",
     "change_from_record",
     "create_table",
     "expired_session",

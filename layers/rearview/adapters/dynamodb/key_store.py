@@ -38,6 +38,8 @@ def _item(key: ApiKey) -> dict[str, Any]:
         item["revoked_at"] = {"S": key.revoked_at.isoformat()}
     if key.description is not None:
         item["description"] = {"S": key.description}
+    if key.requests_per_minute is not None:
+        item["requests_per_minute"] = {"N": str(key.requests_per_minute)}
     return item
 
 
@@ -55,6 +57,7 @@ def _key(item: dict[str, Any]) -> ApiKey:
         expires_at=_dt(text("expires_at")),
         revoked_at=_dt(text("revoked_at")),
         description=text("description"),
+        requests_per_minute=int(item["requests_per_minute"]["N"]) if "requests_per_minute" in item else None,
     )
 
 
@@ -111,6 +114,27 @@ class DynamoDBKeyStore:
                 ConditionExpression="attribute_exists(pk)",
                 ExpressionAttributeValues={":at": {"S": at.isoformat()}},
                 ReturnValues="ALL_NEW",
+            )
+        except self.client.exceptions.ConditionalCheckFailedException:
+            return None
+        return _key(response["Attributes"])
+
+    def set_requests_per_minute(self, key_id: str, requests_per_minute: int | None) -> ApiKey | None:
+        limit: dict[str, Any] = (
+            {"UpdateExpression": "REMOVE requests_per_minute"}
+            if requests_per_minute is None
+            else {
+                "UpdateExpression": "SET requests_per_minute = :limit",
+                "ExpressionAttributeValues": {":limit": {"N": str(requests_per_minute)}},
+            }
+        )
+        try:
+            response = self.client.update_item(
+                TableName=self.table_name,
+                Key={"pk": {"S": KEY_PK_PREFIX + key_id}, "sk": {"S": KEY_SK}},
+                ConditionExpression="attribute_exists(pk)",
+                ReturnValues="ALL_NEW",
+                **limit,
             )
         except self.client.exceptions.ConditionalCheckFailedException:
             return None

@@ -7,7 +7,8 @@ Items (`pk`, `sk` strings):
 - episodes: `NS#<namespace>` / `EP#<id>`; facts: `NS#<namespace>` / `FACT#<id>` (attributes: see `items`).
 - namespace state: `NS#<namespace>` / `STATE`: generation, last_write_at, recall_count, recall_hits.
 - the embedder the vectors were made with: `META` / `EMBEDDER` (one table, one embedder).
-- API keys: `APIKEY#<key id>` / `APIKEY` (see `key_store`).
+- API keys: `APIKEY#<key id>` / `APIKEY` (see `key_store`), and their request counters
+  `QUOTA#<key id>` / `WINDOW#<epoch seconds>` with `ttl` (see `quota`).
 - consolidation's ledger (see `hindsight_ledger`), under the namespace's `NS#<namespace>`: the run lease `LEASE`,
   each run `RUN#<started ISO>#<run id>` (with `ttl`), the spend of a UTC day `SPEND#<YYYY-MM-DD>` (with `ttl`),
   and the running totals and feedback counts `HINDSIGHT`. None of them is a memory: the stream decoding, the index

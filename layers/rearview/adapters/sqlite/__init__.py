@@ -16,6 +16,7 @@ One module per job:
 - `key_store`: `SqliteKeyStore`, the API keys in the same file.
 - `hindsight_ledger`: `SqliteHindsightLedger`, consolidation's lease, runs, spend and totals in the same file.
 - `retention_policies`: `SqliteRetentionPolicies`, each namespace's retention policy in the same file.
+- `quota`: `SqliteRequestQuota`, the API keys' request counters (per-key throttling) in the same file.
 
 A store, an index, a key store and a ledger share one `SqliteDatabase`, so the index is written in the store's own
 transaction and never lags it.
@@ -26,6 +27,7 @@ from rearview.adapters.sqlite.connection import DB_FILENAME, SqliteDatabase
 from rearview.adapters.sqlite.hindsight_ledger import SqliteHindsightLedger
 from rearview.adapters.sqlite.key_store import SqliteKeyStore
 from rearview.adapters.sqlite.memory_store import SqliteMemoryStore
+from rearview.adapters.sqlite.quota import SqliteRequestQuota
 from rearview.adapters.sqlite.retention_policies import SqliteRetentionPolicies
 from rearview.adapters.sqlite.rows import namespace_token
 from rearview.adapters.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
@@ -44,6 +46,7 @@ __all__ = [
     "SqliteDatabase",
     "SqliteHindsightLedger",
     "SqliteKeyStore",
+    "SqliteRequestQuota",
     "SqliteMemoryStore",
     "SqliteRetentionPolicies",
     "SqliteSearchIndex",

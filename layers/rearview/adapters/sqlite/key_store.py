@@ -17,11 +17,13 @@ from rearview.domain.permissions import parse_permissions
 from rearview.domain.timestamps import utc_from_epoch
 from rearview.errors import ConcurrentUpdate
 
-_COLUMNS = "key_id, scope, permissions, secret_hash, created_at, expires_at, revoked_at, description"
+_COLUMNS = (
+    "key_id, scope, permissions, secret_hash, created_at, expires_at, revoked_at, description, requests_per_minute"
+)
 
 
 def _key_from_row(row: tuple[Any, ...]) -> ApiKey:
-    key_id, scope, permissions, secret_hash, created_at, expires_at, revoked_at, description = row
+    key_id, scope, permissions, secret_hash, created_at, expires_at, revoked_at, description, limit = row
     return ApiKey(
         key_id=key_id,
         scope=scope,
@@ -31,6 +33,7 @@ def _key_from_row(row: tuple[Any, ...]) -> ApiKey:
         expires_at=None if expires_at is None else utc_from_epoch(expires_at),
         revoked_at=None if revoked_at is None else utc_from_epoch(revoked_at),
         description=description,
+        requests_per_minute=limit,
     )
 
 
@@ -51,7 +54,7 @@ class SqliteKeyStore:
         try:
             with self.db.transaction() as conn:
                 conn.execute(
-                    f"INSERT INTO api_keys ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    f"INSERT INTO api_keys ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         key.key_id,
                         key.scope,
@@ -61,6 +64,7 @@ class SqliteKeyStore:
                         None if key.expires_at is None else key.expires_at.timestamp(),
                         None if key.revoked_at is None else key.revoked_at.timestamp(),
                         key.description,
+                        key.requests_per_minute,
                     ),
                 )
         except sqlite3.IntegrityError:
@@ -81,6 +85,12 @@ class SqliteKeyStore:
             conn.execute(
                 "UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL", (at.timestamp(), key_id)
             )
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM api_keys WHERE key_id = ?", (key_id,)).fetchall()
+        return _key_from_row(rows[0]) if rows else None
+
+    def set_requests_per_minute(self, key_id: str, requests_per_minute: int | None) -> ApiKey | None:
+        with self.db.transaction() as conn:
+            conn.execute("UPDATE api_keys SET requests_per_minute = ? WHERE key_id = ?", (requests_per_minute, key_id))
             rows = conn.execute(f"SELECT {_COLUMNS} FROM api_keys WHERE key_id = ?", (key_id,)).fetchall()
         return _key_from_row(rows[0]) if rows else None
 

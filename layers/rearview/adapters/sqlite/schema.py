@@ -20,6 +20,8 @@
   `hindsight_feedback`: consolidation's ledger (`hindsight_ledger`): the run lease per namespace, the runs, the
   spend per UTC day, and the running totals.
 - `memory_versions`: the archived earlier versions of each memory (see `rearview.domain.history`).
+- `request_quota`: per-key request counters, one row per key and window (`quota`, migration 10), and the keys'
+  own limits (`api_keys.requests_per_minute`).
 
 `MIGRATIONS[i]` takes the schema from version i to i + 1, each in its own transaction (`SqliteDatabase` runs
 them). Append only.
@@ -351,6 +353,18 @@ WHEN (old.search_text IS NOT new.search_text OR old.context_text IS NOT new.cont
 END;
 """
 
+# Per-key throttling: each key's own limit, and a counter per key and UTC minute (dropped an hour after it ends).
+_MIGRATION_10 = """
+ALTER TABLE api_keys ADD COLUMN requests_per_minute INTEGER;
+CREATE TABLE request_quota (
+  key_id TEXT NOT NULL,
+  window_start INTEGER NOT NULL,
+  requests INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (key_id, window_start)
+) WITHOUT ROWID;
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     _MIGRATION_1,
     _MIGRATION_2,
@@ -361,5 +375,6 @@ MIGRATIONS: tuple[str, ...] = (
     _MIGRATION_7,
     _MIGRATION_8,
     _MIGRATION_9,
+    _MIGRATION_10,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
