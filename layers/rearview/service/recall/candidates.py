@@ -72,7 +72,8 @@ def _hybrid_search(ctx: Collaborators, run: RecallState) -> None:
             "vector_count": len(run.searched),
             "context_weight": context,
         }
-        st.candidates = candidate_rows(run.keyword) + candidate_rows(run.searched)
+        if run.explain:
+            st.candidates = candidate_rows(run.keyword) + candidate_rows(run.searched)
 
 
 def _keyword_search(ctx: Collaborators, run: RecallState) -> None:
@@ -80,7 +81,8 @@ def _keyword_search(ctx: Collaborators, run: RecallState) -> None:
     with run.stage("keyword") as st:
         if run.terms:
             run.keyword = ctx.index.keyword_search(run.namespace, run.text, run.filter, run.pool, context)
-        st.candidates = candidate_rows(run.keyword)
+        if run.explain:
+            st.candidates = candidate_rows(run.keyword)
         st.detail = {"count": len(run.keyword), "context_weight": context}
 
 
@@ -93,7 +95,8 @@ def _vector_search(ctx: Collaborators, run: RecallState) -> None:
         if ctx.index.traits.local_scan and tuning.feedback_weight > 0 and run.refinements.feedback:
             wide = max(run.pool, tuning.feedback_pool)
         run.searched = ctx.index.vector_search(run.namespace, run.query_vector, run.filter, wide)
-        st.candidates = candidate_rows(run.searched)
+        if run.explain:
+            st.candidates = candidate_rows(run.searched)
         st.detail = {"count": len(run.searched)}
 
 
@@ -105,7 +108,8 @@ def fresh(ctx: Collaborators, run: RecallState) -> None:
     with run.stage("fresh") as st:
         run.fresh = _fresh_candidates(ctx, run)
         st.detail = {"window_seconds": ctx.freshness_seconds, "added": len(run.fresh)}
-        st.candidates = candidate_rows(run.fresh)
+        if run.explain:
+            st.candidates = candidate_rows(run.fresh)
         run.vector = sorted([*run.vector, *run.fresh], key=lambda c: -c.score)
 
 
@@ -129,7 +133,8 @@ def fuse(ctx: Collaborators, run: RecallState) -> None:
     with run.stage("fuse") as st:
         run.fused = _fused(ctx, run)
         st.detail = {"method": tuning.fusion, "rrf_k": tuning.rrf_k, "count": len(run.fused)}
-        st.candidates = fused_rows(run.fused)
+        if run.explain:
+            st.candidates = fused_rows(run.fused)
 
 
 def _fused(ctx: Collaborators, run: RecallState) -> dict[str, float]:
@@ -160,7 +165,8 @@ def feedback(ctx: Collaborators, run: RecallState) -> None:
             "weight": tuning.feedback_weight,
             "rescored": len(run.searched) if widened else "namespace",
         }
-        st.candidates = fused_rows(run.fused)
+        if run.explain:
+            st.candidates = fused_rows(run.fused)
 
 
 def _search_again(ctx: Collaborators, run: RecallState, centroid: np.ndarray, widened: bool) -> None:

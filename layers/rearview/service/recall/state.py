@@ -129,6 +129,11 @@ class RecallState:
     # The first result's text cut to the budget, when even it does not fit.
     shortened: str | None = None
 
+    @property
+    def explain(self) -> bool:
+        """Whether the caller asked for the trace: without it, stages skip building their trace rows."""
+        return self.query.explain
+
     def stage(self, name: str) -> AbstractContextManager[StageTrace]:
         """A trace entry for the stage `name`, timed over the `with` block and added when it ends."""
         return self.tracer.stage(name)
