@@ -95,6 +95,8 @@ def _vector_search(ctx: Collaborators, run: RecallState) -> None:
         if ctx.index.traits.local_scan and tuning.feedback_weight > 0 and run.refinements.feedback:
             wide = max(run.pool, tuning.feedback_pool)
         run.searched = ctx.index.vector_search(run.namespace, run.query_vector, run.filter, wide)
+        # Fewer than asked for: every memory the filter lets through (an exact search returns min(limit, passing)).
+        run.searched_all = len(run.searched) < wide
         if run.explain:
             st.candidates = candidate_rows(run.searched)
         st.detail = {"count": len(run.searched)}
@@ -173,7 +175,10 @@ def _search_again(ctx: Collaborators, run: RecallState, centroid: np.ndarray, wi
     """The vector search with the query vector moved towards `centroid`, fused again with the keyword list."""
     moved = run.query_vector + ctx.tuning.feedback_weight * centroid
     moved = moved / (np.linalg.norm(moved) or 1.0)
-    within = replace(run.filter, ids=tuple(c.id for c in run.searched)) if widened else run.filter
+    # The wide list restricts the second search unless it holds every memory the filter passes already (a
+    # namespace no larger than the list): then the restriction changes nothing, and costs a lookup per id.
+    restrict = widened and not run.searched_all
+    within = replace(run.filter, ids=tuple(c.id for c in run.searched)) if restrict else run.filter
     # The not-yet-indexed episodes stay candidates of the second search as of the first.
     again = ctx.index.vector_search(run.namespace, moved, within, run.pool)
     run.vector = sorted([*again, *run.fresh], key=lambda c: -c.score)

@@ -111,6 +111,8 @@ class RecallState:
     keyword: list[Candidate] = field(default_factory=list)
     # The vector search's whole answer; a local scan returns more than the pool, for feedback to re-score.
     searched: list[Candidate] = field(default_factory=list)
+    # Whether `searched` holds every memory the filter passes (the search returned fewer than it asked for).
+    searched_all: bool = False
     vector: list[Candidate] = field(default_factory=list)
     fresh: list[Candidate] = field(default_factory=list)
     fused: dict[str, float] = field(default_factory=dict)
