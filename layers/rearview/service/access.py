@@ -18,12 +18,15 @@ import re
 import secrets
 from collections.abc import Iterable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from rearview.domain.access import ALL_NAMESPACES, KEY_ID_PATTERN, KEY_PREFIX, ApiKey, Principal
 from rearview.domain.namespaces import namespace_within, validate_namespace
 from rearview.domain.permissions import Permission, canonical_permissions
 from rearview.errors import ConcurrentUpdate, InvalidInput, NamespaceForbidden, NotFound, Unauthorized
-from rearview.ports import Clock, KeyStore
+
+if TYPE_CHECKING:  # annotations only: the ports module pulls in numpy, which the authorizer and mcp never need
+    from rearview.ports import Clock, KeyStore
 
 _KEY_ID = re.compile(KEY_ID_PATTERN)
 # 32 random bytes: a secret that cannot be guessed, which is what makes a fast hash safe (see _secret_hash).
