@@ -133,7 +133,7 @@ def test_rows_skip_model_construct(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(Episode, "model_construct", classmethod(refuse))
     monkeypatch.setattr(Fact, "model_construct", classmethod(refuse))
-    for row in EPISODE_ROWS:
-        episode_from_row(row)
-    for row in FACT_ROWS:
-        fact_from_row(row)
+    for episode_row in EPISODE_ROWS:
+        episode_from_row(episode_row)
+    for fact_row in FACT_ROWS:
+        fact_from_row(fact_row)
