@@ -215,12 +215,44 @@ def scaling(codes: list[Code], shares: list[float], runs: int) -> list[str]:
     return lines
 
 
-def main() -> None:
+_FIRST_CALL = """
+import importlib.util, sys, time
+spec = importlib.util.spec_from_file_location("handler", {handler!r})
+handler = importlib.util.module_from_spec(spec)
+sys.path.insert(0, {folder!r})
+spec.loader.exec_module(handler)
+from rearview.api import snapstart
+modules = handler.runtime.snapshot_modules
+start, cpu = time.perf_counter(), time.process_time()
+snapstart.prime(modules)
+print((time.perf_counter() - start) * 1000, (time.process_time() - cpu) * 1000)
+"""
+
+
+def first_call_imports(names: list[str], runs: int) -> list[str]:
+    """What each function's first invocation imports after init (the modules SnapStart's hook loads before the
+    snapshot instead): wall and CPU ms, this tree only."""
+    lines = [f"{'function':24} {'first-call imports ms':>22} {'CPU ms':>8}"]
+    env = {**os.environ, **ENV, "PYTHONPATH": str(REPO / "layers")}
+    for name in names:
+        handler = REPO / "functions" / name / "handler.py"
+        code = _FIRST_CALL.format(handler=str(handler), folder=str(handler.parent))
+        walls, cpus = [], []
+        for _ in range(runs):
+            done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+            wall, cpu = (float(v) for v in done.stdout.split())
+            walls.append(wall)
+            cpus.append(cpu)
+        lines.append(f"{name:24} {statistics.median(walls):>22.0f} {statistics.median(cpus):>8.0f}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--baseline", default="main", help="a git ref to compare against (default main), or none")
     parser.add_argument("--cpu-shares", type=float, nargs="*", default=[], help="CPU quotas to import under")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     tree = Code("this tree", REPO)
     names = sorted(p.parent.name for p in (REPO / "functions").glob("*/handler.py"))
     load = os.getloadavg()[0]
@@ -231,6 +263,9 @@ def main() -> None:
             f"python -c pass (interpreter start, wall): {interpreter_ms(args.runs):.0f} ms; runs per cell: {args.runs}"
         )
         print("\n".join(report(found, codes, names)))
+        print()
+        print("imported on the first invocation (lazily), or before the snapshot with SnapStart (this tree):")
+        print("\n".join(first_call_imports(["mcp", "recall", "write"], args.runs)))
         if args.cpu_shares:
             print()
             print("import wall ms inside a CPU quota (median of the runs):")
