@@ -8,7 +8,7 @@ runs (baseline and tree alternating, so a machine getting busier weighs on both 
 
 - the total import time (the root of the importtime tree, wall ms) and the interpreter's CPU time for the whole
   process (user + system ms, `python -c pass` included): CPU time barely moves with the machine's load, and it is
-  what a Lambda's CPU share divides (infra/README.md, "Memory size against cost");
+  what a Lambda's CPU share divides (infra/README.md, "Cold starts, SnapStart and memory size");
 - the heaviest top-level imports;
 - a baseline: the same functions and library at `--baseline` (`git archive <ref> layers functions` into a temporary
   directory), and a bare `import rearview`.
@@ -199,9 +199,8 @@ def cpu_quota(share: float) -> Iterator[Callable[[], None] | None]:
 
 def scaling(codes: list[Code], shares: list[float], runs: int) -> list[str]:
     """Import wall ms of the mcp and recall handlers inside each CPU quota."""
-    lines = [
-        f"{'cpu share (of 1 CPU)':22} " + " ".join(f"{c.label[:10]} {n:>6}" for c in codes for n in ("mcp", "recall"))
-    ]
+    columns = [f"{name} ({code.label})" for code in codes for name in ("mcp", "recall")]
+    lines = [f"{'CPU share':>10} " + " ".join(f"{column:>28}" for column in columns)]
     for share in shares:
         with cpu_quota(share) as join:
             if join is None:
