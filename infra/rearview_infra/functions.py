@@ -102,6 +102,14 @@ CONSOLIDATION_WORKER_TIMEOUT = Duration.seconds(
 )
 
 
+# SnapStart by default (`rearview:snapStart` overrides): the functions a caller waits on when a new environment
+# starts. Their init and first call import the services, boto3 and (mcp) the MCP SDK; a snapshot taken at publish
+# holds those imports (rearview.api.snapstart primes them; no client or credential is made before it). The workers
+# (queues, stream, schedule) are not waited on, and a snapshot is charged for as long as it is cached
+# (infra/README.md, "Cold starts, SnapStart and memory size").
+DEFAULT_SNAP_START: frozenset[str] = frozenset({"authorizer", "mcp", "recall", "write"})
+
+
 def default_reserved_concurrency() -> dict[str, int]:
     """Each function's reserved concurrency when the deployment does not choose."""
     return {spec.name: spec.reserved for spec in FUNCTION_SPECS if spec.reserved is not None}
@@ -200,13 +208,15 @@ class HindsightDeployment:
 @dataclass(frozen=True)
 class FunctionOptions:
     """How every function runs: architecture, embedder, log level, reserved concurrency per function, the key its
-    logs are encrypted with (None: CloudWatch's own)."""
+    logs are encrypted with (None: CloudWatch's own), and which functions start from a SnapStart snapshot."""
 
     architecture: lambda_.Architecture
     embedder: str = "bedrock"
     log_level: str = "INFO"
     reserved_concurrency: Mapping[str, int] = field(default_factory=default_reserved_concurrency)
     log_key: kms.IKey | None = None
+    # The functions whose published versions are snapshotted (SnapStart); only aliased ones can be.
+    snap_start: frozenset[str] = DEFAULT_SNAP_START
 
 
 def service_name(function: str) -> str:
@@ -374,6 +384,7 @@ class RearviewFunctions(Construct):
             tracing=lambda_.Tracing.ACTIVE,
             log_group=log_group,
             reserved_concurrent_executions=self.options.reserved_concurrency.get(spec.name),
+            snap_start=lambda_.SnapStartConf.ON_PUBLISHED_VERSIONS if spec.name in self.options.snap_start else None,
         )
 
 

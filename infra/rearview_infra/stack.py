@@ -21,7 +21,9 @@ from rearview_infra.deployment import DEFAULT_DEPLOYMENT_CONFIG, GradualDeployme
 from rearview_infra.edge import DEFAULT_WAF_RATE_LIMIT, ApiEdge, origin_secret
 from rearview_infra.encryption import DataKey
 from rearview_infra.functions import (
+    ALIASED_FUNCTIONS,
     CONSOLIDATION_WORKER_TIMEOUT,
+    DEFAULT_SNAP_START,
     FUNCTION_NAMES,
     FUNCTION_SPECS,
     WORKER_TIMEOUT,
@@ -100,6 +102,9 @@ class RearviewProps:
     # Reserved concurrency per function (`recall=40,write=20`, merged into the defaults of functions.FUNCTION_SPECS;
     # `none` reserves nothing, for accounts whose concurrency quota is still the initial 10).
     reserved_concurrency: Mapping[str, int] = field(default_factory=default_reserved_concurrency)
+    # The functions that start from a SnapStart snapshot of their published version (`mcp,recall`; `none`; `all`
+    # for every aliased function). Default: functions.DEFAULT_SNAP_START, the ones a caller waits on.
+    snap_start: frozenset[str] = DEFAULT_SNAP_START
     # CodeDeploy's configuration for shifting each alias to a new version (deployment.DEPLOYMENT_CONFIGS).
     deployment_config: str = DEFAULT_DEPLOYMENT_CONFIG
     # The gateway's key authorizer on POST /mcp (off: MCP's own 401 challenge, and the function starts for every
@@ -160,6 +165,8 @@ def _convert(name: str, raw: Any) -> Any:
         return float(raw)
     if name == "reserved_concurrency":
         return _reserved_concurrency(raw)
+    if name == "snap_start":
+        return snap_start_functions(raw)
     if name == "inducer" and raw not in ("rules", "bedrock"):
         raise ValueError(f"rearview:inducer must be 'rules' or 'bedrock', not {raw!r}")
     if name in (
@@ -197,6 +204,23 @@ def _reserved_concurrency(raw: Any) -> dict[str, int]:
         else:
             chosen.pop(name, None)
     return chosen
+
+
+def snap_start_functions(raw: Any) -> frozenset[str]:
+    """`none`, `all` (every aliased function), or `name,...` (a list in cdk.json): the functions SnapStart
+    snapshots. Only a published version can be snapshotted, so the deploy-time function, which has none, is refused."""
+    if isinstance(raw, str) and raw.strip().lower() in ("", "none", "off", "false"):
+        return frozenset()
+    if isinstance(raw, str) and raw.strip().lower() == "all":
+        return frozenset(ALIASED_FUNCTIONS)
+    names = [str(n).strip() for n in (raw if isinstance(raw, list | tuple) else str(raw).split(",")) if str(n).strip()]
+    for name in names:
+        if name not in ALIASED_FUNCTIONS:
+            raise ValueError(
+                f"rearview:snapStart: {name!r} is not a function with published versions "
+                f"(functions: {', '.join(ALIASED_FUNCTIONS)})"
+            )
+    return frozenset(names)
 
 
 def check_reserved_concurrency(props: RearviewProps) -> None:
@@ -290,6 +314,7 @@ class RearviewStack(Stack):
                 log_level=props.log_level,
                 reserved_concurrency=props.reserved_concurrency,
                 log_key=self.key,
+                snap_start=props.snap_start,
             ),
             worker_max_concurrency=props.worker_max_concurrency,
         )

@@ -235,7 +235,10 @@ def without_asides(text: str) -> str:
 def asks_question(text: str) -> bool:
     """Whether the text ends by asking something: its last sentence, trailing asides set apart, ends with a
     question mark (ASCII or full-width)."""
-    body = _TRAILING_ASIDE.sub("", text).rstrip()
+    body = text.rstrip()
+    # An aside ends in a bracket: without one there is nothing to remove, and the search over the text is saved.
+    if body.endswith(("]", ")")):
+        body = _TRAILING_ASIDE.sub("", body).rstrip()
     return body.endswith(("?", "\uff1f"))
 
 
@@ -307,8 +310,11 @@ def estimate_tokens(text: str) -> int:
     """
     if not text:
         return 0
-    cjk = sum(1 for ch in text if is_cjk(ch))
-    rest = "".join(" " if is_cjk(ch) else ch for ch in text)
+    if text.isascii():  # no CJK to count or space out: the character loops below cost ~25 us a memory
+        cjk, rest = 0, text
+    else:
+        cjk = sum(1 for ch in text if is_cjk(ch))
+        rest = "".join(" " if is_cjk(ch) else ch for ch in text)
     words = len(rest.split())
     chars = len(rest.strip()) if words else 0
     latin = max(chars / 4, words / 0.75)

@@ -19,7 +19,12 @@ from aws_cdk.assertions import Annotations, Match  # noqa: E402
 from rearview.api.routes import MCP_ROUTE  # noqa: E402
 from rearview_infra import nag  # noqa: E402
 from rearview_infra.deployment import DEFAULT_DEPLOYMENT_CONFIG, DEPLOYMENT_CONFIGS, observation_minutes  # noqa: E402
-from rearview_infra.functions import ALIASED_FUNCTIONS, FUNCTION_NAMES, default_reserved_concurrency  # noqa: E402
+from rearview_infra.functions import (  # noqa: E402
+    ALIASED_FUNCTIONS,
+    DEFAULT_SNAP_START,
+    FUNCTION_NAMES,
+    default_reserved_concurrency,
+)
 from rearview_infra.search_index import RESOURCE_TYPE  # noqa: E402
 from rearview_infra.stack import RearviewProps, RearviewStack  # noqa: E402
 from support.cdk_stack import Synthesised, placeholder_tree, synthesise  # noqa: E402
@@ -142,6 +147,32 @@ def test_reserved_concurrency_from_context_and_its_guard(base: RearviewProps) ->
     starved = _props(base, reserved_concurrency={**default_reserved_concurrency(), "write_worker": 2})
     with pytest.raises(ValueError, match="write_worker=2 is below"):
         RearviewStack(cdk.App(), "Starved", props=starved)
+
+
+def test_snapstart_snapshots_the_published_versions_of_the_functions_callers_wait_on(synth: Synthesised) -> None:
+    snapped = {name for name in FUNCTION_NAMES if synth.function(name).get("SnapStart")}
+    assert snapped == DEFAULT_SNAP_START == {"authorizer", "mcp", "recall", "write"}
+    for name in snapped:
+        assert synth.function(name)["SnapStart"] == {"ApplyOn": "PublishedVersions"}
+        # A snapshot exists only for a published version: each is invoked through its alias, never $LATEST.
+        assert name in ALIASED_FUNCTIONS and name in synth.stack.functions.aliases
+        # SnapStart refuses EFS and ephemeral storage over 512 MB: none is configured.
+        assert "FileSystemConfigs" not in synth.function(name)
+        assert synth.function(name).get("EphemeralStorage", {"Size": 512})["Size"] <= 512
+
+
+def test_snapstart_from_context(base: RearviewProps) -> None:
+    assert RearviewProps.from_context({}.get).snap_start == DEFAULT_SNAP_START
+    assert RearviewProps.from_context({"rearview:snapStart": "none"}.get).snap_start == frozenset()
+    assert RearviewProps.from_context({"rearview:snapStart": "mcp, recall"}.get).snap_start == {"mcp", "recall"}
+    assert RearviewProps.from_context({"rearview:snapStart": ["mcp"]}.get).snap_start == {"mcp"}
+    assert RearviewProps.from_context({"rearview:snapStart": "all"}.get).snap_start == set(ALIASED_FUNCTIONS)
+    with pytest.raises(ValueError, match="index_setup.*not a function with published versions"):
+        RearviewProps.from_context({"rearview:snapStart": "index_setup"}.get)
+    with pytest.raises(ValueError, match="'recal'"):
+        RearviewProps.from_context({"rearview:snapStart": "recal"}.get)
+    off = synthesise(_props(base, snap_start=frozenset()))
+    assert not any(off.function(name).get("SnapStart") for name in FUNCTION_NAMES)
 
 
 def test_the_stage_throttles_every_route(synth: Synthesised) -> None:

@@ -425,11 +425,17 @@ def test_feedback_rescores_the_first_searchs_wider_list_not_the_namespace(
 def test_feedback_over_a_pool_wider_than_the_namespace_finds_what_the_whole_namespace_pass_finds(
     services: Services, clock: ManualClock
 ) -> None:
-    wide, index, _ = _feedback_recall(services, clock, feedback_pool=1000)
-    assert index.vector_calls[1][0].ids is not None and len(index.vector_calls[0][2]) == 30
+    wide, index, detail = _feedback_recall(services, clock, feedback_pool=1000)
+    # The first pass returned all 30, fewer than it asked for: restricting the second to them would change
+    # nothing, so it searches the filter as it is.
+    assert len(index.vector_calls[0][2]) == 30 and index.vector_calls[1][0].ids is None
+    assert detail["rescored"] == 30
+    # Asked for exactly as many as there are, it cannot tell: the restriction stays.
+    exact, index, _ = _feedback_recall(services, clock, feedback_pool=30)
+    assert index.vector_calls[1][0].ids == tuple(index.vector_calls[0][2])
     whole, index, _ = _feedback_recall(services, clock, feedback_pool=1)
     assert index.vector_calls[1][0].ids is None
-    assert wide == whole
+    assert wide == exact == whole
 
 
 class _RecordingHybridIndex(_RecordingIndex):

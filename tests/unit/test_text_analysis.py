@@ -221,6 +221,19 @@ def test_estimate_tokens_latin(text: str, low: int, high: int) -> None:
     assert low <= estimate_tokens(text) <= high
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a b c", 4),  # 3 words / 0.75 = 4 beats 5 chars / 4
+        ("abcdefghijklmnopqrstuvwxyz0123456789", 9),  # 36 chars / 4 beats 1 word / 0.75
+        ("  padded words  ", 3),  # stripped: 12 chars / 4 = 3 ties 2 words / 0.75 = 2.67
+        (" \t\n ", 1),  # no words: at least 1
+    ],
+)
+def test_estimate_tokens_ascii_exact(text: str, expected: int) -> None:
+    assert estimate_tokens(text) == expected
+
+
 def test_estimate_tokens_mixed_adds_both_parts() -> None:
     latin = "I love hiking in the mountains"
     assert estimate_tokens(latin + "我喜欢猫") == estimate_tokens(latin) + 4
@@ -250,6 +263,12 @@ def test_term_overlap() -> None:
         ("ok (really?)", False),
         ("Did you? No, I did.", False),
         ("", False),
+        ("What was it called? [shares a photo]  \n", True),
+        ("Are you coming?  \t\n", True),
+        ("I'm coming (soon)?", True),
+        ("Coming? [yes] (maybe)", True),
+        ("Coming? [yes] no", False),
+        ("?)", False),
     ],
 )
 def test_asks_question_reads_the_last_sentence_past_trailing_asides(text: str, asks: bool) -> None:

@@ -30,6 +30,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 
+from rearview.api import snapstart
 from rearview.settings import Settings
 
 if TYPE_CHECKING:
@@ -116,6 +117,10 @@ class FunctionRuntime:
     ) -> None:
         self.name = name
         self.settings = settings or Settings()
+        # What a SnapStart snapshot of this function holds loaded (see rearview.api.snapstart); a handler adds its
+        # own before the snapshot is taken (the mcp function: its SDK).
+        self.snapshot_modules: list[str] = list(snapstart.PRIMED_MODULES)
+        snapstart.register(lambda: snapstart.prime(self.snapshot_modules))
         self._build = build
         self._services: Services | None = None
         self._resolver: APIGatewayHttpResolver | None = None

@@ -371,7 +371,9 @@ def mcp_lambda_handler(
     """
     from rearview.api.lambda_runtime import logger as fn_logger
     from rearview.api.lambda_runtime import metrics, traced
+    from rearview.api.snapstart import MCP_MODULES
 
+    runtime.snapshot_modules.extend(MCP_MODULES)
     cached: list[McpHttpEndpoint] = []
 
     def endpoint() -> McpHttpEndpoint:

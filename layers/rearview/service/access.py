@@ -25,7 +25,9 @@ from rearview.domain.namespaces import namespace_within, validate_namespace
 from rearview.domain.permissions import Permission, canonical_permissions
 from rearview.domain.quota import RequestLimit, check_requests_per_minute
 from rearview.errors import ConcurrentUpdate, InvalidInput, NamespaceForbidden, NotFound, Unauthorized
-from rearview.ports import Clock, KeyStore
+
+if TYPE_CHECKING:  # annotations only: the ports module pulls in numpy, which the authorizer and mcp never need
+    from rearview.ports import Clock, KeyStore
 
 if TYPE_CHECKING:
     from rearview.service.throttle import RequestThrottle

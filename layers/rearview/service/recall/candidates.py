@@ -72,7 +72,8 @@ def _hybrid_search(ctx: Collaborators, run: RecallState) -> None:
             "vector_count": len(run.searched),
             "context_weight": context,
         }
-        st.candidates = candidate_rows(run.keyword) + candidate_rows(run.searched)
+        if run.explain:
+            st.candidates = candidate_rows(run.keyword) + candidate_rows(run.searched)
 
 
 def _keyword_search(ctx: Collaborators, run: RecallState) -> None:
@@ -80,7 +81,8 @@ def _keyword_search(ctx: Collaborators, run: RecallState) -> None:
     with run.stage("keyword") as st:
         if run.terms:
             run.keyword = ctx.index.keyword_search(run.namespace, run.text, run.filter, run.pool, context)
-        st.candidates = candidate_rows(run.keyword)
+        if run.explain:
+            st.candidates = candidate_rows(run.keyword)
         st.detail = {"count": len(run.keyword), "context_weight": context}
 
 
@@ -93,7 +95,10 @@ def _vector_search(ctx: Collaborators, run: RecallState) -> None:
         if ctx.index.traits.local_scan and tuning.feedback_weight > 0 and run.refinements.feedback:
             wide = max(run.pool, tuning.feedback_pool)
         run.searched = ctx.index.vector_search(run.namespace, run.query_vector, run.filter, wide)
-        st.candidates = candidate_rows(run.searched)
+        # Fewer than asked for: every memory the filter lets through (an exact search returns min(limit, passing)).
+        run.searched_all = len(run.searched) < wide
+        if run.explain:
+            st.candidates = candidate_rows(run.searched)
         st.detail = {"count": len(run.searched)}
 
 
@@ -105,7 +110,8 @@ def fresh(ctx: Collaborators, run: RecallState) -> None:
     with run.stage("fresh") as st:
         run.fresh = _fresh_candidates(ctx, run)
         st.detail = {"window_seconds": ctx.freshness_seconds, "added": len(run.fresh)}
-        st.candidates = candidate_rows(run.fresh)
+        if run.explain:
+            st.candidates = candidate_rows(run.fresh)
         run.vector = sorted([*run.vector, *run.fresh], key=lambda c: -c.score)
 
 
@@ -129,7 +135,8 @@ def fuse(ctx: Collaborators, run: RecallState) -> None:
     with run.stage("fuse") as st:
         run.fused = _fused(ctx, run)
         st.detail = {"method": tuning.fusion, "rrf_k": tuning.rrf_k, "count": len(run.fused)}
-        st.candidates = fused_rows(run.fused)
+        if run.explain:
+            st.candidates = fused_rows(run.fused)
 
 
 def _fused(ctx: Collaborators, run: RecallState) -> dict[str, float]:
@@ -160,14 +167,18 @@ def feedback(ctx: Collaborators, run: RecallState) -> None:
             "weight": tuning.feedback_weight,
             "rescored": len(run.searched) if widened else "namespace",
         }
-        st.candidates = fused_rows(run.fused)
+        if run.explain:
+            st.candidates = fused_rows(run.fused)
 
 
 def _search_again(ctx: Collaborators, run: RecallState, centroid: np.ndarray, widened: bool) -> None:
     """The vector search with the query vector moved towards `centroid`, fused again with the keyword list."""
     moved = run.query_vector + ctx.tuning.feedback_weight * centroid
     moved = moved / (np.linalg.norm(moved) or 1.0)
-    within = replace(run.filter, ids=tuple(c.id for c in run.searched)) if widened else run.filter
+    # The wide list restricts the second search unless it holds every memory the filter passes already (a
+    # namespace no larger than the list): then the restriction changes nothing, and costs a lookup per id.
+    restrict = widened and not run.searched_all
+    within = replace(run.filter, ids=tuple(c.id for c in run.searched)) if restrict else run.filter
     # The not-yet-indexed episodes stay candidates of the second search as of the first.
     again = ctx.index.vector_search(run.namespace, moved, within, run.pool)
     run.vector = sorted([*again, *run.fresh], key=lambda c: -c.score)

@@ -12,10 +12,11 @@ from rearview.domain.memory import Episode, Memory
 from rearview.domain.search import MemoryFilter
 from rearview.ports import Reranker
 from rearview.service.recall.fusion import fuse_rerank
-from rearview.service.recall.scoring import final_score, names_an_entity, session_factors
+from rearview.service.recall.scoring import Factors, names_an_entity, score_factors, session_factors
 from rearview.service.recall.state import TRACE_CANDIDATES, Collaborators, RecallState, Scored
+from rearview.service.recall.text_features import says_when
 from rearview.settings import RecallTuning
-from rearview.text_analysis import asks_question, asks_when, mentions_time
+from rearview.text_analysis import asks_question, asks_when
 
 logger = logging.getLogger(__name__)
 
@@ -35,19 +36,23 @@ def rank(ctx: Collaborators, run: RecallState) -> None:
     with run.stage("rank") as st:
         run.memories = ctx.store.get_many(run.namespace, list(run.fused))
         scored: Scored = []
-        factors: dict[str, dict[str, float]] = {}
+        factors: dict[str, tuple[Factors, float]] = {}
         by_session = session_factors(run.memories, run.fused, tuning)
         for cid, fscore in run.fused.items():
             memory = run.memories.get(cid)
             if memory is None:  # deleted between index and store read (eventual consistency on AWS)
                 continue
-            score, factors[cid] = final_score(memory, fscore, run.as_of, tuning)
+            made = score_factors(memory, fscore, run.as_of, tuning)
             session = by_session.get(cid, 1.0)
-            score *= session * _time_range_factor(memory, run, tuning)
-            factors[cid]["session"] = round(session, 4)
-            scored.append((score, cid))
+            factors[cid] = (made, session)
+            scored.append((made.score * (session * _time_range_factor(memory, run, tuning)), cid))
         run.scored = _by_score(scored)
-        st.candidates = [{"id": cid, "score": round(s, 6), **factors[cid]} for s, cid in run.scored[:TRACE_CANDIDATES]]
+        if run.explain:
+            st.candidates = [_rank_row(cid, s, *factors[cid]) for s, cid in run.scored[:TRACE_CANDIDATES]]
+
+
+def _rank_row(cid: str, score: float, made: Factors, session: float) -> dict[str, Any]:
+    return {"id": cid, "score": round(score, 6), **made.explained(), "session": round(session, 4)}
 
 
 def _time_range_factor(memory: Memory, run: RecallState, tuning: RecallTuning) -> float:
@@ -125,7 +130,7 @@ def time_answers(ctx: Collaborators, run: RecallState) -> None:
         return
     with run.stage("time_answers") as st:
         factor = 1.0 + tuning.time_answer_boost
-        boosted = _rescale(run, factor, lambda m: mentions_time(m.content))
+        boosted = _rescale(run, factor, lambda m: says_when(m.content))
         st.detail = {"factor": factor, "boosted": boosted[:TRACE_CANDIDATES]}
 
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from datetime import datetime
+from typing import NamedTuple
 
 from rearview.domain.memory import Fact, Memory
 from rearview.service.hindsight.evidence import decayed_confidence
+from rearview.service.recall.text_features import entity_words, word_count
 from rearview.settings import RecallTuning
-from rearview.text_analysis import tokens
 
 # Access counts stop adding to the boost past this many recalls.
 _ACCESS_SATURATION = 20
@@ -37,19 +38,49 @@ def length_factor(n_words: int, tuning: RecallTuning) -> float:
     return float((clamped / reference) ** tuning.length_prior)
 
 
-def final_score(memory: Memory, fused: float, as_of: datetime, tuning: RecallTuning) -> tuple[float, dict[str, float]]:
-    """The score a result is ranked by, and the factors that made it (for explain)."""
+class Factors(NamedTuple):
+    """What a result's score is made of: its fused score times decay, boost and length (and the stale factor of a
+    stale fact)."""
+
+    fused: float
+    decay: float
+    boost: float
+    length: float
+    stale: float | None
+
+    @property
+    def score(self) -> float:
+        score = self.fused * self.decay * self.boost * self.length
+        return score if self.stale is None else score * self.stale
+
+    def explained(self) -> dict[str, float]:
+        """The factors as an explain trace shows them."""
+        shown = {
+            "fused": round(self.fused, 6),
+            "decay": round(self.decay, 4),
+            "boost": round(self.boost, 4),
+            "length": round(self.length, 4),
+        }
+        if self.stale is not None:
+            shown["stale"] = self.stale
+        return shown
+
+
+def score_factors(memory: Memory, fused: float, as_of: datetime, tuning: RecallTuning) -> Factors:
+    """The factors of the score a result is ranked by (`Factors.score`)."""
     half_life = tuning.episodic_half_life_days if memory.layer == "episodic" else tuning.semantic_half_life_days
     age_days = (as_of - memory.occurred_at).total_seconds() / 86400.0
     decay = recency_factor(age_days, half_life, tuning.recency_floor)
     boost = boost_factor(memory.importance, memory.access_count, tuning)
-    length = length_factor(len(tokens(memory.content)), tuning)
-    factors = {"fused": round(fused, 6), "decay": round(decay, 4), "boost": round(boost, 4), "length": round(length, 4)}
-    score = fused * decay * boost * length
-    if isinstance(memory, Fact) and is_stale(memory, as_of, tuning):
-        score *= tuning.stale_factor
-        factors["stale"] = tuning.stale_factor
-    return score, factors
+    length = length_factor(word_count(memory.content), tuning)
+    stale = tuning.stale_factor if isinstance(memory, Fact) and is_stale(memory, as_of, tuning) else None
+    return Factors(fused, decay, boost, length, stale)
+
+
+def final_score(memory: Memory, fused: float, as_of: datetime, tuning: RecallTuning) -> tuple[float, dict[str, float]]:
+    """The score a result is ranked by, and the factors that made it (for explain)."""
+    factors = score_factors(memory, fused, as_of, tuning)
+    return factors.score, factors.explained()
 
 
 def is_stale(fact: Fact, as_of: datetime, tuning: RecallTuning) -> bool:
@@ -61,7 +92,7 @@ def names_an_entity(memory: Memory, query_words: set[str]) -> bool:
     """Whether the query names one of the memory's entities (e.g. its speaker): a word of the entity's name is one
     of the query's words."""
     entities = getattr(memory, "entities", None) or []
-    return any(query_words.intersection(tokens(entity)) for entity in entities)
+    return any(not query_words.isdisjoint(entity_words(entity)) for entity in entities)
 
 
 def session_factors(

@@ -4,8 +4,7 @@ trace each stage adds its entry to."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -52,15 +51,28 @@ class Tracer:
     def __init__(self) -> None:
         self.stages: list[StageTrace] = []
 
-    @contextmanager
-    def stage(self, name: str) -> Iterator[StageTrace]:
-        trace = StageTrace(stage=name, millis=0.0)
-        start = time.perf_counter()
-        try:
-            yield trace
-        finally:
-            trace.millis = round((time.perf_counter() - start) * 1000, 3)
-            self.stages.append(trace)
+    def stage(self, name: str) -> _TimedStage:
+        return _TimedStage(self.stages, name)
+
+
+class _TimedStage:
+    """One stage's trace entry, timed from `with` to its end and then added to the trace (a plain class: the
+    generator behind @contextmanager cost more than most stages' own work on a small namespace)."""
+
+    __slots__ = ("_stages", "_start", "trace")
+
+    def __init__(self, stages: list[StageTrace], name: str) -> None:
+        self._stages = stages
+        self.trace = StageTrace(stage=name, millis=0.0)
+        self._start = 0.0
+
+    def __enter__(self) -> StageTrace:
+        self._start = time.perf_counter()
+        return self.trace
+
+    def __exit__(self, *exc: object) -> None:
+        self.trace.millis = round((time.perf_counter() - self._start) * 1000, 3)
+        self._stages.append(self.trace)
 
 
 def _no_vector() -> np.ndarray:
@@ -111,6 +123,8 @@ class RecallState:
     keyword: list[Candidate] = field(default_factory=list)
     # The vector search's whole answer; a local scan returns more than the pool, for feedback to re-score.
     searched: list[Candidate] = field(default_factory=list)
+    # Whether `searched` holds every memory the filter passes (the search returned fewer than it asked for).
+    searched_all: bool = False
     vector: list[Candidate] = field(default_factory=list)
     fresh: list[Candidate] = field(default_factory=list)
     fused: dict[str, float] = field(default_factory=dict)
@@ -128,6 +142,11 @@ class RecallState:
     truncated: bool = False
     # The first result's text cut to the budget, when even it does not fit.
     shortened: str | None = None
+
+    @property
+    def explain(self) -> bool:
+        """Whether the caller asked for the trace: without it, stages skip building their trace rows."""
+        return self.query.explain
 
     def stage(self, name: str) -> AbstractContextManager[StageTrace]:
         """A trace entry for the stage `name`, timed over the `with` block and added when it ends."""

@@ -1,0 +1,41 @@
+"""What recall's stages ask of a candidate's text, remembered per text: the same memories come back query after
+query, and their analysis (a tokenisation for the length prior, a large regular expression for time answers) was
+most of the rank stage's own time. Pure functions of the text, so a remembered answer is the answer.
+
+Texts longer than `_CACHED_CHARS` are analysed every time: they are rare, and a bounded number of short texts
+bounds what the caches hold (about 8 MB at most)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from rearview.text_analysis import mentions_time, tokens
+
+_CACHED_CHARS = 1_000
+_CACHED_TEXTS = 8_192
+
+
+@lru_cache(maxsize=_CACHED_TEXTS)
+def _cached_word_count(text: str) -> int:
+    return len(tokens(text))
+
+
+@lru_cache(maxsize=_CACHED_TEXTS)
+def _cached_says_when(text: str) -> bool:
+    return mentions_time(text)
+
+
+@lru_cache(maxsize=_CACHED_TEXTS)
+def entity_words(entity: str) -> frozenset[str]:
+    """The words of an entity's name (its tokens): what a query must say to name it. Names are short."""
+    return frozenset(tokens(entity))
+
+
+def word_count(text: str) -> int:
+    """How many word tokens the text has (`len(tokens(text))`)."""
+    return _cached_word_count(text) if len(text) <= _CACHED_CHARS else len(tokens(text))
+
+
+def says_when(text: str) -> bool:
+    """Whether the text says when or for how long (`mentions_time`)."""
+    return _cached_says_when(text) if len(text) <= _CACHED_CHARS else mentions_time(text)
