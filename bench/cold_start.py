@@ -249,7 +249,9 @@ def first_call_imports(names: list[str], runs: int) -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--baseline", default="main", help="a git ref to compare against (default main), or none")
+    parser.add_argument(
+        "--baseline", default="8f5dc00", help="a git ref to compare against (default: before the lazy imports), or none"
+    )
     parser.add_argument("--cpu-shares", type=float, nargs="*", default=[], help="CPU quotas to import under")
     args = parser.parse_args(argv)
     tree = Code("this tree", REPO)

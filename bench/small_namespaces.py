@@ -15,8 +15,8 @@ every query --repeat times. It reports:
 - whether every query's ranked ids and scores are the same as the baseline's (recorded before any timing, with
   `record=False`, so access counts do not move them).
 
-    .venv/bin/python bench/small_namespaces.py                       # 1k and 10k against main
-    .venv/bin/python bench/small_namespaces.py --baseline 8f5dc00    # against a commit
+    .venv/bin/python bench/small_namespaces.py                       # 1k and 10k against 8f5dc00 (before this work)
+    .venv/bin/python bench/small_namespaces.py --baseline main       # against another ref
     .venv/bin/python bench/small_namespaces.py --sizes 1000 --baseline none
 """
 
@@ -198,7 +198,11 @@ def report(results: dict[int, dict[str, dict[str, Any]]], baseline: str | None, 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000])
-    parser.add_argument("--baseline", default="main", help="a git ref whose library is the baseline, or none")
+    parser.add_argument(
+        "--baseline",
+        default="8f5dc00",
+        help="a git ref whose library is the baseline (default: before this work), or none",
+    )
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=3, help="times each query is timed in each process")
     parser.add_argument("--json-out", type=Path, default=None)
