@@ -303,12 +303,14 @@ def test_the_write_paths_duplicate_check_finds_near_duplicates_through_the_graph
 
     assert set(write("acme", topics, "a")) == {"stored"}
     assert set(write("umbrella", topics[:10], "u")) == {"stored"}
+    assert isinstance(services.index, SqliteSearchIndex)
+    assert services.index.wait_for_graphs(timeout=60)  # built in the background (index.ann_background)
     searched: list[int] = []
     real_search = HnswIndex.search
 
-    def search(self: HnswIndex, queries: np.ndarray, count: int) -> list[np.ndarray]:
+    def search(self: HnswIndex, queries: np.ndarray, count: int, width: int | None = None) -> list[np.ndarray]:
         searched.append(len(self))
-        return real_search(self, queries, count)
+        return real_search(self, queries, count, width)
 
     monkeypatch.setattr(HnswIndex, "search", search)
 
