@@ -235,7 +235,7 @@ class VectorCaches:
     def _save_if_due(self, namespace: str, cache: VectorCache, force: bool = False) -> None:
         graph = cache.ann
         path = self.ann.path(namespace, cache.layer)
-        if graph is None or path is None or not graph.changed_since_save:
+        if graph is None or path is None or not (graph.changed_since_save or (force and cache.unsynced)):
             return
         if force or graph.changed_since_save >= max(1000, int(len(graph) * self.ann.save_share)):
             # With rows still pending the graph is not the generation's: a reader then checks every vector.
