@@ -24,7 +24,9 @@ pytestmark = [
 ]
 
 
-def _background(db_path: Path, ann_dir: Path | None, threshold: int = 50) -> tuple[SqliteMemoryStore, SqliteSearchIndex]:
+def _background(
+    db_path: Path, ann_dir: Path | None, threshold: int = 50
+) -> tuple[SqliteMemoryStore, SqliteSearchIndex]:
     db = _db(db_path)
     options = VectorOptions(ann_threshold=threshold, ann_dir=ann_dir, ann_params=EXHAUSTIVE, background=True)
     return SqliteMemoryStore(db), SqliteSearchIndex(db, vectors=options)

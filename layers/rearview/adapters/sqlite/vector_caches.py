@@ -30,7 +30,7 @@ from rearview.domain.memory import StoredLayer
 _LOAD_CHUNK = 4096
 # Rows the keeper adds to a graph at a time under the cache's lock (searches and writes wait at most that long:
 # tens of milliseconds), and at a time while it builds a graph from a copy, holding no lock.
-_KEEPER_CHUNK = 128
+_KEEPER_CHUNK = 16
 _BUILD_CHUNK = 2048
 # A change set with this many rows of a layer (or the threshold's worth, if lower) makes the keeper load the
 # namespace's cache, and build its graph, if the namespace is past the threshold: a bulk load leaves its graph
