@@ -16,7 +16,15 @@ from rearview.adapters.sqlite.ann_index import HnswIndex, ann_available
 from rearview.adapters.sqlite.graph_keeper import GraphKeeper
 from rearview.domain.changes import ChangeSet
 from rearview.domain.search import MemoryFilter
-from test_sqlite_ann import EMBEDDER, EXHAUSTIVE, _db, _episodes, _exact, _queries, _write
+from support.vector_corpus import (
+    EMBEDDER,
+    EXHAUSTIVE,
+    corpus_episodes,
+    corpus_queries,
+    exact_index,
+    open_db,
+    write_episodes,
+)
 
 pytestmark = [
     pytest.mark.unit,
@@ -27,7 +35,7 @@ pytestmark = [
 def _background(
     db_path: Path, ann_dir: Path | None, threshold: int = 50
 ) -> tuple[SqliteMemoryStore, SqliteSearchIndex]:
-    db = _db(db_path)
+    db = open_db(db_path)
     options = VectorOptions(ann_threshold=threshold, ann_dir=ann_dir, ann_params=EXHAUSTIVE, background=True)
     return SqliteMemoryStore(db), SqliteSearchIndex(db, vectors=options)
 
@@ -38,8 +46,8 @@ def _ids(index: SqliteSearchIndex, query: np.ndarray) -> list[str]:
 
 def test_a_bulk_load_past_the_threshold_builds_its_graph_without_a_query(tmp_path: Path) -> None:
     store, index = _background(tmp_path / "r.db", tmp_path / "ann")
-    _write(store, "acme", _episodes("acme", 120))
-    _write(store, "small", _episodes("small", 20))
+    write_episodes(store, "acme", corpus_episodes("acme", 120))
+    write_episodes(store, "small", corpus_episodes("small", 20))
     assert index.wait_for_graphs(timeout=60)
     assert index.graph_count() == 1  # acme's, loaded and built by the keeper; small is below the threshold
     assert len(list((tmp_path / "ann").glob("*.usearch"))) == 1  # and saved
@@ -48,7 +56,7 @@ def test_a_bulk_load_past_the_threshold_builds_its_graph_without_a_query(tmp_pat
 
 def test_rows_the_graph_does_not_hold_yet_are_searched_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store, index = _background(tmp_path / "r.db", None)
-    _write(store, "acme", _episodes("acme", 120))
+    write_episodes(store, "acme", corpus_episodes("acme", 120))
     assert index.wait_for_graphs(timeout=60)
     assert index.graph_count() == 1
     # The keeper is held back: what is written next stays pending, out of the graph.
@@ -61,9 +69,9 @@ def test_rows_the_graph_does_not_hold_yet_are_searched_exactly(tmp_path: Path, m
         return real_search(self, queries, count, width)
 
     monkeypatch.setattr(HnswIndex, "search", search)
-    _write(store, "acme", _episodes("acme", 30, start=120))
-    exact = _exact(store.db)
-    for query in _queries():
+    write_episodes(store, "acme", corpus_episodes("acme", 30, start=120))
+    exact = exact_index(store.db)
+    for query in corpus_queries():
         assert _ids(index, query) == _ids(exact, query)
     assert set(searched) == {120}  # through the graph, which holds only the first 120
     store.db.close()
@@ -74,16 +82,16 @@ def test_a_graph_saved_with_rows_pending_is_checked_vector_by_vector_when_opened
 ) -> None:
     ann_dir = tmp_path / "ann"
     store, index = _background(tmp_path / "r.db", ann_dir)
-    episodes = _episodes("acme", 120)
-    _write(store, "acme", episodes)
+    episodes = corpus_episodes("acme", 120)
+    write_episodes(store, "acme", episodes)
     assert index.wait_for_graphs(timeout=60)
-    index.vector_search("acme", _queries()[0], MemoryFilter(), 10)
+    index.vector_search("acme", corpus_queries()[0], MemoryFilter(), 10)
     monkeypatch.setattr(GraphKeeper, "schedule", lambda self, key: None)
     # A memory's vector replaced under the same ref (a reindex), and a new one: both pending when the graph is saved.
     changed = episodes[7].model_copy(update={"version": 2})
     new_vector = EMBEDDER.embed(["glacier lagoon quartz canyon"])[0]
     store.apply("acme", ChangeSet(upserts=[(changed, new_vector)]))
-    _write(store, "acme", _episodes("acme", 1, start=500))
+    write_episodes(store, "acme", corpus_episodes("acme", 1, start=500))
     index.save_graphs()
     (stamp_path,) = ann_dir.glob("*.usearch.json")
     assert json.loads(stamp_path.read_text(encoding="utf-8"))["generation"] == -1
@@ -91,12 +99,12 @@ def test_a_graph_saved_with_rows_pending_is_checked_vector_by_vector_when_opened
     monkeypatch.undo()
 
     # Opened again, without background work: the saved graph is repaired before it answers.
-    db = _db(tmp_path / "r.db")
+    db = open_db(tmp_path / "r.db")
     reopened = SqliteSearchIndex(db, vectors=VectorOptions(ann_threshold=50, ann_dir=ann_dir, ann_params=EXHAUSTIVE))
     hits = reopened.vector_search("acme", new_vector, MemoryFilter(), 3)
     assert hits[0].id == changed.id and hits[0].score == pytest.approx(1.0, abs=2e-3)
-    exact = _exact(db)
-    for query in _queries():
+    exact = exact_index(db)
+    for query in corpus_queries():
         assert _ids(reopened, query) == _ids(exact, query)
     assert reopened.graph_count() == 1
     db.close()
@@ -104,7 +112,7 @@ def test_a_graph_saved_with_rows_pending_is_checked_vector_by_vector_when_opened
 
 def test_the_keeper_stops_when_the_database_closes(tmp_path: Path) -> None:
     store, index = _background(tmp_path / "r.db", None)
-    _write(store, "acme", _episodes("acme", 120))
+    write_episodes(store, "acme", corpus_episodes("acme", 120))
     keeper = index._vectors._keeper
     assert keeper is not None
     assert index.wait_for_graphs(timeout=60)
