@@ -203,30 +203,38 @@ class VectorCaches:
             self.get(namespace, layer, generation)
 
     def _build(self, key: CacheKey, cache: VectorCache) -> bool:
-        """Build the cache's graph from a copy of its rows, holding no lock, then attach it with what changed
-        meanwhile left pending. True once attached (its pending rows are the next steps)."""
+        """Build the cache's graph from a copy of its rows, holding no lock; then, while writes made meanwhile are
+        more than `max_pending`, add those the same way (a bulk load goes on while its graph is built); then attach
+        it, what is left pending. True once attached (its pending rows are the next steps)."""
         assert self._keeper is not None
         with cache.lock:
             rows = np.flatnonzero(cache.alive[: cache.size])
             refs, vectors = cache.refs[rows], cache.vectors[rows]
             cache.unsynced = []  # from now on: what changes while the graph is built
         graph = HnswIndex(cache.dim, self.ann.ann_params)
-        for start in range(0, refs.size, _BUILD_CHUNK):
-            if self._keeper.stopping:
-                return False
-            graph.add(refs[start : start + _BUILD_CHUNK], vectors[start : start + _BUILD_CHUNK])
-        with self._lock:
-            if self._caches.get(key) is not cache:
-                return False
-            with cache.lock:
-                rows = np.flatnonzero(cache.alive[: cache.size])
-                repair = repair_of(graph, cache.refs[rows], cache.vectors[rows], check_vectors=False)
-                graph.remove(repair.remove)
-                cache.unsynced = [*rows[repair.add].tolist(), *cache.unsynced]
-                graph.changed_since_save = max(1, len(graph))
-                cache.ann, cache.building = graph, False
-                self._save_if_due(key[0], cache, force=True)
-        return True
+        while True:
+            for start in range(0, refs.size, _BUILD_CHUNK):
+                if self._keeper.stopping:
+                    return False
+                graph.add(refs[start : start + _BUILD_CHUNK], vectors[start : start + _BUILD_CHUNK])
+            with self._lock:
+                if self._caches.get(key) is not cache:
+                    return False
+                with cache.lock:
+                    rows = np.flatnonzero(cache.alive[: cache.size])
+                    repair = repair_of(graph, cache.refs[rows], cache.vectors[rows], check_vectors=False)
+                    graph.remove(repair.remove)
+                    behind = np.union1d(rows[repair.add], cache.pending_positions())
+                    behind = behind[cache.alive[behind]]
+                    if behind.size > self.ann.max_pending:
+                        refs, vectors = cache.refs[behind], cache.vectors[behind]
+                        cache.unsynced = []
+                        continue
+                    cache.unsynced = behind.tolist()
+                    graph.changed_since_save = max(1, len(graph))
+                    cache.ann, cache.building = graph, False
+                    self._save_if_due(key[0], cache, force=True)
+            return True
 
     def wait_for_graphs(self, timeout: float | None = None) -> bool:
         """Block until the keeper has nothing left to do (tests, benchmarks); True at once without one."""
