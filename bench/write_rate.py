@@ -17,6 +17,7 @@ memory merged into) differ from exact search's.
     .venv/bin/python bench/write_rate.py rate                                  # 10k / 50k / 100k vs main 8f5dc00
     .venv/bin/python bench/write_rate.py rate --sizes 10000 --window 1000      # smoke
     .venv/bin/python bench/write_rate.py agreement --data ../shared/benchmarks/locomo
+    .venv/bin/python bench/write_rate.py candidates --size 100000                 # the synthetic corpus at 100k
 """
 
 from __future__ import annotations
@@ -48,10 +49,10 @@ APPLY_BATCH = 10_000
 class Namespace:
     """The namespace being grown, and the episodes it gets next (each one new text, its time a minute later)."""
 
-    def __init__(self, services: Any, embedder: Any, seed: int) -> None:
+    def __init__(self, store: Any, embedder: Any, seed: int) -> None:
         from recall_latency import SentenceGenerator
 
-        self.services = services
+        self.store = store
         self.embedder = embedder
         self.generator = SentenceGenerator(seed=seed)
         self.size = 0
@@ -85,7 +86,7 @@ class Namespace:
                 )
                 for i, (text, entities) in enumerate(texts)
             ]  # fmt: skip
-            self.services.store.apply(NAMESPACE, ChangeSet(upserts=list(zip(episodes, vectors, strict=True))))
+            self.store.apply(NAMESPACE, ChangeSet(upserts=list(zip(episodes, vectors, strict=True))))
             self.size += count
 
 
@@ -101,7 +102,7 @@ def rate_worker(sizes: Sequence[int], window: int, batch: int, seed: int) -> dic
     with tempfile.TemporaryDirectory(prefix="rearview-writes-") as tmp:
         services = build(Settings(embedder="hashing", data_dir=Path(tmp)), clock=clock, embedder=embedder)
         wait = getattr(services.index, "wait_for_graphs", lambda: True)
-        grown = Namespace(services, embedder, seed)
+        grown = Namespace(services.store, embedder, seed)
         for target in sizes:
             started = time.perf_counter()
             grown.bulk_load(target)
@@ -264,6 +265,48 @@ def agreement(args: argparse.Namespace) -> None:
     print("\n".join(lines))
 
 
+def candidates(args: argparse.Namespace) -> None:
+    """The duplicate check's best candidate above the dedup threshold for --queries new sentences against a namespace
+    of --size (recall_latency's corpus, bulk-loaded), exact and through the graph at several widths."""
+    from rearview.adapters.hashing_embedder import HashingEmbedder
+    from rearview.adapters.sqlite import AnnParams, SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
+    from rearview.adapters.sqlite.vector_caches import VectorOptions
+    from rearview.domain.search import MemoryFilter
+    from rearview.settings import Settings
+
+    embedder = HashingEmbedder(dim=512)
+    threshold = Settings().write.dedup_threshold
+    episodic = MemoryFilter(layers=("episodic",))
+    with tempfile.TemporaryDirectory(prefix="rearview-candidates-") as tmp:
+        db = SqliteDatabase(Path(tmp) / "rearview.db", embedder_name=embedder.name, dim=embedder.dim)
+        grown = Namespace(SqliteMemoryStore(db), embedder, args.seed)
+        grown.bulk_load(args.size)
+        queries = embedder.embed([text for text, _ in grown.generator.sentences(args.queries)])
+
+        def best(found: list[list[Any]]) -> list[str | None]:
+            return [hits[0].id if hits and hits[0].score >= threshold else None for hits in found]
+
+        exact = best(SqliteSearchIndex(db, vectors=VectorOptions(ann_threshold=0)).vector_search_many(
+            NAMESPACE, queries, episodic, 3))  # fmt: skip
+        lines = [
+            f"The duplicate check's best candidate at or above the dedup threshold ({threshold}) for {args.queries:,} "
+            f"new sentences against {args.size:,} in the namespace: exact search finds "
+            f"{sum(x is not None for x in exact)}",
+            "",
+            "| graph search width | best candidate differing from exact search | candidates found |",
+            "|---|---|---|",
+        ]
+        for width in args.widths:
+            index = SqliteSearchIndex(
+                db, vectors=VectorOptions(ann_threshold=1, ann_params=AnnParams(expansion_batch=width))
+            )
+            found = best(index.vector_search_many(NAMESPACE, queries, episodic, 3))
+            differ = sum(a != b for a, b in zip(exact, found, strict=True))
+            lines.append(f"| {width} | {differ} | {sum(x is not None for x in found)} |")
+        db.close()
+    print("\n".join(lines))
+
+
 # --- the command line ------------------------------------------------------------------------------------------------
 
 
@@ -283,6 +326,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     sub = commands.add_parser("agreement")
     sub.add_argument("--data", type=Path, default=Path("/work/shared/benchmarks/locomo"))
     sub.add_argument("--widths", type=int, nargs="+", default=[16, 32, 128])
+    sub = commands.add_parser("candidates")
+    sub.add_argument("--size", type=int, default=100_000)
+    sub.add_argument("--queries", type=int, default=3000)
+    sub.add_argument("--seed", type=int, default=42)
+    sub.add_argument("--widths", type=int, nargs="+", default=[16, 32, 64, 128, 256])
     return parser.parse_args(argv)
 
 
@@ -293,6 +341,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.out.write_text(json.dumps(result), encoding="utf-8")
     elif args.command == "rate":
         rate(args)
+    elif args.command == "candidates":
+        candidates(args)
     else:
         agreement(args)
     return 0
