@@ -120,3 +120,22 @@ def test_the_keeper_stops_when_the_database_closes(tmp_path: Path) -> None:
     assert thread is not None and thread.is_alive()
     store.db.close()
     assert not thread.is_alive()
+
+
+def test_writes_and_searches_while_the_keeper_builds_end_where_exact_search_does(tmp_path: Path) -> None:
+    """Change sets land, one after another, while the keeper builds and extends the graph and searches run between
+    them: every search finds what exact search finds at that moment, and so does the settled graph at the end."""
+    store, index = _background(tmp_path / "r.db", tmp_path / "ann", threshold=40)
+    exact = exact_index(store.db)
+    flt = MemoryFilter()
+    for step in range(12):
+        write_episodes(store, "acme", corpus_episodes("acme", 25, start=25 * step))
+        if step % 3 == 2:
+            store.apply("acme", ChangeSet(deletes=[f"acme-{25 * step - 7}"]))
+        for query in corpus_queries()[:6]:
+            assert _ids(index, query) == _ids(exact, query)
+    assert index.wait_for_graphs(timeout=60)
+    assert index.graph_count() == 1
+    for query in corpus_queries():
+        assert [c.id for c in index.vector_search("acme", query, flt, 10)] == _ids(exact, query)
+    store.db.close()
