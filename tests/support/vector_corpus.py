@@ -68,7 +68,7 @@ def open_db(path: Path) -> SqliteDatabase:
 # exactly what exact search finds unless the graph misses a vector or strands a node, or the plumbing around it
 # (keys to rows, filters, scores, ties) errs. The graph's recall at the default width is measured by
 # bench/ann_libraries.py, not asserted here.
-EXHAUSTIVE = AnnParams(expansion_search=1024)
+EXHAUSTIVE = AnnParams(expansion_search=1024, expansion_batch=1024)
 
 
 def graphed_index(db: SqliteDatabase, ann_dir: Path | None = None) -> SqliteSearchIndex:
