@@ -41,6 +41,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 PEERS_PYTHON = REPO / ".venv-peers" / "bin" / "python"
 SYSTEMS = ("rearview", "lancedb", "chroma", "sqlite-vec")
+# With --baseline COMMIT, Rearview again from that commit's layers/ (git archive), in the same run.
+BASELINE = "rearview-baseline"
 TARGET = "bench:target"
 OTHER_SIZE = 1000
 BATCH = 10_000
@@ -170,16 +172,28 @@ class Workload:
 
 
 def measured(
-    work: Workload, store: Path, load: Callable[[], None], first: Callable[[], object], ask: Callable[[int], object]
+    work: Workload,
+    store: Path,
+    load: Callable[[], None],
+    first: Callable[[], object],
+    ask: Callable[[int], object],
+    settle: Callable[[], object] | None = None,
 ) -> dict[str, Any]:
+    """Ingest rate, the first query's time, then (after `settle`: Rearview's background graph work, timed) the
+    queries' percentiles."""
     started = time.perf_counter()
     load()
     loaded = time.perf_counter() - started
     started = time.perf_counter()
     first()
     first_ms = (time.perf_counter() - started) * 1000
+    started = time.perf_counter()
+    if settle is not None:
+        settle()
+    settled = time.perf_counter() - started
     millis = timed_queries(ask, len(work.queries))
     return {
+        "settle_s": settled,
         "docs": int(work.vectors.shape[0]),
         "ingest_per_s": work.vectors.shape[0] / loaded,
         "first_query_ms": first_ms,
@@ -233,7 +247,9 @@ def run_rearview(work: Workload, store: Path) -> dict[str, Any]:
         )
 
     embedder.recording = True
-    result = measured(work, store, load, lambda: recall(0), recall)
+    # The baseline's code has no background graph work to wait for.
+    settle = getattr(services.index, "wait_for_graphs", None)
+    result = measured(work, store, load, lambda: recall(0), recall, settle)
     embedder.recording = False
     misses = embedder.misses
     recall_ms = timed_queries(recall, len(work.queries))
@@ -366,25 +382,36 @@ WORKERS: dict[str, Callable[[Workload, Path], dict[str, Any]]] = {
     "lancedb": run_lancedb,
     "chroma": run_chroma,
     "sqlite-vec": run_sqlite_vec,
+    BASELINE: run_rearview,
 }
 
 
 # --- the orchestrator ------------------------------------------------------------------------------------------------
 
 
-def run_worker(system: str, corpus: Path, scratch: Path) -> dict[str, Any]:
-    """One system in its own process (its own environment); its figures, or why it could not run."""
-    python = sys.executable if system == "rearview" else str(PEERS_PYTHON)
-    if system != "rearview" and not PEERS_PYTHON.exists():
+def run_worker(system: str, corpus: Path, scratch: Path, baseline: Path | None = None) -> dict[str, Any]:
+    """One system in its own process (its own environment); its figures, or why it could not run. `baseline`: the
+    layers/ the baseline Rearview runs from."""
+    ours = system in ("rearview", BASELINE)
+    python = sys.executable if ours else str(PEERS_PYTHON)
+    if not ours and not PEERS_PYTHON.exists():
         return {"error": f"{PEERS_PYTHON} missing: run `make bench-peers`"}
     store = scratch / system
     out = scratch / f"{system}.json"
     command = [python, __file__, "worker", system, str(corpus), str(store), str(out)]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "bench"), str(REPO / "layers")])}
+    layers = baseline if system == BASELINE and baseline is not None else REPO / "layers"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "bench"), str(layers)])}
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
         return {"error": (done.stderr or done.stdout).strip().splitlines()[-1][:300]}
     return dict(json.loads(out.read_text(encoding="utf-8")))
+
+
+def baseline_layers(commit: str, into: Path) -> Path:
+    """`layers/` of `commit`, extracted under `into` (the baseline Rearview's code)."""
+    from write_rate import baseline_tree
+
+    return baseline_tree(commit, into)
 
 
 def rotated(systems: Sequence[str], offset: int) -> list[str]:
@@ -401,24 +428,25 @@ def table(size: int, share: float, results: dict[str, dict[str, Any]], order: Se
     lines = [
         f"### {size:,} episodes, queried namespace {share:.0%} of them (order: {', '.join(order)})",
         "",
-        "| system | ingest/s | first query ms | p50 ms | p95 ms | disk MB | peak RSS MB "
-        "| ingest vs Rearview | p50 vs Rearview | p95 vs Rearview | RSS vs Rearview |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| system | ingest/s | first query ms | graph work after the first query s | p50 ms | p95 ms | disk MB "
+        "| peak RSS MB | ingest vs Rearview | p50 vs Rearview | p95 vs Rearview | RSS vs Rearview |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for system in SYSTEMS:
+    for system in (*SYSTEMS, BASELINE):
         r = results.get(system)
         if r is None:
             continue
         if "error" in r:
             lines.append(f"| {system} | failed: {r['error']} |")
             continue
-        cells = [f"{r['ingest_per_s']:,.0f}", f"{r['first_query_ms']:,.1f}", f"{r['p50_ms']:.2f}",
+        cells = [f"{r['ingest_per_s']:,.0f}", f"{r['first_query_ms']:,.1f}", f"{r.get('settle_s', 0):.1f}",
+                 f"{r['p50_ms']:.2f}",
                  f"{r['p95_ms']:.2f}", f"{r['disk_mb']:,.0f}", f"{r['rss_mb']:,.0f}"]  # fmt: skip
         ratios = [_ratio(r[key], base.get(key, math.nan)) for key in ("ingest_per_s", "p50_ms", "p95_ms", "rss_mb")]
         lines.append(f"| {system} | " + " | ".join(cells + ratios) + " |")
-        if system == "rearview" and "primitives_p50_ms" in r:
+        if system in ("rearview", BASELINE) and "primitives_p50_ms" in r:
             lines.append(
-                f"| rearview (its two primitive searches) | | | {r['primitives_p50_ms']:.2f} | "
+                f"| {system} (its two primitive searches) | | | | {r['primitives_p50_ms']:.2f} | "
                 f"{r['primitives_p95_ms']:.2f} | | | | | | |"
             )
     return "\n".join(lines) + "\n"
@@ -432,6 +460,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--json-out", type=Path, default=None)
+    parser.add_argument(
+        "--baseline", default=None, help="also run Rearview from this commit's layers/ (git archive), as a baseline"
+    )
     return parser.parse_args(argv)
 
 
@@ -444,13 +475,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(raw)
     every: list[dict[str, Any]] = []
     configuration = 0
+    systems = [*args.systems, *([BASELINE] if args.baseline else [])]
     for size in args.sizes:
         for share in args.shares:
             with tempfile.TemporaryDirectory(prefix="rearview-peers-") as tmp:
                 corpus = Path(tmp)
+                baseline = baseline_layers(args.baseline, corpus / "baseline") if args.baseline else None
                 make_corpus(corpus, size, share, args.queries, args.seed)
-                order = rotated(args.systems, configuration)
-                results = {system: run_worker(system, corpus, corpus / "stores") for system in order}
+                order = rotated(systems, configuration)
+                results = {system: run_worker(system, corpus, corpus / "stores", baseline) for system in order}
             configuration += 1
             print(table(size, share, results, order), flush=True)
             every.append({"size": size, "share": share, "order": order, "results": results})

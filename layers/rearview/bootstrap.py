@@ -312,8 +312,14 @@ def build_sqlite_backend(settings: Settings, embedder: Embedder, clock: Clock) -
     options = VectorOptions(
         max_bytes=tuning.cache_bytes,
         ann_threshold=tuning.ann_threshold,
-        ann_params=AnnParams(tuning.ann_connectivity, tuning.ann_expansion_add, tuning.ann_expansion_search),
+        ann_params=AnnParams(
+            tuning.ann_connectivity,
+            tuning.ann_expansion_add,
+            tuning.ann_expansion_search,
+            tuning.ann_expansion_duplicates,
+        ),
         ann_dir=settings.data_dir / ANN_DIRNAME,
+        background=tuning.ann_background,
     )
     index = SqliteSearchIndex(db, vectors=options)
     store = SqliteMemoryStore(db, clock=clock, own_fts_episodes=tuning.own_fts_episodes)

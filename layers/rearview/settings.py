@@ -154,6 +154,12 @@ class IndexTuning(BaseModel):
     # The search width (ef): recall@50 against exact search 0.994 on LoCoMo's MiniLM vectors (0.971 at 64). A
     # search for more neighbours than this widens to that many.
     ann_expansion_search: int = Field(128, ge=8, le=4096)
+    # The search width of the write path's duplicate check (a batch's nearest 3 of each new memory): a near
+    # duplicate sits very close, so a narrow search keeps exact search's decisions at a quarter of the cost.
+    ann_expansion_duplicates: int = Field(32, ge=8, le=4096)
+    # Graph work (a build after a bulk load or past the threshold, and each write's insertions) on a background
+    # thread, off the write path; rows not yet in the graph are searched exactly meanwhile. Off: in the write.
+    ann_background: bool = True
     # A namespace with at least this many episodes gets a full-text table of its own, so that keyword search reads
     # only its postings (and its BM25 statistics are its own); smaller ones share one table. 0: never.
     own_fts_episodes: int = Field(20_000, ge=0)

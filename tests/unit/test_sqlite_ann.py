@@ -4,118 +4,33 @@ database, repaired or rebuilt from the store when its file is stale or missing, 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from rearview.adapters.hashing_embedder import HashingEmbedder
-from rearview.adapters.sqlite import SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex, VectorOptions
+from rearview.adapters.sqlite import SqliteMemoryStore, SqliteSearchIndex
 from rearview.adapters.sqlite.ann_index import AnnParams, HnswIndex, ann_available
 from rearview.adapters.sqlite.vector_cache import top_of
 from rearview.domain.changes import ChangeSet
-from rearview.domain.memory import Episode, Fact
+from rearview.domain.memory import Fact
 from rearview.domain.search import Candidate, MemoryFilter
+from support.vector_corpus import (
+    EMBEDDER,
+    T0,
+    corpus_episodes,
+    corpus_queries,
+    exact_index,
+    graphed_index,
+    open_db,
+    write_episodes,
+)
 
 pytestmark = [
     pytest.mark.unit,
     pytest.mark.skipif(not ann_available(), reason="usearch (the `embedded` extra) is not installed"),
 ]
-
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
-EMBEDDER = HashingEmbedder(dim=64)
-WORDS = [
-    "river",
-    "mountain",
-    "coffee",
-    "piano",
-    "garden",
-    "invoice",
-    "flight",
-    "salad",
-    "chess",
-    "violin",
-    "harbor",
-    "thesis",
-    "camera",
-    "puppy",
-    "lantern",
-    "meadow",
-    "budget",
-    "concert",
-    "sailing",
-    "pottery",
-    "ticket",
-    "tomato",
-    "marathon",
-    "kitten",
-    "orchard",
-    "glacier",
-    "museum",
-    "bakery",
-    "passport",
-    "sketch",
-    "podcast",
-    "bicycle",
-    "festival",
-    "canyon",
-    "library",
-    "recipe",
-    "castle",
-    "lagoon",
-    "tunnel",
-    "quartz",
-]
-
-
-def _db(path: Path) -> SqliteDatabase:
-    return SqliteDatabase(path, embedder_name=EMBEDDER.name, dim=EMBEDDER.dim)
-
-
-# A search width above every namespace here: the graph's search visits every node it can reach, so what it finds is
-# exactly what exact search finds unless the graph misses a vector or strands a node, or the plumbing around it
-# (keys to rows, filters, scores, ties) errs. The graph's recall at the default width is measured by
-# bench/ann_libraries.py, not asserted here.
-EXHAUSTIVE = AnnParams(expansion_search=1024)
-
-
-def _graphed(db: SqliteDatabase, ann_dir: Path | None = None) -> SqliteSearchIndex:
-    """An index that searches through a graph from the first vector on, as wide as the namespace."""
-    return SqliteSearchIndex(db, vectors=VectorOptions(ann_threshold=1, ann_dir=ann_dir, ann_params=EXHAUSTIVE))
-
-
-def _exact(db: SqliteDatabase) -> SqliteSearchIndex:
-    return SqliteSearchIndex(db, vectors=VectorOptions(ann_threshold=0))
-
-
-def _episodes(namespace: str, count: int, start: int = 0) -> list[Episode]:
-    """Episodes of 3 to 6 words drawn at random (two may score alike against a query: ties fall by ref)."""
-    rng = np.random.default_rng(start + len(namespace))
-    out = []
-    for i in range(start, start + count):
-        at = T0 + timedelta(minutes=i)
-        words = " ".join(str(w) for w in rng.choice(WORDS, size=int(rng.integers(3, 7)), replace=False))
-        out.append(
-            Episode(
-                id=f"{namespace}-{i}",
-                namespace=namespace,
-                content=f"{words} {i}",
-                occurred_at=at,
-                created_at=at,
-                session_id=f"s{i % 4}",
-            )
-        )
-    return out
-
-
-def _write(store: SqliteMemoryStore, namespace: str, memories: list[Episode]) -> None:
-    vectors = EMBEDDER.embed([m.content for m in memories])
-    store.apply(namespace, ChangeSet(upserts=list(zip(memories, vectors, strict=True))))
-
-
-def _queries() -> np.ndarray:
-    return EMBEDDER.embed([f"{a} {b}" for a, b in zip(WORDS, WORDS[3:] + WORDS[:3], strict=True)])
 
 
 def _ids(found: list[Candidate]) -> list[tuple[str, float]]:
@@ -138,14 +53,14 @@ FILTERS = [
 
 @pytest.mark.parametrize("flt", FILTERS)
 def test_a_graph_backed_namespace_returns_what_exact_search_returns(tmp_path: Path, flt: MemoryFilter) -> None:
-    with _db(tmp_path / "rearview.db") as db:
+    with open_db(tmp_path / "rearview.db") as db:
         store = SqliteMemoryStore(db)
-        _write(store, "acme", _episodes("acme", 300))
-        graphed, exact = _graphed(db), _exact(db)
-        for query in _queries():
+        write_episodes(store, "acme", corpus_episodes("acme", 300))
+        graphed, exact = graphed_index(db), exact_index(db)
+        for query in corpus_queries():
             for limit in (1, 10, 60):
                 _same(graphed.vector_search("acme", query, flt, limit), exact.vector_search("acme", query, flt, limit))
-        batch = _queries()
+        batch = corpus_queries()
         graphed_many = graphed.vector_search_many("acme", batch, flt, 3)
         for found, expected in zip(graphed_many, exact.vector_search_many("acme", batch, flt, 3), strict=True):
             _same(found, expected)
@@ -176,17 +91,17 @@ def test_scores_tied_at_the_cut_keep_the_first_rows() -> None:
 
 
 def test_writes_and_deletes_reach_the_graph_in_place(tmp_path: Path) -> None:
-    with _db(tmp_path / "rearview.db") as db:
+    with open_db(tmp_path / "rearview.db") as db:
         store = SqliteMemoryStore(db)
-        _write(store, "acme", _episodes("acme", 100))
-        graphed, exact = _graphed(db), _exact(db)
-        query = _queries()[0]
+        write_episodes(store, "acme", corpus_episodes("acme", 100))
+        graphed, exact = graphed_index(db), exact_index(db)
+        query = corpus_queries()[0]
         graphed.vector_search("acme", query, MemoryFilter(), 5)
 
-        _write(store, "acme", _episodes("acme", 50, start=100))
+        write_episodes(store, "acme", corpus_episodes("acme", 50, start=100))
         store.apply("acme", ChangeSet(deletes=[f"acme-{i}" for i in range(0, 100, 3)]))
 
-        for query in _queries():
+        for query in corpus_queries():
             _same(
                 graphed.vector_search("acme", query, MemoryFilter(), 20),
                 exact.vector_search("acme", query, MemoryFilter(), 20),
@@ -199,65 +114,65 @@ def _graph_files(ann_dir: Path) -> list[Path]:
 
 def test_the_graph_is_saved_beside_the_database_and_rebuilt_when_its_file_is_missing(tmp_path: Path) -> None:
     ann_dir = tmp_path / "ann"
-    with _db(tmp_path / "rearview.db") as db:
+    with open_db(tmp_path / "rearview.db") as db:
         store = SqliteMemoryStore(db)
-        _write(store, "acme", _episodes("acme", 200))
-        query = _queries()[2]
-        expected = _ids(_exact(db).vector_search("acme", query, MemoryFilter(), 10))
+        write_episodes(store, "acme", corpus_episodes("acme", 200))
+        query = corpus_queries()[2]
+        expected = _ids(exact_index(db).vector_search("acme", query, MemoryFilter(), 10))
 
-        assert _ids(_graphed(db, ann_dir).vector_search("acme", query, MemoryFilter(), 10)) == expected
+        assert _ids(graphed_index(db, ann_dir).vector_search("acme", query, MemoryFilter(), 10)) == expected
         (saved,) = _graph_files(ann_dir)
         saved.unlink()
 
-        assert _ids(_graphed(db, ann_dir).vector_search("acme", query, MemoryFilter(), 10)) == expected
+        assert _ids(graphed_index(db, ann_dir).vector_search("acme", query, MemoryFilter(), 10)) == expected
         assert _graph_files(ann_dir) == [saved]
 
 
 def test_a_stale_or_unreadable_graph_file_is_repaired_from_the_store(tmp_path: Path) -> None:
     ann_dir = tmp_path / "ann"
     path = tmp_path / "rearview.db"
-    with _db(path) as db, _db(path) as other:  # two objects on one file: another process writes meanwhile
+    with open_db(path) as db, open_db(path) as other:  # two objects on one file: another process writes meanwhile
         store, their_store = SqliteMemoryStore(db), SqliteMemoryStore(other)
-        _write(store, "acme", _episodes("acme", 200))
-        _graphed(db, ann_dir).vector_search("acme", _queries()[0], MemoryFilter(), 10)
+        write_episodes(store, "acme", corpus_episodes("acme", 200))
+        graphed_index(db, ann_dir).vector_search("acme", corpus_queries()[0], MemoryFilter(), 10)
         (saved,) = _graph_files(ann_dir)
 
         # The saved graph misses these writes, holds a deleted memory, and has an old vector for a rewritten one.
-        _write(their_store, "acme", _episodes("acme", 20, start=200))
+        write_episodes(their_store, "acme", corpus_episodes("acme", 20, start=200))
         their_store.apply("acme", ChangeSet(deletes=["acme-7"]))
         rewritten = store.get("acme", "acme-8")
         assert rewritten is not None
         moved = EMBEDDER.embed(["a violin concert by the harbor"])[0]
         their_store.apply("acme", ChangeSet(upserts=[(rewritten.model_copy(update={"version": 2}), moved)]))
 
-        reopened = _graphed(db, ann_dir)
-        for query in [*_queries(), moved]:
+        reopened = graphed_index(db, ann_dir)
+        for query in [*corpus_queries(), moved]:
             _same(
                 reopened.vector_search("acme", query, MemoryFilter(), 15),
-                _exact(db).vector_search("acme", query, MemoryFilter(), 15),
+                exact_index(db).vector_search("acme", query, MemoryFilter(), 15),
             )
         assert [c.id for c in reopened.vector_search("acme", moved, MemoryFilter(), 1)] == ["acme-8"]
 
         saved.write_bytes(b"not a graph")
-        unreadable = _graphed(db, ann_dir)
-        query = _queries()[4]
+        unreadable = graphed_index(db, ann_dir)
+        query = corpus_queries()[4]
         _same(
             unreadable.vector_search("acme", query, MemoryFilter(), 15),
-            _exact(db).vector_search("acme", query, MemoryFilter(), 15),
+            exact_index(db).vector_search("acme", query, MemoryFilter(), 15),
         )
 
 
 def test_each_namespace_and_layer_has_its_own_graph(tmp_path: Path) -> None:
     ann_dir = tmp_path / "ann"
-    with _db(tmp_path / "rearview.db") as db:
+    with open_db(tmp_path / "rearview.db") as db:
         store = SqliteMemoryStore(db)
-        _write(store, "acme", _episodes("acme", 120))
-        _write(store, "umbrella", _episodes("umbrella", 120))
+        write_episodes(store, "acme", corpus_episodes("acme", 120))
+        write_episodes(store, "umbrella", corpus_episodes("umbrella", 120))
         fact = Fact(id="f1", namespace="acme", content="river mountain coffee", created_at=T0, last_confirmed_at=T0)
         store.apply("acme", ChangeSet(upserts=[(fact, EMBEDDER.embed([fact.content])[0])]))
-        index = _graphed(db, ann_dir)
+        index = graphed_index(db, ann_dir)
 
-        for query in _queries():
+        for query in corpus_queries():
             acme = index.vector_search("acme", query, MemoryFilter(), 300)
             umbrella = index.vector_search("umbrella", query, MemoryFilter(), 300)
             assert len(acme) == 121 and all(c.id.startswith("acme-") or c.id == "f1" for c in acme)
@@ -268,13 +183,13 @@ def test_each_namespace_and_layer_has_its_own_graph(tmp_path: Path) -> None:
 def test_closing_the_database_saves_the_graphs_changed_since_their_last_save(tmp_path: Path) -> None:
     ann_dir = tmp_path / "ann"
     path = tmp_path / "rearview.db"
-    with _db(path) as db:
+    with open_db(path) as db:
         store = SqliteMemoryStore(db)
-        _write(store, "acme", _episodes("acme", 100))
-        _graphed(db, ann_dir).vector_search("acme", _queries()[0], MemoryFilter(), 5)
+        write_episodes(store, "acme", corpus_episodes("acme", 100))
+        graphed_index(db, ann_dir).vector_search("acme", corpus_queries()[0], MemoryFilter(), 5)
         (saved,) = _graph_files(ann_dir)
         before = saved.stat().st_mtime_ns
-        _write(store, "acme", _episodes("acme", 5, start=100))  # too few changes to save on their own
+        write_episodes(store, "acme", corpus_episodes("acme", 5, start=100))  # too few changes to save on their own
         assert saved.stat().st_mtime_ns == before
 
     assert saved.stat().st_mtime_ns > before
@@ -303,12 +218,14 @@ def test_the_write_paths_duplicate_check_finds_near_duplicates_through_the_graph
 
     assert set(write("acme", topics, "a")) == {"stored"}
     assert set(write("umbrella", topics[:10], "u")) == {"stored"}
+    assert isinstance(services.index, SqliteSearchIndex)
+    assert services.index.wait_for_graphs(timeout=60)  # built in the background (index.ann_background)
     searched: list[int] = []
     real_search = HnswIndex.search
 
-    def search(self: HnswIndex, queries: np.ndarray, count: int) -> list[np.ndarray]:
+    def search(self: HnswIndex, queries: np.ndarray, count: int, width: int | None = None) -> list[np.ndarray]:
         searched.append(len(self))
-        return real_search(self, queries, count)
+        return real_search(self, queries, count, width)
 
     monkeypatch.setattr(HnswIndex, "search", search)
 

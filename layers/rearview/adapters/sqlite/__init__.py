@@ -12,6 +12,8 @@ One module per job:
   through its graph; `vector_caches`: every cache of the file, loaded in chunks, within a byte budget.
 - `ann_index`: the HNSW graph (usearch) of a large namespace, saved in `<data_dir>/ann/`, repaired or rebuilt
   from the store when stale or missing.
+- `graph_keeper`: the background thread that builds the graphs (after a bulk load, past the threshold) and adds
+  each write's rows to them, off the write path (rows not in a graph yet are searched exactly meanwhile).
 - `search_index`: `SqliteSearchIndex`: BM25 keyword search over FTS5, entity shares, vector search.
 - `key_store`: `SqliteKeyStore`, the API keys in the same file.
 - `hindsight_ledger`: `SqliteHindsightLedger`, consolidation's lease, runs, spend and totals in the same file.

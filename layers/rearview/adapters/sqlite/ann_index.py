@@ -33,6 +33,10 @@ class AnnParams:
     connectivity: int = 16
     expansion_add: int = 128
     expansion_search: int = 128
+    # The width of `vector_search_many`, the write path's duplicate check: it wants the 3 nearest of each new
+    # memory, and a near-duplicate sits so close that a narrow search finds it (bench/write_rate.py measures its
+    # decisions against exact search).
+    expansion_batch: int = 32
 
 
 def ann_available() -> bool:
@@ -110,14 +114,14 @@ class HnswIndex:
             return np.zeros(keys.size, dtype=bool)
         return np.asarray(self._index.contains(keys), dtype=bool).reshape(-1)
 
-    def search(self, queries: np.ndarray, count: int) -> list[np.ndarray]:
+    def search(self, queries: np.ndarray, count: int, width: int | None = None) -> list[np.ndarray]:
         """For each row of `queries`, the keys of about its `count` nearest rows, nearest first. The search width is
-        the larger of `expansion_search` and `count`."""
+        the larger of `count` and `width` (default `expansion_search`)."""
         queries = np.asarray(queries, dtype=np.float32).reshape(-1, self.dim)
         count = min(count, len(self._index))
         if count <= 0:
             return [np.empty(0, dtype=np.int64) for _ in range(queries.shape[0])]
-        self._index.expansion_search = max(self.params.expansion_search, count)
+        self._index.expansion_search = max(width or self.params.expansion_search, count)
         try:
             # Every core for a batch (the write path's duplicate check), one thread for one query.
             found = self._index.search(queries, count, threads=0 if queries.shape[0] > 1 else 1)

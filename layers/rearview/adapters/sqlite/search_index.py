@@ -252,7 +252,7 @@ class SqliteSearchIndex(SearchIndex):
         queries = normalised_rows(queries)
         per_layer: list[list[list[Candidate]]] = [[] for _ in results]
         for layer, cache, mask in self._searchable_caches(namespace, flt):
-            per_query = cache.search_many(queries, mask, limit)
+            per_query = cache.search_many(queries, mask, limit, self._vectors.ann.ann_params.expansion_batch)
             for found, hits in zip(per_layer, per_query, strict=True):
                 found.append([Candidate(memory_id, layer, score) for score, memory_id in hits])
         return [_best_of(found, limit) for found in per_layer]
@@ -294,6 +294,11 @@ class SqliteSearchIndex(SearchIndex):
     def graph_count(self) -> int:
         """How many cached namespaces' layers are searched through an HNSW graph now."""
         return self._vectors.graph_count()
+
+    def wait_for_graphs(self, timeout: float | None = None) -> bool:
+        """Block until the background graph work (builds, pending rows) is done; False if `timeout` passed first.
+        Without background work (the default) there is never any: True."""
+        return self._vectors.wait_for_graphs(timeout)
 
     def save_graphs(self) -> None:
         """Save every HNSW graph changed since it was last saved (at shutdown; a graph not saved is repaired

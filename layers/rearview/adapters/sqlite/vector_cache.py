@@ -113,8 +113,11 @@ class VectorCache:
         self.size = 0
         self.dead = 0
         self.ann: HnswIndex | None = None
-        # Positions whose vector changed since the graph was last brought up to date (see sync_graph).
+        # Positions whose vector changed since the graph was last brought up to date (see sync_graph), oldest first.
         self.unsynced: list[int] = []
+        # True while a graph of this cache is built in the background (`graph_keeper`): `unsynced` then collects
+        # what changes meanwhile.
+        self.building = False
         # Headroom, so the writes that follow a load append in place instead of copying the matrix at once (1/16:
         # with 900 namespaces cached, more is memory that only the few written to would use).
         capacity = capacity + max(64, capacity // 16)
@@ -226,11 +229,25 @@ class VectorCache:
         self.alive[position] = True
         return True
 
-    def sync_graph(self) -> None:
-        """Add the vectors upserted since the last sync to the graph, in one call (a change set's rows together,
-        rather than one at a time as they are applied)."""
-        positions, self.unsynced = np.unique(np.asarray(self.unsynced, dtype=np.int64)), []
-        if self.ann is not None and positions.size:
+    def pending_positions(self) -> np.ndarray:
+        """The rows whose vector the graph does not hold yet (added or changed since), sorted: searches score them
+        exactly beside the graph's candidates."""
+        if not self.unsynced:
+            return np.empty(0, dtype=np.int64)
+        return np.unique(np.asarray(self.unsynced, dtype=np.int64))
+
+    def sync_graph(self, limit: int | None = None) -> None:
+        """Add the vectors upserted since the last sync to the graph, the oldest `limit` of them (all by default),
+        in one call (a change set's rows together, rather than one at a time as they are applied)."""
+        if self.ann is None:
+            if not self.building:
+                self.unsynced = []  # no graph holds them, and none is being built
+            return
+        cut = len(self.unsynced) if limit is None else limit
+        taken, self.unsynced = self.unsynced[:cut], self.unsynced[cut:]
+        positions = np.unique(np.asarray(taken, dtype=np.int64))
+        positions = positions[self.alive[positions]]
+        if positions.size:
             self.ann.add(self.refs[positions], self.vectors[positions])
 
     def delete(self, memory_id: str) -> None:
@@ -297,14 +314,14 @@ class VectorCache:
         """Top `limit` (cosine, id) among the masked rows, best first."""
         return self.search_many(query.reshape(1, -1), mask, limit)[0]
 
-    def search_many(self, queries: np.ndarray, mask: np.ndarray, limit: int) -> list[Hits]:
-        """`search` for each row of `queries`: through the graph when it has one and most rows pass the filter,
-        else exactly over the passing rows (one matrix product for all queries)."""
+    def search_many(self, queries: np.ndarray, mask: np.ndarray, limit: int, width: int | None = None) -> list[Hits]:
+        """`search` for each row of `queries`: through the graph (searched `width` wide, default its own) when it
+        has one and most rows pass the filter, else exactly over the passing rows (one matrix product for all)."""
         rows = np.flatnonzero(mask)
         if rows.size == 0 or limit <= 0:
             return [[] for _ in range(queries.shape[0])]
         if self.ann is not None and rows.size >= _ANN_MIN_PASSING * self.alive_count:
-            return self._ann_many(queries, mask, rows.size, limit)
+            return self._ann_many(queries, mask, rows.size, limit, width)
         return self._exact_many(queries, rows, limit)
 
     def _exact_many(self, queries: np.ndarray, rows: np.ndarray, limit: int) -> list[Hits]:
@@ -321,15 +338,21 @@ class VectorCache:
         ids = self.ids
         return list(zip(scores.tolist(), [ids[i] for i in positions.tolist()], strict=True))
 
-    def _ann_many(self, queries: np.ndarray, mask: np.ndarray, passing: int, limit: int) -> list[Hits]:
-        """The graph's nearest keys that pass the mask, scored exactly (so the scores match an exact search); the
-        exact search over the passing rows for a query where the graph finds too few of them."""
+    def _ann_many(
+        self, queries: np.ndarray, mask: np.ndarray, passing: int, limit: int, width: int | None
+    ) -> list[Hits]:
+        """The graph's nearest keys and the rows it does not hold yet (`unsynced`), those that pass the mask,
+        scored exactly (so the scores match an exact search); the exact search over the passing rows for a query
+        where they are too few."""
         assert self.ann is not None
         wanted = min(passing, limit)
         ask = int(min(self.alive_count, wanted * _ANN_MARGIN * self.alive_count / passing + 8))
+        pending = self.pending_positions()
         found: list[Hits] = []
-        for query, keys in zip(queries, self.ann.search(queries, ask), strict=True):
+        for query, keys in zip(queries, self.ann.search(queries, ask, width), strict=True):
             positions = self._positions_of(keys)
+            if pending.size:
+                positions = np.union1d(positions, pending)
             positions = positions[mask[positions]]
             if positions.size < wanted:
                 found.append(self._exact_many(query.reshape(1, -1), np.flatnonzero(mask), limit)[0])

@@ -21,12 +21,21 @@ from rearview.adapters.sqlite.ann_index import (
     should_rebuild,
 )
 from rearview.adapters.sqlite.connection import AppliedChanges, SqliteDatabase
-from rearview.adapters.sqlite.rows import LAYERS
+from rearview.adapters.sqlite.graph_keeper import CacheKey, GraphKeeper
+from rearview.adapters.sqlite.rows import LAYERS, TABLE
 from rearview.adapters.sqlite.vector_cache import VectorCache
 from rearview.domain.memory import StoredLayer
 
 # Rows read per query while loading: the only part of a cache ever held as float32 blobs.
 _LOAD_CHUNK = 4096
+# Rows the keeper adds to a graph at a time under the cache's lock (searches and writes wait at most that long:
+# tens of milliseconds), and at a time while it builds a graph from a copy, holding no lock.
+_KEEPER_CHUNK = 16
+_BUILD_CHUNK = 2048
+# A change set with this many rows of a layer (or the threshold's worth, if lower) makes the keeper load the
+# namespace's cache, and build its graph, if the namespace is past the threshold: a bulk load leaves its graph
+# built, not waiting for the first query.
+_BULK_ROWS = 1000
 
 _REFS_QUERY: dict[str, str] = {
     # Covered by the (namespace, time) indexes: no row is read to list a namespace's refs.
@@ -56,6 +65,10 @@ class VectorOptions:
     ann_dir: Path | None = None
     # A graph is saved again once this share of its size has changed since the last save (and when evicted).
     save_share: float = 0.1
+    # Graph work on a background thread (`graph_keeper`): builds, and the rows written since, which searches score
+    # exactly meanwhile. A write adds its own rows itself only while more than `max_pending` wait.
+    background: bool = False
+    max_pending: int = 4096
 
     @property
     def ann_enabled(self) -> bool:
@@ -81,7 +94,10 @@ class VectorCaches:
         self.ann = options
         self._caches: OrderedDict[tuple[str, str], VectorCache] = OrderedDict()
         self._lock = threading.Lock()
+        self._keeper = GraphKeeper(self._keep) if options.background and options.ann_enabled else None
         db.subscribe(self._on_applied)
+        if self._keeper is not None:
+            db.on_close(self._keeper.stop)  # before the graphs are saved: none changes while it is written
         db.on_close(self.save_all)
 
     def get(self, namespace: str, layer: StoredLayer, generation: int) -> VectorCache:
@@ -111,42 +127,129 @@ class VectorCaches:
                 chunk = "[" + ",".join(map(str, refs[start : start + _LOAD_CHUNK].tolist())) + "]"
                 cache.append_loaded(conn.execute(_ROWS_QUERY[layer], (chunk,)).fetchall())
         if self.ann.ann_enabled and cache.alive_count >= self.ann.ann_threshold:
-            cache.ann = self._graph_of(namespace, cache)
+            self._give_graph(namespace, cache)
         return cache
+
+    def _give_graph(self, namespace: str, cache: VectorCache) -> None:
+        """Give a cache past the threshold its graph: now (restored and repaired, or built), or in the background
+        (restored now with what it lacks left pending, or built by the keeper)."""
+        if self._keeper is None:
+            cache.ann = self._restored_graph(namespace, cache, pending=False) or self._built_graph(cache)
+            self._save_if_due(namespace, cache, force=True)
+            return
+        cache.ann = self._restored_graph(namespace, cache, pending=True)
+        cache.building = cache.ann is None
+        self._keeper.schedule((namespace, cache.layer))
 
     # the graphs
 
-    def _graph_of(self, namespace: str, cache: VectorCache) -> HnswIndex:
-        """The cache's graph: the saved one, checked and repaired, or one built now (and saved)."""
+    def _restored_graph(self, namespace: str, cache: VectorCache, *, pending: bool) -> HnswIndex | None:
+        """The saved graph, checked against the cache and repaired (with `pending`, what it lacks is left to the
+        keeper, searched exactly meanwhile); None when missing, unreadable or too far off."""
         path = self.ann.path(namespace, cache.layer)
-        refs, vectors = cache.alive_rows()
         restored = HnswIndex.restore(path, cache.dim, self.ann.ann_params) if path is not None else None
-        graph: HnswIndex | None = None
-        if restored is not None:
-            graph, stamp = restored
-            # The same generation and size: nothing was written since it was saved, so its keys suffice.
-            unchanged = stamp.get("generation") == cache.generation
-            repair = repair_of(graph, refs, vectors, check_vectors=not unchanged)
-            if should_rebuild(repair, refs.size):
-                graph = None
-            elif repair.size:
-                graph.remove(repair.remove)
-                graph.add(refs[repair.add], vectors[repair.add])
-        if graph is None:
-            graph = HnswIndex.build(cache.dim, self.ann.ann_params, refs, vectors)
-            graph.changed_since_save = max(1, refs.size)
-        if path is not None and graph.changed_since_save:
-            graph.save(path, {"generation": cache.generation, "namespace_digest": path.stem})
+        if restored is None:
+            return None
+        graph, stamp = restored
+        rows = np.flatnonzero(cache.alive[: cache.size])
+        refs, vectors = cache.refs[rows], cache.vectors[rows]
+        # The same generation: nothing was written since it was saved (with nothing pending), so its keys suffice.
+        unchanged = stamp.get("generation") == cache.generation
+        repair = repair_of(graph, refs, vectors, check_vectors=not unchanged)
+        if should_rebuild(repair, refs.size):
+            return None
+        graph.remove(repair.remove)
+        if pending:
+            cache.unsynced.extend(rows[repair.add].tolist())
+        else:
+            graph.add(refs[repair.add], vectors[repair.add])
         return graph
+
+    def _built_graph(self, cache: VectorCache) -> HnswIndex:
+        refs, vectors = cache.alive_rows()
+        graph = HnswIndex.build(cache.dim, self.ann.ann_params, refs, vectors)
+        graph.changed_since_save = max(1, refs.size)
+        return graph
+
+    # the keeper's jobs (on its thread)
+
+    def _keep(self, key: CacheKey) -> bool:
+        """One step of graph work for a (namespace, layer): load a bulk-loaded namespace's cache, build its graph,
+        or add a chunk of its pending rows. True while there is more to do."""
+        with self._lock:
+            cache = self._caches.get(key)
+        if cache is None:
+            self._warm(*key)
+            return False
+        if cache.ann is None:
+            return cache.building and self._build(key, cache)
+        with self._lock:
+            if self._caches.get(key) is not cache:
+                return False  # dropped or reloaded: the new cache has its own jobs
+        with cache.lock:
+            cache.sync_graph(_KEEPER_CHUNK)
+            self._save_if_due(key[0], cache)
+            return bool(cache.unsynced)
+
+    def _warm(self, namespace: str, layer: StoredLayer) -> None:
+        """Load the cache of a namespace past the threshold (its graph is then scheduled): after a bulk load."""
+        with self.db.snapshot() as conn:
+            generation = self.db.generation(namespace, conn)
+            (count,) = conn.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM {TABLE[layer]} WHERE namespace = ? LIMIT ?)",
+                (namespace, self.ann.ann_threshold),
+            ).fetchone()
+        if int(count) >= self.ann.ann_threshold:
+            self.get(namespace, layer, generation)
+
+    def _build(self, key: CacheKey, cache: VectorCache) -> bool:
+        """Build the cache's graph from a copy of its rows, holding no lock; then, while writes made meanwhile are
+        more than `max_pending`, add those the same way (a bulk load goes on while its graph is built); then attach
+        it, what is left pending. True once attached (its pending rows are the next steps)."""
+        assert self._keeper is not None
+        with cache.lock:
+            rows = np.flatnonzero(cache.alive[: cache.size])
+            refs, vectors = cache.refs[rows], cache.vectors[rows]
+            cache.unsynced = []  # from now on: what changes while the graph is built
+        graph = HnswIndex(cache.dim, self.ann.ann_params)
+        while True:
+            for start in range(0, refs.size, _BUILD_CHUNK):
+                if self._keeper.stopping:
+                    return False
+                graph.add(refs[start : start + _BUILD_CHUNK], vectors[start : start + _BUILD_CHUNK])
+            with self._lock:
+                if self._caches.get(key) is not cache:
+                    return False
+                with cache.lock:
+                    rows = np.flatnonzero(cache.alive[: cache.size])
+                    repair = repair_of(graph, cache.refs[rows], cache.vectors[rows], check_vectors=False)
+                    graph.remove(repair.remove)
+                    behind = np.union1d(rows[repair.add], cache.pending_positions())
+                    behind = behind[cache.alive[behind]]
+                    if behind.size > self.ann.max_pending:
+                        refs, vectors = cache.refs[behind], cache.vectors[behind]
+                        cache.unsynced = []
+                        continue
+                    cache.unsynced = behind.tolist()
+                    graph.changed_since_save = max(1, len(graph))
+                    cache.ann, cache.building = graph, False
+                    self._save_if_due(key[0], cache, force=True)
+            return True
+
+    def wait_for_graphs(self, timeout: float | None = None) -> bool:
+        """Block until the keeper has nothing left to do (tests, benchmarks); True at once without one."""
+        return self._keeper is None or self._keeper.wait_idle(timeout)
 
     def _save_if_due(self, namespace: str, cache: VectorCache, force: bool = False) -> None:
         graph = cache.ann
         path = self.ann.path(namespace, cache.layer)
-        if graph is None or path is None or not graph.changed_since_save:
+        if graph is None or path is None or not (graph.changed_since_save or (force and cache.unsynced)):
             return
         if force or graph.changed_since_save >= max(1000, int(len(graph) * self.ann.save_share)):
+            # With rows still pending the graph is not the generation's: a reader then checks every vector.
+            generation = -1 if cache.unsynced else cache.generation
             try:
-                graph.save(path, {"generation": cache.generation, "namespace_digest": path.stem})
+                graph.save(path, {"generation": generation, "namespace_digest": path.stem})
             except OSError:
                 remove_files(path)  # a half-written pair would only be rebuilt; a stale one is repaired
 
@@ -195,6 +298,7 @@ class VectorCaches:
                 key = (changes.namespace, layer)
                 cache = self._caches.get(key)
                 if cache is None:
+                    self._warm_if_bulk(key, changes)
                     continue
                 with cache.lock:
                     keep = self._apply_in_place(cache, changes)
@@ -213,7 +317,7 @@ class VectorCaches:
         if not all(cache.upsert(row) for row in rows):
             cache.unsynced = []
             return False
-        cache.sync_graph()
+        self._sync_after_write(changes.namespace, cache, len(rows))
         for deleted_layer, memory_id in changes.deleted:
             if deleted_layer == cache.layer:
                 cache.delete(memory_id)
@@ -221,7 +325,29 @@ class VectorCaches:
         # Too many tombstones: a reload compacts them.
         if cache.dead > max(1024, cache.size // 4):
             return False
-        if cache.ann is None and self.ann.ann_enabled and cache.alive_count >= self.ann.ann_threshold:
-            cache.ann = self._graph_of(changes.namespace, cache)
+        crossed = self.ann.ann_enabled and cache.alive_count >= self.ann.ann_threshold
+        if cache.ann is None and not cache.building and crossed:
+            self._give_graph(changes.namespace, cache)
         self._save_if_due(changes.namespace, cache)
         return True
+
+    def _sync_after_write(self, namespace: str, cache: VectorCache, written: int) -> None:
+        """Bring the graph up to date with a change set: at once, or through the keeper, the write adding its own
+        rows itself only while the keeper lags by more than `max_pending`."""
+        if self._keeper is None or cache.ann is None:
+            cache.sync_graph()
+            return
+        excess = len(cache.unsynced) - self.ann.max_pending
+        if excess > 0:
+            cache.sync_graph(min(excess, written))
+        if cache.unsynced:
+            self._keeper.schedule((namespace, cache.layer))
+
+    def _warm_if_bulk(self, key: CacheKey, changes: AppliedChanges) -> None:
+        """After a large change set to a namespace not cached here, ask the keeper to check its size and, past the
+        threshold, load it and build its graph (see _BULK_ROWS)."""
+        if self._keeper is None:
+            return
+        written = sum(1 for row in changes.upserted if row.layer == key[1] and row.vector is not None)
+        if written >= min(_BULK_ROWS, self.ann.ann_threshold):
+            self._keeper.schedule(key)

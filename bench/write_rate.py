@@ -1,0 +1,352 @@
+"""The write path's rate as one namespace grows, with a baseline tree's code in the same run, and its duplicate
+decisions against exact search.
+
+`rate`: for each size, the namespace is brought to that size by `store.apply` (real episodes of
+`recall_latency.SentenceGenerator`, their real vectors), one write is made and timed on its own (the first after a bulk
+load: it loads the cache, and on the baseline builds or extends the graph), the background graph work is let finish,
+then --window episodes go through `writer.write_batch` in batches of --batch (a queued request is one batch; the
+worker calls the same `write_batch`), hashing embedder, importance 1.0 so none is skipped. Each tree runs in its own
+process, this one and the baseline (`git archive` of --baseline into a temporary directory, on PYTHONPATH), one after
+the other, the order alternating per --repeat.
+
+`agreement`: LoCoMo's turns (all conversations in one namespace, with their sessions), then each turn again with
+its punctuation and case changed, written through the write path with exact duplicate search and with every
+namespace searched through the graph at several duplicate-search widths; how many write results (status and the
+memory merged into) differ from exact search's.
+
+    .venv/bin/python bench/write_rate.py rate                                  # 10k / 50k / 100k vs main 8f5dc00
+    .venv/bin/python bench/write_rate.py rate --sizes 10000 --window 1000      # smoke
+    .venv/bin/python bench/write_rate.py agreement --data ../shared/benchmarks/locomo
+    .venv/bin/python bench/write_rate.py candidates --size 100000                 # the synthetic corpus at 100k
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+NAMESPACE = "bench:writes"
+START = datetime(2023, 1, 1, tzinfo=UTC)
+APPLY_BATCH = 10_000
+
+
+# --- rate: one tree, in its own process ----------------------------------------------------------------------------
+
+
+class Namespace:
+    """The namespace being grown, and the episodes it gets next (each one new text, its time a minute later)."""
+
+    def __init__(self, store: Any, embedder: Any, seed: int) -> None:
+        from recall_latency import SentenceGenerator
+
+        self.store = store
+        self.embedder = embedder
+        self.generator = SentenceGenerator(seed=seed)
+        self.size = 0
+
+    def writes(self, count: int) -> list[Any]:
+        from rearview.domain.write import MemoryWrite
+
+        made = [
+            MemoryWrite(
+                layer="episodic", id=f"e{self.size + i}", content=text, entities=entities, importance=1.0,
+                occurred_at=START + timedelta(minutes=self.size + i),
+            )
+            for i, (text, entities) in enumerate(self.generator.sentences(count))
+        ]  # fmt: skip
+        self.size += count
+        return made
+
+    def bulk_load(self, target: int) -> None:
+        """`store.apply` of episodes and their vectors up to `target`, APPLY_BATCH at a time."""
+        from rearview.domain.changes import ChangeSet
+        from rearview.domain.memory import Episode
+
+        while self.size < target:
+            count = min(APPLY_BATCH, target - self.size)
+            texts = self.generator.sentences(count)
+            vectors = self.embedder.embed([text for text, _ in texts])
+            episodes = [
+                Episode(
+                    id=f"e{self.size + i}", namespace=NAMESPACE, content=text, entities=entities, importance=1.0,
+                    occurred_at=START + timedelta(minutes=self.size + i), created_at=START,
+                )
+                for i, (text, entities) in enumerate(texts)
+            ]  # fmt: skip
+            self.store.apply(NAMESPACE, ChangeSet(upserts=list(zip(episodes, vectors, strict=True))))
+            self.size += count
+
+
+def rate_worker(sizes: Sequence[int], window: int, batch: int, seed: int) -> dict[str, Any]:
+    from rearview.adapters.hashing_embedder import HashingEmbedder
+    from rearview.bootstrap import build
+    from rearview.clock import ManualClock
+    from rearview.settings import Settings
+
+    clock = ManualClock(START)
+    embedder = HashingEmbedder(dim=512)
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="rearview-writes-") as tmp:
+        services = build(Settings(embedder="hashing", data_dir=Path(tmp)), clock=clock, embedder=embedder)
+        wait = getattr(services.index, "wait_for_graphs", lambda: True)
+        grown = Namespace(services.store, embedder, seed)
+        for target in sizes:
+            started = time.perf_counter()
+            grown.bulk_load(target)
+            applied = time.perf_counter() - started
+            first = grown.writes(batch)
+            clock.set(START + timedelta(minutes=grown.size))
+            started = time.perf_counter()
+            services.writer.write_batch(NAMESPACE, first)
+            first_ms = (time.perf_counter() - started) * 1000
+            started = time.perf_counter()
+            wait()
+            settled = time.perf_counter() - started
+            batches = [grown.writes(batch) for _ in range(max(1, window // batch))]
+            statuses: dict[str, int] = {}
+            started, cpu = time.perf_counter(), time.process_time()
+            for items in batches:
+                for result in services.writer.write_batch(NAMESPACE, items):
+                    statuses[result.status] = statuses.get(result.status, 0) + 1
+            wait()  # the window's own graph work counts too
+            seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+            rows.append(
+                {
+                    "size": target, "apply_s": applied, "first_write_ms": first_ms, "background_s": settled,
+                    "writes": sum(statuses.values()), "seconds": seconds, "cpu_s": cpu, "statuses": statuses,
+                }
+            )  # fmt: skip
+            print(f"  {target:,}: {rows[-1]['writes'] / seconds:,.0f} writes/s", file=sys.stderr, flush=True)
+        services.close()
+    return {"rows": rows, "load": os.getloadavg()}
+
+
+def baseline_tree(commit: str, into: Path) -> Path:
+    """`layers/` of `commit`, extracted under `into`."""
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", commit, "layers"], capture_output=True, check=True)
+    with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
+        tar.extractall(into, filter="data")
+    return into / "layers"
+
+
+def run_side(layers: Path, args: argparse.Namespace) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(layers), str(REPO / "bench")])}
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        command = [sys.executable, __file__, "rate-worker", out.name, "--sizes", *map(str, args.sizes)]
+        command += ["--window", str(args.window), "--batch", str(args.batch), "--seed", str(args.seed)]
+        subprocess.run(command, env=env, check=True)
+        return dict(json.loads(Path(out.name).read_text(encoding="utf-8")))
+
+
+def rate(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="rearview-baseline-") as tmp:
+        trees = {"this tree": REPO / "layers", f"baseline {args.baseline}": baseline_tree(args.baseline, Path(tmp))}
+        results: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
+        for repeat in range(args.repeat):
+            order = list(trees) if repeat % 2 == 0 else list(reversed(trees))
+            for name in order:
+                print(f"{name} (repeat {repeat + 1}):", file=sys.stderr, flush=True)
+                results[name].append(run_side(trees[name], args))
+    print(rate_table(results, args))
+
+
+def rate_table(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> str:
+    lines = [
+        f"Write path into one namespace: batches of {args.batch}, {args.window:,} writes timed at each size "
+        "(after one untimed first write and the background graph work, until the window's own graph work is done); "
+        "CPU seconds of the whole process (every thread); best of "
+        f"{args.repeat} run(s) per tree; hashing embedder (512 dimensions)",
+        "",
+        "| tree | namespace size | writes/s | writes per CPU second | first write after the bulk load ms "
+        "| background graph work before the window s | store.apply to that size s | statuses |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, runs in results.items():
+        for position in range(len(runs[0]["rows"])):
+            rows = [run["rows"][position] for run in runs]
+            best = max(rows, key=lambda r: r["writes"] / r["seconds"])
+            statuses = ", ".join(f"{k} {v:,}" for k, v in sorted(best["statuses"].items()))
+            lines.append(
+                f"| {name} | {best['size']:,} | {best['writes'] / best['seconds']:,.0f} | "
+                f"{best['writes'] / best['cpu_s']:,.0f} | "
+                f"{min(r['first_write_ms'] for r in rows):,.0f} | {best['background_s']:.1f} | "
+                f"{best['apply_s']:.1f} | {statuses} |"
+            )
+    loads = [", ".join(f"{x:.1f}" for x in run["load"]) for runs in results.values() for run in runs]
+    lines.append("")
+    lines.append(f"load average at the end of each run (1/5/15 min, {os.cpu_count()} cores): {'; '.join(loads)}")
+    return "\n".join(lines)
+
+
+# --- agreement -------------------------------------------------------------------------------------------------------
+
+
+def locomo_turns(data: Path) -> list[tuple[str, str, str]]:
+    """(session, speaker, text) of every LoCoMo turn, in conversation order."""
+    conversations = json.loads((data / "locomo10.json").read_text(encoding="utf-8"))
+    turns: list[tuple[str, str, str]] = []
+    for c, conversation in enumerate(conversations):
+        talk = conversation["conversation"]
+        for key in sorted((k for k in talk if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k[8:])):
+            turns.extend((f"c{c}-{key}", t["speaker"], t["text"]) for t in talk[key] if t.get("text"))
+    return turns
+
+
+def restated(text: str) -> str:
+    """The same words said again: lower case, no punctuation."""
+    return re.sub(r"[^\w\s]", "", text).lower()
+
+
+def decisions(turns: list[tuple[str, str, str]], threshold: int, width: int) -> list[tuple[str, int | None]]:
+    """(status, position of the write that stored the memory it merged into) of every write of the turns and their
+    restatements (ids are new on each run, positions are not), with duplicate search exact (threshold 0) or
+    through the graph searched `width` wide."""
+    from rearview.adapters.hashing_embedder import HashingEmbedder
+    from rearview.adapters.sqlite import AnnParams, SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
+    from rearview.adapters.sqlite.vector_caches import VectorOptions
+    from rearview.clock import ManualClock
+    from rearview.domain.write import MemoryWrite, WriteResult
+    from rearview.service.write import WriteService
+    from rearview.settings import Settings
+
+    embedder = HashingEmbedder(dim=512)
+    clock = ManualClock(START)
+    results: list[WriteResult] = []
+    with tempfile.TemporaryDirectory(prefix="rearview-agreement-") as tmp:
+        db = SqliteDatabase(Path(tmp) / "rearview.db", embedder_name=embedder.name, dim=embedder.dim)
+        options = VectorOptions(ann_threshold=threshold, ann_params=AnnParams(expansion_batch=width))
+        store, index = SqliteMemoryStore(db, clock=clock), SqliteSearchIndex(db, vectors=options)
+        writer = WriteService(store, index, embedder, clock, Settings().write)
+        passes = [turns, [(s, speaker, restated(text)) for s, speaker, text in turns]]
+        for p, each in enumerate(passes):
+            for start in range(0, len(each), 100):
+                clock.set(START + timedelta(days=p, minutes=start))
+                items = [
+                    MemoryWrite(layer="episodic", content=f"{speaker}: {text}", entities=[speaker], session_id=session)
+                    for session, speaker, text in each[start : start + 100]
+                ]
+                results.extend(writer.write_batch("locomo", items))
+        db.close()
+    stored_at = {r.id: position for position, r in enumerate(results) if r.status == "stored"}
+    return [(r.status, stored_at.get(r.merged_into) if r.merged_into else None) for r in results]
+
+
+def agreement(args: argparse.Namespace) -> None:
+    turns = locomo_turns(args.data)
+    exact = decisions(turns, 0, 0)
+    merges = sum(status == "merged" for status, _ in exact)
+    lines = [
+        f"Duplicate decisions on LoCoMo's {len(turns):,} turns and their {len(turns):,} restatements (one namespace, "
+        f"hashing embedder): exact search merges {merges:,}",
+        "",
+        "| duplicate search | results differing from exact search | merges | agreement |",
+        "|---|---|---|---|",
+    ]
+    for width in args.widths:
+        found = decisions(turns, 1, width)
+        differ = sum(a != b for a, b in zip(exact, found, strict=True))
+        lines.append(
+            f"| graph, width {width} | {differ:,} | {sum(s == 'merged' for s, _ in found):,} | "
+            f"{1 - differ / len(exact):.4f} |"
+        )
+    print("\n".join(lines))
+
+
+def candidates(args: argparse.Namespace) -> None:
+    """The duplicate check's best candidate above the dedup threshold for --queries new sentences against a namespace
+    of --size (recall_latency's corpus, bulk-loaded), exact and through the graph at several widths."""
+    from rearview.adapters.hashing_embedder import HashingEmbedder
+    from rearview.adapters.sqlite import AnnParams, SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
+    from rearview.adapters.sqlite.vector_caches import VectorOptions
+    from rearview.domain.search import MemoryFilter
+    from rearview.settings import Settings
+
+    embedder = HashingEmbedder(dim=512)
+    threshold = Settings().write.dedup_threshold
+    episodic = MemoryFilter(layers=("episodic",))
+    with tempfile.TemporaryDirectory(prefix="rearview-candidates-") as tmp:
+        db = SqliteDatabase(Path(tmp) / "rearview.db", embedder_name=embedder.name, dim=embedder.dim)
+        grown = Namespace(SqliteMemoryStore(db), embedder, args.seed)
+        grown.bulk_load(args.size)
+        queries = embedder.embed([text for text, _ in grown.generator.sentences(args.queries)])
+
+        def best(found: list[list[Any]]) -> list[str | None]:
+            return [hits[0].id if hits and hits[0].score >= threshold else None for hits in found]
+
+        exact = best(SqliteSearchIndex(db, vectors=VectorOptions(ann_threshold=0)).vector_search_many(
+            NAMESPACE, queries, episodic, 3))  # fmt: skip
+        lines = [
+            f"The duplicate check's best candidate at or above the dedup threshold ({threshold}) for {args.queries:,} "
+            f"new sentences against {args.size:,} in the namespace: exact search finds "
+            f"{sum(x is not None for x in exact)}",
+            "",
+            "| graph search width | best candidate differing from exact search | candidates found |",
+            "|---|---|---|",
+        ]
+        for width in args.widths:
+            index = SqliteSearchIndex(
+                db, vectors=VectorOptions(ann_threshold=1, ann_params=AnnParams(expansion_batch=width))
+            )
+            found = best(index.vector_search_many(NAMESPACE, queries, episodic, 3))
+            differ = sum(a != b for a, b in zip(exact, found, strict=True))
+            lines.append(f"| {width} | {differ} | {sum(x is not None for x in found)} |")
+        db.close()
+    print("\n".join(lines))
+
+
+# --- the command line ------------------------------------------------------------------------------------------------
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name in ("rate", "rate-worker"):
+        sub = commands.add_parser(name)
+        if name == "rate-worker":
+            sub.add_argument("out", type=Path)
+        sub.add_argument("--sizes", type=int, nargs="+", default=[10_000, 50_000, 100_000])
+        sub.add_argument("--window", type=int, default=3000, help="writes timed at each size")
+        sub.add_argument("--batch", type=int, default=100, help="items per write_batch (one queued request)")
+        sub.add_argument("--seed", type=int, default=42)
+        sub.add_argument("--baseline", default="8f5dc00", help="the commit whose layers/ is the baseline")
+        sub.add_argument("--repeat", type=int, default=1, help="runs per tree, the order alternating")
+    sub = commands.add_parser("agreement")
+    sub.add_argument("--data", type=Path, default=Path("/work/shared/benchmarks/locomo"))
+    sub.add_argument("--widths", type=int, nargs="+", default=[16, 32, 128])
+    sub = commands.add_parser("candidates")
+    sub.add_argument("--size", type=int, default=100_000)
+    sub.add_argument("--queries", type=int, default=3000)
+    sub.add_argument("--seed", type=int, default=42)
+    sub.add_argument("--widths", type=int, nargs="+", default=[16, 32, 64, 128, 256])
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.command == "rate-worker":
+        result = rate_worker(args.sizes, args.window, args.batch, args.seed)
+        args.out.write_text(json.dumps(result), encoding="utf-8")
+    elif args.command == "rate":
+        rate(args)
+    elif args.command == "candidates":
+        candidates(args)
+    else:
+        agreement(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,141 @@
+"""Graph work in the background (`index.ann_background`, `graph_keeper`): a bulk load leaves its namespace's graph
+built without a query; rows the graph does not hold yet are searched exactly beside it; a graph saved while rows
+were pending is checked vector by vector when opened again, so what was pending is never silently lost; the keeper
+stops with the database."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rearview.adapters.sqlite import SqliteMemoryStore, SqliteSearchIndex, VectorOptions
+from rearview.adapters.sqlite.ann_index import HnswIndex, ann_available
+from rearview.adapters.sqlite.graph_keeper import GraphKeeper
+from rearview.domain.changes import ChangeSet
+from rearview.domain.search import MemoryFilter
+from support.vector_corpus import (
+    EMBEDDER,
+    EXHAUSTIVE,
+    corpus_episodes,
+    corpus_queries,
+    exact_index,
+    open_db,
+    write_episodes,
+)
+
+pytestmark = [
+    pytest.mark.unit,
+    pytest.mark.skipif(not ann_available(), reason="usearch (the `embedded` extra) is not installed"),
+]
+
+
+def _background(
+    db_path: Path, ann_dir: Path | None, threshold: int = 50
+) -> tuple[SqliteMemoryStore, SqliteSearchIndex]:
+    db = open_db(db_path)
+    options = VectorOptions(ann_threshold=threshold, ann_dir=ann_dir, ann_params=EXHAUSTIVE, background=True)
+    return SqliteMemoryStore(db), SqliteSearchIndex(db, vectors=options)
+
+
+def _ids(index: SqliteSearchIndex, query: np.ndarray) -> list[str]:
+    return [c.id for c in index.vector_search("acme", query, MemoryFilter(), 10)]
+
+
+def test_a_bulk_load_past_the_threshold_builds_its_graph_without_a_query(tmp_path: Path) -> None:
+    store, index = _background(tmp_path / "r.db", tmp_path / "ann")
+    write_episodes(store, "acme", corpus_episodes("acme", 120))
+    write_episodes(store, "small", corpus_episodes("small", 20))
+    assert index.wait_for_graphs(timeout=60)
+    assert index.graph_count() == 1  # acme's, loaded and built by the keeper; small is below the threshold
+    assert len(list((tmp_path / "ann").glob("*.usearch"))) == 1  # and saved
+    store.db.close()
+
+
+def test_rows_the_graph_does_not_hold_yet_are_searched_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store, index = _background(tmp_path / "r.db", None)
+    write_episodes(store, "acme", corpus_episodes("acme", 120))
+    assert index.wait_for_graphs(timeout=60)
+    assert index.graph_count() == 1
+    # The keeper is held back: what is written next stays pending, out of the graph.
+    monkeypatch.setattr(GraphKeeper, "schedule", lambda self, key: None)
+    searched: list[int] = []
+    real_search = HnswIndex.search
+
+    def search(self: HnswIndex, queries: np.ndarray, count: int, width: int | None = None) -> list[np.ndarray]:
+        searched.append(len(self))
+        return real_search(self, queries, count, width)
+
+    monkeypatch.setattr(HnswIndex, "search", search)
+    write_episodes(store, "acme", corpus_episodes("acme", 30, start=120))
+    exact = exact_index(store.db)
+    for query in corpus_queries():
+        assert _ids(index, query) == _ids(exact, query)
+    assert set(searched) == {120}  # through the graph, which holds only the first 120
+    store.db.close()
+
+
+def test_a_graph_saved_with_rows_pending_is_checked_vector_by_vector_when_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ann_dir = tmp_path / "ann"
+    store, index = _background(tmp_path / "r.db", ann_dir)
+    episodes = corpus_episodes("acme", 120)
+    write_episodes(store, "acme", episodes)
+    assert index.wait_for_graphs(timeout=60)
+    index.vector_search("acme", corpus_queries()[0], MemoryFilter(), 10)
+    monkeypatch.setattr(GraphKeeper, "schedule", lambda self, key: None)
+    # A memory's vector replaced under the same ref (a reindex), and a new one: both pending when the graph is saved.
+    changed = episodes[7].model_copy(update={"version": 2})
+    new_vector = EMBEDDER.embed(["glacier lagoon quartz canyon"])[0]
+    store.apply("acme", ChangeSet(upserts=[(changed, new_vector)]))
+    write_episodes(store, "acme", corpus_episodes("acme", 1, start=500))
+    index.save_graphs()
+    (stamp_path,) = ann_dir.glob("*.usearch.json")
+    assert json.loads(stamp_path.read_text(encoding="utf-8"))["generation"] == -1
+    store.db.close()
+    monkeypatch.undo()
+
+    # Opened again, without background work: the saved graph is repaired before it answers.
+    db = open_db(tmp_path / "r.db")
+    reopened = SqliteSearchIndex(db, vectors=VectorOptions(ann_threshold=50, ann_dir=ann_dir, ann_params=EXHAUSTIVE))
+    hits = reopened.vector_search("acme", new_vector, MemoryFilter(), 3)
+    assert hits[0].id == changed.id and hits[0].score == pytest.approx(1.0, abs=2e-3)
+    exact = exact_index(db)
+    for query in corpus_queries():
+        assert _ids(reopened, query) == _ids(exact, query)
+    assert reopened.graph_count() == 1
+    db.close()
+
+
+def test_the_keeper_stops_when_the_database_closes(tmp_path: Path) -> None:
+    store, index = _background(tmp_path / "r.db", None)
+    write_episodes(store, "acme", corpus_episodes("acme", 120))
+    keeper = index._vectors._keeper
+    assert keeper is not None
+    assert index.wait_for_graphs(timeout=60)
+    thread = keeper._thread
+    assert thread is not None and thread.is_alive()
+    store.db.close()
+    assert not thread.is_alive()
+
+
+def test_writes_and_searches_while_the_keeper_builds_end_where_exact_search_does(tmp_path: Path) -> None:
+    """Change sets land, one after another, while the keeper builds and extends the graph and searches run between
+    them: every search finds what exact search finds at that moment, and so does the settled graph at the end."""
+    store, index = _background(tmp_path / "r.db", tmp_path / "ann", threshold=40)
+    exact = exact_index(store.db)
+    flt = MemoryFilter()
+    for step in range(12):
+        write_episodes(store, "acme", corpus_episodes("acme", 25, start=25 * step))
+        if step % 3 == 2:
+            store.apply("acme", ChangeSet(deletes=[f"acme-{25 * step - 7}"]))
+        for query in corpus_queries()[:6]:
+            assert _ids(index, query) == _ids(exact, query)
+    assert index.wait_for_graphs(timeout=60)
+    assert index.graph_count() == 1
+    for query in corpus_queries():
+        assert [c.id for c in index.vector_search("acme", query, flt, 10)] == _ids(exact, query)
+    store.db.close()
