@@ -35,6 +35,9 @@ class WriteTuning(BaseModel):
     # Whether an episode's vector embeds a leading speaker label ("Ana: ...") naming one of its entities: off, as in
     # a chat of short turns the name outweighs what was said (recall leaves common names out of the query too).
     embed_speaker_labels: bool = False
+    # Whether an episode's vector leaves out emoji and evens out elongations ("soooo", "!!!"): MiniLM reads any
+    # emoji as one unknown token, shared by every message that has one.
+    embed_plain_chat: bool = True
 
 
 class RecallTuning(BaseModel):
@@ -98,6 +101,16 @@ class RecallTuning(BaseModel):
     common_entity_share: float = Field(0.2, ge=0.0, le=1.0)
     # ... in namespaces of at least this many episodes (a share of a few is noise).
     common_entity_min_episodes: int = Field(20, ge=1)
+    # Keyword search also matches the namespace's own misspellings and elongations of a query word of at least
+    # this many letters (one edit away, at most `typo_max_share` as common, no English word): chat misspells. 0: off.
+    typo_min_length: int = Field(5, ge=0, le=50)
+    typo_max_share: float = Field(0.5, ge=0.0, le=1.0)
+    # Query terms in at least this share of a namespace's sampled episodes (its speakers' names) are left out of
+    # keyword search, whose IDF is over every namespace: off, as it lowered most LoCoMo conversations. 0: off.
+    keyword_common_share: float = Field(0.0, ge=0.0, le=1.0)
+    # Vector weight added where a namespace's median turn is under `structure_min_turn_words`: off, as short turns
+    # alone do not say keywords are weak (the issue's held-out chats: keyword-only 0.549, vector-only 0.320).
+    short_turn_vector_weight: float = Field(0.0, ge=0.0, le=1.0)
     # A time expression next to a topic ("camping in June") boosts memories in its range by 1 + this rather than
     # filtering (0 filters); a query about the range alone ("what happened yesterday?") always filters.
     time_expression_boost: float = Field(2.0, ge=0.0, le=5.0)
