@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from rearview.bootstrap import Services, build
-from rearview.chat_text import Vocabulary, plain_chat_text, unelongated, without_emoji
+from rearview.chat_text import Vocabulary, known_word, plain_chat_text, unelongated, without_emoji
 from rearview.clock import ManualClock
 from rearview.domain.recall import RecallQuery
 from rearview.domain.search import MemoryFilter
@@ -150,3 +150,43 @@ def test_another_namespaces_vocabulary_is_never_used(namespaces: Services) -> No
     assert "allegric" not in str(mine["variants"]) and "alergic" not in str(theirs["variants"])
     assert theirs["variants"] == {"allergic": ["allegric"]}
     assert all("alergic" not in text for text in found)
+
+
+def test_a_variant_that_is_an_english_word_is_a_word_of_its_own() -> None:
+    assert known_word("games") and known_word("jams") and known_word("shaped")
+    assert not known_word("alergic") and not known_word("shcool") and not known_word("reeading")
+
+
+def test_the_stage_leaves_out_variants_that_are_words(tmp_path: Path, clock: ManualClock) -> None:
+    services = build(Settings(data_dir=tmp_path / "words", embedder="hashing"), clock=clock)
+    try:
+        _chat(services, clock, MINE, ["james is here", "james again", "james left", "names are hard", "alergic"])
+        detail, _ = _spelling(services, MINE, "what did james say?")
+    finally:
+        services.close()
+    assert detail is not None and detail["variants"] == {}  # "names" is one edit from "james", and a word
+
+
+def test_words_common_in_the_namespace_leave_its_keyword_search(tmp_path: Path, clock: ManualClock) -> None:
+    settings = Settings(data_dir=tmp_path / "common", embedder="hashing", recall=RecallTuning(keyword_common_share=0.2))
+    services = build(settings, clock=clock)
+    try:
+        days = [f"{w} day {i}" for i, w in enumerate(["long", "good", "slow", "busy", "lazy", "rainy"] * 4)]
+        _chat(services, clock, MINE, [*days, "peanuts again", "pottery class"])
+        # In theirs "peanuts" is said everywhere; that must not take it out of a query in mine.
+        _chat(services, clock, THEIRS, [f"peanuts {d}" for d in days])
+        mine, _ = _spelling(services, MINE, "did Ana eat peanuts on a rainy day?")
+        theirs, _ = _spelling(services, THEIRS, "did Ana eat peanuts on a rainy day?")
+    finally:
+        services.close()
+    assert mine is not None and theirs is not None
+    # "ana" (every turn's speaker) and "day" are common in mine; "peanuts" only in theirs.
+    assert mine["common_terms"] == ["ana", "day"]
+    assert theirs["common_terms"] == ["ana", "peanuts", "day"]
+
+
+def test_the_query_is_embedded_as_plain_chat_text_too(namespaces: Services) -> None:
+    resp = namespaces.recaller.recall(MINE, RecallQuery(query="sooo what is she alergic to 😭😭", explain=True))
+    assert resp.trace is not None
+    embed = next(s.detail for s in resp.trace.stages if s.stage == "embed")
+    assert embed["text"] == "soo what is she alergic to"
