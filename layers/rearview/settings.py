@@ -35,9 +35,9 @@ class WriteTuning(BaseModel):
     # Whether an episode's vector embeds a leading speaker label ("Ana: ...") naming one of its entities: off, as in
     # a chat of short turns the name outweighs what was said (recall leaves common names out of the query too).
     embed_speaker_labels: bool = False
-    # Whether an episode's vector leaves out emoji and evens out elongations ("soooo", "!!!"): MiniLM reads any
-    # emoji as one unknown token, shared by every message that has one.
-    embed_plain_chat: bool = True
+    # Whether an episode's vector leaves out emoji and evens out elongations ("soooo", "!!!"): off, as MiniLM's
+    # vectors of chat turns lost more by it than its one unknown token per emoji cost them (bench/RESULTS.md).
+    embed_plain_chat: bool = False
 
 
 class RecallTuning(BaseModel):

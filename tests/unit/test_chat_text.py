@@ -76,7 +76,7 @@ class _Recording:
 
 
 def test_the_write_path_embeds_plain_chat_text_unless_told_not_to(tmp_path: Path, clock: ManualClock) -> None:
-    for on in (True, False):
+    for on in (True, False):  # off by default; on, as asked
         embedder = _Recording()
         settings = Settings(
             data_dir=tmp_path / str(on), embedder="hashing", write=WriteTuning(embed_plain_chat=on, context_turns=0)
