@@ -84,7 +84,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "feedback everywhere": {"structure_min_turn_words": 0},
     "no spelling variants": {"typo_min_length": 0},
     "namespace-common words out of keyword search": {"keyword_common_share": 0.2},
-    "vector weight +0.2 on short turns": {"short_turn_vector_weight": 0.2},
+    "no short-turn vector weight": {"short_turn_vector_weight": 0.0},
 }
 # Added to the ablations when a reranker is configured (--reranker).
 NO_RERANKER = {"rerank_candidates": 0}

