@@ -94,6 +94,10 @@ def test_the_write_path_embeds_plain_chat_text_unless_told_not_to(tmp_path: Path
 MINE, THEIRS = "chat:mine", "chat:theirs"
 
 
+def _spelling_on(data_dir: Path) -> Settings:
+    return Settings(data_dir=data_dir, embedder="hashing", recall=RecallTuning(typo_min_length=5))
+
+
 def _chat(services: Services, clock: ManualClock, namespace: str, lines: Sequence[str]) -> None:
     start = clock.now() - timedelta(days=1)
     services.writer.write_batch(
@@ -108,7 +112,7 @@ def _chat(services: Services, clock: ManualClock, namespace: str, lines: Sequenc
 
 @pytest.fixture
 def namespaces(tmp_path: Path, clock: ManualClock) -> Iterator[Services]:
-    services = build(Settings(data_dir=tmp_path / "data", embedder="hashing"), clock=clock)
+    services = build(_spelling_on(tmp_path / "data"), clock=clock)
     small_talk = [f"{w} day {i}" for i, w in enumerate(["long", "good", "slow", "busy", "lazy", "rainy"] * 4)]
     # Mine says "allergic" in full twice and misspells it once, where the fact is.
     _chat(services, clock, MINE, [*small_talk, "my cousin is allergic to cats", "doc says im alergic to peanuts",
@@ -133,7 +137,8 @@ def test_keyword_search_matches_the_namespaces_own_misspelling(namespaces: Servi
 
 
 def test_no_variants_are_looked_up_with_the_stage_off(tmp_path: Path, clock: ManualClock) -> None:
-    settings = Settings(data_dir=tmp_path / "off", embedder="hashing", recall=RecallTuning(typo_min_length=0))
+    assert RecallTuning().typo_min_length == 0  # off by default (bench/RESULTS.md)
+    settings = Settings(data_dir=tmp_path / "off", embedder="hashing")
     services = build(settings, clock=clock)
     try:
         _chat(services, clock, MINE, ["allergic to cats", "allergic to dust", "alergic to peanuts"])
@@ -158,7 +163,7 @@ def test_a_variant_that_is_an_english_word_is_a_word_of_its_own() -> None:
 
 
 def test_the_stage_leaves_out_variants_that_are_words(tmp_path: Path, clock: ManualClock) -> None:
-    services = build(Settings(data_dir=tmp_path / "words", embedder="hashing"), clock=clock)
+    services = build(_spelling_on(tmp_path / "words"), clock=clock)
     try:
         _chat(services, clock, MINE, ["james is here", "james again", "james left", "names are hard", "alergic"])
         detail, _ = _spelling(services, MINE, "what did james say?")
