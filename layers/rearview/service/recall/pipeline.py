@@ -1,7 +1,8 @@
-"""Recall, the product, as a pipeline: filters -> keyword and vector candidates -> fusion (-> pseudo-relevance
-feedback) -> decay and boosts -> session neighbours -> named entities, time answers, questions -> exclusions ->
-rerank -> "last time" -> collapse -> no-relevant-memory verdict -> token budget. Every stage is timed and, with
-`explain`, reported; a time budget skips the optional ones once it is spent (see deadline)."""
+"""Recall, the product, as a pipeline: filters -> the namespace's structure (and spelling) -> keyword and vector
+candidates -> fusion (-> pseudo-relevance feedback) -> decay and boosts -> session neighbours -> named entities, time
+answers, questions -> exclusions -> rerank -> "last time" -> collapse -> no-relevant-memory verdict -> token budget.
+Every stage is timed and, with `explain`, reported; a time budget skips the optional ones once it is spent (see
+deadline)."""
 
 from __future__ import annotations
 
