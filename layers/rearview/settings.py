@@ -35,6 +35,9 @@ class WriteTuning(BaseModel):
     # Whether an episode's vector embeds a leading speaker label ("Ana: ...") naming one of its entities: off, as in
     # a chat of short turns the name outweighs what was said (recall leaves common names out of the query too).
     embed_speaker_labels: bool = False
+    # Whether an episode's vector leaves out emoji and evens out elongations ("soooo", "!!!"): off, as MiniLM's
+    # vectors of chat turns lost more by it than its one unknown token per emoji cost them (bench/RESULTS.md).
+    embed_plain_chat: bool = False
 
 
 class RecallTuning(BaseModel):
@@ -98,6 +101,17 @@ class RecallTuning(BaseModel):
     common_entity_share: float = Field(0.2, ge=0.0, le=1.0)
     # ... in namespaces of at least this many episodes (a share of a few is noise).
     common_entity_min_episodes: int = Field(20, ge=1)
+    # Keyword search also matches the namespace's own misspellings and elongations of a query word of at least this
+    # many letters (one edit away, at most `typo_max_share` as common, no English word). 0, off: the real slips it
+    # found lifted Chatlog a little and lowered two LoCoMo questions (bench/RESULTS.md); 5 turns it on.
+    typo_min_length: int = Field(0, ge=0, le=50)
+    typo_max_share: float = Field(0.5, ge=0.0, le=1.0)
+    # Query terms in at least this share of a namespace's sampled episodes (its speakers' names) are left out of
+    # keyword search, whose IDF is over every namespace: off, as it lowered most LoCoMo conversations. 0: off.
+    keyword_common_share: float = Field(0.0, ge=0.0, le=1.0)
+    # Vector weight added where a namespace's median turn is under `structure_min_turn_words`: one shared word decides
+    # a short turn's BM25. Check it where keywords are the stronger list (the issue's held-out chats). 0: off.
+    short_turn_vector_weight: float = Field(0.2, ge=0.0, le=1.0)
     # A time expression next to a topic ("camping in June") boosts memories in its range by 1 + this rather than
     # filtering (0 filters); a query about the range alone ("what happened yesterday?") always filters.
     time_expression_boost: float = Field(2.0, ge=0.0, le=5.0)

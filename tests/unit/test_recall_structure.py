@@ -16,7 +16,8 @@ from rearview.domain.memory import Episode
 from rearview.domain.recall import RecallQuery
 from rearview.domain.search import MemoryFilter
 from rearview.domain.write import MemoryWrite
-from rearview.service.recall.profile import NamespaceProfile, profile_of, refinements
+from rearview.service.recall.fusion import FusionWeights
+from rearview.service.recall.profile import NamespaceProfile, profile_of, refinements, short_turn_weights
 from rearview.settings import RecallTuning, Settings, WriteTuning
 from rearview.text_analysis import without_speaker_label
 
@@ -208,3 +209,13 @@ def test_each_namespace_is_profiled_from_its_own_turns_only(chat: Services, cloc
     mine = _stage(chat, "structure")
     assert mine is not None and mine["profile"]["sampled"] == ours != theirs  # type: ignore[index]
     assert (mine["context"], mine["neighbours"], mine["feedback"]) == (False, False, False)
+
+
+def test_short_turns_move_weight_to_vectors_only_when_asked() -> None:
+    base = FusionWeights(keyword=0.5, vector=0.5, reason="3 terms: base weights")
+    on = RecallTuning()
+    moved = short_turn_weights(base, _profile(0.4, 900, 4), on)
+    assert (moved.keyword, moved.vector) == (0.3, 0.7) and "median turn 4 words" in moved.reason
+    assert short_turn_weights(base, _profile(1.0, 24, 22), on) == base  # long turns
+    assert short_turn_weights(base, _profile(0.4, 900, 4, sampled=10), on) == base  # too few to tell
+    assert short_turn_weights(base, _profile(0.4, 900, 4), RecallTuning(short_turn_vector_weight=0)) == base

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
+from rearview.chat_text import plain_chat_text
 from rearview.domain.changes import ChangeSet
 from rearview.domain.memory import MAX_EPISODE_SESSIONS, Episode, Fact, Memory
 from rearview.domain.namespaces import validate_namespace
@@ -269,7 +270,8 @@ class WriteService:
     def _embedded(self, text: str, entities: Sequence[str]) -> str:
         """What the vector of a text holds: the text, without a leading label naming one of its entities unless
         `embed_speaker_labels`."""
-        return text if self._tuning.embed_speaker_labels else without_speaker_label(text, entities)
+        said = text if self._tuning.embed_speaker_labels else without_speaker_label(text, entities)
+        return plain_chat_text(said) if self._tuning.embed_plain_chat else said
 
     def _stored_session_tail(
         self, namespace: str, session: str, before: datetime, turns: int

@@ -8,9 +8,11 @@ from datetime import timedelta
 
 import numpy as np
 
+from rearview.chat_text import plain_chat_text
 from rearview.domain.search import Candidate
 from rearview.service.recall.deadline import out_of_time
 from rearview.service.recall.fusion import rrf, weighted_sum
+from rearview.service.recall.spelling import keyword_text
 from rearview.service.recall.state import Collaborators, RecallState, candidate_rows, fused_rows
 from rearview.text_analysis import strip_names
 
@@ -20,6 +22,7 @@ def embed(ctx: Collaborators, run: RecallState) -> None:
     with run.stage("embed") as st:
         common = _common_entities(ctx, run.namespace)
         vector_text = strip_names(run.text, common) if common else run.text
+        vector_text = plain_chat_text(vector_text)
         run.query_vector = ctx.embedder.embed([vector_text])[0]
         st.detail = {
             "embedder": ctx.embedder.name,
@@ -64,7 +67,7 @@ def _hybrid_search(ctx: Collaborators, run: RecallState) -> None:
     context = _context_weight(ctx, run)
     with run.stage("search") as st:
         run.keyword, run.searched = ctx.index.hybrid_search(
-            run.namespace, run.text, run.query_vector, run.filter, run.pool, context
+            run.namespace, keyword_text(run), run.query_vector, run.filter, run.pool, context
         )
         st.detail = {
             "mode": "hybrid",
@@ -80,7 +83,8 @@ def _keyword_search(ctx: Collaborators, run: RecallState) -> None:
     context = _context_weight(ctx, run)
     with run.stage("keyword") as st:
         if run.terms:
-            run.keyword = ctx.index.keyword_search(run.namespace, run.text, run.filter, run.pool, context)
+            text = keyword_text(run)
+            run.keyword = ctx.index.keyword_search(run.namespace, text, run.filter, run.pool, context)
         if run.explain:
             st.candidates = candidate_rows(run.keyword)
         st.detail = {"count": len(run.keyword), "context_weight": context}

@@ -1,7 +1,8 @@
-"""Recall, the product, as a pipeline: filters -> keyword and vector candidates -> fusion (-> pseudo-relevance
-feedback) -> decay and boosts -> session neighbours -> named entities, time answers, questions -> exclusions ->
-rerank -> "last time" -> collapse -> no-relevant-memory verdict -> token budget. Every stage is timed and, with
-`explain`, reported; a time budget skips the optional ones once it is spent (see deadline)."""
+"""Recall, the product, as a pipeline: filters -> the namespace's structure (and spelling) -> keyword and vector
+candidates -> fusion (-> pseudo-relevance feedback) -> decay and boosts -> session neighbours -> named entities, time
+answers, questions -> exclusions -> rerank -> "last time" -> collapse -> no-relevant-memory verdict -> token budget.
+Every stage is timed and, with `explain`, reported; a time budget skips the optional ones once it is spent (see
+deadline)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from rearview.service.recall.lessons import lessons
 from rearview.service.recall.query import parse
 from rearview.service.recall.ranking import entities, neighbours, questions, rank, rerank, time_answers
 from rearview.service.recall.results import budget, collapse, hits, relevance
+from rearview.service.recall.spelling import spelling
 from rearview.service.recall.state import Collaborators, RecallState
 from rearview.service.recall.structure import structure
 from rearview.settings import RecallTuning
@@ -27,6 +29,7 @@ from rearview.settings import RecallTuning
 STAGES: tuple[Stage, ...] = (
     parse,  # time expression -> filter or boost; terms, fusion weights, filter
     structure,  # with structure_gates: which of context, neighbours and feedback the namespace's structure supports
+    spelling,  # with typo_min_length > 0 and terms: the namespace's misspellings of the terms, for keyword search
     embed,  # the query's vector, common names left out
     search,  # keyword + vector lists, or one hybrid call where the index is a round trip
     fresh,  # with a freshness window: recent episodes the index does not return yet

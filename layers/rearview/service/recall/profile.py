@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import statistics
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from rearview.chat_text import Vocabulary
 from rearview.domain.memory import Episode, Memory
 from rearview.domain.search import MemoryFilter
 from rearview.ports import MemoryStore, SearchIndex
+from rearview.service.recall.fusion import FusionWeights
 from rearview.settings import RecallTuning
 from rearview.text_analysis import asks_question, tokens
 
@@ -31,6 +33,13 @@ class NamespaceProfile:
     turn_words: float
     questions: int
     reply_share: float
+    # The words of the sampled episodes and how many hold each: what spelling variants are looked up in.
+    vocabulary: Vocabulary = field(default_factory=lambda: Vocabulary({}), repr=False, compare=False)
+
+    def figures(self) -> dict[str, float | int]:
+        """The profile's measurements, for a trace (the vocabulary as its size)."""
+        shown: dict[str, float | int] = {k: v for k, v in self.__dict__.items() if k != "vocabulary"}
+        return {**shown, "vocabulary": len(self.vocabulary)}
 
 
 @dataclass(frozen=True)
@@ -45,13 +54,14 @@ class Refinements:
 
 def profile_of(episodes: Sequence[Memory]) -> NamespaceProfile:
     """The profile of episodes given oldest first (a session's turns in the order they were said)."""
+    vocabulary = Vocabulary(Counter(w for m in episodes for w in set(tokens(m.content))), len(episodes))
     by_session: dict[str, list[Episode]] = {}
     for memory in episodes:
         if isinstance(memory, Episode) and memory.session_id:
             by_session.setdefault(memory.session_id, []).append(memory)
     turns = [t for session in by_session.values() for t in session]
     if not turns:
-        return NamespaceProfile(0, 0, 0.0, 0.0, 0, 0.0)
+        return NamespaceProfile(0, 0, 0.0, 0.0, 0, 0.0, vocabulary)
     sizes = [len(session) for session in by_session.values()]
     questions = answered = 0
     for session in by_session.values():
@@ -67,6 +77,7 @@ def profile_of(episodes: Sequence[Memory]) -> NamespaceProfile:
         turn_words=float(statistics.median(len(tokens(_without_label(t))) for t in turns)),
         questions=questions,
         reply_share=answered / questions if questions else 0.0,
+        vocabulary=vocabulary,
     )
 
 
@@ -94,6 +105,19 @@ def refinements(profile: NamespaceProfile, tuning: RecallTuning) -> Refinements:
         + ("feedback on" if wordy else "too short for feedback"),
     ]
     return Refinements(context=adjacent, neighbours=adjacent, feedback=wordy, reason="; ".join(reasons))
+
+
+def short_turn_weights(weights: FusionWeights, profile: NamespaceProfile, tuning: RecallTuning) -> FusionWeights:
+    """The fusion weights with `short_turn_vector_weight` moved to vectors where the namespace's median turn is under
+    `structure_min_turn_words` (one shared word decides a short turn's BM25); as they are elsewhere."""
+    shift = tuning.short_turn_vector_weight
+    if shift <= 0 or profile.sampled < tuning.structure_min_episodes:
+        return weights
+    if profile.turn_words >= tuning.structure_min_turn_words:
+        return weights
+    vector = min(1.0, weights.vector + shift)
+    reason = f"{weights.reason}; median turn {profile.turn_words:.0f} words: vectors weigh more"
+    return FusionWeights(keyword=round(1.0 - vector, 4), vector=round(vector, 4), reason=reason)
 
 
 class ProfileCache:

@@ -19,7 +19,7 @@ too few sessioned episodes to tell keeps every refinement on: the defaults are w
 
 from __future__ import annotations
 
-from rearview.service.recall.profile import refinements
+from rearview.service.recall.profile import refinements, short_turn_weights
 from rearview.service.recall.state import Collaborators, RecallState
 
 
@@ -31,10 +31,12 @@ def structure(ctx: Collaborators, run: RecallState) -> None:
     with run.stage("structure") as st:
         profile = ctx.profiles.get(ctx.store, ctx.index, run.namespace, ctx.tuning.structure_sample)
         run.refinements = refinements(profile, ctx.tuning)
+        run.weights = short_turn_weights(run.weights, profile, ctx.tuning)
         st.detail = {
-            "profile": {k: round(v, 3) if isinstance(v, float) else v for k, v in profile.__dict__.items()},
+            "profile": {k: round(v, 3) if isinstance(v, float) else v for k, v in profile.figures().items()},
             "context": run.refinements.context,
             "neighbours": run.refinements.neighbours,
             "feedback": run.refinements.feedback,
             "reason": run.refinements.reason,
+            "weights": {"keyword": run.weights.keyword, "vector": run.weights.vector},
         }
