@@ -23,7 +23,7 @@ EMBEDDER = HashingEmbedder(dim=32)
 def store(tmp_path: Path) -> SqliteMemoryStore:
     db = SqliteDatabase(tmp_path / "m.db", embedder_name=EMBEDDER.name, dim=EMBEDDER.dim)
     store = SqliteMemoryStore(db)
-    memories = [
+    memories: list[Episode | Fact] = [
         *(
             Episode(
                 id=f"e{i}",
