@@ -137,3 +137,16 @@ def test_rows_skip_model_construct(monkeypatch: pytest.MonkeyPatch) -> None:
         episode_from_row(episode_row)
     for fact_row in FACT_ROWS:
         fact_from_row(fact_row)
+
+
+@pytest.mark.parametrize("seconds", [T0, T0 + 0.000017, -86_400.5, 0.0, 1_700_000_000])
+def test_remembered_times_read_back_as_fromtimestamp_gives_them(seconds: float) -> None:
+    """Rows' times come through a cache: the first read and a repeated one both give the exact UTC datetime."""
+    row = ("e1", "ns", "x", "[]", 0.5, 0, seconds, seconds, 1, 0, 1, seconds, None, "[]", None, None, 0, "", None,
+           seconds, "[]")  # fmt: skip
+    expected = datetime.fromtimestamp(seconds, UTC)
+    for _ in range(2):
+        built = episode_from_row(row)
+        times = (built.created_at, built.occurred_at, built.last_accessed_at, built.last_occurred_at)
+        assert times == (expected,) * 4
+        assert all(t is not None and t.tzinfo is UTC and t.microsecond == expected.microsecond for t in times)

@@ -342,16 +342,20 @@ class SqliteMemoryStore:
         return [fact_from_row(row) for row in rows]
 
     def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
-        """Count one access of each memory; neither the version nor the namespace generation changes."""
+        """Count one access of each memory; neither the version nor the namespace generation changes.
+
+        One UPDATE per table for all of `ids` (not one per id), of the two access columns only: no trigger fires
+        (the full-text, tag and provenance triggers watch other columns). SQLite still rewrites each row's record,
+        vector included, into the WAL: a cost of the row layout, not of the statement."""
         unique = list(dict.fromkeys(ids))
         if not unique:
             return
-        params = [(epoch(at), namespace, memory_id) for memory_id in unique]
+        params = (epoch(at), namespace, json_list(unique))
         with self.db.transaction() as conn:
             for table in ("episodes", "facts"):
-                conn.executemany(
+                conn.execute(
                     f"UPDATE {table} SET access_count = access_count + 1, last_accessed_at = ? "
-                    "WHERE namespace = ? AND id = ?",
+                    "WHERE namespace = ? AND id IN (SELECT value FROM json_each(?))",
                     params,
                 )
 

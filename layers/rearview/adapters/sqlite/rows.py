@@ -11,6 +11,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -36,8 +37,14 @@ def epoch_or_none(value: datetime | None) -> float | None:
     return None if value is None else as_utc(value).timestamp()
 
 
+# The datetime of a stored epoch, remembered: rows read back hold the same times again and again (recall reads the
+# same candidates query after query; a batch shares its created_at), and `datetime.fromtimestamp` with a zone is
+# most of a time's cost. Datetimes are immutable, so handing out one object many times is safe. ~3 MB at most.
+_utc_from_epoch = lru_cache(maxsize=16_384)(utc_from_epoch)
+
+
 def datetime_or_none(value: float | None) -> datetime | None:
-    return None if value is None else utc_from_epoch(value)
+    return None if value is None else _utc_from_epoch(value)
 
 
 def json_list(values: Iterable[str]) -> str:
@@ -80,7 +87,7 @@ def _common_fields(row: Sequence[Any]) -> dict[str, Any]:
         "importance": row[4],
         "access_count": row[5],
         "last_accessed_at": datetime_or_none(row[6]),
-        "created_at": utc_from_epoch(row[7]),
+        "created_at": _utc_from_epoch(row[7]),
         "confirmations": row[8],
         "redacted": bool(row[9]),
         "version": row[10],
@@ -126,7 +133,7 @@ def episode_from_row(row: Sequence[Any]) -> Episode:
     fields = _common_fields(row)
     fields.update(
         layer="episodic",
-        occurred_at=utc_from_epoch(row[11]),
+        occurred_at=_utc_from_epoch(row[11]),
         event_type=row[12],
         entities=_json_list(row[13]),
         outcome=row[14],
@@ -152,7 +159,7 @@ def fact_from_row(row: Sequence[Any]) -> Fact:
         evidence=Evidence.model_validate_json(row[20]) if row[20] else None,
         induced_by=row[21],
         first_seen_at=datetime_or_none(row[22]),
-        last_confirmed_at=utc_from_epoch(row[14]),
+        last_confirmed_at=_utc_from_epoch(row[14]),
         status=row[15],
         superseded_by=row[16],
         superseded_at=datetime_or_none(row[17]),
