@@ -44,11 +44,14 @@ def _chosen(findings: Iterable[Finding], taken: list[tuple[int, int]]) -> list[F
     return kept
 
 
-def find_secrets(text: str) -> list[Finding]:
-    """The spans of `text` (original indices) to redact, in order, without overlaps."""
+def find_secrets(text: str, screened: bool = True) -> list[Finding]:
+    """The spans of `text` (original indices) to redact, in order, without overlaps. `screened=False` runs every
+    pattern rule instead of only those the text could match (`screen`): the same findings, the reference for tests
+    and benchmarks."""
     norm = normalise(text)
     markers = [m.span() for m in _MARKER.finditer(norm.text)]
-    chosen = _chosen([*credential_findings(norm.text), *personal_findings(norm.text)], markers)
+    found = [*credential_findings(norm.text, screened), *personal_findings(norm.text, screened)]
+    chosen = _chosen(found, markers)
     spans = [Finding(*norm.original_span(f.start, f.end), f.kind) for f in chosen]
     return sorted(spans, key=lambda f: f.start)
 
