@@ -33,6 +33,7 @@ _DIGIT_CODES = range(ord("0"), ord("9") + 1)
 # ASCII string to find in the lower-cased (ASCII) text, or DIGIT.
 CASED, CASELESS, DIGIT = "=", "~", "#digit"
 Requirement = frozenset[str]
+_KEPT_SETS = 4096  # sets of held keys remembered per screen (cleared when full)
 
 
 def _key_score(key: str) -> int:
@@ -154,6 +155,8 @@ class Screen(Generic[R]):
         self._cased = sorted(k for k in keys if k[0] == CASED)
         self._caseless = sorted(k for k in keys if k[0] == CASELESS)
         self._plan = tuple(zip(self.rules, self.requirements, strict=True))
+        # The rules left for each set of held keys: texts hold few distinct sets (the common short strings).
+        self._kept: dict[frozenset[str], list[R]] = {}
 
     def present(self, text: str) -> set[str]:
         """The keys `text` holds (every caseless key, when the text is not ASCII: no `in` decides those)."""
@@ -169,7 +172,15 @@ class Screen(Generic[R]):
 
     def candidates(self, text: str) -> list[R]:
         """The rules, in order, less those whose requirements `text` does not meet."""
-        held = self.present(text)
+        held = frozenset(self.present(text))
+        kept = self._kept.get(held)
+        if kept is None:
+            if len(self._kept) >= _KEPT_SETS:
+                self._kept.clear()
+            kept = self._kept[held] = self._meeting(held)
+        return kept
+
+    def _meeting(self, held: frozenset[str]) -> list[R]:
         out: list[R] = []
         for rule, needs in self._plan:
             for need in needs:
