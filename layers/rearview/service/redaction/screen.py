@@ -152,20 +152,21 @@ class Screen(Generic[R]):
         self.rules = tuple(rules)
         self.requirements = tuple(requirements(rule.pattern) for rule in self.rules)
         keys = {key for needs in self.requirements for need in needs for key in need}
-        self._cased = sorted(k for k in keys if k[0] == CASED)
-        self._caseless = sorted(k for k in keys if k[0] == CASELESS)
+        self._cased = [(k, k[1:]) for k in sorted(keys) if k[0] == CASED]
+        self._caseless = [(k, k[1:]) for k in sorted(keys) if k[0] == CASELESS]
+        self._all_caseless = {k for k, _ in self._caseless}
         self._plan = tuple(zip(self.rules, self.requirements, strict=True))
         # The rules left for each set of held keys: texts hold few distinct sets (the common short strings).
         self._kept: dict[frozenset[str], list[R]] = {}
 
     def present(self, text: str) -> set[str]:
         """The keys `text` holds (every caseless key, when the text is not ASCII: no `in` decides those)."""
-        held = {key for key in self._cased if key[1:] in text}
+        held = {key for key, string in self._cased if string in text}
         if text.isascii():
             lowered = text.lower()
-            held.update(key for key in self._caseless if key[1:] in lowered)
+            held.update([key for key, string in self._caseless if string in lowered])
         else:
-            held.update(self._caseless)
+            held.update(self._all_caseless)
         if _DIGIT.search(text) is not None:
             held.add(DIGIT)
         return held
