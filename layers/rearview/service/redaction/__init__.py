@@ -8,6 +8,8 @@ characters of the original. The detectors, first finding kept where spans overla
    high-entropy tokens;
 2. personal numbers (`personal`): payment cards, IBANs and national ids, each validated by its checksum
    (python-stdnum).
+A screen (`screen`) skips the pattern rules whose required strings a text lacks; the findings are those of running
+every rule (`find_secrets(text, screened=False)`, the reference its test compares with).
 `bench/redaction.py` measures recall on a labelled corpus and false positives on LoCoMo's turns.
 """
 
