@@ -7,6 +7,9 @@ detector leaves; a LoCoMo turn counts as a false positive when the detector chan
 
     .venv/bin/python bench/redaction.py --data ../shared/benchmarks/locomo [--compare] [--show N]
 
+`--screen` adds Rearview's findings with every pattern rule run (the reference the rule screen must equal; both as
+spans replaced by "[X]", so the columns compare exactly) and times find_secrets both ways in the same run.
+
 `--compare` also runs detect-secrets alone, presidio-analyzer's pattern recognizers (no NLP engine: its spaCy
 models are not on PyPI), scrubadub and datafog, each if importable (they are not project dependencies; install them
 into a scratch environment with the project to compare).
@@ -24,7 +27,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from metrics import format_table
-from rearview.service.redaction import redact_text
+from rearview.service.redaction import find_secrets, redact_text
 from rearview.service.redaction.normalise import normalise
 from redaction_corpus import Item, corpus
 
@@ -41,6 +44,33 @@ def leaked(value: str, output: str) -> bool:
 
 def ours(text: str) -> str:
     return redact_text(text).text
+
+
+def ours_every_rule(text: str) -> str:
+    """Rearview's findings with every pattern rule run (no screen): the reference the screen must equal."""
+    return _spans_removed(text, ((f.start, f.end) for f in find_secrets(text, screened=False)))
+
+
+def ours_spans(text: str) -> str:
+    return _spans_removed(text, ((f.start, f.end) for f in find_secrets(text)))
+
+
+def screen_table(texts: dict[str, list[str]], repeat: int = 3) -> str:
+    """Microseconds per text of find_secrets with and without the screen (alternating, best of `repeat`), and the
+    texts whose findings differ between the two (must be 0)."""
+    rows: list[list[object]] = []
+    for name, group in texts.items():
+        best = {True: float("inf"), False: float("inf")}
+        for _ in range(repeat):
+            for screened in (False, True):
+                start = time.perf_counter()
+                for text in group:
+                    find_secrets(text, screened)
+                best[screened] = min(best[screened], (time.perf_counter() - start) * 1e6 / len(group))
+        differ = sum(find_secrets(t) != find_secrets(t, screened=False) for t in group)
+        rows.append([name, len(group), best[False], best[True], best[False] / best[True], differ])
+    headers = ["texts", "n", "every rule us/text", "screened us/text", "speed-up", "findings differ"]
+    return format_table(headers, rows, "find_secrets per text, without and with the screen (same run)")
 
 
 def _spans_removed(text: str, spans: Iterable[tuple[int, int]]) -> str:
@@ -169,8 +199,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--compare", action="store_true", help="also run the other libraries, where installed")
     parser.add_argument("--show", type=int, default=0, help="print this many changed LoCoMo turns per detector")
+    parser.add_argument(
+        "--screen", action="store_true", help="also run every rule unscreened, and time find_secrets both ways"
+    )
     args = parser.parse_args(argv)
     detectors: dict[str, Detector] = {"rearview": ours}
+    if args.screen:
+        detectors["rearview spans"] = ours_spans
+        detectors["rearview spans, every rule"] = ours_every_rule
     if args.compare:
         for name, make in (
             ("detect-secrets", detect_secrets_alone),
@@ -191,6 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     print()
     turns = locomo_turns(args.data)
     print(false_positive_table(detectors, turns, args.show))
+    if args.screen:
+        print()
+        print(screen_table({"LoCoMo turns": turns, "labelled corpus": [item.text for item in items]}))
     missed = defaultdict(list)
     for item in items:
         if leaked(item.value, ours(item.text)):

@@ -38,6 +38,7 @@ from stdnum.se import personnummer
 from stdnum.us import ssn
 
 from rearview.service.redaction.credentials import Finding
+from rearview.service.redaction.screen import Screen
 
 Validator = Callable[[str], bool]
 
@@ -210,6 +211,10 @@ NUMBER_RULES: tuple[NumberRule, ...] = (
 )
 
 
-def personal_findings(text: str) -> Iterator[Finding]:
-    for rule in NUMBER_RULES:
+_SCREEN = Screen(NUMBER_RULES)
+
+
+def personal_findings(text: str, screened: bool = True) -> Iterator[Finding]:
+    """Every personal number found in `text`; `screened=False` runs every rule (the screen's reference)."""
+    for rule in _SCREEN.candidates(text) if screened else NUMBER_RULES:
         yield from rule.findings(text)
