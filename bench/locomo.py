@@ -1,6 +1,6 @@
 """LoCoMo retrieval benchmark: Rearview's recall against plain BM25, vector-only and keyword-only, in one run.
 
-Protocol: /work/shared/benchmarks/locomo/README.md. One namespace per conversation; every turn is written
+Protocol: ../shared/benchmarks/locomo/README.md. One namespace per conversation; every turn is written
 in order through the service write path as an episode (id = dia_id, occurred_at = ts, the speaker as
 entity); each question is asked verbatim with as_of = ask_ts. Only the question text and ask_ts reach the
 pipeline: gold ids, answers and categories are read by the scorer alone.

@@ -324,7 +324,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         sub.add_argument("--baseline", default="8f5dc00", help="the commit whose layers/ is the baseline")
         sub.add_argument("--repeat", type=int, default=1, help="runs per tree, the order alternating")
     sub = commands.add_parser("agreement")
-    sub.add_argument("--data", type=Path, default=Path("/work/shared/benchmarks/locomo"))
+    sub.add_argument("--data", type=Path, default=REPO.parent / "shared" / "benchmarks" / "locomo")
     sub.add_argument("--widths", type=int, nargs="+", default=[16, 32, 128])
     sub = commands.add_parser("candidates")
     sub.add_argument("--size", type=int, default=100_000)
