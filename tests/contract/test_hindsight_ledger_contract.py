@@ -10,16 +10,15 @@ from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
-from moto import mock_aws
 
-from rearview.adapters.dynamodb import DynamoDBHindsightLedger, create_table
+from rearview.adapters.dynamodb import DynamoDBHindsightLedger
 from rearview.adapters.in_memory_ledger import InMemoryHindsightLedger
-from rearview.adapters.sqlite import SqliteDatabase, SqliteHindsightLedger
+from rearview.adapters.sqlite import SqliteHindsightLedger
 from rearview.domain.hindsight_runs import ConsolidationRun, FeedbackCounts, LedgerTotals, Spend
 from rearview.errors import InvalidInput
 from rearview.ports import HindsightLedger
+from support.shared_storage import dynamodb_handles, sqlite_handles
 
 pytestmark = pytest.mark.contract
 
@@ -38,28 +37,13 @@ class LedgerBackend:
 
 
 def _sqlite(tmp_path: Path) -> Iterator[LedgerBackend]:
-    path = tmp_path / "data" / "rearview.db"
-    opened: list[SqliteDatabase] = []
-
-    def open_ledger() -> HindsightLedger:
-        db = SqliteDatabase(path, embedder_name=None, dim=None)
-        opened.append(db)
-        return SqliteHindsightLedger(db)
-
-    yield LedgerBackend("sqlite", open_ledger(), open_ledger)
-    for db in opened:
-        db.close()
+    with sqlite_handles(tmp_path, SqliteHindsightLedger) as (another, _):
+        yield LedgerBackend("sqlite", another(), another)
 
 
 def _dynamodb(tmp_path: Path) -> Iterator[LedgerBackend]:
-    with mock_aws():
-        client = boto3.client("dynamodb", region_name="us-east-1")
-        create_table(client, "rearview-ledger")
-
-        def open_ledger() -> HindsightLedger:
-            return DynamoDBHindsightLedger("rearview-ledger", client=boto3.client("dynamodb", region_name="us-east-1"))
-
-        yield LedgerBackend("dynamodb", DynamoDBHindsightLedger("rearview-ledger", client=client), open_ledger)
+    with dynamodb_handles("rearview-ledger", DynamoDBHindsightLedger) as (ledger, another):
+        yield LedgerBackend("dynamodb", ledger, another)
 
 
 def _memory(tmp_path: Path) -> Iterator[LedgerBackend]:

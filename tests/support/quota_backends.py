@@ -9,14 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-import boto3
-from moto import mock_aws
-
-from rearview.adapters.dynamodb import DynamoDBRequestQuota, create_table
+from rearview.adapters.dynamodb import DynamoDBRequestQuota
 from rearview.adapters.in_memory_quota import InMemoryRequestQuota
-from rearview.adapters.sqlite import SqliteDatabase, SqliteRequestQuota
+from rearview.adapters.sqlite import SqliteRequestQuota
 from rearview.domain.quota import QuotaWindow
 from rearview.ports import RequestQuota
+from support.shared_storage import dynamodb_handles, sqlite_handles
 
 
 class CountingQuota(RequestQuota, Protocol):
@@ -33,28 +31,13 @@ class QuotaBackend:
 
 
 def _sqlite(tmp_path: Path) -> Iterator[QuotaBackend]:
-    path = tmp_path / "data" / "rearview.db"
-    opened: list[SqliteDatabase] = []
-
-    def open_quota() -> SqliteRequestQuota:
-        db = SqliteDatabase(path, embedder_name=None, dim=None)
-        opened.append(db)
-        return SqliteRequestQuota(db)
-
-    yield QuotaBackend("sqlite", open_quota(), open_quota, path)
-    for db in opened:
-        db.close()
+    with sqlite_handles(tmp_path, SqliteRequestQuota) as (another, path):
+        yield QuotaBackend("sqlite", another(), another, path)
 
 
 def _dynamodb(tmp_path: Path) -> Iterator[QuotaBackend]:
-    with mock_aws():
-        client = boto3.client("dynamodb", region_name="eu-west-1")
-        create_table(client, "rearview-quota")
-
-        def open_quota() -> DynamoDBRequestQuota:
-            return DynamoDBRequestQuota("rearview-quota", client=boto3.client("dynamodb", region_name="eu-west-1"))
-
-        yield QuotaBackend("dynamodb", DynamoDBRequestQuota("rearview-quota", client=client), open_quota)
+    with dynamodb_handles("rearview-quota", DynamoDBRequestQuota, region="eu-west-1") as (quota, another):
+        yield QuotaBackend("dynamodb", quota, another)
 
 
 def _memory(tmp_path: Path) -> Iterator[QuotaBackend]:

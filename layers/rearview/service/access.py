@@ -28,8 +28,6 @@ from rearview.errors import ConcurrentUpdate, InvalidInput, NamespaceForbidden, 
 
 if TYPE_CHECKING:  # annotations only: the ports module pulls in numpy, which the authorizer and mcp never need
     from rearview.ports import Clock, KeyStore
-
-if TYPE_CHECKING:
     from rearview.service.throttle import RequestThrottle
 
 _KEY_ID = re.compile(KEY_ID_PATTERN)
