@@ -208,8 +208,7 @@ class VectorCaches:
         it, what is left pending. True once attached (its pending rows are the next steps)."""
         assert self._keeper is not None
         with cache.lock:
-            rows = np.flatnonzero(cache.alive[: cache.size])
-            refs, vectors = cache.refs[rows], cache.vectors[rows]
+            refs, vectors = cache.alive_rows()
             cache.unsynced = []  # from now on: what changes while the graph is built
         graph = HnswIndex(cache.dim, self.ann.ann_params)
         while True:
