@@ -12,13 +12,13 @@ from hypothesis import strategies as st
 
 from rearview.service.redaction import find_secrets, redact_text
 from rearview.service.redaction.credentials import credential_screen
-from rearview.service.redaction.personal import NUMBER_RULES
+from rearview.service.redaction.personal import PERSONAL_SCREEN
 from rearview.service.redaction.screen import DIGIT, Screen, requirements
 from support.modules import load_module
 
 pytestmark = pytest.mark.unit
 
-SCREENS: tuple[Screen[Any], ...] = (credential_screen(), Screen(NUMBER_RULES))
+SCREENS: tuple[Screen[Any], ...] = (credential_screen(), PERSONAL_SCREEN)  # the screens redaction uses
 RULES = [rule for screen in SCREENS for rule in screen.rules]
 
 # Prose around a secret, with the characters the requirements hinge on: case, digits, punctuation, non-ASCII text

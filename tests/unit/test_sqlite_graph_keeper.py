@@ -139,3 +139,26 @@ def test_writes_and_searches_while_the_keeper_builds_end_where_exact_search_does
     for query in corpus_queries():
         assert [c.id for c in index.vector_search("acme", query, flt, 10)] == _ids(exact, query)
     store.db.close()
+
+
+def test_a_failed_build_is_scheduled_again_by_the_next_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store, index = _background(tmp_path / "r.db", None)
+    real_add = HnswIndex.add
+    failures = [RuntimeError("out of memory")]
+
+    def add(self: HnswIndex, keys: np.ndarray, vectors: np.ndarray) -> None:
+        if failures:
+            raise failures.pop()
+        real_add(self, keys, vectors)
+
+    monkeypatch.setattr(HnswIndex, "add", add)
+    write_episodes(store, "acme", corpus_episodes("acme", 120))
+    assert index.wait_for_graphs(timeout=60)
+    assert not failures and index.graph_count() == 0  # the first build failed: searched exactly meanwhile
+    write_episodes(store, "acme", corpus_episodes("acme", 1, start=120))
+    assert index.wait_for_graphs(timeout=60)
+    assert index.graph_count() == 1
+    exact = exact_index(store.db)
+    for query in corpus_queries():
+        assert _ids(index, query) == _ids(exact, query)
+    store.db.close()

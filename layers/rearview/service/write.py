@@ -52,8 +52,7 @@ class _Plan:
     base_versions: dict[str, int] = field(default_factory=dict)
     inserted: set[str] = field(default_factory=set)
     # `vectors` as rows of one matrix, in the same order (a batch's duplicate check against the items before each
-    # item: one product, not a stack of every earlier vector per item).
-    vector_ids: list[str] = field(default_factory=list)
+    # item: one product, not a stack of every earlier vector per item): each id's row, in row order.
     _rows: dict[str, int] = field(default_factory=dict)
     _matrix: np.ndarray | None = None
 
@@ -80,10 +79,7 @@ class _Plan:
             self._put_row(memory.id, vector)
 
     def _put_row(self, memory_id: str, vector: np.ndarray) -> None:
-        row = self._rows.get(memory_id)
-        if row is None:
-            row = self._rows[memory_id] = len(self.vector_ids)
-            self.vector_ids.append(memory_id)
+        row = self._rows.setdefault(memory_id, len(self._rows))
         if self._matrix is None or row >= self._matrix.shape[0]:
             grown = np.empty((max(16, 2 * row), vector.shape[0]), dtype=np.asarray(vector).dtype)
             if self._matrix is not None:
@@ -91,11 +87,16 @@ class _Plan:
             self._matrix = grown
         self._matrix[row] = vector
 
+    @property
+    def vector_ids(self) -> list[str]:
+        """The ids of `vectors`, in row order."""
+        return list(self._rows)
+
     def similarities(self, vector: np.ndarray) -> np.ndarray:
         """The dot product of `vector` with each row of `vectors`, in `vector_ids` order."""
         if self._matrix is None:
             return np.empty(0, dtype=np.float32)
-        return self._matrix[: len(self.vector_ids)] @ vector
+        return self._matrix[: len(self._rows)] @ vector
 
 
 @dataclass(frozen=True)
@@ -397,20 +398,21 @@ class WriteService:
         item, content, vector = prepared.item, prepared.content, prepared.vector
         layer = item.layer
         best: tuple[float, str] | None = None
+        ids = plan.vector_ids
         eligible = np.fromiter(
             (
                 plan.pending[memory_id].layer == layer
                 and not (isinstance(plan.pending[memory_id], Fact) and plan.pending[memory_id].status != "active")  # type: ignore[union-attr]
-                for memory_id in plan.vector_ids
+                for memory_id in ids
             ),
             dtype=np.bool_,
-            count=len(plan.vector_ids),
+            count=len(ids),
         )
         if eligible.any():
             candidates = np.flatnonzero(eligible)
             sims = plan.similarities(vector)[candidates]
             top = int(np.argmax(sims))
-            best = (float(sims[top]), plan.vector_ids[int(candidates[top])])
+            best = (float(sims[top]), ids[int(candidates[top])])
         for candidate in prepared.neighbours:
             if best is None or candidate.score > best[0]:
                 best = (candidate.score, candidate.id)

@@ -203,13 +203,23 @@ class VectorCaches:
             self.get(namespace, layer, generation)
 
     def _build(self, key: CacheKey, cache: VectorCache) -> bool:
+        """Build the cache's graph (`_build_and_attach`); if the build fails, the cache is no longer marked as
+        being built, so the next write past the threshold schedules it again (meanwhile it is searched exactly)."""
+        try:
+            return self._build_and_attach(key, cache)
+        except Exception:
+            with cache.lock:
+                if cache.ann is None:
+                    cache.building, cache.unsynced = False, []
+            raise
+
+    def _build_and_attach(self, key: CacheKey, cache: VectorCache) -> bool:
         """Build the cache's graph from a copy of its rows, holding no lock; then, while writes made meanwhile are
         more than `max_pending`, add those the same way (a bulk load goes on while its graph is built); then attach
         it, what is left pending. True once attached (its pending rows are the next steps)."""
         assert self._keeper is not None
         with cache.lock:
-            rows = np.flatnonzero(cache.alive[: cache.size])
-            refs, vectors = cache.refs[rows], cache.vectors[rows]
+            refs, vectors = cache.alive_rows()
             cache.unsynced = []  # from now on: what changes while the graph is built
         graph = HnswIndex(cache.dim, self.ann.ann_params)
         while True:

@@ -211,10 +211,10 @@ NUMBER_RULES: tuple[NumberRule, ...] = (
 )
 
 
-_SCREEN = Screen(NUMBER_RULES)
+PERSONAL_SCREEN = Screen(NUMBER_RULES)
 
 
 def personal_findings(text: str, screened: bool = True) -> Iterator[Finding]:
     """Every personal number found in `text`; `screened=False` runs every rule (the screen's reference)."""
-    for rule in _SCREEN.candidates(text) if screened else NUMBER_RULES:
+    for rule in PERSONAL_SCREEN.candidates(text) if screened else PERSONAL_SCREEN.rules:
         yield from rule.findings(text)
