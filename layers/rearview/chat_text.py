@@ -86,14 +86,24 @@ class Vocabulary:
         self.counts = dict(counts)
         # How many texts the counts are of.
         self.texts = texts
-        self._by_deletion: dict[str, list[str]] = {}
-        self._by_collapse: dict[str, list[str]] = {}
-        for word in self.counts:
-            if not word.isalpha():
-                continue
-            for key in {word, *_deletions(word)}:
-                self._by_deletion.setdefault(key, []).append(word)
-            self._by_collapse.setdefault(_collapsed(word), []).append(word)
+        # Built by the first `variants`: most of a vocabulary's cost, and only the spelling stage (off by default)
+        # asks for it; the counts alone serve the rest.
+        self._indexes: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None
+
+    def _by_deletion_and_collapse(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        """The words by each of their one-letter deletions (and themselves), and by their collapsed spelling."""
+        if self._indexes is None:
+            by_deletion: dict[str, list[str]] = {}
+            by_collapse: dict[str, list[str]] = {}
+            for word in self.counts:
+                if not word.isalpha():
+                    continue
+                for key in {word, *_deletions(word)}:
+                    by_deletion.setdefault(key, []).append(word)
+                by_collapse.setdefault(_collapsed(word), []).append(word)
+            # One assignment: a thread reading the profile at the same time sees both indexes or neither.
+            self._indexes = (by_deletion, by_collapse)
+        return self._indexes
 
     def __len__(self) -> int:
         return len(self.counts)
@@ -111,9 +121,10 @@ class Vocabulary:
         # instead, when they are rare enough to be slips themselves (said once).
         ceiling = max_share * own if own else 1.0
         skip = {term, *same}
-        near = {w for key in {term, *_deletions(term)} for w in self._by_deletion.get(key, ())}
+        by_deletion, by_collapse = self._by_deletion_and_collapse()
+        near = {w for key in {term, *_deletions(term)} for w in by_deletion.get(key, ())}
         near = {w for w in near if _one_edit_apart(term, w)}
-        near.update(self._by_collapse.get(_collapsed(term), ()))
+        near.update(by_collapse.get(_collapsed(term), ()))
         kept = (w for w in near if w not in skip and len(w) >= min_length - 1 and self.counts[w] <= ceiling)
         found = [(self.counts[w], w) for w in kept]
         return [word for _, word in sorted(found, key=lambda cw: (-cw[0], cw[1]))]

@@ -14,7 +14,7 @@ from rearview.cli.invocation import (
     EmbedderOption,
     JsonOption,
     open_services,
-    stdout_console,
+    print_result,
     user_errors,
 )
 from rearview.cli.remote import answer, remote_target
@@ -69,10 +69,7 @@ def brief(
         remote=lambda client: client.brief(namespace, request),
         local=lambda services: services.briefer.brief(namespace, request),
     )
-    if as_json:
-        typer.echo(response.model_dump_json(indent=2))
-    else:
-        stdout_console().print(render.brief_response(response))
+    print_result(response, as_json, render.brief_response)
 
 
 def feedback(
@@ -95,10 +92,7 @@ def feedback(
         remote=lambda client: client.feedback(namespace, request),
         local=lambda services: services.feedback.feedback(namespace, request),
     )
-    if as_json:
-        typer.echo(result.model_dump_json(indent=2))
-    else:
-        stdout_console().print(render.feedback_result(result))
+    print_result(result, as_json, render.feedback_result)
 
 
 @session_app.command("end")
@@ -122,7 +116,4 @@ def end_session(
             runs = RunNow(services.runner)
             services.attach_jobs(runs)
             ended = services.end_session(namespace, session_id)
-    if as_json:
-        typer.echo(ended.model_dump_json(indent=2))
-    else:
-        stdout_console().print(render.session_ended(ended, runs.results if runs else None))
+    print_result(ended, as_json, lambda e: render.session_ended(e, runs.results if runs else None))

@@ -3,15 +3,15 @@ services, and the mapping of user errors to `error: <message>` with exit code 2 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
-from pydantic import ValidationError
-from rich.console import Console
+from pydantic import BaseModel, ValidationError
+from rich.console import Console, RenderableType
 
 from rearview import bootstrap
 from rearview.bootstrap import Services
@@ -46,11 +46,20 @@ EmbedderOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON")]
+R = TypeVar("R", bound=BaseModel)
 
 
 def stdout_console() -> Console:
     """A console on the current stdout (looked up per call, so runners that swap stdout see the output)."""
     return Console(highlight=False, soft_wrap=False)
+
+
+def print_result(result: R, as_json: bool, rendered: Callable[[R], RenderableType]) -> None:
+    """A command's result on stdout: as indented JSON with --json, else as `rendered` draws it."""
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+    else:
+        stdout_console().print(rendered(result))
 
 
 def stderr_console() -> Console:

@@ -16,7 +16,7 @@ from rearview.cli.invocation import (
     EmbedderOption,
     JsonOption,
     open_services,
-    stdout_console,
+    print_result,
     user_errors,
 )
 from rearview.cli.remote import answer, remote_target
@@ -57,10 +57,7 @@ def ls(
         remote=lambda client: client.list_memories(namespace, query),
         local=lambda services: services.listing.page(namespace, query),
     )
-    if as_json:
-        typer.echo(page.model_dump_json(indent=2))
-    else:
-        stdout_console().print(manage_render.memory_page(page))
+    print_result(page, as_json, manage_render.memory_page)
 
 
 def edit(
@@ -95,10 +92,7 @@ def edit(
             namespace, memory_id, change, expected_version=if_version, actor="cli"
         ),
     )
-    if as_json:
-        typer.echo(memory.model_dump_json(indent=2))
-    else:
-        stdout_console().print(manage_render.memory_detail(memory))
+    print_result(memory, as_json, manage_render.memory_detail)
 
 
 def history(
@@ -117,10 +111,7 @@ def history(
         remote=lambda client: client.memory_history(namespace, memory_id),
         local=lambda services: services.history.history(namespace, memory_id),
     )
-    if as_json:
-        typer.echo(found.model_dump_json(indent=2))
-    else:
-        stdout_console().print(manage_render.memory_history(found))
+    print_result(found, as_json, manage_render.memory_history)
 
 
 def export(
@@ -190,7 +181,4 @@ def erase(
         remote=lambda client: client.erase(namespace, subtree),
         local=lambda services: services.eraser.erase(namespace, subtree),
     )
-    if as_json:
-        typer.echo(receipt.model_dump_json(indent=2))
-    else:
-        stdout_console().print(manage_render.erase_receipt(receipt))
+    print_result(receipt, as_json, manage_render.erase_receipt)
