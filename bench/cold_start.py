@@ -31,13 +31,13 @@ import resource
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from io import BytesIO
 from pathlib import Path
+
+from baseline import extract_tree
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_MS = 400.0
@@ -125,12 +125,7 @@ def interpreter_ms(runs: int) -> float:
 
 def extract(ref: str, into: Path) -> Code:
     """The library and functions of `ref`, extracted under `into`."""
-    archive = subprocess.run(
-        ["git", "archive", ref, "layers", "functions"], cwd=REPO, check=True, capture_output=True
-    ).stdout
-    with tarfile.open(fileobj=BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    return Code(f"baseline {ref}", into)
+    return Code(f"baseline {ref}", extract_tree(ref, into, "layers", "functions"))
 
 
 def compare(codes: list[Code], names: list[str], runs: int) -> dict[tuple[str, str], Samples]:

@@ -409,9 +409,9 @@ def run_worker(system: str, corpus: Path, scratch: Path, baseline: Path | None =
 
 def baseline_layers(commit: str, into: Path) -> Path:
     """`layers/` of `commit`, extracted under `into` (the baseline Rearview's code)."""
-    from write_rate import baseline_tree
+    from baseline import extract_tree
 
-    return baseline_tree(commit, into)
+    return extract_tree(commit, into, "layers") / "layers"
 
 
 def rotated(systems: Sequence[str], offset: int) -> list[str]:

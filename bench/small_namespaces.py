@@ -27,14 +27,14 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections.abc import Sequence
 from datetime import timedelta
-from io import BytesIO
 from pathlib import Path
 from typing import Any
+
+from baseline import extract_tree
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH = Path(__file__).resolve().parent
@@ -123,10 +123,7 @@ def _timed(services: Any, texts: list[str], vectors: list[Any], repeat: int) -> 
 def extract_baseline(ref: str, into: Path) -> Path:
     """The library of `ref` (its `layers` directory) extracted under `into`; returns the directory to put on
     PYTHONPATH."""
-    archive = subprocess.run(["git", "archive", ref, "layers"], cwd=REPO, check=True, capture_output=True).stdout
-    with tarfile.open(fileobj=BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    return into / "layers"
+    return extract_tree(ref, into, "layers") / "layers"
 
 
 def run_one(size: int, code: str, library: Path | None, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:

@@ -28,14 +28,14 @@ import os
 import re
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from io import BytesIO
 from pathlib import Path
 from typing import Any
+
+from baseline import extract_tree
 
 REPO = Path(__file__).resolve().parents[1]
 NAMESPACE = "bench:writes"
@@ -136,10 +136,7 @@ def rate_worker(sizes: Sequence[int], window: int, batch: int, seed: int) -> dic
 
 def baseline_tree(commit: str, into: Path) -> Path:
     """`layers/` of `commit`, extracted under `into`."""
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", commit, "layers"], capture_output=True, check=True)
-    with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
-        tar.extractall(into, filter="data")
-    return into / "layers"
+    return extract_tree(commit, into, "layers") / "layers"
 
 
 def run_side(layers: Path, args: argparse.Namespace) -> dict[str, Any]:

@@ -15,6 +15,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def test_cold_start_compares_every_function_with_the_baseline(capsys: pytest.CaptureFixture[str]) -> None:
+    sys.modules["baseline"] = load_module("bench/baseline.py", "baseline")
     bench = load_module("bench/cold_start.py", "bench_cold_start")
     bench.main(["--runs", "1", "--baseline", "HEAD"])
     out = capsys.readouterr().out
@@ -30,6 +31,7 @@ def test_small_namespaces_times_both_codes_and_checks_the_rankings_agree(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     sys.modules["metrics"] = load_module("bench/metrics.py", "metrics")
+    sys.modules["baseline"] = load_module("bench/baseline.py", "baseline")
     bench = load_module("bench/small_namespaces.py", "bench_small_namespaces")
     out_json = tmp_path / "small.json"
     argv = ["--sizes", "300", "--queries", "6", "--repeat", "1", "--baseline", "HEAD", "--json-out", str(out_json)]

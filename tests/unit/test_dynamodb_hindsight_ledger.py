@@ -22,6 +22,7 @@ from rearview.domain.memory import Episode, Fact
 from rearview.domain.search import MemoryFilter
 from rearview.domain.working import WorkingEntry
 from support.dynamodb_stream import StreamReader, moto_streams_client
+from support.recording_client import RecordingClient
 
 pytestmark = pytest.mark.unit
 
@@ -166,28 +167,6 @@ def test_totals_read_back_kinds_whose_names_hold_separators(ledger: DynamoDBHind
 
     assert totals.induced == {"a#b": 2}
     assert totals.feedback["tool#build"].wrong == 1 and totals.feedback["tool#build"].adopted == 1
-
-
-class RecordingClient:
-    """A DynamoDB client that records each call and caps every query's page at `page` items."""
-
-    def __init__(self, client: Any, page: int) -> None:
-        self._client = client
-        self._page = page
-        self.calls: list[tuple[str, dict[str, Any]]] = []
-
-    def __getattr__(self, name: str) -> Any:
-        method = getattr(self._client, name)
-        if not callable(method):
-            return method
-
-        def call(**kwargs: Any) -> Any:
-            self.calls.append((name, kwargs))
-            if name == "query":
-                kwargs = {**kwargs, "Limit": self._page}
-            return method(**kwargs)
-
-        return call
 
 
 def test_the_unconsolidated_count_is_a_paged_count_query_of_the_sparse_index(client: Any) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import boto3
 import pytest
@@ -19,37 +18,13 @@ from rearview.domain.changes import ChangeSet
 from rearview.domain.listing import PagePosition
 from rearview.domain.memory import Episode
 from rearview.domain.search import MemoryFilter
+from support.recording_client import RecordingClient
 
 pytestmark = pytest.mark.unit
 
 T0 = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
 TABLE = "rearview-manage"
 NAMESPACES = ["acme", "acme2", "acme:u-42", "acme:u-42:trip", "zeta"]
-
-
-class RecordingClient:
-    """A DynamoDB client that records the name and request of each call, and caps every query's page at `page`."""
-
-    def __init__(self, client: Any, page: int) -> None:
-        self._client = client
-        self._page = page
-        self.calls: list[tuple[str, dict[str, Any]]] = []
-
-    def __getattr__(self, name: str) -> Any:
-        method = getattr(self._client, name)
-        if not callable(method):
-            return method
-
-        def call(**kwargs: Any) -> Any:
-            self.calls.append((name, kwargs))
-            if name == "query":
-                kwargs = {**kwargs, "Limit": min(kwargs.get("Limit", self._page), self._page)}
-            return method(**kwargs)
-
-        return call
-
-    def names(self) -> set[str]:
-        return {name for name, _ in self.calls}
 
 
 @pytest.fixture
