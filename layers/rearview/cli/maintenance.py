@@ -18,6 +18,7 @@ from rearview.cli.invocation import (
     JsonOption,
     fail,
     open_services,
+    print_result,
     stdout_console,
     user_errors,
 )
@@ -72,10 +73,7 @@ def forget(
                 receipt = services.forgetter.forget_one(namespace, only_id, cascade=request.cascade)
             else:
                 receipt = services.forgetter.forget(namespace, request)
-    if as_json:
-        typer.echo(receipt.model_dump_json(indent=2))
-    else:
-        stdout_console().print(render.forget_receipt(receipt))
+    print_result(receipt, as_json, render.forget_receipt)
 
 
 def _confirm_filter(namespace: str, request: ForgetRequest, yes: bool) -> None:
@@ -137,10 +135,7 @@ def consolidate(
     else:
         with open_services(data_dir, embedder) as services:
             result = services.consolidate(namespace, request)
-    if as_json:
-        typer.echo(result.model_dump_json(indent=2))
-    else:
-        stdout_console().print(render.consolidate_result(result))
+    print_result(result, as_json, render.consolidate_result)
 
 
 def _consolidate_all(
@@ -191,7 +186,4 @@ def stats(
         remote=lambda client: client.stats(namespace),
         local=lambda services: services.stats(namespace),
     )
-    if as_json:
-        typer.echo(result.model_dump_json(indent=2))
-    else:
-        stdout_console().print(render.stats(result))
+    print_result(result, as_json, render.stats)
