@@ -148,15 +148,18 @@ class SqliteSearchIndex(SearchIndex):
                 if not scored:
                     continue
                 order = f"ORDER BY rowid DESC LIMIT {int(self.recent_matches)}" if recent_only else ""
-                # CROSS JOIN pins the FTS table as the outer loop: the match is what narrows the rows.
-                rows = conn.execute(
-                    f"SELECT m.id, hits.score FROM (SELECT rowid AS ref, "
-                    f"-bm25({fts}, {table.weights(layer, context_weight)}) AS score "
-                    f"FROM {fts} WHERE {fts} MATCH ? {order}) AS hits "
-                    f"CROSS JOIN {TABLE[layer]} AS m ON m.ref = hits.ref "
-                    f"WHERE {where} ORDER BY hits.score DESC LIMIT ?",
-                    (table.match(scored, columns), *params, limit),
+                hits = (
+                    f"SELECT rowid AS ref, -bm25({fts}, {table.weights(layer, context_weight)}) AS score "
+                    f"FROM {fts} WHERE {fts} MATCH ? {order}"
                 )
+                match = table.match(scored, columns)
+                rows = _ranked_first(conn, hits, match, TABLE[layer], where, params, limit) if _loose(flt) else None
+                if rows is None:
+                    rows = conn.execute(
+                        f"SELECT m.id, hits.score FROM ({hits}) AS hits {_JOINED.format(table=TABLE[layer])} "
+                        f"WHERE {where} ORDER BY hits.score DESC LIMIT ?",
+                        (match, *params, limit),
+                    ).fetchall()
                 found.extend(Candidate(memory_id, layer, float(score)) for memory_id, score in rows)
         found.sort(key=lambda c: c.score, reverse=True)
         return found[:limit]
@@ -310,6 +313,36 @@ class SqliteSearchIndex(SearchIndex):
         """Save every HNSW graph changed since it was last saved (at shutdown; a graph not saved is repaired
         from the store when next loaded)."""
         self._vectors.save_all()
+
+
+# CROSS JOIN pins the FTS hits as the outer loop: the match is what narrows the rows.
+_JOINED = "CROSS JOIN {table} AS m ON m.ref = hits.ref"
+
+
+def _loose(flt: MemoryFilter) -> bool:
+    """True if the filter asks for nothing but its layers (and facts' status): what recall's own searches ask. The
+    match itself keeps a search to its namespace, so nearly every ranked hit passes such a filter."""
+    return flt == MemoryFilter(layers=flt.layers, include_superseded=flt.include_superseded)
+
+
+def _ranked_first(
+    conn: sqlite3.Connection, hits: str, match: str, table: str, where: str, params: Sequence[object], limit: int
+) -> list[tuple[str, float]] | None:
+    """The keyword query with the hits ranked and cut to `limit` before the join to the memories' table, so only
+    those rows are read (each is a page of its own: a vector lies in every row), not every match's; None when the
+    filter removed one of the `limit` best (of more), where only the full query (the join, then the ranking) is exact.
+
+    The same rows in the same order as the full query: both rank the hits in the order FTS5 yields them (SQLite's
+    sorter keeps the first of equal scores, at the cut too), and a filter that keeps every one of the best keeps
+    their order."""
+    rows = conn.execute(
+        f"SELECT m.id, hits.score FROM (SELECT ref, score FROM ({hits}) ORDER BY score DESC LIMIT ?) AS hits "
+        f"LEFT JOIN {table} AS m ON m.ref = hits.ref AND {where}",
+        (match, limit, *params),
+    ).fetchall()
+    kept = [row for row in rows if row[0] is not None]
+    # Fewer hits than `limit`: every match was ranked, and the filter's survivors are the answer.
+    return None if len(kept) < len(rows) == limit else kept
 
 
 def _best_of(per_layer: list[list[Candidate]], limit: int) -> list[Candidate]:
