@@ -7,14 +7,14 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
-from functools import partial
+from itertools import repeat
 
 import numpy as np
 
 from rearview.adapters.sqlite.connection import SqliteDatabase
 from rearview.adapters.sqlite.namespace_fts import FtsTable, episodes_at_least, fts_table
 from rearview.adapters.sqlite.rows import TABLE, filter_clause, json_list, unique_layers
-from rearview.adapters.sqlite.vector_cache import VectorCache, normalised_rows
+from rearview.adapters.sqlite.vector_cache import Hits, VectorCache, normalised_rows
 from rearview.adapters.sqlite.vector_caches import VectorCaches, VectorOptions
 from rearview.domain.memory import StoredLayer
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits
@@ -35,9 +35,12 @@ _TERM_COUNTS_PER_NAMESPACE = 4096
 _TermCounts = dict[tuple[str, str, int, str | None], int]
 
 
-# `Candidate(id, layer, score)` without the named tuple's `__new__`, a Python function: the same tuple, built in C.
-# A local vector search builds up to `feedback_pool` (1,000) of them for recall's wide first pass.
-_candidate = partial(tuple.__new__, Candidate)
+def _candidates(layer: StoredLayer, hits: Hits) -> list[Candidate]:
+    """`Candidate(id, layer, score)` for each hit, without the named tuple's `__new__` (a Python function): the same
+    tuples, built in C. A local vector search builds up to `feedback_pool` (1,000) of them for recall's wide first
+    pass."""
+    scores, ids = hits
+    return list(map(tuple.__new__, repeat(Candidate), zip(ids, repeat(layer), scores)))
 
 
 class SqliteSearchIndex(SearchIndex):
@@ -244,7 +247,7 @@ class SqliteSearchIndex(SearchIndex):
             return []
         query = query / norm
         per_layer = [
-            [_candidate((memory_id, layer, score)) for score, memory_id in cache.search(query, mask, limit)]
+            _candidates(layer, cache.search(query, mask, limit))
             for layer, cache, mask in self._searchable_caches(namespace, flt)
         ]
         return _best_of(per_layer, limit)
@@ -263,7 +266,7 @@ class SqliteSearchIndex(SearchIndex):
         for layer, cache, mask in self._searchable_caches(namespace, flt):
             per_query = cache.search_many(queries, mask, limit, self._vectors.ann.ann_params.expansion_batch)
             for found, hits in zip(per_layer, per_query, strict=True):
-                found.append([Candidate(memory_id, layer, score) for score, memory_id in hits])
+                found.append(_candidates(layer, hits))
         return [_best_of(found, limit) for found in per_layer]
 
     def _searchable_caches(
