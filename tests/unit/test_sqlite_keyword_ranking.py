@@ -144,3 +144,52 @@ def test_only_the_most_recent_matches_when_every_term_is_common(tmp_path: Path) 
         fast, full = _both(index, MemoryFilter(layers=("episodic",)), "violin lesson", limit, 0.4)
         assert fast == full and fast
     assert any("ORDER BY rowid DESC" in s and "LEFT JOIN" in s for s in traced)
+
+
+def _store_of(tmp_path: Path, *namespaces: str) -> SqliteSearchIndex:
+    db = SqliteDatabase(tmp_path / "alone.db", embedder_name=EMBEDDER.name, dim=EMBEDDER.dim)
+    store = SqliteMemoryStore(db)
+    for namespace in namespaces:
+        memories: list[Memory] = [*_episodes(namespace), *_facts(namespace)]
+        store.apply(namespace, ChangeSet(upserts=[(m, EMBEDDER.embed([m.content])[0]) for m in memories]))
+    return SqliteSearchIndex(db)
+
+
+def _matches_without_token(traced: list[str]) -> list[str]:
+    return [s for s in traced if "bm25(" in s and "ns_token" not in s]
+
+
+@pytest.mark.parametrize("limit", [1, 13, 60, 500])
+def test_a_namespace_alone_in_the_shared_table_is_matched_without_its_token(tmp_path: Path, limit: int) -> None:
+    """A store of one namespace: the token restricts nothing, so the match leaves it out; same ids, scores, order."""
+    index = _store_of(tmp_path, NS)
+    traced = _statements(index)
+    for layers in (("episodic",), ("semantic",), ("episodic", "semantic")):
+        for text in QUERIES:
+            for weight in (0.0, 0.4):
+                fast, full = _both(index, MemoryFilter(layers=layers), text, limit, weight)
+                assert fast == full, (layers, text, weight)
+    assert _matches_without_token(traced)
+
+
+def test_another_namespace_in_the_shared_table_keeps_the_token(tmp_path: Path) -> None:
+    index = _store_of(tmp_path, NS, OTHER)
+    traced = _statements(index)
+    found = index.keyword_search(NS, "violin lesson", MemoryFilter(), 500, 0.4)
+    assert found and all(c.id.startswith(f"{NS}-") for c in found)
+    assert not _matches_without_token(traced)
+
+
+def test_a_namespace_with_its_own_table_leaves_the_other_alone_in_the_shared_one(tmp_path: Path) -> None:
+    """The other namespace moved to an own table: this one has the shared episodes table to itself (not the shared
+    facts table), and finds its own memories only, as the full query does."""
+    index = _store_of(tmp_path, NS, OTHER)
+    with index.db.transaction() as conn:
+        promote(conn, OTHER)
+    traced = _statements(index)
+    for layers in (("episodic",), ("semantic",)):
+        fast, full = _both(index, MemoryFilter(layers=layers), "violin lesson", 500, 0.4)
+        assert fast == full and fast
+        assert all(memory_id.startswith(f"{NS}-") for memory_id, _, _ in fast)
+    unrestricted = _matches_without_token(traced)
+    assert unrestricted and all("fts_episodes" in s for s in unrestricted)
