@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from rearview.adapters.sqlite.rows import namespace_token
+from rearview.adapters.sqlite.rows import TABLE, namespace_token
 from rearview.adapters.sqlite.schema import FTS_TOKENIZER
 
 SHARED = {"episodic": "fts_episodes", "semantic": "fts_facts"}
@@ -36,6 +36,8 @@ class FtsTable:
     name: str
     # The namespace's token, ANDed into every match of a shared table; None for a namespace's own table.
     token: str | None
+    # A shared table (with the leading ns_token column), which `unrestricted` matches without the token.
+    shared: bool = False
 
     def match(self, terms: Sequence[str], columns: str) -> str:
         """Any of the terms in `columns`, within the namespace."""
@@ -45,7 +47,14 @@ class FtsTable:
     def weights(self, layer: str, context_weight: float) -> str:
         """bm25()'s column weights: the shared tables' leading ns_token column counts for nothing."""
         own = "1.0, " + str(float(context_weight)) if layer == "episodic" else "1.0"
-        return own if self.token is None else "0.0, " + own
+        return "0.0, " + own if self.shared else own
+
+    def unrestricted(self) -> FtsTable:
+        """The same table matched without the namespace's token: for a namespace that holds every row of a shared
+        table (`alone_in`), where the token restricts nothing but still costs a pass over its whole doclist (bm25()
+        weighs every phrase of the match). The scores are the same: the token's phrase, in a column weighted 0.0,
+        adds exactly 0.0 to each, and the other terms' statistics are the table's either way."""
+        return replace(self, token=None)
 
 
 def own_table_name(namespace: str) -> str:
@@ -58,7 +67,29 @@ def fts_table(conn: sqlite3.Connection, layer: str, namespace: str) -> FtsTable:
         row = conn.execute("SELECT fts FROM fts_namespaces WHERE namespace = ?", (namespace,)).fetchone()
         if row is not None:
             return FtsTable(str(row[0]), None)
-    return FtsTable(SHARED[layer], namespace_token(namespace))
+    return FtsTable(SHARED[layer], namespace_token(namespace), shared=True)
+
+
+def alone_in(conn: sqlite3.Connection, layer: str, namespace: str) -> bool:
+    """True if no other namespace has a memory of `layer` in the shared table: a store of one namespace (and any
+    with their own tables). A few index seeks: the neighbouring namespaces on either side, skipping those with an
+    own table (at most total / own_fts_episodes of them)."""
+    table = TABLE[layer]
+    own = (
+        {str(row[0]) for row in conn.execute("SELECT namespace FROM fts_namespaces")} if layer == "episodic" else set()
+    )
+    for beyond, order in ((">", "ASC"), ("<", "DESC")):
+        bound = namespace
+        while True:
+            row = conn.execute(
+                f"SELECT namespace FROM {table} WHERE namespace {beyond} ? ORDER BY namespace {order} LIMIT 1", (bound,)
+            ).fetchone()
+            if row is None:
+                break
+            if row[0] not in own:
+                return False
+            bound = row[0]
+    return True
 
 
 def _own_table_ddl(namespace: str, table: str) -> list[str]:

@@ -7,14 +7,14 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
-from functools import partial
+from itertools import repeat
 
 import numpy as np
 
 from rearview.adapters.sqlite.connection import SqliteDatabase
-from rearview.adapters.sqlite.namespace_fts import FtsTable, episodes_at_least, fts_table
+from rearview.adapters.sqlite.namespace_fts import FtsTable, alone_in, episodes_at_least, fts_table
 from rearview.adapters.sqlite.rows import TABLE, filter_clause, json_list, unique_layers
-from rearview.adapters.sqlite.vector_cache import VectorCache, normalised_rows
+from rearview.adapters.sqlite.vector_cache import Hits, VectorCache, normalised_rows
 from rearview.adapters.sqlite.vector_caches import VectorCaches, VectorOptions
 from rearview.domain.memory import StoredLayer
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits
@@ -35,9 +35,12 @@ _TERM_COUNTS_PER_NAMESPACE = 4096
 _TermCounts = dict[tuple[str, str, int, str | None], int]
 
 
-# `Candidate(id, layer, score)` without the named tuple's `__new__`, a Python function: the same tuple, built in C.
-# A local vector search builds up to `feedback_pool` (1,000) of them for recall's wide first pass.
-_candidate = partial(tuple.__new__, Candidate)
+def _candidates(layer: StoredLayer, hits: Hits) -> list[Candidate]:
+    """`Candidate(id, layer, score)` for each hit, without the named tuple's `__new__` (a Python function): the same
+    tuples, built in C. A local vector search builds up to `feedback_pool` (1,000) of them for recall's wide first
+    pass."""
+    scores, ids = hits
+    return list(map(tuple.__new__, repeat(Candidate), zip(ids, repeat(layer), scores)))
 
 
 class SqliteSearchIndex(SearchIndex):
@@ -139,25 +142,13 @@ class SqliteSearchIndex(SearchIndex):
                 clause = filter_clause(layer, namespace, flt, "m")
                 if clause is None:
                     continue
-                where, params = clause
                 table = fts_table(conn, layer, namespace)
-                fts = table.name
-                with_context = layer == "episodic" and context_weight > 0
-                columns = _TEXT_AND_CONTEXT if with_context else "search_text"
+                columns = _TEXT_AND_CONTEXT if layer == "episodic" and context_weight > 0 else "search_text"
                 scored, recent_only = self._scored_terms(conn, namespace, table, terms, columns, counts)
-                if not scored:
-                    continue
-                order = f"ORDER BY rowid DESC LIMIT {int(self.recent_matches)}" if recent_only else ""
-                # CROSS JOIN pins the FTS table as the outer loop: the match is what narrows the rows.
-                rows = conn.execute(
-                    f"SELECT m.id, hits.score FROM (SELECT rowid AS ref, "
-                    f"-bm25({fts}, {table.weights(layer, context_weight)}) AS score "
-                    f"FROM {fts} WHERE {fts} MATCH ? {order}) AS hits "
-                    f"CROSS JOIN {TABLE[layer]} AS m ON m.ref = hits.ref "
-                    f"WHERE {where} ORDER BY hits.score DESC LIMIT ?",
-                    (table.match(scored, columns), *params, limit),
-                )
-                found.extend(Candidate(memory_id, layer, float(score)) for memory_id, score in rows)
+                if scored:
+                    query = _KeywordQuery(conn, namespace, layer, table, scored, columns, context_weight, clause)
+                    rows = query.rows(limit, self.recent_matches if recent_only else None, _loose(flt))
+                    found.extend(Candidate(memory_id, layer, float(score)) for memory_id, score in rows)
         found.sort(key=lambda c: c.score, reverse=True)
         return found[:limit]
 
@@ -241,7 +232,7 @@ class SqliteSearchIndex(SearchIndex):
             return []
         query = query / norm
         per_layer = [
-            [_candidate((memory_id, layer, score)) for score, memory_id in cache.search(query, mask, limit)]
+            _candidates(layer, cache.search(query, mask, limit))
             for layer, cache, mask in self._searchable_caches(namespace, flt)
         ]
         return _best_of(per_layer, limit)
@@ -260,7 +251,7 @@ class SqliteSearchIndex(SearchIndex):
         for layer, cache, mask in self._searchable_caches(namespace, flt):
             per_query = cache.search_many(queries, mask, limit, self._vectors.ann.ann_params.expansion_batch)
             for found, hits in zip(per_layer, per_query, strict=True):
-                found.append([Candidate(memory_id, layer, score) for score, memory_id in hits])
+                found.append(_candidates(layer, hits))
         return [_best_of(found, limit) for found in per_layer]
 
     def _searchable_caches(
@@ -310,6 +301,77 @@ class SqliteSearchIndex(SearchIndex):
         """Save every HNSW graph changed since it was last saved (at shutdown; a graph not saved is repaired
         from the store when next loaded)."""
         self._vectors.save_all()
+
+
+def _loose(flt: MemoryFilter) -> bool:
+    """True if the filter asks for nothing but its layers (and facts' status): what recall's own searches ask. The
+    match itself keeps a search to its namespace, so nearly every ranked hit passes such a filter."""
+    return flt == MemoryFilter(layers=flt.layers, include_superseded=flt.include_superseded)
+
+
+class _KeywordQuery:
+    """One layer's ranked keyword query: bm25 over the FTS table's matches of the scored terms, joined to the
+    memories' table for their ids and the filter."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        namespace: str,
+        layer: StoredLayer,
+        table: FtsTable,
+        terms: list[str],
+        columns: str,
+        context_weight: float,
+        clause: tuple[str, list[object]],
+    ) -> None:
+        self.conn, self.namespace, self.layer, self.table = conn, namespace, layer, table
+        self.terms, self.columns = terms, columns
+        self.weights = table.weights(layer, context_weight)
+        self.where, self.params = clause
+
+    def _hits(self, table: FtsTable, recent: int | None) -> tuple[str, str]:
+        """The hits' subquery (ref, score) and its match expression; `recent`: only the most recent matches."""
+        fts = table.name
+        order = f"ORDER BY rowid DESC LIMIT {int(recent)}" if recent is not None else ""
+        sql = f"SELECT rowid AS ref, -bm25({fts}, {self.weights}) AS score FROM {fts} WHERE {fts} MATCH ? {order}"
+        return sql, table.match(self.terms, self.columns)
+
+    def rows(self, limit: int, recent: int | None, loose: bool) -> list[tuple[str, float]]:
+        """(id, score) of the best `limit`, best first: the hits ranked before the join where the filter is loose,
+        without the namespace's token where the namespace has the shared table to itself; else the full query."""
+        if loose:
+            if self.table.token is not None and recent is None and alone_in(self.conn, self.layer, self.namespace):
+                found = self._ranked_first(*self._hits(self.table.unrestricted(), None), limit)
+                if found is not None:
+                    return found
+            found = self._ranked_first(*self._hits(self.table, recent), limit)
+            if found is not None:
+                return found
+        hits, match = self._hits(self.table, recent)
+        # CROSS JOIN pins the hits as the outer loop: the match is what narrows the rows.
+        return self.conn.execute(
+            f"SELECT m.id, hits.score FROM ({hits}) AS hits CROSS JOIN {TABLE[self.layer]} AS m ON m.ref = hits.ref "
+            f"WHERE {self.where} ORDER BY hits.score DESC LIMIT ?",
+            (match, *self.params, limit),
+        ).fetchall()
+
+    def _ranked_first(self, hits: str, match: str, limit: int) -> list[tuple[str, float]] | None:
+        """The hits ranked and cut to `limit` before the join to the memories' table, so only those rows are read
+        (each is a page of its own: a vector lies in every row), not every match's; None when the filter (or the
+        namespace) removed one of the `limit` best of more, where only the full query (the join, then the ranking)
+        is exact.
+
+        The same rows in the same order as the full query: both rank the hits in the order FTS5 yields them
+        (SQLite's sorter keeps the first of equal scores, at the cut too), and a filter that keeps every one of the
+        best keeps their order."""
+        rows = self.conn.execute(
+            f"SELECT m.id, hits.score FROM (SELECT ref, score FROM ({hits}) ORDER BY score DESC LIMIT ?) AS hits "
+            f"LEFT JOIN {TABLE[self.layer]} AS m ON m.ref = hits.ref AND {self.where}",
+            (match, limit, *self.params),
+        ).fetchall()
+        kept = [row for row in rows if row[0] is not None]
+        # Fewer hits than `limit`: every match was ranked, and the filter's survivors are the answer.
+        return None if len(kept) < len(rows) == limit else kept
 
 
 def _best_of(per_layer: list[list[Candidate]], limit: int) -> list[Candidate]:

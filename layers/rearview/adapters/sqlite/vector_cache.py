@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -29,7 +30,8 @@ _ANN_MARGIN = 1.1
 # Below this share of the namespace passing the filter, the passing rows are scored exactly instead.
 _ANN_MIN_PASSING = 0.5
 
-Hits = list[tuple[float, str]]
+# (cosines, ids) of a search's hits, best first: two lists, which the caller zips into its candidates in one pass.
+Hits = tuple[list[float], list[str]]
 
 
 def normalised_rows(matrix: np.ndarray) -> np.ndarray:
@@ -276,11 +278,22 @@ class VectorCache:
             mask &= self.times[:n] < epoch(flt.until)
         if flt.ids is not None:
             chosen = np.zeros(n, dtype=bool)
-            chosen[[self.position[i] for i in flt.ids if i in self.position]] = True
+            chosen[self._positions_of_ids(flt.ids)] = True
             mask &= chosen
         if tagged_refs is not None:
             mask &= _positions_mask(self.refs[:n], tagged_refs)
         return mask
+
+    def _positions_of_ids(self, ids: Sequence[str]) -> list[int]:
+        """The rows of those ids the cache holds (recall's second vector search names the first one's thousand)."""
+        if not ids or not self.position:
+            return []
+        if len(ids) > 1:
+            try:
+                return list(itemgetter(*ids)(self.position))  # in C: every id held, the usual case
+            except KeyError:
+                pass
+        return [self.position[i] for i in ids if i in self.position]
 
     def _keep_facts(self, mask: np.ndarray, flt: MemoryFilter) -> None:
         """Narrow `mask` to the facts of the wanted kinds, active unless superseded ones are asked for."""
@@ -319,24 +332,29 @@ class VectorCache:
         has one and most rows pass the filter, else exactly over the passing rows (one matrix product for all)."""
         rows = np.flatnonzero(mask)
         if rows.size == 0 or limit <= 0:
-            return [[] for _ in range(queries.shape[0])]
+            return [([], []) for _ in range(queries.shape[0])]
         if self.ann is not None and rows.size >= _ANN_MIN_PASSING * self.alive_count:
             return self._ann_many(queries, mask, rows.size, limit, width)
         return self._exact_many(queries, rows, limit)
 
     def _exact_many(self, queries: np.ndarray, rows: np.ndarray, limit: int) -> list[Hits]:
-        # When most rows pass, scoring the contiguous block beats gathering the rows first.
-        dense = rows.size * 2 >= self.size
-        scores = block_scores(self.vectors[: self.size], queries)[:, rows] if dense else block_scores(
-            self.vectors[rows], queries
-        )  # fmt: skip
+        # When most rows pass, scoring the contiguous block beats gathering the rows first (and every row passing,
+        # the usual case, needs no gathering of the scores either).
+        if rows.size == self.size:
+            scores = block_scores(self.vectors[: self.size], queries)
+        elif rows.size * 2 >= self.size:
+            scores = block_scores(self.vectors[: self.size], queries)[:, rows]
+        else:
+            scores = block_scores(self.vectors[rows], queries)
         top = top_of(scores, limit)
         return [self._hits(scores[q, top[q]], rows[top[q]]) for q in range(queries.shape[0])]
 
     def _hits(self, scores: np.ndarray, positions: np.ndarray) -> Hits:
-        """(cosine, id) pairs of rows already in order: built from whole arrays, not element by element."""
-        ids = self.ids
-        return list(zip(scores.tolist(), [ids[i] for i in positions.tolist()], strict=True))
+        """The (cosines, ids) of rows already in order: built from whole arrays, not element by element."""
+        chosen = positions.tolist()
+        if len(chosen) == 1:
+            return scores.tolist(), [self.ids[chosen[0]]]
+        return scores.tolist(), list(itemgetter(*chosen)(self.ids)) if chosen else []
 
     def _ann_many(
         self, queries: np.ndarray, mask: np.ndarray, passing: int, limit: int, width: int | None
