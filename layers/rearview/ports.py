@@ -194,6 +194,12 @@ class SearchIndex(Protocol):
 
     def vector_search(self, namespace: str, vector: np.ndarray, flt: MemoryFilter, limit: int) -> list[Candidate]: ...
 
+    def searches_all(self, namespace: str, flt: MemoryFilter, limit: int) -> bool | None:
+        """Whether a vector search with `flt` and `limit` returns every memory it chooses from (those with a vector
+        that pass the filter number no more than `limit`), where the index can tell without a round trip; None
+        where it cannot. Recall's feedback asks for a wide first list only where it would not hold them all."""
+        return None
+
     def vector_search_many(
         self, namespace: str, vectors: np.ndarray, flt: MemoryFilter, limit: int
     ) -> list[list[Candidate]]:

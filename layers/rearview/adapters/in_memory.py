@@ -563,6 +563,12 @@ class InMemorySearchIndex(SearchIndex):
         best = np.argsort(-scores, kind="stable")[:limit]
         return [Candidate(chosen[i][0].id, chosen[i][0].layer, float(scores[i])) for i in best]
 
+    def searches_all(self, namespace: str, flt: MemoryFilter, limit: int) -> bool:
+        """No more than `limit` of the namespace's memories with a vector pass the filter."""
+        with self.data.lock:
+            chosen = [s.memory for s in self.data.stored(namespace).values() if s.unit is not None]
+        return len(chosen) <= limit or sum(1 for memory in chosen if flt.matches(memory)) <= limit
+
     def entity_shares(self, namespace: str) -> EntityShares:
         """Shares over every episode of the namespace."""
         with self.data.lock:
