@@ -15,8 +15,9 @@ from rearview.domain.recall import RecallHit
 from rearview.service.hindsight.evidence import decayed_confidence
 from rearview.service.recall.scoring import is_stale
 from rearview.service.recall.state import Collaborators, RecallState
+from rearview.service.recall.text_features import word_set
 from rearview.settings import RecallTuning
-from rearview.text_analysis import estimate_tokens, is_vague_term, tokens
+from rearview.text_analysis import estimate_tokens, is_vague_term
 
 
 def collapse(ctx: Collaborators, run: RecallState) -> None:
@@ -59,7 +60,7 @@ def _relevance(run: RecallState, cid: str, keyword_relevance: float) -> float:
     cosine = float(vec @ run.query_vector) if vec is not None else 0.0
     coverage = 0.0
     if terms:
-        words = set(tokens(memory.content + " " + " ".join(memory.tags)))
+        words = word_set(memory.content + " " + " ".join(memory.tags))
         coverage = sum(1 for t in terms if t in words) / len(terms)
     return max(cosine, keyword_relevance * coverage)
 
