@@ -471,7 +471,7 @@ def test_repeated_reads_see_every_change_and_keep_what_a_reader_changed_to_itsel
     backend.write("acme", e, f, episode("acme", "e2", "three"))
     ids = ["e2", "f1", "e1"]
     first, vectors = backend.store.get_many("acme", ids), backend.store.get_vectors("acme", ids)
-    assert backend.store.get_many("acme", ids) == first
+    assert backend.store.get_many("acme", ids) == first == backend.store.get_many("acme", ids, shared=True)
     # What a reader does to what it got stays with it.
     for memory in first.values():
         memory.content = "changed by the reader"
@@ -486,6 +486,7 @@ def test_repeated_reads_see_every_change_and_keep_what_a_reader_changed_to_itsel
     at = T0 + timedelta(hours=1)
     backend.store.record_access("acme", ["e1", "f1"], at)
     counted = backend.store.get_many("acme", ids)
+    assert backend.store.get_many("acme", ids, shared=True) == counted
     assert [(counted[i].access_count, counted[i].last_accessed_at) for i in ids] == [(0, None), (1, at), (1, at)]
     assert counted["e1"] == e.model_copy(update={"access_count": 1, "last_accessed_at": at})
     # An update, a new vector and a delete show on the next read.
@@ -493,6 +494,7 @@ def test_repeated_reads_see_every_change_and_keep_what_a_reader_changed_to_itsel
     new_vector = backend.query_vector("something else entirely")
     backend.store.apply("acme", ChangeSet(upserts=[(edited, new_vector)], deletes=["e2"]))
     after = backend.store.get_many("acme", ids)
+    assert backend.store.get_many("acme", ids, shared=True) == after
     assert set(after) == {"e1", "f1"} and after["e1"].content == "one, edited" and after["e1"].version == 2
     np.testing.assert_array_equal(backend.store.get_vectors("acme", ids)["e1"], new_vector.astype(np.float32))
     assert set(backend.store.get_vectors("acme", ids)) == {"e1", "f1"}

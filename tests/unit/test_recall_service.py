@@ -484,3 +484,16 @@ def test_an_index_with_hybrid_search_runs_feedback_as_a_second_search_of_the_poo
         assert recaller.recall(NS, RecallQuery(query=query, top_k=2)).results
         (_, first_limit, _), (second_flt, second_limit, _) = index.vector_calls
         assert first_limit == second_limit == 6 and second_flt.ids is None
+
+
+def test_what_a_caller_does_to_a_hit_leaves_the_next_recall_as_it_was(services: Services, clock: ManualClock) -> None:
+    """Recall reads memories shared with the store's cache (SQLite): a hit is the caller's own, lists and all."""
+    remember(services, "Dana planned the Lisbon launch", tags=["work"], entities=["Dana"])
+    query = RecallQuery(query="Lisbon launch", top_k=1, explain=False)
+    for _ in range(2):
+        hit = services.recaller.recall(NS, query).results[0]
+        assert hit.tags == ["work"] and hit.entities == ["Dana"] and hit.content == "Dana planned the Lisbon launch"
+        hit.tags.append("changed")
+        hit.entities.append("changed")
+        hit.provenance.append("changed")
+        hit.content = "changed"

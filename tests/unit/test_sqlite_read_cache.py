@@ -170,3 +170,17 @@ def test_the_cache_keeps_the_most_recently_used_up_to_its_capacity() -> None:
     # Another generation, another namespace: not the same entry.
     assert cache.found("acme", 2, ["a"]) == {} and cache.found("other", 1, ["a"]) == {}
     assert GenerationCache[int](0).found("acme", 1, ["a"]) == {}
+
+
+def test_a_shared_read_hands_out_the_cached_memory_and_a_copy_read_does_not(path: Path) -> None:
+    store = _open(path)
+    first = store.get_many("acme", IDS, shared=True)  # read from the rows: the cache keeps copies
+    shared, again = store.get_many("acme", IDS, shared=True), store.get_many("acme", IDS, shared=True)
+    copies = store.get_many("acme", IDS)
+    assert first == shared == copies
+    assert all(shared[i] is again[i] for i in shared) and not any(copies[i] is shared[i] for i in shared)
+    assert not any(first[i] is shared[i] for i in shared)
+    store.record_access("acme", ["e1"], T0 + timedelta(hours=1))
+    counted = store.get_many("acme", IDS, shared=True)
+    assert counted["e1"].access_count == 1 and shared["e1"].access_count == 0  # the old one is left as it was
+    assert counted["e3"] is shared["e3"]

@@ -359,11 +359,13 @@ class InMemoryMemoryStore:
         """The memory with this id in this namespace, of either layer."""
         return self.get_many(namespace, [memory_id]).get(memory_id)
 
-    def get_many(self, namespace: str, ids: Sequence[str]) -> dict[str, Memory]:
-        """The memories found among `ids`, by id (missing ids are absent)."""
+    def get_many(self, namespace: str, ids: Sequence[str], *, shared: bool = False) -> dict[str, Memory]:
+        """The memories found among `ids`, by id (missing ids are absent): copies, or with `shared` the stored
+        memories themselves (a change set replaces a stored memory, never changes it)."""
         with self.data.lock:
             stored = self.data.stored(namespace)
-            return {i: stored[i].memory.model_copy(deep=True) for i in dict.fromkeys(ids) if i in stored}
+            found = [stored[i].memory for i in dict.fromkeys(ids) if i in stored]
+        return {m.id: m if shared else m.model_copy(deep=True) for m in found}
 
     def get_vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors (float32) of those of `ids` that have one."""

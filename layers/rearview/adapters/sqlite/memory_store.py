@@ -273,12 +273,13 @@ class SqliteMemoryStore:
                 return memory_from_row(layer, row)
         return None
 
-    def get_many(self, namespace: str, ids: Sequence[str]) -> dict[str, Memory]:
+    def get_many(self, namespace: str, ids: Sequence[str], *, shared: bool = False) -> dict[str, Memory]:
         """The memories found among `ids`, by id (missing ids are absent): episodes, then facts, each in id order.
 
         Recall asks for the same candidates query after query: a memory read at the namespace's current
-        generation comes from `read_cache` (a copy, with the access columns read afresh: `record_access` changes
-        them without a new generation); only the others' whole rows are read and turned into memories."""
+        generation comes from `read_cache` (a copy, or with `shared` the cached memory itself, with the access
+        columns read afresh: `record_access` changes them without a new generation); only the others' whole rows
+        are read and turned into memories."""
         if not ids:
             return {}
         with self.db.snapshot() as conn:
@@ -286,16 +287,16 @@ class SqliteMemoryStore:
             cached = self._memories.found(namespace, generation, ids)
             if not cached:
                 return self._read_memories(conn, namespace, generation, ids)
-            found = self._cached_memories(conn, namespace, generation, cached)
+            found = self._cached_memories(conn, namespace, generation, cached, shared)
             missing = [i for i in dict.fromkeys(ids) if i not in cached]
             if missing:
                 found.update(self._read_memories(conn, namespace, generation, missing))
         return {m.id: m for m in sorted(found.values(), key=_layer_then_id)}
 
     def _cached_memories(
-        self, conn: sqlite3.Connection, namespace: str, generation: int, cached: dict[str, CachedMemory]
+        self, conn: sqlite3.Connection, namespace: str, generation: int, cached: dict[str, CachedMemory], shared: bool
     ) -> dict[str, Memory]:
-        """Copies of the cached memories, with their access columns as they are now."""
+        """The cached memories (copies unless `shared`), with their access columns as they are now."""
         found: dict[str, Memory] = {}
         refreshed: dict[str, CachedMemory] = {}
         ids_json = json_list(list(cached))
@@ -307,11 +308,11 @@ class SqliteMemoryStore:
             ):
                 entry = cached[memory_id]
                 if entry.access_count == count and entry.last_accessed == last:
-                    found[memory_id] = copied(entry.memory)
+                    found[memory_id] = entry.memory if shared else copied(entry.memory)
                     continue
                 access = {"access_count": count, "last_accessed_at": datetime_or_none(last)}
                 memory = found[memory_id] = copied(entry.memory, access)
-                refreshed[memory_id] = CachedMemory(copied(memory), count, last)
+                refreshed[memory_id] = CachedMemory(memory if shared else copied(memory), count, last)
         self._memories.keep(namespace, generation, refreshed)
         return found
 

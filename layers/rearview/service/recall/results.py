@@ -148,7 +148,8 @@ def hit_of(memory: Memory, score: float, folded: list[str], as_of: datetime, tun
             status=memory.status,
             kind=memory.kind,
             facets=memory.facets,
-            evidence=memory.evidence,
+            # Its own: the memory may be the store's (recall reads them shared), and a caller may change a hit.
+            evidence=memory.evidence.model_copy() if memory.evidence is not None else None,
             **shared,
         )
     return RecallHit(
