@@ -289,21 +289,23 @@ class SqliteMemoryStore:
                 return self._read_memories(conn, namespace, generation, ids)
             found = self._cached_memories(conn, namespace, generation, cached, shared)
             missing = [i for i in dict.fromkeys(ids) if i not in cached]
-            if missing:
-                found.update(self._read_memories(conn, namespace, generation, missing))
+            if not missing:
+                return found  # in order already
+            found.update(self._read_memories(conn, namespace, generation, missing))
         return {m.id: m for m in sorted(found.values(), key=_layer_then_id)}
 
     def _cached_memories(
         self, conn: sqlite3.Connection, namespace: str, generation: int, cached: dict[str, CachedMemory], shared: bool
     ) -> dict[str, Memory]:
-        """The cached memories (copies unless `shared`), with their access columns as they are now."""
+        """The cached memories (copies unless `shared`), with their access columns as they are now: episodes,
+        then facts, each in id order."""
         found: dict[str, Memory] = {}
         refreshed: dict[str, CachedMemory] = {}
         ids_json = json_list(list(cached))
         for layer in LAYERS:
             for memory_id, count, last in conn.execute(
                 f"SELECT id, access_count, last_accessed_at FROM {TABLE[layer]} WHERE namespace = ? "
-                "AND id IN (SELECT value FROM json_each(?))",
+                "AND id IN (SELECT value FROM json_each(?)) ORDER BY id",
                 (namespace, ids_json),
             ):
                 entry = cached[memory_id]
