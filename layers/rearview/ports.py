@@ -113,7 +113,12 @@ class MemoryStore(Protocol):
     # episodes and facts
     def apply(self, namespace: str, changes: ChangeSet) -> None: ...
     def get(self, namespace: str, memory_id: str) -> Memory | None: ...
-    def get_many(self, namespace: str, ids: Sequence[str]) -> dict[str, Memory]: ...
+    def get_many(self, namespace: str, ids: Sequence[str], *, shared: bool = False) -> dict[str, Memory]:
+        """The memories found among `ids`, by id (missing ids are absent). Each is the caller's to change, unless
+        `shared`: then it may be the store's own (a store that keeps what it read hands that out without a copy),
+        and the caller only reads it (recall)."""
+        ...
+
     def get_vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
     def list_memories(self, namespace: str, flt: MemoryFilter, limit: int | None = None) -> list[Memory]:
         """Memories matching the filter, oldest first."""
@@ -193,6 +198,12 @@ class SearchIndex(Protocol):
     ) -> list[Candidate]: ...
 
     def vector_search(self, namespace: str, vector: np.ndarray, flt: MemoryFilter, limit: int) -> list[Candidate]: ...
+
+    def searches_all(self, namespace: str, flt: MemoryFilter, limit: int) -> bool | None:
+        """Whether a vector search with `flt` and `limit` returns every memory it chooses from (those with a vector
+        that pass the filter number no more than `limit`), where the index can tell without a round trip; None
+        where it cannot. Recall's feedback asks for a wide first list only where it would not hold them all."""
+        return None
 
     def vector_search_many(
         self, namespace: str, vectors: np.ndarray, flt: MemoryFilter, limit: int

@@ -462,6 +462,48 @@ def test_record_access_counts_without_changing_the_version(
     assert edited is not None and edited.content == "one, edited"
 
 
+def test_repeated_reads_see_every_change_and_keep_what_a_reader_changed_to_itself(
+    backend: Backend, episode: EpisodeMaker, fact: FactMaker
+) -> None:
+    """What a store remembers of earlier reads (SQLite keeps the memories and vectors it read) never shows: each
+    read is the stored state, whatever was read or done to a read memory before."""
+    e, f = episode("acme", "e1", "one", tags=["a"], entities=["Dana"]), fact("acme", "f1", "two", provenance=["e1"])
+    backend.write("acme", e, f, episode("acme", "e2", "three"))
+    ids = ["e2", "f1", "e1"]
+    first, vectors = backend.store.get_many("acme", ids), backend.store.get_vectors("acme", ids)
+    assert backend.store.get_many("acme", ids) == first == backend.store.get_many("acme", ids, shared=True)
+    # What a reader does to what it got stays with it.
+    for memory in first.values():
+        memory.content = "changed by the reader"
+        memory.tags.append("reader")
+    first["e1"].entities.append("reader")  # type: ignore[union-attr]
+    first["f1"].provenance.append("reader")  # type: ignore[union-attr]
+    vectors["e1"][:] = 0
+    again = backend.store.get_many("acme", ids)
+    assert again["e1"] == e and again["f1"] == f and again["e2"].content == "three"
+    assert np.any(backend.store.get_vectors("acme", ["e1"])["e1"])
+    # Counted accesses show on the next read, of the memories counted only.
+    at = T0 + timedelta(hours=1)
+    backend.store.record_access("acme", ["e1", "f1"], at)
+    counted = backend.store.get_many("acme", ids)
+    assert backend.store.get_many("acme", ids, shared=True) == counted
+    assert [(counted[i].access_count, counted[i].last_accessed_at) for i in ids] == [(0, None), (1, at), (1, at)]
+    assert counted["e1"] == e.model_copy(update={"access_count": 1, "last_accessed_at": at})
+    # An update, a new vector and a delete show on the next read.
+    edited = e.model_copy(update={"content": "one, edited", "version": 2})
+    new_vector = backend.query_vector("something else entirely")
+    backend.store.apply("acme", ChangeSet(upserts=[(edited, new_vector)], deletes=["e2"]))
+    after = backend.store.get_many("acme", ids)
+    assert backend.store.get_many("acme", ids, shared=True) == after
+    assert set(after) == {"e1", "f1"} and after["e1"].content == "one, edited" and after["e1"].version == 2
+    np.testing.assert_array_equal(backend.store.get_vectors("acme", ids)["e1"], new_vector.astype(np.float32))
+    assert set(backend.store.get_vectors("acme", ids)) == {"e1", "f1"}
+    # Another namespace with the same ids is another memory.
+    backend.write("other", episode("other", "e1", "someone else's"))
+    assert backend.store.get_many("other", ids)["e1"].content == "someone else's"
+    assert backend.store.get_many("acme", ["e1"])["e1"].content == "one, edited"
+
+
 def test_stats_counts_each_layer(backend: Backend, episode: EpisodeMaker, fact: FactMaker) -> None:
     backend.clock.set(T0 + timedelta(minutes=3))
     backend.write("acme", *filter_dataset())

@@ -196,6 +196,40 @@ def test_vector_search_applies_every_filter(backend: Backend, name: str) -> None
     _assert_best_first(found)
 
 
+@pytest.mark.parametrize("name", list(FILTERS))
+def test_searches_all_says_whether_a_search_of_the_limit_returns_every_memory_it_chooses_from(
+    backend: Backend, name: str
+) -> None:
+    data = filter_dataset()
+    backend.write("acme", *data)
+    backend.write("other", *filter_dataset("other"), make_episode("other", "extra", "a trip to Berlin"))
+    flt = FILTERS[name]
+    query = backend.query_vector("a trip to Berlin")
+    passing = len(backend.index.vector_search("acme", query, flt, 100))
+    assert passing == len(expected_ids(data, flt))
+
+    # None where the index cannot tell; otherwise exactly whether `limit` reaches the number that pass (the other
+    # namespace's memories, one more of them, count for nothing).
+    for limit in {0, max(passing - 1, 0), passing, passing + 1, 100}:
+        told = backend.index.searches_all("acme", flt, limit)
+        assert told is None or told == (passing <= limit), limit
+
+
+def test_searches_all_sees_inserts_and_deletes(backend: Backend) -> None:
+    data = filter_dataset()
+    backend.write("acme", *data)
+    backend.index.vector_search("acme", backend.query_vector("Berlin"), MemoryFilter(), 10)  # loads what it uses
+    n = len(expected_ids(data, MemoryFilter()))
+    before = backend.index.searches_all("acme", MemoryFilter(), n)
+    if before is None:
+        return  # an index that cannot tell
+    assert before is True
+    backend.write("acme", make_episode("acme", "e5", "walked the dog"))
+    assert backend.index.searches_all("acme", MemoryFilter(), n) is False
+    backend.delete("acme", "e5")
+    assert backend.index.searches_all("acme", MemoryFilter(), n) is True
+
+
 # --- vector search ------------------------------------------------------------------------------------------
 
 SUBJECTS = ["my sister", "the landlord", "our team", "a neighbour", "the doctor", "my old friend", "the bank"]

@@ -379,10 +379,10 @@ class _RecordingIndex:
 
 
 def _feedback_recall(
-    services: Services, clock: ManualClock, **update: object
+    services: Services, clock: ManualClock, index_type: type[_RecordingIndex] | None = None, **update: object
 ) -> tuple[list[str], _RecordingIndex, dict[str, object]]:
     tuning = services.settings.recall.model_copy(update={"candidates_per_list": 5, **update})
-    index = _RecordingIndex(services.index)
+    index = (index_type or _RecordingIndex)(services.index)
     recaller = RecallService(services.store, index, services.embedder, clock, tuning, 0.0)  # type: ignore[arg-type]
     resp = recaller.recall(NS, RecallQuery(query="pottery class with the kids", top_k=2, explain=True))
     assert resp.trace is not None
@@ -421,21 +421,42 @@ def test_feedback_rescores_the_first_searchs_wider_list_not_the_namespace(
     assert first_limit == pool and second_flt.ids is None
 
 
+class _UncountedIndex(_RecordingIndex):
+    """The same index, but one that cannot tell how many memories a search chooses from (as a remote one)."""
+
+    def searches_all(self, namespace: str, flt: MemoryFilter, limit: int) -> bool | None:
+        return None
+
+
 @pytest.mark.usefixtures("thirty")
 def test_feedback_over_a_pool_wider_than_the_namespace_finds_what_the_whole_namespace_pass_finds(
     services: Services, clock: ManualClock
 ) -> None:
-    wide, index, detail = _feedback_recall(services, clock, feedback_pool=1000)
-    # The first pass returned all 30, fewer than it asked for: restricting the second to them would change
-    # nothing, so it searches the filter as it is.
+    pool = 6  # max(candidates_per_list 5, top_k 2 * 3)
+    services.recaller.recall(NS, RecallQuery(query="pottery"))  # SQLite counts once its vector caches are loaded
+    assert services.index.searches_all(NS, MemoryFilter(), 30) is True
+    assert services.index.searches_all(NS, MemoryFilter(), 29) is False
+    # The index counts 30 memories, no more than the wide list: that list would hold them all and restrict the
+    # second search to nothing, so the first asks for fusion's pool alone and the second searches the filter.
+    results: list[list[str]] = []
+    for feedback_pool in (1000, 30):
+        found, index, detail = _feedback_recall(services, clock, feedback_pool=feedback_pool)
+        (_, first_limit, _), (second_flt, _, _) = index.vector_calls
+        assert first_limit == pool and second_flt.ids is None and detail["rescored"] == "namespace"
+        results.append(found)
+    # An index that cannot count: the first pass asks for the wide list. It returned all 30, fewer than it asked
+    # for: restricting the second to them would change nothing, so it searches the filter as it is.
+    found, index, detail = _feedback_recall(services, clock, feedback_pool=1000, index_type=_UncountedIndex)
     assert len(index.vector_calls[0][2]) == 30 and index.vector_calls[1][0].ids is None
-    assert detail["rescored"] == 30
+    assert detail["rescored"] == "namespace"
+    results.append(found)
     # Asked for exactly as many as there are, it cannot tell: the restriction stays.
-    exact, index, _ = _feedback_recall(services, clock, feedback_pool=30)
-    assert index.vector_calls[1][0].ids == tuple(index.vector_calls[0][2])
+    found, index, detail = _feedback_recall(services, clock, feedback_pool=30, index_type=_UncountedIndex)
+    assert index.vector_calls[1][0].ids == tuple(index.vector_calls[0][2]) and detail["rescored"] == 30
+    results.append(found)
     whole, index, _ = _feedback_recall(services, clock, feedback_pool=1)
     assert index.vector_calls[1][0].ids is None
-    assert wide == exact == whole
+    assert all(found == whole for found in results)
 
 
 class _RecordingHybridIndex(_RecordingIndex):
@@ -463,3 +484,16 @@ def test_an_index_with_hybrid_search_runs_feedback_as_a_second_search_of_the_poo
         assert recaller.recall(NS, RecallQuery(query=query, top_k=2)).results
         (_, first_limit, _), (second_flt, second_limit, _) = index.vector_calls
         assert first_limit == second_limit == 6 and second_flt.ids is None
+
+
+def test_what_a_caller_does_to_a_hit_leaves_the_next_recall_as_it_was(services: Services, clock: ManualClock) -> None:
+    """Recall reads memories shared with the store's cache (SQLite): a hit is the caller's own, lists and all."""
+    remember(services, "Dana planned the Lisbon launch", tags=["work"], entities=["Dana"])
+    query = RecallQuery(query="Lisbon launch", top_k=1, explain=False)
+    for _ in range(2):
+        hit = services.recaller.recall(NS, query).results[0]
+        assert hit.tags == ["work"] and hit.entities == ["Dana"] and hit.content == "Dana planned the Lisbon launch"
+        hit.tags.append("changed")
+        hit.entities.append("changed")
+        hit.provenance.append("changed")
+        hit.content = "changed"

@@ -28,6 +28,7 @@ def test_remembered_answers_are_the_analysis(text: str) -> None:
     for _ in range(2):  # the first call computes, the second remembers
         assert text_features.word_count(text) == len(tokens(text))
         assert text_features.says_when(text) is mentions_time(text)
+        assert text_features.word_set(text) == set(tokens(text))
 
 
 def test_long_texts_are_analysed_not_remembered() -> None:
@@ -37,6 +38,9 @@ def test_long_texts_are_analysed_not_remembered() -> None:
     assert text_features.word_count(long) == 400
     assert text_features.says_when(long)
     assert text_features._cached_word_count.cache_info().currsize == 0
+    text_features._cached_word_set.cache_clear()
+    assert text_features.word_set(long + "in June") == {"last", "week", "in", "june"}
+    assert text_features._cached_word_set.cache_info().currsize == 0
     text_features.word_count("short text")
     assert text_features._cached_word_count.cache_info().currsize == 1
 

@@ -359,11 +359,13 @@ class InMemoryMemoryStore:
         """The memory with this id in this namespace, of either layer."""
         return self.get_many(namespace, [memory_id]).get(memory_id)
 
-    def get_many(self, namespace: str, ids: Sequence[str]) -> dict[str, Memory]:
-        """The memories found among `ids`, by id (missing ids are absent)."""
+    def get_many(self, namespace: str, ids: Sequence[str], *, shared: bool = False) -> dict[str, Memory]:
+        """The memories found among `ids`, by id (missing ids are absent): copies, or with `shared` the stored
+        memories themselves (a change set replaces a stored memory, never changes it)."""
         with self.data.lock:
             stored = self.data.stored(namespace)
-            return {i: stored[i].memory.model_copy(deep=True) for i in dict.fromkeys(ids) if i in stored}
+            found = [stored[i].memory for i in dict.fromkeys(ids) if i in stored]
+        return {m.id: m if shared else m.model_copy(deep=True) for m in found}
 
     def get_vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors (float32) of those of `ids` that have one."""
@@ -562,6 +564,12 @@ class InMemorySearchIndex(SearchIndex):
         scores = np.stack([unit for _, unit in chosen]) @ (query / norm)
         best = np.argsort(-scores, kind="stable")[:limit]
         return [Candidate(chosen[i][0].id, chosen[i][0].layer, float(scores[i])) for i in best]
+
+    def searches_all(self, namespace: str, flt: MemoryFilter, limit: int) -> bool:
+        """No more than `limit` of the namespace's memories with a vector pass the filter."""
+        with self.data.lock:
+            chosen = [s.memory for s in self.data.stored(namespace).values() if s.unit is not None]
+        return len(chosen) <= limit or sum(1 for memory in chosen if flt.matches(memory)) <= limit
 
     def entity_shares(self, namespace: str) -> EntityShares:
         """Shares over every episode of the namespace."""

@@ -47,7 +47,7 @@ class DynamoDBManagement:
     def _query_pages(self, **request: Any) -> Iterator[list[Item]]:
         raise NotImplementedError
 
-    def get_many(self, namespace: str, ids: Sequence[str]) -> dict[str, Memory]:
+    def get_many(self, namespace: str, ids: Sequence[str], *, shared: bool = False) -> dict[str, Memory]:
         raise NotImplementedError
 
     def _facts(self, namespace: str) -> list[Fact]:

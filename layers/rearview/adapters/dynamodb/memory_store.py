@@ -350,7 +350,7 @@ class DynamoDBMemoryStore(DynamoDBManagement):
         """The memory with this id in this namespace, of either layer (a consistent read)."""
         return self.get_many(namespace, [memory_id]).get(memory_id)
 
-    def get_many(self, namespace: str, ids: Sequence[str]) -> dict[str, Memory]:
+    def get_many(self, namespace: str, ids: Sequence[str], *, shared: bool = False) -> dict[str, Memory]:
         """The memories found among `ids`, by id (missing ids are absent)."""
         keys = memory_keys(namespace, ids)
         memories = (memory_from_item(item) for item in self._batch_get(keys, MEMORY_ATTRIBUTES))

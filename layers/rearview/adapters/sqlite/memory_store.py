@@ -14,6 +14,14 @@ import numpy as np
 from rearview.adapters.sqlite import management
 from rearview.adapters.sqlite.connection import AppliedChanges, CachedRow, SqliteDatabase
 from rearview.adapters.sqlite.namespace_fts import episodes_at_least, fts_table, promote
+from rearview.adapters.sqlite.read_cache import (
+    MEMORIES_CACHED,
+    VECTORS_CACHED,
+    CachedMemory,
+    GenerationCache,
+    copied,
+    read_only,
+)
 from rearview.adapters.sqlite.rows import (
     EPISODE_COLUMNS,
     FACT_COLUMNS,
@@ -60,6 +68,9 @@ class SqliteMemoryStore:
         self._clock: Clock = clock or SystemClock()
         # A namespace with this many episodes gets a full-text table of its own (namespace_fts); 0: never.
         self.own_fts_episodes = own_fts_episodes
+        # Memories and vectors read recently, for the namespace's generation they were read at (see read_cache).
+        self._memories: GenerationCache[CachedMemory] = GenerationCache(MEMORIES_CACHED)
+        self._vectors: GenerationCache[tuple[int, np.ndarray]] = GenerationCache(VECTORS_CACHED)
 
     # working memory
 
@@ -262,37 +273,94 @@ class SqliteMemoryStore:
                 return memory_from_row(layer, row)
         return None
 
-    def get_many(self, namespace: str, ids: Sequence[str]) -> dict[str, Memory]:
-        """The memories found among `ids`, by id (missing ids are absent)."""
+    def get_many(self, namespace: str, ids: Sequence[str], *, shared: bool = False) -> dict[str, Memory]:
+        """The memories found among `ids`, by id (missing ids are absent): episodes, then facts, each in id order.
+
+        Recall asks for the same candidates query after query: a memory read at the namespace's current
+        generation comes from `read_cache` (a copy, or with `shared` the cached memory itself, with the access
+        columns read afresh: `record_access` changes them without a new generation); only the others' whole rows
+        are read and turned into memories."""
         if not ids:
             return {}
-        ids_json = json_list(ids)
-        found: dict[str, Memory] = {}
         with self.db.snapshot() as conn:
-            for layer in LAYERS:
-                for row in conn.execute(
-                    f"SELECT {SELECT_COLUMNS[layer]} FROM {TABLE[layer]} WHERE namespace = ? "
-                    "AND id IN (SELECT value FROM json_each(?))",
-                    (namespace, ids_json),
-                ):
-                    found[row[0]] = memory_from_row(layer, row)
+            generation = self.db.generation(namespace, conn)
+            cached = self._memories.found(namespace, generation, ids)
+            if not cached:
+                return self._read_memories(conn, namespace, generation, ids)
+            found = self._cached_memories(conn, namespace, generation, cached, shared)
+            missing = [i for i in dict.fromkeys(ids) if i not in cached]
+            if not missing:
+                return found  # in order already
+            found.update(self._read_memories(conn, namespace, generation, missing))
+        return {m.id: m for m in sorted(found.values(), key=_layer_then_id)}
+
+    def _cached_memories(
+        self, conn: sqlite3.Connection, namespace: str, generation: int, cached: dict[str, CachedMemory], shared: bool
+    ) -> dict[str, Memory]:
+        """The cached memories (copies unless `shared`), with their access columns as they are now: episodes,
+        then facts, each in id order."""
+        found: dict[str, Memory] = {}
+        refreshed: dict[str, CachedMemory] = {}
+        ids_json = json_list(list(cached))
+        for layer in LAYERS:
+            for memory_id, count, last in conn.execute(
+                f"SELECT id, access_count, last_accessed_at FROM {TABLE[layer]} WHERE namespace = ? "
+                "AND id IN (SELECT value FROM json_each(?)) ORDER BY id",
+                (namespace, ids_json),
+            ):
+                entry = cached[memory_id]
+                if entry.access_count == count and entry.last_accessed == last:
+                    found[memory_id] = entry.memory if shared else copied(entry.memory)
+                    continue
+                access = {"access_count": count, "last_accessed_at": datetime_or_none(last)}
+                memory = found[memory_id] = copied(entry.memory, access)
+                refreshed[memory_id] = CachedMemory(memory if shared else copied(memory), count, last)
+        self._memories.keep(namespace, generation, refreshed)
+        return found
+
+    def _read_memories(
+        self, conn: sqlite3.Connection, namespace: str, generation: int, ids: Sequence[str]
+    ) -> dict[str, Memory]:
+        """The memories of `ids` read from their rows (episodes, then facts, each in id order: the IN list is an
+        ordered index), and kept in the cache as copies."""
+        found: dict[str, Memory] = {}
+        read: dict[str, CachedMemory] = {}
+        ids_json = json_list(ids)
+        for layer in LAYERS:
+            for row in conn.execute(
+                f"SELECT {SELECT_COLUMNS[layer]} FROM {TABLE[layer]} WHERE namespace = ? "
+                "AND id IN (SELECT value FROM json_each(?)) ORDER BY id",
+                (namespace, ids_json),
+            ):
+                memory = found[row[0]] = memory_from_row(layer, row)
+                read[row[0]] = CachedMemory(copied(memory), row[5], row[6])
+        self._memories.keep(namespace, generation, read)
         return found
 
     def get_vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """Stored vectors (float32) of those of `ids` that have one."""
+        """Stored vectors (float32) of those of `ids` that have one, the episodes' then the facts', each in id
+        order: those read at the namespace's current generation from `read_cache` (copies), the others from
+        their rows."""
         if not ids:
             return {}
-        ids_json = json_list(ids)
-        vectors: dict[str, np.ndarray] = {}
         with self.db.snapshot() as conn:
-            for layer in LAYERS:
-                for memory_id, blob in conn.execute(
-                    f"SELECT id, vector FROM {TABLE[layer]} WHERE namespace = ? "
-                    "AND id IN (SELECT value FROM json_each(?)) AND vector IS NOT NULL",
-                    (namespace, ids_json),
-                ):
-                    vectors[memory_id] = np.frombuffer(blob, dtype="<f4").astype(np.float32)
-        return vectors
+            generation = self.db.generation(namespace, conn)
+            cached = self._vectors.found(namespace, generation, ids)
+            missing = [i for i in dict.fromkeys(ids) if i not in cached]
+            read: dict[str, tuple[int, np.ndarray]] = {}
+            if missing:
+                ids_json = json_list(missing)
+                for position, layer in enumerate(LAYERS):
+                    for memory_id, blob in conn.execute(
+                        f"SELECT id, vector FROM {TABLE[layer]} WHERE namespace = ? "
+                        "AND id IN (SELECT value FROM json_each(?)) AND vector IS NOT NULL ORDER BY id",
+                        (namespace, ids_json),
+                    ):
+                        read[memory_id] = (position, read_only(np.frombuffer(blob, dtype="<f4").astype(np.float32)))
+                self._vectors.keep(namespace, generation, read)
+        both = {**cached, **read} if cached else read
+        order = sorted(both, key=lambda i: (both[i][0], i)) if cached else both
+        return {i: both[i][1].copy() for i in order}
 
     def list_memories(self, namespace: str, flt: MemoryFilter, limit: int | None = None) -> list[Memory]:
         """Matching memories, oldest first (episodes by occurred_at, facts by last_confirmed_at)."""
@@ -471,6 +539,11 @@ class SqliteMemoryStore:
             recall_count=recall_count,
             recall_hits=recall_hits,
         )
+
+
+def _layer_then_id(memory: Memory) -> tuple[int, str]:
+    """The order reads return memories in: episodes, then facts, each by id."""
+    return (memory.layer != "episodic", memory.id)
 
 
 def _cached_row(memory: Memory, ref: int, vector: bytes | None) -> CachedRow:

@@ -237,6 +237,21 @@ class SqliteSearchIndex(SearchIndex):
         ]
         return _best_of(per_layer, limit)
 
+    def searches_all(self, namespace: str, flt: MemoryFilter, limit: int) -> bool | None:
+        """No more than `limit` rows of the namespace's vector caches pass the filter: counted from the caches'
+        sizes where they are that small, else from the masks a search would score. None until the caches are
+        loaded (the search loads them; a cache above the byte budget is loaded for each search and dropped)."""
+        generation = self.db.generation(namespace)
+        alive = 0
+        for layer in unique_layers(flt.layers):
+            cache = self._vectors.loaded(namespace, layer, generation)
+            if cache is None:
+                return None
+            alive += cache.alive_count
+        if alive <= limit:
+            return True
+        return sum(int(np.count_nonzero(mask)) for _, _, mask in self._searchable_caches(namespace, flt)) <= limit
+
     def vector_search_many(
         self, namespace: str, vectors: np.ndarray, flt: MemoryFilter, limit: int
     ) -> list[list[Candidate]]:

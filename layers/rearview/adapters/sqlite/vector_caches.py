@@ -100,6 +100,12 @@ class VectorCaches:
             db.on_close(self._keeper.stop)  # before the graphs are saved: none changes while it is written
         db.on_close(self.save_all)
 
+    def loaded(self, namespace: str, layer: StoredLayer, generation: int) -> VectorCache | None:
+        """The cache of (namespace, layer) if it is loaded and current, without loading it."""
+        with self._lock:
+            cache = self._caches.get((namespace, layer))
+        return cache if cache is not None and cache.generation >= generation else None
+
     def get(self, namespace: str, layer: StoredLayer, generation: int) -> VectorCache:
         """The cache of (namespace, layer), loaded again if it predates `generation`."""
         key = (namespace, layer)

@@ -98,9 +98,15 @@ def _vector_search(ctx: Collaborators, run: RecallState) -> None:
         wide = run.pool
         if ctx.index.traits.local_scan and tuning.feedback_weight > 0 and run.refinements.feedback:
             wide = max(run.pool, tuning.feedback_pool)
-        run.searched = ctx.index.vector_search(run.namespace, run.query_vector, run.filter, wide)
-        # Fewer than asked for: every memory the filter lets through (an exact search returns min(limit, passing)).
-        run.searched_all = len(run.searched) < wide
+        if wide > run.pool and ctx.index.searches_all(run.namespace, run.filter, wide):
+            # The wide list would be every memory the filter passes, which restricts feedback's search to nothing:
+            # the pool's best are all fusion takes (a search's best k are the first k of its best k + n).
+            run.searched = ctx.index.vector_search(run.namespace, run.query_vector, run.filter, run.pool)
+            run.searched_all = True
+        else:
+            run.searched = ctx.index.vector_search(run.namespace, run.query_vector, run.filter, wide)
+            # Fewer than asked for: every memory the filter passes (an exact search returns min(limit, passing)).
+            run.searched_all = len(run.searched) < wide
         if run.explain:
             st.candidates = candidate_rows(run.searched)
         st.detail = {"count": len(run.searched)}
@@ -162,7 +168,7 @@ def feedback(ctx: Collaborators, run: RecallState) -> None:
         # The second search re-scores the first one's wider list where there is one (a local scan): a memory that
         # is not among the question's best `feedback_pool` by cosine is not what the moved vector is after, and the
         # rows to read drop from the namespace to that list.
-        widened = len(run.searched) > run.pool
+        widened = len(run.searched) > run.pool and not run.searched_all
         if top_vectors:
             centroid = np.mean(np.stack(list(top_vectors.values())), axis=0)
             _search_again(ctx, run, centroid, widened)
@@ -181,8 +187,7 @@ def _search_again(ctx: Collaborators, run: RecallState, centroid: np.ndarray, wi
     moved = moved / (np.linalg.norm(moved) or 1.0)
     # The wide list restricts the second search unless it holds every memory the filter passes already (a
     # namespace no larger than the list): then the restriction changes nothing, and costs a lookup per id.
-    restrict = widened and not run.searched_all
-    within = replace(run.filter, ids=tuple(c.id for c in run.searched)) if restrict else run.filter
+    within = replace(run.filter, ids=tuple(c.id for c in run.searched)) if widened else run.filter
     # The not-yet-indexed episodes stay candidates of the second search as of the first.
     again = ctx.index.vector_search(run.namespace, moved, within, run.pool)
     run.vector = sorted([*again, *run.fresh], key=lambda c: -c.score)

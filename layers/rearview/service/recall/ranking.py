@@ -34,7 +34,8 @@ def rank(ctx: Collaborators, run: RecallState) -> None:
     for a memory in its range), best first."""
     tuning = ctx.tuning
     with run.stage("rank") as st:
-        run.memories = ctx.store.get_many(run.namespace, list(run.fused))
+        # Shared: recall reads the memories and never changes them (a hit copies what it takes).
+        run.memories = ctx.store.get_many(run.namespace, list(run.fused), shared=True)
         scored: Scored = []
         factors: dict[str, tuple[Factors, float]] = {}
         by_session = session_factors(run.memories, run.fused, tuning)

@@ -15,8 +15,9 @@ from rearview.domain.recall import RecallHit
 from rearview.service.hindsight.evidence import decayed_confidence
 from rearview.service.recall.scoring import is_stale
 from rearview.service.recall.state import Collaborators, RecallState
+from rearview.service.recall.text_features import word_set
 from rearview.settings import RecallTuning
-from rearview.text_analysis import estimate_tokens, is_vague_term, tokens
+from rearview.text_analysis import estimate_tokens, is_vague_term
 
 
 def collapse(ctx: Collaborators, run: RecallState) -> None:
@@ -59,7 +60,7 @@ def _relevance(run: RecallState, cid: str, keyword_relevance: float) -> float:
     cosine = float(vec @ run.query_vector) if vec is not None else 0.0
     coverage = 0.0
     if terms:
-        words = set(tokens(memory.content + " " + " ".join(memory.tags)))
+        words = word_set(memory.content + " " + " ".join(memory.tags))
         coverage = sum(1 for t in terms if t in words) / len(terms)
     return max(cosine, keyword_relevance * coverage)
 
@@ -147,7 +148,8 @@ def hit_of(memory: Memory, score: float, folded: list[str], as_of: datetime, tun
             status=memory.status,
             kind=memory.kind,
             facets=memory.facets,
-            evidence=memory.evidence,
+            # Its own: the memory may be the store's (recall reads them shared), and a caller may change a hit.
+            evidence=memory.evidence.model_copy() if memory.evidence is not None else None,
             **shared,
         )
     return RecallHit(

@@ -3,7 +3,7 @@ query, and their analysis (a tokenisation for the length prior, a large regular 
 most of the rank stage's own time. Pure functions of the text, so a remembered answer is the answer.
 
 Texts longer than `_CACHED_CHARS` are analysed every time: they are rare, and a bounded number of short texts
-bounds what the caches hold (about 8 MB at most)."""
+bounds what the caches hold (about 12 MB at most)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,12 @@ def _cached_says_when(text: str) -> bool:
     return mentions_time(text)
 
 
+# Only the results' texts are checked this way (ten a query, not a hundred), and a set holds every word.
+@lru_cache(maxsize=_CACHED_TEXTS // 4)
+def _cached_word_set(text: str) -> frozenset[str]:
+    return frozenset(tokens(text))
+
+
 @lru_cache(maxsize=_CACHED_TEXTS)
 def entity_words(entity: str) -> frozenset[str]:
     """The words of an entity's name (its tokens): what a query must say to name it. Names are short."""
@@ -39,3 +45,8 @@ def word_count(text: str) -> int:
 def says_when(text: str) -> bool:
     """Whether the text says when or for how long (`mentions_time`)."""
     return _cached_says_when(text) if len(text) <= _CACHED_CHARS else mentions_time(text)
+
+
+def word_set(text: str) -> frozenset[str]:
+    """The text's word tokens as a set (`set(tokens(text))`): what the relevance verdict checks the terms against."""
+    return _cached_word_set(text) if len(text) <= _CACHED_CHARS else frozenset(tokens(text))
