@@ -11,6 +11,7 @@ import pytest
 from rearview.adapters.sqlite import (
     MIGRATIONS,
     SCHEMA_VERSION,
+    Migration,
     SqliteDatabase,
     SqliteMemoryStore,
     SqliteSearchIndex,
@@ -27,7 +28,7 @@ T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 
 def _open(
-    path: Path, *, embedder_name: str = "hashing-64", dim: int = 64, migrations: tuple[str, ...] = MIGRATIONS
+    path: Path, *, embedder_name: str = "hashing-64", dim: int = 64, migrations: tuple[Migration, ...] = MIGRATIONS
 ) -> SqliteDatabase:
     return SqliteDatabase(path, embedder_name=embedder_name, dim=dim, migrations=migrations)
 
