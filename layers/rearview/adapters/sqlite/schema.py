@@ -388,6 +388,16 @@ def _migration_11(conn: sqlite3.Connection) -> None:
 
 _OWN_FTS_TABLE = re.compile(r"fts_ep_ns[0-9a-f]{32}")
 
+# Two indexes no query uses: every query that filters episodes by session or event type orders by time with a
+# limit (list_memories, the management pages) or reads rows by ref (keyword search), and SQLite's planner takes
+# (namespace, occurred_at) for those, with or without these two (no ANALYZE statistics are kept); the vector caches
+# filter in memory. Each cost every insert an index entry (bench/RESULTS.md, "Bulk apply"). Query plans before and
+# after: tests/unit/test_sqlite_migrations.py.
+_MIGRATION_12 = """
+DROP INDEX episodes_by_session;
+DROP INDEX episodes_by_event_type;
+"""
+
 # A migration is a script of statements, or (when what it changes is named by the data, as each namespace's own
 # full-text table is) a function of the connection; either runs inside the migration's transaction.
 Migration = str | Callable[[sqlite3.Connection], None]
@@ -404,6 +414,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _MIGRATION_9,
     _MIGRATION_10,
     _migration_11,
+    _MIGRATION_12,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 # From this schema version on, the store indexes the episodes it inserts (migration 11).
