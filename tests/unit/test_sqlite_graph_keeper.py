@@ -188,17 +188,19 @@ def test_a_bulk_loads_graph_waits_until_the_load_has_been_quiet(tmp_path: Path) 
     store, caches, keeper = _quiet_caches(tmp_path / "r.db", clock)
     write_episodes(store, "acme", corpus_episodes("acme", 60))
     clock.now = 1.5
-    # Past the threshold. The load's change sets come 1.5 s apart: the graph waits twice that (not the quiet time
-    # alone, which would be up at 3.5), until 4.5.
+    # Past the threshold. The load's change sets came 1.5 s apart, then 0.5 s: the graph waits twice the longest
+    # time between two of them after the last (neither the quiet time alone, up at 4.0, nor twice the last gap).
     write_episodes(store, "acme", corpus_episodes("acme", 60, start=60))
-    clock.now = 4.0
+    clock.now = 2.0
+    write_episodes(store, "acme", corpus_episodes("acme", 60, start=120))
+    clock.now = 4.5
     keeper.wake()
     assert not caches.wait_for_graphs(timeout=0.5)  # still deferred: nothing loaded or built during the load
     assert caches.vector_count() == 0 and caches.graph_count() == 0
-    clock.now = 4.5
+    clock.now = 5.0
     keeper.wake()
     assert caches.wait_for_graphs(timeout=60)
-    assert caches.vector_count() == 120 and caches.graph_count() == 1
+    assert caches.vector_count() == 180 and caches.graph_count() == 1
     store.db.close()
 
 

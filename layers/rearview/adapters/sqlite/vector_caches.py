@@ -104,8 +104,9 @@ class VectorCaches:
         self._lock = threading.Lock()
         self._keeper = GraphKeeper(self._keep, clock) if options.background and options.ann_enabled else None
         self._clock = clock
-        # When each namespace's layer last got a bulk change set while not cached (until the keeper looks at it).
-        self._bulk_seen: dict[CacheKey, float] = {}
+        # When each namespace's layer last got a bulk change set while not cached, and the longest time between two
+        # of that load's change sets.
+        self._bulk_seen: dict[CacheKey, tuple[float, float]] = {}
         db.subscribe(self._on_applied)
         if self._keeper is not None:
             db.on_close(self._keeper.stop)  # before the graphs are saved: none changes while it is written
@@ -367,7 +368,7 @@ class VectorCaches:
     def _warm_if_bulk(self, key: CacheKey, changes: AppliedChanges) -> None:
         """After a large change set to a namespace not cached here, ask the keeper to check its size and, past the
         threshold, load it and build its graph (see _BULK_ROWS), once the load has been quiet for
-        `bulk_quiet_seconds`, or for twice the time since the previous such change set of the same load: on a busy
+        `bulk_quiet_seconds`, or for twice the longest time between two change sets of the same load: on a busy
         machine one change set may take longer than the quiet time alone."""
         if self._keeper is None:
             return
@@ -377,10 +378,10 @@ class VectorCaches:
         quiet = self.ann.bulk_quiet_seconds
         if quiet > 0:
             now = self._clock()
-            previous = self._bulk_seen.get(key)
+            previous, longest = self._bulk_seen.get(key, (-_LOAD_GAP - 1.0, 0.0))
             if len(self._bulk_seen) >= 1024:  # bounded: those of loads long over go
-                self._bulk_seen = {k: t for k, t in self._bulk_seen.items() if now - t <= _LOAD_GAP}
-            self._bulk_seen[key] = now
-            if previous is not None and now - previous <= _LOAD_GAP:
-                quiet = max(quiet, 2 * (now - previous))
+                self._bulk_seen = {k: v for k, v in self._bulk_seen.items() if now - v[0] <= _LOAD_GAP}
+            longest = max(longest, now - previous) if now - previous <= _LOAD_GAP else 0.0
+            self._bulk_seen[key] = (now, longest)
+            quiet = max(quiet, 2 * longest)
         self._keeper.schedule_after(key, quiet)
