@@ -320,6 +320,7 @@ def build_sqlite_backend(settings: Settings, embedder: Embedder, clock: Clock) -
         ),
         ann_dir=settings.data_dir / ANN_DIRNAME,
         background=tuning.ann_background,
+        bulk_quiet_seconds=tuning.ann_bulk_quiet_seconds,
     )
     index = SqliteSearchIndex(db, vectors=options)
     store = SqliteMemoryStore(db, clock=clock, own_fts_episodes=tuning.own_fts_episodes)

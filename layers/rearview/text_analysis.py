@@ -106,8 +106,11 @@ _ASCII_WORD = re.compile(r"[a-z0-9]+(?:'[a-z0-9]+)*")
 
 
 def _ascii_tokens(lowered: str) -> list[str]:
+    words: list[str] = _ASCII_WORD.findall(lowered)
+    if "'" not in lowered:
+        return words  # no word holds an apostrophe: each is a token as it is
     out: list[str] = []
-    for word in _ASCII_WORD.findall(lowered):
+    for word in words:
         if "'" in word:
             out.extend(_word_tokens(word))
         else:

@@ -14,6 +14,7 @@ import pytest
 from rearview.adapters.sqlite import SqliteMemoryStore, SqliteSearchIndex, VectorOptions
 from rearview.adapters.sqlite.ann_index import HnswIndex, ann_available
 from rearview.adapters.sqlite.graph_keeper import GraphKeeper
+from rearview.adapters.sqlite.vector_caches import VectorCaches
 from rearview.domain.changes import ChangeSet
 from rearview.domain.search import MemoryFilter
 from support.vector_corpus import (
@@ -161,4 +162,56 @@ def test_a_failed_build_is_scheduled_again_by_the_next_write(tmp_path: Path, mon
     exact = exact_index(store.db)
     for query in corpus_queries():
         assert _ids(index, query) == _ids(exact, query)
+    store.db.close()
+
+
+class _Clock:
+    """The keeper's clock, moved by hand (then `wake` it)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _quiet_caches(db_path: Path, clock: _Clock) -> tuple[SqliteMemoryStore, VectorCaches, GraphKeeper]:
+    db = open_db(db_path)
+    options = VectorOptions(ann_threshold=50, ann_params=EXHAUSTIVE, background=True, bulk_quiet_seconds=2.0)
+    caches = VectorCaches(db, options, clock=clock)
+    assert caches._keeper is not None
+    return SqliteMemoryStore(db), caches, caches._keeper
+
+
+def test_a_bulk_loads_graph_waits_until_the_load_has_been_quiet(tmp_path: Path) -> None:
+    clock = _Clock()
+    store, caches, keeper = _quiet_caches(tmp_path / "r.db", clock)
+    write_episodes(store, "acme", corpus_episodes("acme", 60))
+    clock.now = 1.5
+    # Past the threshold. The load's change sets came 1.5 s apart, then 0.5 s: the graph waits twice the longest
+    # time between two of them after the last (neither the quiet time alone, up at 4.0, nor twice the last gap).
+    write_episodes(store, "acme", corpus_episodes("acme", 60, start=60))
+    clock.now = 2.0
+    write_episodes(store, "acme", corpus_episodes("acme", 60, start=120))
+    clock.now = 4.5
+    keeper.wake()
+    assert not caches.wait_for_graphs(timeout=0.5)  # still deferred: nothing loaded or built during the load
+    assert caches.vector_count() == 0 and caches.graph_count() == 0
+    clock.now = 5.0
+    keeper.wake()
+    assert caches.wait_for_graphs(timeout=60)
+    assert caches.vector_count() == 180 and caches.graph_count() == 1
+    store.db.close()
+
+
+def test_a_query_during_the_quiet_time_starts_the_build_at_once(tmp_path: Path) -> None:
+    clock = _Clock()
+    store, caches, keeper = _quiet_caches(tmp_path / "r.db", clock)
+    write_episodes(store, "acme", corpus_episodes("acme", 120))
+    assert not caches.wait_for_graphs(timeout=0.2)
+    # What a search does first: the namespace's cache, loaded; its graph is then built at once, not at 2.0.
+    cache = caches.get("acme", "episodic", store.db.generation("acme"))
+    assert cache.alive_count == 120
+    assert caches.wait_for_graphs(timeout=60)
+    assert caches.graph_count() == 1 and clock.now == 0.0
     store.db.close()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -11,11 +11,13 @@ import pytest
 from rearview.adapters.sqlite import (
     MIGRATIONS,
     SCHEMA_VERSION,
+    Migration,
     SqliteDatabase,
     SqliteMemoryStore,
     SqliteSearchIndex,
     namespace_token,
 )
+from rearview.adapters.sqlite.rows import EPISODE_COLUMNS, filter_clause
 from rearview.domain.changes import ChangeSet
 from rearview.domain.memory import Episode
 from rearview.domain.search import MemoryFilter
@@ -27,7 +29,7 @@ T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 
 def _open(
-    path: Path, *, embedder_name: str = "hashing-64", dim: int = 64, migrations: tuple[str, ...] = MIGRATIONS
+    path: Path, *, embedder_name: str = "hashing-64", dim: int = 64, migrations: tuple[Migration, ...] = MIGRATIONS
 ) -> SqliteDatabase:
     return SqliteDatabase(path, embedder_name=embedder_name, dim=dim, migrations=migrations)
 
@@ -166,3 +168,48 @@ def test_migration_4_indexes_the_context_of_episodes_and_keeps_the_old_ones_sear
             "old"
         ]
         assert store.get("acme", "new") == new
+
+
+def _filter_plans(conn: sqlite3.Connection) -> dict[str, str]:
+    """The query plan of each way episodes are read with a filter: list_memories (oldest first) and the management
+    pages (newest first), for each kind of condition."""
+    filters = {
+        "session": MemoryFilter(session_id="s1"),
+        "event types": MemoryFilter(event_types=("deploy", "chat")),
+        "both": MemoryFilter(session_id="s1", event_types=("deploy",), since=T0),
+        "outcomes": MemoryFilter(outcomes=("failure",)),
+        "nothing": MemoryFilter(),
+    }
+    plans: dict[str, str] = {}
+    for name, flt in filters.items():
+        clause = filter_clause("episodic", "acme", flt, "m")
+        assert clause is not None
+        where, params = clause
+        for order in ("occurred_at, m.ref", "occurred_at DESC, m.id DESC"):
+            sql = f"SELECT {EPISODE_COLUMNS} FROM episodes AS m WHERE {where} ORDER BY m.{order} LIMIT 50"
+            plans[f"{name}: {order}"] = " / ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params))
+    return plans
+
+
+def test_migration_12_drops_two_indexes_no_query_plan_used(tmp_path: Path) -> None:
+    path = tmp_path / "rearview.db"
+    episodes = [
+        Episode(
+            id=f"e{i}", namespace="acme", content=f"step {i}", session_id=f"s{i % 3}",
+            event_type=("deploy", "chat")[i % 2], occurred_at=T0 + timedelta(minutes=i), created_at=T0,
+        )
+        for i in range(40)
+    ]  # fmt: skip
+    with _open(path, migrations=MIGRATIONS[:11]) as db:
+        SqliteMemoryStore(db).apply("acme", ChangeSet(upserts=[(e, None) for e in episodes]))
+        before = _filter_plans(db.connection())
+        listed = SqliteMemoryStore(db).list_memories("acme", MemoryFilter(session_id="s1", event_types=("deploy",)))
+    assert any("episodes_by_time" in plan for plan in before.values())
+
+    with _open(path) as db:
+        names = {row[0] for row in db.connection().execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        assert not {"episodes_by_session", "episodes_by_event_type"} & names
+        assert _filter_plans(db.connection()) == before
+        flt = MemoryFilter(session_id="s1", event_types=("deploy",))
+        assert SqliteMemoryStore(db).list_memories("acme", flt) == listed
+        assert [e.id for e in listed] == [e.id for e in episodes if e.session_id == "s1" and e.event_type == "deploy"]

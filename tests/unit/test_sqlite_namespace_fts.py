@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from rearview.adapters.hashing_embedder import HashingEmbedder
-from rearview.adapters.sqlite import MIGRATIONS, SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
+from rearview.adapters.sqlite import MIGRATIONS, Migration, SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
 from rearview.adapters.sqlite.namespace_fts import own_table_name
+from rearview.adapters.sqlite.schema import FTS_TOKENIZER
 from rearview.domain.changes import ChangeSet
 from rearview.domain.memory import Episode, Fact
 from rearview.domain.search import MemoryFilter
@@ -23,7 +24,7 @@ EMBEDDER = HashingEmbedder(dim=32)
 TOPICS = ("violin lesson", "garden tomatoes", "flight to Lisbon", "tax refund", "chess club", "marathon training")
 
 
-def _db(path: Path, migrations: tuple[str, ...] = MIGRATIONS) -> SqliteDatabase:
+def _db(path: Path, migrations: tuple[Migration, ...] = MIGRATIONS) -> SqliteDatabase:
     return SqliteDatabase(path, embedder_name=EMBEDDER.name, dim=EMBEDDER.dim, migrations=migrations)
 
 
@@ -188,3 +189,87 @@ def test_a_move_made_through_another_connection_is_followed_by_this_one(tmp_path
         assert _found(index, "umbrella", "violin") == _holding("violin", _episodes("umbrella", 50))
         shared = db.connection().execute("SELECT count(*) FROM fts_episodes WHERE fts_episodes MATCH 'violin'")
         assert shared.fetchone()[0] == len(_holding("violin", _episodes("umbrella", 50)))
+
+
+def _triggers(path: Path) -> set[str]:
+    with sqlite3.connect(path) as conn:
+        return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+
+
+def _indexed(conn: sqlite3.Connection, schema: str, table: str) -> list[tuple[object, ...]]:
+    """Every (term, row, column, offset) a full-text table holds, in order."""
+    conn.execute(f"CREATE VIRTUAL TABLE temp.vocab USING fts5vocab({schema}, {table}, 'instance')")
+    rows = conn.execute("SELECT term, doc, col, offset FROM temp.vocab ORDER BY 1, 2, 3, 4").fetchall()
+    conn.execute("DROP TABLE temp.vocab")
+    return rows
+
+
+def _check_fts(path: Path) -> None:
+    """Each episodes' full-text table holds exactly what indexing its rows afresh gives: every row once, no other."""
+    with sqlite3.connect(path) as conn:
+        own = dict(conn.execute("SELECT namespace, fts FROM fts_namespaces").fetchall())
+        tables: dict[str, tuple[str, str, tuple[str, ...]]] = {
+            "fts_episodes": (
+                "ns_token, search_text, context_text",
+                "namespace NOT IN (SELECT namespace FROM fts_namespaces)",
+                (),
+            )
+        }
+        for namespace, table in own.items():
+            tables[table] = ("search_text, context_text", "namespace = ?", (namespace,))
+        for table, (columns, where, params) in tables.items():
+            conn.execute(f"CREATE VIRTUAL TABLE temp.fresh USING fts5({columns}, tokenize='{FTS_TOKENIZER}')")
+            conn.execute(
+                f"INSERT INTO temp.fresh(rowid, {columns}) SELECT ref, {columns} FROM episodes WHERE {where}", params
+            )
+            assert _indexed(conn, "main", table) == _indexed(conn, "temp", "fresh"), table
+            for term in ("violin", "number", "weekly", "lisbon"):  # and the same BM25 statistics (rows, lengths)
+                scored = "SELECT rowid, round(bm25({0}), 9) FROM {1} WHERE {0} MATCH ? ORDER BY rowid"
+                found = conn.execute(scored.format(table, f"main.{table}"), (term,)).fetchall()
+                assert found == conn.execute(scored.format("fresh", "temp.fresh"), (term,)).fetchall(), (table, term)
+            conn.execute("DROP TABLE temp.fresh")
+
+
+def test_migration_11_hands_inserts_to_the_store_and_keeps_every_table_searchable(tmp_path: Path) -> None:
+    path = tmp_path / "rearview.db"
+    queries = ("violin", "tomatoes lisbon", "weekly", "number 7")
+    with _db(path, migrations=MIGRATIONS[:10]) as db:  # the schema before: a trigger indexes each episode inserted
+        store, index = SqliteMemoryStore(db, own_fts_episodes=500), SqliteSearchIndex(db)
+        _write(store, "acme", _episodes("acme", 600))  # moved to a table of its own
+        _write(store, "small", _episodes("small", 40))  # in the shared table
+        own = _own_tables(db)["acme"]
+        before = {(ns, q): _found(index, ns, q) for ns in ("acme", "small") for q in queries}
+    assert {"episodes_fts_ai", f"{own}_ai"} <= _triggers(path)
+
+    with _db(path) as db:
+        assert db.schema_version == len(MIGRATIONS)
+        triggers = _triggers(path)
+        assert "episodes_fts_ai" not in triggers and f"{own}_ai" not in triggers
+        assert {"episodes_fts_ad", "episodes_fts_au", f"{own}_ad", f"{own}_au", "episodes_ai"} <= triggers
+        store, index = SqliteMemoryStore(db, own_fts_episodes=500), SqliteSearchIndex(db)
+        for (namespace, query), ids in before.items():
+            assert _found(index, namespace, query) == ids
+        _write(store, "acme", _episodes("acme", 60, start=600))
+        _write(store, "small", _episodes("small", 60, start=40))
+        _write(store, "other", _episodes("other", 30))
+        store.apply("acme", ChangeSet(deletes=["acme-1"]))
+        assert _found(index, "acme", "violin") == _holding("violin", _episodes("acme", 660)) - {"acme-1"}
+        assert _found(index, "small", "violin") == _holding("violin", _episodes("small", 100))
+        assert _found(index, "other", "violin") == _holding("violin", _episodes("other", 30))
+        assert _found(index, "small", "weekly") == {f"small-{i}" for i in range(0, 100, 5)}  # tags, by trigger
+    _check_fts(path)
+
+
+def test_a_namespace_moved_after_migration_11_gets_no_insert_trigger_and_misses_no_insert(tmp_path: Path) -> None:
+    path = tmp_path / "rearview.db"
+    with _db(path) as db:
+        store, index = SqliteMemoryStore(db, own_fts_episodes=50), SqliteSearchIndex(db)
+        _write(store, "acme", _episodes("acme", 40))
+        _write(store, "acme", _episodes("acme", 60, start=40))  # past the threshold: moved
+        own = _own_tables(db)["acme"]
+        _write(store, "acme", _episodes("acme", 25, start=100))
+        _write(store, "umbrella", _episodes("umbrella", 25))
+        assert _found(index, "acme", "violin") == _holding("violin", _episodes("acme", 125))
+        assert _found(index, "umbrella", "violin") == _holding("violin", _episodes("umbrella", 25))
+    assert f"{own}_ai" not in _triggers(path) and f"{own}_ad" in _triggers(path)
+    _check_fts(path)

@@ -32,7 +32,7 @@ from rearview.adapters.sqlite.memory_store import SqliteMemoryStore
 from rearview.adapters.sqlite.quota import SqliteRequestQuota
 from rearview.adapters.sqlite.retention_policies import SqliteRetentionPolicies
 from rearview.adapters.sqlite.rows import namespace_token
-from rearview.adapters.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
+from rearview.adapters.sqlite.schema import MIGRATIONS, SCHEMA_VERSION, Migration
 from rearview.adapters.sqlite.search_index import SqliteSearchIndex
 from rearview.adapters.sqlite.vector_caches import VectorOptions
 
@@ -44,6 +44,7 @@ __all__ = [
     "AnnParams",
     "DB_FILENAME",
     "MIGRATIONS",
+    "Migration",
     "SCHEMA_VERSION",
     "SqliteDatabase",
     "SqliteHindsightLedger",

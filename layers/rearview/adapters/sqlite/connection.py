@@ -13,10 +13,11 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
-from rearview.adapters.sqlite.schema import META_DDL, MIGRATIONS
+from rearview.adapters.sqlite.schema import META_DDL, MIGRATIONS, Migration
 from rearview.domain.memory import StoredLayer
 from rearview.errors import ConfigurationError, EmbeddingMismatch
 
@@ -74,9 +75,9 @@ def _set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
     )
 
 
-@dataclass(frozen=True)
-class CachedRow:
-    """What a vector cache needs to know of one upserted memory."""
+class CachedRow(NamedTuple):
+    """What a vector cache needs to know of one upserted memory. A named tuple: `apply` makes one per row, and a
+    bulk load's change set holds ten thousand."""
 
     layer: StoredLayer
     ref: int
@@ -124,7 +125,12 @@ class SqliteDatabase:
     """
 
     def __init__(
-        self, path: Path, *, embedder_name: str | None, dim: int | None, migrations: Sequence[str] = MIGRATIONS
+        self,
+        path: Path,
+        *,
+        embedder_name: str | None,
+        dim: int | None,
+        migrations: Sequence[Migration] = MIGRATIONS,
     ) -> None:
         self.path = Path(path)
         # Injectable so tests can exercise a later or a failing migration; production uses MIGRATIONS.
@@ -282,8 +288,12 @@ class SqliteDatabase:
                     )
                 if version == target:
                     return
-                for statement in _statements(self._migrations[version]):
-                    conn.execute(statement)
+                migration = self._migrations[version]
+                if callable(migration):
+                    migration(conn)
+                else:
+                    for statement in _statements(migration):
+                        conn.execute(statement)
                 _set_meta(conn, "schema_version", str(version + 1))
 
     def _check_embedder(self, conn: sqlite3.Connection) -> None:

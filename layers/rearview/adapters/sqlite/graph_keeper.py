@@ -5,6 +5,10 @@ Until a graph is built its cache is searched exactly; rows not yet in a graph ar
 candidates (`VectorCache.pending_positions`), so no search misses a write while the keeper catches up. usearch
 releases the GIL while it inserts, so the work runs beside the request threads on another core. What a job does is
 the owner's (`VectorCaches._keep`); the keeper only queues keys, runs one job at a time and stops with the database.
+
+A job may be deferred (`schedule_after`): a bulk load's graph is left until the load has been quiet for a moment, so
+that the build does not take the CPU the load is using (on a busy machine it halved the load's rate), nor reload a
+cache that each further change set would then update row by row.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 
@@ -24,11 +29,14 @@ CacheKey = tuple[str, StoredLayer]
 
 class GraphKeeper:
     """Runs `work(key)` on one daemon thread for each key scheduled, again while it returns True (more to do),
-    round-robin among the keys queued; a key scheduled twice before it runs runs once."""
+    round-robin among the keys due; a key scheduled twice before it runs runs once. `clock`: seconds, for deferred
+    jobs (tests inject one and `wake` the keeper after moving it)."""
 
-    def __init__(self, work: Callable[[CacheKey], bool]) -> None:
+    def __init__(self, work: Callable[[CacheKey], bool], clock: Callable[[], float] = time.monotonic) -> None:
         self._work = work
-        self._queue: OrderedDict[CacheKey, None] = OrderedDict()
+        self._clock = clock
+        # Each queued key and the clock time from which it may run.
+        self._queue: OrderedDict[CacheKey, float] = OrderedDict()
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._busy = False
@@ -40,26 +48,53 @@ class GraphKeeper:
         return self._stopped
 
     def schedule(self, key: CacheKey) -> None:
+        """Run `work(key)` as soon as the thread is free (earlier than a deferred run of the same key)."""
         with self._cond:
-            if self._stopped:
-                return
-            self._queue[key] = None
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="rearview-graph-keeper", daemon=True)
-                self._thread.start()
-                # A process that exits without closing its database: the thread ends before the interpreter does
-                # (usearch's native state must not be torn down under a live thread).
-                atexit.register(self.stop)
+            now = self._clock()
+            self._enqueue(key, min(self._queue.get(key, now), now))
+
+    def schedule_after(self, key: CacheKey, seconds: float) -> None:
+        """Run `work(key)` once `seconds` have passed without another call for the key (each call defers the run)."""
+        with self._cond:
+            now = self._clock()
+            self._enqueue(key, max(self._queue.get(key, now), now + seconds))
+
+    def wake(self) -> None:
+        """Look at the clock again (a test's clock has moved)."""
+        with self._cond:
             self._cond.notify_all()
+
+    def _enqueue(self, key: CacheKey, due: float) -> None:
+        if self._stopped:
+            return
+        self._queue[key] = due
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="rearview-graph-keeper", daemon=True)
+            self._thread.start()
+            # A process that exits without closing its database: the thread ends before the interpreter does
+            # (usearch's native state must not be torn down under a live thread).
+            atexit.register(self.stop)
+        self._cond.notify_all()
+
+    def _due(self) -> tuple[CacheKey | None, float | None]:
+        """The first queued key that may run now, else None and how long until one may (None: nothing queued)."""
+        now = self._clock()
+        for key, due in self._queue.items():
+            if due <= now:
+                return key, None
+        return None, (min(self._queue.values()) - now) if self._queue else None
 
     def _run(self) -> None:
         while True:
             with self._cond:
-                while not self._queue and not self._stopped:
-                    self._cond.wait()
-                if self._stopped:
-                    return
-                key, _ = self._queue.popitem(last=False)
+                while True:
+                    if self._stopped:
+                        return
+                    key, wait = self._due()
+                    if key is not None:
+                        break
+                    self._cond.wait(wait)
+                del self._queue[key]
                 self._busy = True
             try:
                 more = self._work(key)
@@ -69,11 +104,12 @@ class GraphKeeper:
             with self._cond:
                 self._busy = False
                 if more and not self._stopped:
-                    self._queue[key] = None
+                    self._queue.setdefault(key, self._clock())
                 self._cond.notify_all()
 
     def wait_idle(self, timeout: float | None = None) -> bool:
-        """Block until nothing is queued or running (tests, benchmarks); False if `timeout` passed first."""
+        """Block until nothing is queued or running, deferred jobs included (tests, benchmarks); False if `timeout`
+        passed first."""
         with self._cond:
             return self._cond.wait_for(lambda: self._stopped or (not self._queue and not self._busy), timeout)
 

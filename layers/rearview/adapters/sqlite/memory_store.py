@@ -13,7 +13,13 @@ import numpy as np
 
 from rearview.adapters.sqlite import management
 from rearview.adapters.sqlite.connection import AppliedChanges, CachedRow, SqliteDatabase
-from rearview.adapters.sqlite.namespace_fts import episodes_at_least, fts_table, promote
+from rearview.adapters.sqlite.namespace_fts import (
+    episodes_at_least,
+    fts_table,
+    index_inserted,
+    promote,
+    store_indexes_inserts,
+)
 from rearview.adapters.sqlite.read_cache import (
     MEMORIES_CACHED,
     VECTORS_CACHED,
@@ -71,6 +77,8 @@ class SqliteMemoryStore:
         # Memories and vectors read recently, for the namespace's generation they were read at (see read_cache).
         self._memories: GenerationCache[CachedMemory] = GenerationCache(MEMORIES_CACHED)
         self._vectors: GenerationCache[tuple[int, np.ndarray]] = GenerationCache(VECTORS_CACHED)
+        # Since migration 11 the store indexes the episodes it inserts (no trigger does).
+        self._index_inserts = store_indexes_inserts(db.connection())
 
     # working memory
 
@@ -150,7 +158,7 @@ class SqliteMemoryStore:
         updates = {memory_id: p.memory for memory_id, p in pending.items() if p.first_version > 1}
         with self.db.transaction() as conn:
             previous = management.stored_memories(conn, namespace, list(updates))
-            self._write_upserts(conn, namespace, pending, blobs)
+            refs = self._write_upserts(conn, namespace, pending, blobs)
             now = self._clock.now()
             archives = [*changes.archived, *archived_versions(updates, previous, changes.cause, now, changes.actor)]
             management.write_history(conn, namespace, archives, changes.history_purged())
@@ -161,7 +169,9 @@ class SqliteMemoryStore:
                 "last_write_at = excluded.last_write_at RETURNING generation",
                 (namespace, epoch(self._clock.now())),
             ).fetchone()
-            refs = self._refs(conn, namespace, list(pending))
+            refs.update(self._refs(conn, namespace, list(updates)))
+        for _, memory_id in deleted:
+            refs.pop(memory_id, None)  # upserted, then deleted by the same change set
         self._own_fts_if_due(namespace, generation, inserted=len(refs))
         upserted = tuple(
             _cached_row(item.memory, refs[memory_id], blobs.get(memory_id))
@@ -185,8 +195,9 @@ class SqliteMemoryStore:
 
     def _write_upserts(
         self, conn: sqlite3.Connection, namespace: str, pending: dict[str, PendingUpsert], blobs: dict[str, bytes]
-    ) -> None:
-        """Insert the new memories and update the others, each checked against its stored version."""
+    ) -> dict[str, int]:
+        """Insert the new memories and update the others, each checked against its stored version; the refs of
+        those inserted."""
         stored = self._stored_versions(conn, namespace, list(pending))
         inserts: dict[str, list[tuple[Any, ...]]] = {"episodic": [], "semantic": []}
         updates: dict[str, list[tuple[Any, ...]]] = {"episodic": [], "semantic": []}
@@ -208,13 +219,29 @@ class SqliteMemoryStore:
                         f"memory {memory_id}: expected stored {memory.layer} version {expected}, found {found}"
                     )
                 updates[memory.layer].append((*values, blob, namespace, memory_id, expected))
+        refs: dict[str, int] = {}
         for layer in LAYERS:
             if inserts[layer]:
-                conn.executemany(insert_sql(layer), inserts[layer])
+                refs.update(self._insert(conn, namespace, layer, inserts[layer]))
             if updates[layer]:
                 cursor = conn.executemany(update_sql(layer), updates[layer])
                 if cursor.rowcount != len(updates[layer]):
                     raise ConcurrentUpdate("a memory changed while this change set was applied")
+        return refs
+
+    def _insert(
+        self, conn: sqlite3.Connection, namespace: str, layer: StoredLayer, rows: list[tuple[Any, ...]]
+    ) -> dict[str, int]:
+        """Insert the rows (in this write transaction, which no other writer shares); their refs by id, read off
+        the table instead of looked up id by id: AUTOINCREMENT gives each row one more than the largest ref the
+        table has ever had, that is one more than the row before it, so the statement's rows hold consecutive refs
+        ending at the table's largest."""
+        conn.executemany(insert_sql(layer), rows)
+        (last,) = conn.execute(f"SELECT max(ref) FROM {TABLE[layer]}").fetchone()
+        inserted = range(last - len(rows) + 1, last + 1)
+        if layer == "episodic" and self._index_inserts:
+            index_inserted(conn, namespace, inserted)
+        return {row[1]: ref for row, ref in zip(rows, inserted, strict=True)}
 
     def _delete(self, conn: sqlite3.Connection, namespace: str, ids: list[str]) -> list[tuple[StoredLayer, str]]:
         """Delete the memories of either layer among `ids`; the (layer, id) of each one deleted."""

@@ -9,6 +9,8 @@ costs twice what it costs over a table holding one namespace. A table per namesp
 are at most total / threshold of them. Their rows leave the shared table in the same transaction, and triggers
 (one set per such namespace, each guarded by `WHEN namespace = ...`) keep the table in step from then on, in the
 writer's transaction, as the shared table's triggers do for the rest (those now skip the registered namespaces).
+Episodes inserted are not indexed by a trigger but by the store, one statement per change set (`index_inserted`,
+schema migration 11): a trigger makes FTS5 flush its pending terms at every row.
 An own table's BM25 statistics (IDF, average length) are its namespace's own.
 """
 
@@ -19,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from rearview.adapters.sqlite.rows import TABLE, namespace_token
-from rearview.adapters.sqlite.schema import FTS_TOKENIZER
+from rearview.adapters.sqlite.schema import FTS_TOKENIZER, STORE_INDEXES_INSERTS
 
 SHARED = {"episodic": "fts_episodes", "semantic": "fts_facts"}
 
@@ -92,7 +94,28 @@ def alone_in(conn: sqlite3.Connection, layer: str, namespace: str) -> bool:
     return True
 
 
-def _own_table_ddl(namespace: str, table: str) -> list[str]:
+def store_indexes_inserts(conn: sqlite3.Connection) -> bool:
+    """Whether the store indexes the episodes it inserts (`index_inserted`, from schema version
+    `STORE_INDEXES_INSERTS` on); before that, triggers do."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return row is not None and int(row[0]) >= STORE_INDEXES_INSERTS
+
+
+def index_inserted(conn: sqlite3.Connection, namespace: str, refs: range) -> None:
+    """Index the namespace's episodes just inserted (`refs`, in the caller's write transaction) in its full-text
+    table: one statement for the change set. Through a trigger, FTS5 flushed its pending terms at every row."""
+    if not refs:
+        return
+    table = fts_table(conn, "episodic", namespace)
+    columns = "search_text, context_text" if table.token is None else "ns_token, search_text, context_text"
+    conn.execute(
+        f"INSERT INTO {table.name}(rowid, {columns}) SELECT ref, {columns} FROM episodes "
+        "WHERE ref BETWEEN ? AND ? AND namespace = ?",
+        (refs[0], refs[-1], namespace),
+    )
+
+
+def _own_table_ddl(namespace: str, table: str, index_inserts: bool) -> list[str]:
     literal = "'" + namespace.replace("'", "''") + "'"
     delete_old = (
         f"INSERT INTO {table}({table}, rowid, search_text, context_text) "
@@ -101,10 +124,13 @@ def _own_table_ddl(namespace: str, table: str) -> list[str]:
     insert_new = (
         f"INSERT INTO {table}(rowid, search_text, context_text) VALUES (new.ref, new.search_text, new.context_text);"
     )
+    inserts = (
+        f"CREATE TRIGGER {table}_ai AFTER INSERT ON episodes WHEN new.namespace = {literal} BEGIN {insert_new} END"
+    )
     return [
         f"CREATE VIRTUAL TABLE {table} USING fts5(search_text, context_text, content='episodes', "
         f"content_rowid='ref', tokenize='{FTS_TOKENIZER}')",
-        f"CREATE TRIGGER {table}_ai AFTER INSERT ON episodes WHEN new.namespace = {literal} BEGIN {insert_new} END",
+        *([inserts] if index_inserts else []),
         f"CREATE TRIGGER {table}_ad AFTER DELETE ON episodes WHEN old.namespace = {literal} BEGIN {delete_old} END",
         f"CREATE TRIGGER {table}_au AFTER UPDATE OF search_text, context_text ON episodes "
         f"WHEN new.namespace = {literal} AND (old.search_text IS NOT new.search_text "
@@ -119,7 +145,7 @@ def promote(conn: sqlite3.Connection, namespace: str) -> str:
     if found.token is None:
         return found.name
     table = own_table_name(namespace)
-    for statement in _own_table_ddl(namespace, table):
+    for statement in _own_table_ddl(namespace, table, index_inserts=not store_indexes_inserts(conn)):
         conn.execute(statement)
     conn.execute(
         f"INSERT INTO {table}(rowid, search_text, context_text) "

@@ -47,10 +47,15 @@ def datetime_or_none(value: float | None) -> datetime | None:
     return None if value is None else _utc_from_epoch(value)
 
 
+# What `json.dumps(value, ensure_ascii=False)` does, without building an encoder for each call (a non-default
+# argument makes json.dumps build one): a bulk load encodes three lists per row.
+_encode_json = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def json_list(values: Iterable[str]) -> str:
     listed = list(values)
-    # Most tag, entity and session lists are empty: a bulk load writes three per row.
-    return json.dumps(listed, ensure_ascii=False) if listed else "[]"
+    # Most tag, entity and session lists are empty.
+    return _encode_json(listed) if listed else "[]"
 
 
 TIME_COLUMN: dict[str, str] = {"episodic": "occurred_at", "semantic": "last_confirmed_at"}
@@ -217,7 +222,7 @@ def fact_values(f: Fact) -> tuple[Any, ...]:
         epoch_or_none(f.superseded_at),
         index_text(searchable_text(f)),
         f.kind,
-        json.dumps(f.facets, ensure_ascii=False),
+        _encode_json(f.facets),
         f.evidence.model_dump_json() if f.evidence is not None else None,
         f.induced_by,
         epoch_or_none(f.first_seen_at),

@@ -6,8 +6,9 @@
   unique (namespace, id); lists as JSON, datetimes as UTC epoch seconds (REAL), vectors as float32 BLOBs, and
   `search_text`, the analysed text (`text_analysis.index_text`) that FTS5 indexes.
 - `fts_episodes`, `fts_facts`: external-content FTS5 tables over (`ns_token`, `search_text`, and for episodes
-  `context_text`, the analysed `context`), kept in sync by triggers, so a write is indexed in the same
-  transaction. `ns_token` is the namespace as one safe token.
+  `context_text`, the analysed `context`), kept in sync in the writer's transaction: by triggers, except for the
+  episodes inserted, which the store indexes with one statement per change set (migration 11). `ns_token` is the
+  namespace as one safe token.
 - `memory_tags`, `fact_sources`: tags and fact provenance exploded by triggers, so "any of these tags" and
   "facts citing these episodes" are index lookups instead of JSON scans.
 - `fts_namespaces`: the namespaces whose episodes have a full-text table of their own (`namespace_fts`,
@@ -28,6 +29,12 @@ them). Append only.
 """
 
 from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Callable
+
+from rearview.errors import ConfigurationError
 
 META_DDL = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID"
 
@@ -365,7 +372,37 @@ CREATE TABLE request_quota (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: tuple[str, ...] = (
+
+def _migration_11(conn: sqlite3.Connection) -> None:
+    """Episodes inserted are indexed by the store (`namespace_fts.index_inserted`: one `INSERT ... SELECT` per
+    change set), not by a trigger per row: FTS5 flushes its pending terms at every statement a trigger runs, so a
+    row inserted through the trigger cost about five times what the same row costs inserted with its change set
+    (bench/RESULTS.md, "Bulk apply"). The insert triggers of the shared table and of every namespace's own table go;
+    the update and delete triggers stay."""
+    conn.execute("DROP TRIGGER episodes_fts_ai")
+    for (table,) in conn.execute("SELECT fts FROM fts_namespaces").fetchall():
+        if not _OWN_FTS_TABLE.fullmatch(table):
+            raise ConfigurationError(f"fts_namespaces names an unexpected table {table!r}")
+        conn.execute(f"DROP TRIGGER IF EXISTS {table}_ai")
+
+
+_OWN_FTS_TABLE = re.compile(r"fts_ep_ns[0-9a-f]{32}")
+
+# Two indexes no query uses: every query that filters episodes by session or event type orders by time with a
+# limit (list_memories, the management pages) or reads rows by ref (keyword search), and SQLite's planner takes
+# (namespace, occurred_at) for those, with or without these two (no ANALYZE statistics are kept); the vector caches
+# filter in memory. Each cost every insert an index entry (bench/RESULTS.md, "Bulk apply"). Query plans before and
+# after: tests/unit/test_sqlite_migrations.py.
+_MIGRATION_12 = """
+DROP INDEX episodes_by_session;
+DROP INDEX episodes_by_event_type;
+"""
+
+# A migration is a script of statements, or (when what it changes is named by the data, as each namespace's own
+# full-text table is) a function of the connection; either runs inside the migration's transaction.
+Migration = str | Callable[[sqlite3.Connection], None]
+
+MIGRATIONS: tuple[Migration, ...] = (
     _MIGRATION_1,
     _MIGRATION_2,
     _MIGRATION_3,
@@ -376,5 +413,9 @@ MIGRATIONS: tuple[str, ...] = (
     _MIGRATION_8,
     _MIGRATION_9,
     _MIGRATION_10,
+    _migration_11,
+    _MIGRATION_12,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
+# From this schema version on, the store indexes the episodes it inserts (migration 11).
+STORE_INDEXES_INSERTS = 11

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +38,8 @@ _BUILD_CHUNK = 2048
 # namespace's cache, and build its graph, if the namespace is past the threshold: a bulk load leaves its graph
 # built, not waiting for the first query.
 _BULK_ROWS = 1000
+# Bulk change sets to a namespace at most this many seconds apart are one load (see `_warm_if_bulk`).
+_LOAD_GAP = 30.0
 
 _REFS_QUERY: dict[str, str] = {
     # Covered by the (namespace, time) indexes: no row is read to list a namespace's refs.
@@ -69,6 +73,10 @@ class VectorOptions:
     # exactly meanwhile. A write adds its own rows itself only while more than `max_pending` wait.
     background: bool = False
     max_pending: int = 4096
+    # With `background`: a bulk load's graph waits until no change set of `_BULK_ROWS` has come for this many
+    # seconds (0: at once), so that the build neither competes with the load for the CPU nor loads a cache that
+    # every further change set would then update row by row.
+    bulk_quiet_seconds: float = 0.0
 
     @property
     def ann_enabled(self) -> bool:
@@ -88,13 +96,17 @@ class VectorCaches:
     namespaces evicted first; a cache larger than that is searched and dropped.
     """
 
-    def __init__(self, db: SqliteDatabase, options: VectorOptions) -> None:
+    def __init__(self, db: SqliteDatabase, options: VectorOptions, clock: Callable[[], float] = time.monotonic) -> None:
         self.db = db
         self.max_bytes = options.max_bytes
         self.ann = options
         self._caches: OrderedDict[tuple[str, str], VectorCache] = OrderedDict()
         self._lock = threading.Lock()
-        self._keeper = GraphKeeper(self._keep) if options.background and options.ann_enabled else None
+        self._keeper = GraphKeeper(self._keep, clock) if options.background and options.ann_enabled else None
+        self._clock = clock
+        # When each namespace's layer last got a bulk change set while not cached, and the longest time between two
+        # of that load's change sets.
+        self._bulk_seen: dict[CacheKey, tuple[float, float]] = {}
         db.subscribe(self._on_applied)
         if self._keeper is not None:
             db.on_close(self._keeper.stop)  # before the graphs are saved: none changes while it is written
@@ -361,9 +373,21 @@ class VectorCaches:
 
     def _warm_if_bulk(self, key: CacheKey, changes: AppliedChanges) -> None:
         """After a large change set to a namespace not cached here, ask the keeper to check its size and, past the
-        threshold, load it and build its graph (see _BULK_ROWS)."""
+        threshold, load it and build its graph (see _BULK_ROWS), once the load has been quiet for
+        `bulk_quiet_seconds`, or for twice the longest time between two change sets of the same load: on a busy
+        machine one change set may take longer than the quiet time alone."""
         if self._keeper is None:
             return
         written = sum(1 for row in changes.upserted if row.layer == key[1] and row.vector is not None)
-        if written >= min(_BULK_ROWS, self.ann.ann_threshold):
-            self._keeper.schedule(key)
+        if written < min(_BULK_ROWS, self.ann.ann_threshold):
+            return
+        quiet = self.ann.bulk_quiet_seconds
+        if quiet > 0:
+            now = self._clock()
+            previous, longest = self._bulk_seen.get(key, (-_LOAD_GAP - 1.0, 0.0))
+            if len(self._bulk_seen) >= 1024:  # bounded: those of loads long over go
+                self._bulk_seen = {k: v for k, v in self._bulk_seen.items() if now - v[0] <= _LOAD_GAP}
+            longest = max(longest, now - previous) if now - previous <= _LOAD_GAP else 0.0
+            self._bulk_seen[key] = (now, longest)
+            quiet = max(quiet, 2 * longest)
+        self._keeper.schedule_after(key, quiet)
