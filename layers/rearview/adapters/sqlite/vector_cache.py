@@ -29,6 +29,8 @@ ROW_OVERHEAD_BYTES = 200
 _ANN_MARGIN = 1.1
 # Below this share of the namespace passing the filter, the passing rows are scored exactly instead.
 _ANN_MIN_PASSING = 0.5
+# A graph search's candidates for one query, at most this many, are ranked by one stable sort (see `_ann_many`).
+_SORT_ALL_BELOW = 1024
 
 Hits = list[tuple[float, str]]
 
@@ -400,8 +402,12 @@ class VectorCache:
             positions = np.sort(positions)
             scores = block_scores(self.vectors[positions], query.reshape(1, -1))[0]
             # One row of candidates: a stable sort is `top_of`'s order (best first, equal scores in row order) in
-            # a fraction of its small-array calls (the write path's duplicate check runs this for every item).
-            top = np.argsort(-scores, kind="stable")[:limit]
+            # a fraction of its small-array calls (the write path's duplicate check runs this for every item); a
+            # partition is cheaper once the rows are many (a wide recall, or many rows pending).
+            if scores.size > _SORT_ALL_BELOW:
+                top = top_of(scores.reshape(1, -1), limit)[0]
+            else:
+                top = np.argsort(-scores, kind="stable")[:limit]
             found.append(self._hits(scores[top], positions[top]))
         return found
 
