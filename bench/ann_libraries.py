@@ -13,6 +13,7 @@ Three steps, since the three libraries are not the project's dependencies (only 
 
     .venv/bin/python bench/ann_libraries.py embed --data ../shared/benchmarks/locomo --out /tmp/locomo_minilm.npz
     .venv/bin/python bench/ann_libraries.py rearview --vectors /tmp/locomo_minilm.npz
+    .venv/bin/python bench/ann_libraries.py grown --vectors /tmp/locomo_minilm.npz   # index.ann_expansion_writes
     .venv-peers/bin/python bench/ann_libraries.py compare --vectors /tmp/locomo_minilm.npz [--synthetic 94118]
 
 The LoCoMo data is read from ../shared/benchmarks/locomo and never copied; the .npz holds vectors only.
@@ -228,6 +229,40 @@ def through_rearview(vectors: Path, widths: Sequence[int]) -> None:
             print(f"{width} | {recall:.4f} | {ms:.3f}")
 
 
+def grown(vectors: Path, first: int, widths: Sequence[int], orders: int) -> None:
+    """recall@50 of a graph grown by writes (`index.ann_expansion_writes`): the first `first` turns built at the
+    construction width, the rest inserted 8 at a time (as the graph keeper does) at each width, in `orders` random
+    orders; each question's 63 candidates (what Rearview asks for 50) rescored exactly, searched 64 and 128 wide."""
+    from rearview.adapters.sqlite.ann_index import AnnParams, HnswIndex
+
+    loaded = np.load(vectors)
+    turns, questions = loaded["turns"].astype(np.float16), loaded["questions"].astype(np.float16)
+    scores = questions.astype(np.float32) @ turns.astype(np.float32).T
+    truth = np.argsort(-scores, axis=1, kind="stable")[:, :K]
+    print(f"{len(turns)} LoCoMo turns, the first {first} built at {EXPANSION_ADD}, the rest inserted 8 at a time; "
+          f"recall@{K} of 63 candidates rescored, mean of {orders} orders")  # fmt: skip
+    print("written rows' width | recall@50 at search width 64 | at 128")
+    for width in widths:
+        recalls = []
+        for seed in range(orders):
+            order = np.random.default_rng(seed).permutation(len(turns))
+            graph = HnswIndex.build(turns.shape[1], AnnParams(), order[:first], turns[order[:first]])
+            for start in range(first, len(turns), 8):
+                rows = order[start : start + 8]
+                graph.add(rows, turns[rows], expansion=width)
+            per_width = []
+            for search_width in (64, 128):
+                found = graph.search(questions, 63, search_width)
+                hits = 0
+                for q, keys in enumerate(found):
+                    best = keys[np.argsort(-scores[q, keys], kind="stable")[:K]]
+                    hits += np.intersect1d(best, truth[q]).size
+                per_width.append(hits / (K * len(questions)))
+            recalls.append(per_width)
+        r64, r128 = np.mean(recalls, axis=0)
+        print(f"{width} | {r64:.4f} | {r128:.4f}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -239,11 +274,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     cmp.add_argument("--synthetic", type=int, default=0, help="vectors added near the turns")
     ours = sub.add_parser("rearview")
     ours.add_argument("--vectors", type=Path, default=Path("/tmp/locomo_minilm.npz"))
+    grow = sub.add_parser("grown")
+    grow.add_argument("--vectors", type=Path, default=Path("/tmp/locomo_minilm.npz"))
+    grow.add_argument("--first", type=int, default=1000, help="turns in the graph built at once")
+    grow.add_argument("--widths", type=int, nargs="+", default=[128, 96, 64, 32])
+    grow.add_argument("--orders", type=int, default=3)
     args = parser.parse_args(argv)
     if args.command == "embed":
         embed(args.data, args.out)
     elif args.command == "rearview":
         through_rearview(args.vectors, WIDTHS)
+    elif args.command == "grown":
+        grown(args.vectors, args.first, args.widths, args.orders)
     else:
         compare(args.vectors, args.synthetic)
     return 0

@@ -317,6 +317,7 @@ def build_sqlite_backend(settings: Settings, embedder: Embedder, clock: Clock) -
             tuning.ann_expansion_add,
             tuning.ann_expansion_search,
             tuning.ann_expansion_duplicates,
+            tuning.ann_expansion_writes,
         ),
         ann_dir=settings.data_dir / ANN_DIRNAME,
         background=tuning.ann_background,

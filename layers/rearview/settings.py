@@ -171,6 +171,11 @@ class IndexTuning(BaseModel):
     # The search width of the write path's duplicate check (a batch's nearest 3 of each new memory): a near
     # duplicate sits very close, so a narrow search keeps exact search's decisions at a quarter of the cost.
     ann_expansion_duplicates: int = Field(32, ge=8, le=4096)
+    # The construction width of the rows written into a namespace that already has its graph (a build uses
+    # ann_expansion_add): the graph keeper inserts every stored write, and its cost follows this width. recall@50
+    # at the default search width on LoCoMo's MiniLM turns grown one write at a time past a graph of 1,000: 0.995
+    # at 128, 0.993 at 96, 0.991 at 64 (bench/RESULTS.md, the write path at 100k).
+    ann_expansion_writes: int = Field(128, ge=16, le=1024)
     # Graph work (a build after a bulk load or past the threshold, and each write's insertions) on a background
     # thread, off the write path; rows not yet in the graph are searched exactly meanwhile. Off: in the write.
     ann_background: bool = True

@@ -88,6 +88,8 @@ def test_scores_tied_at_the_cut_keep_the_first_rows() -> None:
     for limit in (1, 5, 60, 200, 300):
         expected = [np.lexsort((np.arange(200), -row))[:limit].tolist() for row in scores]
         assert top_of(scores, limit).tolist() == expected
+        # The graph path's order for one row of candidates (a stable sort) is the same.
+        assert [np.argsort(-row, kind="stable")[:limit].tolist() for row in scores] == expected
 
 
 def test_writes_and_deletes_reach_the_graph_in_place(tmp_path: Path) -> None:

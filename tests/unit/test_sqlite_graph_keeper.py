@@ -6,13 +6,14 @@ stops with the database."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from rearview.adapters.sqlite import SqliteMemoryStore, SqliteSearchIndex, VectorOptions
-from rearview.adapters.sqlite.ann_index import HnswIndex, ann_available
+from rearview.adapters.sqlite.ann_index import HnswIndex, ann_available, repair_of
 from rearview.adapters.sqlite.graph_keeper import GraphKeeper
 from rearview.adapters.sqlite.vector_caches import VectorCaches
 from rearview.domain.changes import ChangeSet
@@ -147,10 +148,10 @@ def test_a_failed_build_is_scheduled_again_by_the_next_write(tmp_path: Path, mon
     real_add = HnswIndex.add
     failures = [RuntimeError("out of memory")]
 
-    def add(self: HnswIndex, keys: np.ndarray, vectors: np.ndarray) -> None:
+    def add(self: HnswIndex, keys: np.ndarray, vectors: np.ndarray, expansion: int | None = None) -> None:
         if failures:
             raise failures.pop()
-        real_add(self, keys, vectors)
+        real_add(self, keys, vectors, expansion)
 
     monkeypatch.setattr(HnswIndex, "add", add)
     write_episodes(store, "acme", corpus_episodes("acme", 120))
@@ -214,4 +215,108 @@ def test_a_query_during_the_quiet_time_starts_the_build_at_once(tmp_path: Path) 
     assert cache.alive_count == 120
     assert caches.wait_for_graphs(timeout=60)
     assert caches.graph_count() == 1 and clock.now == 0.0
+    store.db.close()
+
+
+def _settled_graph_matches_the_cache(index: SqliteSearchIndex) -> None:
+    """The keeper is idle: the graph holds every alive row of the cache, under its ref, with its current vector, and
+    nothing else; nothing waits."""
+    cache = index._vectors._caches[("acme", "episodic")]
+    assert cache.ann is not None and not cache.unsynced
+    refs, vectors = cache.alive_rows()
+    repair = repair_of(cache.ann, refs, vectors, check_vectors=True)
+    assert repair.add.size == 0 and repair.remove.size == 0
+    assert len(cache.ann) == refs.size
+
+
+@pytest.mark.parametrize("held", ["before_its_first_insertion", "after_its_first_insertion"])
+def test_rows_deleted_or_rewritten_while_the_keeper_inserts_them_end_right(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, held: str
+) -> None:
+    """The keeper inserts a chunk of rows holding the graph's lock only, a few at a time: it is held here before its
+    first insertion, or after it (those rows in the graph and still pending), while writes land, a row of its chunk
+    is deleted and another written again with a new vector. Writes and searches go on meanwhile and find what exact
+    search finds; once it is let go, the graph holds exactly the alive rows with their current vectors."""
+    store, index = _background(tmp_path / "r.db", None)
+    write_episodes(store, "acme", corpus_episodes("acme", 120))
+    assert index.wait_for_graphs(timeout=60)
+    inside, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        if threading.current_thread().name == "rearview-graph-keeper" and not release.is_set():
+            inside.set()
+            assert release.wait(timeout=60)
+
+    real_add = HnswIndex.add
+
+    def add(self: HnswIndex, keys: np.ndarray, vectors: np.ndarray, expansion: int | None = None) -> None:
+        if held == "before_its_first_insertion":
+            hold()
+        real_add(self, keys, vectors, expansion)
+        if held == "after_its_first_insertion":
+            hold()  # those rows are in the graph, and still pending
+
+    monkeypatch.setattr(HnswIndex, "add", add)
+    episodes = corpus_episodes("acme", 20, start=120)
+    write_episodes(store, "acme", episodes)
+    assert inside.wait(timeout=60)  # the keeper holds the chunk of those 20 rows
+    store.apply("acme", ChangeSet(deletes=["acme-125"]))
+    new_vector = EMBEDDER.embed(["glacier lagoon quartz canyon museum"])[0]
+    store.apply("acme", ChangeSet(upserts=[(episodes[10].model_copy(update={"version": 2}), new_vector)]))
+    write_episodes(store, "acme", corpus_episodes("acme", 5, start=140))
+    exact = exact_index(store.db)
+    for query in [*corpus_queries(), new_vector]:
+        assert _ids(index, query) == _ids(exact, query)
+    hits = index.vector_search("acme", new_vector, MemoryFilter(), 1)
+    assert hits[0].id == "acme-130" and hits[0].score == pytest.approx(1.0, abs=2e-3)
+    release.set()
+    assert index.wait_for_graphs(timeout=60)
+    _settled_graph_matches_the_cache(index)
+    for query in [*corpus_queries(), new_vector]:
+        assert _ids(index, query) == _ids(exact, query)
+    store.db.close()
+
+
+def test_a_row_written_before_a_search_is_found_while_the_keeper_inserts_concurrently(tmp_path: Path) -> None:
+    """One thread writes change sets (new rows, now and then one of them deleted at once) as fast as it can while the
+    keeper inserts them; the test's thread searches meanwhile for each row committed before its search began, by the
+    row's own vector: it comes back first every time (in the graph, or pending and scored exactly; never in between
+    and missed). Settled, the graph holds exactly the alive rows."""
+    store, index = _background(tmp_path / "r.db", None, threshold=40)
+    write_episodes(store, "acme", corpus_episodes("acme", 60))
+    assert index.wait_for_graphs(timeout=60)
+    committed: list[tuple[str, np.ndarray]] = []
+    lock = threading.Lock()
+    failures: list[BaseException] = []
+
+    def writer() -> None:
+        try:
+            for step in range(30):
+                batch = corpus_episodes("acme", 10, start=60 + 10 * step)
+                vectors = EMBEDDER.embed([m.content for m in batch])
+                store.apply("acme", ChangeSet(upserts=list(zip(batch, vectors, strict=True))))
+                gone = batch[3].id if step % 5 == 4 else None  # deleted before the searches look for it
+                if gone is not None:
+                    store.apply("acme", ChangeSet(deletes=[gone]))
+                with lock:
+                    committed.extend((m.id, v) for m, v in zip(batch, vectors, strict=True) if m.id != gone)
+        except BaseException as error:  # reported by the test's thread
+            failures.append(error)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    searched = 0
+    while thread.is_alive() or searched == 0:
+        with lock:
+            targets = committed[-12:]
+        for memory_id, vector in targets:
+            assert index.vector_search("acme", vector, MemoryFilter(), 1)[0].id == memory_id
+            searched += 1
+    thread.join()
+    assert not failures and searched > 0
+    assert index.wait_for_graphs(timeout=60)
+    _settled_graph_matches_the_cache(index)
+    exact = exact_index(store.db)
+    for query in corpus_queries():
+        assert _ids(index, query) == _ids(exact, query)
     store.db.close()

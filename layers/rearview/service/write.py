@@ -55,6 +55,10 @@ class _Plan:
     # item: one product, not a stack of every earlier vector per item): each id's row, in row order.
     _rows: dict[str, int] = field(default_factory=dict)
     _matrix: np.ndarray | None = None
+    # Per row: its memory's layer is episodic; it can be merged into (not a fact that is no longer active). Kept as
+    # memories are put, so a duplicate check reads two arrays rather than every earlier memory.
+    _episodic: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    _open: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     def insert(self, memory: Memory, vector: np.ndarray) -> None:
         self.inserted.add(memory.id)
@@ -77,15 +81,28 @@ class _Plan:
         if vector is not None:
             self.vectors[memory.id] = vector
             self._put_row(memory.id, vector)
+        row = self._rows.get(memory.id)
+        if row is not None:
+            self._episodic[row] = memory.layer == "episodic"
+            self._open[row] = not (isinstance(memory, Fact) and memory.status != "active")
 
     def _put_row(self, memory_id: str, vector: np.ndarray) -> None:
         row = self._rows.setdefault(memory_id, len(self._rows))
         if self._matrix is None or row >= self._matrix.shape[0]:
-            grown = np.empty((max(16, 2 * row), vector.shape[0]), dtype=np.asarray(vector).dtype)
+            size = max(16, 2 * row)
+            grown = np.empty((size, vector.shape[0]), dtype=np.asarray(vector).dtype)
             if self._matrix is not None:
                 grown[: self._matrix.shape[0]] = self._matrix
             self._matrix = grown
+            self._episodic = np.resize(self._episodic, size)
+            self._open = np.resize(self._open, size)
         self._matrix[row] = vector
+
+    def mergeable_rows(self, layer: str) -> np.ndarray:
+        """The rows (of `vector_ids`) a new memory of `layer` can be merged into: same layer, and not a fact that
+        is no longer active."""
+        n = len(self._rows)
+        return np.flatnonzero((self._episodic[:n] == (layer == "episodic")) & self._open[:n])
 
     @property
     def vector_ids(self) -> list[str]:
@@ -398,21 +415,11 @@ class WriteService:
         item, content, vector = prepared.item, prepared.content, prepared.vector
         layer = item.layer
         best: tuple[float, str] | None = None
-        ids = plan.vector_ids
-        eligible = np.fromiter(
-            (
-                plan.pending[memory_id].layer == layer
-                and not (isinstance(plan.pending[memory_id], Fact) and plan.pending[memory_id].status != "active")  # type: ignore[union-attr]
-                for memory_id in ids
-            ),
-            dtype=np.bool_,
-            count=len(ids),
-        )
-        if eligible.any():
-            candidates = np.flatnonzero(eligible)
+        candidates = plan.mergeable_rows(layer)
+        if candidates.size:
             sims = plan.similarities(vector)[candidates]
             top = int(np.argmax(sims))
-            best = (float(sims[top]), ids[int(candidates[top])])
+            best = (float(sims[top]), plan.vector_ids[int(candidates[top])])
         for candidate in prepared.neighbours:
             if best is None or candidate.score > best[0]:
                 best = (candidate.score, candidate.id)

@@ -37,6 +37,9 @@ class AnnParams:
     # memory, and a near-duplicate sits so close that a narrow search finds it (bench/write_rate.py measures its
     # decisions against exact search).
     expansion_batch: int = 32
+    # The construction width of the rows written into a namespace that already has its graph (one at a time, on
+    # the graph keeper's thread): see IndexTuning.ann_expansion_writes.
+    expansion_writes: int = 128
 
 
 def ann_available() -> bool:
@@ -51,7 +54,13 @@ def ann_available() -> bool:
 class HnswIndex:
     """An HNSW graph of float16 vectors under uint64 keys (refs), with inner-product distance.
 
-    Not thread-safe: its vector cache's lock guards it."""
+    Each call holds the graph's own lock, which keeps its steps together (the width set for a search or an
+    insertion, then reset; a replaced key removed, then added); usearch's binding runs one call on an index at a
+    time as well (2.26.1: a search started during an insertion returns after it). The graph keeper adds rows
+    holding only this lock, not its vector cache's, so a write updates the cache meanwhile and a search waits only
+    for the insertion in progress (`graph_keeper`). The lock is the innermost: taken with the cache's held, never
+    the other way round. `len` and `memory_bytes` take no lock (the caches' byte budget reads them on every
+    write)."""
 
     def __init__(self, dim: int, params: AnnParams, *, index: Any = None) -> None:
         from usearch.index import Index
@@ -68,8 +77,14 @@ class HnswIndex:
             expansion_search=params.expansion_search,
         )
         self._index.expansion_search = params.expansion_search  # type: ignore[misc]  # stubs miss its setter
+        self._lock = threading.Lock()
         # Set by the owner when the graph has changed since it was last saved.
         self.changed_since_save = 0
+        # usearch's memory_usage walks the graph's allocations (~2 ms at 100,000 keys): measured after a build,
+        # restore or save, and scaled by the keys added since in between.
+        self._size = len(self._index)
+        self._measured_bytes, self._measured_size = 0, 0
+        self._measure()
 
     @classmethod
     def build(cls, dim: int, params: AnnParams, keys: np.ndarray, vectors: np.ndarray) -> HnswIndex:
@@ -79,35 +94,56 @@ class HnswIndex:
         return index
 
     def __len__(self) -> int:
-        return len(self._index)
+        return self._size
 
     @property
     def memory_bytes(self) -> int:
-        return int(self._index.memory_usage)
+        """About what the graph holds in memory: measured now and then, scaled by the keys added since."""
+        measured, size = self._measured_bytes, self._measured_size
+        return measured if size == 0 else measured + (self._size - size) * measured // size
 
-    def add(self, keys: np.ndarray, vectors: np.ndarray) -> None:
+    def _measure(self) -> None:
+        self._measured_bytes, self._measured_size = int(self._index.memory_usage), self._size
+
+    def add(self, keys: np.ndarray, vectors: np.ndarray, expansion: int | None = None) -> None:
         """Add rows (new keys; a key already present is replaced), one at a time on one thread.
 
         Never on several: usearch's concurrent insertions (2.26) strand nodes, stored but linked from no other
         node, so no search of any width finds them (unum-cloud/USearch#735, unfixed in a release): a build of
         20,000 vectors on two cores left 3 to 5 of them unreachable, memories vector search never returned. One
         thread links every node, and builds the same graph from the same rows on every run (those 20,000 of 384
-        dimensions: 3.5 s on one thread, 3.4 s on two cores shared with other work)."""
+        dimensions: 3.5 s on one thread, 3.4 s on two cores shared with other work).
+
+        `expansion`: the construction width of these rows (default the graph's own, `expansion_add`)."""
         if len(keys) == 0:
             return
         keys = np.asarray(keys, dtype=np.uint64)
-        present = keys[self._contains(keys)]
-        if present.size:
-            self._index.remove(present)
-        self._index.add(keys, np.asarray(vectors, dtype=np.float16), threads=1)
-        self.changed_since_save += len(keys)
+        vectors = np.asarray(vectors, dtype=np.float16)
+        with self._lock:
+            present = keys[self._contains(keys)]
+            if present.size:
+                self._index.remove(present)
+            if expansion is None or expansion == self.params.expansion_add:
+                self._index.add(keys, vectors, threads=1)
+            else:
+                self._index.expansion_add = expansion
+                try:
+                    self._index.add(keys, vectors, threads=1)
+                finally:
+                    self._index.expansion_add = self.params.expansion_add
+            self._size = len(self._index)
+            if self._measured_size == 0 or len(keys) >= 1024:
+                self._measure()
+            self.changed_since_save += len(keys)
 
     def remove(self, keys: np.ndarray) -> None:
         keys = np.asarray(keys, dtype=np.uint64)
-        present = keys[self._contains(keys)]
-        if present.size:
-            self._index.remove(present)
-            self.changed_since_save += int(present.size)
+        with self._lock:
+            present = keys[self._contains(keys)]
+            if present.size:
+                self._index.remove(present)
+                self._size = len(self._index)
+                self.changed_since_save += int(present.size)
 
     def _contains(self, keys: np.ndarray) -> np.ndarray:
         if len(self._index) == 0 or keys.size == 0:
@@ -118,15 +154,16 @@ class HnswIndex:
         """For each row of `queries`, the keys of about its `count` nearest rows, nearest first. The search width is
         the larger of `count` and `width` (default `expansion_search`)."""
         queries = np.asarray(queries, dtype=np.float32).reshape(-1, self.dim)
-        count = min(count, len(self._index))
-        if count <= 0:
-            return [np.empty(0, dtype=np.int64) for _ in range(queries.shape[0])]
-        self._index.expansion_search = max(width or self.params.expansion_search, count)
-        try:
-            # Every core for a batch (the write path's duplicate check), one thread for one query.
-            found = self._index.search(queries, count, threads=0 if queries.shape[0] > 1 else 1)
-        finally:
-            self._index.expansion_search = self.params.expansion_search
+        with self._lock:
+            count = min(count, len(self._index))
+            if count <= 0:
+                return [np.empty(0, dtype=np.int64) for _ in range(queries.shape[0])]
+            self._index.expansion_search = max(width or self.params.expansion_search, count)
+            try:
+                # Every core for a batch (the write path's duplicate check), one thread for one query.
+                found = self._index.search(queries, count, threads=0 if queries.shape[0] > 1 else 1)
+            finally:
+                self._index.expansion_search = self.params.expansion_search
         if queries.shape[0] == 1:  # usearch answers one query with a flat `Matches`
             return [np.asarray(found.keys, dtype=np.int64).reshape(-1)]
         keys = np.asarray(found.keys, dtype=np.int64).reshape(queries.shape[0], -1)
@@ -134,11 +171,13 @@ class HnswIndex:
         return [keys[i, : counts[i]] for i in range(queries.shape[0])]
 
     def keys(self) -> np.ndarray:
-        return np.asarray(self._index.keys, dtype=np.int64)
+        with self._lock:
+            return np.asarray(self._index.keys, dtype=np.int64)
 
     def vectors_of(self, keys: np.ndarray) -> np.ndarray:
         """The stored float16 vectors of `keys` (all present)."""
-        found = self._index.get(np.asarray(keys, dtype=np.uint64), dtype=np.float16)
+        with self._lock:
+            found = self._index.get(np.asarray(keys, dtype=np.uint64), dtype=np.float16)
         return np.asarray(found, dtype=np.float16).reshape(len(keys), self.dim)
 
     # files
@@ -148,7 +187,9 @@ class HnswIndex:
         new, never half of one. The stamp goes last, so a crash in between leaves a stamp that does not match."""
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        self._index.save(str(temporary))
+        with self._lock:
+            self._index.save(str(temporary))
+            self._measure()
         os.replace(temporary, path)
         stamp_path = _stamp_path(path)
         temporary_stamp = stamp_path.with_name(f"{stamp_path.name}.{os.getpid()}.{threading.get_ident()}.tmp")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
@@ -29,6 +30,8 @@ ROW_OVERHEAD_BYTES = 200
 _ANN_MARGIN = 1.1
 # Below this share of the namespace passing the filter, the passing rows are scored exactly instead.
 _ANN_MIN_PASSING = 0.5
+# A graph search's candidates for one query, at most this many, are ranked by one stable sort (see `_ann_many`).
+_SORT_ALL_BELOW = 1024
 
 # (cosines, ids) of a search's hits, best first: two lists, which the caller zips into its candidates in one pass.
 Hits = tuple[list[float], list[str]]
@@ -97,6 +100,20 @@ def top_of(scores: np.ndarray, limit: int) -> np.ndarray:
         top = np.tile(np.arange(scores.shape[1]), (scores.shape[0], 1))
     order = np.argsort(-np.take_along_axis(scores, top, axis=1), axis=1, kind="stable")
     return np.take_along_axis(top, order, axis=1)
+
+
+@dataclass(frozen=True)
+class GraphChunk:
+    """The oldest rows waiting for a cache's graph, copied out of it (`VectorCache.unsynced_chunk`), to be added
+    to the graph holding the graph's lock only; they stay pending (searched exactly) until `settle_chunk`."""
+
+    graph: HnswIndex
+    # The `unsynced` list they head, and how many of its entries they are.
+    source: list[int]
+    cut: int
+    positions: np.ndarray
+    refs: np.ndarray
+    vectors: np.ndarray
 
 
 class VectorCache:
@@ -238,9 +255,13 @@ class VectorCache:
             return np.empty(0, dtype=np.int64)
         return np.unique(np.asarray(self.unsynced, dtype=np.int64))
 
-    def sync_graph(self, limit: int | None = None) -> None:
+    def sync_graph(self, limit: int | None = None, expansion: int | None = None) -> None:
         """Add the vectors upserted since the last sync to the graph, the oldest `limit` of them (all by default),
-        in one call (a change set's rows together, rather than one at a time as they are applied)."""
+        in one call (a change set's rows together, rather than one at a time as they are applied), `expansion`
+        wide (default the graph's construction width).
+
+        `unsynced` is only ever appended to in place; taking from its head replaces the list, so a `GraphChunk`
+        taken before knows its rows were taken again meanwhile."""
         if self.ann is None:
             if not self.building:
                 self.unsynced = []  # no graph holds them, and none is being built
@@ -250,7 +271,27 @@ class VectorCache:
         positions = np.unique(np.asarray(taken, dtype=np.int64))
         positions = positions[self.alive[positions]]
         if positions.size:
-            self.ann.add(self.refs[positions], self.vectors[positions])
+            self.ann.add(self.refs[positions], self.vectors[positions], expansion)
+
+    def unsynced_chunk(self, limit: int) -> GraphChunk | None:
+        """The oldest `limit` rows waiting for the graph (those alive), copied: the graph keeper adds them holding
+        no lock of the cache, so writes and searches go on meanwhile. None without a graph or rows waiting."""
+        if self.ann is None or not self.unsynced:
+            return None
+        cut = min(limit, len(self.unsynced))
+        positions = np.unique(np.asarray(self.unsynced[:cut], dtype=np.int64))
+        positions = positions[self.alive[positions]]
+        return GraphChunk(self.ann, self.unsynced, cut, positions, self.refs[positions], self.vectors[positions])
+
+    def settle_chunk(self, chunk: GraphChunk) -> None:
+        """After `chunk` was added to its graph: its rows no longer wait (unless `sync_graph` took them meanwhile,
+        and added them itself), and those deleted while it was added leave the graph again. A row written again
+        meanwhile waits again at the tail, with its new vector."""
+        if self.unsynced is chunk.source:
+            del self.unsynced[: chunk.cut]
+        gone = chunk.positions[~self.alive[chunk.positions]]
+        if gone.size:
+            chunk.graph.remove(self.refs[gone])
 
     def delete(self, memory_id: str) -> None:
         position = self.position.pop(memory_id, None)
@@ -377,9 +418,15 @@ class VectorCache:
                 continue
             # In row order, so that ties fall as in an exact search.
             positions = np.sort(positions)
-            scores = block_scores(self.vectors[positions], query.reshape(1, -1))
-            top = top_of(scores, limit)[0]
-            found.append(self._hits(scores[0, top], positions[top]))
+            scores = block_scores(self.vectors[positions], query.reshape(1, -1))[0]
+            # One row of candidates: a stable sort is `top_of`'s order (best first, equal scores in row order) in
+            # a fraction of its small-array calls (the write path's duplicate check runs this for every item); a
+            # partition is cheaper once the rows are many (a wide recall, or many rows pending).
+            if scores.size > _SORT_ALL_BELOW:
+                top = top_of(scores.reshape(1, -1), limit)[0]
+            else:
+                top = np.argsort(-scores, kind="stable")[:limit]
+            found.append(self._hits(scores[top], positions[top]))
         return found
 
     def _positions_of(self, keys: np.ndarray) -> np.ndarray:

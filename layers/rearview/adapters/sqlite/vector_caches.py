@@ -30,9 +30,11 @@ from rearview.domain.memory import StoredLayer
 
 # Rows read per query while loading: the only part of a cache ever held as float32 blobs.
 _LOAD_CHUNK = 4096
-# Rows the keeper adds to a graph at a time under the cache's lock (searches and writes wait at most that long:
-# tens of milliseconds), and at a time while it builds a graph from a copy, holding no lock.
-_KEEPER_CHUNK = 16
+# Rows the keeper takes from a cache's pending rows at a time (under the cache's lock, briefly, copied), and adds
+# to its graph at a time, holding the graph's lock only: a search waits at most that long (a few milliseconds),
+# writes do not wait. Taking many at once keeps the keeper from queueing for the cache's lock behind every search.
+_KEEPER_TAKE = 256
+_KEEPER_CHUNK = 8
 _BUILD_CHUNK = 2048
 # A change set with this many rows of a layer (or the threshold's worth, if lower) makes the keeper load the
 # namespace's cache, and build its graph, if the namespace is past the threshold: a bulk load leaves its graph
@@ -205,7 +207,18 @@ class VectorCaches:
             if self._caches.get(key) is not cache:
                 return False  # dropped or reloaded: the new cache has its own jobs
         with cache.lock:
-            cache.sync_graph(_KEEPER_CHUNK)
+            chunk = cache.unsynced_chunk(_KEEPER_TAKE)
+        if chunk is not None:
+            # Holding the graph's lock only: writes go on updating the cache, a search waits for one step. The
+            # rows stay pending (searched exactly) until settled.
+            for start in range(0, chunk.positions.size, _KEEPER_CHUNK):
+                if self._keeper is not None and self._keeper.stopping:
+                    return False  # left pending: a graph saved now is checked against the store when opened
+                rows = slice(start, start + _KEEPER_CHUNK)
+                chunk.graph.add(chunk.refs[rows], chunk.vectors[rows], self.ann.ann_params.expansion_writes)
+        with cache.lock:
+            if chunk is not None:
+                cache.settle_chunk(chunk)
             self._save_if_due(key[0], cache)
             return bool(cache.unsynced)
 
@@ -362,12 +375,13 @@ class VectorCaches:
     def _sync_after_write(self, namespace: str, cache: VectorCache, written: int) -> None:
         """Bring the graph up to date with a change set: at once, or through the keeper, the write adding its own
         rows itself only while the keeper lags by more than `max_pending`."""
+        expansion = self.ann.ann_params.expansion_writes
         if self._keeper is None or cache.ann is None:
-            cache.sync_graph()
+            cache.sync_graph(expansion=expansion)
             return
         excess = len(cache.unsynced) - self.ann.max_pending
         if excess > 0:
-            cache.sync_graph(min(excess, written))
+            cache.sync_graph(min(excess, written), expansion)
         if cache.unsynced:
             self._keeper.schedule((namespace, cache.layer))
 
