@@ -7,7 +7,11 @@ One module per job:
 - `connection`: `SqliteDatabase`, the file itself: per-thread connections, transactions, snapshots, the
   migration runner, the embedder check, and the change notices a store publishes to the caches.
 - `rows`: an Episode or a Fact as a row, and a MemoryFilter as a WHERE clause.
-- `memory_store`: `SqliteMemoryStore`.
+- `memory_store`: `SqliteMemoryStore`; `read_cache`: the memories and vectors it read recently, each kept with the
+  namespace's generation it was read at; `management`: its pages of memories, version
+  history and namespace erasure.
+- `namespace_fts`: which FTS5 table holds a namespace (the shared one, or its own past `index.own_fts_episodes`),
+  and the store's one-statement indexing of the episodes a change set inserts.
 - `vector_cache`: one namespace's vectors of one layer (float16) with its filter columns, searched exactly or
   through its graph; `vector_caches`: every cache of the file, loaded in chunks, within a byte budget.
 - `ann_index`: the HNSW graph (usearch) of a large namespace, saved in `<data_dir>/ann/`, repaired or rebuilt
@@ -15,6 +19,8 @@ One module per job:
 - `graph_keeper`: the background thread that builds the graphs (after a bulk load, past the threshold) and adds
   each write's rows to them, off the write path (rows not in a graph yet are searched exactly meanwhile).
 - `search_index`: `SqliteSearchIndex`: BM25 keyword search over FTS5, entity shares, vector search.
+- `index_replica`: `SqliteIndexReplica`, the same search kept apart from the store and written by index sync, as
+  `rearview emulate` searches when no OpenSearch node is reachable.
 - `key_store`: `SqliteKeyStore`, the API keys in the same file.
 - `hindsight_ledger`: `SqliteHindsightLedger`, consolidation's lease, runs, spend and totals in the same file.
 - `retention_policies`: `SqliteRetentionPolicies`, each namespace's retention policy in the same file.
