@@ -39,14 +39,10 @@ def _cpu_seconds() -> float:
 
 def run_load(corpus: Path, store: Path, profile: Path | None) -> dict[str, Any]:
     """Load the corpus into a new store (this process's tree); the figures."""
-    import numpy as np
-
-    from peers import DIM, SPAN_SECONDS, START, Workload
+    from peers import DIM, SPAN_SECONDS, START, Workload, apply_episodes
     from rearview.adapters.hashing_embedder import HashingEmbedder
     from rearview.bootstrap import build
     from rearview.clock import ManualClock
-    from rearview.domain.changes import ChangeSet
-    from rearview.domain.memory import Episode, Memory
     from rearview.domain.timestamps import utc_from_epoch
     from rearview.settings import Settings
 
@@ -57,18 +53,7 @@ def run_load(corpus: Path, store: Path, profile: Path | None) -> dict[str, Any]:
     )
 
     def load() -> None:
-        for batch, vectors in work.batches():
-            upserts: list[tuple[Memory, np.ndarray | None]] = [
-                (
-                    Episode(
-                        id=d["id"], namespace=d["ns"], content=d["text"], occurred_at=utc_from_epoch(d["ts"]),
-                        created_at=utc_from_epoch(d["ts"]), entities=d["entities"], importance=1.0,
-                    ),
-                    vectors[i],
-                )
-                for i, d in enumerate(batch)
-            ]  # fmt: skip
-            services.store.apply(batch[0]["ns"], ChangeSet(upserts=upserts))
+        apply_episodes(services.store, work)
 
     cpu, started = _cpu_seconds(), time.perf_counter()
     if profile is not None:

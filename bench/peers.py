@@ -213,12 +213,30 @@ def measured(
 # --- Rearview (the project's environment) --------------------------------------------------------------------------
 
 
+def apply_episodes(store: Any, work: Workload) -> None:
+    """The corpus as episodes, applied to a Rearview `store` in change sets of a batch each (one namespace each)."""
+    from rearview.domain.changes import ChangeSet
+    from rearview.domain.memory import Episode, Memory
+    from rearview.domain.timestamps import utc_from_epoch
+
+    for batch, vectors in work.batches():
+        upserts: list[tuple[Memory, np.ndarray | None]] = [
+            (
+                Episode(
+                    id=d["id"], namespace=d["ns"], content=d["text"], occurred_at=utc_from_epoch(d["ts"]),
+                    created_at=utc_from_epoch(d["ts"]), entities=d["entities"], importance=1.0,
+                ),
+                vectors[i],
+            )
+            for i, d in enumerate(batch)
+        ]  # fmt: skip
+        store.apply(batch[0]["ns"], ChangeSet(upserts=upserts))
+
+
 def run_rearview(work: Workload, store: Path) -> dict[str, Any]:
     from rearview.adapters.hashing_embedder import HashingEmbedder
     from rearview.bootstrap import build
     from rearview.clock import ManualClock
-    from rearview.domain.changes import ChangeSet
-    from rearview.domain.memory import Episode, Memory
     from rearview.domain.recall import RecallQuery
     from rearview.domain.search import MemoryFilter
     from rearview.domain.timestamps import utc_from_epoch
@@ -230,18 +248,7 @@ def run_rearview(work: Workload, store: Path) -> dict[str, Any]:
     services = build(Settings(embedder="hashing", hashing_dim=DIM, data_dir=store), clock=clock, embedder=embedder)
 
     def load() -> None:
-        for batch, vectors in work.batches():
-            upserts: list[tuple[Memory, np.ndarray | None]] = [
-                (
-                    Episode(
-                        id=d["id"], namespace=d["ns"], content=d["text"], occurred_at=utc_from_epoch(d["ts"]),
-                        created_at=utc_from_epoch(d["ts"]), entities=d["entities"], importance=1.0,
-                    ),
-                    vectors[i],
-                )
-                for i, d in enumerate(batch)
-            ]  # fmt: skip
-            services.store.apply(batch[0]["ns"], ChangeSet(upserts=upserts))
+        apply_episodes(services.store, work)
 
     def recall(i: int) -> object:
         return services.recaller.recall(TARGET, RecallQuery(query=work.queries[i], top_k=TOP_K))
