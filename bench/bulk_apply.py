@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from baseline import extract_tree
+from baseline import extract_layers
 
 REPO = Path(__file__).resolve().parents[1]
 THIS = "this tree"
@@ -112,9 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="rearview-bulk-") as tmp:
         trees = {THIS: REPO / "layers"}
         if args.baseline:
-            trees[f"baseline {args.baseline}"] = (
-                extract_tree(args.baseline, Path(tmp) / "baseline", "layers") / "layers"
-            )
+            trees[f"baseline {args.baseline}"] = extract_layers(args.baseline, Path(tmp) / "baseline")
         for size in args.sizes:
             for share in args.shares:
                 corpus = Path(tmp) / f"corpus-{size}-{share}"

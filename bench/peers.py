@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from baseline import extract_layers
+
 REPO = Path(__file__).resolve().parents[1]
 PEERS_PYTHON = REPO / ".venv-peers" / "bin" / "python"
 SYSTEMS = ("rearview", "lancedb", "chroma", "sqlite-vec")
@@ -424,13 +426,6 @@ def run_worker(system: str, corpus: Path, scratch: Path, baseline: Path | None =
     return dict(json.loads(out.read_text(encoding="utf-8")))
 
 
-def baseline_layers(commit: str, into: Path) -> Path:
-    """`layers/` of `commit`, extracted under `into` (the baseline Rearview's code)."""
-    from baseline import extract_tree
-
-    return extract_tree(commit, into, "layers") / "layers"
-
-
 def rotated(systems: Sequence[str], offset: int) -> list[str]:
     offset %= len(systems)
     return [*systems[offset:], *systems[:offset]]
@@ -500,7 +495,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for share in args.shares:
             with tempfile.TemporaryDirectory(prefix="rearview-peers-") as tmp:
                 corpus = Path(tmp)
-                baseline = baseline_layers(args.baseline, corpus / "baseline") if args.baseline else None
+                baseline = extract_layers(args.baseline, corpus / "baseline") if args.baseline else None
                 make_corpus(corpus, size, share, args.queries, args.seed)
                 order = rotated(systems, configuration)
                 results = {system: run_worker(system, corpus, corpus / "stores", baseline) for system in order}
