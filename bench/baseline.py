@@ -17,3 +17,9 @@ def extract_tree(ref: str, into: Path, *paths: str) -> Path:
     with tarfile.open(fileobj=BytesIO(archive)) as tar:
         tar.extractall(into, filter="data")
     return into
+
+
+def extract_layers(ref: str, into: Path) -> Path:
+    """The library of `ref` (its `layers` directory) extracted under `into`; returns the directory to put on
+    PYTHONPATH."""
+    return extract_tree(ref, into, "layers") / "layers"

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from baseline import extract_tree
+from baseline import extract_layers
 
 REPO = Path(__file__).resolve().parents[1]
 THIS = "this tree"
@@ -39,14 +39,10 @@ def _cpu_seconds() -> float:
 
 def run_load(corpus: Path, store: Path, profile: Path | None) -> dict[str, Any]:
     """Load the corpus into a new store (this process's tree); the figures."""
-    import numpy as np
-
-    from peers import DIM, SPAN_SECONDS, START, Workload
+    from peers import DIM, SPAN_SECONDS, START, Workload, apply_episodes
     from rearview.adapters.hashing_embedder import HashingEmbedder
     from rearview.bootstrap import build
     from rearview.clock import ManualClock
-    from rearview.domain.changes import ChangeSet
-    from rearview.domain.memory import Episode, Memory
     from rearview.domain.timestamps import utc_from_epoch
     from rearview.settings import Settings
 
@@ -57,18 +53,7 @@ def run_load(corpus: Path, store: Path, profile: Path | None) -> dict[str, Any]:
     )
 
     def load() -> None:
-        for batch, vectors in work.batches():
-            upserts: list[tuple[Memory, np.ndarray | None]] = [
-                (
-                    Episode(
-                        id=d["id"], namespace=d["ns"], content=d["text"], occurred_at=utc_from_epoch(d["ts"]),
-                        created_at=utc_from_epoch(d["ts"]), entities=d["entities"], importance=1.0,
-                    ),
-                    vectors[i],
-                )
-                for i, d in enumerate(batch)
-            ]  # fmt: skip
-            services.store.apply(batch[0]["ns"], ChangeSet(upserts=upserts))
+        apply_episodes(services.store, work)
 
     cpu, started = _cpu_seconds(), time.perf_counter()
     if profile is not None:
@@ -127,9 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="rearview-bulk-") as tmp:
         trees = {THIS: REPO / "layers"}
         if args.baseline:
-            trees[f"baseline {args.baseline}"] = (
-                extract_tree(args.baseline, Path(tmp) / "baseline", "layers") / "layers"
-            )
+            trees[f"baseline {args.baseline}"] = extract_layers(args.baseline, Path(tmp) / "baseline")
         for size in args.sizes:
             for share in args.shares:
                 corpus = Path(tmp) / f"corpus-{size}-{share}"

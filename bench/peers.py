@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from baseline import extract_layers
+
 REPO = Path(__file__).resolve().parents[1]
 PEERS_PYTHON = REPO / ".venv-peers" / "bin" / "python"
 SYSTEMS = ("rearview", "lancedb", "chroma", "sqlite-vec")
@@ -213,12 +215,30 @@ def measured(
 # --- Rearview (the project's environment) --------------------------------------------------------------------------
 
 
+def apply_episodes(store: Any, work: Workload) -> None:
+    """The corpus as episodes, applied to a Rearview `store` in change sets of a batch each (one namespace each)."""
+    from rearview.domain.changes import ChangeSet
+    from rearview.domain.memory import Episode, Memory
+    from rearview.domain.timestamps import utc_from_epoch
+
+    for batch, vectors in work.batches():
+        upserts: list[tuple[Memory, np.ndarray | None]] = [
+            (
+                Episode(
+                    id=d["id"], namespace=d["ns"], content=d["text"], occurred_at=utc_from_epoch(d["ts"]),
+                    created_at=utc_from_epoch(d["ts"]), entities=d["entities"], importance=1.0,
+                ),
+                vectors[i],
+            )
+            for i, d in enumerate(batch)
+        ]  # fmt: skip
+        store.apply(batch[0]["ns"], ChangeSet(upserts=upserts))
+
+
 def run_rearview(work: Workload, store: Path) -> dict[str, Any]:
     from rearview.adapters.hashing_embedder import HashingEmbedder
     from rearview.bootstrap import build
     from rearview.clock import ManualClock
-    from rearview.domain.changes import ChangeSet
-    from rearview.domain.memory import Episode, Memory
     from rearview.domain.recall import RecallQuery
     from rearview.domain.search import MemoryFilter
     from rearview.domain.timestamps import utc_from_epoch
@@ -230,18 +250,7 @@ def run_rearview(work: Workload, store: Path) -> dict[str, Any]:
     services = build(Settings(embedder="hashing", hashing_dim=DIM, data_dir=store), clock=clock, embedder=embedder)
 
     def load() -> None:
-        for batch, vectors in work.batches():
-            upserts: list[tuple[Memory, np.ndarray | None]] = [
-                (
-                    Episode(
-                        id=d["id"], namespace=d["ns"], content=d["text"], occurred_at=utc_from_epoch(d["ts"]),
-                        created_at=utc_from_epoch(d["ts"]), entities=d["entities"], importance=1.0,
-                    ),
-                    vectors[i],
-                )
-                for i, d in enumerate(batch)
-            ]  # fmt: skip
-            services.store.apply(batch[0]["ns"], ChangeSet(upserts=upserts))
+        apply_episodes(services.store, work)
 
     def recall(i: int) -> object:
         return services.recaller.recall(TARGET, RecallQuery(query=work.queries[i], top_k=TOP_K))
@@ -417,13 +426,6 @@ def run_worker(system: str, corpus: Path, scratch: Path, baseline: Path | None =
     return dict(json.loads(out.read_text(encoding="utf-8")))
 
 
-def baseline_layers(commit: str, into: Path) -> Path:
-    """`layers/` of `commit`, extracted under `into` (the baseline Rearview's code)."""
-    from baseline import extract_tree
-
-    return extract_tree(commit, into, "layers") / "layers"
-
-
 def rotated(systems: Sequence[str], offset: int) -> list[str]:
     offset %= len(systems)
     return [*systems[offset:], *systems[:offset]]
@@ -493,7 +495,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for share in args.shares:
             with tempfile.TemporaryDirectory(prefix="rearview-peers-") as tmp:
                 corpus = Path(tmp)
-                baseline = baseline_layers(args.baseline, corpus / "baseline") if args.baseline else None
+                baseline = extract_layers(args.baseline, corpus / "baseline") if args.baseline else None
                 make_corpus(corpus, size, share, args.queries, args.seed)
                 order = rotated(systems, configuration)
                 results = {system: run_worker(system, corpus, corpus / "stores", baseline) for system in order}

@@ -35,7 +35,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from baseline import extract_tree
+from baseline import extract_layers
 
 REPO = Path(__file__).resolve().parents[1]
 NAMESPACE = "bench:writes"
@@ -134,11 +134,6 @@ def rate_worker(sizes: Sequence[int], window: int, batch: int, seed: int) -> dic
     return {"rows": rows, "load": os.getloadavg()}
 
 
-def baseline_tree(commit: str, into: Path) -> Path:
-    """`layers/` of `commit`, extracted under `into`."""
-    return extract_tree(commit, into, "layers") / "layers"
-
-
 def run_side(layers: Path, args: argparse.Namespace) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(layers), str(REPO / "bench")])}
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
@@ -150,7 +145,7 @@ def run_side(layers: Path, args: argparse.Namespace) -> dict[str, Any]:
 
 def rate(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="rearview-baseline-") as tmp:
-        trees = {"this tree": REPO / "layers", f"baseline {args.baseline}": baseline_tree(args.baseline, Path(tmp))}
+        trees = {"this tree": REPO / "layers", f"baseline {args.baseline}": extract_layers(args.baseline, Path(tmp))}
         results: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
         for repeat in range(args.repeat):
             order = list(trees) if repeat % 2 == 0 else list(reversed(trees))

@@ -16,6 +16,7 @@ from rearview.cli.invocation import (
     EmbedderOption,
     JsonOption,
     open_services,
+    print_result,
     stderr_console,
     stdout_console,
     user_errors,
@@ -69,10 +70,7 @@ def remember(
     else:
         with open_services(data_dir, embedder) as services:
             result = services.writer.write(namespace, item)
-    if as_json:
-        typer.echo(result.model_dump_json(indent=2))
-    else:
-        stdout_console().print(render.write_result(result))
+    print_result(result, as_json, render.write_result)
 
 
 def import_jsonl(
