@@ -34,7 +34,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from baseline import extract_tree
+from baseline import extract_layers
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH = Path(__file__).resolve().parent
@@ -118,12 +118,6 @@ def _timed(services: Any, texts: list[str], vectors: list[Any], repeat: int) -> 
 
 
 # --- the parent ------------------------------------------------------------------------------------------------
-
-
-def extract_baseline(ref: str, into: Path) -> Path:
-    """The library of `ref` (its `layers` directory) extracted under `into`; returns the directory to put on
-    PYTHONPATH."""
-    return extract_tree(ref, into, "layers") / "layers"
 
 
 def run_one(size: int, code: str, library: Path | None, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
@@ -213,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: dict[int, dict[str, dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory(prefix="rearview-small-bench-") as tmp_name:
         tmp = Path(tmp_name)
-        library = None if args.baseline == "none" else extract_baseline(args.baseline, tmp / "baseline")
+        library = None if args.baseline == "none" else extract_layers(args.baseline, tmp / "baseline")
         order = ["tree"] if library is None else ["baseline", "tree", "tree", "baseline"]
         for size in args.sizes:
             runs: dict[str, list[dict[str, Any]]] = {}
