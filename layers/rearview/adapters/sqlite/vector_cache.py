@@ -392,10 +392,8 @@ class VectorCache:
 
     def _hits(self, scores: np.ndarray, positions: np.ndarray) -> Hits:
         """The (cosines, ids) of rows already in order: built from whole arrays, not element by element."""
-        chosen = positions.tolist()
-        if len(chosen) == 1:
-            return scores.tolist(), [self.ids[chosen[0]]]
-        return scores.tolist(), list(itemgetter(*chosen)(self.ids)) if chosen else []
+        ids = self.ids
+        return scores.tolist(), [ids[i] for i in positions.tolist()]
 
     def _ann_many(
         self, queries: np.ndarray, mask: np.ndarray, passing: int, limit: int, width: int | None
