@@ -210,9 +210,12 @@ def test_searches_all_says_whether_a_search_of_the_limit_returns_every_memory_it
 
     # None where the index cannot tell; otherwise exactly whether `limit` reaches the number that pass (the other
     # namespace's memories, one more of them, count for nothing).
+    # An index that scans in this process can tell once the search above has loaded what it uses (a filter that
+    # passes nothing may load nothing).
+    counts = backend.index.traits.local_scan and not backend.index.traits.round_trip and passing > 0
     for limit in {0, max(passing - 1, 0), passing, passing + 1, 100}:
         told = backend.index.searches_all("acme", flt, limit)
-        assert told is None or told == (passing <= limit), limit
+        assert (told is None and not counts) or told == (passing <= limit), limit
 
 
 def test_searches_all_sees_inserts_and_deletes(backend: Backend) -> None:
@@ -222,6 +225,7 @@ def test_searches_all_sees_inserts_and_deletes(backend: Backend) -> None:
     n = len(expected_ids(data, MemoryFilter()))
     before = backend.index.searches_all("acme", MemoryFilter(), n)
     if before is None:
+        assert not (backend.index.traits.local_scan and not backend.index.traits.round_trip)
         return  # an index that cannot tell
     assert before is True
     backend.write("acme", make_episode("acme", "e5", "walked the dog"))

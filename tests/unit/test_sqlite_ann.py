@@ -88,8 +88,11 @@ def test_scores_tied_at_the_cut_keep_the_first_rows() -> None:
     for limit in (1, 5, 60, 200, 300):
         expected = [np.lexsort((np.arange(200), -row))[:limit].tolist() for row in scores]
         assert top_of(scores, limit).tolist() == expected
-        # The graph path's order for one row of candidates (a stable sort) is the same.
-        assert [np.argsort(-row, kind="stable")[:limit].tolist() for row in scores] == expected
+        # One row at a time (a short row is ranked by a stable sort, not the partition): the same order.
+        assert [top_of(row.reshape(1, -1), limit)[0].tolist() for row in scores] == expected
+    long = np.random.default_rng(4).integers(0, 4, (1, 3000)).astype(np.float32) / 4
+    for limit in (1, 60, 3000):
+        assert top_of(long, limit).tolist() == [np.lexsort((np.arange(3000), -long[0]))[:limit].tolist()]
 
 
 def test_writes_and_deletes_reach_the_graph_in_place(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ stops with the database."""
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 
 from rearview.adapters.sqlite import SqliteMemoryStore, SqliteSearchIndex, VectorOptions
 from rearview.adapters.sqlite.ann_index import HnswIndex, ann_available, repair_of
-from rearview.adapters.sqlite.graph_keeper import GraphKeeper
+from rearview.adapters.sqlite.graph_keeper import _SWITCH_INTERVAL, GraphKeeper
 from rearview.adapters.sqlite.vector_caches import VectorCaches
 from rearview.domain.changes import ChangeSet
 from rearview.domain.search import MemoryFilter
@@ -122,6 +123,19 @@ def test_the_keeper_stops_when_the_database_closes(tmp_path: Path) -> None:
     assert thread is not None and thread.is_alive()
     store.db.close()
     assert not thread.is_alive()
+
+
+def test_the_switch_interval_is_lowered_while_a_keeper_runs_and_put_back_after_the_last() -> None:
+    before = sys.getswitchinterval()  # already lowered if a keeper of another test still runs
+    first, second = GraphKeeper(lambda key: False), GraphKeeper(lambda key: False)
+    first.schedule(("acme", "episodic"))
+    second.schedule(("beta", "episodic"))
+    assert first.wait_idle(timeout=10) and second.wait_idle(timeout=10)
+    assert sys.getswitchinterval() <= _SWITCH_INTERVAL
+    first.stop()
+    assert sys.getswitchinterval() <= _SWITCH_INTERVAL  # the second still runs
+    second.stop()
+    assert sys.getswitchinterval() == before
 
 
 def test_writes_and_searches_while_the_keeper_builds_end_where_exact_search_does(tmp_path: Path) -> None:

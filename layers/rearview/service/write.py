@@ -52,7 +52,8 @@ class _Plan:
     base_versions: dict[str, int] = field(default_factory=dict)
     inserted: set[str] = field(default_factory=set)
     # `vectors` as rows of one matrix, in the same order (a batch's duplicate check against the items before each
-    # item: one product, not a stack of every earlier vector per item): each id's row, in row order.
+    # item: one product, not a stack of every earlier vector per item).
+    vector_ids: list[str] = field(default_factory=list)
     _rows: dict[str, int] = field(default_factory=dict)
     _matrix: np.ndarray | None = None
     # Per row: its memory's layer is episodic; it can be merged into (not a fact that is no longer active). Kept as
@@ -87,7 +88,10 @@ class _Plan:
             self._open[row] = not (isinstance(memory, Fact) and memory.status != "active")
 
     def _put_row(self, memory_id: str, vector: np.ndarray) -> None:
-        row = self._rows.setdefault(memory_id, len(self._rows))
+        row = self._rows.get(memory_id)
+        if row is None:
+            row = self._rows[memory_id] = len(self.vector_ids)
+            self.vector_ids.append(memory_id)
         if self._matrix is None or row >= self._matrix.shape[0]:
             size = max(16, 2 * row)
             grown = np.empty((size, vector.shape[0]), dtype=np.asarray(vector).dtype)
@@ -103,11 +107,6 @@ class _Plan:
         is no longer active."""
         n = len(self._rows)
         return np.flatnonzero((self._episodic[:n] == (layer == "episodic")) & self._open[:n])
-
-    @property
-    def vector_ids(self) -> list[str]:
-        """The ids of `vectors`, in row order."""
-        return list(self._rows)
 
     def similarities(self, vector: np.ndarray) -> np.ndarray:
         """The dot product of `vector` with each row of `vectors`, in `vector_ids` order."""

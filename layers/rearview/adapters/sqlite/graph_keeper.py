@@ -13,8 +13,9 @@ cache that each further change set would then update row by row.
 usearch's binding takes the GIL back after every vector it inserts (to check for signals). A thread that wants the
 GIL while another runs Python waits for the interpreter's switch interval (5 ms by default) before the holder is
 asked to let go: a request thread busy planning writes held each insertion (0.7 ms of work at 100,000 vectors) for
-up to 5 ms. While the keeper runs, the process's switch interval is lowered to `_SWITCH_INTERVAL` (never raised):
-a thread switch costs microseconds, and only threads that contend for the GIL switch more often.
+up to 5 ms. While any keeper's thread runs, the process's switch interval is lowered to `_SWITCH_INTERVAL` (never
+raised), and put back when the last one ends: a thread switch costs microseconds, and only threads that contend for
+the GIL switch more often.
 """
 
 from __future__ import annotations
@@ -35,6 +36,34 @@ CacheKey = tuple[str, StoredLayer]
 
 # Seconds: how long a thread waiting for the GIL lets the holder run on (see the module's docstring).
 _SWITCH_INTERVAL = 0.0002
+
+
+class _SwitchInterval:
+    """The process's switch interval, lowered while at least one keeper thread runs (a count under a lock)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running = 0
+        self._saved = 0.0
+        self._set = 0.0
+
+    def acquire(self) -> None:
+        with self._lock:
+            if self._running == 0:
+                self._saved = sys.getswitchinterval()
+                self._set = min(self._saved, _SWITCH_INTERVAL)
+                sys.setswitchinterval(self._set)
+            self._running += 1
+
+    def release(self) -> None:
+        with self._lock:
+            self._running -= 1
+            # Put back unless someone else has set it meanwhile.
+            if self._running == 0 and sys.getswitchinterval() == self._set:
+                sys.setswitchinterval(self._saved)
+
+
+_switch_interval = _SwitchInterval()
 
 
 class GraphKeeper:
@@ -79,7 +108,7 @@ class GraphKeeper:
             return
         self._queue[key] = due
         if self._thread is None:
-            sys.setswitchinterval(min(sys.getswitchinterval(), _SWITCH_INTERVAL))
+            _switch_interval.acquire()  # released as the thread ends
             self._thread = threading.Thread(target=self._run, name="rearview-graph-keeper", daemon=True)
             self._thread.start()
             # A process that exits without closing its database: the thread ends before the interpreter does
@@ -96,6 +125,12 @@ class GraphKeeper:
         return None, (min(self._queue.values()) - now) if self._queue else None
 
     def _run(self) -> None:
+        try:
+            self._serve()
+        finally:
+            _switch_interval.release()
+
+    def _serve(self) -> None:
         while True:
             with self._cond:
                 while True:

@@ -30,7 +30,7 @@ ROW_OVERHEAD_BYTES = 200
 _ANN_MARGIN = 1.1
 # Below this share of the namespace passing the filter, the passing rows are scored exactly instead.
 _ANN_MIN_PASSING = 0.5
-# A graph search's candidates for one query, at most this many, are ranked by one stable sort (see `_ann_many`).
+# One query's scores, at most this many, are ranked by one stable sort (see `top_of`).
 _SORT_ALL_BELOW = 1024
 
 # (cosines, ids) of a search's hits, best first: two lists, which the caller zips into its candidates in one pass.
@@ -86,6 +86,10 @@ def top_of(scores: np.ndarray, limit: int) -> np.ndarray:
     k = min(limit, scores.shape[1])
     if k <= 0:
         return np.empty((scores.shape[0], 0), dtype=np.int64)
+    if scores.shape[0] == 1 and scores.shape[1] <= _SORT_ALL_BELOW:
+        # One short row (a graph search's candidates, a small namespace's exact search; the write path's duplicate
+        # check runs one for every item): a stable sort is the same order in a fraction of the partition's time.
+        return np.argsort(-scores, axis=1, kind="stable")[:, :k]
     if k < scores.shape[1]:
         # Not argpartition's columns: which of the scores equal to the k-th best it keeps depends on the array.
         kth = -np.partition(-scores, k - 1, axis=1)[:, k - 1 : k]
@@ -392,10 +396,8 @@ class VectorCache:
 
     def _hits(self, scores: np.ndarray, positions: np.ndarray) -> Hits:
         """The (cosines, ids) of rows already in order: built from whole arrays, not element by element."""
-        chosen = positions.tolist()
-        if len(chosen) == 1:
-            return scores.tolist(), [self.ids[chosen[0]]]
-        return scores.tolist(), list(itemgetter(*chosen)(self.ids)) if chosen else []
+        ids = self.ids
+        return scores.tolist(), [ids[i] for i in positions.tolist()]
 
     def _ann_many(
         self, queries: np.ndarray, mask: np.ndarray, passing: int, limit: int, width: int | None
@@ -418,15 +420,9 @@ class VectorCache:
                 continue
             # In row order, so that ties fall as in an exact search.
             positions = np.sort(positions)
-            scores = block_scores(self.vectors[positions], query.reshape(1, -1))[0]
-            # One row of candidates: a stable sort is `top_of`'s order (best first, equal scores in row order) in
-            # a fraction of its small-array calls (the write path's duplicate check runs this for every item); a
-            # partition is cheaper once the rows are many (a wide recall, or many rows pending).
-            if scores.size > _SORT_ALL_BELOW:
-                top = top_of(scores.reshape(1, -1), limit)[0]
-            else:
-                top = np.argsort(-scores, kind="stable")[:limit]
-            found.append(self._hits(scores[top], positions[top]))
+            scores = block_scores(self.vectors[positions], query.reshape(1, -1))
+            top = top_of(scores, limit)[0]
+            found.append(self._hits(scores[0, top], positions[top]))
         return found
 
     def _positions_of(self, keys: np.ndarray) -> np.ndarray:
