@@ -353,13 +353,13 @@ class _KeywordQuery:
 
     def rows(self, limit: int, recent: int | None, loose: bool) -> list[tuple[str, float]]:
         """(id, score) of the best `limit`, best first: the hits ranked before the join where the filter is loose,
-        without the namespace's token where the namespace has the shared table to itself; else the full query."""
+        without the namespace's token where the namespace has the shared table to itself; else the full query.
+        Matched with or without the token, those are the same hits with the same scores: one ranked attempt."""
         if loose:
-            if self.table.token is not None and recent is None and alone_in(self.conn, self.layer, self.namespace):
-                found = self._ranked_first(*self._hits(self.table.unrestricted(), None), limit)
-                if found is not None:
-                    return found
-            found = self._ranked_first(*self._hits(self.table, recent), limit)
+            table = self.table
+            if table.token is not None and recent is None and alone_in(self.conn, self.layer, self.namespace):
+                table = table.unrestricted()
+            found = self._ranked_first(*self._hits(table, recent), limit)
             if found is not None:
                 return found
         hits, match = self._hits(self.table, recent)
