@@ -184,3 +184,18 @@ def test_a_shared_read_hands_out_the_cached_memory_and_a_copy_read_does_not(path
     counted = store.get_many("acme", IDS, shared=True)
     assert counted["e1"].access_count == 1 and shared["e1"].access_count == 0  # the old one is left as it was
     assert counted["e3"] is shared["e3"]
+
+
+def test_a_vector_read_is_a_copy_of_its_own(path: Path) -> None:
+    store = _open(path)
+    first = store.get_vectors("acme", IDS)  # read from the rows
+    expected = {i: v.copy() for i, v in first.items()}
+    for vector in first.values():
+        vector += 1.0
+    second = store.get_vectors("acme", IDS)  # from the cache
+    for memory_id, vector in second.items():
+        np.testing.assert_array_equal(vector, expected[memory_id])
+        assert vector.dtype == np.float32 and vector.flags.writeable and vector.flags.owndata
+        vector += 1.0
+    for memory_id, vector in store.get_vectors("acme", IDS).items():
+        np.testing.assert_array_equal(vector, expected[memory_id])

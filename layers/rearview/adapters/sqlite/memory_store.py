@@ -26,7 +26,6 @@ from rearview.adapters.sqlite.read_cache import (
     CachedMemory,
     GenerationCache,
     copied,
-    read_only,
 )
 from rearview.adapters.sqlite.rows import (
     EPISODE_COLUMNS,
@@ -383,11 +382,11 @@ class SqliteMemoryStore:
                         "AND id IN (SELECT value FROM json_each(?)) AND vector IS NOT NULL ORDER BY id",
                         (namespace, ids_json),
                     ):
-                        read[memory_id] = (position, read_only(np.frombuffer(blob, dtype="<f4").astype(np.float32)))
+                        read[memory_id] = (position, np.frombuffer(blob, dtype="<f4"))  # read only, over the bytes
                 self._vectors.keep(namespace, generation, read)
         both = {**cached, **read} if cached else read
         order = sorted(both, key=lambda i: (both[i][0], i)) if cached else both
-        return {i: both[i][1].copy() for i in order}
+        return {i: both[i][1].astype(np.float32) for i in order}  # each a copy of its own
 
     def list_memories(self, namespace: str, flt: MemoryFilter, limit: int | None = None) -> list[Memory]:
         """Matching memories, oldest first (episodes by occurred_at, facts by last_confirmed_at)."""
