@@ -75,11 +75,10 @@ def fts_table(conn: sqlite3.Connection, layer: str, namespace: str) -> FtsTable:
 def alone_in(conn: sqlite3.Connection, layer: str, namespace: str) -> bool:
     """True if no other namespace has a memory of `layer` in the shared table: a store of one namespace (and any
     with their own tables). A few index seeks: the neighbouring namespaces on either side, skipping those with an
-    own table (at most total / own_fts_episodes of them)."""
+    own table (at most total / own_fts_episodes of them), read only once a neighbour is found: a store of one
+    namespace, the case this serves on every keyword search, has none."""
     table = TABLE[layer]
-    own = (
-        {str(row[0]) for row in conn.execute("SELECT namespace FROM fts_namespaces")} if layer == "episodic" else set()
-    )
+    own: set[str] | None = None
     for beyond, order in ((">", "ASC"), ("<", "DESC")):
         bound = namespace
         while True:
@@ -88,6 +87,10 @@ def alone_in(conn: sqlite3.Connection, layer: str, namespace: str) -> bool:
             ).fetchone()
             if row is None:
                 break
+            if layer != "episodic":
+                return False
+            if own is None:
+                own = {str(found) for (found,) in conn.execute("SELECT namespace FROM fts_namespaces")}
             if row[0] not in own:
                 return False
             bound = row[0]
