@@ -250,7 +250,8 @@ class SqliteSearchIndex(SearchIndex):
             alive += cache.alive_count
         if alive <= limit:
             return True
-        return sum(int(np.count_nonzero(mask)) for _, _, mask in self._searchable_caches(namespace, flt)) <= limit
+        masks = self._searchable_caches(namespace, flt, generation)
+        return sum(int(np.count_nonzero(mask)) for _, _, mask in masks) <= limit
 
     def vector_search_many(
         self, namespace: str, vectors: np.ndarray, flt: MemoryFilter, limit: int
@@ -270,11 +271,13 @@ class SqliteSearchIndex(SearchIndex):
         return [_best_of(found, limit) for found in per_layer]
 
     def _searchable_caches(
-        self, namespace: str, flt: MemoryFilter
+        self, namespace: str, flt: MemoryFilter, generation: int | None = None
     ) -> Iterator[tuple[StoredLayer, VectorCache, np.ndarray]]:
-        """Each layer the filter can match, with its (current) vector cache and the filter's row mask; the cache
-        stays locked while the caller searches it, until the next layer is asked for."""
-        generation = self.db.generation(namespace)
+        """Each layer the filter can match, with its vector cache at `generation` (the current one unless the caller
+        read it already) and the filter's row mask; the cache stays locked while the caller searches it, until the
+        next layer is asked for."""
+        if generation is None:
+            generation = self.db.generation(namespace)
         for layer in unique_layers(flt.layers):
             if flt.ids is not None and not flt.ids:
                 continue
