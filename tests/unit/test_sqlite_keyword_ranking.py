@@ -193,3 +193,24 @@ def test_a_namespace_with_its_own_table_leaves_the_other_alone_in_the_shared_one
         assert all(memory_id.startswith(f"{NS}-") for memory_id, _, _ in fast)
     unrestricted = _matches_without_token(traced)
     assert unrestricted and all("fts_episodes" in s for s in unrestricted)
+
+
+def test_a_namespace_alone_falls_back_after_one_ranked_attempt(tmp_path: Path) -> None:
+    """Matched without the token, the hits are those matched with it: a filtered row among the best sends the
+    search straight to the full query, not to a second ranked attempt."""
+    index = _store_of(tmp_path, NS)
+    traced = _statements(index)
+    found = index.keyword_search(NS, "violin lesson", MemoryFilter(layers=("semantic",)), 8)
+    ranked = [s for s in traced if "bm25(" in s]
+    assert len(ranked) == 2 and "LEFT JOIN" in ranked[0] and "LEFT JOIN" not in ranked[1], ranked
+    assert "ns_token" not in ranked[0]
+    assert len(found) == 8 and all(int(c.id.rsplit("f", 1)[1]) % 2 == 0 for c in found)
+
+
+def test_a_namespace_alone_is_found_so_without_reading_the_own_tables(tmp_path: Path) -> None:
+    """No neighbouring namespace, no own table to skip: the registry of own tables is not read."""
+    index = _store_of(tmp_path, NS)
+    traced = _statements(index)
+    index.keyword_search(NS, "violin lesson", MemoryFilter(), 10, 0.4)
+    assert _matches_without_token(traced)
+    assert not [s for s in traced if s.startswith("SELECT namespace FROM fts_namespaces")]

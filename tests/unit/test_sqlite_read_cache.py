@@ -17,6 +17,7 @@ from rearview.adapters.sqlite import SqliteDatabase, SqliteMemoryStore
 from rearview.adapters.sqlite.read_cache import GenerationCache, copied
 from rearview.domain.changes import ChangeSet
 from rearview.domain.memory import Episode, Evidence, Fact, Memory
+from support.sqlite_trace import traced
 
 pytestmark = pytest.mark.unit
 
@@ -68,17 +69,6 @@ def path(tmp_path: Path) -> Path:
     return tmp_path / "m.db"
 
 
-def _statements(store: SqliteMemoryStore, run: object) -> list[str]:
-    conn = store.db.connection()
-    seen: list[str] = []
-    conn.set_trace_callback(seen.append)
-    try:
-        run()  # type: ignore[operator]
-    finally:
-        conn.set_trace_callback(None)
-    return seen
-
-
 def test_a_cached_read_is_the_uncached_read_in_the_same_order(path: Path) -> None:
     cold, warm = _open(path), _open(path)
     warm.get_many("acme", IDS[:3])  # some cached, some not
@@ -104,8 +94,8 @@ def test_a_cached_read_reads_only_the_access_columns(path: Path) -> None:
     store = _open(path)
     store.get_many("acme", IDS)
     store.get_vectors("acme", IDS)
-    many = _statements(store, lambda: store.get_many("acme", IDS))
-    vectors = _statements(store, lambda: store.get_vectors("acme", IDS))
+    many = traced(store.db, lambda: store.get_many("acme", IDS))
+    vectors = traced(store.db, lambda: store.get_vectors("acme", IDS))
     rows = [s for s in many if s.startswith("SELECT") and "generation" not in s]
     assert rows and all(s.startswith("SELECT id, access_count, last_accessed_at FROM") for s in rows)
     assert [s for s in vectors if s.startswith("SELECT") and "generation" not in s] == []
@@ -184,3 +174,18 @@ def test_a_shared_read_hands_out_the_cached_memory_and_a_copy_read_does_not(path
     counted = store.get_many("acme", IDS, shared=True)
     assert counted["e1"].access_count == 1 and shared["e1"].access_count == 0  # the old one is left as it was
     assert counted["e3"] is shared["e3"]
+
+
+def test_a_vector_read_is_a_copy_of_its_own(path: Path) -> None:
+    store = _open(path)
+    first = store.get_vectors("acme", IDS)  # read from the rows
+    expected = {i: v.copy() for i, v in first.items()}
+    for vector in first.values():
+        vector += 1.0
+    second = store.get_vectors("acme", IDS)  # from the cache
+    for memory_id, vector in second.items():
+        np.testing.assert_array_equal(vector, expected[memory_id])
+        assert vector.dtype == np.float32 and vector.flags.writeable and vector.flags.owndata
+        vector += 1.0
+    for memory_id, vector in store.get_vectors("acme", IDS).items():
+        np.testing.assert_array_equal(vector, expected[memory_id])

@@ -12,6 +12,7 @@ from rearview.adapters.hashing_embedder import HashingEmbedder
 from rearview.adapters.sqlite import SqliteDatabase, SqliteMemoryStore
 from rearview.domain.changes import ChangeSet
 from rearview.domain.memory import Episode, Fact
+from support.sqlite_trace import traced
 
 pytestmark = pytest.mark.unit
 
@@ -48,17 +49,6 @@ def store(tmp_path: Path) -> SqliteMemoryStore:
     return store
 
 
-def _traced(store: SqliteMemoryStore, run: object) -> list[str]:
-    conn = store.db.connection()
-    seen: list[str] = []
-    conn.set_trace_callback(seen.append)
-    try:
-        run()  # type: ignore[operator]
-    finally:
-        conn.set_trace_callback(None)
-    return seen
-
-
 def _side_tables(store: SqliteMemoryStore) -> list[object]:
     conn = store.db.connection()
     return [
@@ -72,7 +62,7 @@ def test_record_access_runs_one_update_per_table_and_no_trigger(store: SqliteMem
     generation = store.db.generation("acme")
     ids = ["e0", "e1", "e2", "e3", "e1", "f1", "missing"]
 
-    statements = _traced(store, lambda: store.record_access("acme", ids, T0 + timedelta(hours=1)))
+    statements = traced(store.db, lambda: store.record_access("acme", ids, T0 + timedelta(hours=1)))
 
     # BEGIN IMMEDIATE, the two UPDATEs, COMMIT: a trigger's statements would show up here too (see the control).
     assert [s.split()[0] for s in statements] == ["BEGIN", "UPDATE", "UPDATE", "COMMIT"]
@@ -92,6 +82,6 @@ def test_the_trace_shows_a_trigger_when_one_fires(store: SqliteMemoryStore) -> N
     """The control for the test above: an update of a watched column does show its trigger's statements."""
     conn = store.db.connection()
 
-    statements = _traced(store, lambda: conn.execute("UPDATE episodes SET tags_json = '[]' WHERE id = 'e0'"))
+    statements = traced(store.db, lambda: conn.execute("UPDATE episodes SET tags_json = '[]' WHERE id = 'e0'"))
 
     assert len(statements) > 1

@@ -16,6 +16,7 @@ from rearview.domain.changes import ChangeSet
 from rearview.domain.memory import Episode
 from rearview.domain.search import MemoryFilter
 from rearview.domain.working import WorkingEntry
+from support.sqlite_trace import traced
 from support.stats import usage_stats
 
 pytestmark = pytest.mark.unit
@@ -315,3 +316,16 @@ def test_entity_shares_are_counted_over_the_latest_episodes_and_recounted_as_the
     # The latest 40 episodes: e81 back to e42; 22 of them name New, 18 Old.
     assert recounted.episodes == 82
     assert recounted.shares == pytest.approx({"New": 22 / 40, "Old": 18 / 40})
+
+
+def test_searches_all_reads_the_generation_once(tmp_path: Path) -> None:
+    """Whether a search of `limit` scores every row is counted at one generation, read once, masks included."""
+    db = _db(tmp_path / "m.db")
+    store, index = SqliteMemoryStore(db), SqliteSearchIndex(db)
+    _write(store, "acme", *(_episode("acme", f"e{i}", f"note {i}", minutes=i) for i in range(6)))
+    flt = MemoryFilter(since=T0 + timedelta(minutes=3))
+    index.vector_search("acme", EMBEDDER.embed(["note"])[0], flt, 10)  # loads the caches
+    answers: list[bool | None] = []
+    seen = traced(db, lambda: answers.extend(index.searches_all("acme", flt, limit) for limit in (2, 3)))
+    assert answers == [False, True]  # past the caches' sizes: counted from the masks
+    assert len([s for s in seen if "FROM namespace_state" in s]) == 2, seen

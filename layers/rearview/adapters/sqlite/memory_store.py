@@ -26,7 +26,6 @@ from rearview.adapters.sqlite.read_cache import (
     CachedMemory,
     GenerationCache,
     copied,
-    read_only,
 )
 from rearview.adapters.sqlite.rows import (
     EPISODE_COLUMNS,
@@ -169,7 +168,6 @@ class SqliteMemoryStore:
                 "last_write_at = excluded.last_write_at RETURNING generation",
                 (namespace, epoch(self._clock.now())),
             ).fetchone()
-            refs.update(self._refs(conn, namespace, list(updates)))
         for _, memory_id in deleted:
             refs.pop(memory_id, None)  # upserted, then deleted by the same change set
         self._own_fts_if_due(namespace, generation, inserted=len(refs))
@@ -197,11 +195,12 @@ class SqliteMemoryStore:
         self, conn: sqlite3.Connection, namespace: str, pending: dict[str, PendingUpsert], blobs: dict[str, bytes]
     ) -> dict[str, int]:
         """Insert the new memories and update the others, each checked against its stored version; the refs of
-        those inserted."""
+        both (an update keeps the ref its row was read with)."""
         stored = self._stored_versions(conn, namespace, list(pending))
         inserts: dict[str, list[tuple[Any, ...]]] = {"episodic": [], "semantic": []}
         updates: dict[str, list[tuple[Any, ...]]] = {"episodic": [], "semantic": []}
         token = namespace_token(namespace)
+        refs: dict[str, int] = {}
         for memory_id, item in pending.items():
             memory = item.memory
             current = stored.get(memory_id)
@@ -213,13 +212,13 @@ class SqliteMemoryStore:
                 inserts[memory.layer].append((namespace, memory_id, token, *values, blob))
             else:
                 expected = item.first_version - 1
-                if current is None or current != (memory.layer, expected):
+                if current is None or current[:2] != (memory.layer, expected):
                     found = "nothing" if current is None else f"{current[0]} version {current[1]}"
                     raise ConcurrentUpdate(
                         f"memory {memory_id}: expected stored {memory.layer} version {expected}, found {found}"
                     )
                 updates[memory.layer].append((*values, blob, namespace, memory_id, expected))
-        refs: dict[str, int] = {}
+                refs[memory_id] = current[2]
         for layer in LAYERS:
             if inserts[layer]:
                 refs.update(self._insert(conn, namespace, layer, inserts[layer]))
@@ -257,34 +256,22 @@ class SqliteMemoryStore:
                 deleted.extend((layer, row[0]) for row in rows)
         return deleted
 
-    def _stored_versions(self, conn: sqlite3.Connection, namespace: str, ids: list[str]) -> dict[str, tuple[str, int]]:
+    def _stored_versions(
+        self, conn: sqlite3.Connection, namespace: str, ids: list[str]
+    ) -> dict[str, tuple[str, int, int]]:
+        """(layer, version, ref) of those of `ids` stored."""
         if not ids:
             return {}
         ids_json = json_list(ids)
-        found: dict[str, tuple[str, int]] = {}
+        found: dict[str, tuple[str, int, int]] = {}
         for layer in LAYERS:
-            for memory_id, version in conn.execute(
-                f"SELECT id, version FROM {TABLE[layer]} WHERE namespace = ? "
+            for memory_id, version, ref in conn.execute(
+                f"SELECT id, version, ref FROM {TABLE[layer]} WHERE namespace = ? "
                 "AND id IN (SELECT value FROM json_each(?))",
                 (namespace, ids_json),
             ):
-                found[memory_id] = (layer, version)
+                found[memory_id] = (layer, version, ref)
         return found
-
-    def _refs(self, conn: sqlite3.Connection, namespace: str, ids: list[str]) -> dict[str, int]:
-        if not ids:
-            return {}
-        ids_json = json_list(ids)
-        refs: dict[str, int] = {}
-        for layer in LAYERS:
-            refs.update(
-                conn.execute(
-                    f"SELECT id, ref FROM {TABLE[layer]} WHERE namespace = ? "
-                    "AND id IN (SELECT value FROM json_each(?))",
-                    (namespace, ids_json),
-                ).fetchall()
-            )
-        return refs
 
     # reads
 
@@ -383,11 +370,11 @@ class SqliteMemoryStore:
                         "AND id IN (SELECT value FROM json_each(?)) AND vector IS NOT NULL ORDER BY id",
                         (namespace, ids_json),
                     ):
-                        read[memory_id] = (position, read_only(np.frombuffer(blob, dtype="<f4").astype(np.float32)))
+                        read[memory_id] = (position, np.frombuffer(blob, dtype="<f4"))  # read only, over the bytes
                 self._vectors.keep(namespace, generation, read)
         both = {**cached, **read} if cached else read
         order = sorted(both, key=lambda i: (both[i][0], i)) if cached else both
-        return {i: both[i][1].copy() for i in order}
+        return {i: both[i][1].astype(np.float32) for i in order}  # each a copy of its own
 
     def list_memories(self, namespace: str, flt: MemoryFilter, limit: int | None = None) -> list[Memory]:
         """Matching memories, oldest first (episodes by occurred_at, facts by last_confirmed_at)."""

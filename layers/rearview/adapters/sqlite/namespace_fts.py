@@ -24,6 +24,7 @@ from rearview.adapters.sqlite.rows import TABLE, namespace_token
 from rearview.adapters.sqlite.schema import FTS_TOKENIZER, STORE_INDEXES_INSERTS
 
 SHARED = {"episodic": "fts_episodes", "semantic": "fts_facts"}
+_SHARED_TABLES = frozenset(SHARED.values())
 
 
 def quoted_terms(terms: Sequence[str]) -> str:
@@ -38,8 +39,11 @@ class FtsTable:
     name: str
     # The namespace's token, ANDed into every match of a shared table; None for a namespace's own table.
     token: str | None
-    # A shared table (with the leading ns_token column), which `unrestricted` matches without the token.
-    shared: bool = False
+
+    @property
+    def shared(self) -> bool:
+        """A shared table (with the leading ns_token column), which `unrestricted` matches without the token."""
+        return self.name in _SHARED_TABLES
 
     def match(self, terms: Sequence[str], columns: str) -> str:
         """Any of the terms in `columns`, within the namespace."""
@@ -69,17 +73,16 @@ def fts_table(conn: sqlite3.Connection, layer: str, namespace: str) -> FtsTable:
         row = conn.execute("SELECT fts FROM fts_namespaces WHERE namespace = ?", (namespace,)).fetchone()
         if row is not None:
             return FtsTable(str(row[0]), None)
-    return FtsTable(SHARED[layer], namespace_token(namespace), shared=True)
+    return FtsTable(SHARED[layer], namespace_token(namespace))
 
 
 def alone_in(conn: sqlite3.Connection, layer: str, namespace: str) -> bool:
     """True if no other namespace has a memory of `layer` in the shared table: a store of one namespace (and any
     with their own tables). A few index seeks: the neighbouring namespaces on either side, skipping those with an
-    own table (at most total / own_fts_episodes of them)."""
+    own table (at most total / own_fts_episodes of them), read only once a neighbour is found: a store of one
+    namespace, the case this serves on every keyword search, has none."""
     table = TABLE[layer]
-    own = (
-        {str(row[0]) for row in conn.execute("SELECT namespace FROM fts_namespaces")} if layer == "episodic" else set()
-    )
+    own: set[str] | None = None
     for beyond, order in ((">", "ASC"), ("<", "DESC")):
         bound = namespace
         while True:
@@ -88,6 +91,10 @@ def alone_in(conn: sqlite3.Connection, layer: str, namespace: str) -> bool:
             ).fetchone()
             if row is None:
                 break
+            if layer != "episodic":
+                return False
+            if own is None:
+                own = {str(found) for (found,) in conn.execute("SELECT namespace FROM fts_namespaces")}
             if row[0] not in own:
                 return False
             bound = row[0]
@@ -107,7 +114,7 @@ def index_inserted(conn: sqlite3.Connection, namespace: str, refs: range) -> Non
     if not refs:
         return
     table = fts_table(conn, "episodic", namespace)
-    columns = "search_text, context_text" if table.token is None else "ns_token, search_text, context_text"
+    columns = "ns_token, search_text, context_text" if table.shared else "search_text, context_text"
     conn.execute(
         f"INSERT INTO {table.name}(rowid, {columns}) SELECT ref, {columns} FROM episodes "
         "WHERE ref BETWEEN ? AND ? AND namespace = ?",

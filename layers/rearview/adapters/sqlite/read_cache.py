@@ -18,7 +18,6 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any, Generic, NamedTuple, TypeVar
 
-import numpy as np
 from pydantic import BaseModel
 
 from rearview.domain.memory import Episode, Memory
@@ -104,9 +103,3 @@ def copied(memory: Memory, access: dict[str, Any] | None = None) -> Memory:
     _set_extra(model, memory.__pydantic_extra__)
     _set_private(model, memory.__pydantic_private__)
     return model
-
-
-def read_only(vector: np.ndarray) -> np.ndarray:
-    """The cached array, which no reader writes to (they get copies)."""
-    vector.setflags(write=False)
-    return vector

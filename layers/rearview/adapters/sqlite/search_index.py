@@ -250,7 +250,8 @@ class SqliteSearchIndex(SearchIndex):
             alive += cache.alive_count
         if alive <= limit:
             return True
-        return sum(int(np.count_nonzero(mask)) for _, _, mask in self._searchable_caches(namespace, flt)) <= limit
+        masks = self._searchable_caches(namespace, flt, generation)
+        return sum(int(np.count_nonzero(mask)) for _, _, mask in masks) <= limit
 
     def vector_search_many(
         self, namespace: str, vectors: np.ndarray, flt: MemoryFilter, limit: int
@@ -270,11 +271,13 @@ class SqliteSearchIndex(SearchIndex):
         return [_best_of(found, limit) for found in per_layer]
 
     def _searchable_caches(
-        self, namespace: str, flt: MemoryFilter
+        self, namespace: str, flt: MemoryFilter, generation: int | None = None
     ) -> Iterator[tuple[StoredLayer, VectorCache, np.ndarray]]:
-        """Each layer the filter can match, with its (current) vector cache and the filter's row mask; the cache
-        stays locked while the caller searches it, until the next layer is asked for."""
-        generation = self.db.generation(namespace)
+        """Each layer the filter can match, with its vector cache at `generation` (the current one unless the caller
+        read it already) and the filter's row mask; the cache stays locked while the caller searches it, until the
+        next layer is asked for."""
+        if generation is None:
+            generation = self.db.generation(namespace)
         for layer in unique_layers(flt.layers):
             if flt.ids is not None and not flt.ids:
                 continue
@@ -353,13 +356,13 @@ class _KeywordQuery:
 
     def rows(self, limit: int, recent: int | None, loose: bool) -> list[tuple[str, float]]:
         """(id, score) of the best `limit`, best first: the hits ranked before the join where the filter is loose,
-        without the namespace's token where the namespace has the shared table to itself; else the full query."""
+        without the namespace's token where the namespace has the shared table to itself; else the full query.
+        Matched with or without the token, those are the same hits with the same scores: one ranked attempt."""
         if loose:
-            if self.table.token is not None and recent is None and alone_in(self.conn, self.layer, self.namespace):
-                found = self._ranked_first(*self._hits(self.table.unrestricted(), None), limit)
-                if found is not None:
-                    return found
-            found = self._ranked_first(*self._hits(self.table, recent), limit)
+            table = self.table
+            if table.token is not None and recent is None and alone_in(self.conn, self.layer, self.namespace):
+                table = table.unrestricted()
+            found = self._ranked_first(*self._hits(table, recent), limit)
             if found is not None:
                 return found
         hits, match = self._hits(self.table, recent)
