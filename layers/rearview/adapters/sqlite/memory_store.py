@@ -63,7 +63,6 @@ from rearview.domain.working import WorkingEntry
 from rearview.errors import ConcurrentUpdate, InvalidInput
 from rearview.ports import Clock
 
-
 # The tags of the episodes one statement inserted (refs ?1..?2), as the insert trigger before migration 13 wrote them.
 _EPISODE_TAGS_INSERTED = (
     "INSERT OR IGNORE INTO memory_tags(namespace, tag, layer, ref) "
