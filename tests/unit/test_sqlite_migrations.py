@@ -260,11 +260,14 @@ def test_migration_13_hands_the_tags_of_inserted_episodes_to_the_store(tmp_path:
         retagged = episodes("acme", 1, 1)[0].model_copy(update={"tags": ["ops"], "version": 2})
         store.apply(
             "acme",
-            ChangeSet(upserts=[*((e, None) for e in episodes("acme", 20, 10)), (retagged, None)], deletes=["acme-0"]),
+            ChangeSet(
+                upserts=[*((e, None) for e in episodes("acme", 20, 10)), (retagged, None)],
+                deletes=["acme-0", "acme-22"],  # acme-22: inserted, then deleted by the same change set
+            ),
         )
         store.apply("umbrella", ChangeSet(upserts=[(e, None) for e in episodes("umbrella", 20, 10)]))
         assert sorted(conn.execute("SELECT * FROM memory_tags").fetchall()) == _exploded_tags(conn)
     assert weekly_before == [f"acme-{i}" for i in range(20) if i % 2 == 0]
-    assert _tagged(path, "acme", ("weekly",)) == [f"acme-{i}" for i in range(2, 30) if i % 2 == 0]
-    assert _tagged(path, "acme", ("ops",)) == ["acme-1", *(f"acme-{i}" for i in range(2, 30, 4))]
+    assert _tagged(path, "acme", ("weekly",)) == [f"acme-{i}" for i in range(2, 30, 2) if i != 22]
+    assert _tagged(path, "acme", ("ops",)) == ["acme-1", *(f"acme-{i}" for i in range(2, 30, 4) if i != 22)]
     assert _tagged(path, "umbrella", ("ops",)) == [f"umbrella-{i}" for i in range(2, 30, 4)]
