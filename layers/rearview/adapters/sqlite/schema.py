@@ -400,9 +400,9 @@ DROP INDEX episodes_by_event_type;
 """
 
 # Tags of the episodes inserted are written by the store, one statement per change set (`SqliteMemoryStore._insert`),
-# not by an insert trigger: any trigger on a table, even one whose WHEN is false (most episodes have no tags), makes
-# SQLite build the new row's record for it at every row inserted, half again an insert's cost with its indexes
-# (bench/RESULTS.md, "Bulk apply ... (issue 22, bulk2)"). The update and delete triggers of the tags stay.
+# not by an insert trigger: SQLite runs an AFTER INSERT trigger's program at every row inserted, even when its WHEN
+# is false (most episodes have no tags), and that cost half again the insert with its indexes (bench/RESULTS.md,
+# "Bulk apply ... (issue 22, bulk2)"). The update and delete triggers of the tags stay.
 _MIGRATION_13 = "DROP TRIGGER episodes_ai;"
 
 # A migration is a script of statements, or (when what it changes is named by the data, as each namespace's own
