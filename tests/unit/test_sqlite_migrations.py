@@ -213,3 +213,61 @@ def test_migration_12_drops_two_indexes_no_query_plan_used(tmp_path: Path) -> No
         flt = MemoryFilter(session_id="s1", event_types=("deploy",))
         assert SqliteMemoryStore(db).list_memories("acme", flt) == listed
         assert [e.id for e in listed] == [e.id for e in episodes if e.session_id == "s1" and e.event_type == "deploy"]
+
+
+def _exploded_tags(conn: sqlite3.Connection) -> list[tuple[str, str, str, int]]:
+    """memory_tags as the episodes' and facts' rows say it should be: every tag of every row."""
+    return sorted(
+        conn.execute(
+            "SELECT namespace, value, 'episodic', ref FROM episodes, json_each(tags_json) UNION "
+            "SELECT namespace, value, 'semantic', ref FROM facts, json_each(tags_json)"
+        ).fetchall()
+    )
+
+
+def _tagged(path: Path, namespace: str, tags: tuple[str, ...]) -> list[str]:
+    with _open(path) as db:
+        return [m.id for m in SqliteMemoryStore(db).list_memories(namespace, MemoryFilter(tags=tags))]
+
+
+def test_migration_13_hands_the_tags_of_inserted_episodes_to_the_store(tmp_path: Path) -> None:
+    path = tmp_path / "rearview.db"
+
+    def episodes(namespace: str, start: int, count: int) -> list[Episode]:
+        return [
+            Episode(
+                id=f"{namespace}-{i}", namespace=namespace, content=f"step {i}", occurred_at=T0 + timedelta(minutes=i),
+                created_at=T0, tags=[["weekly"], [], ["weekly", "ops", "weekly"], []][i % 4],
+            )
+            for i in range(start, start + count)
+        ]  # fmt: skip
+
+    with _open(path, migrations=MIGRATIONS[:12]) as db:  # the schema before: a trigger wrote each row's tags
+        store = SqliteMemoryStore(db)
+        for namespace in ("acme", "umbrella"):
+            store.apply(namespace, ChangeSet(upserts=[(e, None) for e in episodes(namespace, 0, 20)]))
+        before = _exploded_tags(db.connection())
+        assert before == sorted(db.connection().execute("SELECT * FROM memory_tags").fetchall())
+    weekly_before = _tagged(path, "acme", ("weekly",))
+
+    with _open(path) as db:
+        conn = db.connection()
+        assert "episodes_ai" not in {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        assert sorted(conn.execute("SELECT * FROM memory_tags").fetchall()) == before
+        store = SqliteMemoryStore(db)
+        untagged = Episode(id="acme-quiet", namespace="acme", content="quiet", occurred_at=T0, created_at=T0)
+        store.apply("acme", ChangeSet(upserts=[(untagged, None)]))  # nothing tagged: no statement needed
+        retagged = episodes("acme", 1, 1)[0].model_copy(update={"tags": ["ops"], "version": 2})
+        store.apply(
+            "acme",
+            ChangeSet(
+                upserts=[*((e, None) for e in episodes("acme", 20, 10)), (retagged, None)],
+                deletes=["acme-0", "acme-22"],  # acme-22: inserted, then deleted by the same change set
+            ),
+        )
+        store.apply("umbrella", ChangeSet(upserts=[(e, None) for e in episodes("umbrella", 20, 10)]))
+        assert sorted(conn.execute("SELECT * FROM memory_tags").fetchall()) == _exploded_tags(conn)
+    assert weekly_before == [f"acme-{i}" for i in range(20) if i % 2 == 0]
+    assert _tagged(path, "acme", ("weekly",)) == [f"acme-{i}" for i in range(2, 30, 2) if i != 22]
+    assert _tagged(path, "acme", ("ops",)) == ["acme-1", *(f"acme-{i}" for i in range(2, 30, 4) if i != 22)]
+    assert _tagged(path, "umbrella", ("ops",)) == [f"umbrella-{i}" for i in range(2, 30, 4)]

@@ -30,6 +30,7 @@ from rearview.adapters.sqlite.read_cache import (
 from rearview.adapters.sqlite.rows import (
     EPISODE_COLUMNS,
     FACT_COLUMNS,
+    INSERT_TAGS_AT,
     LAYERS,
     SELECT_COLUMNS,
     TABLE,
@@ -48,6 +49,7 @@ from rearview.adapters.sqlite.rows import (
     unique_layers,
     update_sql,
 )
+from rearview.adapters.sqlite.schema import STORE_TAGS_INSERTS
 from rearview.clock import SystemClock
 from rearview.domain.changes import ChangeSet, PendingUpsert
 from rearview.domain.erase import ErasedCounts
@@ -60,6 +62,13 @@ from rearview.domain.timestamps import utc_from_epoch
 from rearview.domain.working import WorkingEntry
 from rearview.errors import ConcurrentUpdate, InvalidInput
 from rearview.ports import Clock
+
+# The tags of the episodes one statement inserted (refs ?1..?2), as the insert trigger before migration 13 wrote them.
+_EPISODE_TAGS_INSERTED = (
+    "INSERT OR IGNORE INTO memory_tags(namespace, tag, layer, ref) "
+    "SELECT e.namespace, t.value, 'episodic', e.ref FROM episodes AS e, json_each(e.tags_json) AS t "
+    "WHERE e.ref BETWEEN ? AND ? AND e.namespace = ? AND e.tags_json <> '[]'"
+)
 
 
 class SqliteMemoryStore:
@@ -76,8 +85,10 @@ class SqliteMemoryStore:
         # Memories and vectors read recently, for the namespace's generation they were read at (see read_cache).
         self._memories: GenerationCache[CachedMemory] = GenerationCache(MEMORIES_CACHED)
         self._vectors: GenerationCache[tuple[int, np.ndarray]] = GenerationCache(VECTORS_CACHED)
-        # Since migration 11 the store indexes the episodes it inserts (no trigger does).
+        # Since migration 11 the store indexes the episodes it inserts, since 13 it writes their tags (no trigger
+        # does either).
         self._index_inserts = store_indexes_inserts(db.connection())
+        self._tag_inserts = db.schema_version >= STORE_TAGS_INSERTS
 
     # working memory
 
@@ -240,6 +251,8 @@ class SqliteMemoryStore:
         inserted = range(last - len(rows) + 1, last + 1)
         if layer == "episodic" and self._index_inserts:
             index_inserted(conn, namespace, inserted)
+        if layer == "episodic" and self._tag_inserts and any(row[INSERT_TAGS_AT] != "[]" for row in rows):
+            conn.execute(_EPISODE_TAGS_INSERTED, (inserted[0], inserted[-1], namespace))
         return {row[1]: ref for row, ref in zip(rows, inserted, strict=True)}
 
     def _delete(self, conn: sqlite3.Connection, namespace: str, ids: list[str]) -> list[tuple[StoredLayer, str]]:

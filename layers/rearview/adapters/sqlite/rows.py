@@ -30,11 +30,13 @@ def namespace_token(namespace: str) -> str:
 
 
 def epoch(value: datetime) -> float:
-    return as_utc(value).timestamp()
+    # An aware datetime's timestamp does not depend on its zone: converting it to UTC first (as_utc) would only
+    # cost (a bulk load takes two or three times a row). A naive one is taken as UTC, as everywhere.
+    return value.timestamp() if value.tzinfo is not None else as_utc(value).timestamp()
 
 
 def epoch_or_none(value: datetime | None) -> float | None:
-    return None if value is None else as_utc(value).timestamp()
+    return None if value is None else epoch(value)
 
 
 # The datetime of a stored epoch, remembered: rows read back hold the same times again and again (recall reads the
@@ -243,6 +245,10 @@ _VALUE_COLUMNS: dict[str, tuple[str, ...]] = {
         "evidence_json", "induced_by", "first_seen_at",
     ),
 }  # fmt: skip
+
+
+# Where `tags_json` sits in an episode's row of `insert_sql` (after namespace, id and ns_token).
+INSERT_TAGS_AT = 3 + _VALUE_COLUMNS["episodic"].index("tags_json")
 
 
 def insert_sql(layer: str) -> str:

@@ -9,8 +9,9 @@
   `context_text`, the analysed `context`), kept in sync in the writer's transaction: by triggers, except for the
   episodes inserted, which the store indexes with one statement per change set (migration 11). `ns_token` is the
   namespace as one safe token.
-- `memory_tags`, `fact_sources`: tags and fact provenance exploded by triggers, so "any of these tags" and
-  "facts citing these episodes" are index lookups instead of JSON scans.
+- `memory_tags`, `fact_sources`: tags and fact provenance exploded by triggers (the tags of episodes inserted by
+  the store, one statement per change set: migration 13), so "any of these tags" and "facts citing these
+  episodes" are index lookups instead of JSON scans.
 - `fts_namespaces`: the namespaces whose episodes have a full-text table of their own (`namespace_fts`,
   migration 9), created with its triggers when the namespace grows past a threshold; the shared table's triggers
   skip them.
@@ -398,6 +399,12 @@ DROP INDEX episodes_by_session;
 DROP INDEX episodes_by_event_type;
 """
 
+# Tags of the episodes inserted are written by the store, one statement per change set (`SqliteMemoryStore._insert`),
+# not by an insert trigger: SQLite runs an AFTER INSERT trigger's program at every row inserted, even when its WHEN
+# is false (most episodes have no tags), and that cost half again the insert with its indexes (bench/RESULTS.md,
+# "Bulk apply ... (issue 22, bulk2)"). The update and delete triggers of the tags stay.
+_MIGRATION_13 = "DROP TRIGGER episodes_ai;"
+
 # A migration is a script of statements, or (when what it changes is named by the data, as each namespace's own
 # full-text table is) a function of the connection; either runs inside the migration's transaction.
 Migration = str | Callable[[sqlite3.Connection], None]
@@ -415,7 +422,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     _MIGRATION_10,
     _migration_11,
     _MIGRATION_12,
+    _MIGRATION_13,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 # From this schema version on, the store indexes the episodes it inserts (migration 11).
 STORE_INDEXES_INSERTS = 11
+# From this schema version on, the store writes the tags of the episodes it inserts (migration 13).
+STORE_TAGS_INSERTS = 13
