@@ -17,8 +17,10 @@ from rearview.adapters.sqlite.namespace_fts import (
     episodes_at_least,
     fts_table,
     index_inserted,
+    merge_segments,
     promote,
     store_indexes_inserts,
+    store_merges_segments,
 )
 from rearview.adapters.sqlite.read_cache import (
     MEMORIES_CACHED,
@@ -78,6 +80,8 @@ class SqliteMemoryStore:
         self._vectors: GenerationCache[tuple[int, np.ndarray]] = GenerationCache(VECTORS_CACHED)
         # Since migration 11 the store indexes the episodes it inserts (no trigger does).
         self._index_inserts = store_indexes_inserts(db.connection())
+        # Since migration 13 it merges the full-text segments each change set left (namespace_fts.merge_segments).
+        self._merge_segments = store_merges_segments(db.connection())
 
     # working memory
 
@@ -162,6 +166,8 @@ class SqliteMemoryStore:
             archives = [*changes.archived, *archived_versions(updates, previous, changes.cause, now, changes.actor)]
             management.write_history(conn, namespace, archives, changes.history_purged())
             deleted = self._delete(conn, namespace, deletes)
+            if self._merge_segments:
+                self._merge_written(conn, namespace, pending, deleted)
             (generation,) = conn.execute(
                 "INSERT INTO namespace_state(namespace, generation, last_write_at) VALUES (?, 1, ?) "
                 "ON CONFLICT(namespace) DO UPDATE SET generation = generation + 1, "
@@ -177,6 +183,19 @@ class SqliteMemoryStore:
             if memory_id in refs
         )
         self.db.publish(AppliedChanges(namespace, generation - 1, generation, upserted, tuple(deleted)))
+
+    @staticmethod
+    def _merge_written(
+        conn: sqlite3.Connection,
+        namespace: str,
+        pending: dict[str, PendingUpsert],
+        deleted: list[tuple[StoredLayer, str]],
+    ) -> None:
+        """Merge the segments of the full-text tables the change set wrote (a bounded step each)."""
+        written = {item.memory.layer for item in pending.values()}.union(layer for layer, _ in deleted)
+        for layer in LAYERS:
+            if layer in written:
+                merge_segments(conn, fts_table(conn, layer, namespace).name)
 
     def _own_fts_if_due(self, namespace: str, generation: int, inserted: int) -> None:
         """Move a namespace that has grown past `own_fts_episodes` to a full-text table of its own, in a transaction
