@@ -331,11 +331,14 @@ class SqliteMemoryStore:
         self, conn: sqlite3.Connection, namespace: str, generation: int, cached: dict[str, CachedMemory], shared: bool
     ) -> dict[str, Memory]:
         """The cached memories (copies unless `shared`), with their access columns as they are now: episodes,
-        then facts, each in id order."""
+        then facts, each in id order. Only the tables of the cached memories' layers are read: an id is one
+        memory's in a namespace, of one layer (an insert of an id either layer holds is refused), and an entry of
+        the current generation is its row as it is."""
         found: dict[str, Memory] = {}
         refreshed: dict[str, CachedMemory] = {}
         ids_json = json_list(list(cached))
-        for layer in LAYERS:
+        layers = {entry.memory.layer for entry in cached.values()}
+        for layer in (layer for layer in LAYERS if layer in layers):
             for memory_id, count, last in conn.execute(
                 f"SELECT id, access_count, last_accessed_at FROM {TABLE[layer]} WHERE namespace = ? "
                 "AND id IN (SELECT value FROM json_each(?)) ORDER BY id",
