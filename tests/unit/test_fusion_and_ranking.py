@@ -3,11 +3,18 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from rearview.domain.memory import Episode
+from rearview.domain.memory import Episode, Fact, Memory
 from rearview.domain.search import Candidate
 from rearview.service.recall.fusion import FusionWeights, adaptive_weights, rrf, weighted_sum
 from rearview.service.recall.results import collapse_near_duplicates, cut_to_budget
-from rearview.service.recall.scoring import boost_factor, final_score, length_factor, recency_factor
+from rearview.service.recall.scoring import (
+    Scorer,
+    boost_factor,
+    final_score,
+    length_factor,
+    recency_factor,
+    score_factors,
+)
 from rearview.settings import RecallTuning
 
 pytestmark = pytest.mark.unit
@@ -142,3 +149,46 @@ def test_final_score_reports_the_length_factor() -> None:
     assert l_factors["length"] == pytest.approx(2**0.3, abs=1e-4) and s_factors["length"] == pytest.approx(
         1.25**0.3, abs=1e-4
     )
+
+
+@pytest.mark.parametrize(
+    "tuning",
+    [
+        RecallTuning(),
+        RecallTuning(length_prior=0.0, recency_floor=0.2, access_boost=0.3),
+        RecallTuning(stale_below=0.9),
+    ],
+)
+def test_the_rank_stages_scorer_gives_the_same_floats_as_the_factors(tuning: RecallTuning) -> None:
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    memories: list[Memory] = []
+    for i in range(40):
+        when = now - timedelta(days=i * 37.3, seconds=i)  # the last ones far back; one in the future below
+        memories.append(
+            Episode(
+                id=f"e{i}",
+                namespace="n",
+                content=" ".join(["word"] * (i % 13 + 1)),
+                occurred_at=when,
+                created_at=when,
+                importance=(i % 4) / 4,
+                access_count=i % 7,
+            )
+        )
+        memories.append(
+            Fact(
+                id=f"f{i}",
+                namespace="n",
+                content=f"fact {i} " * (i % 5 + 1),
+                created_at=when,
+                last_confirmed_at=when,
+                confidence=0.5 + (i % 5) / 10,
+                access_count=i % 3,
+            )
+        )
+    memories.append(memories[0].model_copy(update={"id": "future", "occurred_at": now + timedelta(days=3)}))
+    scorer = Scorer(now, tuning)
+    for n, memory in enumerate(memories * 2):  # the second pass from the scorer's remembered factors
+        fused = 0.01 + n / 97
+        assert scorer.score(memory, fused) == score_factors(memory, fused, now, tuning).score  # exactly
+    assert any(score_factors(m, 1.0, now, tuning).stale is not None for m in memories)

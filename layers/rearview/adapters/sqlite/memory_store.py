@@ -17,8 +17,10 @@ from rearview.adapters.sqlite.namespace_fts import (
     episodes_at_least,
     fts_table,
     index_inserted,
+    merge_segments,
     promote,
     store_indexes_inserts,
+    store_merges_segments,
 )
 from rearview.adapters.sqlite.read_cache import (
     MEMORIES_CACHED,
@@ -89,6 +91,8 @@ class SqliteMemoryStore:
         # does either).
         self._index_inserts = store_indexes_inserts(db.connection())
         self._tag_inserts = db.schema_version >= STORE_TAGS_INSERTS
+        # Since migration 14 it merges the full-text segments each change set left (namespace_fts.merge_segments).
+        self._merge_segments = store_merges_segments(db.connection())
 
     # working memory
 
@@ -173,6 +177,8 @@ class SqliteMemoryStore:
             archives = [*changes.archived, *archived_versions(updates, previous, changes.cause, now, changes.actor)]
             management.write_history(conn, namespace, archives, changes.history_purged())
             deleted = self._delete(conn, namespace, deletes)
+            if self._merge_segments:
+                self._merge_written(conn, namespace, pending, deleted)
             (generation,) = conn.execute(
                 "INSERT INTO namespace_state(namespace, generation, last_write_at) VALUES (?, 1, ?) "
                 "ON CONFLICT(namespace) DO UPDATE SET generation = generation + 1, "
@@ -188,6 +194,19 @@ class SqliteMemoryStore:
             if memory_id in refs
         )
         self.db.publish(AppliedChanges(namespace, generation - 1, generation, upserted, tuple(deleted)))
+
+    @staticmethod
+    def _merge_written(
+        conn: sqlite3.Connection,
+        namespace: str,
+        pending: dict[str, PendingUpsert],
+        deleted: list[tuple[StoredLayer, str]],
+    ) -> None:
+        """Merge the segments of the full-text tables the change set wrote (a bounded step each)."""
+        written = {item.memory.layer for item in pending.values()}.union(layer for layer, _ in deleted)
+        for layer in LAYERS:
+            if layer in written:
+                merge_segments(conn, fts_table(conn, layer, namespace).name)
 
     def _own_fts_if_due(self, namespace: str, generation: int, inserted: int) -> None:
         """Move a namespace that has grown past `own_fts_episodes` to a full-text table of its own, in a transaction
@@ -325,11 +344,14 @@ class SqliteMemoryStore:
         self, conn: sqlite3.Connection, namespace: str, generation: int, cached: dict[str, CachedMemory], shared: bool
     ) -> dict[str, Memory]:
         """The cached memories (copies unless `shared`), with their access columns as they are now: episodes,
-        then facts, each in id order."""
+        then facts, each in id order. Only the tables of the cached memories' layers are read: an id is one
+        memory's in a namespace, of one layer (an insert of an id either layer holds is refused), and an entry of
+        the current generation is its row as it is."""
         found: dict[str, Memory] = {}
         refreshed: dict[str, CachedMemory] = {}
         ids_json = json_list(list(cached))
-        for layer in LAYERS:
+        layers = {entry.memory.layer for entry in cached.values()}
+        for layer in (layer for layer in LAYERS if layer in layers):
             for memory_id, count, last in conn.execute(
                 f"SELECT id, access_count, last_accessed_at FROM {TABLE[layer]} WHERE namespace = ? "
                 "AND id IN (SELECT value FROM json_each(?)) ORDER BY id",

@@ -12,6 +12,13 @@ writer's transaction, as the shared table's triggers do for the rest (those now 
 Episodes inserted are not indexed by a trigger but by the store, one statement per change set (`index_inserted`,
 schema migration 11): a trigger makes FTS5 flush its pending terms at every row.
 An own table's BM25 statistics (IDF, average length) are its namespace's own.
+
+Every statement that writes to an FTS5 table leaves a segment (a b-tree of its terms), and a query walks every
+segment for every term. FTS5's own automerge paces its work by pages written (64 at a time), so small change sets
+(a write path's hundred episodes, about three pages) pile up to 16 segments before a merge. The store therefore
+merges each table it wrote after every change set (`merge_segments`, in the change set's transaction): FTS5's
+`merge` command, at most `MERGE_PAGES` pages of output a call, merging any level that holds `FTS_USERMERGE` (2)
+segments: a log-structured merge that keeps about one segment per level (bench/RESULTS.md, "branch fts1k").
 """
 
 from __future__ import annotations
@@ -21,9 +28,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from rearview.adapters.sqlite.rows import TABLE, namespace_token
-from rearview.adapters.sqlite.schema import FTS_TOKENIZER, STORE_INDEXES_INSERTS
+from rearview.adapters.sqlite.schema import FTS_MERGED, FTS_TOKENIZER, FTS_USERMERGE, STORE_INDEXES_INSERTS
 
 SHARED = {"episodic": "fts_episodes", "semantic": "fts_facts"}
+# A merge after each change set: at most this many pages written (a 100-episode change set writes about 3; a merge
+# in progress goes on at the next change set), of any level holding at least `FTS_USERMERGE` segments (FTS5's
+# `usermerge` option, stored in each table's config: schema migration 14 and `promote`; FTS5's default is 4).
+# Merging costs by the pages it writes, and small segments are what pile up: 16 pages merge a 1,000-episode table
+# to 2 segments, while merging two large segments of a 100k table (left by a bulk load) goes on a step per change
+# set. 64 pages cost a 100-episode change set into a 100k namespace ~10 ms under load, 16 pages ~4 (~5% of it).
+MERGE_PAGES = 16
 _SHARED_TABLES = frozenset(SHARED.values())
 
 
@@ -101,11 +115,21 @@ def alone_in(conn: sqlite3.Connection, layer: str, namespace: str) -> bool:
     return True
 
 
+def _schema_at_least(conn: sqlite3.Connection, version: int) -> bool:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return row is not None and int(row[0]) >= version
+
+
 def store_indexes_inserts(conn: sqlite3.Connection) -> bool:
     """Whether the store indexes the episodes it inserts (`index_inserted`, from schema version
     `STORE_INDEXES_INSERTS` on); before that, triggers do."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    return row is not None and int(row[0]) >= STORE_INDEXES_INSERTS
+    return _schema_at_least(conn, STORE_INDEXES_INSERTS)
+
+
+def store_merges_segments(conn: sqlite3.Connection) -> bool:
+    """Whether the store merges the segments of the tables a change set wrote (`merge_segments`, from schema
+    version `FTS_MERGED` on, where every table has its `usermerge`)."""
+    return _schema_at_least(conn, FTS_MERGED)
 
 
 def index_inserted(conn: sqlite3.Connection, namespace: str, refs: range) -> None:
@@ -120,6 +144,17 @@ def index_inserted(conn: sqlite3.Connection, namespace: str, refs: range) -> Non
         "WHERE ref BETWEEN ? AND ? AND namespace = ?",
         (refs[0], refs[-1], namespace),
     )
+
+
+def merge_segments(conn: sqlite3.Connection, table: str) -> None:
+    """Merge the table's segments, at most `MERGE_PAGES` pages of output, where a level holds `FTS_USERMERGE` or more
+    (nothing to do costs one read of the table's structure record)."""
+    conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
+
+
+def set_usermerge(conn: sqlite3.Connection, table: str) -> None:
+    """Store `FTS_USERMERGE` in the table's config: the fewest segments on a level that `merge_segments` merges."""
+    conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('usermerge', ?)", (FTS_USERMERGE,))
 
 
 def _own_table_ddl(namespace: str, table: str, index_inserts: bool) -> list[str]:
@@ -154,6 +189,7 @@ def promote(conn: sqlite3.Connection, namespace: str) -> str:
     table = own_table_name(namespace)
     for statement in _own_table_ddl(namespace, table, index_inserts=not store_indexes_inserts(conn)):
         conn.execute(statement)
+    set_usermerge(conn, table)
     conn.execute(
         f"INSERT INTO {table}(rowid, search_text, context_text) "
         "SELECT ref, search_text, context_text FROM episodes WHERE namespace = ?",

@@ -8,7 +8,8 @@
 - `fts_episodes`, `fts_facts`: external-content FTS5 tables over (`ns_token`, `search_text`, and for episodes
   `context_text`, the analysed `context`), kept in sync in the writer's transaction: by triggers, except for the
   episodes inserted, which the store indexes with one statement per change set (migration 11). `ns_token` is the
-  namespace as one safe token.
+  namespace as one safe token. Each FTS table's `usermerge` is `FTS_USERMERGE` (migration 14): the store merges
+  the segments of the tables a change set wrote (`namespace_fts.merge_segments`).
 - `memory_tags`, `fact_sources`: tags and fact provenance exploded by triggers (the tags of episodes inserted by
   the store, one statement per change set: migration 13), so "any of these tags" and "facts citing these
   episodes" are index lookups instead of JSON scans.
@@ -40,6 +41,9 @@ from rearview.errors import ConfigurationError
 META_DDL = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID"
 
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+# The fewest segments on one level that FTS5's `merge` command merges (its `usermerge` option, default 4): with 2,
+# a table keeps about one segment per level (namespace_fts.merge_segments).
+FTS_USERMERGE = 2
 
 
 def _fts_triggers(table: str, layer: str) -> str:
@@ -405,6 +409,17 @@ DROP INDEX episodes_by_event_type;
 # "Bulk apply ... (issue 22, bulk2)"). The update and delete triggers of the tags stay.
 _MIGRATION_13 = "DROP TRIGGER episodes_ai;"
 
+def _migration_14(conn: sqlite3.Connection) -> None:
+    """Every full-text table (the shared two and each namespace's own) merges any level of two segments or more
+    when the store asks it to after a change set (`namespace_fts.merge_segments`): its `usermerge` option, kept in
+    the table's config. Existing segments are merged by the change sets that follow, a bounded step each."""
+    own = [table for (table,) in conn.execute("SELECT fts FROM fts_namespaces").fetchall()]
+    for table in ("fts_episodes", "fts_facts", *own):
+        if not _OWN_FTS_TABLE.fullmatch(table) and table not in ("fts_episodes", "fts_facts"):
+            raise ConfigurationError(f"fts_namespaces names an unexpected table {table!r}")
+        conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('usermerge', ?)", (FTS_USERMERGE,))
+
+
 # A migration is a script of statements, or (when what it changes is named by the data, as each namespace's own
 # full-text table is) a function of the connection; either runs inside the migration's transaction.
 Migration = str | Callable[[sqlite3.Connection], None]
@@ -423,9 +438,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     _migration_11,
     _MIGRATION_12,
     _MIGRATION_13,
+    _migration_14,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 # From this schema version on, the store indexes the episodes it inserts (migration 11).
 STORE_INDEXES_INSERTS = 11
 # From this schema version on, the store writes the tags of the episodes it inserts (migration 13).
 STORE_TAGS_INSERTS = 13
+# From this one on, every full-text table has its `usermerge` and the store merges their segments (migration 14).
+FTS_MERGED = 14

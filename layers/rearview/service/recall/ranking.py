@@ -12,7 +12,7 @@ from rearview.domain.memory import Episode, Memory
 from rearview.domain.search import MemoryFilter
 from rearview.ports import Reranker
 from rearview.service.recall.fusion import fuse_rerank
-from rearview.service.recall.scoring import Factors, names_an_entity, score_factors, session_factors
+from rearview.service.recall.scoring import Scorer, names_an_entity, score_factors, session_factors
 from rearview.service.recall.state import TRACE_CANDIDATES, Collaborators, RecallState, Scored
 from rearview.service.recall.text_features import says_when
 from rearview.settings import RecallTuning
@@ -37,23 +37,26 @@ def rank(ctx: Collaborators, run: RecallState) -> None:
         # Shared: recall reads the memories and never changes them (a hit copies what it takes).
         run.memories = ctx.store.get_many(run.namespace, list(run.fused), shared=True)
         scored: Scored = []
-        factors: dict[str, tuple[Factors, float]] = {}
         by_session = session_factors(run.memories, run.fused, tuning)
+        scorer, memories = Scorer(run.as_of, tuning), run.memories
         for cid, fscore in run.fused.items():
-            memory = run.memories.get(cid)
+            memory = memories.get(cid)
             if memory is None:  # deleted between index and store read (eventual consistency on AWS)
                 continue
-            made = score_factors(memory, fscore, run.as_of, tuning)
-            session = by_session.get(cid, 1.0)
-            factors[cid] = (made, session)
-            scored.append((made.score * (session * _time_range_factor(memory, run, tuning)), cid))
+            factor = by_session.get(cid, 1.0)
+            if run.boost_range is not None:
+                factor *= _time_range_factor(memory, run, tuning)
+            scored.append((scorer.score(memory, fscore) * factor, cid))
         run.scored = _by_score(scored)
         if run.explain:
-            st.candidates = [_rank_row(cid, s, *factors[cid]) for s, cid in run.scored[:TRACE_CANDIDATES]]
+            st.candidates = [_rank_row(cid, s, run, tuning, by_session) for s, cid in run.scored[:TRACE_CANDIDATES]]
 
 
-def _rank_row(cid: str, score: float, made: Factors, session: float) -> dict[str, Any]:
-    return {"id": cid, "score": round(score, 6), **made.explained(), "session": round(session, 4)}
+def _rank_row(
+    cid: str, score: float, run: RecallState, tuning: RecallTuning, by_session: dict[str, float]
+) -> dict[str, Any]:
+    made = score_factors(run.memories[cid], run.fused[cid], run.as_of, tuning)
+    return {"id": cid, "score": round(score, 6), **made.explained(), "session": round(by_session.get(cid, 1.0), 4)}
 
 
 def _time_range_factor(memory: Memory, run: RecallState, tuning: RecallTuning) -> float:
