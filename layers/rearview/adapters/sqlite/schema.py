@@ -409,6 +409,7 @@ DROP INDEX episodes_by_event_type;
 # "Bulk apply ... (issue 22, bulk2)"). The update and delete triggers of the tags stay.
 _MIGRATION_13 = "DROP TRIGGER episodes_ai;"
 
+
 def _migration_14(conn: sqlite3.Connection) -> None:
     """Every full-text table (the shared two and each namespace's own) merges any level of two segments or more
     when the store asks it to after a change set (`namespace_fts.merge_segments`): its `usermerge` option, kept in
