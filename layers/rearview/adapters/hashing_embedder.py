@@ -113,7 +113,8 @@ def _tf(count: int) -> float:
     return 1.0 + math.log(count) if count > 1 else 1.0
 
 
-@lru_cache(maxsize=65536)
+# ~0.5 KB a word at most: 16,384 words of the 3-grams cached are a few MB, and hold the words a store repeats.
+@lru_cache(maxsize=16384)
 def _char_grams(word: str) -> tuple[str, ...]:
     """The 3-gram features of a word that is not a stop word; none for a CJK token (a CJK bigram is already a
     character n-gram: its 3-grams would only repeat it)."""
