@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+import unicodedata
 
 import pytest
 from hypothesis import given, settings
@@ -11,6 +13,7 @@ from hypothesis import strategies as st
 from rearview.domain.limits import MAX_EPISODE_CHARS, MAX_FACT_CHARS
 from rearview.errors import InvalidInput, MemoryTooLarge
 from rearview.service.content_rules import (
+    _FORBIDDEN_CONTROL,
     ENTITIES_WEIGHT,
     SEMANTIC_WEIGHT,
     Redaction,
@@ -92,6 +95,15 @@ def test_control_characters_are_rejected_with_code_and_position(content: str, co
         f"content: contains control character {code} at position {position} "
         "(only tab, newline and carriage return are allowed)"
     )
+
+
+def test_every_control_character_but_tab_newline_and_return_is_rejected() -> None:
+    # The check is one character class: every code point of Unicode's category Cc but the three allowed is in it,
+    # and nothing else is.
+    rejected = {code for code in range(sys.maxunicode + 1) if _FORBIDDEN_CONTROL.search(chr(code))}
+    controls = {code for code in range(sys.maxunicode + 1) if unicodedata.category(chr(code)) == "Cc"}
+
+    assert rejected == controls - {ord(ch) for ch in "\t\n\r"}
 
 
 def test_tab_newline_and_windows_line_endings_are_allowed() -> None:

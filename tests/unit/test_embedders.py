@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -268,6 +269,27 @@ def test_hashing_is_identical_in_another_process(hashing: HashingEmbedder) -> No
 
     other = np.asarray(json.loads(done.stdout), dtype=np.float32)
     np.testing.assert_array_equal(other, hashing.embed(texts))
+
+
+# Vectors are stored: a release that changed them would leave every stored vector off from its query's. Pinned from
+# the implementation before its features were counted per word (issue 22): the same vectors, bit for bit.
+PINNED_TEXTS = [
+    "I love hiking in the mountains", "The stock market fell today", "is the", "the the the", "",
+    "!!! ...", "ramen ramen ramen ramen sushi", "O'Brien didn't go to the café", "我们的什么",
+    "我喜欢在山里徒步旅行", "東京タワーに行った", "Ｆｕｌｌ ｗｉｄｔｈ ＡＢＣ１２３", "mixed 中文 and English words",
+    "Call me at 555-0100 tomorrow, my sister's birthday is on 3 May", "dark mode dark mode please",
+]  # fmt: skip
+PINNED_DIGESTS = {
+    512: "b308c86caebef8f219a006390bfe07be3ac61dd47176c2899188fbcda8550246",
+    7: "b56f428e57b3843598000d92174cb8c9744af4a530b33b493be19fc1cb922acf",
+}
+
+
+@pytest.mark.parametrize("dim", sorted(PINNED_DIGESTS))
+def test_hashing_vectors_are_those_of_earlier_releases(dim: int) -> None:
+    vectors = HashingEmbedder(dim).embed(PINNED_TEXTS)
+
+    assert hashlib.sha256(vectors.tobytes()).hexdigest() == PINNED_DIGESTS[dim]
 
 
 def test_hashing_word_stems_overlap(hashing: HashingEmbedder) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ from rearview.domain.search import MemoryFilter
 from support.vector_corpus import (
     EMBEDDER,
     EXHAUSTIVE,
+    T0,
     corpus_episodes,
     corpus_queries,
     exact_index,
@@ -77,6 +79,42 @@ def test_rows_the_graph_does_not_hold_yet_are_searched_exactly(tmp_path: Path, m
     for query in corpus_queries():
         assert _ids(index, query) == _ids(exact, query)
     assert set(searched) == {120}  # through the graph, which holds only the first 120
+    store.db.close()
+
+
+def test_a_batch_of_queries_scores_pending_rows_as_exact_search_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The write path's duplicate check: many queries at once, the pending rows scored for all of them together.
+    store, index = _background(tmp_path / "r.db", None)
+    write_episodes(store, "acme", corpus_episodes("acme", 120))
+    assert index.wait_for_graphs(timeout=60)
+    monkeypatch.setattr(GraphKeeper, "schedule", lambda self, key: None)
+    searched: list[int] = []
+    real_search = HnswIndex.search
+
+    def search(self: HnswIndex, queries: np.ndarray, count: int, width: int | None = None) -> list[np.ndarray]:
+        searched.append(len(queries))
+        return real_search(self, queries, count, width)
+
+    monkeypatch.setattr(HnswIndex, "search", search)
+    # Pending: new rows, and rows the graph holds under their old vectors, rewritten with other words.
+    write_episodes(store, "acme", corpus_episodes("acme", 30, start=120))
+    rewritten = [
+        e.model_copy(update={"id": f"acme-{i}", "version": 2})
+        for i, e in enumerate(corpus_episodes("acme", 10, start=500))
+    ]
+    write_episodes(store, "acme", rewritten)
+    exact = exact_index(store.db)
+    queries = corpus_queries()
+    # Every row, and a filter most rows pass (still through the graph) that leaves out some pending rows.
+    for flt in (MemoryFilter(), MemoryFilter(until=T0 + timedelta(minutes=135))):
+        found = index.vector_search_many("acme", queries, flt, 10)
+        expected = exact.vector_search_many("acme", queries, flt, 10)
+        assert [[c.id for c in hits] for hits in found] == [[c.id for c in hits] for hits in expected]
+        for hits, exact_hits in zip(found, expected, strict=True):
+            assert [c.score for c in hits] == pytest.approx([c.score for c in exact_hits], abs=1e-5)
+    assert searched == [len(queries)] * 2  # both through the graph, all queries in one search
     store.db.close()
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -55,10 +55,13 @@ class HashingEmbedder:
         return out
 
     def _embed_one(self, text: str) -> np.ndarray:
-        vector = np.zeros(self.dim, dtype=np.float64)
+        # Summed in a list of Python floats (IEEE doubles, the same additions in the same order as into a float64
+        # array, without numpy's per-item cost): the vectors are bit for bit those of summing into the array.
+        sums = [0.0] * self.dim
         for feature, weight in _weighted_features(text).items():
             index, sign = _bucket(feature, self.dim)
-            vector[index] += sign * weight
+            sums[index] += sign * weight
+        vector = np.array(sums, dtype=np.float64)
         norm = float(np.linalg.norm(vector))
         if norm == 0.0:
             # No words at all (empty or punctuation only), or features that cancelled out: a fixed
@@ -76,28 +79,49 @@ def _is_stop(token: str) -> bool:
 
 
 def _weighted_features(text: str) -> dict[str, float]:
-    """Feature -> weight: sublinear tf (1 + log count) times the weight of the feature's kind."""
+    """Feature -> weight: sublinear tf (1 + log count) times the weight of the feature's kind, in the order each
+    feature first appears (words with their 3-grams, then bigrams: `_embed_one` sums in that order)."""
     # The same tokens as keyword search: lowercased words, and CJK runs as overlapping character bigrams.
     words = tokens(text)
-    stops = {w for w in words if _is_stop(w)}
-    counts: Counter[str] = Counter()
-    kind_weight: dict[str, float] = {}
-    for w in words:
-        counts["w:" + w] += 1
-        kind_weight["w:" + w] = _STOPWORD_WEIGHT if w in stops else 1.0
-        # A CJK bigram is already a character n-gram; its 3-grams would only repeat it.
-        if w not in stops and not is_cjk(w[0]):
-            padded = f"<{w}>"
-            for i in range(len(padded) - 2):
-                gram = "c:" + padded[i : i + 3]
-                counts[gram] += 1
-                kind_weight[gram] = _CHAR_WEIGHT
-    for a, b in zip(words, words[1:], strict=False):
-        # "is the" says nothing; "my sister" and "dark mode" do.
-        if a not in stops or b not in stops:
-            counts[f"b:{a} {b}"] += 1
-            kind_weight[f"b:{a} {b}"] = 1.0
-    return {f: kind_weight[f] * (1.0 + math.log(n)) for f, n in counts.items()}
+    # An ASCII text holds no CJK token: a stop word is then one of STOP_WORDS.
+    stop = [w in STOP_WORDS for w in words] if text.isascii() else [_is_stop(w) for w in words]
+    features: list[str] = []
+    for w, is_stop in zip(words, stop, strict=True):
+        features.append("w:" + w)
+        if not is_stop:
+            features.extend(_char_grams(w))
+    # "is the" says nothing; "my sister" and "dark mode" do.
+    features.extend(f"b:{a} {b}" for a, b, both in _pairs(words, stop) if not both)
+    stopped = {"w:" + w for w, is_stop in zip(words, stop, strict=True) if is_stop}
+    # Counter keeps the order in which each feature first appears.
+    return {
+        f: (_STOPWORD_WEIGHT if f in stopped else _KIND_WEIGHT[f[0]]) * _tf(n) for f, n in Counter(features).items()
+    }
+
+
+def _pairs(words: list[str], stop: list[bool]) -> Iterator[tuple[str, str, bool]]:
+    """Each word and the next, and whether both are stop words."""
+    for i in range(len(words) - 1):
+        yield words[i], words[i + 1], stop[i] and stop[i + 1]
+
+
+# A feature's weight by its kind (its first letter), a stop word's aside.
+_KIND_WEIGHT = {"w": 1.0, "c": _CHAR_WEIGHT, "b": 1.0}
+
+
+def _tf(count: int) -> float:
+    return 1.0 + math.log(count) if count > 1 else 1.0
+
+
+# ~0.5 KB a word at most: 16,384 words of the 3-grams cached are a few MB, and hold the words a store repeats.
+@lru_cache(maxsize=16384)
+def _char_grams(word: str) -> tuple[str, ...]:
+    """The 3-gram features of a word that is not a stop word; none for a CJK token (a CJK bigram is already a
+    character n-gram: its 3-grams would only repeat it)."""
+    if is_cjk(word[0]):
+        return ()
+    padded = f"<{word}>"
+    return tuple("c:" + padded[i : i + 3] for i in range(len(padded) - 2))
 
 
 @lru_cache(maxsize=65536)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Sequence
 from typing import Literal
 
@@ -23,6 +22,8 @@ from rearview.text_analysis import CJK_FUNCTION_CHARS, STOP_WORDS, is_cjk, token
 
 _MAX_CHARS: dict[str, int] = {"episodic": MAX_EPISODE_CHARS, "semantic": MAX_FACT_CHARS}
 _ALLOWED_CONTROLS = frozenset("\t\n\r")  # \r: text from Windows clients ends lines with \r\n
+# Unicode's control characters (category Cc: U+0000-001F and U+007F-009F, fixed since Unicode 1.1) but those allowed.
+_FORBIDDEN_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 # A JSON object/array with this many keys/items, or this long, is a dump rather than a statement.
 JSON_DUMP_MIN_ITEMS = 3
@@ -77,13 +78,13 @@ def check_content(content: str, layer: Literal["episodic", "semantic"], *, field
             f"{field}: must be at most {limit} characters for {article} {layer} memory (got {len(content)})",
             field=field,
         )
-    for position, ch in enumerate(content):
-        if unicodedata.category(ch) == "Cc" and ch not in _ALLOWED_CONTROLS:
-            raise InvalidInput(
-                f"{field}: contains control character U+{ord(ch):04X} at position {position} "
-                "(only tab, newline and carriage return are allowed)",
-                field=field,
-            )
+    control = _FORBIDDEN_CONTROL.search(content)
+    if control is not None:
+        raise InvalidInput(
+            f"{field}: contains control character U+{ord(control.group()):04X} at position {control.start()} "
+            "(only tab, newline and carriage return are allowed)",
+            field=field,
+        )
     if looks_like_json_dump(content):
         raise InvalidInput(
             f"{field}: looks like a raw JSON document; store the fact it states, not the dump", field=field

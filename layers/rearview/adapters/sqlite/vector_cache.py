@@ -78,6 +78,21 @@ def block_scores(vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
     return out
 
 
+def _scores_of_many(vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """(queries, rows) cosines, each pair scored as `block_scores` scores it for one query (numkong's kernel scores
+    a pair alike in one call for many queries), so a row ranks the same whichever way it was scored."""
+    if _KERNEL is not None:
+        found = _KERNEL.cdist(np.ascontiguousarray(queries, dtype=np.float16), vectors, metric="dot")
+        return np.asarray(found).astype(np.float32)
+    return np.vstack([block_scores(vectors, query.reshape(1, -1)) for query in queries])
+
+
+def _among_sorted(sorted_values: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Which of `values` occur in `sorted_values` (sorted, unique): a binary search each."""
+    at = np.searchsorted(sorted_values, values)
+    return sorted_values[np.minimum(at, sorted_values.size - 1)] == values
+
+
 def top_of(scores: np.ndarray, limit: int) -> np.ndarray:
     """Per row of `scores` (queries, candidates), the columns of the best `limit`, best first, equal scores in
     column order, at the cut too: the rows are ordered by ref, so a search that scores a subset of them (through
@@ -409,18 +424,26 @@ class VectorCache:
         wanted = min(passing, limit)
         ask = int(min(self.alive_count, wanted * _ANN_MARGIN * self.alive_count / passing + 8))
         pending = self.pending_positions()
+        pending = pending[mask[pending]]
+        # The rows the graph does not hold yet are scored for every query at once: the keeper may lag by thousands
+        # of rows while writes come fast, and gathering and sorting them per query cost more than the search.
+        waiting = _scores_of_many(self.vectors[pending], queries) if pending.size else None
         found: list[Hits] = []
-        for query, keys in zip(queries, self.ann.search(queries, ask, width), strict=True):
+        for q, (query, keys) in enumerate(zip(queries, self.ann.search(queries, ask, width), strict=True)):
             positions = self._positions_of(keys)
-            if pending.size:
-                positions = np.union1d(positions, pending)
             positions = positions[mask[positions]]
-            if positions.size < wanted:
+            if pending.size:
+                positions = positions[~_among_sorted(pending, positions)]
+            if positions.size + pending.size < wanted:
                 found.append(self._exact_many(query.reshape(1, -1), np.flatnonzero(mask), limit)[0])
                 continue
-            # In row order, so that ties fall as in an exact search.
-            positions = np.sort(positions)
             scores = block_scores(self.vectors[positions], query.reshape(1, -1))
+            if waiting is not None:
+                positions = np.concatenate([positions, pending])
+                scores = np.concatenate([scores, waiting[q : q + 1]], axis=1)
+            # In row order, so that ties fall as in an exact search.
+            order = np.argsort(positions, kind="stable")
+            positions, scores = positions[order], scores[:, order]
             top = top_of(scores, limit)[0]
             found.append(self._hits(scores[0, top], positions[top]))
         return found
