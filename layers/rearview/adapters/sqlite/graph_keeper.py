@@ -34,10 +34,8 @@ logger = logging.getLogger(__name__)
 
 CacheKey = tuple[str, StoredLayer]
 
-# Seconds: how long a thread waiting for the GIL lets the holder run on (see the module's docstring). At 0.2 ms a
-# keeper inserting 0.7 ms vectors beside a busy request thread waited up to ~30% of its time; 50 us is Linux's
-# default timer slack, below which a shorter wait is not kept anyway.
-_SWITCH_INTERVAL = 0.00005
+# Seconds: how long a thread waiting for the GIL lets the holder run on (see the module's docstring).
+_SWITCH_INTERVAL = 0.0002
 
 
 class _SwitchInterval:
