@@ -303,6 +303,17 @@ def test_hostile_input_is_a_4xx_naming_the_field(
         assert answer.json()["message"].startswith(f"{field}: ")
 
 
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [("since=9999-12-31T23:59:59-14:00", "since"), ("until=0001-01-01T00:00:00%2B14:00", "until")],
+)
+def test_listing_refuses_a_time_outside_the_calendar_naming_it(server: LocalServer, query: str, field: str) -> None:
+    # Converted to UTC, these times leave the calendar (years 1-9999): a 422 naming the field, not a 500.
+    answer = send(server, "GET", f"/v1/namespaces/{NS}/memories?{query}", None, json_headers())
+    assert answer.status == 422, answer.text
+    assert answer.json()["field"] == field and answer.json()["message"].startswith(f"{field}: ")
+
+
 def test_a_body_without_a_json_content_type_is_415(server: LocalServer) -> None:
     answer = send(server, "POST", f"/v1/namespaces/{NS}/memories", json.dumps(BODIES["write_memory"]),
                   {"Content-Type": "text/plain"})  # fmt: skip
@@ -340,6 +351,8 @@ def _mcp(server: LocalServer, tool: str, arguments: str) -> Any:
         ("recall", '{"query": "x", "top_k": ' + "9" * 4400 + "}", "top_k: must be an integer of at most 40 digits"),
         ("recall", '{"query": "yesterday", "as_of": "0001-01-01T00:00:00Z"}', "as_of: must lie between"),
         ("recall", '{"query": "x", "bogus": 1}', "bogus: Extra inputs are not permitted"),
+        ("list_memories", '{"since": "9999-12-31T23:59:59-14:00"}', "since: must lie between"),
+        ("list_memories", '{"until": "0001-01-01T00:00:00+14:00"}', "until: must lie between"),
         (
             "recall",
             '{"query": "x", "since": "2026-03-02T00:00:00Z", "until": "2026-03-01T00:00:00Z"}',

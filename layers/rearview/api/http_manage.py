@@ -21,7 +21,7 @@ from rearview.domain.erase import EraseReceipt, NamespaceList
 from rearview.domain.history import MemoryHistory
 from rearview.domain.listing import MAX_PAGE, ListQuery, MemoryPage
 from rearview.domain.memory import Kind, StoredLayer
-from rearview.domain.timestamps import UtcDatetime
+from rearview.domain.timestamps import RequestDatetime
 from rearview.domain.transfer import NDJSON, ImportResult
 from rearview.errors import InvalidInput, NotFound
 from rearview.service.manage.transfer import parse_import
@@ -74,8 +74,8 @@ class ManageOperations:
         tag: Annotated[str | None, Query(max_length=64, description="Only memories with this tag")] = None,
         event_type: Annotated[str | None, Query(max_length=64, description="Only episodes of this type")] = None,
         kind: Annotated[Kind | None, Query(description="Only facts of this kind")] = None,
-        since: Annotated[UtcDatetime | None, Query(description="From this time on, ISO 8601")] = None,
-        until: Annotated[UtcDatetime | None, Query(description="Before this time, ISO 8601")] = None,
+        since: Annotated[RequestDatetime | None, Query(description="From this time on, ISO 8601")] = None,
+        until: Annotated[RequestDatetime | None, Query(description="Before this time, ISO 8601")] = None,
         include_superseded: Annotated[bool, Query(description="Also superseded facts")] = False,
         limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description=f"Page size, 1 to {MAX_PAGE}")] = 50,
         cursor: Annotated[str | None, Query(max_length=1024, description="next_cursor of the last page")] = None,

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rearview.domain.history import StoredMemory
 from rearview.domain.limits import LABEL_PATTERN
 from rearview.domain.memory import Kind, Memory, StoredLayer
-from rearview.domain.timestamps import UtcDatetime, as_utc
+from rearview.domain.timestamps import RequestDatetime, as_utc
 from rearview.errors import InvalidInput
 
 MAX_PAGE = 500
@@ -80,8 +80,8 @@ class ListQuery(BaseModel):
         None, pattern=LABEL_PATTERN, max_length=64, description="Only episodes of this event type"
     )
     kind: Kind | None = Field(None, description="Only semantic memories of this kind: preference, fact or lesson")
-    since: UtcDatetime | None = Field(None, description="Only memories from this time on, ISO 8601")
-    until: UtcDatetime | None = Field(None, description="Only memories before this time, ISO 8601")
+    since: RequestDatetime | None = Field(None, description="Only memories from this time on, ISO 8601")
+    until: RequestDatetime | None = Field(None, description="Only memories before this time, ISO 8601")
     include_superseded: bool = Field(False, description="Also facts that a later fact replaced")
     limit: int = Field(DEFAULT_PAGE, ge=1, le=MAX_PAGE, description=f"Page size, 1 to {MAX_PAGE}")
     cursor: str | None = Field(

@@ -15,10 +15,15 @@ def utcnow() -> datetime:
 
 
 def as_utc(value: datetime) -> datetime:
-    """Naive datetimes are taken as UTC; aware ones are converted to UTC."""
+    """Naive datetimes are taken as UTC; aware ones are converted to UTC. A time whose conversion leaves the calendar
+    (9999-12-31T23:59:59-14:00) is a ValueError, which a model's validation reports as a 422 naming the field,
+    not an OverflowError (a 500)."""
     if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError as exc:
+        raise ValueError(f"is outside the calendar once converted to UTC (got {value.isoformat()[:40]})") from exc
 
 
 def utc_from_epoch(seconds: float) -> datetime:
