@@ -89,25 +89,24 @@ def _without_merging(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(memory_store_module, "merge_segments", lambda conn, table: None)
 
 
+def _written(path: Path) -> tuple[dict[str, dict[str, list[Candidate]]], tuple[int, int]]:
+    """The searches of two namespaces written in small change sets, and the segments of the two shared tables."""
+    with _db(path) as db:
+        store, index = SqliteMemoryStore(db), SqliteSearchIndex(db)
+        _write_small_sets(store, "acme", 60)
+        _write_small_sets(store, "other", 5)
+        conn = db.connection()
+        assert _usermerge(conn, "fts_episodes") == _usermerge(conn, "fts_facts") == FTS_USERMERGE
+        searches = {ns: _searches(index, ns) for ns in ("acme", "other")}
+        return searches, (segment_count(conn, "fts_episodes"), segment_count(conn, "fts_facts"))
+
+
 def test_small_change_sets_leave_few_segments_and_the_same_results(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with _db(tmp_path / "merged.db") as db:
-        store, index = SqliteMemoryStore(db), SqliteSearchIndex(db)
-        _write_small_sets(store, "acme", 60)
-        _write_small_sets(store, "other", 5)
-        merged = {ns: _searches(index, ns) for ns in ("acme", "other")}
-        conn = db.connection()
-        merged_segments = segment_count(conn, "fts_episodes"), segment_count(conn, "fts_facts")
-        assert _usermerge(conn, "fts_episodes") == _usermerge(conn, "fts_facts") == FTS_USERMERGE
+    merged, merged_segments = _written(tmp_path / "merged.db")
     _without_merging(monkeypatch)
-    with _db(tmp_path / "unmerged.db") as db:
-        store, index = SqliteMemoryStore(db), SqliteSearchIndex(db)
-        _write_small_sets(store, "acme", 60)
-        _write_small_sets(store, "other", 5)
-        unmerged = {ns: _searches(index, ns) for ns in ("acme", "other")}
-        conn = db.connection()
-        unmerged_segments = segment_count(conn, "fts_episodes"), segment_count(conn, "fts_facts")
+    unmerged, unmerged_segments = _written(tmp_path / "unmerged.db")
 
     # 65 change sets, each with inserts, some with edits and deletes (one segment per row through the triggers):
     # FTS5 alone leaves up to 15 of them waiting (13 and 15 here); merged, about one per level (3 and 1).
