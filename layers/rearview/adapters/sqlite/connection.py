@@ -68,6 +68,12 @@ def _meta_value(conn: sqlite3.Connection, key: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+def stored_schema_version(conn: sqlite3.Connection) -> int:
+    """The schema version the database was migrated to (0 before the first migration)."""
+    value = _meta_value(conn, "schema_version")
+    return int(value) if value is not None else 0
+
+
 def _set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
     conn.execute(
         "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -270,16 +276,14 @@ class SqliteDatabase:
 
     @property
     def schema_version(self) -> int:
-        value = _meta_value(self.connection(), "schema_version")
-        return int(value) if value is not None else 0
+        return stored_schema_version(self.connection())
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         conn.execute(META_DDL)
         while True:
             with self.transaction():
                 # Re-read inside the write lock: another process may have migrated meanwhile.
-                stored = _meta_value(conn, "schema_version")
-                version = int(stored) if stored is not None else 0
+                version = stored_schema_version(conn)
                 target = len(self._migrations)
                 if version > target:
                     raise ConfigurationError(

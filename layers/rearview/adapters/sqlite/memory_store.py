@@ -19,8 +19,6 @@ from rearview.adapters.sqlite.namespace_fts import (
     index_inserted,
     merge_segments,
     promote,
-    store_indexes_inserts,
-    store_merges_segments,
 )
 from rearview.adapters.sqlite.read_cache import (
     MEMORIES_CACHED,
@@ -51,7 +49,7 @@ from rearview.adapters.sqlite.rows import (
     unique_layers,
     update_sql,
 )
-from rearview.adapters.sqlite.schema import STORE_TAGS_INSERTS
+from rearview.adapters.sqlite.schema import FTS_MERGED, STORE_INDEXES_INSERTS, STORE_TAGS_INSERTS
 from rearview.clock import SystemClock
 from rearview.domain.changes import ChangeSet, PendingUpsert
 from rearview.domain.erase import ErasedCounts
@@ -88,11 +86,11 @@ class SqliteMemoryStore:
         self._memories: GenerationCache[CachedMemory] = GenerationCache(MEMORIES_CACHED)
         self._vectors: GenerationCache[tuple[int, np.ndarray]] = GenerationCache(VECTORS_CACHED)
         # Since migration 11 the store indexes the episodes it inserts, since 13 it writes their tags (no trigger
-        # does either).
-        self._index_inserts = store_indexes_inserts(db.connection())
-        self._tag_inserts = db.schema_version >= STORE_TAGS_INSERTS
-        # Since migration 14 it merges the full-text segments each change set left (namespace_fts.merge_segments).
-        self._merge_segments = store_merges_segments(db.connection())
+        # does either), since 14 it merges the full-text segments each change set left (namespace_fts.merge_segments).
+        version = db.schema_version
+        self._index_inserts = version >= STORE_INDEXES_INSERTS
+        self._tag_inserts = version >= STORE_TAGS_INSERTS
+        self._merge_segments = version >= FTS_MERGED
 
     # working memory
 

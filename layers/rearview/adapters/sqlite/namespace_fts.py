@@ -27,8 +27,9 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from rearview.adapters.sqlite.connection import stored_schema_version
 from rearview.adapters.sqlite.rows import TABLE, namespace_token
-from rearview.adapters.sqlite.schema import FTS_MERGED, FTS_TOKENIZER, FTS_USERMERGE, STORE_INDEXES_INSERTS
+from rearview.adapters.sqlite.schema import FTS_TOKENIZER, STORE_INDEXES_INSERTS, set_usermerge
 
 SHARED = {"episodic": "fts_episodes", "semantic": "fts_facts"}
 # A merge after each change set: at most this many pages written (a 100-episode change set writes about 3; a merge
@@ -115,21 +116,10 @@ def alone_in(conn: sqlite3.Connection, layer: str, namespace: str) -> bool:
     return True
 
 
-def _schema_at_least(conn: sqlite3.Connection, version: int) -> bool:
-    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    return row is not None and int(row[0]) >= version
-
-
 def store_indexes_inserts(conn: sqlite3.Connection) -> bool:
     """Whether the store indexes the episodes it inserts (`index_inserted`, from schema version
     `STORE_INDEXES_INSERTS` on); before that, triggers do."""
-    return _schema_at_least(conn, STORE_INDEXES_INSERTS)
-
-
-def store_merges_segments(conn: sqlite3.Connection) -> bool:
-    """Whether the store merges the segments of the tables a change set wrote (`merge_segments`, from schema
-    version `FTS_MERGED` on, where every table has its `usermerge`)."""
-    return _schema_at_least(conn, FTS_MERGED)
+    return stored_schema_version(conn) >= STORE_INDEXES_INSERTS
 
 
 def index_inserted(conn: sqlite3.Connection, namespace: str, refs: range) -> None:
@@ -150,11 +140,6 @@ def merge_segments(conn: sqlite3.Connection, table: str) -> None:
     """Merge the table's segments, at most `MERGE_PAGES` pages of output, where a level holds `FTS_USERMERGE` or more
     (nothing to do costs one read of the table's structure record)."""
     conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
-
-
-def set_usermerge(conn: sqlite3.Connection, table: str) -> None:
-    """Store `FTS_USERMERGE` in the table's config: the fewest segments on a level that `merge_segments` merges."""
-    conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('usermerge', ?)", (FTS_USERMERGE,))
 
 
 def _own_table_ddl(namespace: str, table: str, index_inserts: bool) -> list[str]:

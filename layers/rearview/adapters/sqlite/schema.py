@@ -418,7 +418,12 @@ def _migration_14(conn: sqlite3.Connection) -> None:
     for table in ("fts_episodes", "fts_facts", *own):
         if not _OWN_FTS_TABLE.fullmatch(table) and table not in ("fts_episodes", "fts_facts"):
             raise ConfigurationError(f"fts_namespaces names an unexpected table {table!r}")
-        conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('usermerge', ?)", (FTS_USERMERGE,))
+        set_usermerge(conn, table)
+
+
+def set_usermerge(conn: sqlite3.Connection, table: str) -> None:
+    """Store `FTS_USERMERGE` in the table's config: the fewest segments on a level that `merge_segments` merges."""
+    conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('usermerge', ?)", (FTS_USERMERGE,))
 
 
 # A migration is a script of statements, or (when what it changes is named by the data, as each namespace's own

@@ -92,8 +92,7 @@ class Scorer:
     def score(self, memory: Memory, fused: float) -> float:
         """`score_factors(memory, fused, as_of, tuning).score`."""
         age_days = (self.as_of - memory.occurred_at).total_seconds() / 86400.0
-        floor = self._floor
-        decay = floor + (1.0 - floor) * math.pow(0.5, max(0.0, age_days) / self._half_life[memory.layer])
+        decay = recency_factor(age_days, self._half_life[memory.layer], self._floor)
         key = (memory.importance, memory.access_count)
         boost = self._boosts.get(key)
         if boost is None:
