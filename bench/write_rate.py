@@ -207,8 +207,9 @@ def differing(decisions: Sequence[Sequence[Any]], reference: Sequence[Sequence[A
 # --- grown: the construction width of written rows ------------------------------------------------------------------
 
 
-def grown_worker(width: int, args: argparse.Namespace) -> dict[str, Any]:
-    """One configuration of `grown` (width 0: exact duplicate search, no graph)."""
+def grown_worker(width: int, duplicates: int, args: argparse.Namespace) -> dict[str, Any]:
+    """One configuration of `grown`: written rows' width, duplicate search width (width 0: exact duplicate search,
+    no graph)."""
     from rearview.adapters.hashing_embedder import HashingEmbedder
     from rearview.adapters.sqlite import SqliteSearchIndex, VectorOptions
     from rearview.bootstrap import build
@@ -221,6 +222,7 @@ def grown_worker(width: int, args: argparse.Namespace) -> dict[str, Any]:
     index: dict[str, Any] = {"ann_threshold": 0}
     if width:  # the graph from --first on (the default threshold at the default --first)
         index = {"ann_threshold": args.first, "ann_background": False, "ann_expansion_writes": width}
+        index["ann_expansion_duplicates"] = duplicates
     decided: list[tuple[str, str, str | None]] = []
     with tempfile.TemporaryDirectory(prefix="rearview-grown-") as tmp:
         services = build(
@@ -245,21 +247,21 @@ def grown_worker(width: int, args: argparse.Namespace) -> dict[str, Any]:
                 hits += len(truth & found)
             recall = hits / (K_RECALL * len(queries))
         services.close()
-    return {"width": width, "seconds": seconds, "cpu_s": cpu, "decisions": decided, "recall": recall}
+    return {"seconds": seconds, "cpu_s": cpu, "decisions": decided, "recall": recall}
 
 
 def grown_table(args: argparse.Namespace) -> None:
-    runs: dict[int, dict[str, Any]] = {}
-    for width in [0, *args.widths]:
-        label = f"width {width}" if width else "exact"
+    runs: dict[tuple[int, int], dict[str, Any]] = {}
+    for width, duplicates in [(0, 0), *((w, d) for w in args.widths for d in args.duplicates)]:
+        label = f"written rows {width} wide, duplicates searched {duplicates} wide" if width else "exact"
         print(f"{label}:", file=sys.stderr, flush=True)
         with tempfile.NamedTemporaryFile(suffix=".json") as out:
-            command = [sys.executable, __file__, "grown-worker", out.name, str(width), "--first", str(args.first)]
-            command += ["--size", str(args.size), "--batch", str(args.batch), "--queries", str(args.queries)]
-            subprocess.run([*command, "--seed", str(args.seed)], check=True)
-            runs[width] = json.loads(Path(out.name).read_text(encoding="utf-8"))
-    exact = runs[0]["decisions"]
-    at_128 = runs.get(128, {}).get("decisions")
+            command = [sys.executable, __file__, "grown-worker", out.name, str(width), str(duplicates)]
+            command += ["--first", str(args.first), "--size", str(args.size), "--batch", str(args.batch)]
+            subprocess.run([*command, "--queries", str(args.queries), "--seed", str(args.seed)], check=True)
+            runs[width, duplicates] = json.loads(Path(out.name).read_text(encoding="utf-8"))
+    exact = runs[0, 0]["decisions"]
+    at_128 = runs.get((128, 32), {}).get("decisions")  # the defaults before issue 22's third pass
     written = len(exact)
     lines = [
         f"The construction width of written rows: the rate corpus bulk-loaded to {args.first:,} (its graph built at "
@@ -268,15 +270,16 @@ def grown_table(args: argparse.Namespace) -> None:
         f"search (default search width) against exact search for {args.queries:,} new sentences; hashing embedder",
         "",
         "| duplicate search | written rows' width | writes/s growing (insertions in the write) | writes per CPU second "
-        f"| decisions unlike exact search's | unlike width 128's | merged | stored | recall@{K_RECALL} |",
+        f"| decisions unlike exact search's | unlike 128 / 32's | merged | stored | recall@{K_RECALL} |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for width, run in runs.items():
+    for (width, duplicates), run in runs.items():
         decisions = run["decisions"]
         merged = sum(status == "merged" for _, status, _ in decisions)
         stored = sum(status == "stored" for _, status, _ in decisions)
+        search = f"graph, {duplicates} wide" if width else "exact"
         lines.append(
-            f"| {'graph' if width else 'exact'} | {width or '-'} | {written / run['seconds']:,.0f} | "
+            f"| {search} | {width or '-'} | {written / run['seconds']:,.0f} | "
             f"{written / run['cpu_s']:,.0f} | {differing(decisions, exact) if width else '-'} | "
             f"{differing(decisions, at_128) if width and at_128 is not None else '-'} | {merged:,} | {stored:,} | "
             f"{'-' if run['recall'] is None else format(run['recall'], '.4f')} |"
@@ -428,8 +431,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         if name == "grown-worker":
             sub.add_argument("out", type=Path)
             sub.add_argument("width", type=int)
+            sub.add_argument("duplicates", type=int)
         else:
             sub.add_argument("--widths", type=int, nargs="+", default=[128, 96, 64, 48])
+            sub.add_argument("--duplicates", type=int, nargs="+", default=[32], help="duplicate search widths")
         sub.add_argument("--first", type=int, default=20_000, help="episodes bulk-loaded (the graph threshold)")
         sub.add_argument("--size", type=int, default=100_000, help="the namespace's size once grown by writes")
         sub.add_argument("--batch", type=int, default=100)
@@ -455,7 +460,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.command == "rate":
         rate(args)
     elif args.command == "grown-worker":
-        args.out.write_text(json.dumps(grown_worker(args.width, args)), encoding="utf-8")
+        args.out.write_text(json.dumps(grown_worker(args.width, args.duplicates, args)), encoding="utf-8")
     elif args.command == "grown":
         grown_table(args)
     elif args.command == "candidates":
