@@ -18,6 +18,15 @@ memory merged into) differ from exact search's.
     .venv/bin/python bench/write_rate.py rate --sizes 10000 --window 1000      # smoke
     .venv/bin/python bench/write_rate.py agreement --data ../shared/benchmarks/locomo
     .venv/bin/python bench/write_rate.py candidates --size 100000                 # the synthetic corpus at 100k
+    .venv/bin/python bench/write_rate.py grown --widths 128 96 64 48     # index.ann_expansion_writes at 100k
+
+`grown`: the construction width of written rows (`index.ann_expansion_writes`). For exact duplicate search and for
+each width, in its own process: the rate corpus bulk-loaded to --first (the graph threshold: its graph built at
+`ann_expansion_add` by the first write), then grown to --size by `writer.write_batch` in batches of --batch, every
+written row inserted into the graph by the write itself at that width (the keeper off, so each run is repeatable);
+every write's decision (id, status, the memory merged into) against exact search's and width 128's, and recall@50 of
+Rearview's vector search (the graph's candidates rescored, default search width) against exact search for --queries
+new sentences. `rate` also compares each run's decisions with the first tree's first run.
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ REPO = Path(__file__).resolve().parents[1]
 NAMESPACE = "bench:writes"
 START = datetime(2023, 1, 1, tzinfo=UTC)
 APPLY_BATCH = 10_000
+K_RECALL = 50
 
 
 # --- rate: one tree, in its own process ----------------------------------------------------------------------------
@@ -117,16 +127,19 @@ def rate_worker(sizes: Sequence[int], window: int, batch: int, seed: int) -> dic
             settled = time.perf_counter() - started
             batches = [grown.writes(batch) for _ in range(max(1, window // batch))]
             statuses: dict[str, int] = {}
+            decided: list[tuple[str, str, str | None]] = []
             started, cpu = time.perf_counter(), time.process_time()
             for items in batches:
                 for result in services.writer.write_batch(NAMESPACE, items):
                     statuses[result.status] = statuses.get(result.status, 0) + 1
+                    decided.append((result.id, result.status, result.merged_into))
             wait()  # the window's own graph work counts too
             seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
             rows.append(
                 {
                     "size": target, "apply_s": applied, "first_write_ms": first_ms, "background_s": settled,
                     "writes": sum(statuses.values()), "seconds": seconds, "cpu_s": cpu, "statuses": statuses,
+                    "decisions": decided,
                 }
             )  # fmt: skip
             print(f"  {target:,}: {rows[-1]['writes'] / seconds:,.0f} writes/s", file=sys.stderr, flush=True)
@@ -163,24 +176,117 @@ def rate_table(results: dict[str, list[dict[str, Any]]], args: argparse.Namespac
         f"{args.repeat} run(s) per tree; hashing embedder (512 dimensions)",
         "",
         "| tree | namespace size | writes/s | writes per CPU second | first write after the bulk load ms "
-        "| background graph work before the window s | store.apply to that size s | statuses |",
-        "|---|---|---|---|---|---|---|---|",
+        "| background graph work before the window s | store.apply to that size s | statuses "
+        f"| decisions unlike {next(iter(results))}'s first run (each run) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
+    reference = next(iter(results.values()))[0]["rows"]
     for name, runs in results.items():
         for position in range(len(runs[0]["rows"])):
             rows = [run["rows"][position] for run in runs]
             best = max(rows, key=lambda r: r["writes"] / r["seconds"])
             statuses = ", ".join(f"{k} {v:,}" for k, v in sorted(best["statuses"].items()))
+            unlike = ", ".join(str(differing(r["decisions"], reference[position]["decisions"])) for r in rows)
             lines.append(
                 f"| {name} | {best['size']:,} | {best['writes'] / best['seconds']:,.0f} | "
                 f"{best['writes'] / best['cpu_s']:,.0f} | "
                 f"{min(r['first_write_ms'] for r in rows):,.0f} | {best['background_s']:.1f} | "
-                f"{best['apply_s']:.1f} | {statuses} |"
+                f"{best['apply_s']:.1f} | {statuses} | {unlike} |"
             )
     loads = [", ".join(f"{x:.1f}" for x in run["load"]) for runs in results.values() for run in runs]
     lines.append("")
     lines.append(f"load average at the end of each run (1/5/15 min, {os.cpu_count()} cores): {'; '.join(loads)}")
     return "\n".join(lines)
+
+
+def differing(decisions: Sequence[Sequence[Any]], reference: Sequence[Sequence[Any]]) -> int:
+    """How many writes were decided otherwise (status or memory merged into) than in `reference`, the same writes."""
+    return sum(list(a) != list(b) for a, b in zip(decisions, reference, strict=True))
+
+
+# --- grown: the construction width of written rows ------------------------------------------------------------------
+
+
+def grown_worker(width: int, duplicates: int, args: argparse.Namespace) -> dict[str, Any]:
+    """One configuration of `grown`: written rows' width, duplicate search width (width 0: exact duplicate search,
+    no graph)."""
+    from rearview.adapters.hashing_embedder import HashingEmbedder
+    from rearview.adapters.sqlite import SqliteSearchIndex, VectorOptions
+    from rearview.bootstrap import build
+    from rearview.clock import ManualClock
+    from rearview.domain.search import MemoryFilter
+    from rearview.settings import Settings
+
+    clock = ManualClock(START)
+    embedder = HashingEmbedder(dim=512)
+    index: dict[str, Any] = {"ann_threshold": 0}
+    if width:  # the graph from --first on (the default threshold at the default --first)
+        index = {"ann_threshold": args.first, "ann_background": False, "ann_expansion_writes": width}
+        index["ann_expansion_duplicates"] = duplicates
+    decided: list[tuple[str, str, str | None]] = []
+    with tempfile.TemporaryDirectory(prefix="rearview-grown-") as tmp:
+        services = build(
+            Settings(embedder="hashing", data_dir=Path(tmp), index=index), clock=clock, embedder=embedder
+        )  # fmt: skip
+        grown = Namespace(services.store, embedder, args.seed)
+        grown.bulk_load(args.first)
+        started, cpu = time.perf_counter(), time.process_time()
+        while grown.size < args.size:
+            items = grown.writes(min(args.batch, args.size - grown.size))
+            clock.set(START + timedelta(minutes=grown.size))
+            decided.extend((r.id, r.status, r.merged_into) for r in services.writer.write_batch(NAMESPACE, items))
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+        recall = None
+        if width:
+            queries = embedder.embed([text for text, _ in grown.generator.sentences(args.queries)])
+            exact = SqliteSearchIndex(services.index.db, vectors=VectorOptions(ann_threshold=0))  # type: ignore[attr-defined]
+            hits = 0
+            for query in queries:
+                truth = {c.id for c in exact.vector_search(NAMESPACE, query, MemoryFilter(), K_RECALL)}
+                found = {c.id for c in services.index.vector_search(NAMESPACE, query, MemoryFilter(), K_RECALL)}
+                hits += len(truth & found)
+            recall = hits / (K_RECALL * len(queries))
+        services.close()
+    return {"seconds": seconds, "cpu_s": cpu, "decisions": decided, "recall": recall}
+
+
+def grown_table(args: argparse.Namespace) -> None:
+    runs: dict[tuple[int, int], dict[str, Any]] = {}
+    for width, duplicates in [(0, 0), *((w, d) for w in args.widths for d in args.duplicates)]:
+        label = f"written rows {width} wide, duplicates searched {duplicates} wide" if width else "exact"
+        print(f"{label}:", file=sys.stderr, flush=True)
+        with tempfile.NamedTemporaryFile(suffix=".json") as out:
+            command = [sys.executable, __file__, "grown-worker", out.name, str(width), str(duplicates)]
+            command += ["--first", str(args.first), "--size", str(args.size), "--batch", str(args.batch)]
+            subprocess.run([*command, "--queries", str(args.queries), "--seed", str(args.seed)], check=True)
+            runs[width, duplicates] = json.loads(Path(out.name).read_text(encoding="utf-8"))
+    exact = runs[0, 0]["decisions"]
+    at_128 = runs.get((128, 32), {}).get("decisions")  # the defaults before issue 22's third pass
+    written = len(exact)
+    lines = [
+        f"The construction width of written rows: the rate corpus bulk-loaded to {args.first:,} (its graph built at "
+        f"ann_expansion_add by the first write), then {written:,} writes to {args.size:,} through the write path in "
+        f"batches of {args.batch}, each write inserting its rows into the graph itself; recall@{K_RECALL} of vector "
+        f"search (default search width) against exact search for {args.queries:,} new sentences; hashing embedder",
+        "",
+        "| duplicate search | written rows' width | writes/s growing (insertions in the write) | writes per CPU second "
+        f"| decisions unlike exact search's | unlike 128 / 32's | merged | stored | recall@{K_RECALL} |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for (width, duplicates), run in runs.items():
+        decisions = run["decisions"]
+        merged = sum(status == "merged" for _, status, _ in decisions)
+        stored = sum(status == "stored" for _, status, _ in decisions)
+        search = f"graph, {duplicates} wide" if width else "exact"
+        lines.append(
+            f"| {search} | {width or '-'} | {written / run['seconds']:,.0f} | "
+            f"{written / run['cpu_s']:,.0f} | {differing(decisions, exact) if width else '-'} | "
+            f"{differing(decisions, at_128) if width and at_128 is not None else '-'} | {merged:,} | {stored:,} | "
+            f"{'-' if run['recall'] is None else format(run['recall'], '.4f')} |"
+        )
+    lines.append("")
+    lines.append(f"load average at the end (1/5/15 min, {os.cpu_count()} cores): {os.getloadavg()}")
+    print("\n".join(lines))
 
 
 # --- agreement -------------------------------------------------------------------------------------------------------
@@ -202,10 +308,12 @@ def restated(text: str) -> str:
     return re.sub(r"[^\w\s]", "", text).lower()
 
 
-def decisions(turns: list[tuple[str, str, str]], threshold: int, width: int) -> list[tuple[str, int | None]]:
+def decisions(
+    turns: list[tuple[str, str, str]], threshold: int, width: int, writes_width: int = 128
+) -> list[tuple[str, int | None]]:
     """(status, position of the write that stored the memory it merged into) of every write of the turns and their
     restatements (ids are new on each run, positions are not), with duplicate search exact (threshold 0) or
-    through the graph searched `width` wide."""
+    through the graph searched `width` wide, its rows (every one written) inserted `writes_width` wide."""
     from rearview.adapters.hashing_embedder import HashingEmbedder
     from rearview.adapters.sqlite import AnnParams, SqliteDatabase, SqliteMemoryStore, SqliteSearchIndex
     from rearview.adapters.sqlite.vector_caches import VectorOptions
@@ -219,7 +327,8 @@ def decisions(turns: list[tuple[str, str, str]], threshold: int, width: int) -> 
     results: list[WriteResult] = []
     with tempfile.TemporaryDirectory(prefix="rearview-agreement-") as tmp:
         db = SqliteDatabase(Path(tmp) / "rearview.db", embedder_name=embedder.name, dim=embedder.dim)
-        options = VectorOptions(ann_threshold=threshold, ann_params=AnnParams(expansion_batch=width))
+        params = AnnParams(expansion_batch=width, expansion_writes=writes_width)
+        options = VectorOptions(ann_threshold=threshold, ann_params=params)
         store, index = SqliteMemoryStore(db, clock=clock), SqliteSearchIndex(db, vectors=options)
         writer = WriteService(store, index, embedder, clock, Settings().write)
         passes = [turns, [(s, speaker, restated(text)) for s, speaker, text in turns]]
@@ -244,16 +353,18 @@ def agreement(args: argparse.Namespace) -> None:
         f"Duplicate decisions on LoCoMo's {len(turns):,} turns and their {len(turns):,} restatements (one namespace, "
         f"hashing embedder): exact search merges {merges:,}",
         "",
-        "| duplicate search | results differing from exact search | merges | agreement |",
-        "|---|---|---|---|",
+        "| duplicate search | written rows' width (ann_expansion_writes) | results differing from exact search "
+        "| merges | agreement |",
+        "|---|---|---|---|---|",
     ]
-    for width in args.widths:
-        found = decisions(turns, 1, width)
-        differ = sum(a != b for a, b in zip(exact, found, strict=True))
-        lines.append(
-            f"| graph, width {width} | {differ:,} | {sum(s == 'merged' for s, _ in found):,} | "
-            f"{1 - differ / len(exact):.4f} |"
-        )
+    for writes_width in args.expansion_writes:
+        for width in args.widths:
+            found = decisions(turns, 1, width, writes_width)
+            differ = sum(a != b for a, b in zip(exact, found, strict=True))
+            lines.append(
+                f"| graph, width {width} | {writes_width} | {differ:,} | {sum(s == 'merged' for s, _ in found):,} | "
+                f"{1 - differ / len(exact):.4f} |"
+            )
     print("\n".join(lines))
 
 
@@ -315,9 +426,24 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         sub.add_argument("--seed", type=int, default=42)
         sub.add_argument("--baseline", default="8f5dc00", help="the commit whose layers/ is the baseline")
         sub.add_argument("--repeat", type=int, default=1, help="runs per tree, the order alternating")
+    for name in ("grown", "grown-worker"):
+        sub = commands.add_parser(name)
+        if name == "grown-worker":
+            sub.add_argument("out", type=Path)
+            sub.add_argument("width", type=int)
+            sub.add_argument("duplicates", type=int)
+        else:
+            sub.add_argument("--widths", type=int, nargs="+", default=[128, 96, 64, 48])
+            sub.add_argument("--duplicates", type=int, nargs="+", default=[32], help="duplicate search widths")
+        sub.add_argument("--first", type=int, default=20_000, help="episodes bulk-loaded (the graph threshold)")
+        sub.add_argument("--size", type=int, default=100_000, help="the namespace's size once grown by writes")
+        sub.add_argument("--batch", type=int, default=100)
+        sub.add_argument("--queries", type=int, default=1000)
+        sub.add_argument("--seed", type=int, default=42)
     sub = commands.add_parser("agreement")
     sub.add_argument("--data", type=Path, default=REPO.parent / "shared" / "benchmarks" / "locomo")
     sub.add_argument("--widths", type=int, nargs="+", default=[16, 32, 128])
+    sub.add_argument("--expansion-writes", type=int, nargs="+", default=[128, 64], help="written rows' widths")
     sub = commands.add_parser("candidates")
     sub.add_argument("--size", type=int, default=100_000)
     sub.add_argument("--queries", type=int, default=3000)
@@ -333,6 +459,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.out.write_text(json.dumps(result), encoding="utf-8")
     elif args.command == "rate":
         rate(args)
+    elif args.command == "grown-worker":
+        args.out.write_text(json.dumps(grown_worker(args.width, args.duplicates, args)), encoding="utf-8")
+    elif args.command == "grown":
+        grown_table(args)
     elif args.command == "candidates":
         candidates(args)
     else:

@@ -172,10 +172,14 @@ class IndexTuning(BaseModel):
     # duplicate sits very close, so a narrow search keeps exact search's decisions at a quarter of the cost.
     ann_expansion_duplicates: int = Field(32, ge=8, le=4096)
     # The construction width of the rows written into a namespace that already has its graph (a build uses
-    # ann_expansion_add): the graph keeper inserts every stored write, and its cost follows this width. recall@50
-    # at the default search width on LoCoMo's MiniLM turns grown one write at a time past a graph of 1,000: 0.995
-    # at 128, 0.993 at 96, 0.991 at 64 (bench/RESULTS.md, the write path at 100k).
-    ann_expansion_writes: int = Field(128, ge=16, le=1024)
+    # ann_expansion_add): the graph keeper inserts every stored write, and its cost follows this width; at 64 it
+    # costs about half of 128's, and writes into a 100k namespace ran 1.4x as fast. recall@50 at the default search
+    # width against exact search, 64 against 128: 0.991 against 0.995 on LoCoMo's MiniLM turns grown one write at a
+    # time past a graph of 1,000, 0.975 against 0.983 on the write benchmark's corpus grown by 80,000 writes from
+    # 20,000 to 100,000 (48: 0.967). Duplicate decisions: the write benchmark's 3,000 writes into 100k the same as
+    # at 128; over those 80,000 writes 8 other (96: 7), 408 merges against 412 (bench/RESULTS.md, the write
+    # path, third pass).
+    ann_expansion_writes: int = Field(64, ge=16, le=1024)
     # Graph work (a build after a bulk load or past the threshold, and each write's insertions) on a background
     # thread, off the write path; rows not yet in the graph are searched exactly meanwhile. Off: in the write.
     ann_background: bool = True

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
 from rearview.domain.write import MemoryWrite, queued_write_body
-from rearview.service.redaction import find_secrets, redact_json, redact_text
+from rearview.service.redaction import find_secrets, redact_json, redact_labels, redact_text
 from rearview.service.redaction.normalise import normalise
 from rearview.service.write import redact_write
 from rearview.settings import Settings
@@ -89,6 +89,25 @@ def test_every_text_field_of_a_write_is_redacted() -> None:
     for secret in ("4eC39Hq", "ghp_abc", "npm_Ab3", "AKIAIOSF", "4111 1111"):
         assert secret not in dumped
     assert set(kinds) >= {"stripe_key", "github_token", "npm_token", "aws_access_key", "payment_card"}
+
+
+def test_labels_are_redacted_as_texts_are_the_second_time_too() -> None:
+    """Labels' redactions are kept (`redact_labels`): each label given again, short or long, with a secret or not,
+    gets what `redact_text` gives it."""
+    labels = [
+        "Caroline",
+        "AKIAIOSFODNN7EXAMPLE",
+        "card 4111 1111 1111 1111",
+        "ops",
+        "Caroline",
+        "x" * 200 + " ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "",
+    ]
+    expected = [redact_text(label) for label in labels]
+    kinds = tuple(dict.fromkeys(k for r in expected for k in r.kinds))
+    for _ in range(2):
+        assert redact_labels(labels) == ([r.text for r in expected], kinds)
+    assert kinds == ("aws_access_key", "payment_card", "github_token")
 
 
 def test_working_values_are_redacted_keys_included() -> None:

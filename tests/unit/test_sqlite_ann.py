@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rearview.adapters.sqlite import SqliteMemoryStore, SqliteSearchIndex
+from rearview.adapters.sqlite import SqliteMemoryStore, SqliteSearchIndex, VectorOptions
 from rearview.adapters.sqlite.ann_index import AnnParams, HnswIndex, ann_available
 from rearview.adapters.sqlite.vector_cache import top_of
 from rearview.domain.changes import ChangeSet
@@ -241,3 +241,44 @@ def test_the_write_paths_duplicate_check_finds_near_duplicates_through_the_graph
     assert searched == [200]  # one graph search for the batch, over acme's 200 vectors
     assert write("umbrella", [topics[150]], "v") == ["stored"]
     assert searched == [200]  # umbrella's 10 are below the threshold: searched exactly
+
+
+def test_written_rows_go_into_the_graph_at_their_own_construction_width(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """index.ann_expansion_writes: a build (and the graph's own width) stays at expansion_add, the rows written
+    once the graph exists go in at expansion_writes, and the default reaches the search index from the settings."""
+    from usearch.index import Index
+
+    from rearview.bootstrap import build
+    from rearview.clock import ManualClock
+    from rearview.settings import Settings
+
+    widths: list[tuple[int, int]] = []
+    real_add = Index.add
+
+    def add(self: Index, keys: object, vectors: object, **kwargs: object) -> object:
+        widths.append((len(np.asarray(keys).reshape(-1)), int(self.expansion_add)))
+        return real_add(self, keys, vectors, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Index, "add", add)
+    params = AnnParams(expansion_add=128, expansion_writes=40)
+    with open_db(tmp_path / "rearview.db") as db:
+        store = SqliteMemoryStore(db)
+        write_episodes(store, "acme", corpus_episodes("acme", 30))
+        index = SqliteSearchIndex(db, vectors=VectorOptions(ann_threshold=20, ann_params=params))
+        index.vector_search("acme", corpus_queries()[0], MemoryFilter(), 5)  # loads the cache, builds the graph
+        write_episodes(store, "acme", corpus_episodes("acme", 5, start=30))
+        write_episodes(store, "acme", corpus_episodes("acme", 3, start=35))
+        assert widths == [(30, 128), (5, 40), (3, 40)]
+        graph = index._vectors.get("acme", "episodic", db.generation("acme")).ann
+        assert graph is not None and int(graph._index.expansion_add) == 128
+        _same(
+            index.vector_search("acme", corpus_queries()[1], MemoryFilter(), 38),
+            exact_index(db).vector_search("acme", corpus_queries()[1], MemoryFilter(), 38),
+        )
+
+    services = build(Settings(embedder="hashing", data_dir=tmp_path / "built"), clock=ManualClock(T0))
+    assert isinstance(services.index, SqliteSearchIndex)
+    assert services.index._vectors.ann.ann_params.expansion_writes == Settings().index.ann_expansion_writes == 64
+    services.close()

@@ -39,7 +39,7 @@ class AnnParams:
     expansion_batch: int = 32
     # The construction width of the rows written into a namespace that already has its graph (one at a time, on
     # the graph keeper's thread): see IndexTuning.ann_expansion_writes.
-    expansion_writes: int = 128
+    expansion_writes: int = 64
 
 
 def ann_available() -> bool:
