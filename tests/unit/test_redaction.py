@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
 from rearview.domain.write import MemoryWrite, queued_write_body
+from rearview.service import redaction
 from rearview.service.redaction import find_secrets, redact_json, redact_labels, redact_text
 from rearview.service.redaction.normalise import normalise
 from rearview.service.write import redact_write
@@ -108,6 +109,9 @@ def test_labels_are_redacted_as_texts_are_the_second_time_too() -> None:
     for _ in range(2):
         assert redact_labels(labels) == ([r.text for r in expected], kinds)
     assert kinds == ("aws_access_key", "payment_card", "github_token")
+    # Only clean labels are remembered: no secret outlives its write in the process's memory.
+    assert "Caroline" in redaction._clean_labels
+    assert not any("AKIA" in label or "4111" in label for label in redaction._clean_labels)
 
 
 def test_working_values_are_redacted_keys_included() -> None:

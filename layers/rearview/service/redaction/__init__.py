@@ -15,8 +15,8 @@ every rule (`find_secrets(text, screened=False)`, the reference its test compare
 
 from __future__ import annotations
 
-import functools
 import re
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -84,14 +84,26 @@ def redact_labels(values: Iterable[str]) -> tuple[list[str], tuple[str, ...]]:
 
 
 # Labels repeat (the same speakers and tags on write after write) and their redaction depends on the text alone, so
-# the redactions of the most recent short ones are kept: checking a speaker's name cost ~90 us on a loaded machine,
-# a quarter of the redaction of a write of bench/write_rate.py (issue 22). At most 4,096 labels of 128 characters.
+# the most recent short labels found clean are remembered: checking a speaker's name cost ~90 us on a loaded machine,
+# a quarter of the redaction of a write of bench/write_rate.py (issue 22). Only clean labels: a label holding a secret
+# is redacted afresh each time, so no secret outlives the write that carried it. At most 4,096 labels of 128
+# characters; the oldest remembered goes first.
 _CACHED_LABEL_CHARS = 128
+_CLEAN_LABELS_KEPT = 4096
+_clean_labels: dict[str, None] = {}
+_clean_labels_lock = threading.Lock()
 
 
-@functools.lru_cache(maxsize=4096)
 def _redact_label(value: str) -> Redaction:
-    return redact_text(value)
+    if value in _clean_labels:
+        return Redaction(value, ())
+    redaction = redact_text(value)
+    if not redaction.kinds and redaction.text == value:
+        with _clean_labels_lock:  # writes from many threads: the oldest is taken while none is added
+            if len(_clean_labels) >= _CLEAN_LABELS_KEPT:
+                del _clean_labels[next(iter(_clean_labels))]
+            _clean_labels[value] = None
+    return redaction
 
 
 def redact_json(value: Any) -> tuple[Any, tuple[str, ...]]:
