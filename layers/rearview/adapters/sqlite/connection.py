@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from rearview.adapters.sqlite.checkpointer import SAFETY_NET_PAGES, WalCheckpointer
 from rearview.adapters.sqlite.schema import META_DDL, MIGRATIONS, Migration
 from rearview.domain.memory import StoredLayer
 from rearview.errors import ConfigurationError, EmbeddingMismatch
@@ -122,6 +123,8 @@ class SqliteDatabase:
     to be held across the caller's code. Writers serialise on SQLite's own lock (BEGIN IMMEDIATE and
     busy_timeout).
     A finished thread's connection closes when its thread-local handle is collected; close() closes the rest.
+    WAL checkpoints run on a thread of their own (`checkpointer`), told of every commit of `transaction()`; the
+    connections' automatic checkpoint is only a safety net (see `checkpointer`).
     """
 
     def __init__(
@@ -144,6 +147,7 @@ class SqliteDatabase:
         self._listeners: list[Callable[[AppliedChanges], None]] = []
         self._close_hooks: list[Callable[[], None]] = []
         self._closed = False
+        self.checkpointer = WalCheckpointer(self.path)
         owner_only(self.path)
         try:
             conn = self.connection()
@@ -174,6 +178,7 @@ class SqliteDatabase:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA busy_timeout=5000")
+        conn.execute(f"PRAGMA wal_autocheckpoint={SAFETY_NET_PAGES}")
         handle = _Handle(conn)
         self._local.handle = handle
         with self._handles_lock:
@@ -198,6 +203,7 @@ class SqliteDatabase:
             return
         conn.execute("BEGIN IMMEDIATE")
         handle.depth = 1
+        changes = conn.total_changes
         try:
             yield conn
         except BaseException:
@@ -206,6 +212,7 @@ class SqliteDatabase:
             raise
         handle.depth = 0
         conn.execute("COMMIT")
+        self.checkpointer.committed(conn.total_changes - changes)
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
@@ -233,6 +240,7 @@ class SqliteDatabase:
         for hook in hooks:
             hook()
         self._closed = True
+        self.checkpointer.close()
         with self._handles_lock:
             handles = list(self._handles)
             self._handles = weakref.WeakSet()
