@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rearview import text_analysis
 from rearview.text_analysis import (
     CJK_FUNCTION_CHARS,
     STOP_WORDS,
@@ -93,6 +94,27 @@ def test_tokens_are_lowercase_nonempty_and_space_free(text: str) -> None:
 def test_tokenising_is_idempotent_on_index_text(text: str) -> None:
     # The index side and the query side must agree even when the query is itself indexed text.
     assert [t for t in tokens(index_text(text)) if not is_cjk(t[0])] == [t for t in tokens(text) if not is_cjk(t[0])]
+
+
+# ASCII of every kind, with apostrophes, clitics and capitals crowded in so that they meet each other often.
+_ASCII_TEXT = st.lists(
+    st.one_of(st.characters(max_codepoint=127), st.sampled_from(["'", "'s", "'ll", "O", "A", " "])), max_size=60
+).map("".join)
+
+
+@given(_ASCII_TEXT)
+@settings(deadline=None, max_examples=500)
+def test_the_ascii_fast_path_tokenises_as_the_general_loop(text: str) -> None:
+    assert text.isascii()
+    assert tokens(text) == text_analysis._general_tokens(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["'s", "a''b", "don't'", "'o'brien's'", "rock'n'roll", "x'" + "''y'll's", "it's 9'o clock", "A'B'C'S", "T\tE\x07'"],
+)
+def test_the_ascii_fast_path_on_apostrophes_at_every_place(text: str) -> None:
+    assert tokens(text) == text_analysis._general_tokens(text)
 
 
 # --- is_cjk -------------------------------------------------------------------------------------------------
