@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Iterable
 
 # Ranges of the scripts written without spaces between words: Han ideographs (with extensions and
@@ -29,6 +30,7 @@ _CJK_RANGES: tuple[tuple[int, int], ...] = (
     (0x20000, 0x2FA1F),  # Extensions B to F and the compatibility supplement
     (0x30000, 0x323AF),  # Extensions G and H
 )
+_CJK_STARTS = tuple(start for start, _ in _CJK_RANGES)
 
 # Clitics after an apostrophe carry no meaning for search ("caroline's" -> "caroline", "they're" -> "they").
 _CLITICS = frozenset({"s", "t", "d", "m", "ll", "re", "ve"})
@@ -70,7 +72,10 @@ def is_cjk(ch: str) -> bool:
     code = ord(ch)
     if code < 0x1100:
         return False
-    return any(start <= code <= end for start, end in _CJK_RANGES)
+    # The one range that may hold it: the last starting at or below it (the tokeniser asks for every character of a
+    # non-ASCII text; a scan of the ranges took most of a Chinese episode's indexing time).
+    at = bisect_right(_CJK_STARTS, code) - 1
+    return code <= _CJK_RANGES[at][1]
 
 
 def _is_word_char(ch: str) -> bool:
@@ -155,9 +160,11 @@ def _general_tokens(text: str) -> list[str]:
         if is_cjk(ch):
             runs.end_word()
             runs.cjk.append(ch)
-        elif _is_word_char(ch):
+            continue
+        kind = unicodedata.category(ch)[0]
+        if kind in "LNM":  # a word character (`_is_word_char`: not CJK, as just seen)
             # A stray combining mark (a variation selector after a Han character) is not a word.
-            if runs.word or unicodedata.category(ch)[0] != "M":
+            if runs.word or kind != "M":
                 runs.end_cjk()
                 runs.word.append(ch)
         elif ch in _APOSTROPHES and runs.word and _is_word_char(normalised[i + 1 : i + 2] or " "):

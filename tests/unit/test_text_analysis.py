@@ -130,6 +130,22 @@ def test_is_cjk_false(ch: str) -> None:
     assert not is_cjk(ch)
 
 
+def _in_a_cjk_range(code: int) -> bool:
+    return any(start <= code <= end for start, end in text_analysis._CJK_RANGES)
+
+
+def test_is_cjk_at_both_edges_of_every_range() -> None:
+    edges = {c + d for start, end in text_analysis._CJK_RANGES for c in (start, end) for d in (-1, 0, 1)}
+    for code in sorted(edges | {0, 0x10FFFF}):
+        assert is_cjk(chr(code)) == _in_a_cjk_range(code), hex(code)
+
+
+@given(st.characters())
+@settings(deadline=None, max_examples=500)
+def test_is_cjk_is_membership_of_the_ranges(ch: str) -> None:
+    assert is_cjk(ch) == _in_a_cjk_range(ord(ch))
+
+
 # --- query_terms --------------------------------------------------------------------------------------------
 
 
