@@ -4,6 +4,7 @@ snapshot stays whole, and close() stops the thread."""
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 from pathlib import Path
 
@@ -133,3 +134,16 @@ def test_small_commits_are_due_after_the_delay_large_ones_at_once(tmp_path: Path
     now[0] = 100.0
     checkpointer._pending_rows = 50
     assert checkpointer._due_in() == 0.0
+
+
+def test_a_database_collected_without_close_stops_its_checkpointer(tmp_path: Path) -> None:
+    db = _database(tmp_path)
+    _write(db, CHECKPOINT_ROWS)
+    checkpointer = db.checkpointer
+    db.checkpointer.wait_idle()
+    thread = checkpointer._thread
+    assert thread is not None and thread.is_alive()
+    del db
+    gc.collect()
+    thread.join(timeout=10)
+    assert not thread.is_alive()

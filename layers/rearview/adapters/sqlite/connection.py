@@ -148,6 +148,8 @@ class SqliteDatabase:
         self._close_hooks: list[Callable[[], None]] = []
         self._closed = False
         self.checkpointer = WalCheckpointer(self.path)
+        # Its thread holds the checkpointer, not this object: one left unclosed and collected stops the thread.
+        weakref.finalize(self, self.checkpointer.close)
         owner_only(self.path)
         try:
             conn = self.connection()
