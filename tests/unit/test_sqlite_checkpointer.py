@@ -1,6 +1,6 @@
-"""WAL checkpoints run on the checkpointer's thread, not in the committing thread's COMMIT: a commit leaves its pages
-in the WAL, the checkpointer copies them into the database file, the WAL starts over instead of growing, a reader's
-snapshot stays whole, and close() stops the thread."""
+"""A large commit's WAL checkpoint runs on the checkpointer's thread, not in the committing thread's COMMIT: the
+commit leaves its pages in the WAL, the checkpointer copies them into the database file, the WAL starts over instead
+of growing, a reader's snapshot stays whole, and close() stops the thread. Small commits checkpoint as before."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rearview.adapters.sqlite import SqliteDatabase
-from rearview.adapters.sqlite.checkpointer import CHECKPOINT_ROWS, SAFETY_NET_PAGES, WalCheckpointer
+from rearview.adapters.sqlite.checkpointer import AUTOCHECKPOINT_PAGES, CHECKPOINT_ROWS, WalCheckpointer
 
 pytestmark = pytest.mark.unit
 
@@ -39,15 +39,28 @@ def _wal_pages(db: SqliteDatabase) -> int:
     return wal.stat().st_size // PAGE if wal.exists() else 0
 
 
-def test_a_commit_leaves_its_pages_in_the_wal_for_the_checkpointer(tmp_path: Path) -> None:
+def test_a_large_commit_leaves_its_pages_in_the_wal_for_the_checkpointer(tmp_path: Path) -> None:
     db = _database(tmp_path)
     try:
-        assert db.connection().execute("PRAGMA wal_autocheckpoint").fetchone()[0] == SAFETY_NET_PAGES
-        db.checkpointer.close()  # no checkpoint at all from here: what the commit itself does
+        db.checkpointer.close()  # no background checkpoint from here: what the commit itself does
         size = db.path.stat().st_size
-        _write(db, 3_000)  # ~1,500 pages: past SQLite's default autocheckpoint of 1,000, which copied them here
+        _write(db, 3_000)  # ~1,500 pages: past the automatic checkpoint of 1,000, which copied them in COMMIT
         assert db.path.stat().st_size == size
         assert _wal_pages(db) >= 1_500
+        assert db.connection().execute("PRAGMA wal_autocheckpoint").fetchone()[0] == AUTOCHECKPOINT_PAGES
+    finally:
+        db.close()
+
+
+def test_small_commits_checkpoint_in_their_own_commit_as_before(tmp_path: Path) -> None:
+    db = _database(tmp_path)
+    try:
+        db.checkpointer.close()
+        size = db.path.stat().st_size
+        for i in range(4):  # together well past 1,000 pages of WAL
+            _write(db, CHECKPOINT_ROWS - 100, start=i * CHECKPOINT_ROWS)
+        assert db.path.stat().st_size >= size + 500 * PAGE  # copied by a COMMIT: no checkpointer ran
+        assert db.checkpointer.checkpoints == 0
     finally:
         db.close()
 
@@ -71,11 +84,11 @@ def test_the_wal_starts_over_instead_of_growing_across_commits(tmp_path: Path) -
     db = _database(tmp_path)
     try:
         for i in range(20):
-            _write(db, CHECKPOINT_ROWS, start=i * CHECKPOINT_ROWS)  # ~500 pages each, 10,000 in all
+            _write(db, CHECKPOINT_ROWS * 2, start=i * CHECKPOINT_ROWS * 2)  # ~1,000 pages each, 20,000 in all
             db.checkpointer.wait_idle()  # the pause between two change sets of a load
-        # Without the checkpointer the WAL would hold all 10,000 pages (the safety net is at 10,000 too).
-        assert _wal_pages(db) < 2_000
-        assert db.connection().execute("SELECT count(*) FROM filler").fetchone()[0] == 20 * CHECKPOINT_ROWS
+        # Without the checkpointer the WAL would grow to the safety net's 10,000 pages.
+        assert _wal_pages(db) < 3_000
+        assert db.connection().execute("SELECT count(*) FROM filler").fetchone()[0] == 40 * CHECKPOINT_ROWS
         assert db.connection().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     finally:
         db.close()
@@ -106,34 +119,17 @@ def test_a_reader_keeps_its_snapshot_while_the_checkpointer_runs(tmp_path: Path)
         db.close()
 
 
-def test_close_stops_the_thread_without_waiting_for_a_delayed_checkpoint(tmp_path: Path) -> None:
+def test_close_stops_the_thread_and_later_requests_start_nothing(tmp_path: Path) -> None:
     db = _database(tmp_path)
-    db.close()
-    assert db.checkpointer._thread is None or not db.checkpointer._thread.is_alive()
-    checkpointer = WalCheckpointer(tmp_path / "r.db", delay_seconds=3_600)
-    checkpointer.committed(1)
-    thread = checkpointer._thread
+    _write(db, CHECKPOINT_ROWS)
+    thread = db.checkpointer._thread
     assert thread is not None and thread.is_alive()
-    checkpointer.close()
+    db.close()
     assert not thread.is_alive()
-    assert checkpointer.checkpoints == 0
-    checkpointer.committed(CHECKPOINT_ROWS)  # after close: ignored, no thread started again
-    assert checkpointer._thread is thread and not thread.is_alive()
-
-
-def test_small_commits_are_due_after_the_delay_large_ones_at_once(tmp_path: Path) -> None:
-    now = [100.0]
-    checkpointer = WalCheckpointer(tmp_path / "r.db", rows=50, delay_seconds=2.0, monotonic=lambda: now[0])
-    assert checkpointer._due_in() is None
-    checkpointer._pending_rows, checkpointer._pending_since = 10, 100.0
-    assert checkpointer._due_in() == 2.0
-    now[0] = 101.5
-    assert checkpointer._due_in() == 0.5
-    now[0] = 102.0
-    assert checkpointer._due_in() == 0.0
-    now[0] = 100.0
-    checkpointer._pending_rows = 50
-    assert checkpointer._due_in() == 0.0
+    checkpointer = WalCheckpointer(tmp_path / "r.db")
+    checkpointer.close()
+    checkpointer.request()  # after close: ignored, no thread started
+    assert checkpointer._thread is None and checkpointer.checkpoints == 0
 
 
 def test_a_database_collected_without_close_stops_its_checkpointer(tmp_path: Path) -> None:

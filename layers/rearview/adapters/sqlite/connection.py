@@ -17,7 +17,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rearview.adapters.sqlite.checkpointer import SAFETY_NET_PAGES, WalCheckpointer
+from rearview.adapters.sqlite.checkpointer import (
+    AUTOCHECKPOINT_PAGES,
+    CHECKPOINT_ROWS,
+    SAFETY_NET_PAGES,
+    WalCheckpointer,
+)
 from rearview.adapters.sqlite.schema import META_DDL, MIGRATIONS, Migration
 from rearview.domain.memory import StoredLayer
 from rearview.errors import ConfigurationError, EmbeddingMismatch
@@ -123,8 +128,7 @@ class SqliteDatabase:
     to be held across the caller's code. Writers serialise on SQLite's own lock (BEGIN IMMEDIATE and
     busy_timeout).
     A finished thread's connection closes when its thread-local handle is collected; close() closes the rest.
-    WAL checkpoints run on a thread of their own (`checkpointer`), told of every commit of `transaction()`; the
-    connections' automatic checkpoint is only a safety net (see `checkpointer`).
+    A large transaction's WAL checkpoint runs on a thread of its own (`checkpointer`), not in its COMMIT.
     """
 
     def __init__(
@@ -180,7 +184,7 @@ class SqliteDatabase:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA busy_timeout=5000")
-        conn.execute(f"PRAGMA wal_autocheckpoint={SAFETY_NET_PAGES}")
+        conn.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
         handle = _Handle(conn)
         self._local.handle = handle
         with self._handles_lock:
@@ -213,8 +217,16 @@ class SqliteDatabase:
             conn.execute("ROLLBACK")
             raise
         handle.depth = 0
-        conn.execute("COMMIT")
-        self.checkpointer.committed(conn.total_changes - changes)
+        if conn.total_changes - changes < CHECKPOINT_ROWS:
+            conn.execute("COMMIT")
+            return
+        # A large commit: its checkpoint goes to the checkpointer's thread (the raised automatic one is a safety net).
+        conn.execute(f"PRAGMA wal_autocheckpoint={SAFETY_NET_PAGES}")
+        try:
+            conn.execute("COMMIT")
+        finally:
+            conn.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
+        self.checkpointer.request()
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
