@@ -149,12 +149,44 @@ def tokens(text: str) -> list[str]:
     """
     if text.isascii():
         return _ascii_tokens(text)
-    return _general_tokens(text)
-
-
-def _general_tokens(text: str) -> list[str]:
-    """`tokens` of any text, character by character."""
     normalised = unicodedata.normalize("NFKC", text).lower()
+    found = _cjk_and_ascii_tokens(normalised)
+    return found if found is not None else _general_tokens(normalised)
+
+
+# Chinese or Japanese text with ASCII words, digits and punctuation in it (most non-ASCII text agents store here)
+# takes a path with the same result as the general loop, about four times faster: the CJK runs found by one regex,
+# the ASCII between them by the ASCII path. Any other character than a separator (a letter of another script, a
+# combining mark, a typographic apostrophe) sends the text to the general loop.
+_CJK_RUN = re.compile("[" + "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in _CJK_RANGES) + "]+")
+
+
+def _cjk_and_ascii_tokens(normalised: str) -> list[str] | None:
+    """`tokens` of normalised text made of CJK runs, ASCII, and other characters that neither make words nor join
+    them (separators); None for any other text."""
+    out: list[str] = []
+    start = 0
+    for run in _CJK_RUN.finditer(normalised):
+        if not _separated_ascii_tokens(normalised[start : run.start()], out):
+            return None
+        out.extend(_cjk_tokens(run.group()))
+        start = run.end()
+    return out if _separated_ascii_tokens(normalised[start:], out) else None
+
+
+def _separated_ascii_tokens(segment: str, out: list[str]) -> bool:
+    """Add the tokens of a segment between CJK runs to `out` if it holds ASCII and separators only (False if not)."""
+    if not segment.isascii():
+        for ch in segment:
+            if not ch.isascii() and (ch in _APOSTROPHES or unicodedata.category(ch)[0] in "LNM"):
+                return False
+        segment = "".join(ch if ch.isascii() else " " for ch in segment)
+    out.extend(_ascii_tokens(segment))
+    return True
+
+
+def _general_tokens(normalised: str) -> list[str]:
+    """`tokens` of any NFKC-normalised, lowercased text, character by character."""
     runs = _Runs()
     for i, ch in enumerate(normalised):
         if is_cjk(ch):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -106,7 +108,7 @@ _ASCII_TEXT = st.lists(
 @settings(deadline=None, max_examples=500)
 def test_the_ascii_fast_path_tokenises_as_the_general_loop(text: str) -> None:
     assert text.isascii()
-    assert tokens(text) == text_analysis._general_tokens(text)
+    assert tokens(text) == text_analysis._general_tokens(text.lower())
 
 
 @pytest.mark.parametrize(
@@ -114,7 +116,41 @@ def test_the_ascii_fast_path_tokenises_as_the_general_loop(text: str) -> None:
     ["'s", "a''b", "don't'", "'o'brien's'", "rock'n'roll", "x'" + "''y'll's", "it's 9'o clock", "A'B'C'S", "T\tE\x07'"],
 )
 def test_the_ascii_fast_path_on_apostrophes_at_every_place(text: str) -> None:
-    assert tokens(text) == text_analysis._general_tokens(text)
+    assert tokens(text) == text_analysis._general_tokens(text.lower())
+
+
+# CJK runs between ASCII and separators, and now and then what sends a text to the general loop: another script's
+# letter, a combining mark (a variation selector after a Han character), a typographic apostrophe, a full-width form.
+_CJK_TEXT = st.lists(
+    st.one_of(
+        st.characters(max_codepoint=127),
+        st.sampled_from(list("我猫喜欢〇々あカ한\u3400。、「」：！？ａＡ１\u3000") + ["\U00020000", "'s", " "]),
+        st.sampled_from(["\ufe0f", "\u0301", "é", "я", "\u2019", "\u02bc", "\u0915\u093f"]),
+    ),
+    max_size=40,
+).map("".join)
+
+
+@given(_CJK_TEXT)
+@settings(deadline=None, max_examples=500)
+def test_the_cjk_and_ascii_path_tokenises_as_the_general_loop(text: str) -> None:
+    assert tokens(text) == text_analysis._general_tokens(unicodedata.normalize("NFKC", text).lower())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "9月10日徐明要去天津。",
+        "提醒：徐明的医生改到周四",
+        "猫's 狗'",
+        "abc'猫",
+        "猫\ufe0f咪",
+        "a。b",
+        "Ｃａｒｏｌｉｎｅ的猫",
+    ],
+)
+def test_the_cjk_and_ascii_path_on_boundaries(text: str) -> None:
+    assert tokens(text) == text_analysis._general_tokens(unicodedata.normalize("NFKC", text).lower())
 
 
 # --- is_cjk -------------------------------------------------------------------------------------------------
