@@ -3,15 +3,18 @@ in the same order, with the same fields set; the store round-trips every field t
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rearview.adapters.sqlite import SqliteDatabase, SqliteMemoryStore
-from rearview.adapters.sqlite.rows import episode_from_row, fact_from_row
+from rearview.adapters.sqlite.rows import episode_from_row, fact_from_row, json_list
 from rearview.domain.changes import ChangeSet
 from rearview.domain.memory import Episode, Evidence, Fact
 
@@ -150,3 +153,11 @@ def test_remembered_times_read_back_as_fromtimestamp_gives_them(seconds: float) 
         times = (built.created_at, built.occurred_at, built.last_accessed_at, built.last_occurred_at)
         assert times == (expected,) * 4
         assert all(t is not None and t.tzinfo is UTC and t.microsecond == expected.microsecond for t in times)
+
+
+@given(st.lists(st.text(), max_size=6))
+@settings(deadline=None, max_examples=300)
+def test_json_list_is_what_json_dumps_gives(values: list[str]) -> None:
+    assert json_list(values) == json.dumps(values, ensure_ascii=False)
+    assert json_list(iter(values)) == json.dumps(values, ensure_ascii=False)
+    assert json.loads(json_list(values)) == values

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rearview import text_analysis
 from rearview.text_analysis import (
     CJK_FUNCTION_CHARS,
     STOP_WORDS,
@@ -95,6 +98,61 @@ def test_tokenising_is_idempotent_on_index_text(text: str) -> None:
     assert [t for t in tokens(index_text(text)) if not is_cjk(t[0])] == [t for t in tokens(text) if not is_cjk(t[0])]
 
 
+# ASCII of every kind, with apostrophes, clitics and capitals crowded in so that they meet each other often.
+_ASCII_TEXT = st.lists(
+    st.one_of(st.characters(max_codepoint=127), st.sampled_from(["'", "'s", "'ll", "O", "A", " "])), max_size=60
+).map("".join)
+
+
+@given(_ASCII_TEXT)
+@settings(deadline=None, max_examples=500)
+def test_the_ascii_fast_path_tokenises_as_the_general_loop(text: str) -> None:
+    assert text.isascii()
+    assert tokens(text) == text_analysis._general_tokens(text.lower())
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["'s", "a''b", "don't'", "'o'brien's'", "rock'n'roll", "x'" + "''y'll's", "it's 9'o clock", "A'B'C'S", "T\tE\x07'"],
+)
+def test_the_ascii_fast_path_on_apostrophes_at_every_place(text: str) -> None:
+    assert tokens(text) == text_analysis._general_tokens(text.lower())
+
+
+# CJK runs between ASCII and separators, and now and then what sends a text to the general loop: another script's
+# letter, a combining mark (a variation selector after a Han character), a typographic apostrophe, a full-width form.
+_CJK_TEXT = st.lists(
+    st.one_of(
+        st.characters(max_codepoint=127),
+        st.sampled_from(list("我猫喜欢〇々あカ한\u3400。、「」：！？ａＡ１\u3000") + ["\U00020000", "'s", " "]),
+        st.sampled_from(["\ufe0f", "\u0301", "é", "я", "\u2019", "\u02bc", "\u0915\u093f"]),
+    ),
+    max_size=40,
+).map("".join)
+
+
+@given(_CJK_TEXT)
+@settings(deadline=None, max_examples=500)
+def test_the_cjk_and_ascii_path_tokenises_as_the_general_loop(text: str) -> None:
+    assert tokens(text) == text_analysis._general_tokens(unicodedata.normalize("NFKC", text).lower())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "9月10日徐明要去天津。",
+        "提醒：徐明的医生改到周四",
+        "猫's 狗'",
+        "abc'猫",
+        "猫\ufe0f咪",
+        "a。b",
+        "Ｃａｒｏｌｉｎｅ的猫",
+    ],
+)
+def test_the_cjk_and_ascii_path_on_boundaries(text: str) -> None:
+    assert tokens(text) == text_analysis._general_tokens(unicodedata.normalize("NFKC", text).lower())
+
+
 # --- is_cjk -------------------------------------------------------------------------------------------------
 
 
@@ -106,6 +164,22 @@ def test_is_cjk_true(ch: str) -> None:
 @pytest.mark.parametrize("ch", ["a", "Z", "1", "é", "я", " ", "，", "。", "！", "😀", "", "ab"])
 def test_is_cjk_false(ch: str) -> None:
     assert not is_cjk(ch)
+
+
+def _in_a_cjk_range(code: int) -> bool:
+    return any(start <= code <= end for start, end in text_analysis._CJK_RANGES)
+
+
+def test_is_cjk_at_both_edges_of_every_range() -> None:
+    edges = {c + d for start, end in text_analysis._CJK_RANGES for c in (start, end) for d in (-1, 0, 1)}
+    for code in sorted(edges | {0, 0x10FFFF}):
+        assert is_cjk(chr(code)) == _in_a_cjk_range(code), hex(code)
+
+
+@given(st.characters())
+@settings(deadline=None, max_examples=500)
+def test_is_cjk_is_membership_of_the_ranges(ch: str) -> None:
+    assert is_cjk(ch) == _in_a_cjk_range(ord(ch))
 
 
 # --- query_terms --------------------------------------------------------------------------------------------

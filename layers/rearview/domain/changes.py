@@ -65,7 +65,7 @@ class ChangeSet:
         return pending
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PendingUpsert:
     """One memory's net upsert within a ChangeSet; the stored memory must be at `first_version - 1` (or absent
     when `first_version` is 1)."""

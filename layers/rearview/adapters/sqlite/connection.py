@@ -17,6 +17,12 @@ from typing import NamedTuple
 
 import numpy as np
 
+from rearview.adapters.sqlite.checkpointer import (
+    AUTOCHECKPOINT_PAGES,
+    CHECKPOINT_ROWS,
+    SAFETY_NET_PAGES,
+    WalCheckpointer,
+)
 from rearview.adapters.sqlite.schema import META_DDL, MIGRATIONS, Migration
 from rearview.domain.memory import StoredLayer
 from rearview.errors import ConfigurationError, EmbeddingMismatch
@@ -128,6 +134,7 @@ class SqliteDatabase:
     to be held across the caller's code. Writers serialise on SQLite's own lock (BEGIN IMMEDIATE and
     busy_timeout).
     A finished thread's connection closes when its thread-local handle is collected; close() closes the rest.
+    A large transaction's WAL checkpoint runs on a thread of its own (`checkpointer`), not in its COMMIT.
     """
 
     def __init__(
@@ -150,6 +157,9 @@ class SqliteDatabase:
         self._listeners: list[Callable[[AppliedChanges], None]] = []
         self._close_hooks: list[Callable[[], None]] = []
         self._closed = False
+        self.checkpointer = WalCheckpointer(self.path)
+        # Its thread holds the checkpointer, not this object: one left unclosed and collected stops the thread.
+        weakref.finalize(self, self.checkpointer.close)
         owner_only(self.path)
         try:
             conn = self.connection()
@@ -180,6 +190,7 @@ class SqliteDatabase:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA busy_timeout=5000")
+        conn.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
         handle = _Handle(conn)
         self._local.handle = handle
         with self._handles_lock:
@@ -204,6 +215,7 @@ class SqliteDatabase:
             return
         conn.execute("BEGIN IMMEDIATE")
         handle.depth = 1
+        changes = conn.total_changes
         try:
             yield conn
         except BaseException:
@@ -211,7 +223,16 @@ class SqliteDatabase:
             conn.execute("ROLLBACK")
             raise
         handle.depth = 0
-        conn.execute("COMMIT")
+        if conn.total_changes - changes < CHECKPOINT_ROWS:
+            conn.execute("COMMIT")
+            return
+        # A large commit: its checkpoint goes to the checkpointer's thread (the raised automatic one is a safety net).
+        conn.execute(f"PRAGMA wal_autocheckpoint={SAFETY_NET_PAGES}")
+        try:
+            conn.execute("COMMIT")
+        finally:
+            conn.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
+        self.checkpointer.request()
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
@@ -239,6 +260,7 @@ class SqliteDatabase:
         for hook in hooks:
             hook()
         self._closed = True
+        self.checkpointer.close()
         with self._handles_lock:
             handles = list(self._handles)
             self._handles = weakref.WeakSet()

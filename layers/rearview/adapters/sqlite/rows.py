@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from functools import lru_cache
+from json.encoder import encode_basestring
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -55,9 +56,12 @@ _encode_json = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def json_list(values: Iterable[str]) -> str:
-    listed = list(values)
+    """`json.dumps(list(values), ensure_ascii=False)` of strings, each encoded by the function the encoder calls for
+    a string and joined as the encoder joins a list's items: a third of the encoder's time (a bulk load encodes three
+    lists per row)."""
+    listed = values if isinstance(values, list) else list(values)
     # Most tag, entity and session lists are empty.
-    return _encode_json(listed) if listed else "[]"
+    return "[" + ", ".join(map(encode_basestring, listed)) + "]" if listed else "[]"
 
 
 TIME_COLUMN: dict[str, str] = {"episodic": "occurred_at", "semantic": "last_confirmed_at"}
