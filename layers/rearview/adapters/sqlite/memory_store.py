@@ -51,6 +51,7 @@ from rearview.adapters.sqlite.rows import (
 )
 from rearview.adapters.sqlite.schema import FTS_MERGED, STORE_INDEXES_INSERTS, STORE_TAGS_INSERTS
 from rearview.clock import SystemClock
+from rearview.collector import paused
 from rearview.domain.changes import ChangeSet, PendingUpsert
 from rearview.domain.erase import ErasedCounts
 from rearview.domain.history import ArchivedVersion, archived_versions
@@ -160,9 +161,15 @@ class SqliteMemoryStore:
         return array.tobytes()
 
     def apply(self, namespace: str, changes: ChangeSet) -> None:
-        """Apply every upsert, then every delete, in one transaction; ConcurrentUpdate rolls back all."""
+        """Apply every upsert, then every delete, in one transaction; ConcurrentUpdate rolls back all. The garbage
+        collector waits meanwhile (`collector.paused`): a change set makes no cycles, and a full collection walks the
+        caller's live objects too (a bulk load's batch of models), which cost a bulk load a sixth of its time."""
         if not changes:
             return
+        with paused():
+            self._apply(namespace, changes)
+
+    def _apply(self, namespace: str, changes: ChangeSet) -> None:
         pending = changes.collapsed(namespace)
         # Encoded, and their dimension checked, before the transaction begins.
         blobs = {memory_id: self._vector_blob(p.vector) for memory_id, p in pending.items() if p.vector is not None}
