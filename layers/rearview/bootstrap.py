@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rearview.clock import SystemClock
+from rearview.collector import freeze_start_up_heap
 from rearview.domain.changes import IndexChange
 from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.hindsight_runs import ConsolidationJob
@@ -220,42 +221,46 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
     access = build_access(settings, keys, clock, quota, on_throttled)
     consolidator = ConsolidationService(store, embedder, clock, settings.consolidate, settings.write, inducer)
     recaller = RecallService(
-        store,
-        index,
-        embedder,
-        clock,
-        settings.recall,
-        floor,
-        freshness_seconds=freshness_seconds,
-        reranker=reranker,
+        store, index, embedder, clock, settings.recall, floor, freshness_seconds=freshness_seconds, reranker=reranker
     )
     forgetter = ForgetService(store, consolidator)
-    return Services(
-        settings=settings,
-        store=store,
-        index=index,
-        embedder=embedder,
-        clock=clock,
-        working=WorkingMemoryService(store, clock, settings.working_ttl_seconds),
-        writer=WriteService(store, index, embedder, clock, settings.write, queue=queue),
-        recaller=recaller,
-        forgetter=forgetter,
-        consolidator=consolidator,
-        access=access,
-        ledger=ledger,
-        runner=ConsolidationRunner(consolidator, ledger, clock, settings.hindsight),
-        triggers=HindsightTriggers(store, ledger, clock, settings.hindsight, settings.consolidate),
-        briefer=BriefService(store, recaller, clock, settings.hindsight, settings.recall),
-        feedback=FeedbackService(store, ledger, embedder, clock, settings.hindsight, settings.recall),
-        retention=RetentionService(store, policies, forgetter, clock),
-        listing=ListingService(store, clock),
-        editor=EditService(store, embedder, clock),
-        history=HistoryService(store),
-        transfer=TransferService(store, embedder),
-        eraser=EraseService(store, ledger, access, maintenance, policies),
-        index_maintenance=maintenance,
-        jobs=jobs if jobs is not None else build_consolidation_jobs(settings),
+    return _started(
+        settings,
+        Services(
+            settings=settings,
+            store=store,
+            index=index,
+            embedder=embedder,
+            clock=clock,
+            working=WorkingMemoryService(store, clock, settings.working_ttl_seconds),
+            writer=WriteService(store, index, embedder, clock, settings.write, queue=queue),
+            recaller=recaller,
+            forgetter=forgetter,
+            consolidator=consolidator,
+            access=access,
+            ledger=ledger,
+            runner=ConsolidationRunner(consolidator, ledger, clock, settings.hindsight),
+            triggers=HindsightTriggers(store, ledger, clock, settings.hindsight, settings.consolidate),
+            briefer=BriefService(store, recaller, clock, settings.hindsight, settings.recall),
+            feedback=FeedbackService(store, ledger, embedder, clock, settings.hindsight, settings.recall),
+            retention=RetentionService(store, policies, forgetter, clock),
+            listing=ListingService(store, clock),
+            editor=EditService(store, embedder, clock),
+            history=HistoryService(store),
+            transfer=TransferService(store, embedder),
+            eraser=EraseService(store, ledger, access, maintenance, policies),
+            index_maintenance=maintenance,
+            jobs=jobs if jobs is not None else build_consolidation_jobs(settings),
+        ),
     )
+
+
+def _started(settings: Settings, services: Services) -> Services:
+    """The services built, once the heap alive at the end of start-up is frozen (`freeze_start_up_heap`, once per
+    process: what later builds make stays collectable; see rearview/collector.py)."""
+    if settings.freeze_start_up_heap:
+        freeze_start_up_heap()
+    return services
 
 
 def build_access(

@@ -64,3 +64,25 @@ def test_published_refs_are_the_stored_ones_across_namespaces_layers_and_gaps(tm
     assert max(published.values()) == max(_stored_refs(db, "acme").values())
     assert ("acme", "e31") not in published
     db.close()
+
+
+def test_a_notices_rows_are_made_only_for_a_listener_that_reads_them(tmp_path: Path) -> None:
+    """A bulk load into a namespace no cache holds asks for none of its rows (`AppliedChanges.upserted` is made on
+    first read); the count of vectors written, which decides whether the keeper warms the namespace, is there
+    without them."""
+    db = SqliteDatabase(tmp_path / "r.db", embedder_name=EMBEDDER.name, dim=EMBEDDER.dim)
+    store = SqliteMemoryStore(db)
+    notices: list[AppliedChanges] = []
+    db.subscribe(notices.append)
+    episodes = [_episode("acme", i) for i in range(50)]
+    vectors = EMBEDDER.embed([e.content for e in episodes])
+    fact = Fact(id="f1", namespace="acme", content="likes tea", created_at=T0, last_confirmed_at=T0)
+    store.apply("acme", ChangeSet(upserts=[*zip(episodes, vectors, strict=True), (fact, None)]))
+    (notice,) = notices
+    assert notice.vectors_written == {"episodic": 50, "semantic": 0}
+    assert "upserted" not in vars(notice)  # not made: nobody read it
+    rows = notice.upserted
+    assert [row.id for row in rows] == [*(e.id for e in episodes), "f1"]
+    assert rows[0].vector is not None and rows[-1].vector is None
+    assert notice.upserted is rows  # made once
+    db.close()

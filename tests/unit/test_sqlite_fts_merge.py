@@ -134,8 +134,10 @@ def test_a_namespaces_own_table_is_merged_too(tmp_path: Path) -> None:
 def _written_before_14(path: Path) -> dict[str, dict[str, list[Candidate]]]:
     with _db(path, migrations=MIGRATIONS[:13]) as db:
         store, index = SqliteMemoryStore(db, own_fts_episodes=100), SqliteSearchIndex(db)
-        _write_small_sets(store, "acme", 40)  # moved to a table of its own at the 16th
+        # small first: acme, not alone in the shared table, leaves it row by row (a segment each) when it is
+        # moved to a table of its own at its 16th change set.
         _write_small_sets(store, "small", 12, size=3)
+        _write_small_sets(store, "acme", 40)
         conn = db.connection()
         assert conn.execute("SELECT fts FROM fts_namespaces").fetchall() == [(own_table_name("acme"),)]
         assert {_usermerge(conn, t) for t in ("fts_episodes", "fts_facts", own_table_name("acme"))} == {None}

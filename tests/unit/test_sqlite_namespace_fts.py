@@ -273,3 +273,27 @@ def test_a_namespace_moved_after_migration_11_gets_no_insert_trigger_and_misses_
         assert _found(index, "umbrella", "violin") == _holding("violin", _episodes("umbrella", 25))
     assert f"{own}_ai" not in _triggers(path) and f"{own}_ad" in _triggers(path)
     _check_fts(path)
+
+
+@pytest.mark.parametrize("neighbour", [False, True], ids=["alone", "beside-another"])
+def test_a_bulk_change_set_crossing_the_threshold_lands_in_the_namespaces_own_table(
+    tmp_path: Path, neighbour: bool
+) -> None:
+    """The table is made before the insert (so the change set is indexed once, in it); when the namespace was alone
+    in the shared table, the shared table is emptied at once, else only its rows leave it."""
+    path = tmp_path / "rearview.db"
+    with _db(path) as db:
+        store, index = SqliteMemoryStore(db, own_fts_episodes=1000), SqliteSearchIndex(db)
+        if neighbour:
+            _write(store, "small", _episodes("small", 30))
+        _write(store, "big", _episodes("big", 600))
+        assert _own_tables(db) == {}
+        _write(store, "big", _episodes("big", 1000, start=600))
+        assert _own_tables(db) == {"big": own_table_name("big")}
+        docs = "SELECT count(*) FROM {}_docsize"
+        assert db.connection().execute(docs.format("fts_episodes")).fetchone()[0] == (30 if neighbour else 0)
+        assert db.connection().execute(docs.format(own_table_name("big"))).fetchone()[0] == 1600
+        assert _found(index, "big", "violin") == _holding("violin", _episodes("big", 1600))
+        if neighbour:
+            assert _found(index, "small", "violin") == _holding("violin", _episodes("small", 30))
+    _check_fts(path)

@@ -11,7 +11,8 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
 
@@ -106,13 +107,22 @@ class CachedRow(NamedTuple):
 
 @dataclass(frozen=True)
 class AppliedChanges:
-    """Published by SqliteMemoryStore.apply after commit, so caches in this process can update in place."""
+    """Published by SqliteMemoryStore.apply after commit, so caches in this process can update in place.
+
+    The upserted rows are made when first asked for (`upserted`): only a loaded cache asks, and a bulk load into a
+    namespace not cached asks for none of them (making them was a seventh of a bulk load's `apply`)."""
 
     namespace: str
     generation_before: int
     generation_after: int
-    upserted: tuple[CachedRow, ...]
     deleted: tuple[tuple[StoredLayer, str], ...]
+    make_upserted: Callable[[], tuple[CachedRow, ...]] = field(default=tuple, repr=False)
+    # Per layer, how many upserted rows carry a vector (without making the rows).
+    vectors_written: dict[StoredLayer, int] = field(default_factory=dict)
+
+    @cached_property
+    def upserted(self) -> tuple[CachedRow, ...]:
+        return self.make_upserted()
 
 
 class _Handle:

@@ -180,11 +180,16 @@ def promote(conn: sqlite3.Connection, namespace: str) -> str:
         "SELECT ref, search_text, context_text FROM episodes WHERE namespace = ?",
         (namespace,),
     )
-    conn.execute(
-        "INSERT INTO fts_episodes(fts_episodes, rowid, ns_token, search_text, context_text) "
-        "SELECT 'delete', ref, ns_token, search_text, context_text FROM episodes WHERE namespace = ?",
-        (namespace,),
-    )
+    if alone_in(conn, "episodic", namespace):
+        # Every row of the shared table is this namespace's (a store of one namespace, say): FTS5 empties the
+        # table at once, instead of deleting its rows one by one.
+        conn.execute("INSERT INTO fts_episodes(fts_episodes) VALUES ('delete-all')")
+    else:
+        conn.execute(
+            "INSERT INTO fts_episodes(fts_episodes, rowid, ns_token, search_text, context_text) "
+            "SELECT 'delete', ref, ns_token, search_text, context_text FROM episodes WHERE namespace = ?",
+            (namespace,),
+        )
     conn.execute("INSERT INTO fts_namespaces(namespace, fts) VALUES (?, ?)", (namespace, table))
     return table
 

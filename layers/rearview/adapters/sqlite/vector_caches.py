@@ -392,7 +392,7 @@ class VectorCaches:
         machine one change set may take longer than the quiet time alone."""
         if self._keeper is None:
             return
-        written = sum(1 for row in changes.upserted if row.layer == key[1] and row.vector is not None)
+        written = changes.vectors_written.get(key[1], 0)
         if written < min(_BULK_ROWS, self.ann.ann_threshold):
             return
         quiet = self.ann.bulk_quiet_seconds
