@@ -6,7 +6,9 @@ from the corpus and applied in change sets of up to 10,000, one namespace per ch
 `bootstrap.build` (so the search index and its background graph work are there, as in a server). Each tree runs in
 its own process, this one and the baseline (`git archive` of --baseline, on PYTHONPATH), the order alternating per
 --repeat; a row gives the best of the repeats: episodes per second (wall), the process's CPU seconds (every thread:
-the graph keeper's work during the load included), and the time the background graph work took to finish after it.
+the graph keeper's work during the load included), the time the background graph work took to finish after it, and
+the garbage collector's part: one full collection right after start-up (the pause a request that triggers one
+waits for), then the seconds spent in collections during the load, and how many of them were full.
 
     .venv/bin/python bench/bulk_apply.py --sizes 10000 100000 --shares 0.1 1.0 --baseline 1be74c6
     .venv/bin/python bench/bulk_apply.py --sizes 30000 --shares 1.0 --profile /tmp/apply.prof   # this tree, cProfile
@@ -15,6 +17,7 @@ the graph keeper's work during the load included), and the time the background g
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -55,6 +58,11 @@ def run_load(corpus: Path, store: Path, profile: Path | None) -> dict[str, Any]:
     def load() -> None:
         apply_episodes(services.store, work)
 
+    started = time.perf_counter()
+    gc.collect()
+    full_ms = (time.perf_counter() - started) * 1000
+    collections = _CollectorClock()
+    gc.callbacks.append(collections)
     cpu, started = _cpu_seconds(), time.perf_counter()
     if profile is not None:
         import cProfile
@@ -63,6 +71,7 @@ def run_load(corpus: Path, store: Path, profile: Path | None) -> dict[str, Any]:
     else:
         load()
     loaded, loaded_cpu = time.perf_counter() - started, _cpu_seconds() - cpu
+    gc.callbacks.remove(collections)
     started = time.perf_counter()
     wait = getattr(services.index, "wait_for_graphs", None)
     if wait is not None:
@@ -70,7 +79,31 @@ def run_load(corpus: Path, store: Path, profile: Path | None) -> dict[str, Any]:
     settled = time.perf_counter() - started
     services.close()
     docs = int(work.vectors.shape[0])
-    return {"docs": docs, "per_s": docs / loaded, "cpu_s": loaded_cpu, "settle_s": settled}
+    return {
+        "docs": docs,
+        "per_s": docs / loaded,
+        "cpu_s": loaded_cpu,
+        "settle_s": settled,
+        "full_collection_ms": full_ms,
+        "gc_s": collections.seconds,
+        "full_collections": collections.full,
+    }
+
+
+class _CollectorClock:
+    """A gc callback: the seconds spent in collections, and how many were full (generation 2)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.full = 0
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+            return
+        self.seconds += time.perf_counter() - self._started
+        self.full += info["generation"] == 2
 
 
 def run_tree(layers: Path, corpus: Path, scratch: Path, profile: Path | None = None) -> dict[str, Any]:
@@ -107,8 +140,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(raw)
     from peers import make_corpus
 
-    print("| tree | episodes | queried share | episodes/s (best) | CPU s of the load | graph work after s | runs |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "| tree | episodes | queried share | episodes/s (best) | CPU s of the load | graph work after s "
+        "| a full collection after start-up ms | GC s in the load (full collections) | runs |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="rearview-bulk-") as tmp:
         trees = {THIS: REPO / "layers"}
         if args.baseline:
@@ -129,7 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     rates = ", ".join(f"{r['per_s']:,.0f}" for r in results)
                     print(
                         f"| {name} | {size:,} | {share:.0%} | {best['per_s']:,.0f} | {best['cpu_s']:.1f} | "
-                        f"{best['settle_s']:.1f} | {rates} |",
+                        f"{best['settle_s']:.1f} | {best['full_collection_ms']:.1f} | {best['gc_s']:.2f} "
+                        f"({best['full_collections']}) | {rates} |",
                         flush=True,
                     )
     return 0

@@ -436,7 +436,7 @@ class Settings(BaseSettings):
     # The log level of the local server and the functions.
     log_level: str = "INFO"
     # At the end of the first `build()` in a process, freeze the objects then alive (gc.freeze): full collections no
-    # longer walk the start-up heap (~45 ms each, paused requests and a sixth of a bulk load's time; see
+    # longer walk the start-up heap (~45 ms each, which a request or a bulk load waited for; see
     # rearview/collector.py). Off for a host that embeds Rearview and wants its own heap left as it is.
     freeze_start_up_heap: bool = True
 

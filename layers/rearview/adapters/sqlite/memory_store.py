@@ -162,8 +162,8 @@ class SqliteMemoryStore:
 
     def apply(self, namespace: str, changes: ChangeSet) -> None:
         """Apply every upsert, then every delete, in one transaction; ConcurrentUpdate rolls back all. The garbage
-        collector waits meanwhile (`collector.paused`): a change set makes no cycles, and a full collection walks the
-        caller's live objects too (a bulk load's batch of models), which cost a bulk load a sixth of its time."""
+        collector waits meanwhile (`collector.paused`): a change set makes no cycles, and the collections its
+        allocations triggered walked the caller's live objects too (a bulk load's batch of models)."""
         if not changes:
             return
         with paused():
