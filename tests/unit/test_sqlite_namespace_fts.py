@@ -288,8 +288,14 @@ def test_a_bulk_change_set_crossing_the_threshold_lands_in_the_namespaces_own_ta
             _write(store, "small", _episodes("small", 30))
         _write(store, "big", _episodes("big", 600))
         assert _own_tables(db) == {}
+        statements: list[str] = []
+        db.connection().set_trace_callback(statements.append)
         _write(store, "big", _episodes("big", 1000, start=600))
+        db.connection().set_trace_callback(None)
         assert _own_tables(db) == {"big": own_table_name("big")}
+        # The change set was indexed in the new table only: nothing of it went into the shared one.
+        assert not [s for s in statements if s.startswith("INSERT INTO fts_episodes(rowid")]
+        assert [s for s in statements if s.startswith(f"INSERT INTO {own_table_name('big')}(rowid")]
         docs = "SELECT count(*) FROM {}_docsize"
         assert db.connection().execute(docs.format("fts_episodes")).fetchone()[0] == (30 if neighbour else 0)
         assert db.connection().execute(docs.format(own_table_name("big"))).fetchone()[0] == 1600
