@@ -192,7 +192,7 @@ class SqliteMemoryStore:
             ).fetchone()
         for _, memory_id in deleted:
             refs.pop(memory_id, None)  # upserted, then deleted by the same change set
-        self._own_fts_if_due(namespace, generation, inserted=len(refs))
+        self._own_fts_if_due(namespace, generation)
         vectors_written: dict[StoredLayer, int] = dict.fromkeys(LAYERS, 0)
         for memory_id in blobs:
             vectors_written[pending[memory_id].memory.layer] += 1
@@ -221,12 +221,12 @@ class SqliteMemoryStore:
             if layer in written:
                 merge_segments(conn, fts_table(conn, layer, namespace).name)
 
-    def _own_fts_if_due(self, namespace: str, generation: int, inserted: int) -> None:
-        """Move a namespace that has grown past `own_fts_episodes` to a full-text table of its own, in a transaction
-        of its own after the write (checked every 16th change set, or after one that inserted 1,000 memories or the
-        threshold's worth)."""
+    def _own_fts_if_due(self, namespace: str, generation: int) -> None:
+        """Move a namespace that has grown past `own_fts_episodes` by small change sets to a full-text table of its
+        own, in a transaction of its own after the write (checked every 16th change set). A bulk insert that crosses
+        the threshold is moved inside its own transaction, before its rows are indexed (`_own_fts_before_bulk`)."""
         threshold = self.own_fts_episodes
-        if threshold <= 0 or (generation % 16 and inserted < min(1000, threshold)):
+        if threshold <= 0 or generation % 16:
             return
         conn = self.db.connection()
         if fts_table(conn, "episodic", namespace).token is None or not episodes_at_least(conn, namespace, threshold):
