@@ -10,6 +10,7 @@ One module per job:
 - `memory_store`: `SqliteMemoryStore`; `read_cache`: the memories and vectors it read recently, each kept with the
   namespace's generation it was read at; `management`: its pages of memories, version
   history and namespace erasure.
+- `bulk_insert`: a large change set's rows made on a helper thread a chunk ahead of SQLite, a chunk per statement.
 - `namespace_fts`: which FTS5 table holds a namespace (the shared one, or its own past `index.own_fts_episodes`),
   and the store's one-statement indexing of the episodes a change set inserts.
 - `vector_cache`: one namespace's vectors of one layer (float16) with its filter columns, searched exactly or

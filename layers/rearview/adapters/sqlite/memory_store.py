@@ -5,13 +5,14 @@ from __future__ import annotations
 import heapq
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 
 from rearview.adapters.sqlite import management
+from rearview.adapters.sqlite.bulk_insert import PIPELINED_FROM, insert_chunk, rows_ahead
 from rearview.adapters.sqlite.connection import AppliedChanges, CachedRow, SqliteDatabase
 from rearview.adapters.sqlite.namespace_fts import (
     episodes_at_least,
@@ -251,19 +252,16 @@ class SqliteMemoryStore:
         """Insert the new memories and update the others, each checked against its stored version; the refs of
         both (an update keeps the ref its row was read with)."""
         stored = self._stored_versions(conn, namespace, list(pending))
-        inserts: dict[str, list[tuple[Any, ...]]] = {"episodic": [], "semantic": []}
+        inserts: dict[str, list[Memory]] = {"episodic": [], "semantic": []}
         updates: dict[str, list[tuple[Any, ...]]] = {"episodic": [], "semantic": []}
-        token = namespace_token(namespace)
         refs: dict[str, int] = {}
         for memory_id, item in pending.items():
             memory = item.memory
             current = stored.get(memory_id)
-            values = episode_values(memory) if isinstance(memory, Episode) else fact_values(memory)
-            blob = blobs.get(memory_id)
             if item.first_version <= 1:
                 if current is not None:
                     raise ConcurrentUpdate(f"memory {memory_id} already exists; version 1 is an insert")
-                inserts[memory.layer].append((namespace, memory_id, token, *values, blob))
+                inserts[memory.layer].append(memory)
             else:
                 expected = item.first_version - 1
                 if current is None or current[:2] != (memory.layer, expected):
@@ -271,11 +269,12 @@ class SqliteMemoryStore:
                     raise ConcurrentUpdate(
                         f"memory {memory_id}: expected stored {memory.layer} version {expected}, found {found}"
                     )
-                updates[memory.layer].append((*values, blob, namespace, memory_id, expected))
+                values = episode_values(memory) if isinstance(memory, Episode) else fact_values(memory)
+                updates[memory.layer].append((*values, blobs.get(memory_id), namespace, memory_id, expected))
                 refs[memory_id] = current[2]
         for layer in LAYERS:
             if inserts[layer]:
-                refs.update(self._insert(conn, namespace, layer, inserts[layer]))
+                refs.update(self._insert(conn, namespace, layer, inserts[layer], blobs))
             if updates[layer]:
                 cursor = conn.executemany(update_sql(layer), updates[layer])
                 if cursor.rowcount != len(updates[layer]):
@@ -283,22 +282,44 @@ class SqliteMemoryStore:
         return refs
 
     def _insert(
-        self, conn: sqlite3.Connection, namespace: str, layer: StoredLayer, rows: list[tuple[Any, ...]]
+        self,
+        conn: sqlite3.Connection,
+        namespace: str,
+        layer: StoredLayer,
+        memories: list[Memory],
+        blobs: dict[str, bytes],
     ) -> dict[str, int]:
-        """Insert the rows (in this write transaction, which no other writer shares); their refs by id, read off
-        the table instead of looked up id by id: AUTOINCREMENT gives each row one more than the largest ref the
-        table has ever had, that is one more than the row before it, so the statement's rows hold consecutive refs
-        ending at the table's largest."""
+        """Insert the memories (in this write transaction, which no other writer shares); their refs by id, read
+        off the table instead of looked up id by id: AUTOINCREMENT gives each row one more than the largest ref the
+        table has ever had, that is one more than the row before it, so the rows inserted hold consecutive refs
+        ending at the table's largest. A bulk insert's rows are made a chunk ahead on a helper thread while SQLite
+        inserts the chunk before (`bulk_insert`)."""
+        token = namespace_token(namespace)
+        # By layer, not by each memory's type: a layer's memories are all of one type.
+        values: Callable[[Any], tuple[Any, ...]] = episode_values if layer == "episodic" else fact_values
+
+        def rows_of(part: Sequence[Memory]) -> list[tuple[Any, ...]]:
+            return [(namespace, m.id, token, *values(m), blobs.get(m.id)) for m in part]
+
         if layer == "episodic":
-            self._own_fts_before_bulk(conn, namespace, len(rows))
-        conn.executemany(insert_sql(layer), rows)
+            self._own_fts_before_bulk(conn, namespace, len(memories))
+        sql = insert_sql(layer)
+        tagged = False
+        if len(memories) < PIPELINED_FROM:
+            rows = rows_of(memories)
+            conn.executemany(sql, rows)
+            tagged = layer == "episodic" and any(row[INSERT_TAGS_AT] != "[]" for row in rows)
+        else:
+            for rows in rows_ahead(memories, rows_of):
+                insert_chunk(conn, sql, rows)
+                tagged = tagged or (layer == "episodic" and any(row[INSERT_TAGS_AT] != "[]" for row in rows))
         (last,) = conn.execute(f"SELECT max(ref) FROM {TABLE[layer]}").fetchone()
-        inserted = range(last - len(rows) + 1, last + 1)
+        inserted = range(last - len(memories) + 1, last + 1)
         if layer == "episodic" and self._index_inserts:
             index_inserted(conn, namespace, inserted)
-        if layer == "episodic" and self._tag_inserts and any(row[INSERT_TAGS_AT] != "[]" for row in rows):
+        if tagged and self._tag_inserts:
             conn.execute(_EPISODE_TAGS_INSERTED, (inserted[0], inserted[-1], namespace))
-        return {row[1]: ref for row, ref in zip(rows, inserted, strict=True)}
+        return {memory.id: ref for memory, ref in zip(memories, inserted, strict=True)}
 
     def _delete(self, conn: sqlite3.Connection, namespace: str, ids: list[str]) -> list[tuple[StoredLayer, str]]:
         """Delete the memories of either layer among `ids`; the (layer, id) of each one deleted."""

@@ -1,0 +1,178 @@
+"""A bulk change set's rows are made a chunk ahead on a helper thread and inserted a chunk per statement
+(`rearview.adapters.sqlite.bulk_insert`): the rows stored, their refs, their full-text entries and their tags are
+exactly what the same memories inserted row by row store, and a failure part-way stores nothing."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rearview.adapters.hashing_embedder import HashingEmbedder
+from rearview.adapters.sqlite import SqliteDatabase, SqliteMemoryStore, bulk_insert, memory_store
+from rearview.adapters.sqlite.bulk_insert import CHUNK_ROWS, PIPELINED_FROM, rows_ahead, values_sql
+from rearview.adapters.sqlite.rows import insert_sql
+from rearview.domain.changes import ChangeSet
+from rearview.domain.memory import Episode, Fact
+
+pytestmark = pytest.mark.unit
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+EMBEDDER = HashingEmbedder(dim=16)
+# Two full chunks and a part of one: both statements, the chunk's and the remainder's executemany.
+COUNT = PIPELINED_FROM + CHUNK_ROWS // 2 + 3
+
+
+def _episodes(namespace: str, count: int) -> list[Episode]:
+    return [
+        Episode(
+            id=f"e{i}", namespace=namespace, content=f"note {i} about the {('garden', 'invoice', 'deploy')[i % 3]}",
+            occurred_at=T0 + timedelta(minutes=i), created_at=T0, tags=["billing"] if i % 7 == 0 else [],
+            entities=["Ana"] if i % 5 == 0 else [], session_id=f"s{i % 4}", context="Ana's café" if i % 9 else "",
+        )
+        for i in range(count)
+    ]  # fmt: skip
+
+
+def _changes(episodes: list[Episode]) -> ChangeSet:
+    vectors = EMBEDDER.embed([e.content for e in episodes])
+    # Those of session s0 without a vector: the blob column holds NULL for those.
+    return ChangeSet(upserts=[(e, None if e.session_id == "s0" else v) for e, v in zip(episodes, vectors, strict=True)])
+
+
+def _dump(db: SqliteDatabase) -> dict[str, list[tuple[Any, ...]]]:
+    conn = db.connection()
+    return {
+        "episodes": conn.execute("SELECT * FROM episodes ORDER BY ref").fetchall(),
+        "fts": conn.execute(
+            "SELECT rowid, ns_token, search_text, context_text FROM fts_episodes ORDER BY rowid"
+        ).fetchall(),
+        "tags": conn.execute("SELECT * FROM memory_tags ORDER BY ref, tag").fetchall(),
+        "matches": conn.execute(
+            "SELECT rowid FROM fts_episodes WHERE fts_episodes MATCH 'garden' ORDER BY rowid"
+        ).fetchall(),
+    }
+
+
+def _store(path: Path) -> tuple[SqliteDatabase, SqliteMemoryStore]:
+    db = SqliteDatabase(path, embedder_name=EMBEDDER.name, dim=EMBEDDER.dim)
+    return db, SqliteMemoryStore(db, own_fts_episodes=0)
+
+
+def test_a_bulk_insert_stores_what_row_by_row_inserts_store(tmp_path: Path) -> None:
+    episodes = _episodes("acme", COUNT)
+    bulk_db, bulk = _store(tmp_path / "bulk.db")
+    bulk.apply("acme", _changes(episodes))
+    rows_db, by_rows = _store(tmp_path / "rows.db")
+    for start in range(0, COUNT, PIPELINED_FROM - 1):  # each change set below the pipelined size
+        by_rows.apply("acme", _changes(episodes[start : start + PIPELINED_FROM - 1]))
+    bulk_dump, rows_dump = _dump(bulk_db), _dump(rows_db)
+    assert len(bulk_dump["episodes"]) == COUNT
+    assert bulk_dump["tags"] and bulk_dump["matches"]
+    # The vector column (last but one before the later migrations' columns) round-trips: compare every column.
+    assert bulk_dump == rows_dump
+    stored = bulk.get_vectors("acme", ["e1", "e4"])
+    assert set(stored) == {"e1"}  # e4 is of session s0
+    assert stored["e1"].tolist() == pytest.approx(EMBEDDER.embed([episodes[1].content])[0].tolist())
+    bulk_db.close()
+    rows_db.close()
+
+
+def test_a_bulk_insert_beside_facts_and_a_second_namespace_keeps_each_ref(tmp_path: Path) -> None:
+    db, store = _store(tmp_path / "r.db")
+    store.apply("umbrella", _changes(_episodes("umbrella", 3)))
+    fact = Fact(id="f1", namespace="acme", content="likes tea", created_at=T0, last_confirmed_at=T0)
+    episodes = _episodes("acme", COUNT)
+    store.apply("acme", ChangeSet(upserts=[(fact, None), *_changes(episodes).upserts]))
+    conn = db.connection()
+    refs = dict(conn.execute("SELECT id, ref FROM episodes WHERE namespace = 'acme'").fetchall())
+    assert [refs[e.id] for e in episodes] == list(range(4, 4 + COUNT))
+    assert store.get("acme", "f1") is not None
+    assert store.get("umbrella", "e0") is not None and store.get("acme", f"e{COUNT - 1}") is not None
+    db.close()
+
+
+def test_a_row_that_fails_part_way_through_a_bulk_insert_stores_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db, store = _store(tmp_path / "r.db")
+    store.apply("acme", _changes(_episodes("acme", 5)))
+    before = _dump(db)
+    made = memory_store.episode_values
+
+    def failing(episode: Episode) -> tuple[Any, ...]:
+        if episode.id == f"e{PIPELINED_FROM + 10}":  # in the third chunk, made on the helper thread
+            raise RuntimeError("no row for this one")
+        return made(episode)
+
+    monkeypatch.setattr(memory_store, "episode_values", failing)
+    more = [e.model_copy(update={"id": f"n{e.id}"}) for e in _episodes("acme", COUNT)]
+    more[PIPELINED_FROM + 10] = more[PIPELINED_FROM + 10].model_copy(update={"id": f"e{PIPELINED_FROM + 10}"})
+    with pytest.raises(RuntimeError, match="no row for this one"):
+        store.apply("acme", _changes(more))
+    assert _dump(db) == before
+    db.close()
+
+
+def test_rows_are_made_on_the_helper_thread_a_chunk_ahead_in_order() -> None:
+    made: list[tuple[int, str]] = []
+    second_started = threading.Event()
+    items = list(range(3 * CHUNK_ROWS + 5))
+
+    def make(part: Sequence[int]) -> list[tuple[Any, ...]]:
+        made.append((part[0], threading.current_thread().name))
+        if part[0] == CHUNK_ROWS:
+            second_started.set()
+        return [(i,) for i in part]
+
+    out: list[tuple[Any, ...]] = []
+    for chunk in rows_ahead(items, make):
+        if not out:
+            # The caller holds the first chunk while the second is made (made in turn, it never would be).
+            assert second_started.wait(timeout=30)
+        out.extend(chunk)
+    assert out == [(i,) for i in items]
+    assert [start for start, _ in made] == [0, CHUNK_ROWS, 2 * CHUNK_ROWS, 3 * CHUNK_ROWS]
+    assert all(name.startswith("rearview-rows") for _, name in made)
+
+
+def test_a_failed_chunk_reaches_the_caller_at_that_chunk() -> None:
+    def make(part: Sequence[int]) -> list[tuple[Any, ...]]:
+        if part[0] == CHUNK_ROWS:
+            raise ValueError("chunk two")
+        return [(i,) for i in part]
+
+    chunks = rows_ahead(list(range(3 * CHUNK_ROWS)), make)
+    assert len(next(chunks)) == CHUNK_ROWS
+    with pytest.raises(ValueError, match="chunk two"):
+        next(chunks)
+
+
+def test_a_full_chunk_is_one_statement(tmp_path: Path) -> None:
+    sql = insert_sql("episodic")
+    many = values_sql(sql, 3)
+    assert many.count("(?") == 3 and many.startswith(sql.partition(" VALUES ")[0])
+    with pytest.raises(ValueError, match="single-row"):
+        values_sql("DELETE FROM episodes", 2)
+    db, store = _store(tmp_path / "r.db")
+    statements: list[str] = []
+    db.connection().set_trace_callback(statements.append)
+    store.apply("acme", _changes(_episodes("acme", COUNT)))
+    inserts = [s for s in statements if s.startswith("INSERT INTO episodes")]
+    # Two chunk statements, then the remainder row by row.
+    assert len(inserts) == 2 + (COUNT - 2 * CHUNK_ROWS)
+    db.close()
+
+
+def test_a_forked_child_starts_a_helper_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child forked after the helper started inherits the pool but not its thread: it must not send work there."""
+    parent = bulk_insert._pool()
+    assert bulk_insert._pool() is parent
+    monkeypatch.setattr(bulk_insert.os, "getpid", lambda: -1)
+    child = bulk_insert._pool()
+    assert child is not parent
+    assert next(rows_ahead([1, 2], lambda part: [(i,) for i in part])) == [(1,), (2,)]
