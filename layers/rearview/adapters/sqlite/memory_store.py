@@ -31,7 +31,6 @@ from rearview.adapters.sqlite.read_cache import (
 from rearview.adapters.sqlite.rows import (
     EPISODE_COLUMNS,
     FACT_COLUMNS,
-    INSERT_TAGS_AT,
     LAYERS,
     SELECT_COLUMNS,
     TABLE,
@@ -304,20 +303,16 @@ class SqliteMemoryStore:
         if layer == "episodic":
             self._own_fts_before_bulk(conn, namespace, len(memories))
         sql = insert_sql(layer)
-        tagged = False
         if len(memories) < PIPELINED_FROM:
-            rows = rows_of(memories)
-            conn.executemany(sql, rows)
-            tagged = layer == "episodic" and any(row[INSERT_TAGS_AT] != "[]" for row in rows)
+            conn.executemany(sql, rows_of(memories))
         else:
             for rows in rows_ahead(memories, rows_of):
                 insert_chunk(conn, sql, rows)
-                tagged = tagged or (layer == "episodic" and any(row[INSERT_TAGS_AT] != "[]" for row in rows))
         (last,) = conn.execute(f"SELECT max(ref) FROM {TABLE[layer]}").fetchone()
         inserted = range(last - len(memories) + 1, last + 1)
         if layer == "episodic" and self._index_inserts:
             index_inserted(conn, namespace, inserted)
-        if tagged and self._tag_inserts:
+        if layer == "episodic" and self._tag_inserts and any(memory.tags for memory in memories):
             conn.execute(_EPISODE_TAGS_INSERTED, (inserted[0], inserted[-1], namespace))
         return {memory.id: ref for memory, ref in zip(memories, inserted, strict=True)}
 

@@ -251,10 +251,6 @@ _VALUE_COLUMNS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 
 
-# Where `tags_json` sits in an episode's row of `insert_sql` (after namespace, id and ns_token).
-INSERT_TAGS_AT = 3 + _VALUE_COLUMNS["episodic"].index("tags_json")
-
-
 def insert_sql(layer: str) -> str:
     columns = ("namespace", "id", "ns_token", *_VALUE_COLUMNS[layer], "vector")
     return f"INSERT INTO {TABLE[layer]} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
