@@ -88,29 +88,28 @@ class Statement:
             conn.execute(self.sql, self.params)
 
 
-def statement(single_row_sql: str, rows: list[Row]) -> Statement:
-    """The statement inserting `rows`. A full chunk is one statement (a multi-row VALUES, which the connection keeps
-    compiled for each layout it meets) in which a column NULL in every row is written NULL, a column holding one
-    value in every row is bound once, and bytes are bound as bytearray (the same BLOB stored); fewer rows are left
-    to `executemany`."""
-    if len(rows) != CHUNK_ROWS:
-        return Statement(single_row_sql, rows, many=True)
-    columns = list(zip(*rows, strict=True))
+def statement(single_row_sql: str, columns: list[list[Any]]) -> Statement:
+    """The statement inserting the rows whose values `columns` hold, column by column. A full chunk is one
+    statement (a multi-row VALUES, which the connection keeps compiled for each layout it meets) in which a column
+    NULL in every row is written NULL, a column holding one value in every row is bound once, and bytes are bound
+    as bytearray (the same BLOB stored); fewer rows are left to `executemany`."""
+    if len(columns[0]) != CHUNK_ROWS:
+        return Statement(single_row_sql, list(zip(*columns, strict=True)), many=True)
     layout = tuple(_layout(column) for column in columns)
     for j, column in enumerate(columns):
         if layout[j] != NULL and bytes in set(map(type, column)):
-            columns[j] = tuple(bytearray(v) if type(v) is bytes else v for v in column)
+            columns[j] = [bytearray(v) if type(v) is bytes else v for v in column]
     once = [columns[j][0] for j, kind in enumerate(layout) if kind == ONCE]
     per_row = [columns[j] for j, kind in enumerate(layout) if kind == PER_ROW]
     params = once + list(itertools.chain.from_iterable(zip(*per_row, strict=True))) if per_row else once
-    return Statement(values_sql(single_row_sql, len(rows), layout), params)
+    return Statement(values_sql(single_row_sql, CHUNK_ROWS, layout), params)
 
 
 # How a column of a chunk is written: NULL in the SQL, one parameter for every row, or a parameter per row.
 NULL, ONCE, PER_ROW = "null", "once", "per row"
 
 
-def _layout(column: tuple[Any, ...]) -> str:
+def _layout(column: list[Any]) -> str:
     """NULL, ONCE or PER_ROW for a column's values: ONCE only when every value is the same, of the same type (1 and
     1.0 and True are equal in Python, not in SQLite), and of the same sign if a zero (0.0 and -0.0 are equal too)."""
     first = column[0]

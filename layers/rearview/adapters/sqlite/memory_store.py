@@ -36,9 +36,11 @@ from rearview.adapters.sqlite.rows import (
     TABLE,
     TIME_COLUMN,
     datetime_or_none,
+    episode_columns,
     episode_from_row,
     episode_values,
     epoch,
+    fact_columns,
     fact_from_row,
     fact_values,
     filter_clause,
@@ -302,17 +304,20 @@ class SqliteMemoryStore:
         token = namespace_token(namespace)
         # By layer, not by each memory's type: a layer's memories are all of one type.
         values: Callable[[Any], tuple[Any, ...]] = episode_values if layer == "episodic" else fact_values
+        value_columns: Callable[[Any], list[list[Any]]] = episode_columns if layer == "episodic" else fact_columns
 
-        def rows_of(part: Sequence[Memory]) -> list[tuple[Any, ...]]:
-            return [(namespace, m.id, token, *values(m), blobs.get(m.id)) for m in part]
+        def columns_of(part: Sequence[Memory]) -> list[list[Any]]:
+            count = len(part)
+            ids = [m.id for m in part]
+            return [[namespace] * count, ids, [token] * count, *value_columns(part), list(map(blobs.get, ids))]
 
         if layer == "episodic":
             self._own_fts_before_bulk(conn, namespace, len(memories))
         sql = insert_sql(layer)
         if len(memories) < PIPELINED_FROM:
-            conn.executemany(sql, rows_of(memories))
+            conn.executemany(sql, [(namespace, m.id, token, *values(m), blobs.get(m.id)) for m in memories])
         else:
-            for chunk in made_ahead(memories, lambda part: statement(sql, rows_of(part))):
+            for chunk in made_ahead(memories, lambda part: statement(sql, columns_of(part))):
                 chunk.run(conn)
         (last,) = conn.execute(f"SELECT max(ref) FROM {TABLE[layer]}").fetchone()
         inserted = range(last - len(memories) + 1, last + 1)
