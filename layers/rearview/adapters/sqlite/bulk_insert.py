@@ -36,7 +36,6 @@ from typing import Any, TypeVar
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
-Row = tuple[Any, ...]
 
 # Rows per statement: 256 rows of an episode (25 columns) bind 6,400 parameters, well under SQLite's 32,766, and
 # run for milliseconds without the GIL (bench/RESULTS.md, "Bulk apply, sixth pass").
