@@ -6,11 +6,12 @@ One module per job:
 - `schema`: the tables, the FTS5 tokenizer and the migrations (`MIGRATIONS`, `SCHEMA_VERSION`).
 - `connection`: `SqliteDatabase`, the file itself: per-thread connections, transactions, snapshots, the
   migration runner, the embedder check, and the change notices a store publishes to the caches.
-- `rows`: an Episode or a Fact as a row, and a MemoryFilter as a WHERE clause.
+- `rows`: an Episode or a Fact as a row (a bulk chunk of episodes as columns), and a MemoryFilter as a WHERE clause.
 - `memory_store`: `SqliteMemoryStore`; `read_cache`: the memories and vectors it read recently, each kept with the
   namespace's generation it was read at; `management`: its pages of memories, version
   history and namespace erasure.
-- `bulk_insert`: a large change set's rows made on a helper thread a chunk ahead of SQLite, a chunk per statement.
+- `bulk_insert`: a large change set's rows and statements made on a helper thread a chunk ahead of SQLite, a chunk
+  per statement, each value bound once where the chunk allows.
 - `namespace_fts`: which FTS5 table holds a namespace (the shared one, or its own past `index.own_fts_episodes`),
   and the store's one-statement indexing of the episodes a change set inserts.
 - `vector_cache`: one namespace's vectors of one layer (float16) with its filter columns, searched exactly or
