@@ -5,7 +5,7 @@ vectors and the same queries.
 For each corpus size and each share of it held by the queried namespace (the rest in namespaces of 1,000), every
 system runs in its own process, in an order rotated from one configuration to the next, and reports:
 
-- ingest/s: the corpus loaded in batches (Rearview: `store.apply` of ChangeSets, one namespace at a time; the
+- ingest/s: the corpus loaded in batches (Rearview: `store.load_episodes` of columns, one namespace at a time; the
   peers: their bulk insert, then the indexes a user creates: LanceDB's full-text and namespace indexes);
 - first query: the first query after the load (Rearview loads the namespace's vector cache and, above its
   threshold, builds or opens the HNSW graph);
@@ -235,6 +235,20 @@ def apply_episodes(store: Any, work: Workload) -> None:
         store.apply(batch[0]["ns"], ChangeSet(upserts=upserts))
 
 
+def load_episodes(store: Any, work: Workload) -> None:
+    """The corpus loaded into a Rearview `store` as columns (`store.load_episodes`, a batch each), the way the
+    LanceDB worker hands it a table: no model per row."""
+    from rearview.domain.episode_columns import EpisodeColumns
+
+    for batch, vectors in work.batches():
+        columns = {key: [d[key] for d in batch] for key in ("id", "text", "ts", "entities")}
+        rows = EpisodeColumns.of(
+            id=columns["id"], content=columns["text"], occurred_at=columns["ts"], created_at=columns["ts"],
+            entities=columns["entities"], importance=[1.0] * len(batch),
+        )  # fmt: skip
+        store.load_episodes(batch[0]["ns"], rows, vectors)
+
+
 def run_rearview(work: Workload, store: Path) -> dict[str, Any]:
     from rearview.adapters.hashing_embedder import HashingEmbedder
     from rearview.bootstrap import build
@@ -250,7 +264,9 @@ def run_rearview(work: Workload, store: Path) -> dict[str, Any]:
     services = build(Settings(embedder="hashing", hashing_dim=DIM, data_dir=store), clock=clock, embedder=embedder)
 
     def load() -> None:
-        apply_episodes(services.store, work)
+        # A baseline tree from before `load_episodes` loads through `apply`.
+        bulk = load_episodes if hasattr(services.store, "load_episodes") else apply_episodes
+        bulk(services.store, work)
 
     def recall(i: int) -> object:
         return services.recaller.recall(TARGET, RecallQuery(query=work.queries[i], top_k=TOP_K))

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from rearview.domain.access import ApiKey
 from rearview.domain.changes import ChangeSet
+from rearview.domain.episode_columns import EpisodeColumns
 from rearview.domain.erase import ErasedCounts
 from rearview.domain.hindsight import EvidenceCluster, Induction
 from rearview.domain.hindsight_runs import (
@@ -112,6 +113,13 @@ class MemoryStore(Protocol):
 
     # episodes and facts
     def apply(self, namespace: str, changes: ChangeSet) -> None: ...
+    def load_episodes(self, namespace: str, rows: EpisodeColumns, vectors: np.ndarray | None) -> None:
+        """Insert `rows` as new episodes of the namespace in one transaction, each with its row of `vectors`
+        (None: without vectors), as `apply` of `ChangeSet.loading` would; an id the namespace holds already
+        refuses the whole load (ConcurrentUpdate). A bulk load's path: a store may insert the columns as they
+        are, without a model per row."""
+        ...
+
     def get(self, namespace: str, memory_id: str) -> Memory | None: ...
     def get_many(self, namespace: str, ids: Sequence[str], *, shared: bool = False) -> dict[str, Memory]:
         """The memories found among `ids`, by id (missing ids are absent). Each is the caller's to change, unless

@@ -34,6 +34,7 @@ from rearview.adapters.sqlite import (
 from rearview.adapters.sqlite.index_replica import SqliteIndexReplica
 from rearview.clock import ManualClock
 from rearview.domain.changes import ChangeSet
+from rearview.domain.episode_columns import EpisodeColumns
 from rearview.domain.erase import ErasedCounts
 from rearview.domain.memory import Episode, Fact, Memory
 from rearview.domain.search import MemoryFilter
@@ -124,13 +125,19 @@ class _ReplicaSyncedStore:
 
     def apply(self, namespace: str, changes: ChangeSet) -> None:
         self._store.apply(namespace, changes)
-        upserted = [memory.id for memory, _ in changes.upserts]
+        self._upserted(namespace, [memory.id for memory, _ in changes.upserts])
+        if changes.deletes:
+            self._replica.delete(namespace, changes.deletes)
+
+    def load_episodes(self, namespace: str, rows: EpisodeColumns, vectors: np.ndarray | None) -> None:
+        self._store.load_episodes(namespace, rows, vectors)
+        self._upserted(namespace, rows.id)
+
+    def _upserted(self, namespace: str, upserted: list[str]) -> None:
         if upserted:
             memories = self._store.get_many(namespace, upserted)
             vectors = self._store.get_vectors(namespace, list(memories))
             self._replica.upsert([(memory, vectors.get(memory_id)) for memory_id, memory in memories.items()])
-        if changes.deletes:
-            self._replica.delete(namespace, changes.deletes)
 
     def erase_namespace(self, namespace: str) -> ErasedCounts:
         # What the erase service does beside the store when the index is kept apart.
@@ -193,7 +200,7 @@ def sync_index(store: MemoryStore, index: OpenSearchIndex, namespace: str, chang
     if upserted:
         memories = store.get_many(namespace, upserted)
         vectors = store.get_vectors(namespace, list(memories))
-        index.upsert([(memory, vectors[memory_id]) for memory_id, memory in memories.items()])
+        index.upsert([(memory, vectors.get(memory_id)) for memory_id, memory in memories.items()])
     if changes.deletes:
         index.delete(namespace, changes.deletes)
     index.refresh()
@@ -212,6 +219,12 @@ class IndexSyncedStore:
     def apply(self, namespace: str, changes: ChangeSet) -> None:
         self._store.apply(namespace, changes)
         sync_index(self._store, self._index, namespace, changes)
+
+    def load_episodes(self, namespace: str, rows: EpisodeColumns, vectors: np.ndarray | None) -> None:
+        self._store.load_episodes(namespace, rows, vectors)
+        sync_index(
+            self._store, self._index, namespace, ChangeSet(upserts=[(e, None) for e in rows.episodes(namespace)])
+        )
 
     def erase_namespace(self, namespace: str) -> ErasedCounts:
         # What the erase service does beside the store when the index is kept apart.
@@ -337,6 +350,12 @@ class _StreamSyncedStore:
     def apply(self, namespace: str, changes: ChangeSet) -> None:
         try:
             self._store.apply(namespace, changes)
+        finally:
+            self._sync()
+
+    def load_episodes(self, namespace: str, rows: EpisodeColumns, vectors: np.ndarray | None) -> None:
+        try:
+            self._store.load_episodes(namespace, rows, vectors)
         finally:
             self._sync()
 

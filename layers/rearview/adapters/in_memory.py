@@ -28,6 +28,7 @@ import numpy as np
 from rearview.clock import SystemClock
 from rearview.domain.access import ApiKey
 from rearview.domain.changes import ChangeSet, PendingUpsert
+from rearview.domain.episode_columns import EpisodeColumns
 from rearview.domain.erase import ErasedCounts
 from rearview.domain.history import ArchivedVersion, archived_versions
 from rearview.domain.listing import PagePosition, sort_key
@@ -302,6 +303,10 @@ class InMemoryMemoryStore:
         return gone
 
     # writes
+
+    def load_episodes(self, namespace: str, rows: EpisodeColumns, vectors: np.ndarray | None) -> None:
+        """The rows inserted as episodes, through `apply` (this store has no path of its own for columns)."""
+        self.apply(namespace, ChangeSet.loading(namespace, rows, vectors, self.dim))
 
     def apply(self, namespace: str, changes: ChangeSet) -> None:
         """Apply every upsert, then every delete, at once; a ConcurrentUpdate applies nothing."""

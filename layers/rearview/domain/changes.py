@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rearview.domain.episode_columns import EpisodeColumns, checked_vectors
 from rearview.domain.history import ArchivedVersion, ChangeCause
 from rearview.domain.memory import Memory, StoredLayer
 from rearview.errors import ConcurrentUpdate, InvalidInput
@@ -33,6 +34,15 @@ class ChangeSet:
     restore: bool = False
     archived: list[ArchivedVersion] = field(default_factory=list)
     purge_history: list[str] = field(default_factory=list)
+
+    @classmethod
+    def loading(cls, namespace: str, rows: EpisodeColumns, vectors: np.ndarray | None, dim: int) -> ChangeSet:
+        """A bulk load as a change set: every row inserted as an import inserts (an id stored already refuses
+        the set), with its vector. What `load_episodes` applies in a store without a path of its own for columns."""
+        checked = checked_vectors(rows, vectors, dim)
+        episodes = rows.episodes(namespace)
+        paired = zip(episodes, checked if checked is not None else [None] * len(episodes), strict=True)
+        return cls(upserts=list(paired), restore=True, cause="import")
 
     def __bool__(self) -> bool:
         return bool(self.upserts or self.deletes or self.archived or self.purge_history)

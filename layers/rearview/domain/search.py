@@ -3,6 +3,7 @@ candidates, the entity statistics recall reads, and the traits an index states a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
@@ -71,10 +72,14 @@ class MemoryFilter:
 def searchable_text(memory: Memory) -> str:
     """What keyword search matches as a memory's own text: its content, its tags and (an episode's) entities. An
     episode's `context` is matched apart, at `context_weight`."""
-    words = [memory.content, *memory.tags]
     if isinstance(memory, Episode):
-        words.extend(memory.entities)
-    return " ".join(words)
+        return episode_searchable_text(memory.content, memory.tags, memory.entities)
+    return " ".join([memory.content, *memory.tags])
+
+
+def episode_searchable_text(content: str, tags: Sequence[str], entities: Sequence[str]) -> str:
+    """`searchable_text` of an episode from its fields (a bulk load has no model of it)."""
+    return " ".join([content, *tags, *entities]) if tags or entities else content
 
 
 class Candidate(NamedTuple):

@@ -52,6 +52,7 @@ from rearview.adapters.dynamodb.table import (
 )
 from rearview.clock import SystemClock
 from rearview.domain.changes import ChangeSet, PendingUpsert
+from rearview.domain.episode_columns import EpisodeColumns
 from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.search import MemoryFilter
 from rearview.domain.stats import NamespaceUsage
@@ -205,6 +206,17 @@ class DynamoDBMemoryStore(DynamoDBManagement):
         if self.dim and array.shape[0] != self.dim:
             raise InvalidInput(f"vector: expected dimension {self.dim}, got {array.shape[0]}", field="vector")
         return array.tobytes()
+
+    def load_episodes(self, namespace: str, rows: EpisodeColumns, vectors: np.ndarray | None) -> None:
+        """The rows inserted as episodes, through `apply` (this store has no path of its own for columns). The ids
+        are looked up first, so that one stored already refuses the load before anything is written: past 100
+        actions, `apply` writes consecutive transactions, each atomic on its own (see the module docstring)."""
+        changes = ChangeSet.loading(namespace, rows, vectors, self.dim)
+        stored = self.get_many(namespace, rows.id)
+        if stored:
+            first = next(memory_id for memory_id in rows.id if memory_id in stored)
+            raise ConcurrentUpdate(f"memory {first} already exists; a load inserts new episodes only")
+        self.apply(namespace, changes)
 
     def apply(self, namespace: str, changes: ChangeSet) -> None:
         """Apply the upserts and deletes in one transaction (split past 100 actions; see the module docstring).

@@ -7,7 +7,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -46,6 +46,7 @@ from rearview.adapters.sqlite.rows import (
     filter_clause,
     insert_sql,
     json_list,
+    loaded_episode_columns,
     memory_from_row,
     namespace_token,
     unique_layers,
@@ -55,6 +56,7 @@ from rearview.adapters.sqlite.schema import FTS_MERGED, STORE_INDEXES_INSERTS, S
 from rearview.clock import SystemClock
 from rearview.collector import paused
 from rearview.domain.changes import ChangeSet, PendingUpsert
+from rearview.domain.episode_columns import EpisodeColumns, checked_vectors
 from rearview.domain.erase import ErasedCounts
 from rearview.domain.history import ArchivedVersion, archived_versions
 from rearview.domain.listing import PagePosition
@@ -76,6 +78,8 @@ _EPISODE_TAGS_INSERTED = (
 
 # How the store keeps a vector: float32, little-endian.
 _FLOAT32 = np.dtype("<f4")
+# What a bulk insert makes rows of: memories (apply) or row numbers of columns (load_episodes).
+_Item = TypeVar("_Item")
 
 
 class SqliteMemoryStore:
@@ -177,6 +181,40 @@ class SqliteMemoryStore:
         with paused():
             self._apply(namespace, changes)
 
+    def load_episodes(self, namespace: str, rows: EpisodeColumns, vectors: np.ndarray | None) -> None:
+        """Insert the rows as new episodes in one transaction, column by column: no `Episode` is made for a row
+        (`rows.loaded_episode_columns`); a bulk load's chunks are made ahead as `apply`'s are. An id stored
+        already refuses the load (ConcurrentUpdate)."""
+        checked = checked_vectors(rows, vectors, self.dim)
+        count = len(rows)
+        blobs: list[bytes | None] = [None] * count if checked is None else [row.tobytes() for row in checked]
+        token = namespace_token(namespace)
+
+        def columns_of(part: Sequence[int]) -> list[list[Any]]:
+            start, stop = part[0], part[-1] + 1
+            size = stop - start
+            values = loaded_episode_columns(rows, start, stop)
+            return [[namespace] * size, rows.id[start:stop], [token] * size, *values, blobs[start:stop]]
+
+        with paused():
+            with self.db.transaction() as conn:
+                stored = self._stored_versions(conn, namespace, rows.id)
+                if stored:
+                    first = next(memory_id for memory_id in rows.id if memory_id in stored)
+                    raise ConcurrentUpdate(f"memory {first} already exists; a load inserts new episodes only")
+                tagged = rows.tags is not None and any(rows.tags)
+                refs = self._insert_columns(conn, namespace, "episodic", range(count), columns_of, tagged)
+                if self._merge_segments:
+                    merge_segments(conn, fts_table(conn, "episodic", namespace).name)
+                generation = self._next_generation(conn, namespace)
+            self._own_fts_if_due(namespace, generation)
+
+            def upserted() -> tuple[CachedRow, ...]:
+                return loaded_cached_rows(rows, refs, checked)
+
+            written: dict[StoredLayer, int] = {"episodic": 0 if checked is None else count, "semantic": 0}
+            self.db.publish(AppliedChanges(namespace, generation - 1, generation, (), upserted, written))
+
     def _apply(self, namespace: str, changes: ChangeSet) -> None:
         pending = changes.collapsed(namespace)
         # Encoded, and their dimension checked, before the transaction begins.
@@ -192,12 +230,7 @@ class SqliteMemoryStore:
             deleted = self._delete(conn, namespace, deletes)
             if self._merge_segments:
                 self._merge_written(conn, namespace, pending, deleted)
-            (generation,) = conn.execute(
-                "INSERT INTO namespace_state(namespace, generation, last_write_at) VALUES (?, 1, ?) "
-                "ON CONFLICT(namespace) DO UPDATE SET generation = generation + 1, "
-                "last_write_at = excluded.last_write_at RETURNING generation",
-                (namespace, epoch(self._clock.now())),
-            ).fetchone()
+            generation = self._next_generation(conn, namespace)
         for _, memory_id in deleted:
             refs.pop(memory_id, None)  # upserted, then deleted by the same change set
         self._own_fts_if_due(namespace, generation)
@@ -215,6 +248,16 @@ class SqliteMemoryStore:
         self.db.publish(
             AppliedChanges(namespace, generation - 1, generation, tuple(deleted), upserted, vectors_written)
         )
+
+    def _next_generation(self, conn: sqlite3.Connection, namespace: str) -> int:
+        """Count a change to the namespace (its generation, which the caches key on, and its last write time)."""
+        (generation,) = conn.execute(
+            "INSERT INTO namespace_state(namespace, generation, last_write_at) VALUES (?, 1, ?) "
+            "ON CONFLICT(namespace) DO UPDATE SET generation = generation + 1, "
+            "last_write_at = excluded.last_write_at RETURNING generation",
+            (namespace, epoch(self._clock.now())),
+        ).fetchone()
+        return int(generation)
 
     @staticmethod
     def _merge_written(
@@ -296,14 +339,9 @@ class SqliteMemoryStore:
         memories: list[Memory],
         blobs: dict[str, bytes],
     ) -> dict[str, int]:
-        """Insert the memories (in this write transaction, which no other writer shares); their refs by id, read
-        off the table instead of looked up id by id: AUTOINCREMENT gives each row one more than the largest ref the
-        table has ever had, that is one more than the row before it, so the rows inserted hold consecutive refs
-        ending at the table's largest. A bulk insert's rows and their statement are made a chunk ahead on a helper
-        thread while SQLite inserts the chunk before (`bulk_insert`)."""
+        """Insert the memories (`_insert_columns`); their refs by id."""
         token = namespace_token(namespace)
         # By layer, not by each memory's type: a layer's memories are all of one type.
-        values: Callable[[Any], tuple[Any, ...]] = episode_values if layer == "episodic" else fact_values
         value_columns: Callable[[Any], list[list[Any]]] = episode_columns if layer == "episodic" else fact_columns
 
         def columns_of(part: Sequence[Memory]) -> list[list[Any]]:
@@ -311,21 +349,40 @@ class SqliteMemoryStore:
             ids = [m.id for m in part]
             return [[namespace] * count, ids, [token] * count, *value_columns(part), list(map(blobs.get, ids))]
 
+        tagged = any(memory.tags for memory in memories)
+        inserted = self._insert_columns(conn, namespace, layer, memories, columns_of, tagged)
+        return {memory.id: ref for memory, ref in zip(memories, inserted, strict=True)}
+
+    def _insert_columns(
+        self,
+        conn: sqlite3.Connection,
+        namespace: str,
+        layer: StoredLayer,
+        items: Sequence[_Item],
+        columns_of: Callable[[Sequence[_Item]], list[list[Any]]],
+        tagged: bool,
+    ) -> range:
+        """Insert a row for each of `items` (in this write transaction, which no other writer shares), whose
+        columns `columns_of` makes for a run of them; their refs, read off the table instead of looked up id by
+        id: AUTOINCREMENT gives each row one more than the largest ref the table has ever had, that is one more
+        than the row before it, so the rows inserted hold consecutive refs ending at the table's largest. A bulk
+        insert's rows and their statement are made a chunk ahead on a helper thread while SQLite inserts the chunk
+        before (`bulk_insert`)."""
         if layer == "episodic":
-            self._own_fts_before_bulk(conn, namespace, len(memories))
+            self._own_fts_before_bulk(conn, namespace, len(items))
         sql = insert_sql(layer)
-        if len(memories) < PIPELINED_FROM:
-            conn.executemany(sql, [(namespace, m.id, token, *values(m), blobs.get(m.id)) for m in memories])
+        if len(items) < PIPELINED_FROM:
+            statement(sql, columns_of(items)).run(conn)
         else:
-            for chunk in made_ahead(memories, lambda part: statement(sql, columns_of(part))):
+            for chunk in made_ahead(items, lambda part: statement(sql, columns_of(part))):
                 chunk.run(conn)
         (last,) = conn.execute(f"SELECT max(ref) FROM {TABLE[layer]}").fetchone()
-        inserted = range(last - len(memories) + 1, last + 1)
+        inserted = range(last - len(items) + 1, last + 1)
         if layer == "episodic" and self._index_inserts:
             index_inserted(conn, namespace, inserted)
-        if layer == "episodic" and self._tag_inserts and any(memory.tags for memory in memories):
+        if layer == "episodic" and self._tag_inserts and tagged:
             conn.execute(_EPISODE_TAGS_INSERTED, (inserted[0], inserted[-1], namespace))
-        return {memory.id: ref for memory, ref in zip(memories, inserted, strict=True)}
+        return inserted
 
     def _delete(self, conn: sqlite3.Connection, namespace: str, ids: list[str]) -> list[tuple[StoredLayer, str]]:
         """Delete the memories of either layer among `ids`; the (layer, id) of each one deleted."""
@@ -646,6 +703,25 @@ class SqliteMemoryStore:
 def _layer_then_id(memory: Memory) -> tuple[int, str]:
     """The order reads return memories in: episodes, then facts, each by id."""
     return (memory.layer != "episodic", memory.id)
+
+
+def loaded_cached_rows(rows: EpisodeColumns, refs: range, vectors: np.ndarray | None) -> tuple[CachedRow, ...]:
+    """What the vector caches learn of a bulk load's rows (`_cached_row` of each, from the columns)."""
+    count = len(rows)
+    none: list[None] = [None] * count
+    return tuple(
+        CachedRow("episodic", ref, memory_id, time, True, False, session, event_type, status, vector)
+        for ref, memory_id, time, session, event_type, status, vector in zip(
+            refs,
+            rows.id,
+            rows.occurred_at,
+            rows.session_id or none,
+            rows.event_type or none,
+            rows.outcome_status or none,
+            none if vectors is None else vectors,
+            strict=True,
+        )
+    )
 
 
 def _cached_row(memory: Memory, ref: int, vector: bytes | None) -> CachedRow:

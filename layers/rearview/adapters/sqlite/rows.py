@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from functools import lru_cache
 from json.encoder import encode_basestring
@@ -18,8 +18,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from rearview.domain.episode_columns import EpisodeColumns
 from rearview.domain.memory import Episode, Evidence, Fact, Memory, StoredLayer
-from rearview.domain.search import MemoryFilter, searchable_text
+from rearview.domain.search import MemoryFilter, episode_searchable_text, searchable_text
 from rearview.domain.timestamps import as_utc, utc_from_epoch
 from rearview.text_analysis import index_text
 
@@ -196,27 +197,57 @@ def episode_columns(episodes: Sequence[Episode]) -> list[list[Any]]:
     def field(name: str) -> list[Any]:
         return list(map(_FIELD[name], episodes))
 
+    def seconds(name: str) -> list[float | None]:
+        return [None if t is None else epoch(t) for t in field(name)]
+
+    return _episode_columns(field, seconds)
+
+
+def loaded_episode_columns(rows: EpisodeColumns, start: int, stop: int) -> list[list[Any]]:
+    """The same columns for the rows `start` to `stop` of a bulk load (`load_episodes`), read off its columns: a
+    field not given is the `Episode` default in every row, `created_at` not given is `occurred_at`."""
+    count = stop - start
+
+    def field(name: str) -> list[Any]:
+        column = rows.given(name)
+        if column is not None:
+            return column[start:stop]
+        info = Episode.model_fields[name]
+        default = info.default_factory() if info.default_factory is not None else info.default  # type: ignore[call-arg]
+        return [default] * count
+
+    def seconds(name: str) -> list[Any]:
+        column = rows.given(name) or (rows.occurred_at if name == "created_at" else None)
+        return [None] * count if column is None else column[start:stop]
+
+    return _episode_columns(field, seconds)
+
+
+def _episode_columns(field: Callable[[str], list[Any]], seconds: Callable[[str], list[Any]]) -> list[list[Any]]:
+    """An episode's value columns (`_VALUE_COLUMNS["episodic"]`) from its fields' columns: `field` gives a field's
+    values, `seconds` a time field's as epoch seconds (or None)."""
+    content, tags, entities, context = field("content"), field("tags"), field("entities"), field("context")
     return [
-        field("content"),
-        _json_lists(field("tags")),
+        content,
+        _json_lists(tags),
         field("importance"),
         field("access_count"),
-        [None if t is None else epoch(t) for t in field("last_accessed_at")],
-        [epoch(t) for t in field("created_at")],
+        seconds("last_accessed_at"),
+        seconds("created_at"),
         field("confirmations"),
         [int(flag) for flag in field("redacted")],
         field("version"),
-        [epoch(t) for t in field("occurred_at")],
+        seconds("occurred_at"),
         field("event_type"),
-        _json_lists(field("entities")),
+        _json_lists(entities),
         field("outcome"),
         field("session_id"),
         [int(flag) for flag in field("consolidated")],
-        [index_text(searchable_text(e)) for e in episodes],
-        field("context"),
-        [index_text(context) if context else "" for context in field("context")],
+        [index_text(episode_searchable_text(*words)) for words in zip(content, tags, entities, strict=True)],
+        context,
+        [index_text(text) if text else "" for text in context],
         field("outcome_status"),
-        [None if t is None else epoch(t) for t in field("last_occurred_at")],
+        seconds("last_occurred_at"),
         _json_lists(field("session_ids")),
     ]
 
