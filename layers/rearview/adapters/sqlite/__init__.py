@@ -6,7 +6,8 @@ One module per job:
 - `schema`: the tables, the FTS5 tokenizer and the migrations (`MIGRATIONS`, `SCHEMA_VERSION`).
 - `connection`: `SqliteDatabase`, the file itself: per-thread connections, transactions, snapshots, the
   migration runner, the embedder check, and the change notices a store publishes to the caches.
-- `rows`: an Episode or a Fact as a row (a bulk chunk of episodes as columns), and a MemoryFilter as a WHERE clause.
+- `rows`: an Episode or a Fact as a row (a bulk chunk of episodes as columns, from models or from a bulk load's
+  `EpisodeColumns`), and a MemoryFilter as a WHERE clause.
 - `memory_store`: `SqliteMemoryStore`; `read_cache`: the memories and vectors it read recently, each kept with the
   namespace's generation it was read at; `management`: its pages of memories, version
   history and namespace erasure.
