@@ -1,17 +1,19 @@
 """The embedded backend's management queries: pages of memories newest first, version history, the facts a fact
-superseded, and erasing a namespace. SqliteMemoryStore calls them on its connection."""
+superseded, a namespace's usage counts, and erasing a namespace. SqliteMemoryStore calls them on its connection."""
 
 from __future__ import annotations
 
 import heapq
 import sqlite3
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 
 from rearview.adapters.sqlite.rows import (
     LAYERS,
     SELECT_COLUMNS,
     TABLE,
     TIME_COLUMN,
+    datetime_or_none,
     epoch,
     fact_from_row,
     filter_clause,
@@ -24,6 +26,7 @@ from rearview.domain.history import ArchivedVersion
 from rearview.domain.listing import PagePosition, sort_key
 from rearview.domain.memory import Fact, Memory, StoredLayer
 from rearview.domain.search import MemoryFilter
+from rearview.domain.stats import NamespaceUsage
 
 
 def page(
@@ -121,3 +124,27 @@ def erase(conn: sqlite3.Connection, namespace: str) -> tuple[ErasedCounts, list[
         working=working, episodic=counts.get("episodic", 0), semantic=counts.get("semantic", 0), versions=versions
     )
     return erased, deleted, int(found[0]) if found is not None else 0
+
+
+def usage(conn: sqlite3.Connection, namespace: str, now: datetime) -> NamespaceUsage:
+    """Counts: working (unexpired), episodic, semantic (active), semantic_superseded; recall counters."""
+    (working,) = conn.execute(
+        "SELECT COUNT(*) FROM working WHERE namespace = ? AND expires_at > ?", (namespace, epoch(now))
+    ).fetchone()
+    (episodic,) = conn.execute("SELECT COUNT(*) FROM episodes WHERE namespace = ?", (namespace,)).fetchone()
+    by_status = dict(
+        conn.execute("SELECT status, COUNT(*) FROM facts WHERE namespace = ? GROUP BY status", (namespace,)).fetchall()
+    )
+    state = conn.execute(
+        "SELECT last_write_at, recall_count, recall_hits FROM namespace_state WHERE namespace = ?", (namespace,)
+    ).fetchone()
+    last_write_at, recall_count, recall_hits = state if state is not None else (None, 0, 0)
+    return NamespaceUsage(
+        working=working,
+        episodic=episodic,
+        semantic_active=by_status.get("active", 0),
+        semantic_superseded=by_status.get("superseded", 0),
+        last_write_at=datetime_or_none(last_write_at),
+        recall_count=recall_count,
+        recall_hits=recall_hits,
+    )

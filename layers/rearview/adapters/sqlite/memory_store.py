@@ -35,6 +35,7 @@ from rearview.adapters.sqlite.rows import (
     SELECT_COLUMNS,
     TABLE,
     TIME_COLUMN,
+    cached_row,
     datetime_or_none,
     episode_columns,
     episode_from_row,
@@ -46,6 +47,7 @@ from rearview.adapters.sqlite.rows import (
     filter_clause,
     insert_sql,
     json_list,
+    loaded_cached_rows,
     loaded_episode_columns,
     memory_from_row,
     namespace_token,
@@ -240,7 +242,7 @@ class SqliteMemoryStore:
 
         def upserted() -> tuple[CachedRow, ...]:
             return tuple(
-                _cached_row(item.memory, refs[memory_id], blobs.get(memory_id))
+                cached_row(item.memory, refs[memory_id], blobs.get(memory_id))
                 for memory_id, item in pending.items()
                 if memory_id in refs
             )
@@ -674,64 +676,9 @@ class SqliteMemoryStore:
     def usage(self, namespace: str, now: datetime) -> NamespaceUsage:
         """Counts: working (unexpired), episodic, semantic (active), semantic_superseded; recall counters."""
         with self.db.snapshot() as conn:
-            (working,) = conn.execute(
-                "SELECT COUNT(*) FROM working WHERE namespace = ? AND expires_at > ?",
-                (namespace, epoch(now)),
-            ).fetchone()
-            (episodic,) = conn.execute("SELECT COUNT(*) FROM episodes WHERE namespace = ?", (namespace,)).fetchone()
-            by_status = dict(
-                conn.execute(
-                    "SELECT status, COUNT(*) FROM facts WHERE namespace = ? GROUP BY status", (namespace,)
-                ).fetchall()
-            )
-            state = conn.execute(
-                "SELECT last_write_at, recall_count, recall_hits FROM namespace_state WHERE namespace = ?",
-                (namespace,),
-            ).fetchone()
-        last_write_at, recall_count, recall_hits = state if state is not None else (None, 0, 0)
-        return NamespaceUsage(
-            working=working,
-            episodic=episodic,
-            semantic_active=by_status.get("active", 0),
-            semantic_superseded=by_status.get("superseded", 0),
-            last_write_at=datetime_or_none(last_write_at),
-            recall_count=recall_count,
-            recall_hits=recall_hits,
-        )
+            return management.usage(conn, namespace, now)
 
 
 def _layer_then_id(memory: Memory) -> tuple[int, str]:
     """The order reads return memories in: episodes, then facts, each by id."""
     return (memory.layer != "episodic", memory.id)
-
-
-def loaded_cached_rows(rows: EpisodeColumns, refs: range, vectors: np.ndarray | None) -> tuple[CachedRow, ...]:
-    """What the vector caches learn of a bulk load's rows (`_cached_row` of each, from the columns)."""
-    count = len(rows)
-    none: list[None] = [None] * count
-    return tuple(
-        CachedRow("episodic", ref, memory_id, time, True, False, session, event_type, status, vector)
-        for ref, memory_id, time, session, event_type, status, vector in zip(
-            refs,
-            rows.id,
-            rows.occurred_at,
-            rows.session_id or none,
-            rows.event_type or none,
-            rows.outcome_status or none,
-            none if vectors is None else vectors,
-            strict=True,
-        )
-    )
-
-
-def _cached_row(memory: Memory, ref: int, vector: bytes | None) -> CachedRow:
-    array = None if vector is None else np.frombuffer(vector, dtype="<f4")
-    if isinstance(memory, Episode):
-        return CachedRow(
-            "episodic", ref, memory.id, epoch(memory.occurred_at), True, memory.consolidated,
-            memory.session_id, memory.event_type, memory.outcome_status, array,
-        )  # fmt: skip
-    return CachedRow(
-        "semantic", ref, memory.id, epoch(memory.last_confirmed_at), memory.status == "active", False,
-        None, None, memory.kind, array,
-    )  # fmt: skip

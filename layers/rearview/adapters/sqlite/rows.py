@@ -16,8 +16,10 @@ from json.encoder import encode_basestring
 from operator import attrgetter
 from typing import Any, TypeVar
 
+import numpy as np
 from pydantic import BaseModel
 
+from rearview.adapters.sqlite.connection import CachedRow
 from rearview.domain.episode_columns import EpisodeColumns
 from rearview.domain.memory import Episode, Evidence, Fact, Memory, StoredLayer
 from rearview.domain.search import MemoryFilter, episode_searchable_text, searchable_text
@@ -380,3 +382,35 @@ def _episode_conditions(where: _Where, flt: MemoryFilter) -> None:
 
 def unique_layers(layers: Iterable[StoredLayer]) -> list[StoredLayer]:
     return list(dict.fromkeys(layers))
+
+
+def cached_row(memory: Memory, ref: int, vector: bytes | None) -> CachedRow:
+    """What the vector caches learn of a stored memory's row: its ref, time, filter columns and vector."""
+    array = None if vector is None else np.frombuffer(vector, dtype="<f4")
+    if isinstance(memory, Episode):
+        return CachedRow(
+            "episodic", ref, memory.id, epoch(memory.occurred_at), True, memory.consolidated,
+            memory.session_id, memory.event_type, memory.outcome_status, array,
+        )  # fmt: skip
+    return CachedRow(
+        "semantic", ref, memory.id, epoch(memory.last_confirmed_at), memory.status == "active", False,
+        None, None, memory.kind, array,
+    )  # fmt: skip
+
+
+def loaded_cached_rows(rows: EpisodeColumns, refs: range, vectors: np.ndarray | None) -> tuple[CachedRow, ...]:
+    """`cached_row` of each row of a bulk load (`load_episodes`), read off its columns."""
+    none: list[None] = [None] * len(rows)
+    return tuple(
+        CachedRow("episodic", ref, memory_id, time, True, False, session, event_type, status, vector)
+        for ref, memory_id, time, session, event_type, status, vector in zip(
+            refs,
+            rows.id,
+            rows.occurred_at,
+            rows.session_id or none,
+            rows.event_type or none,
+            rows.outcome_status or none,
+            none if vectors is None else vectors,
+            strict=True,
+        )
+    )
