@@ -420,13 +420,18 @@ function App() {
   const [error, setError] = useState(null);
   const client = useMemo(() => api(apiKey), [apiKey]);
 
+  // A new key's answer replaces the last key's error; an answer that comes back after the key changed again is
+  // dropped, so a slow answer for an older key (the page's first, keyless request) never shows over a newer one.
   useEffect(() => {
     sessionStorage.setItem(KEY_STORE, apiKey);
+    let current = true;
+    setError(null);
     client.namespaces().then((found) => {
+      if (!current) return;
       setNamespaces(found);
-      setError(null);
       if (!namespace && found.length) setNamespace(found[0].namespace);
-    }).catch(setError);
+    }).catch((err) => { if (current) setError(err); });
+    return () => { current = false; };
   }, [apiKey]);
   useEffect(() => { sessionStorage.setItem(NS_STORE, namespace); setSelected(null); }, [namespace]);
 
