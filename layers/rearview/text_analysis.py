@@ -416,3 +416,14 @@ def mostly_chinese(texts: Iterable[str]) -> bool:
     """Whether most of the texts are written in Chinese (what an induced memory is then stated in)."""
     votes = [is_chinese(t) for t in texts]
     return sum(votes) * 2 > len(votes)
+
+
+def names_subject(subject: str, text: str) -> bool:
+    """Whether `text` names `subject` (a tool, task or entity): as whole words for Latin script, as a substring
+    for Chinese."""
+    subject = subject.strip()
+    if not subject:
+        return False
+    if subject.isascii():
+        return re.search(rf"(?<![\w-]){re.escape(subject)}(?![\w-])", text, re.IGNORECASE) is not None
+    return subject in text

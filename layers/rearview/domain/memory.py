@@ -3,6 +3,7 @@ lesson); `Memory` is either. Working memory, the third layer, is in `working`.""
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from enum import StrEnum
 from typing import Literal
@@ -143,6 +144,11 @@ class Fact(_Stored):
     def occurred_at(self) -> datetime:
         """Facts are dated by their last confirmation when ranked or filtered by time."""
         return self.last_confirmed_at
+
+    def confidence_at(self, now: datetime, half_life_days: float) -> float:
+        """The confidence left at `now`: it halves every half-life since the memory was last confirmed."""
+        age_days = max(0.0, (now - self.last_confirmed_at).total_seconds() / 86400.0)
+        return round(self.confidence * math.pow(0.5, age_days / half_life_days), 4)
 
 
 Memory = Episode | Fact

@@ -27,12 +27,12 @@ from rearview.domain.namespaces import validate_namespace
 from rearview.domain.recall import RecallQuery
 from rearview.domain.search import MemoryFilter
 from rearview.ports import Clock, MemoryStore
-from rearview.service.hindsight.evidence import decayed_confidence
 from rearview.service.hindsight.phrases import content_terms
-from rearview.service.hindsight.topics import EVERY_REPLY, names, topic_word
+from rearview.service.hindsight.topics import EVERY_REPLY, topic_word
 from rearview.service.recall import RecallService
 from rearview.service.recall.results import cut_to_budget, hit_of
 from rearview.settings import HindsightSettings, RecallTuning
+from rearview.text_analysis import names_subject
 
 DEFAULT_TOKEN_BUDGET = 800
 # Semantic memories a brief reads at most to match tools, entities and topics (beyond them, recall's search).
@@ -104,10 +104,10 @@ class BriefService:
                     offers.append(_Offer(fact, TOOL, f"a lesson about {tool}, the tool about to be used"))
                 elif any(lesson_dimension(e) == fact.dimension for e in given):
                     offers.append(_Offer(fact, SUBJECT, f"a lesson about {subject}, which the task involves"))
-                elif names(subject, req.task):
+                elif names_subject(subject, req.task):
                     offers.append(_Offer(fact, SUBJECT, f"a lesson about {subject}, named in the task"))
             elif fact.kind == "preference" and fact.dimension == "tools":
-                replaced = [k for k in fact.facets if (tool and k == tool.lower()) or names(k, req.task)]
+                replaced = [k for k in fact.facets if (tool and k == tool.lower()) or names_subject(k, req.task)]
                 if replaced:
                     instead = fact.facets[replaced[0]]
                     offers.append(_Offer(fact, TOOL, f"prefers {instead} over {replaced[0]}, which the task uses"))
@@ -169,7 +169,7 @@ class BriefService:
         half_life = self._recall_tuning.confidence_half_life_days
         kept = []
         for offer in offers:
-            confidence = decayed_confidence(offer.fact, now, half_life)
+            confidence = offer.fact.confidence_at(now, half_life)
             if confidence < self._settings.brief_min_confidence:
                 continue
             offer.score = offer.strength * (0.5 + 0.5 * confidence)

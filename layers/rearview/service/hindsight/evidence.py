@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from datetime import datetime
 
-from rearview.domain.memory import Episode, Evidence, Fact, Kind
+from rearview.domain.memory import Episode, Evidence, Kind
 from rearview.settings import ConsolidateTuning
 
 
@@ -65,9 +64,3 @@ def confidence_of(kind: Kind, evidence: Evidence) -> float:
     if kind == "lesson":
         by_spread = 1.0 if evidence.successes else 0.6
     return round(min(0.95, 0.3 + 0.65 * by_count * (0.5 + 0.5 * by_spread)), 4)
-
-
-def decayed_confidence(fact: Fact, now: datetime, half_life_days: float) -> float:
-    """The confidence left after the time since the memory was last confirmed: it halves every half-life."""
-    age_days = max(0.0, (now - fact.last_confirmed_at).total_seconds() / 86400.0)
-    return round(fact.confidence * math.pow(0.5, age_days / half_life_days), 4)

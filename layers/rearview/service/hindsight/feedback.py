@@ -24,7 +24,6 @@ from rearview.errors import InvalidInput, NotFound
 from rearview.ids import new_ulid
 from rearview.ports import Clock, Embedder, HindsightLedger, MemoryStore
 from rearview.service.content_rules import check_content, redact_secrets
-from rearview.service.hindsight.evidence import decayed_confidence
 from rearview.service.hindsight.signals import signals_of
 from rearview.settings import HindsightSettings, RecallTuning
 
@@ -101,7 +100,7 @@ class FeedbackService:
         )
 
     def _fact(self, fact: Fact, req: FeedbackRequest, now: datetime) -> tuple[float, Fact]:
-        before = decayed_confidence(fact, now, self._half_life)
+        before = fact.confidence_at(now, self._half_life)
         if req.verdict == "useful":
             confidence = min(MAX_CONFIDENCE, before + (1.0 - before) * self._settings.feedback_useful_step)
             update = {

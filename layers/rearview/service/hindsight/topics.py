@@ -49,14 +49,3 @@ def topic_word(dimension: str | None, task: str) -> str | None:
         return None
     match = pattern.search(task)
     return match.group(0) if match else None
-
-
-def names(subject: str, text: str) -> bool:
-    """Whether `text` names `subject` (a tool, task or entity): as whole words for Latin script, as a substring
-    for Chinese."""
-    subject = subject.strip()
-    if not subject:
-        return False
-    if subject.isascii():
-        return re.search(rf"(?<![\w-]){re.escape(subject)}(?![\w-])", text, re.IGNORECASE) is not None
-    return subject in text

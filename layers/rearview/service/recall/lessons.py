@@ -10,8 +10,8 @@ keyword candidates already, however low it ranked.
 from __future__ import annotations
 
 from rearview.domain.memory import Fact
-from rearview.service.hindsight.topics import names
 from rearview.service.recall.state import TRACE_CANDIDATES, Collaborators, RecallState
+from rearview.text_analysis import names_subject
 
 
 def lessons(ctx: Collaborators, run: RecallState) -> None:
@@ -40,4 +40,4 @@ def lessons(ctx: Collaborators, run: RecallState) -> None:
 def _names_subject(memory: object, query: str) -> bool:
     if not isinstance(memory, Fact) or memory.kind != "lesson" or not (memory.dimension or "").startswith("tool:"):
         return False
-    return names((memory.dimension or "").removeprefix("tool:"), query)
+    return names_subject((memory.dimension or "").removeprefix("tool:"), query)

@@ -12,7 +12,6 @@ import numpy as np
 
 from rearview.domain.memory import Fact, Memory
 from rearview.domain.recall import RecallHit
-from rearview.service.hindsight.evidence import decayed_confidence
 from rearview.service.recall.scoring import is_stale
 from rearview.service.recall.state import Collaborators, RecallState
 from rearview.service.recall.text_features import word_set
@@ -143,7 +142,7 @@ def hit_of(memory: Memory, score: float, folded: list[str], as_of: datetime, tun
             layer="semantic",
             provenance=memory.provenance,
             dimension=memory.dimension,
-            confidence=decayed_confidence(memory, as_of, tuning.confidence_half_life_days),
+            confidence=memory.confidence_at(as_of, tuning.confidence_half_life_days),
             stale=is_stale(memory, as_of, tuning),
             status=memory.status,
             kind=memory.kind,

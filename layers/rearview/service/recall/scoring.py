@@ -9,7 +9,6 @@ from datetime import datetime
 from typing import NamedTuple
 
 from rearview.domain.memory import Fact, Memory
-from rearview.service.hindsight.evidence import decayed_confidence
 from rearview.service.recall.text_features import entity_words, word_count
 from rearview.settings import RecallTuning
 
@@ -115,7 +114,7 @@ def final_score(memory: Memory, fused: float, as_of: datetime, tuning: RecallTun
 
 def is_stale(fact: Fact, as_of: datetime, tuning: RecallTuning) -> bool:
     """True when the fact's confidence, decayed since it was last confirmed, fell below the stale floor."""
-    return decayed_confidence(fact, as_of, tuning.confidence_half_life_days) < tuning.stale_below
+    return fact.confidence_at(as_of, tuning.confidence_half_life_days) < tuning.stale_below
 
 
 def names_an_entity(memory: Memory, query_words: set[str]) -> bool:
