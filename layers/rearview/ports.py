@@ -89,36 +89,9 @@ class Reranker(Protocol):
         ...
 
 
-class MemoryStore(Protocol):
-    """The source of truth for all three layers. Every method but the namespace listings is scoped to one
-    namespace."""
-
-    embedder_name: str
-    dim: int
-
-    # working memory
-    def put_working(self, entry: WorkingEntry) -> None: ...
-    def get_working(self, namespace: str, session_id: str, now: datetime) -> list[WorkingEntry]:
-        """Unexpired entries only, even if expired ones are not yet physically removed."""
-        ...
-
-    def clear_working(self, namespace: str, session_id: str | None = None) -> int:
-        """Delete a session's entries (or, with None, every session of the namespace); return how many."""
-        ...
-
-    def purge_expired_working(self, now: datetime) -> int:
-        """Delete the working-memory entries of every namespace that expired by `now` from storage (reads skip
-        them already); how many went. A store whose storage expires them itself (DynamoDB's TTL) returns 0."""
-        ...
-
-    # episodes and facts
-    def apply(self, namespace: str, changes: ChangeSet) -> None: ...
-    def load_episodes(self, namespace: str, rows: EpisodeColumns, vectors: np.ndarray | None) -> None:
-        """Insert `rows` as new episodes of the namespace in one transaction, each with its row of `vectors`
-        (None: without vectors), as `apply` of `ChangeSet.loading` would; an id the namespace holds already
-        refuses the whole load (ConcurrentUpdate). A bulk load's path: a store may insert the columns as they
-        are, without a model per row."""
-        ...
+class MemoryReader(Protocol):
+    """Reading episodes and facts: what recall, the write path and consolidation look up. Every method is scoped to
+    one namespace."""
 
     def get(self, namespace: str, memory_id: str) -> Memory | None: ...
     def get_many(self, namespace: str, ids: Sequence[str], *, shared: bool = False) -> dict[str, Memory]:
@@ -134,6 +107,47 @@ class MemoryStore(Protocol):
 
     def active_fact_for_dimension(self, namespace: str, dimension: str) -> Fact | None: ...
     def facts_citing(self, namespace: str, episode_ids: Iterable[str]) -> list[Fact]: ...
+    def recent_episodes(self, namespace: str, since: datetime, limit: int = 200) -> list[Episode]:
+        """Episodes created at or after `since`, newest first, at most `limit` (read-your-writes while an
+        eventually consistent index catches up)."""
+        ...
+
+
+class MemoryWriter(Protocol):
+    """Changing episodes and facts: every change of a write, an edit, a forget or a consolidation run is one
+    ChangeSet, applied atomically."""
+
+    def apply(self, namespace: str, changes: ChangeSet) -> None: ...
+    def load_episodes(self, namespace: str, rows: EpisodeColumns, vectors: np.ndarray | None) -> None:
+        """Insert `rows` as new episodes of the namespace in one transaction, each with its row of `vectors`
+        (None: without vectors), as `apply` of `ChangeSet.loading` would; an id the namespace holds already
+        refuses the whole load (ConcurrentUpdate). A bulk load's path: a store may insert the columns as they
+        are, without a model per row."""
+        ...
+
+
+class WorkingMemoryStore(Protocol):
+    """Working memory: a session's scratch keys, each with its expiry."""
+
+    def put_working(self, entry: WorkingEntry) -> None: ...
+    def get_working(self, namespace: str, session_id: str, now: datetime) -> list[WorkingEntry]:
+        """Unexpired entries only, even if expired ones are not yet physically removed."""
+        ...
+
+    def clear_working(self, namespace: str, session_id: str | None = None) -> int:
+        """Delete a session's entries (or, with None, every session of the namespace); return how many."""
+        ...
+
+    def purge_expired_working(self, now: datetime) -> int:
+        """Delete the working-memory entries of every namespace that expired by `now` from storage (reads skip
+        them already); how many went. A store whose storage expires them itself (DynamoDB's TTL) returns 0."""
+        ...
+
+
+class MemoryUsage(Protocol):
+    """What use is made of a namespace's memories: access counts (recall ranks by them), recall's hit counters,
+    and the counts read back for stats and the namespace listing."""
+
     def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None: ...
     def record_recall(self, namespace: str, hit: bool, at: datetime) -> None: ...
     def usage(self, namespace: str, now: datetime) -> NamespaceUsage:
@@ -141,12 +155,10 @@ class MemoryStore(Protocol):
         counters; the core turns them into `Stats`."""
         ...
 
-    def recent_episodes(self, namespace: str, since: datetime, limit: int = 200) -> list[Episode]:
-        """Episodes created at or after `since`, newest first, at most `limit` (read-your-writes while an
-        eventually consistent index catches up)."""
-        ...
 
-    # management: pages, history, erase
+class MemoryManagement(Protocol):
+    """Memory by hand: pages newest first, history, the namespaces, and a namespace's erasure."""
+
     def page_memories(
         self, namespace: str, flt: MemoryFilter, limit: int, after: PagePosition | None = None
     ) -> list[Memory]:
@@ -167,11 +179,14 @@ class MemoryStore(Protocol):
         their history and vectors, its counters. The namespace is then listed no more."""
         ...
 
-    # across namespaces
     def list_namespaces(self, prefix: str = "") -> list[str]:
         """The namespaces written or recalled in (since last erased) whose name starts with `prefix`, in name
         order. A request path (the namespace listing, a subtree's erase): never a scan of every memory."""
         ...
+
+
+class ConsolidationBacklog(Protocol):
+    """What consolidation has still to see: the unconsolidated episodes, counted without a scan."""
 
     def namespaces_with_unconsolidated(self) -> list[str]:
         """Every namespace holding at least one unconsolidated episode (where scheduled consolidation has work),
@@ -182,6 +197,16 @@ class MemoryStore(Protocol):
         """How many of the namespace's episodes no consolidation run has seen yet, counting no further than
         `at_most` when given (the count trigger reads it after writes, up to its threshold: no namespace scan)."""
         ...
+
+
+class MemoryStore(
+    MemoryReader, MemoryWriter, WorkingMemoryStore, MemoryUsage, MemoryManagement, ConsolidationBacklog, Protocol
+):
+    """The source of truth for all three layers: what a backend implements (docs/new-backend.md). Each service
+    takes only the narrow ports above that it uses; the composition root hands every one the same store."""
+
+    embedder_name: str
+    dim: int
 
     def close(self) -> None:
         """Release connections; idempotent."""

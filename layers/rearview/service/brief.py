@@ -26,11 +26,12 @@ from rearview.domain.memory import Fact
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.recall import RecallQuery
 from rearview.domain.search import MemoryFilter
-from rearview.ports import Clock, MemoryStore
+from rearview.ports import Clock
 from rearview.service.hindsight.phrases import content_terms
 from rearview.service.hindsight.topics import EVERY_REPLY, topic_word
 from rearview.service.recall import RecallService
 from rearview.service.recall.results import cut_to_budget, hit_of
+from rearview.service.recall.state import RecallStore
 from rearview.settings import HindsightSettings, RecallTuning
 from rearview.text_analysis import names_subject
 
@@ -60,7 +61,7 @@ class _Offer:
 class BriefService:
     def __init__(
         self,
-        store: MemoryStore,
+        store: RecallStore,
         recaller: RecallService,
         clock: Clock,
         settings: HindsightSettings,

@@ -25,7 +25,12 @@ from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import MemoryFilter
 from rearview.domain.timestamps import check_time_range
 from rearview.errors import InvalidInput, NotFound
-from rearview.ports import MemoryStore
+from rearview.ports import MemoryReader, MemoryWriter, WorkingMemoryStore
+
+
+class ForgetStore(MemoryReader, MemoryWriter, WorkingMemoryStore, Protocol):
+    """What a forget asks of the store: what matches and the facts citing it, working memory, one ChangeSet applied."""
+
 
 # How far after an episode the write path may have copied its text into a later episode's context.
 _CONTEXT_WINDOW = timedelta(days=1)
@@ -40,7 +45,7 @@ class Reinduction(Protocol):
 
 
 class ForgetService:
-    def __init__(self, store: MemoryStore, reinduction: Reinduction | None = None) -> None:
+    def __init__(self, store: ForgetStore, reinduction: Reinduction | None = None) -> None:
         self._store = store
         self._reinduction = reinduction
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from rearview.domain.forget import ForgetRequest
 from rearview.domain.memory import Episode
@@ -23,10 +24,16 @@ from rearview.domain.retention import (
     governing_policy,
 )
 from rearview.domain.search import MemoryFilter
-from rearview.ports import Clock, MemoryStore, RetentionPolicies
+from rearview.ports import Clock, MemoryManagement, MemoryReader, RetentionPolicies, WorkingMemoryStore
 from rearview.service.forget import ForgetService
 
 logger = logging.getLogger(__name__)
+
+
+class RetentionStore(MemoryReader, MemoryManagement, WorkingMemoryStore, Protocol):
+    """What the sweep asks of the store: the namespaces and their old episodes, and the purge of expired working
+    memory."""
+
 
 # Episodes one rule handles in one namespace per sweep, at most (oldest first); the next sweep goes on. Bounds
 # the time a sweep holds the store, and the size of what one forget deletes.
@@ -41,7 +48,9 @@ def _chunks(ids: Sequence[str], size: int) -> Iterator[list[str]]:
 
 
 class RetentionService:
-    def __init__(self, store: MemoryStore, policies: RetentionPolicies, forgetter: ForgetService, clock: Clock) -> None:
+    def __init__(
+        self, store: RetentionStore, policies: RetentionPolicies, forgetter: ForgetService, clock: Clock
+    ) -> None:
         self._store = store
         self._policies = policies
         self._forgetter = forgetter

@@ -10,7 +10,7 @@ from rearview.domain.limits import MAX_WORKING_KEY_CHARS, MAX_WORKING_VALUE_BYTE
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.working import WorkingEntry, WorkingView, WorkingWrite
 from rearview.errors import InvalidInput, MemoryTooLarge
-from rearview.ports import Clock, MemoryStore
+from rearview.ports import Clock, WorkingMemoryStore
 from rearview.service.redaction import redact_json
 
 _KEY = re.compile(rf"^[^\x00-\x1f\x7f/]{{1,{MAX_WORKING_KEY_CHARS}}}$")
@@ -24,7 +24,7 @@ def check_session_id(session_id: str) -> str:
 
 
 class WorkingMemoryService:
-    def __init__(self, store: MemoryStore, clock: Clock, default_ttl_seconds: int) -> None:
+    def __init__(self, store: WorkingMemoryStore, clock: Clock, default_ttl_seconds: int) -> None:
         self._store = store
         self._clock = clock
         self._default_ttl = default_ttl_seconds

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Protocol
 
 import numpy as np
 
@@ -24,13 +25,19 @@ from rearview.domain.search import Candidate, MemoryFilter
 from rearview.domain.write import MemoryWrite, WriteResult
 from rearview.errors import ConfigurationError, IdConflict, InvalidInput
 from rearview.ids import new_ulid
-from rearview.ports import Clock, Embedder, MemoryStore, SearchIndex, WriteQueue
+from rearview.ports import Clock, Embedder, MemoryReader, MemoryWriter, SearchIndex, WriteQueue
 from rearview.service.content_rules import check_content, score_importance
 from rearview.service.contradiction import contradicts, opposite_polarity
 from rearview.service.hindsight.outcomes import recognise_outcome
 from rearview.service.redaction import redact_labels, redact_text
 from rearview.settings import WriteTuning
 from rearview.text_analysis import asks_question, numbers_in, term_overlap, without_speaker_label
+
+
+class WriteStore(MemoryReader, MemoryWriter, Protocol):
+    """What the write path asks of the store: near-duplicates and the active fact of a dimension, one ChangeSet
+    applied."""
+
 
 # Share of content words a near-duplicate must share with the new memory, on top of the cosine threshold.
 _DEDUP_MIN_TERM_OVERLAP = 0.5
@@ -132,7 +139,7 @@ class _Prepared:
 class WriteService:
     def __init__(
         self,
-        store: MemoryStore,
+        store: WriteStore,
         index: SearchIndex,
         embedder: Embedder,
         clock: Clock,

@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from rearview.domain.hindsight import EvidenceCluster, InducedMemory, Induction
 from rearview.domain.memory import Episode, Fact
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import MemoryFilter
-from rearview.ports import Clock, Embedder, Inducer, MemoryStore
+from rearview.ports import Clock, Embedder, Inducer, MemoryReader, MemoryWriter
 from rearview.service.hindsight.budget import RunBudget
 from rearview.service.hindsight.clusters import build_clusters
 from rearview.service.hindsight.evidence import confidence_of, enough, evidence_of
@@ -32,10 +33,15 @@ from rearview.settings import ConsolidateTuning, WriteTuning
 logger = logging.getLogger(__name__)
 
 
+class ConsolidationStore(MemoryReader, MemoryWriter, Protocol):
+    """What a consolidation run asks of the store: the episodes and facts with their vectors, and one ChangeSet
+    applied."""
+
+
 class ConsolidationService:
     def __init__(
         self,
-        store: MemoryStore,
+        store: ConsolidationStore,
         embedder: Embedder,
         clock: Clock,
         tuning: ConsolidateTuning,

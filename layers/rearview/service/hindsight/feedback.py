@@ -13,6 +13,7 @@ recall or a brief had returned (`access_count > 0`) counts as adopted: how induc
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Protocol
 
 import numpy as np
 
@@ -22,10 +23,15 @@ from rearview.domain.memory import Episode, Fact, Memory
 from rearview.domain.namespaces import validate_namespace
 from rearview.errors import InvalidInput, NotFound
 from rearview.ids import new_ulid
-from rearview.ports import Clock, Embedder, HindsightLedger, MemoryStore
+from rearview.ports import Clock, Embedder, HindsightLedger, MemoryReader, MemoryWriter
 from rearview.service.content_rules import check_content, redact_secrets
 from rearview.service.hindsight.signals import signals_of
 from rearview.settings import HindsightSettings, RecallTuning
+
+
+class FeedbackStore(MemoryReader, MemoryWriter, Protocol):
+    """What feedback asks of the store: the memory, and its change applied."""
+
 
 # Confidence a confirmed memory reaches at most (certainty is never claimed).
 MAX_CONFIDENCE = 0.99
@@ -38,7 +44,7 @@ IMPORTANCE_STEP = 0.1
 class FeedbackService:
     def __init__(
         self,
-        store: MemoryStore,
+        store: FeedbackStore,
         ledger: HindsightLedger,
         embedder: Embedder,
         clock: Clock,

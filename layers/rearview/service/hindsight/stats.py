@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from rearview.domain.hindsight_runs import HindsightStats
 from rearview.domain.memory import KINDS
-from rearview.ports import Clock, HindsightLedger, MemoryStore
+from rearview.ports import Clock, ConsolidationBacklog, HindsightLedger
 from rearview.service.hindsight.triggers import HindsightTriggers
 
 RECENT_RUNS = 5
 
 
 def hindsight_stats(
-    namespace: str, store: MemoryStore, ledger: HindsightLedger, triggers: HindsightTriggers, clock: Clock
+    namespace: str, store: ConsolidationBacklog, ledger: HindsightLedger, triggers: HindsightTriggers, clock: Clock
 ) -> HindsightStats:
     totals = ledger.totals(namespace)
     unconsolidated = store.unconsolidated_count(namespace)

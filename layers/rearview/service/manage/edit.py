@@ -11,6 +11,7 @@ is refused changes nothing.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Protocol
 
 import numpy as np
 
@@ -20,8 +21,13 @@ from rearview.domain.memory import Episode, Fact, Memory
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import MemoryFilter
 from rearview.errors import InvalidInput, NotFound, PreconditionFailed
-from rearview.ports import Clock, Embedder, MemoryStore
+from rearview.ports import Clock, Embedder, MemoryReader, MemoryWriter
 from rearview.service.content_rules import check_content, redact_secrets
+
+
+class EditStore(MemoryReader, MemoryWriter, Protocol):
+    """What an edit asks of the store: the memory and the active fact of a dimension, and one ChangeSet applied."""
+
 
 # How far after an episode the write path may have copied its text into a later episode's context.
 _CONTEXT_WINDOW = timedelta(days=1)
@@ -54,7 +60,7 @@ def replace_turn(context: str, old: str, new: str) -> str:
 
 
 class EditService:
-    def __init__(self, store: MemoryStore, embedder: Embedder, clock: Clock) -> None:
+    def __init__(self, store: EditStore, embedder: Embedder, clock: Clock) -> None:
         self._store = store
         self._embedder = embedder
         self._clock = clock

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from rearview.domain.erase import ErasedCounts, EraseReceipt
 from rearview.domain.namespaces import namespace_within, validate_namespace
-from rearview.ports import HindsightLedger, IndexMaintenance, MemoryStore, RetentionPolicies
+from rearview.ports import HindsightLedger, IndexMaintenance, MemoryManagement, RetentionPolicies
 from rearview.service.access import AccessService
 
 
 class EraseService:
     def __init__(
         self,
-        store: MemoryStore,
+        store: MemoryManagement,
         ledger: HindsightLedger,
         access: AccessService,
         index: IndexMaintenance | None = None,

@@ -3,18 +3,25 @@ what it is now."""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from rearview.domain.history import MemoryHistory, MemoryVersion, origin, version_chain
 from rearview.domain.memory import Fact
 from rearview.domain.namespaces import validate_namespace
 from rearview.errors import NotFound
-from rearview.ports import MemoryStore
+from rearview.ports import MemoryManagement, MemoryReader
+
+
+class HistoryStore(MemoryReader, MemoryManagement, Protocol):
+    """What a memory's history asks of the store: the memory, its archived versions, the facts it superseded."""
+
 
 # How far back a chain of superseded facts is followed.
 MAX_CHAIN = 50
 
 
 class HistoryService:
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: HistoryStore) -> None:
         self._store = store
 
     def history(self, namespace: str, memory_id: str) -> MemoryHistory:

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from rearview.domain.erase import NamespaceInfo, NamespaceList
 from rearview.domain.listing import ListQuery, MemoryPage, PagePosition
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import MemoryFilter
 from rearview.errors import InvalidInput
-from rearview.ports import Clock, MemoryStore
+from rearview.ports import Clock, MemoryManagement, MemoryUsage
+
+
+class ListingStore(MemoryManagement, MemoryUsage, Protocol):
+    """What listing asks of the store: pages of memories, the namespaces, and their counts."""
+
 
 # The most namespaces one listing returns (each is counted).
 MAX_NAMESPACES = 1000
@@ -43,7 +49,7 @@ def narrowed_prefix(prefix: str, scope: str | None) -> str | None:
 
 
 class ListingService:
-    def __init__(self, store: MemoryStore, clock: Clock) -> None:
+    def __init__(self, store: ListingStore, clock: Clock) -> None:
         self._store = store
         self._clock = clock
 

@@ -11,6 +11,7 @@ memory whose id is already stored is skipped, so an import repeats safely.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -31,9 +32,14 @@ from rearview.domain.transfer import (
     split_exported,
 )
 from rearview.errors import InvalidInput
-from rearview.ports import Embedder, MemoryStore
+from rearview.ports import Embedder, MemoryManagement, MemoryReader, MemoryWriter
 from rearview.service.content_rules import check_content, redact_secrets
 from rearview.service.manage.edit import embedding_text
+
+
+class TransferStore(MemoryReader, MemoryWriter, MemoryManagement, Protocol):
+    """What export and import ask of the store: pages of memories with their history, and restores applied."""
+
 
 # What one export page holds at most: a Lambda response stays under its 6 MB limit.
 EXPORT_PAGE_ITEMS = 2000
@@ -86,7 +92,7 @@ def _invalid(exc: ValidationError, prefix: tuple[str | int, ...]) -> InvalidInpu
 
 
 class TransferService:
-    def __init__(self, store: MemoryStore, embedder: Embedder) -> None:
+    def __init__(self, store: TransferStore, embedder: Embedder) -> None:
         self._store = store
         self._embedder = embedder
 

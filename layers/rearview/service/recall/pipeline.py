@@ -11,7 +11,7 @@ import time
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.recall import RecallQuery, RecallResponse, RecallTrace
 from rearview.domain.timestamps import check_time_range
-from rearview.ports import Clock, Embedder, MemoryStore, Reranker, SearchIndex
+from rearview.ports import Clock, Embedder, Reranker, SearchIndex
 from rearview.service.recall.candidates import embed, feedback, fresh, fuse, search
 from rearview.service.recall.deadline import Stage, run_stages
 from rearview.service.recall.form_stages import exclude, latest_first, query_form
@@ -20,7 +20,7 @@ from rearview.service.recall.query import parse
 from rearview.service.recall.ranking import entities, neighbours, questions, rank, rerank, time_answers
 from rearview.service.recall.results import budget, collapse, hits, relevance
 from rearview.service.recall.spelling import spelling
-from rearview.service.recall.state import Collaborators, RecallState
+from rearview.service.recall.state import Collaborators, RecallState, RecallStore
 from rearview.service.recall.structure import structure
 from rearview.settings import RecallTuning
 
@@ -61,7 +61,7 @@ class RecallService:
 
     def __init__(
         self,
-        store: MemoryStore,
+        store: RecallStore,
         index: SearchIndex,
         embedder: Embedder,
         clock: Clock,
