@@ -51,7 +51,7 @@ def world(tmp_path: Path) -> Iterator[tuple[LocalServer, Services, str]]:
         ["Please answer in Chinese from now on.", "Can you reply in Chinese?", "Chinese, please."]
     ):
         services.writer.write(NS, MemoryWrite(content=text, session_id=f"chat-{day}"))
-    services.consolidate(NS, ConsolidateRequest())
+    services.consolidation.consolidate(NS, ConsolidateRequest())
     services.writer.write(NS, MemoryWrite(content="Booked the 9:40 flight to Lisbon with an aisle seat", id="ep-flight",
                                           tags=["travel"], event_type="booking"))  # fmt: skip
     services.writer.write(NS, MemoryWrite(content="Dana sent the slides for the Porto workshop", id="ep-slides"))

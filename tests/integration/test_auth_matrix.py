@@ -413,7 +413,7 @@ def test_a_refused_request_changes_nothing(world: World) -> None:
     assert door.send(REQUESTS[("POST", "/v1/namespaces/<ns>/memories")](world, "acme2"), reader).status == 403
     assert door.send(REQUESTS[("POST", "/v1/namespaces/<ns>/memories")](world, NS), None).status == 401
     for namespace in (NS, "acme2"):
-        assert world.services.stats(namespace).counts["episodic"] == 0
+        assert world.services.stats.of(namespace).counts["episodic"] == 0
 
 
 def test_forbidden_message_is_the_same_for_a_full_and_an_empty_namespace(world: World) -> None:

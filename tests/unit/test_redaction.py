@@ -149,7 +149,7 @@ def test_the_queue_and_its_dead_letters_never_see_a_raw_secret(
     queued: tuple[Services, FakeQueue], clock: ManualClock
 ) -> None:
     services, queue = queued
-    results = services.submit(
+    results = services.writer.submit(
         "acme", [MemoryWrite(content="Deploy key is sk_live_4eC39HqLyjWDarjtT1zdp7dc", tags=["AKIAIOSFODNN7EXAMPLE"])]
     )
     assert results[0].status == "accepted" and results[0].redacted

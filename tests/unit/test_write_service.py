@@ -48,7 +48,7 @@ def test_episode_is_stored_with_its_fields(services: Services, clock: ManualCloc
 def test_small_talk_is_skipped_with_a_reason_and_not_stored(services: Services) -> None:
     res = services.writer.write(NS, ep("ok thanks!"))
     assert res.status == "skipped" and res.reason == "low_importance" and res.id
-    assert services.stats(NS).counts["episodic"] == 0
+    assert services.stats.of(NS).counts["episodic"] == 0
 
 
 def test_explicit_importance_overrides_the_score(services: Services) -> None:
@@ -67,7 +67,7 @@ def test_same_id_twice_is_stored_once(services: Services) -> None:
     first = services.writer.write(NS, ep("The deploy of service billing failed with a timeout", id="evt-1"))
     again = services.writer.write(NS, ep("The deploy of service billing failed with a timeout", id="evt-1"))
     assert first.status == "stored" and again.status == "stored" and again.reason == "duplicate_id"
-    assert services.stats(NS).counts["episodic"] == 1
+    assert services.stats.of(NS).counts["episodic"] == 1
 
 
 def test_near_duplicate_is_merged_and_confirmed(services: Services) -> None:
@@ -76,7 +76,7 @@ def test_near_duplicate_is_merged_and_confirmed(services: Services) -> None:
     assert b.status == "merged" and b.id == a.id and b.merged_into == a.id
     stored = services.store.get(NS, a.id)
     assert stored is not None and stored.confirmations == 2 and stored.tags == ["travel", "prefs"]
-    assert services.stats(NS).counts["episodic"] == 1
+    assert services.stats.of(NS).counts["episodic"] == 1
 
 
 def test_near_duplicates_in_one_batch_are_merged(services: Services) -> None:
@@ -128,7 +128,7 @@ def test_invalid_item_rejects_the_whole_batch(services: Services) -> None:
     with pytest.raises(InvalidInput) as err:
         services.writer.write_batch(NS, [ep("Valid memory about the Lisbon trip"), fact("x" * 501)])
     assert err.value.field == "items.1.content" and "500" in err.value.message
-    assert services.stats(NS).counts["episodic"] == 0
+    assert services.stats.of(NS).counts["episodic"] == 0
 
 
 def test_episode_cannot_carry_a_dimension(services: Services) -> None:

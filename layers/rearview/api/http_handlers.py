@@ -108,16 +108,16 @@ class HttpOperations:
         return self._services.working.get(namespace_of(ns), decoded(sid))
 
     def clear_working(self, ns: NamespacePath, sid: SessionPath) -> Cleared:
-        return Cleared(cleared=self._services.end_session(namespace_of(ns), decoded(sid)).cleared)
+        return Cleared(cleared=self._services.working.end_session(namespace_of(ns), decoded(sid)).cleared)
 
     # --- memories -------------------------------------------------------------------------------------------
 
     def write_memory(self, ns: NamespacePath, item: Annotated[MemoryWrite, Body()]) -> Response[WriteResult]:
-        result = self._services.submit(namespace_of(ns), [item], field_prefix="")[0]
+        result = self._services.writer.submit(namespace_of(ns), [item], field_prefix="")[0]
         return _json(result, _write_status(result))
 
     def write_batch(self, ns: NamespacePath, batch: Annotated[BatchWrite, Body()]) -> BatchResult:
-        return BatchResult(results=self._services.submit(namespace_of(ns), batch.items))
+        return BatchResult(results=self._services.writer.submit(namespace_of(ns), batch.items))
 
     def get_memory(self, ns: NamespacePath, id: MemoryIdPath) -> StoredMemory:
         namespace, memory_id = namespace_of(ns), decoded(id)
@@ -145,10 +145,10 @@ class HttpOperations:
     def consolidate(
         self, ns: NamespacePath, request: Annotated[ConsolidateRequest | None, Body()] = None
     ) -> ConsolidateResult:
-        return self._services.consolidate(namespace_of(ns), request or ConsolidateRequest())
+        return self._services.consolidation.consolidate(namespace_of(ns), request or ConsolidateRequest())
 
     def stats(self, ns: NamespacePath) -> Stats:
-        return self._services.stats(namespace_of(ns))
+        return self._services.stats.of(namespace_of(ns))
 
     # --- hindsight: before a task and after it --------------------------------------------------------------
 
@@ -159,7 +159,7 @@ class HttpOperations:
         return self._services.feedback.feedback(namespace_of(ns), request)
 
     def end_session(self, ns: NamespacePath, sid: SessionPath) -> SessionEnded:
-        return self._services.end_session(namespace_of(ns), decoded(sid))
+        return self._services.working.end_session(namespace_of(ns), decoded(sid))
 
     # --- retention --------------------------------------------------------------------------------------------
 

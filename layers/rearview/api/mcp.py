@@ -124,7 +124,7 @@ def remember(call: ToolCall, item: MemoryWrite) -> WriteResult:
     """Store one memory (an event or a fact) for later recall. Near-duplicates are merged, trivial chatter is
     skipped, and a fact that contradicts an earlier one supersedes it. Returns the memory's id and status
     (stored, merged, skipped, or accepted when writes are queued)."""
-    return call.services.submit(call.namespace, [item], field_prefix="")[0]
+    return call.services.writer.submit(call.namespace, [item], field_prefix="")[0]
 
 
 @tool(Permission.READ, title="Recall", annotations=_READS)
@@ -274,7 +274,7 @@ def working_memory_set(call: ToolCall, session_id: SessionArg, key: WorkingKeyAr
 )
 def working_memory_clear(call: ToolCall, session_id: SessionArg) -> WorkingCleared:
     """Remove every key of a session's scratch state (when the task ends or starts over)."""
-    ended = call.services.end_session(call.namespace, session_id)
+    ended = call.services.working.end_session(call.namespace, session_id)
     return WorkingCleared(namespace=call.namespace, session_id=session_id, cleared=ended.cleared)
 
 
@@ -286,7 +286,7 @@ def working_memory_clear(call: ToolCall, session_id: SessionArg) -> WorkingClear
 def end_session(call: ToolCall, session_id: SessionArg) -> SessionEnded:
     """Call this when a conversation or task is over: its scratch state (working memory) is cleared, and what
     happened in it is consolidated into lasting preferences, facts and lessons in the background."""
-    return call.services.end_session(call.namespace, session_id)
+    return call.services.working.end_session(call.namespace, session_id)
 
 
 # --- maintenance ----------------------------------------------------------------------------------------------
@@ -302,14 +302,14 @@ def consolidate(call: ToolCall, request: ConsolidateRequest) -> ConsolidateResul
     become one semantic memory citing them). It also runs by itself (after a streak of failures, many new
     memories, or a session's end, and on a schedule where a server runs); call it after a burst of related
     memories. An error saying a run is in progress means one is doing the work already."""
-    return call.services.consolidate(call.namespace, request)
+    return call.services.consolidation.consolidate(call.namespace, request)
 
 
 @tool(Permission.READ, title="Memory statistics", annotations=_READS)
 def memory_stats(call: ToolCall) -> Stats:
     """How much is stored per layer, when the last write was, how often recall found something, and what
     consolidation did: its runs, what they induced, the next trigger, and feedback per kind of memory."""
-    return call.services.stats(call.namespace)
+    return call.services.stats.of(call.namespace)
 
 
 # Derived from the declarations above, for the transports and the tests.

@@ -5,9 +5,9 @@ Powertools' BatchProcessor reports every record whose decoding or application fa
 first failed record. Application is all-or-nothing per batch: when the index refuses any of it, every record
 of the batch is reported, which is safe because upserts and deletes are idempotent.
 
-When the function is given the consolidation queue (`Services.jobs`), the batch also feeds Hindsight's triggers
-(`StreamTriggers`): the episodes it stored or merged (count and failure streak, per namespace), and working memory
-the TTL removed (a session that timed out: session end). A trigger never fails the batch: the index is its job.
+When the function is given the consolidation queue (`ConsolidationDispatch.jobs`), the batch also feeds Hindsight's
+triggers (`StreamTriggers`): the episodes it stored or merged (count and failure streak, per namespace), and working
+memory the TTL removed (a session that timed out: session end). A trigger never fails the batch: the index is its job.
 """
 
 from __future__ import annotations
@@ -131,7 +131,11 @@ def index_sync_handler(runtime: FunctionRuntime) -> Handler:
             if index is None:
                 raise ConfigurationError("index_sync: the index is written with the store; there is nothing to sync")
             processor = BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False)
-            triggers = StreamTriggers(services.triggers, services.jobs) if services.jobs is not None else None
+            triggers = (
+                StreamTriggers(services.triggers, services.consolidation.jobs)
+                if services.consolidation.jobs is not None
+                else None
+            )
             cached.append(
                 _Parts(IndexSyncService(index), processor, stream_change_decoder(), stream_session_expiry(), triggers)
             )

@@ -114,6 +114,6 @@ def end_session(
     else:
         with open_services(data_dir, embedder) as services:
             runs = RunNow(services.runner)
-            services.attach_jobs(runs)
-            ended = services.end_session(namespace, session_id)
+            services.consolidation.attach(runs)
+            ended = services.working.end_session(namespace, session_id)
     print_result(ended, as_json, lambda e: render.session_ended(e, runs.results if runs else None))

@@ -134,7 +134,7 @@ def consolidate(
             result = remote.client().consolidate(namespace, request)
     else:
         with open_services(data_dir, embedder) as services:
-            result = services.consolidate(namespace, request)
+            result = services.consolidation.consolidate(namespace, request)
     print_result(result, as_json, render.consolidate_result)
 
 
@@ -157,7 +157,7 @@ def _consolidate_all(
 def _run_one(services: Services, namespace: str, request: ConsolidateRequest) -> ConsolidateResult | str:
     """The namespace's run, or why it failed (the runner recorded a failed run; the others go on)."""
     try:
-        return services.consolidate(namespace, request)
+        return services.consolidation.consolidate(namespace, request)
     except RearviewError as exc:
         return f"{exc.code}: {exc.message}"
     except Exception as exc:
@@ -184,6 +184,6 @@ def stats(
         data_dir,
         embedder,
         remote=lambda client: client.stats(namespace),
-        local=lambda services: services.stats(namespace),
+        local=lambda services: services.stats.of(namespace),
     )
     print_result(result, as_json, render.stats)

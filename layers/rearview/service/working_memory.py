@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from datetime import timedelta
 
 from rearview.domain.limits import MAX_WORKING_KEY_CHARS, MAX_WORKING_VALUE_BYTES, SESSION_PATTERN
 from rearview.domain.namespaces import validate_namespace
-from rearview.domain.working import WorkingEntry, WorkingView, WorkingWrite
+from rearview.domain.working import SessionEnded, WorkingEntry, WorkingView, WorkingWrite
 from rearview.errors import InvalidInput, MemoryTooLarge
 from rearview.ports import Clock, WorkingMemoryStore
 from rearview.service.redaction import redact_json
@@ -24,10 +25,18 @@ def check_session_id(session_id: str) -> str:
 
 
 class WorkingMemoryService:
-    def __init__(self, store: WorkingMemoryStore, clock: Clock, default_ttl_seconds: int) -> None:
+    def __init__(
+        self,
+        store: WorkingMemoryStore,
+        clock: Clock,
+        default_ttl_seconds: int,
+        on_session_end: Callable[[str, str], bool] | None = None,
+    ) -> None:
         self._store = store
         self._clock = clock
         self._default_ttl = default_ttl_seconds
+        # Told of each session that ends (namespace, session id); True if it sent a consolidation job.
+        self._on_session_end = on_session_end
 
     def put(self, namespace: str, session_id: str, key: str, write: WorkingWrite) -> WorkingEntry:
         """Set one key of a session; the TTL restarts with every write."""
@@ -75,3 +84,9 @@ class WorkingMemoryService:
         validate_namespace(namespace)
         check_session_id(session_id)
         return self._store.clear_working(namespace, session_id)
+
+    def end_session(self, namespace: str, session_id: str) -> SessionEnded:
+        """A session is over: its working memory is cleared and the session-end trigger fires."""
+        removed = self.clear(namespace, session_id)
+        sent = self._on_session_end(namespace, session_id) if self._on_session_end is not None else False
+        return SessionEnded(namespace=namespace, session_id=session_id, cleared=removed, consolidation_job_sent=sent)

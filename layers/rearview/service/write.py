@@ -161,6 +161,12 @@ class WriteService:
         """True if writes go through a queue (`accept`) rather than straight to the store."""
         return self._queue is not None
 
+    def submit(self, namespace: str, items: Sequence[MemoryWrite], field_prefix: str = "items") -> list[WriteResult]:
+        """Write through the queue when one is configured (`accepted`, stored later by the worker), else now."""
+        if self.queued:
+            return self.accept(namespace, items, field_prefix=field_prefix)
+        return self.write_batch(namespace, items, field_prefix=field_prefix)
+
     # --- public -----------------------------------------------------------------------------------------------
 
     def write(self, namespace: str, item: MemoryWrite) -> WriteResult:
