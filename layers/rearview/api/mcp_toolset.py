@@ -30,6 +30,8 @@ from rearview.domain.json_input import check_json_value
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.permissions import Permission
 from rearview.errors import RearviewError
+from rearview.operations.offers import Operation, Tool
+from rearview.operations.signature import CALLER_PARAMETER, signature
 
 ToolFunction = TypeVar("ToolFunction", bound=Callable[..., Any])
 
@@ -78,12 +80,12 @@ class McpState:
 
 @dataclass(frozen=True)
 class ToolCall:
-    """What a tool function gets besides its arguments: the services, and the namespace the call may act in."""
+    """What a tool function gets besides its arguments: the services, the namespace the call may act in (checked
+    once, here), and who calls."""
 
     services: Services
     namespace: str
-    # Who calls: the API key's id (the history of an edit records it).
-    actor: str | None = None
+    caller: Principal
 
 
 @contextlib.contextmanager
@@ -111,6 +113,8 @@ def lifespan_state(ctx: Context) -> McpState:
 class ToolSpec:
     """One declared tool: the function, what it needs, and the flat signature the SDK sees."""
 
+    name: str
+    description: str
     function: Callable[..., Any]
     permission: Permission
     title: str
@@ -122,15 +126,6 @@ class ToolSpec:
     passed: tuple[str, ...]
     signature: inspect.Signature = field(repr=False)
 
-    @property
-    def name(self) -> str:
-        return self.function.__name__
-
-    @property
-    def description(self) -> str:
-        """The tool's description for the model: the function's docstring, without its indentation."""
-        return inspect.cleandoc(self.function.__doc__ or "")
-
     def call(self, ctx: Context, arguments: dict[str, Any]) -> Any:
         """Run one call: authorize the namespace, build the request model, run the function."""
         with tool_errors():
@@ -141,7 +136,7 @@ class ToolSpec:
             if self.request is not None:
                 parameter, model = self.request
                 kwargs[parameter] = model.model_validate(_given(model, arguments) | dict(self.forced))
-            return self.function(ToolCall(state.services, namespace, principal.key_id), **kwargs)
+            return self.function(ToolCall(state.services, namespace, principal), **kwargs)
 
     def sdk_function(self) -> Callable[..., Any]:
         """The function the SDK registers: `ctx` plus the flat arguments, which `call` receives."""
@@ -185,13 +180,46 @@ class ToolSet:
         """Declare a tool needing `permission`; `forced` fixes fields of its request model (no longer arguments)."""
 
         def declare(function: ToolFunction) -> ToolFunction:
-            spec = _spec(function, permission, title, annotations, dict(forced or {}))
-            if spec.name in self._specs:
-                raise ValueError(f"tool {spec.name!r} is declared twice")
-            self._specs[spec.name] = spec
+            self._add(_spec(function, permission, title, annotations, dict(forced or {})))
             return function
 
         return declare
+
+    def offer(self, operation: Operation, tool: Tool) -> None:
+        """Offer a catalogue operation as a tool: its request model's fields and its other parameters (path and
+        query ones) as the tool's arguments; the namespace and the caller from the call."""
+        taken = signature(operation)
+        body = taken.body
+        request = (body.name, body.model) if body is not None else None
+        passed = [
+            inspect.Parameter(p.name, _KEYWORD, annotation=p.annotation, default=p.default)
+            for p in taken.parameters
+            if p.kind in ("path", "query")
+        ]
+
+        def run(call: ToolCall, **arguments: Any) -> Any:
+            if taken.takes("namespace"):
+                arguments[NAMESPACE_ARGUMENT] = call.namespace
+            if taken.takes("caller"):
+                arguments[CALLER_PARAMETER] = call.caller
+            return operation.function(call.services, **arguments)
+
+        name = tool.name or operation.name
+        spec = _flat_spec(
+            name,
+            tool.description or operation.description,
+            run,
+            (operation.permission or Permission.READ, tool.title, ToolAnnotations(**tool.hints), dict(tool.forced)),
+            request,
+            passed,
+            taken.response,
+        )
+        self._add(spec)
+
+    def _add(self, spec: ToolSpec) -> None:
+        if spec.name in self._specs:
+            raise ValueError(f"tool {spec.name!r} is declared twice")
+        self._specs[spec.name] = spec
 
     @property
     def specs(self) -> tuple[ToolSpec, ...]:
@@ -246,15 +274,33 @@ def _spec(
             request = (parameter.name, annotation)
         else:
             passed.append(parameter.replace(kind=_KEYWORD, annotation=annotation))
+    description = inspect.cleandoc(function.__doc__ or "")
+    needs = (permission, title, annotations, forced)
+    return _flat_spec(function.__name__, description, function, needs, request, passed, hints["return"])
+
+
+def _flat_spec(  # noqa: PLR0913 - one tool's parts
+    name: str,
+    description: str,
+    function: Callable[..., Any],
+    needs: tuple[Permission, str, ToolAnnotations, dict[str, Any]],
+    request: tuple[str, type[BaseModel]] | None,
+    passed: list[inspect.Parameter],
+    returns: Any,
+) -> ToolSpec:
+    """The spec of a tool: `ctx`, then the passed parameters, the request model's fields, and `namespace`."""
+    permission, title, annotations, forced = needs
     flat = [inspect.Parameter("ctx", _KEYWORD, annotation=Context), *passed]
     if request is not None:
         flat.extend(model_arguments(request[1], exclude=forced))
     elif forced:
-        raise TypeError(f"tool {function.__name__}: `forced` needs a request model")
+        raise TypeError(f"tool {name}: `forced` needs a request model")
     flat.append(inspect.Parameter(NAMESPACE_ARGUMENT, _KEYWORD, annotation=NamespaceArg, default=None))
-    signature = inspect.Signature(flat, return_annotation=hints["return"])
+    signature = inspect.Signature(flat, return_annotation=returns)
     passed_names = tuple(p.name for p in passed)
-    return ToolSpec(function, permission, title, annotations, forced, request, passed_names, signature)
+    return ToolSpec(
+        name, description, function, permission, title, annotations, forced, request, passed_names, signature
+    )
 
 
 def _as_sent(value: Any) -> Any:

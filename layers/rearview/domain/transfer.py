@@ -7,6 +7,7 @@ and embedders alike.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -59,3 +60,14 @@ class ImportResult(BaseModel):
         description="Memories already present (same id): left as they are, so an import repeats safely"
     )
     ids: list[str] = Field(default_factory=list, description="The ids restored")
+
+
+@dataclass(frozen=True)
+class ExportPage:
+    """One page of an export: its ndjson lines, and the cursor of the next page (None on the last)."""
+
+    lines: list[str]
+    next_cursor: str | None
+
+    def body(self) -> str:
+        return "".join(f"{line}\n" for line in self.lines)

@@ -5,16 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from rearview.domain.access import ALL_NAMESPACES, Principal
 from rearview.domain.erase import NamespaceInfo, NamespaceList
 from rearview.domain.listing import ListQuery, MemoryPage, PagePosition
+from rearview.domain.memory import Memory
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import MemoryFilter
-from rearview.errors import InvalidInput
-from rearview.ports import Clock, MemoryManagement, MemoryUsage
+from rearview.errors import InvalidInput, NotFound
+from rearview.ports import Clock, MemoryManagement, MemoryReader, MemoryUsage
 
 
-class ListingStore(MemoryManagement, MemoryUsage, Protocol):
-    """What listing asks of the store: pages of memories, the namespaces, and their counts."""
+class ListingStore(MemoryReader, MemoryManagement, MemoryUsage, Protocol):
+    """What listing asks of the store: a memory, pages of memories, the namespaces, and their counts."""
 
 
 # The most namespaces one listing returns (each is counted).
@@ -62,6 +64,18 @@ class ListingService:
         items = found[: query.limit]
         more = len(found) > query.limit
         return MemoryPage(items=items, next_cursor=PagePosition.of(items[-1]).encode() if more else None)
+
+    def memory(self, namespace: str, memory_id: str) -> Memory:
+        """One memory (episode or fact) by id; NotFound when the namespace holds none of that id."""
+        memory = self._store.get(namespace, memory_id)
+        if memory is None:
+            raise NotFound(f"memory {memory_id!r} not found in namespace {namespace!r}", field="id")
+        return memory
+
+    def namespaces_of(self, caller: Principal, prefix: str | None = None) -> NamespaceList:
+        """The namespaces `caller` may see (its key's scope and under), optionally under `prefix`, with counts."""
+        scope = None if caller.scope == ALL_NAMESPACES else caller.scope
+        return self.namespaces(caller.reaches, prefix, scope)
 
     def namespaces(
         self, visible: Callable[[str], bool], prefix: str | None = None, scope: str | None = None

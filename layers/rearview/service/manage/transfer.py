@@ -10,7 +10,6 @@ memory whose id is already stored is skipped, so an import repeats safely.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
 from pydantic import TypeAdapter, ValidationError
@@ -26,6 +25,7 @@ from rearview.domain.transfer import (
     ExportedEpisode,
     ExportedFact,
     ExportedMemory,
+    ExportPage,
     ImportRequest,
     ImportResult,
     exported,
@@ -47,15 +47,6 @@ EXPORT_PAGE_BYTES = 4 * 1024 * 1024
 _STORE_PAGE = 200
 _EVERYTHING = MemoryFilter(include_superseded=True)
 _LINE = TypeAdapter(ExportedMemory)
-
-
-@dataclass(frozen=True)
-class ExportPage:
-    lines: list[str]
-    next_cursor: str | None
-
-    def body(self) -> str:
-        return "".join(f"{line}\n" for line in self.lines)
 
 
 def parse_import(body: str, ndjson: bool) -> ImportRequest:
