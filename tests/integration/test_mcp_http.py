@@ -124,12 +124,12 @@ def test_the_sdk_client_lists_and_calls_every_tool_over_local_http(
     server: LocalServer, world: Services, mode: str
 ) -> None:
     key = world.access.create_key("acme", ["read", "write", "forget", "consolidate"])[1]
-    calls = [(name, {**TOOL_ARGS[name], "namespace": NS}) for name in TOOL_NAMES]
+    calls = [(name, {**TOOL_ARGS[name], "namespace": NS}) for name in TOOL_ARGS]  # the order their state needs
 
     tools, *results = run(_session(server.url + "/mcp", key, mode, calls))
 
     assert sorted(t.name for t in tools.tools) == sorted(TOOL_NAMES)
-    by_tool: dict[str, CallToolResult] = dict(zip(TOOL_NAMES, results, strict=True))
+    by_tool: dict[str, CallToolResult] = dict(zip(TOOL_ARGS, results, strict=True))
     for name, result in by_tool.items():
         assert not result.is_error, (name, result.content)
         assert isinstance(result.structured_content, dict), name

@@ -44,7 +44,7 @@ async def _session(params: StdioServerParameters, calls: list[tuple[str, dict[st
 
 def test_open_local_mode_lists_and_calls_every_tool(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    calls = [(name, {**TOOL_ARGS[name], "namespace": NS}) for name in TOOL_NAMES]
+    calls = [(name, {**TOOL_ARGS[name], "namespace": NS}) for name in TOOL_ARGS]  # the order their state needs
     calls += [
         ("memory_stats", {}),
         ("recall", {"query": "x", "top_k": 0}),
@@ -54,7 +54,7 @@ def test_open_local_mode_lists_and_calls_every_tool(tmp_path: Path) -> None:
     tools, *results = run(_session(server_params(data_dir), calls))
 
     assert sorted(t.name for t in tools.tools) == sorted(TOOL_NAMES)
-    by_tool = dict(zip(TOOL_NAMES, results, strict=False))
+    by_tool = dict(zip(TOOL_ARGS, results, strict=False))
     for name, result in by_tool.items():
         assert not result.is_error, (name, result.content)
     assert by_tool["remember"].structured_content["status"] == "stored"

@@ -18,10 +18,11 @@ from rearview.cli.keys import keys_app
 from rearview.cli.maintenance import consolidate, forget, stats
 from rearview.cli.manage import edit, erase, export, history, ls
 from rearview.cli.mcp import mcp
+from rearview.cli.operations import add_operation_commands
 from rearview.cli.recall import recall
 from rearview.cli.reindex import reindex
-from rearview.cli.remote import RemoteTarget
 from rearview.cli.serve import serve
+from rearview.cli.target import RemoteTarget
 from rearview.cli.write import import_jsonl, remember
 
 app = typer.Typer(
@@ -77,5 +78,7 @@ app.command("erase")(erase)
 app.command("mcp")(mcp)
 app.add_typer(session_app, name="session")
 app.add_typer(keys_app, name="keys")
+# The operations the catalogue offers on the command line with no command above: one each, made from its row.
+add_operation_commands(app)
 
 __all__ = ["app"]

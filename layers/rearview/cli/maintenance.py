@@ -22,10 +22,11 @@ from rearview.cli.invocation import (
     stdout_console,
     user_errors,
 )
-from rearview.cli.remote import answer, remote_target
 from rearview.cli.request_options import described, request_from_options
+from rearview.cli.target import remote_target, run
 from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.forget import ForgetRequest
+from rearview.domain.namespaces import validate_namespace
 from rearview.errors import RearviewError
 
 
@@ -55,24 +56,15 @@ def forget(
     """Delete memories by id, or all that match the filters (asks first unless --yes); prints the receipt."""
     with user_errors():
         request = request_from_options(ForgetRequest, ctx)
-    remote = remote_target(ctx)
-    if remote is not None:
-        with user_errors():
-            _confirm_filter(namespace, request, yes)
-            client = remote.client()
-            if _single_id(request):
-                receipt = client.forget_one(namespace, request.ids[0] if request.ids else "", request.cascade)
-            else:
-                receipt = client.forget(namespace, request)
+    with user_errors():
+        validate_namespace(namespace)
+    _confirm_filter(namespace, request, yes)
+    if _single_id(request):
+        # One id: say so when it does not exist rather than print an empty receipt.
+        only_id = request.ids[0] if request.ids else ""
+        receipt = run(ctx, data_dir, embedder, "delete_memory", namespace, only_id, request.cascade)
     else:
-        with open_services(data_dir, embedder) as services:
-            _confirm_filter(namespace, request, yes)
-            if _single_id(request):
-                # One id: say so when it does not exist rather than print an empty receipt.
-                only_id = request.ids[0] if request.ids else ""
-                receipt = services.forgetter.forget_one(namespace, only_id, cascade=request.cascade)
-            else:
-                receipt = services.forgetter.forget(namespace, request)
+        receipt = run(ctx, data_dir, embedder, "forget", namespace, request)
     print_result(receipt, as_json, render.forget_receipt)
 
 
@@ -129,12 +121,7 @@ def consolidate(
     if namespace is None:
         _consolidate_all(request, remote is not None, data_dir, embedder, as_json)
         return
-    if remote is not None:
-        with user_errors():
-            result = remote.client().consolidate(namespace, request)
-    else:
-        with open_services(data_dir, embedder) as services:
-            result = services.consolidation.consolidate(namespace, request)
+    result = run(ctx, data_dir, embedder, "consolidate", namespace, request)
     print_result(result, as_json, render.consolidate_result)
 
 
@@ -179,11 +166,5 @@ def stats(
 ) -> None:
     """Counts per layer, the last write, how often recall found something, and consolidation's runs, next trigger
     and feedback."""
-    result = answer(
-        ctx,
-        data_dir,
-        embedder,
-        remote=lambda client: client.stats(namespace),
-        local=lambda services: services.stats.of(namespace),
-    )
+    result = run(ctx, data_dir, embedder, "stats", namespace)
     print_result(result, as_json, render.stats)

@@ -18,7 +18,7 @@ import typer
 
 from rearview import bootstrap
 from rearview.cli.invocation import DataDirOption, EmbedderOption, build_settings, fail, user_errors
-from rearview.cli.remote import remote_target
+from rearview.cli.target import remote_target
 from rearview.domain.access import Principal
 from rearview.service.access import AccessService
 

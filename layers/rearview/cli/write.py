@@ -22,8 +22,8 @@ from rearview.cli.invocation import (
     user_errors,
 )
 from rearview.cli.jsonl_import import DUPLICATE_ID, ImportSummary, InvalidLine, import_lines
-from rearview.cli.remote import remote_target
 from rearview.cli.request_options import KindChoice, OutcomeChoice, described, request_from_options
+from rearview.cli.target import run
 from rearview.domain.limits import MAX_BATCH
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.write import MemoryWrite
@@ -63,13 +63,7 @@ def remember(
     """Write one memory and print what became of it (stored, merged or skipped, and why)."""
     with user_errors():
         item = request_from_options(MemoryWrite, ctx)
-    remote = remote_target(ctx)
-    if remote is not None:
-        with user_errors():
-            result = remote.client().write(namespace, item)
-    else:
-        with open_services(data_dir, embedder) as services:
-            result = services.writer.write(namespace, item)
+    result = run(ctx, data_dir, embedder, "write_memory", namespace, item)
     print_result(result, as_json, render.write_result)
 
 
