@@ -9,7 +9,7 @@ export interface paths {
         };
         get?: never;
         /** Set one working-memory key of a session (the TTL restarts) */
-        put: operations["put_working_v1_namespaces__ns__sessions__sid__working__key__put"];
+        put: operations["put_working"];
         post?: never;
         delete?: never;
         options?: never;
@@ -25,11 +25,11 @@ export interface paths {
             cookie?: never;
         };
         /** A session's unexpired working memory */
-        get: operations["get_working_v1_namespaces__ns__sessions__sid__working_get"];
+        get: operations["get_working"];
         put?: never;
         post?: never;
         /** Clear a session's working memory */
-        delete: operations["clear_working_v1_namespaces__ns__sessions__sid__working_delete"];
+        delete: operations["clear_working"];
         options?: never;
         head?: never;
         patch?: never;
@@ -43,10 +43,10 @@ export interface paths {
             cookie?: never;
         };
         /** Memories newest first, a page at a time (an opaque cursor that stays valid while writes happen) */
-        get: operations["list_memories_v1_namespaces__ns__memories_get"];
+        get: operations["list_memories"];
         put?: never;
         /** Write one memory: 201 when stored, 200 when merged, skipped or already written */
-        post: operations["write_memory_v1_namespaces__ns__memories_post"];
+        post: operations["write_memory"];
         delete?: never;
         options?: never;
         head?: never;
@@ -63,7 +63,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Write up to 100 memories in one transaction (all or nothing) */
-        post: operations["write_batch_v1_namespaces__ns__memories_batch_post"];
+        post: operations["write_batch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -78,15 +78,15 @@ export interface paths {
             cookie?: never;
         };
         /** One memory (episode or fact) by id */
-        get: operations["get_memory_v1_namespaces__ns__memories__id__get"];
+        get: operations["get_memory"];
         put?: never;
         post?: never;
         /** Forget one memory by id; with cascade, facts induced from it lose it (or go) */
-        delete: operations["delete_memory_v1_namespaces__ns__memories__id__delete"];
+        delete: operations["delete_memory"];
         options?: never;
         head?: never;
         /** Edit a memory (content, tags, entities, importance, confidence, dimension): version + 1, re-embedded; `If-Match: <version>` answers 412 when it changed since */
-        patch: operations["edit_memory_v1_namespaces__ns__memories__id__patch"];
+        patch: operations["edit_memory"];
         trace?: never;
     };
     "/v1/namespaces/{ns}/memories/{id}/history": {
@@ -97,7 +97,7 @@ export interface paths {
             cookie?: never;
         };
         /** A memory's earlier versions and the facts it superseded, oldest first, each with what changed it */
-        get: operations["memory_history_v1_namespaces__ns__memories__id__history_get"];
+        get: operations["memory_history"];
         put?: never;
         post?: never;
         delete?: never;
@@ -114,7 +114,7 @@ export interface paths {
             cookie?: never;
         };
         /** Every memory of the namespace as ndjson, newest first, with its history (a page per response on AWS: follow `X-Next-Cursor`; the local server streams them all) */
-        get: operations["export_memories_v1_namespaces__ns__export_get"];
+        get: operations["export_memories"];
         put?: never;
         post?: never;
         delete?: never;
@@ -133,7 +133,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Restore exported memories (JSON `{items}` of up to 1,000, or ndjson lines): ids, times, provenance, versions and history kept; ids already stored are skipped */
-        post: operations["import_memories_v1_namespaces__ns__import_post"];
+        post: operations["import_memories"];
         delete?: never;
         options?: never;
         head?: never;
@@ -151,7 +151,7 @@ export interface paths {
         put?: never;
         post?: never;
         /** Erase a namespace (with `subtree=true`, every namespace under it): every layer, history, the index, consolidation's ledger, and the keys whose whole scope is gone; a receipt per namespace */
-        delete: operations["erase_namespace_v1_namespaces__ns__delete"];
+        delete: operations["erase_namespace"];
         options?: never;
         head?: never;
         patch?: never;
@@ -167,7 +167,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Hybrid recall (keyword + vector, fused, decayed, collapsed, cut to a token budget) */
-        post: operations["recall_v1_namespaces__ns__recall_post"];
+        post: operations["recall"];
         delete?: never;
         options?: never;
         head?: never;
@@ -184,7 +184,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Forget by ids or by filter, with a receipt per layer */
-        post: operations["forget_v1_namespaces__ns__forget_post"];
+        post: operations["forget"];
         delete?: never;
         options?: never;
         head?: never;
@@ -201,7 +201,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Run consolidation now: unconsolidated episodes become preferences, facts and lessons, under the namespace's lease (409 consolidation_running while another run holds it) and the run and daily caps; the run is recorded in stats (the body is optional) */
-        post: operations["consolidate_v1_namespaces__ns__consolidate_post"];
+        post: operations["consolidate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -216,7 +216,7 @@ export interface paths {
             cookie?: never;
         };
         /** Counts per layer, last write, recall hit rate, and consolidation's runs, next trigger and feedback */
-        get: operations["stats_v1_namespaces__ns__stats_get"];
+        get: operations["stats"];
         put?: never;
         post?: never;
         delete?: never;
@@ -235,7 +235,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** The preferences and lessons that apply to a task about to start, best first, each with why */
-        post: operations["brief_v1_namespaces__ns__brief_post"];
+        post: operations["brief"];
         delete?: never;
         options?: never;
         head?: never;
@@ -252,7 +252,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Say what a memory was worth: useful confirms it, wrong lowers its confidence (a correction supersedes it), not_useful is counted */
-        post: operations["feedback_v1_namespaces__ns__feedback_post"];
+        post: operations["feedback"];
         delete?: never;
         options?: never;
         head?: never;
@@ -269,7 +269,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** End a session: clear its working memory and fire the session-end consolidation trigger */
-        post: operations["end_session_v1_namespaces__ns__sessions__sid__end_post"];
+        post: operations["end_session"];
         delete?: never;
         options?: never;
         head?: never;
@@ -284,12 +284,12 @@ export interface paths {
             cookie?: never;
         };
         /** The retention policy that governs the namespace: its own, or the nearest above it */
-        get: operations["get_retention_v1_namespaces__ns__retention_get"];
+        get: operations["get_retention"];
         /** Set the namespace's retention policy (episode max age, archive age, keep often-recalled); it governs the namespaces under it that have none, and is enforced by a sweep (hourly by default) */
-        put: operations["put_retention_v1_namespaces__ns__retention_put"];
+        put: operations["put_retention"];
         post?: never;
         /** Remove the namespace's own retention policy (a policy above it, if any, governs it then) */
-        delete: operations["delete_retention_v1_namespaces__ns__retention_delete"];
+        delete: operations["delete_retention"];
         options?: never;
         head?: never;
         patch?: never;
@@ -306,11 +306,11 @@ export interface paths {
         put?: never;
         post?: never;
         /** Revoke an API key, at once and for good */
-        delete: operations["revoke_key_v1_keys__key_id__delete"];
+        delete: operations["revoke_key"];
         options?: never;
         head?: never;
         /** Set an API key's request limit per minute (null: the default; 0: unlimited); at most the caller's own */
-        patch: operations["set_key_limit_v1_keys__key_id__patch"];
+        patch: operations["set_key_limit"];
         trace?: never;
     };
     "/v1/health": {
@@ -321,7 +321,7 @@ export interface paths {
             cookie?: never;
         };
         /** Liveness, version and the embedder in use */
-        get: operations["health_v1_health_get"];
+        get: operations["health"];
         put?: never;
         post?: never;
         delete?: never;
@@ -338,7 +338,7 @@ export interface paths {
             cookie?: never;
         };
         /** The namespaces holding memory that the caller may see (optionally under a `prefix`), with counts */
-        get: operations["list_namespaces_v1_namespaces_get"];
+        get: operations["list_namespaces"];
         put?: never;
         post?: never;
         delete?: never;
@@ -355,10 +355,10 @@ export interface paths {
             cookie?: never;
         };
         /** The keys within the caller's scope (never secrets or their hashes) */
-        get: operations["list_keys_v1_keys_get"];
+        get: operations["list_keys"];
         put?: never;
         /** Create an API key (within the caller's scope, with at most its permissions); shown once */
-        post: operations["create_key_v1_keys_post"];
+        post: operations["create_key"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2023,16 +2023,16 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    put_working_v1_namespaces__ns__sessions__sid__working__key__put: {
+    put_working: {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
                 ns: string;
-                /** @description Session id: 1 to 128 characters of `A-Z a-z 0-9 _ . : @ -` */
+                /** @description The session (conversation or task) id, 1 to 128 characters of letters, digits and _ . : @ - */
                 sid: string;
-                /** @description Up to 256 characters, no control characters or '/' */
+                /** @description The key, e.g. 'current_goal' or 'open_questions' (1 to 256 characters, no '/' or control characters) */
                 key: string;
             };
             cookie?: never;
@@ -2135,14 +2135,14 @@ export interface operations {
             };
         };
     };
-    get_working_v1_namespaces__ns__sessions__sid__working_get: {
+    get_working: {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
                 ns: string;
-                /** @description Session id: 1 to 128 characters of `A-Z a-z 0-9 _ . : @ -` */
+                /** @description The session (conversation or task) id, 1 to 128 characters of letters, digits and _ . : @ - */
                 sid: string;
             };
             cookie?: never;
@@ -2241,14 +2241,14 @@ export interface operations {
             };
         };
     };
-    clear_working_v1_namespaces__ns__sessions__sid__working_delete: {
+    clear_working: {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
                 ns: string;
-                /** @description Session id: 1 to 128 characters of `A-Z a-z 0-9 _ . : @ -` */
+                /** @description The session (conversation or task) id, 1 to 128 characters of letters, digits and _ . : @ - */
                 sid: string;
             };
             cookie?: never;
@@ -2347,26 +2347,26 @@ export interface operations {
             };
         };
     };
-    list_memories_v1_namespaces__ns__memories_get: {
+    list_memories: {
         parameters: {
             query?: {
-                /** @description episodic or semantic */
+                /** @description Only 'episodic' (events) or 'semantic' (facts, preferences, lessons) */
                 layer?: ("episodic" | "semantic") | null;
-                /** @description Only memories with this tag */
+                /** @description Only memories carrying this tag */
                 tag?: string | null;
-                /** @description Only episodes of this type */
+                /** @description Only episodes of this event type */
                 event_type?: string | null;
-                /** @description Only facts of this kind */
+                /** @description Only semantic memories of this kind: preference, fact or lesson */
                 kind?: ("preference" | "fact" | "lesson") | null;
-                /** @description From this time on, ISO 8601 */
+                /** @description Only memories from this time on, ISO 8601 */
                 since?: string | null;
-                /** @description Before this time, ISO 8601 */
+                /** @description Only memories before this time, ISO 8601 */
                 until?: string | null;
-                /** @description Also superseded facts */
+                /** @description Also facts that a later fact replaced */
                 include_superseded?: boolean;
                 /** @description Page size, 1 to 500 */
                 limit?: number;
-                /** @description next_cursor of the last page */
+                /** @description The next_cursor of the previous page; omit for the first page */
                 cursor?: string | null;
             };
             header?: never;
@@ -2470,7 +2470,7 @@ export interface operations {
             };
         };
     };
-    write_memory_v1_namespaces__ns__memories_post: {
+    write_memory: {
         parameters: {
             query?: never;
             header?: never;
@@ -2596,7 +2596,7 @@ export interface operations {
             };
         };
     };
-    write_batch_v1_namespaces__ns__memories_batch_post: {
+    write_batch: {
         parameters: {
             query?: never;
             header?: never;
@@ -2704,14 +2704,14 @@ export interface operations {
             };
         };
     };
-    get_memory_v1_namespaces__ns__memories__id__get: {
+    get_memory: {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
                 ns: string;
-                /** @description The memory's id (as returned by a write) */
+                /** @description The memory's id, as a write, `recall`, `brief` or `list_memories` gave it */
                 id: string;
             };
             cookie?: never;
@@ -2810,7 +2810,7 @@ export interface operations {
             };
         };
     };
-    delete_memory_v1_namespaces__ns__memories__id__delete: {
+    delete_memory: {
         parameters: {
             query?: {
                 /** @description Also update or delete facts induced from it */
@@ -2820,7 +2820,7 @@ export interface operations {
             path: {
                 /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
                 ns: string;
-                /** @description The memory's id (as returned by a write) */
+                /** @description The memory's id, as a write, `recall`, `brief` or `list_memories` gave it */
                 id: string;
             };
             cookie?: never;
@@ -2919,7 +2919,7 @@ export interface operations {
             };
         };
     };
-    edit_memory_v1_namespaces__ns__memories__id__patch: {
+    edit_memory: {
         parameters: {
             query?: never;
             header?: {
@@ -2929,7 +2929,7 @@ export interface operations {
             path: {
                 /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
                 ns: string;
-                /** @description The memory's id (as returned by a write) */
+                /** @description The memory's id, as a write, `recall`, `brief` or `list_memories` gave it */
                 id: string;
             };
             cookie?: never;
@@ -3032,14 +3032,14 @@ export interface operations {
             };
         };
     };
-    memory_history_v1_namespaces__ns__memories__id__history_get: {
+    memory_history: {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
                 ns: string;
-                /** @description The memory's id (as returned by a write) */
+                /** @description The memory's id, as a write, `recall`, `brief` or `list_memories` gave it */
                 id: string;
             };
             cookie?: never;
@@ -3138,7 +3138,7 @@ export interface operations {
             };
         };
     };
-    export_memories_v1_namespaces__ns__export_get: {
+    export_memories: {
         parameters: {
             query?: {
                 /** @description The X-Next-Cursor of the last page */
@@ -3245,7 +3245,7 @@ export interface operations {
             };
         };
     };
-    import_memories_v1_namespaces__ns__import_post: {
+    import_memories: {
         parameters: {
             query?: never;
             header?: never;
@@ -3349,7 +3349,7 @@ export interface operations {
             };
         };
     };
-    erase_namespace_v1_namespaces__ns__delete: {
+    erase_namespace: {
         parameters: {
             query?: {
                 /** @description Also every namespace under it */
@@ -3456,7 +3456,7 @@ export interface operations {
             };
         };
     };
-    recall_v1_namespaces__ns__recall_post: {
+    recall: {
         parameters: {
             query?: never;
             header?: never;
@@ -3564,7 +3564,7 @@ export interface operations {
             };
         };
     };
-    forget_v1_namespaces__ns__forget_post: {
+    forget: {
         parameters: {
             query?: never;
             header?: never;
@@ -3672,7 +3672,7 @@ export interface operations {
             };
         };
     };
-    consolidate_v1_namespaces__ns__consolidate_post: {
+    consolidate: {
         parameters: {
             query?: never;
             header?: never;
@@ -3780,7 +3780,7 @@ export interface operations {
             };
         };
     };
-    stats_v1_namespaces__ns__stats_get: {
+    stats: {
         parameters: {
             query?: never;
             header?: never;
@@ -3884,7 +3884,7 @@ export interface operations {
             };
         };
     };
-    brief_v1_namespaces__ns__brief_post: {
+    brief: {
         parameters: {
             query?: never;
             header?: never;
@@ -3992,7 +3992,7 @@ export interface operations {
             };
         };
     };
-    feedback_v1_namespaces__ns__feedback_post: {
+    feedback: {
         parameters: {
             query?: never;
             header?: never;
@@ -4100,14 +4100,14 @@ export interface operations {
             };
         };
     };
-    end_session_v1_namespaces__ns__sessions__sid__end_post: {
+    end_session: {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
                 ns: string;
-                /** @description Session id: 1 to 128 characters of `A-Z a-z 0-9 _ . : @ -` */
+                /** @description The session (conversation or task) id, 1 to 128 characters of letters, digits and _ . : @ - */
                 sid: string;
             };
             cookie?: never;
@@ -4206,7 +4206,7 @@ export interface operations {
             };
         };
     };
-    get_retention_v1_namespaces__ns__retention_get: {
+    get_retention: {
         parameters: {
             query?: never;
             header?: never;
@@ -4310,7 +4310,7 @@ export interface operations {
             };
         };
     };
-    put_retention_v1_namespaces__ns__retention_put: {
+    put_retention: {
         parameters: {
             query?: never;
             header?: never;
@@ -4418,7 +4418,7 @@ export interface operations {
             };
         };
     };
-    delete_retention_v1_namespaces__ns__retention_delete: {
+    delete_retention: {
         parameters: {
             query?: never;
             header?: never;
@@ -4522,7 +4522,7 @@ export interface operations {
             };
         };
     };
-    revoke_key_v1_keys__key_id__delete: {
+    revoke_key: {
         parameters: {
             query?: never;
             header?: never;
@@ -4626,7 +4626,7 @@ export interface operations {
             };
         };
     };
-    set_key_limit_v1_keys__key_id__patch: {
+    set_key_limit: {
         parameters: {
             query?: never;
             header?: never;
@@ -4734,7 +4734,7 @@ export interface operations {
             };
         };
     };
-    health_v1_health_get: {
+    health: {
         parameters: {
             query?: never;
             header?: never;
@@ -4835,7 +4835,7 @@ export interface operations {
             };
         };
     };
-    list_namespaces_v1_namespaces_get: {
+    list_namespaces: {
         parameters: {
             query?: {
                 /** @description Only namespaces starting with this */
@@ -4939,7 +4939,7 @@ export interface operations {
             };
         };
     };
-    list_keys_v1_keys_get: {
+    list_keys: {
         parameters: {
             query?: never;
             header?: never;
@@ -5040,7 +5040,7 @@ export interface operations {
             };
         };
     };
-    create_key_v1_keys_post: {
+    create_key: {
         parameters: {
             query?: never;
             header?: never;
