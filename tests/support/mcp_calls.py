@@ -34,6 +34,7 @@ TOOL_ARGS: dict[str, dict[str, Any]] = {
     "list_memories": {"limit": 10},
     "edit_memory": {"memory_id": REMEMBERED_ID, "content": REMEMBERED + " Silva", "tags": ["offsite", "venue"]},
     "memory_history": {"memory_id": REMEMBERED_ID},
+    "memory_sources": {"memory_id": REMEMBERED_ID},
     "export": {},
     "forget": {"tags": ["offsite"]},
     "working_memory_get": {"session_id": "s-1"},

@@ -75,6 +75,7 @@ TOOL_ROUTES = {
     "list_memories": "list_memories",
     "edit_memory": "edit_memory",
     "memory_history": "memory_history",
+    "memory_sources": "memory_sources",
     "export": "export_memories",
 }
 

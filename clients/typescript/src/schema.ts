@@ -106,6 +106,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/namespaces/{ns}/memories/{id}/sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A memory's provenance: for a semantic memory, its source episodes with their text, id, time and outcome; for an episode, the semantic memories it fed */
+        get: operations["memory_sources"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/namespaces/{ns}/export": {
         parameters: {
             query?: never;
@@ -1008,6 +1025,29 @@ export interface components {
             superseded_at?: string | null;
         };
         /**
+         * FedMemory
+         * @description A semantic memory induced (in part) from an episode.
+         */
+        FedMemory: {
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "preference" | "fact" | "lesson";
+            /** Content */
+            content: string;
+            /** Confidence */
+            confidence: number;
+            /**
+             * Status
+             * @description active, or superseded by a later memory
+             * @enum {string}
+             */
+            status: "active" | "superseded";
+        };
+        /**
          * FeedbackCounts
          * @description Feedback on one kind of memory: each verdict, and `adopted`: useful feedback on a memory a recall or a brief
          *     had returned (how induction quality is judged in practice).
@@ -1413,6 +1453,31 @@ export interface components {
              * @description Pass it as `cursor` for the next page; null on the last page
              */
             next_cursor?: string | null;
+        };
+        /**
+         * MemorySources
+         * @description Where a memory comes from, or what it fed.
+         */
+        MemorySources: {
+            /** Namespace */
+            namespace: string;
+            /** Memory Id */
+            memory_id: string;
+            /**
+             * Layer
+             * @enum {string}
+             */
+            layer: "episodic" | "semantic";
+            /**
+             * Sources
+             * @description For a semantic memory: the episodes it was induced from, oldest first (a forgotten one is gone)
+             */
+            sources?: components["schemas"]["SourceEpisode"][];
+            /**
+             * Fed
+             * @description For an episode: the semantic memories induced from it, oldest first
+             */
+            fed?: components["schemas"]["FedMemory"][];
         };
         /**
          * MemoryVersion
@@ -1866,6 +1931,34 @@ export interface components {
              * @description True when a consolidation job for the namespace was sent (the session-end trigger is on and a worker or queue takes jobs); the run happens in the background
              */
             consolidation_job_sent: boolean;
+        };
+        /**
+         * SourceEpisode
+         * @description An episode a semantic memory was induced from.
+         */
+        SourceEpisode: {
+            /** Id */
+            id: string;
+            /** Content */
+            content: string;
+            /**
+             * Occurred At
+             * Format: date-time
+             * @description When it happened
+             */
+            occurred_at: string;
+            /**
+             * Outcome
+             * @description How it went, as written
+             */
+            outcome?: string | null;
+            /**
+             * Outcome Status
+             * @description success, failure, partial or unknown
+             */
+            outcome_status?: ("success" | "failure" | "partial" | "unknown") | null;
+            /** Session Id */
+            session_id?: string | null;
         };
         /**
          * Spend
@@ -3053,6 +3146,112 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MemoryHistory"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    memory_sources: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
+                ns: string;
+                /** @description The memory's id, as a write, `recall`, `brief` or `list_memories` gave it */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemorySources"];
                 };
             };
             /** @description Malformed JSON */

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         VersionParameter,
         WorkingKeyParameter,
     )
+    from rearview.domain.provenance import MemorySources
     from rearview.domain.recall import RecallQuery, RecallResponse
     from rearview.domain.retention import NamespaceRetention, RetentionPolicy
     from rearview.domain.stats import Stats
@@ -242,6 +243,27 @@ def edit_memory(
 def memory_history(s: Services, namespace: str, memory_id: MemoryIdParameter) -> MemoryHistory:
     """A memory's earlier versions and the facts it superseded, oldest first, each with what changed it"""
     return s.history.history(namespace, memory_id)
+
+
+@operation(
+    READ,
+    Http("GET", f"{MEMORY}/sources", "recall", "memories"),
+    tools=(
+        Tool(
+            "Memory sources",
+            READS,
+            description="Where a memory comes from: for a preference, fact or lesson, the episodes it was learnt from "
+            "(what each said, when, and how it went); for an episode, the preferences, facts and lessons it fed. Use "
+            "it to say why something is remembered.",
+        ),
+    ),
+    command=Command("sources"),
+    client="sources",
+)
+def memory_sources(s: Services, namespace: str, memory_id: MemoryIdParameter) -> MemorySources:
+    """A memory's provenance: for a semantic memory, its source episodes with their text, id, time and outcome;
+    for an episode, the semantic memories it fed"""
+    return s.history.sources(namespace, memory_id)
 
 
 @operation(READ, Http("GET", f"{NS}/export", "recall", "manage"), command=Command("export"))
