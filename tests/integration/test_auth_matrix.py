@@ -145,6 +145,9 @@ REQUESTS: dict[tuple[str, str], RequestBuilder] = {
     ("GET", "/v1/namespaces/<ns>/memories/<id>/history"): lambda w, ns: Request(
         "GET", ns_path(ns, f"/memories/{w.memory(ns)}/history")
     ),
+    ("GET", "/v1/namespaces/<ns>/memories/<id>/sources"): lambda w, ns: Request(
+        "GET", ns_path(ns, f"/memories/{w.memory(ns)}/sources")
+    ),
     ("GET", "/v1/namespaces/<ns>/export"): lambda w, ns: Request("GET", ns_path(ns, "/export")),
     ("POST", "/v1/namespaces/<ns>/import"): lambda w, ns: Request("POST", ns_path(ns, "/import"), _import_body(w, ns)),
     ("GET", "/v1/namespaces"): lambda w, ns: Request("GET", "/v1/namespaces"),
