@@ -35,7 +35,7 @@ from rearview.api.request_checks import request_refusal
 from rearview.api.routes import API_ROUTES, DOCS_PATH, SWAGGER_UI_OPERATION, Route, route_permission
 from rearview.bootstrap import Services
 from rearview.domain.access import Principal
-from rearview.domain.namespaces import validate_namespace
+from rearview.domain.namespaces import Namespace, validate_namespace
 from rearview.errors import ConfigurationError, RearviewError, Unauthorized
 from rearview.operations.catalogue import OPERATIONS
 from rearview.service.access import AccessGate
@@ -117,18 +117,18 @@ class RearviewResolver(APIGatewayHttpResolver):
             principal = admitted_principal(event, self.gate)
         except RearviewError as exc:  # Unauthorized (401), Throttled (429)
             return _refused_admission(exc, event)
-        namespace: str | None = None
+        namespace: Namespace | None = None
         try:
             if raw_namespace is None:
                 self.gate.access.require(principal, permission)
             else:
                 try:
-                    namespace = unquote(raw_namespace, errors="strict")
+                    decoded = unquote(raw_namespace, errors="strict")
                 except UnicodeDecodeError as exc:
                     return gateway_error(400, invalid_encoding(exc))
                 # A malformed namespace exists nowhere, so saying so (422) tells nothing about any tenant. The one
                 # check of the request's namespace: the route functions take it from here.
-                validate_namespace(namespace)
+                namespace = validate_namespace(decoded)
                 self.gate.access.authorize(principal, namespace, permission)
         except RearviewError as exc:
             return gateway_error(exc.status, exc.to_dict())
@@ -153,10 +153,10 @@ class RearviewResolver(APIGatewayHttpResolver):
             raise Unauthorized("authorization: no authenticated principal for this request")
         return principal
 
-    def namespace(self) -> str:
+    def namespace(self) -> Namespace:
         """The namespace of the request being resolved (validated by check_access)."""
         namespace = self.context.get(NAMESPACE_CONTEXT_KEY)
-        if not isinstance(namespace, str):
+        if not isinstance(namespace, Namespace):
             raise Unauthorized("authorization: no namespace was checked for this request")
         return namespace
 

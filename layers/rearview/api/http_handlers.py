@@ -21,6 +21,7 @@ from pydantic.fields import FieldInfo
 from rearview.api import field_errors
 from rearview.bootstrap import Services
 from rearview.domain.access import Principal
+from rearview.domain.namespaces import Namespace
 from rearview.errors import InvalidInput
 from rearview.operations.offers import NAMESPACE_SEGMENT, Operation
 from rearview.operations.signature import Parameter, signature
@@ -33,7 +34,7 @@ class ResolvingApp(Protocol):
         """The principal of the request being resolved."""
         ...
 
-    def namespace(self) -> str:
+    def namespace(self) -> Namespace:
         """The namespace of the request being resolved, validated by the access check."""
         ...
 

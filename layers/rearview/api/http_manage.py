@@ -20,6 +20,7 @@ from rearview.domain.access import Principal
 from rearview.domain.edit import MemoryEdit
 from rearview.domain.http_bodies import KeyCreate, KeyCreated
 from rearview.domain.memory import Episode, Fact
+from rearview.domain.namespaces import Namespace
 from rearview.domain.transfer import NDJSON, ImportResult
 from rearview.domain.write import MemoryWrite, WriteResult
 from rearview.errors import InvalidInput, NotFound
@@ -41,7 +42,7 @@ class ShapingApp(Protocol):
 
     def principal(self) -> Principal: ...
 
-    def namespace(self) -> str: ...
+    def namespace(self) -> Namespace: ...
 
     def openapi_document(self) -> str:
         """The API's OpenAPI document, as JSON."""

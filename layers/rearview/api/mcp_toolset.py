@@ -27,7 +27,7 @@ from rearview.api import field_errors
 from rearview.bootstrap import Services
 from rearview.domain.access import ALL_NAMESPACES, Principal
 from rearview.domain.json_input import check_json_value
-from rearview.domain.namespaces import validate_namespace
+from rearview.domain.namespaces import Namespace, validate_namespace
 from rearview.domain.permissions import Permission
 from rearview.errors import RearviewError
 from rearview.operations.offers import Operation, Tool
@@ -69,11 +69,14 @@ class McpState:
         """The namespace of this call, checked against the caller's scope and permissions."""
         return self.authorized_call(ctx, requested, permission)[0]
 
-    def authorized_call(self, ctx: Context, requested: str | None, permission: Permission) -> tuple[str, Principal]:
+    def authorized_call(
+        self, ctx: Context, requested: str | None, permission: Permission
+    ) -> tuple[Namespace, Principal]:
         """The namespace of this call, checked against the caller's scope and permissions, and the caller."""
         request = ctx.request_context.request
         principal = self.principal_provider(getattr(request, "scope", None))
-        namespace = validate_namespace(requested) if requested is not None else self.default_namespace(principal)
+        # The one check of the call's namespace: what the tool runs is handed the Namespace.
+        namespace = validate_namespace(requested if requested is not None else self.default_namespace(principal))
         self.services.access.authorize(principal, namespace, permission)
         return namespace, principal
 
@@ -84,7 +87,7 @@ class ToolCall:
     once, here), and who calls."""
 
     services: Services
-    namespace: str
+    namespace: Namespace
     caller: Principal
 
 

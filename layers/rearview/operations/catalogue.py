@@ -2,7 +2,8 @@
 command line and the Python client offer it. The edges read this module and derive their routes, tools, commands
 and client calls from it; a new operation is one row here.
 
-A row's function takes the services first, then `namespace` (the `{ns}` of its path, validated once at the edge),
+A row's function takes the services first, then `namespace` (the `{ns}` of its path: a Namespace, checked once, at
+the edge),
 then its own parameters: a pydantic model is the request (HTTP's body, or its query string for a GET; MCP's flat
 arguments; the command's options), a parameter named in the path is a path parameter, any other a query parameter
 (an MCP argument, a command option). `caller` is the authenticated principal. The return type is the response.
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from rearview.domain.history import MemoryHistory, StoredMemory
     from rearview.domain.http_bodies import Cleared, Health, KeyCreate, KeyCreated, KeyInfo, KeyLimit, KeyList
     from rearview.domain.listing import ListQuery, MemoryPage
+    from rearview.domain.namespaces import Namespace
     from rearview.domain.parameters import (
         CascadeParameter,
         CursorParameter,
@@ -87,7 +89,7 @@ def health(s: Services) -> Health:
     client="put_working",
 )
 def put_working(
-    s: Services, namespace: str, session_id: SessionParameter, key: WorkingKeyParameter, write: WorkingWrite
+    s: Services, namespace: Namespace, session_id: SessionParameter, key: WorkingKeyParameter, write: WorkingWrite
 ) -> WorkingEntry:
     """Set one working-memory key of a session (the TTL restarts)"""
     return s.working.put(namespace, session_id, key, write)
@@ -106,13 +108,13 @@ def put_working(
     ),
     client="get_working",
 )
-def get_working(s: Services, namespace: str, session_id: SessionParameter) -> WorkingView:
+def get_working(s: Services, namespace: Namespace, session_id: SessionParameter) -> WorkingView:
     """A session's unexpired working memory"""
     return s.working.get(namespace, session_id)
 
 
 @operation(FORGET, Http("DELETE", WORKING, "write", "working memory"), client="clear_working")
-def clear_working(s: Services, namespace: str, session_id: SessionParameter) -> Cleared:
+def clear_working(s: Services, namespace: Namespace, session_id: SessionParameter) -> Cleared:
     """Clear a session's working memory"""
     from rearview.domain.http_bodies import Cleared
 
@@ -148,13 +150,13 @@ def clear_working(s: Services, namespace: str, session_id: SessionParameter) -> 
     command=Command("remember"),
     client="write",
 )
-def write_memory(s: Services, namespace: str, item: MemoryWrite) -> WriteResult:
+def write_memory(s: Services, namespace: Namespace, item: MemoryWrite) -> WriteResult:
     """Write one memory: 201 when stored, 200 when merged, skipped or already written"""
     return s.writer.submit(namespace, [item], field_prefix="")[0]
 
 
 @operation(WRITE, Http("POST", f"{NS}/memories/batch", "write", "memories"), client="write_batch")
-def write_batch(s: Services, namespace: str, batch: BatchWrite) -> BatchResult:
+def write_batch(s: Services, namespace: Namespace, batch: BatchWrite) -> BatchResult:
     """Write up to 100 memories in one transaction (all or nothing)"""
     from rearview.domain.write import BatchResult
 
@@ -162,14 +164,14 @@ def write_batch(s: Services, namespace: str, batch: BatchWrite) -> BatchResult:
 
 
 @operation(READ, Http("GET", MEMORY, "recall", "memories"), client="get")
-def get_memory(s: Services, namespace: str, memory_id: MemoryIdParameter) -> StoredMemory:
+def get_memory(s: Services, namespace: Namespace, memory_id: MemoryIdParameter) -> StoredMemory:
     """One memory (episode or fact) by id"""
     return s.listing.memory(namespace, memory_id)
 
 
 @operation(FORGET, Http("DELETE", MEMORY, "forget", "memories"), client="delete")
 def delete_memory(
-    s: Services, namespace: str, memory_id: MemoryIdParameter, cascade: CascadeParameter = True
+    s: Services, namespace: Namespace, memory_id: MemoryIdParameter, cascade: CascadeParameter = True
 ) -> ForgetReceipt:
     """Forget one memory by id; with cascade, facts induced from it lose it (or go)"""
     return s.forgetter.forget_one(namespace, memory_id, cascade)
@@ -193,7 +195,7 @@ def delete_memory(
     command=Command("ls"),
     client="list_memories",
 )
-def list_memories(s: Services, namespace: str, query: ListQuery) -> MemoryPage:
+def list_memories(s: Services, namespace: Namespace, query: ListQuery) -> MemoryPage:
     """Memories newest first, a page at a time (an opaque cursor that stays valid while writes happen)"""
     return s.listing.page(namespace, query)
 
@@ -215,7 +217,7 @@ def list_memories(s: Services, namespace: str, query: ListQuery) -> MemoryPage:
 )
 def edit_memory(
     s: Services,
-    namespace: str,
+    namespace: Namespace,
     memory_id: MemoryIdParameter,
     edit: MemoryEdit,
     caller: Principal,
@@ -240,7 +242,7 @@ def edit_memory(
     command=Command("history"),
     client="history",
 )
-def memory_history(s: Services, namespace: str, memory_id: MemoryIdParameter) -> MemoryHistory:
+def memory_history(s: Services, namespace: Namespace, memory_id: MemoryIdParameter) -> MemoryHistory:
     """A memory's earlier versions and the facts it superseded, oldest first, each with what changed it"""
     return s.history.history(namespace, memory_id)
 
@@ -260,21 +262,21 @@ def memory_history(s: Services, namespace: str, memory_id: MemoryIdParameter) ->
     command=Command("sources"),
     client="sources",
 )
-def memory_sources(s: Services, namespace: str, memory_id: MemoryIdParameter) -> MemorySources:
+def memory_sources(s: Services, namespace: Namespace, memory_id: MemoryIdParameter) -> MemorySources:
     """A memory's provenance: for a semantic memory, its source episodes with their text, id, time and outcome;
     for an episode, the semantic memories it fed"""
     return s.history.sources(namespace, memory_id)
 
 
 @operation(READ, Http("GET", f"{NS}/export", "recall", "manage"), command=Command("export"))
-def export_memories(s: Services, namespace: str, cursor: CursorParameter = None) -> ExportPage:
+def export_memories(s: Services, namespace: Namespace, cursor: CursorParameter = None) -> ExportPage:
     """Every memory of the namespace as ndjson, newest first, with its history (a page per response on AWS: follow
     `X-Next-Cursor`; the local server streams them all)"""
     return s.transfer.export_page(namespace, cursor)
 
 
 @operation(WRITE, Http("POST", f"{NS}/import", "write", "manage"))
-def import_memories(s: Services, namespace: str, request: ImportRequest) -> ImportResult:
+def import_memories(s: Services, namespace: Namespace, request: ImportRequest) -> ImportResult:
     """Restore exported memories (JSON `{items}` of up to 1,000, or ndjson lines): ids, times, provenance, versions
     and history kept; ids already stored are skipped"""
     return s.transfer.restore(namespace, request)
@@ -287,7 +289,7 @@ def list_namespaces(s: Services, caller: Principal, prefix: PrefixParameter = No
 
 
 @operation(FORGET, Http("DELETE", NS, "forget", "manage"), command=Command("erase"), client="erase")
-def erase_namespace(s: Services, namespace: str, subtree: SubtreeParameter = False) -> EraseReceipt:
+def erase_namespace(s: Services, namespace: Namespace, subtree: SubtreeParameter = False) -> EraseReceipt:
     """Erase a namespace (with `subtree=true`, every namespace under it): every layer, history, the index,
     consolidation's ledger, and the keys whose whole scope is gone; a receipt per namespace"""
     return s.eraser.erase(namespace, subtree)
@@ -319,7 +321,7 @@ _EXPLAIN_TOOL = (
     command=Command("recall"),
     client="recall",
 )
-def recall(s: Services, namespace: str, query: RecallQuery) -> RecallResponse:
+def recall(s: Services, namespace: Namespace, query: RecallQuery) -> RecallResponse:
     """Hybrid recall (keyword + vector, fused, decayed, collapsed, cut to a token budget)"""
     return s.recaller.recall(namespace, query)
 
@@ -339,7 +341,7 @@ def recall(s: Services, namespace: str, query: RecallQuery) -> RecallResponse:
     command=Command("forget"),
     client="forget",
 )
-def forget(s: Services, namespace: str, request: ForgetRequest) -> ForgetReceipt:
+def forget(s: Services, namespace: Namespace, request: ForgetRequest) -> ForgetReceipt:
     """Forget by ids or by filter, with a receipt per layer"""
     return s.forgetter.forget(namespace, request)
 
@@ -360,7 +362,7 @@ def forget(s: Services, namespace: str, request: ForgetRequest) -> ForgetReceipt
     command=Command("consolidate"),
     client="consolidate",
 )
-def consolidate(s: Services, namespace: str, request: ConsolidateRequest | None = None) -> ConsolidateResult:
+def consolidate(s: Services, namespace: Namespace, request: ConsolidateRequest | None = None) -> ConsolidateResult:
     """Run consolidation now: unconsolidated episodes become preferences, facts and lessons, under the namespace's
     lease (409 consolidation_running while another run holds it) and the run and daily caps; the run is recorded in
     stats (the body is optional)"""
@@ -382,7 +384,7 @@ def consolidate(s: Services, namespace: str, request: ConsolidateRequest | None 
     command=Command("stats"),
     client="stats",
 )
-def stats(s: Services, namespace: str) -> Stats:
+def stats(s: Services, namespace: Namespace) -> Stats:
     """Counts per layer, last write, recall hit rate, and consolidation's runs, next trigger and feedback"""
     return s.stats.of(namespace)
 
@@ -407,7 +409,7 @@ def stats(s: Services, namespace: str) -> Stats:
     command=Command("brief"),
     client="brief",
 )
-def brief(s: Services, namespace: str, request: BriefRequest) -> BriefResponse:
+def brief(s: Services, namespace: Namespace, request: BriefRequest) -> BriefResponse:
     """The preferences and lessons that apply to a task about to start, best first, each with why"""
     return s.briefer.brief(namespace, request)
 
@@ -428,7 +430,7 @@ def brief(s: Services, namespace: str, request: BriefRequest) -> BriefResponse:
     command=Command("feedback"),
     client="feedback",
 )
-def feedback(s: Services, namespace: str, request: FeedbackRequest) -> FeedbackResult:
+def feedback(s: Services, namespace: Namespace, request: FeedbackRequest) -> FeedbackResult:
     """Say what a memory was worth: useful confirms it, wrong lowers its confidence (a correction supersedes it),
     not_useful is counted"""
     return s.feedback.feedback(namespace, request)
@@ -449,7 +451,7 @@ def feedback(s: Services, namespace: str, request: FeedbackRequest) -> FeedbackR
     command=Command("end", group="session"),
     client="end_session",
 )
-def end_session(s: Services, namespace: str, session_id: SessionParameter) -> SessionEnded:
+def end_session(s: Services, namespace: Namespace, session_id: SessionParameter) -> SessionEnded:
     """End a session: clear its working memory and fire the session-end consolidation trigger"""
     return s.working.end_session(namespace, session_id)
 
@@ -458,20 +460,20 @@ def end_session(s: Services, namespace: str, session_id: SessionParameter) -> Se
 
 
 @operation(READ, Http("GET", f"{NS}/retention", "recall", "retention"), client="get_retention")
-def get_retention(s: Services, namespace: str) -> NamespaceRetention:
+def get_retention(s: Services, namespace: Namespace) -> NamespaceRetention:
     """The retention policy that governs the namespace: its own, or the nearest above it"""
     return s.retention.policy(namespace)
 
 
 @operation(FORGET, Http("PUT", f"{NS}/retention", "forget", "retention"), client="put_retention")
-def put_retention(s: Services, namespace: str, policy: RetentionPolicy) -> NamespaceRetention:
+def put_retention(s: Services, namespace: Namespace, policy: RetentionPolicy) -> NamespaceRetention:
     """Set the namespace's retention policy (episode max age, archive age, keep often-recalled); it governs the
     namespaces under it that have none, and is enforced by a sweep (hourly by default)"""
     return s.retention.set_policy(namespace, policy)
 
 
 @operation(FORGET, Http("DELETE", f"{NS}/retention", "forget", "retention"), client="delete_retention")
-def delete_retention(s: Services, namespace: str) -> NamespaceRetention:
+def delete_retention(s: Services, namespace: Namespace) -> NamespaceRetention:
     """Remove the namespace's own retention policy (a policy above it, if any, governs it then)"""
     return s.retention.clear_policy(namespace)
 
