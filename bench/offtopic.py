@@ -6,11 +6,12 @@ as of its questions' ask time:
 
 - **must get no memory**: every query of `negative` in `bench/data/offtopic.json` (greetings, thanks, small talk and
   off-topic questions, English and Chinese: "你好", "谢谢", "今天天气怎么样", "favourite opera singer?"), in every
-  namespace; and the benchmark's questions labelled unanswerable (no evidence; MemoryBank's `unanswerable`).
+  namespace; and the benchmark's questions labelled unanswerable (MemoryBank's `unanswerable`: no evidence).
 - **must not**: the short questions of `positive` written for that conversation ("我去过哪个公园？", "what wine do I
   like?"), and the benchmark's own questions that have evidence.
-- **reported only**: LoCoMo's adversarial questions (category 5 with evidence: they ask about the other speaker, so
-  recall finds the turn they misattribute), whose no-memory share is printed beside the others.
+- **reported only**: LoCoMo's adversarial questions (category 5: they misattribute what was said, and their evidence
+  is the turn they misattribute) and its questions without evidence labels (inferences the labels leave out), whose
+  no-memory share is printed beside the others.
 
 The figure is the share answered correctly on each side, per group and language; a relevance change is measured on
 both sides in one run.
@@ -44,7 +45,8 @@ DEFAULT_DATA = (Path(".bench/memorybank-cn"), Path(".bench/memorybank-en"), Path
 DEFAULT_QUERIES = Path(__file__).resolve().parent / "data" / "offtopic.json"
 EMBEDDERS = typing.get_args(Settings.model_fields["embedder"].annotation)
 TOP_K = 10
-ADVERSARIAL = 5  # LoCoMo's category for questions about the wrong speaker (also MemoryBank's unanswerable)
+ADVERSARIAL = 5  # LoCoMo's category for questions that misattribute what was said
+UNANSWERABLE = "unanswerable"  # the category_name of questions whose answer is nowhere (bench/memorybank.py)
 SIDES = {True: "no memory expected", False: "memory expected", None: "reported only"}
 
 
@@ -67,12 +69,15 @@ def load_gold_rows(path: Path) -> list[dict[str, Any]]:
 
 def benchmark_asks(benchmark: str, rows: Sequence[dict[str, Any]], lang: str) -> list[Ask]:
     """The benchmark's own questions: with evidence, memory expected (reported only for LoCoMo's adversarial ones);
-    without, no memory expected."""
+    labelled unanswerable, no memory expected; without evidence but not labelled so (LoCoMo's four inference
+    questions), reported only."""
     out: list[Ask] = []
     for row in rows:
         text, conv = row["question"], row["conv"]
-        if not row["gold_dia_ids"]:
-            out.append(Ask(benchmark, conv, "benchmark questions without evidence", lang, text, True))
+        if row.get("category_name") == UNANSWERABLE:
+            out.append(Ask(benchmark, conv, "unanswerable questions", lang, text, True))
+        elif not row["gold_dia_ids"]:
+            out.append(Ask(benchmark, conv, "questions without evidence labels", lang, text, None))
         elif int(row["category"]) == ADVERSARIAL:
             out.append(Ask(benchmark, conv, "adversarial questions (evidence elsewhere)", lang, text, None))
         else:

@@ -89,11 +89,13 @@ def _locomo_dir(root: Path) -> Path:
     gold = [
         ("What is the name of Caroline's dog?", 4, ["D1:1"]),
         ("What is the name of Melanie's dog?", 5, ["D1:1"]),
+        ("Would Caroline prefer a cat?", 3, []),
         ("Who did Caroline meet in Tokyo?", 5, []),
     ]
     with (root / "locomo10_gold.jsonl").open("w", encoding="utf-8") as f:
         for i, (question, category, ids) in enumerate(gold):
             row: dict[str, Any] = {
+                "category_name": "unanswerable" if category == 5 and not ids else "",
                 "qid": f"q{i}",
                 "conv": "c1",
                 "question": question,
@@ -124,7 +126,8 @@ def test_the_off_topic_set_asks_both_sides_in_every_namespace(tmp_path: Path) ->
     sides = {(r["group"], r["expect_none"]) for r in rows}
     assert sides == {
         ("greeting", True), ("thanks", True), ("short questions", False), ("benchmark questions", False),
-        ("adversarial questions (evidence elsewhere)", None), ("benchmark questions without evidence", True),
+        ("adversarial questions (evidence elsewhere)", None), ("questions without evidence labels", None),
+        ("unanswerable questions", True),
     }  # fmt: skip
     assert all(isinstance(r["no_memory"], bool) for r in rows)
     # Per side: en, zh (where asked) and all.
