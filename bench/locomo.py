@@ -214,15 +214,15 @@ def audited(q: Question, state: ConvState) -> Question | None:
 
 
 def category_names(path: Path) -> dict[int, str]:
-    """The categories and their names: LoCoMo's (CATEGORIES), renamed where the gold rows carry a `category_name`
-    (a benchmark in LoCoMo's shape with categories of its own, such as bench/memorybank.py's)."""
-    names = dict(CATEGORIES)
+    """The categories and their names: those the gold rows name (`category_name`, as a benchmark in LoCoMo's shape
+    with categories of its own has them, such as bench/memorybank.py's), else LoCoMo's (CATEGORIES)."""
+    names: dict[int, str] = {}
     with path.open(encoding="utf-8") as f:
         for line in f:
             row = json.loads(line)
             if row.get("category_name"):
                 names[int(row["category"])] = row["category_name"]
-    return names
+    return dict(sorted(names.items())) or dict(CATEGORIES)
 
 
 def aggregate(scored: Sequence[Scored], categories: dict[int, str] = CATEGORIES) -> dict[str, dict[str, float]]:
@@ -635,7 +635,7 @@ def targets_table(by_category: dict[str, dict[str, float]]) -> str:
     for metric, target in TARGETS.items():
         rows.append([f"{metric} overall 1-5", overall[metric], f">= {target}", _verdict(overall[metric] >= target)])
     for name, metrics in by_category.items():
-        if not name.startswith("overall"):
+        if not name.startswith("overall") and metrics["n"]:
             value = metrics["R@10"]
             rows.append([f"R@10 {name}", value, f">= {CATEGORY_R10_TARGET}", _verdict(value >= CATEGORY_R10_TARGET)])
     met = sum(1 for row in rows if row[3] == "met")
