@@ -130,8 +130,8 @@ def test_the_off_topic_set_asks_both_sides_in_every_namespace(tmp_path: Path) ->
         ("unanswerable questions", True),
     }  # fmt: skip
     assert all(isinstance(r["no_memory"], bool) for r in rows)
-    # Per side: en, zh (where asked) and all.
-    expected = [True, True, True, False, False, None, None]
+    # Per side: en, zh, in the namespace's language, in the other (where asked) and all.
+    expected = [True, True, True, True, True, False, False, False, None, None, None]
     assert [t[0] for t in offtopic.totals(rows)] == [offtopic.SIDES[side] for side in expected]
 
 
