@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed-all
 FAST_BACKENDS := memory,sqlite,sqlite-large,sqlite-replica,rules,fake
 
 PHONY_EMULATE := emulate emulate-template
-.PHONY: $(PHONY_EMULATE) ts-client venv run test test-py313 test-fast test-long lint bench bench-locomo bench-chatlog bench-latency bench-peers clean layer synth synth-check deploy opensearch opensearch-stop
+.PHONY: $(PHONY_EMULATE) ts-client venv run test test-py313 test-fast test-long lint bench bench-locomo bench-chatlog bench-memorybank bench-crosslingual bench-offtopic bench-latency bench-peers clean layer synth synth-check deploy opensearch opensearch-stop
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -119,10 +119,29 @@ bench-chatlog: $(STAMP)
 	$(BIN)/python bench/chatgen.py --out $(CHATLOG_DIR)
 	$(BIN)/python bench/locomo.py --data $(CHATLOG_DIR)
 
+## MemoryBank, Chinese and English: bench/memorybank.py joins its dialogues with our evidence labels
+## (bench/data/memorybank_evidence.json) into .bench/memorybank-<lang>/, read like LoCoMo.
+MEMORYBANK_DATA ?= ../shared/benchmarks/memorybank
+bench-memorybank: $(STAMP)
+	$(BIN)/python bench/memorybank.py --data $(MEMORYBANK_DATA) --out .bench
+	$(BIN)/python bench/locomo.py --data .bench/memorybank-cn
+	$(BIN)/python bench/locomo.py --data .bench/memorybank-en
+
+## Facts told in one language and asked in the other (bench/data/crosslingual.json): top-1 and top-2 accuracy.
+bench-crosslingual: $(STAMP)
+	$(BIN)/python bench/crosslingual.py
+
+## no_relevant_memory on both sides: greetings and off-topic queries must get it, real questions must not, over the
+## MemoryBank namespaces and LoCoMo's.
+bench-offtopic: $(STAMP)
+	$(BIN)/python bench/memorybank.py --data $(MEMORYBANK_DATA) --out .bench
+	$(BIN)/python bench/offtopic.py --data .bench/memorybank-cn --data .bench/memorybank-en \
+		--data ../shared/benchmarks/locomo
+
 bench-latency: $(STAMP)
 	$(BIN)/python bench/recall_latency.py
 
-bench: bench-locomo bench-chatlog bench-latency
+bench: bench-locomo bench-chatlog bench-memorybank bench-latency
 
 ## Rearview side by side with LanceDB, Chroma and sqlite-vec (bench/peers.py). The peers install into their own
 ## environment, .venv-peers, never the project's; pysqlite3 brings a SQLite that loads extensions (sqlite-vec).
