@@ -138,17 +138,15 @@ $(PEERS_STAMP):
 bench-peers: $(STAMP) $(PEERS_STAMP)
 	$(BIN)/python bench/peers.py
 
-## The Lambda layer: the rearview wheel and its `aws` and `mcp` extras, as PyPI wheels for the functions' platform
-## (python3.13 on arm64; Lambda's python3.13 runtime is Amazon Linux 2023, glibc 2.34). No Docker needed.
+## The Lambda layer: the rearview wheel and what the functions import (its `aws` and `mcp` extras, less what nothing
+## imports), as PyPI wheels for the functions' platform (python3.13 on arm64; Lambda's python3.13 runtime is Amazon
+## Linux 2023, glibc 2.34). No Docker needed. infra/build_layer.py says what goes in and what is pruned; it writes
+## the lock it resolved to build/layer/requirements.lock.
 LAYER_DIR := build/layer
 LAYER_PLATFORMS ?= manylinux2014_aarch64 manylinux_2_28_aarch64
 LAYER_STAMP := $(LAYER_DIR)/.built
-$(LAYER_STAMP): pyproject.toml $(shell find layers/rearview -name '*.py' -o -name '*.typed' 2>/dev/null) | $(BIN)/python
-	rm -rf $(LAYER_DIR) build/wheels
-	$(BIN)/pip wheel --quiet --no-deps --wheel-dir build/wheels .
-	$(BIN)/pip install --quiet --no-compile --target $(LAYER_DIR)/python --implementation cp --python-version 3.13 \
-		$(foreach p,$(LAYER_PLATFORMS),--platform $(p)) --only-binary=:all: \
-		"$$(ls build/wheels/rearview_memory-*.whl)[aws,mcp]"
+$(LAYER_STAMP): pyproject.toml infra/build_layer.py $(shell find layers/rearview -name '*.py' -o -name '*.typed' 2>/dev/null) | $(BIN)/python
+	$(BIN)/python infra/build_layer.py --out $(LAYER_DIR) $(foreach p,$(LAYER_PLATFORMS),--platform $(p))
 	touch $(LAYER_STAMP)
 
 layer: $(LAYER_STAMP)

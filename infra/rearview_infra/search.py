@@ -3,8 +3,8 @@ flag `rearview:search=domain`, a managed OpenSearch domain.
 
 Both expose the same small surface to the stack: `endpoint`, `service` (the SigV4 service name the adapter
 signs for: `aoss` or `es`), `grant_read(grantee)` for functions that search, `grant_write(grantee)` for the
-one that maintains the index (index sync) and `grant_create_index(grantee)` for the one that provisions it at deploy
-(index_setup).
+one that maintains the index (index sync), `grant_delete_documents(grantee)` for the one that erases namespaces and
+`grant_create_index(grantee)` for the one that provisions it at deploy (index_setup).
 
 Both are kept when the stack is deleted unless `retain` is off (the memories' index is rebuilt from the table by
 `rearview reindex`, but rebuilding takes a while), and both encrypt with the deployment's customer-managed key when
@@ -28,6 +28,8 @@ SearchMode = Literal["serverless", "domain"]
 # aoss:APIAccessAll on the collection, then this policy on indexes).
 _READ_PERMISSIONS = ("aoss:DescribeIndex", "aoss:ReadDocument")
 _WRITE_PERMISSIONS = (*_READ_PERMISSIONS, "aoss:CreateIndex", "aoss:UpdateIndex", "aoss:WriteDocument")
+# The erase: find a namespace's documents and delete them (delete by query), nothing of the index itself.
+_DELETE_PERMISSIONS = (*_READ_PERMISSIONS, "aoss:WriteDocument")
 # The deploy-time custom resource: create the index, or add the fields a newer mapping has (no documents).
 _CREATE_PERMISSIONS = ("aoss:DescribeIndex", "aoss:CreateIndex", "aoss:UpdateIndex")
 # People running `rearview reindex` may also drop the index to rebuild it.
@@ -43,6 +45,7 @@ class SearchBackend(Protocol):
     def service(self) -> Literal["aoss", "es"]: ...
     def grant_read(self, grantee: iam.IGrantable) -> None: ...
     def grant_write(self, grantee: iam.IGrantable) -> None: ...
+    def grant_delete_documents(self, grantee: iam.IGrantable) -> None: ...
     def grant_create_index(self, grantee: iam.IGrantable) -> None: ...
 
 
@@ -76,6 +79,7 @@ class ServerlessVectorCollection(Construct):
         self._index_name = index_name
         self._readers: list[iam.IPrincipal] = []
         self._writers: list[iam.IPrincipal] = []
+        self._deleters: list[iam.IPrincipal] = []
         self._creators: list[iam.IPrincipal] = []
         self._admins: tuple[str, ...] = admin_principal_arns
         stack = Stack.of(self)
@@ -155,6 +159,11 @@ class ServerlessVectorCollection(Construct):
         self._grant_api(grantee)
         self._writers.append(grantee.grant_principal)
 
+    def grant_delete_documents(self, grantee: iam.IGrantable) -> None:
+        """Erase namespaces: find and delete their documents."""
+        self._grant_api(grantee)
+        self._deleters.append(grantee.grant_principal)
+
     def grant_create_index(self, grantee: iam.IGrantable) -> None:
         """Provision the index at deploy: create it, or update its mapping."""
         self._grant_api(grantee)
@@ -170,6 +179,7 @@ class ServerlessVectorCollection(Construct):
         index_resource = [f"index/{self._name}/{self._index_name}*"]
         levels = (
             ("index sync: maintain the index", self._writers, _WRITE_PERMISSIONS),
+            ("erase: delete a namespace's documents", self._deleters, _DELETE_PERMISSIONS),
             ("index setup: create the index at deploy", self._creators, _CREATE_PERMISSIONS),
             ("functions that search", self._readers, _READ_PERMISSIONS),
             ("administrators: reindex and rebuild", self._admins, _ADMIN_PERMISSIONS),
@@ -262,6 +272,10 @@ class ManagedSearchDomain(Construct):
 
     def grant_write(self, grantee: iam.IGrantable) -> None:
         """Create the index, upsert and delete documents."""
+        self.domain.grant_index_read_write(self._index_name, grantee)
+
+    def grant_delete_documents(self, grantee: iam.IGrantable) -> None:
+        """Delete a namespace's documents (`_delete_by_query`, a POST on the index path)."""
         self.domain.grant_index_read_write(self._index_name, grantee)
 
     def grant_create_index(self, grantee: iam.IGrantable) -> None:

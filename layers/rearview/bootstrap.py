@@ -28,6 +28,7 @@ from rearview.ports import (
     ConsolidationJobs,
     DeadLetters,
     Embedder,
+    ErasureMarks,
     HindsightLedger,
     IndexMaintenance,
     Inducer,
@@ -181,7 +182,7 @@ def build_embedder(settings: Settings) -> Embedder:
 
 def build(settings: Settings | None = None, **overrides: Any) -> Services:
     """Wire the services. Overrides (by keyword): clock, embedder, store, index, inducer, keys, ledger, queue, reranker,
-    jobs, policies, quota, and the listeners on_search_fallback and on_throttled (for metrics)."""
+    jobs, policies, quota, erasure_marks, and the listeners on_search_fallback and on_throttled (for metrics)."""
     settings = settings or Settings()
     clock: Clock = overrides.pop("clock", None) or SystemClock()
     embedder: Embedder = overrides.pop("embedder", None) or build_embedder(settings)
@@ -195,6 +196,7 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
     policies: RetentionPolicies | None = overrides.pop("policies", None)
     reranker: Reranker | None = overrides.pop("reranker", None) or build_reranker(settings)
     quota: RequestQuota | None = overrides.pop("quota", None)
+    erasure_marks: ErasureMarks | None = overrides.pop("erasure_marks", None)
     on_search_fallback: FallbackListener | None = overrides.pop("on_search_fallback", None)
     on_throttled: ThrottleListener | None = overrides.pop("on_throttled", None)
     if overrides:
@@ -248,7 +250,14 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
             editor=EditService(store, embedder, clock),
             history=HistoryService(store),
             transfer=TransferService(store, embedder),
-            eraser=EraseService(store, ledger, access, maintenance, policies),
+            eraser=EraseService(
+                store,
+                ledger,
+                access,
+                maintenance,
+                policies,
+                _dated(erasure_marks or build_erasure_marks(settings), clock),
+            ),
             index_maintenance=maintenance,
             jobs=jobs if jobs is not None else build_consolidation_jobs(settings),
         ),
@@ -366,6 +375,20 @@ def build_dynamodb_key_store(settings: Settings) -> KeyStore:
     return DynamoDBKeyStore(settings.aws.table_name, settings=settings.aws)
 
 
+def _dated(marks: ErasureMarks | None, clock: Clock) -> tuple[ErasureMarks, Clock] | None:
+    return (marks, clock) if marks is not None else None
+
+
+def build_erasure_marks(settings: Settings) -> ErasureMarks | None:
+    """Where writes are queued (AWS), each erased namespace's mark (`ERASED` items in the table), which the write worker
+    reads so that a write queued before an erase does not bring the namespace back; None elsewhere."""
+    if settings.backend != "aws":
+        return None
+    from rearview.adapters.dynamodb import DynamoDBErasureMarks
+
+    return DynamoDBErasureMarks(settings.aws.table_name, settings=settings.aws)
+
+
 def build_dynamodb_request_quota(settings: Settings) -> RequestQuota:
     """The AWS backend's request counters: `QUOTA#` items in the same table."""
     from rearview.adapters.dynamodb import DynamoDBRequestQuota
@@ -395,6 +418,17 @@ def build_key_store(settings: Settings) -> KeyStore:
     from rearview.adapters.sqlite import SqliteKeyStore
 
     return SqliteKeyStore.in_data_dir(settings.data_dir)
+
+
+def read_origin_secret(settings: Settings) -> str | None:
+    """The secret CloudFront sends the API (`aws.origin_secret_arn`, the WAF in front), read from Secrets Manager;
+    None when the deployment has none. The gateway authorizer's."""
+    if not settings.aws.origin_secret_arn:
+        return None
+    from rearview.adapters.aws_clients import boto3_client
+
+    answer = boto3_client("secretsmanager", settings.aws).get_secret_value(SecretId=settings.aws.origin_secret_arn)
+    return str(answer["SecretString"])
 
 
 def keys_in_data_dir(settings: Settings) -> bool:

@@ -355,7 +355,7 @@ def test_data_alarms_dynamodb_queue_ages_search_and_bedrock(synth: Synthesised) 
     assert services == {f"rearview-{n}" for n in ("write_worker", "recall", "consolidate", "mcp")}
     throttled = _alarm(synth, "ThrottledRequests")
     services = {m["MetricStat"]["Metric"]["Dimensions"][0]["Value"] for m in throttled["Metrics"] if "MetricStat" in m}
-    assert services == {f"rearview-{n}" for n in ("write", "recall", "forget", "consolidate", "mcp")}
+    assert services == {f"rearview-{n}" for n in ("write", "recall", "forget", "erase", "consolidate", "mcp")}
     assert {m["MetricStat"]["Metric"]["MetricName"] for m in throttled["Metrics"] if "MetricStat" in m} == {"Throttled"}
     assert (throttled["Threshold"], throttled["EvaluationPeriods"], throttled["DatapointsToAlarm"]) == (300, 3, 3)
     search = _alarm(synth, "SearchErrors")

@@ -39,9 +39,10 @@ pytestmark = [pytest.mark.infra, pytest.mark.slow]
 
 SEARCHERS = {"write_worker", "recall", "consolidate", "mcp"}
 EMBEDDERS = SEARCHERS | {"consolidation_worker"}
-TABLE_WRITERS = {"write", "write_worker", "recall", "forget", "consolidate", "consolidation_worker", "mcp"}
-# Deletes: working memory and keys (write), forgetting (forget, mcp), a run's lease (the consolidating functions).
-TABLE_DELETERS = {"write", "forget", "consolidate", "consolidation_worker", "mcp"}
+TABLE_WRITERS = {"write", "write_worker", "recall", "forget", "erase", "consolidate", "consolidation_worker", "mcp"}
+# Deletes: working memory and keys (write), forgetting (forget, mcp), erasing (erase), a run's lease (the consolidating
+# functions).
+TABLE_DELETERS = {"write", "forget", "erase", "consolidate", "consolidation_worker", "mcp"}
 # The functions that detect Hindsight's triggers and send consolidation jobs.
 JOB_SENDERS = {"write", "write_worker", "index_sync", "consolidate", "mcp"}
 WRITE_ACTIONS = {"dynamodb:PutItem", "dynamodb:UpdateItem"}
@@ -336,8 +337,8 @@ def test_table_writes_only_where_needed_and_index_sync_only_reads(synth: Synthes
         assert synth.holders(action, table_arn) == TABLE_WRITERS, action
     for action in DELETE_ACTIONS:
         assert synth.holders(action, table_arn) == TABLE_DELETERS, action
-    # Only the key routes list keys (a filtered Scan); no function scans memories.
-    assert synth.holders("dynamodb:Scan", table_arn) == {"write"}
+    # Only the key routes and the erase (it revokes keys) list keys (a filtered Scan); no function scans memories.
+    assert synth.holders("dynamodb:Scan", table_arn) == {"write", "erase"}
     stream_arn = {"Fn::GetAtt": [synth.id_of(synth.stack.storage.table), "StreamArn"]}
     assert synth.holders("dynamodb:GetRecords", stream_arn) == {"index_sync"}
     # Index sync reads for Hindsight's triggers (the unconsolidated count, recent outcomes) and never writes.
@@ -360,8 +361,8 @@ def test_table_statements_reach_only_their_partition_keys(synth: Synthesised) ->
             data = ["NS#*", "UC#*", "META", "RETENTION", "NAMESPACES"]
             if name == "authorizer":
                 assert leading == ["APIKEY#*"]
-            elif name == "write":
-                assert leading == [*data, "APIKEY#*", "QUOTA#*"]
+            elif name in ("write", "erase"):
+                assert leading == [*data, "APIKEY#*", "QUOTA#*"], name
             elif name in REQUEST_SERVERS:
                 assert leading == [*data, "QUOTA#*"], name
             else:
@@ -375,7 +376,7 @@ def test_every_function_that_serves_requests_may_count_them() -> None:
     from rearview_infra.functions import TABLE_ACTIONS, leading_keys
 
     served = {route.function for route in ROUTE_TABLE if route.permission is not None or route is MCP_ROUTE}
-    assert set(REQUEST_SERVERS) == served == {"write", "recall", "forget", "consolidate", "mcp"}
+    assert set(REQUEST_SERVERS) == served == {"write", "recall", "forget", "erase", "consolidate", "mcp"}
     for name in served:
         assert "dynamodb:UpdateItem" in TABLE_ACTIONS[name]
         assert any(fnmatch.fnmatchcase(QUOTA_PK_PREFIX + "0123456789abcdef", k) for k in leading_keys(name)), name
@@ -419,7 +420,7 @@ def test_authorizer_reads_api_key_items_only(synth: Synthesised) -> None:
 def test_search_access_iam_and_data_access_policy(synth: Synthesised) -> None:
     collection = synth.collection().collection
     collection_arn = {"Fn::GetAtt": [synth.stack.get_logical_id(collection), "Arn"]}
-    assert synth.holders("aoss:APIAccessAll", collection_arn) == SEARCHERS | {"index_sync", "index_setup"}
+    assert synth.holders("aoss:APIAccessAll", collection_arn) == SEARCHERS | {"index_sync", "index_setup", "erase"}
     policy = synth.resources[synth.stack.get_logical_id(synth.collection().access_policy)]["Properties"]
     statements = json.loads(render_join(policy["Policy"]))
     by_description = {st["Description"]: st for st in statements}
@@ -436,8 +437,13 @@ def test_search_access_iam_and_data_access_policy(synth: Synthesised) -> None:
     assert creators["Principal"] == [f"@{synth.role_id('index_setup')}"]
     (creator_index_rule,) = [r for r in creators["Rules"] if r["ResourceType"] == "index"]
     assert set(creator_index_rule["Permission"]) == {"aoss:DescribeIndex", "aoss:CreateIndex", "aoss:UpdateIndex"}
+    erasers = by_description["erase: delete a namespace's documents"]
+    assert erasers["Principal"] == [f"@{synth.role_id('erase')}"]
+    (eraser_index_rule,) = [r for r in erasers["Rules"] if r["ResourceType"] == "index"]
+    assert set(eraser_index_rule["Permission"]) == {"aoss:DescribeIndex", "aoss:ReadDocument", "aoss:WriteDocument"}
     assert set(by_description) == {
         "index sync: maintain the index",
+        "erase: delete a namespace's documents",
         "index setup: create the index at deploy",
         "functions that search",
     }
@@ -875,6 +881,8 @@ def test_emulator_variant_managed_domain_x86_and_hashing(tmp_path_factory: pytes
     assert queue["RedrivePolicy"]["maxReceiveCount"] == 3
     assert "es:ESHttpPost" in domain.actions("recall")
     assert not any(a.startswith("es:") for a in domain.actions("forget"))
+    # The erase deletes a namespace's documents by query (a POST on the index).
+    assert "es:ESHttpPost" in domain.actions("erase")
 
 
 def test_missing_layer_or_handler_fails_with_a_clear_error(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Memory by hand on AWS, end to end on moto (DynamoDB and its stream) and the OpenSearch test double, through the
 real function handlers with the sample events: list (the recall function), edit (write), history (recall), export
-(recall) and import (write), the namespaces (recall) and erase (forget). The index follows through index sync, so
+(recall) and import (write), the namespaces (recall) and erase (erase). The index follows through index sync, so
 recall from the index alone sees an edit and an erase."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class Deployment:
         self.write = stack.load_function("write").handler
         self.worker = stack.load_function("write_worker").handler
         self.recall = stack.load_function("recall").handler
-        self.forget = stack.load_function("forget").handler
+        self.erase = stack.load_function("erase").handler
         self.sync = stack.load_function("index_sync").handler
         self.stream = StreamDriver(stack)
 
@@ -150,8 +150,8 @@ def test_erase_takes_the_subtree_from_the_table_and_the_index(aws: Deployment) -
     assert status == 200 and [n["namespace"] for n in listed["namespaces"]] == [NS, CHILD]
     assert aws.indexed(CHILD) == {"ep-charger"}
 
-    status, receipt, _ = call(aws.forget, load_event("namespace_erase", path=f"/v1/namespaces/{NS}",
-                                                     query={"subtree": "true"}))  # fmt: skip
+    status, receipt, _ = call(aws.erase, load_event("namespace_erase", path=f"/v1/namespaces/{NS}",
+                                                    query={"subtree": "true"}))  # fmt: skip
     aws.stream.pump(aws.sync)
 
     assert (
@@ -163,3 +163,22 @@ def test_erase_takes_the_subtree_from_the_table_and_the_index(aws: Deployment) -
     # The sibling is untouched, in the table and in the index.
     assert aws.indexed(ELSEWHERE) == {"ep-desk"}
     assert aws.recalled(ELSEWHERE, "standing desk") == ["ep-desk"]
+
+
+def test_a_write_queued_before_the_erase_does_not_bring_the_namespace_back(aws: Deployment) -> None:
+    body = {"content": "Moved the Lisbon flight to 11:15", "id": "ep-moved"}
+    status, _, _ = call(aws.write, load_event("memory_write", path=MEMORIES, body=body))
+    assert status == 202  # accepted onto the queue, not stored yet
+
+    status, receipt, _ = call(aws.erase, load_event("namespace_erase", path=f"/v1/namespaces/{NS}"))
+    assert status == 200 and receipt["queued_writes_dropped_until"] is not None
+    assert any("point-in-time recovery" in item for item in receipt["not_reached"])
+    assert aws.stack.deliver(aws.worker)["batchItemFailures"] == []
+    aws.stream.pump(aws.sync)
+
+    assert call(aws.recall, load_event("memories_list", path=MEMORIES, query={}))[1]["items"] == []
+    assert aws.indexed(NS) == set()
+    assert aws.stack.sqs.receive_message(QueueUrl=aws.stack.dlq_url).get("Messages", []) == [], "nothing kept"
+    # A write accepted after the erase is stored: the namespace may be used again.
+    aws.remember(NS, "Booked a new flight to Lisbon", "ep-new")
+    assert aws.recalled(NS, "flight to Lisbon") == ["ep-new"]

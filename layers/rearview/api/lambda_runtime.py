@@ -162,8 +162,13 @@ class FunctionRuntime:
                 from rearview.bootstrap import build_dead_letters
 
                 dead_letters = build_dead_letters(self.settings)
+            from rearview.bootstrap import build_erasure_marks
+
             self._worker = WriteWorker(
-                self.services().writer, dead_letters, max_receive_count=self.settings.aws.max_receive_count
+                self.services().writer,
+                dead_letters,
+                max_receive_count=self.settings.aws.max_receive_count,
+                erasures=build_erasure_marks(self.settings),
             )
         return self._worker
 
@@ -234,6 +239,12 @@ class FunctionRuntime:
                 if outcome.status == "stored":
                     stored = sum(1 for r in outcome.results if r.status == "stored" and r.reason is None)
                     metrics.add_metric(name="MemoriesStored", unit=MetricUnit.Count, value=stored)
+                elif outcome.status == "dropped_erased":
+                    metrics.add_metric(name="WritesDroppedErased", unit=MetricUnit.Count, value=1)
+                    logger.info(
+                        "write dropped: its namespace was erased after it was accepted",
+                        extra={"message_id": record.message_id, "namespace": outcome.namespace},
+                    )
                 else:
                     metrics.add_metric(name="WritesDeadLettered", unit=MetricUnit.Count, value=1)
                     logger.warning(

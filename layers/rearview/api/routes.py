@@ -21,7 +21,7 @@ from urllib.parse import quote
 from rearview.domain.permissions import Permission
 
 # The Lambda functions that serve HTTP on AWS (infra/rearview_infra/functions.py deploys them).
-FunctionName = Literal["write", "recall", "forget", "consolidate", "mcp"]
+FunctionName = Literal["write", "recall", "forget", "erase", "consolidate", "mcp"]
 HttpMethod = Literal["GET", "PUT", "POST", "PATCH", "DELETE"]
 
 _PARAMETER = re.compile(r"\{(\w+)\}")
@@ -133,7 +133,7 @@ API_ROUTES: tuple[Route, ...] = (
     Route("GET", "/v1/namespaces", "list_namespaces", _READ, "recall",
           "The namespaces holding memory that the caller may see (optionally under a `prefix`), with counts",
           "manage"),
-    Route("DELETE", _NS, "erase_namespace", _FORGET, "forget",
+    Route("DELETE", _NS, "erase_namespace", _FORGET, "erase",
           "Erase a namespace (with `subtree=true`, every namespace under it): every layer, history, the index, "
           "consolidation's ledger, and the keys whose whole scope is gone; a receipt per namespace", "manage"),
     # --- the operations

@@ -20,7 +20,7 @@ from typing import Any
 
 from rearview import bootstrap
 from rearview.emulator import fork_server, snapshot
-from rearview.emulator.containers import FunctionContainer
+from rearview.emulator.containers import FunctionContainer, LambdaRuntime
 from rearview.emulator.fork_server import ForkServer
 from rearview.emulator.http_front import ApiGateway, GatewayServer
 from rearview.emulator.resources import Deployment, deploy
@@ -66,6 +66,8 @@ class EmulatorOptions:
     api_token: str | None = None
     # REARVIEW_* settings given to every function over the template's own (not the resources it names).
     overrides: dict[str, str] = field(default_factory=dict)
+    # The functions' own Python with the layer (what Lambda runs); None: the emulator's interpreter and packages.
+    runtime: LambdaRuntime | None = None
 
     @staticmethod
     def overrides_from(environment: Mapping[str, str]) -> dict[str, str]:
@@ -93,7 +95,7 @@ class Emulator:
         self._pollers: list[Any] = []
         self._server: GatewayServer | None = None
         self._server_thread: threading.Thread | None = None
-        self._forks = ForkServer() if fork_server.supported() else None
+        self._forks = ForkServer() if fork_server.supported() and options.runtime is None else None
         self._stopped = False
 
     # --- start ----------------------------------------------------------------------------------------------
@@ -122,7 +124,7 @@ class Emulator:
         self._prepare_index(next(iter(environments.values())))
         for logical_id, spec in functions.items():
             self.containers[logical_id] = FunctionContainer(
-                spec, environments[logical_id], self.data_dir / "logs", self._forks
+                spec, environments[logical_id], self.data_dir / "logs", self._forks, options.runtime
             )
         for container in self.containers.values():
             container.warm()
@@ -189,6 +191,7 @@ class Emulator:
             "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
             "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{name}",
             "AWS_EXECUTION_ENV": "AWS_Lambda_python_emulated",
+            "AWS_LAMBDA_INITIALIZATION_TYPE": "snap-start" if spec.snap_start else "on-demand",
             "LAMBDA_TASK_ROOT": str(spec.code_dir),
             # No X-Ray daemon here.
             "POWERTOOLS_TRACE_DISABLED": "true",
