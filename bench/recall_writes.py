@@ -1,9 +1,10 @@
 """DynamoDB writes of one recall on the AWS backend (moto), against a baseline commit in the same run.
 
 A namespace of episodes is written, then one recall returning `top_k` memories runs through `RecallService` (what
-the recall function runs); every DynamoDB call it makes is recorded by a botocore hook. Write units are estimated
-as DynamoDB bills them, one per started KB of the larger of the item before and after each write (the sizes are the
-items' attribute names and values as stored), since moto does not bill.
+the recall function runs) with 512-dimensional vectors (Titan v2 as deployed); every DynamoDB call it makes is
+recorded by a botocore hook. Write units are estimated as DynamoDB bills them, one per started KB of the larger of
+the item before and after each write (the sizes are the items' attribute names and values as stored), since moto
+does not bill.
 
     .venv/bin/python bench/recall_writes.py --baseline main
 """
@@ -59,7 +60,9 @@ def measure() -> dict[str, Any]:
     with mock_aws():
         client = boto3.client("dynamodb", region_name="us-east-1")
         create_table(client, "bench")
-        settings = Settings(backend="aws", embedder="hashing", aws={"table_name": "bench", "search": "embedded"})
+        settings = Settings(
+            backend="aws", embedder="hashing", hashing_dim=512, aws={"table_name": "bench", "search": "embedded"}
+        )
         services = build(settings)
         ns = "bench:u-1"
         items = [MemoryWrite(content=f"Met Dana about the Lisbon trip, day {i}, to plan the flights and hotel {i}")
@@ -73,7 +76,7 @@ def measure() -> dict[str, Any]:
                 writes.append((model.name, params))
 
         store_client = services.store.client  # type: ignore[attr-defined]
-        store_client.meta.events.register("before-call.dynamodb", record)
+        store_client.meta.events.register("before-parameter-build.dynamodb", record)
         before = {json.dumps(i["sk"]): item_bytes(i) for i in client.scan(TableName="bench")["Items"]}
         response = services.recaller.recall(ns, RecallQuery(query="Lisbon trip flights with Dana", top_k=TOP_K))
         after = {json.dumps(i["sk"]): item_bytes(i) for i in client.scan(TableName="bench")["Items"]}
