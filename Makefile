@@ -47,8 +47,24 @@ $(EMULATE_TEMPLATE): $(STAMP) $(shell find infra/app.py infra/cdk.json infra/rea
 
 emulate-template: $(EMULATE_TEMPLATE)
 
+## On Linux the functions run as on Lambda: python3.13 (PYTHON313) in isolated mode with only their code and a layer
+## built from the Lambda layer's lock for this machine's platform (build/emulate-layer-local); elsewhere on the
+## emulator's own interpreter. Either way each function calls moto with its role's credentials, which moto checks.
+EMULATE_LAYER_DIR := build/emulate-layer-local
+EMULATE_LAYER_STAMP := $(EMULATE_LAYER_DIR)/.built
+$(EMULATE_LAYER_STAMP): $(LAYER_STAMP)
+	$(BIN)/python infra/build_layer.py --out $(EMULATE_LAYER_DIR) --lock $(LAYER_DIR)/requirements.lock \
+		--platform manylinux2014_$(shell uname -m) --platform manylinux_2_28_$(shell uname -m)
+	touch $(EMULATE_LAYER_STAMP)
+
+ifeq ($(shell uname -s),Linux)
+emulate: $(EMULATE_TEMPLATE) $(EMULATE_LAYER_STAMP)
+	@test -n "$(PYTHON313)" || { echo "make emulate: the functions run on python3.13 (PYTHON313=/path/to/python3.13)" >&2; exit 1; }
+	$(BIN)/rearview emulate --template $(EMULATE_TEMPLATE) --python $(PYTHON313) --layer $(EMULATE_LAYER_DIR)/python
+else
 emulate: $(EMULATE_TEMPLATE)
 	$(BIN)/rearview emulate --template $(EMULATE_TEMPLATE)
+endif
 
 ## Run the whole test suite (as CI does), then the functions' tiers again on their Python (test-py313).
 test: $(STAMP)

@@ -10,7 +10,7 @@ gradually (`deployment.py`).
 | recall               | HTTP: recall, get, stats | r, w (*)            | -                      | read   | embed(**) |
 | forget               | HTTP + retention sched.  | r, w, d             | -                      | -      | -         |
 | erase                | HTTP: namespace erase    | r, w, d, scan (+)   | -                      | delete | -         |
-| consolidate          | HTTP + schedule          | r, w, d (++)        | send: jobs             | read   | embed,LLM |
+| consolidate          | HTTP + schedule          | r, w, d (++)        | send: jobs             | -      | embed,LLM |
 | consolidation_worker | jobs (FIFO)              | r, w, d (++)        | take; send: its DLQ    | -      | (+++)     |
 | mcp                  | HTTP: POST /mcp          | r, w, d             | send: write, jobs      | read   | all (**)  |
 | authorizer           | API Gateway authorizer   | r `APIKEY#*`        | -                      | -      | -         |
@@ -119,8 +119,9 @@ def default_reserved_concurrency() -> dict[str, int]:
     return {spec.name: spec.reserved for spec in FUNCTION_SPECS if spec.reserved is not None}
 
 
-# Functions that search the index, embed queries or texts, and summarise clusters.
-_SEARCHERS = ("write_worker", "recall", "consolidate", "mcp")
+# Functions that search the index (recall and brief, the write path's near-duplicate search; consolidation does not),
+# embed queries or texts, and summarise clusters.
+_SEARCHERS = ("write_worker", "recall", "mcp")
 _EMBEDDERS = ("write_worker", "recall", "consolidate", "consolidation_worker", "mcp")
 _SUMMARISERS = ("consolidate", "mcp")
 # Functions that answer recalls, and so call the rerank model when one is deployed.
@@ -391,6 +392,9 @@ class RearviewFunctions(Construct):
             tracing=lambda_.Tracing.ACTIVE,
             log_group=log_group,
             reserved_concurrent_executions=self.options.reserved_concurrency.get(spec.name),
+            # Every published version is kept when the next replaces it, so `aws lambda update-alias
+            # --function-version <n>` can go back to any earlier release (infra/README.md, "Roll back").
+            current_version_options=lambda_.VersionOptions(removal_policy=RemovalPolicy.RETAIN),
             snap_start=lambda_.SnapStartConf.ON_PUBLISHED_VERSIONS if spec.name in self.options.snap_start else None,
         )
 
@@ -411,6 +415,8 @@ def _environments(
         "REARVIEW_LOG_LEVEL": options.log_level,
         "REARVIEW_AWS__REGION": Aws.REGION,
         "REARVIEW_AWS__TABLE_NAME": table.table_name,
+        # No endpoint: no cluster (rearview:search=table); the functions search the table itself.
+        "REARVIEW_AWS__SEARCH": "opensearch" if search.endpoint else "store",
         "REARVIEW_AWS__OPENSEARCH_ENDPOINT": search.endpoint,
         "REARVIEW_AWS__OPENSEARCH_SERVICE": search.service,
         "REARVIEW_AWS__OPENSEARCH_INDEX": opensearch_index,

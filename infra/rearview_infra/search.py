@@ -1,5 +1,6 @@
-"""The search index's home: an OpenSearch Serverless VECTORSEARCH collection (default) or, with the context
-flag `rearview:search=domain`, a managed OpenSearch domain.
+"""The search index's home: an OpenSearch Serverless VECTORSEARCH collection (default), with the context flag
+`rearview:search=domain` a single-node managed OpenSearch domain, or with `rearview:search=table` no cluster at all
+(`TableSearch`: each search reads the namespace's newest memories from the table and ranks them in the function).
 
 Both expose the same small surface to the stack: `endpoint`, `service` (the SigV4 service name the adapter
 signs for: `aoss` or `es`), `grant_read(grantee)` for functions that search, `grant_write(grantee)` for the
@@ -22,7 +23,7 @@ from aws_cdk import aws_opensearchserverless as aoss
 from aws_cdk import aws_opensearchservice as opensearch
 from constructs import Construct
 
-SearchMode = Literal["serverless", "domain"]
+SearchMode = Literal["serverless", "domain", "table"]
 
 # Data-access permissions inside the collection (OpenSearch Serverless authorises twice: the IAM action
 # aoss:APIAccessAll on the collection, then this policy on indexes).
@@ -227,6 +228,33 @@ def _principal_arn(principal: iam.IPrincipal) -> str:
     if arn is None:
         raise TypeError(f"cannot name {principal} in an OpenSearch Serverless data-access policy")
     return str(arn)
+
+
+class TableSearch:
+    """No search cluster: the functions search the table itself (`aws.search` `store`: the namespace's newest
+    `aws.search_fallback_scan` episodes and its active facts, read and ranked per search, as the fallback does while
+    an index is down). Nothing to create or grant beyond the table; for small namespaces (up to that many episodes
+    each, all of them searched) and deployments that must idle near zero (infra/README.md, "Cost")."""
+
+    @property
+    def endpoint(self) -> str:
+        return ""
+
+    @property
+    def service(self) -> Literal["aoss", "es"]:
+        return "es"
+
+    def grant_read(self, grantee: iam.IGrantable) -> None:
+        """Nothing: the table grants are the functions' own."""
+
+    def grant_write(self, grantee: iam.IGrantable) -> None:
+        """Nothing: there is no index to keep in step."""
+
+    def grant_delete_documents(self, grantee: iam.IGrantable) -> None:
+        """Nothing: erasing the table's items is the whole erase."""
+
+    def grant_create_index(self, grantee: iam.IGrantable) -> None:
+        """Nothing: there is no index to create."""
 
 
 class ManagedSearchDomain(Construct):

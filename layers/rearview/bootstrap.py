@@ -203,7 +203,7 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
         raise TypeError(f"unknown overrides: {sorted(overrides)}")
     if settings.backend == "aws":
         store = store or build_dynamodb_store(settings, embedder, clock)
-        index = index or build_opensearch_index(settings, embedder)
+        index = index or build_aws_index(settings, embedder, store)
         queue = queue or build_write_queue(settings, clock)
         keys = keys or build_dynamodb_key_store(settings)
         ledger = ledger or build_dynamodb_ledger(settings)
@@ -539,6 +539,16 @@ def build_dynamodb_store(settings: Settings, embedder: Embedder, clock: Clock) -
     )
 
 
+def build_aws_index(settings: Settings, embedder: Embedder, store: MemoryStore) -> SearchIndex:
+    """The AWS backend's index, or with `aws.search` `store` (no cluster) the table's own search of each namespace's
+    newest memories."""
+    if settings.aws.search == "store":
+        from rearview.adapters.store_scan_index import StoreScanIndex
+
+        return StoreScanIndex(store, scan_limit=settings.aws.search_fallback_scan)
+    return build_opensearch_index(settings, embedder)
+
+
 def build_opensearch_index(settings: Settings, embedder: Embedder) -> SearchIndex:
     """The AWS backend's index: OpenSearch k-NN at the configured endpoint (the client connects on first use), or
     with `aws.search` `embedded` the SQLite index in the data directory, kept apart from the store like OpenSearch."""
@@ -582,7 +592,7 @@ def build_search_fallback(
 def build_index_maintenance(settings: Settings) -> IndexMaintenance | None:
     """The write side of the AWS backend's search index alone (no store, no queue): what provisions the index at
     deploy. None on the local backends, whose index lives in the store."""
-    if settings.backend != "aws":
+    if settings.backend != "aws" or settings.aws.search == "store":
         return None
     return build_opensearch_index(settings, build_embedder(settings)).maintenance()
 

@@ -23,6 +23,7 @@ from rearview_infra.layer import LayerNotBuilt  # noqa: E402
 from rearview_infra.queues import VISIBILITY_TIMEOUT_FACTOR  # noqa: E402
 from rearview_infra.schedule import check_expression  # noqa: E402
 from rearview_infra.search import ServerlessVectorCollection  # noqa: E402
+from rearview_infra.search_index import RESOURCE_TYPE  # noqa: E402
 from rearview_infra.stack import REPO_ROOT, RearviewProps, RearviewStack  # noqa: E402
 from support.cdk_stack import (  # noqa: E402
     EMBEDDING_MODEL,
@@ -37,8 +38,8 @@ from support.cdk_stack import (  # noqa: E402
 
 pytestmark = [pytest.mark.infra, pytest.mark.slow]
 
-SEARCHERS = {"write_worker", "recall", "consolidate", "mcp"}
-EMBEDDERS = SEARCHERS | {"consolidation_worker"}
+SEARCHERS = {"write_worker", "recall", "mcp"}
+EMBEDDERS = SEARCHERS | {"consolidate", "consolidation_worker"}
 TABLE_WRITERS = {"write", "write_worker", "recall", "forget", "erase", "consolidate", "consolidation_worker", "mcp"}
 # Deletes: working memory and keys (write), forgetting (forget, mcp), erasing (erase), a run's lease (the consolidating
 # functions).
@@ -447,6 +448,35 @@ def test_search_access_iam_and_data_access_policy(synth: Synthesised) -> None:
         "index setup: create the index at deploy",
         "functions that search",
     }
+
+
+def test_the_data_access_policy_covers_every_function_that_calls_the_index(synth: Synthesised) -> None:
+    """OpenSearch authorises a second time, by the collection's data-access policy, which no emulator checks: so
+    here, statically. Who calls the index is read from what each function runs: the routes answered by recall
+    (recall, brief), the MCP function (its recall and brief tools), the write worker (the write path's
+    near-duplicate search), index sync (keeps it in step), the erase (deletes a namespace's documents) and index_setup
+    (creates it)."""
+    policy = synth.resources[synth.stack.get_logical_id(synth.collection().access_policy)]["Properties"]
+    granted: dict[str, set[str]] = {}
+    for statement in json.loads(render_join(policy["Policy"])):
+        (index_rule,) = [r for r in statement["Rules"] if r["ResourceType"] == "index"]
+        for principal in statement["Principal"]:
+            granted.setdefault(principal, set()).update(index_rule["Permission"])
+    searching = {route.function for route in API_ROUTES if route.operation in ("recall", "brief")}
+    reading = {"aoss:DescribeIndex", "aoss:ReadDocument"}
+    needs: dict[str, set[str]] = dict.fromkeys({*searching, MCP_ROUTE.function}, reading)
+    needs["write_worker"] = {"aoss:DescribeIndex", "aoss:ReadDocument"}
+    needs["index_sync"] = {"aoss:ReadDocument", "aoss:WriteDocument", "aoss:CreateIndex", "aoss:UpdateIndex"}
+    needs["erase"] = {"aoss:ReadDocument", "aoss:WriteDocument"}
+    needs["index_setup"] = {"aoss:DescribeIndex", "aoss:CreateIndex", "aoss:UpdateIndex"}
+    erase_route = next(route for route in API_ROUTES if route.operation == "erase_namespace")
+    assert erase_route.function == "erase"
+    for name, permissions in needs.items():
+        held = granted.get(f"@{synth.role_id(name)}", set())
+        assert permissions <= held, f"{name} calls the index without {sorted(permissions - held)}"
+    for name in FUNCTION_NAMES:
+        if name not in needs:
+            assert f"@{synth.role_id(name)}" not in granted, f"{name} never calls the index"
 
 
 def test_search_admin_principals_get_their_own_statement(tmp_path: Path) -> None:
@@ -883,6 +913,23 @@ def test_emulator_variant_managed_domain_x86_and_hashing(tmp_path_factory: pytes
     assert not any(a.startswith("es:") for a in domain.actions("forget"))
     # The erase deletes a namespace's documents by query (a POST on the index).
     assert "es:ESHttpPost" in domain.actions("erase")
+
+
+def test_without_a_search_cluster_the_functions_search_the_table(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """`rearview:search=table`: no collection, no domain, no index custom resource, no search grant; every function
+    is told to search the table itself, and index sync still takes the stream (for Hindsight's triggers)."""
+    base = placeholder_tree(tmp_path_factory.mktemp("table"))
+    props = RearviewProps.from_context({"rearview:search": "table"}.get, functions_dir=base.functions_dir,
+                                       layer_dir=base.layer_dir)  # fmt: skip
+    table = synthesise(props)
+    for kind in ("AWS::OpenSearchServerless::Collection", "AWS::OpenSearchService::Domain", RESOURCE_TYPE):
+        table.template.resource_count_is(kind, 0)
+    for name in FUNCTION_NAMES:
+        assert table.env(name)["REARVIEW_AWS__SEARCH"] == "store", name
+        assert not any(a.startswith(("aoss:", "es:")) for a in table.actions(name)), name
+    table.template.has_resource_properties(
+        "AWS::Lambda::EventSourceMapping", {"FunctionName": table.alias_name("index_sync")}
+    )
 
 
 def test_missing_layer_or_handler_fails_with_a_clear_error(tmp_path: Path) -> None:
