@@ -249,15 +249,8 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
             listing=ListingService(store, clock),
             editor=EditService(store, embedder, clock),
             history=HistoryService(store),
-            transfer=TransferService(store, embedder),
-            eraser=EraseService(
-                store,
-                ledger,
-                access,
-                maintenance,
-                policies,
-                _dated(erasure_marks or build_erasure_marks(settings), clock),
-            ),
+            transfer=TransferService(store, embedder, queue),
+            eraser=EraseService(store, ledger, access, maintenance, policies, _dated(erasure_marks, settings, clock)),
             index_maintenance=maintenance,
             jobs=jobs if jobs is not None else build_consolidation_jobs(settings),
         ),
@@ -375,7 +368,9 @@ def build_dynamodb_key_store(settings: Settings) -> KeyStore:
     return DynamoDBKeyStore(settings.aws.table_name, settings=settings.aws)
 
 
-def _dated(marks: ErasureMarks | None, clock: Clock) -> tuple[ErasureMarks, Clock] | None:
+def _dated(marks: ErasureMarks | None, settings: Settings, clock: Clock) -> tuple[ErasureMarks, Clock] | None:
+    """The erasure marks (given, or the backend's), with the clock that dates them; None where writes are not queued."""
+    marks = marks or build_erasure_marks(settings)
     return (marks, clock) if marks is not None else None
 
 

@@ -31,6 +31,7 @@ from rearview.domain.quota import QuotaWindow
 from rearview.domain.retention import RetentionPolicy
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits
 from rearview.domain.stats import NamespaceUsage
+from rearview.domain.transfer import ExportedMemory
 from rearview.domain.working import WorkingEntry
 from rearview.domain.write import MemoryWrite
 
@@ -367,6 +368,11 @@ class WriteQueue(Protocol):
 
     def send(self, namespace: str, items: Sequence[MemoryWrite]) -> None:
         """Enqueue one request (its items keep their assigned ids, so redelivery stays idempotent)."""
+        ...
+
+    def send_restore(self, namespace: str, items: Sequence[ExportedMemory]) -> None:
+        """Enqueue an import, in chunks the worker restores one at a time (ids kept: a chunk restored twice is
+        skipped the second time)."""
         ...
 
 

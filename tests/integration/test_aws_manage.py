@@ -129,10 +129,15 @@ def test_export_then_import_elsewhere_restores_ids_and_versions_once(aws: Deploy
     target = f"/v1/namespaces/{ELSEWHERE}/import"
     ndjson_headers = {"content-type": "application/x-ndjson"}
     status, result, _ = call(aws.write, load_event("import", path=target, body=ndjson, headers=ndjson_headers))
+    # Accepted onto the write queue (checked and redacted first), restored by the worker in chunks.
+    assert status == 200 and (result["accepted"], result["restored"]) == (3, 0)
+    queued = aws.stack.sqs.receive_message(QueueUrl=aws.stack.queue_url, VisibilityTimeout=0)["Messages"]
+    assert [len(json.loads(m["Body"])["restore"]) for m in queued] == [3]
+    assert aws.stack.deliver(aws.worker)["batchItemFailures"] == []
     again = call(aws.write, load_event("import", path=target, body=ndjson, headers=ndjson_headers))[1]
+    assert again["accepted"] == 3 and aws.stack.deliver(aws.worker)["batchItemFailures"] == []
     aws.stream.pump(aws.sync)
 
-    assert status == 200 and result["restored"] == 3 and again["skipped"] == 3 and again["restored"] == 0
     status, listed, _ = call(aws.recall, load_event("memories_list", path=f"/v1/namespaces/{ELSEWHERE}/memories",
                                                     query={"limit": "10"}))  # fmt: skip
     restored = {m["id"]: m for m in listed["items"]}
@@ -182,3 +187,33 @@ def test_a_write_queued_before_the_erase_does_not_bring_the_namespace_back(aws: 
     # A write accepted after the erase is stored: the namespace may be used again.
     aws.remember(NS, "Booked a new flight to Lisbon", "ep-new")
     assert aws.recalled(NS, "flight to Lisbon") == ["ep-new"]
+
+
+def test_a_large_import_goes_through_the_queue_in_chunks(aws: Deployment) -> None:
+    from datetime import UTC, datetime
+
+    from rearview.domain.memory import Episode
+    from rearview.domain.transfer import IMPORT_CHUNK_ITEMS, exported
+
+    at = datetime(2026, 3, 1, tzinfo=UTC)
+    lines = [
+        exported(Episode(id=f"ep-old-{i}", namespace="source", content=f"Old note number {i} about the Lisbon office",
+                         occurred_at=at, created_at=at), []).model_dump_json()
+        for i in range(2 * IMPORT_CHUNK_ITEMS + 20)
+    ]  # fmt: skip
+    target = f"/v1/namespaces/{ELSEWHERE}/import"
+    event = load_event("import", path=target, body="\n".join(lines), headers={"content-type": "application/x-ndjson"})
+    status, result, _ = call(aws.write, event)
+    assert status == 200 and result["accepted"] == len(lines)
+
+    sizes = []
+    while messages := aws.stack.sqs.receive_message(QueueUrl=aws.stack.queue_url, MaxNumberOfMessages=10,
+                                                    VisibilityTimeout=0).get("Messages", []):  # fmt: skip
+        sizes += [len(json.loads(m["Body"])["restore"]) for m in messages]
+        if sum(sizes) >= len(lines):
+            break
+    assert sorted(sizes) == [20, IMPORT_CHUNK_ITEMS, IMPORT_CHUNK_ITEMS]
+    aws.stack.drain(aws.worker)
+    listed = call(aws.recall, load_event("memories_list", path=f"/v1/namespaces/{ELSEWHERE}/memories",
+                                         query={"limit": "200"}))[1]  # fmt: skip
+    assert sum(1 for m in listed["items"] if m["id"].startswith("ep-old-")) == len(lines)

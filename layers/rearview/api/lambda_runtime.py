@@ -190,6 +190,7 @@ class FunctionRuntime:
                 dead_letters,
                 max_receive_count=self.settings.aws.max_receive_count,
                 erasures=build_erasure_marks(self.settings),
+                restore=self.services().transfer.restore,
             )
         return self._worker
 

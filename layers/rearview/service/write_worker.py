@@ -22,11 +22,13 @@ everything of the namespace to go, and a write still in the queue must not bring
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from rearview.domain.write import PoisonMessage, WriteResult, parse_queued_write, short_error
+from rearview.domain.transfer import ImportRequest, ImportResult, QueuedImport
+from rearview.domain.write import PoisonMessage, QueuedWrite, WriteResult, parse_queued_write, short_error
 from rearview.errors import InvalidInput
 from rearview.ports import DeadLetters, ErasureMarks
 from rearview.service.write import WriteService
@@ -55,11 +57,14 @@ class WriteWorker:
         *,
         max_receive_count: int,
         erasures: ErasureMarks | None = None,
+        restore: Callable[[str, ImportRequest], ImportResult] | None = None,
     ) -> None:
         self._writer = writer
         self._dead_letters = dead_letters
         self._max_receive_count = max_receive_count
         self._erasures = erasures
+        # The import path (TransferService.restore, without a queue): a chunk of an accepted import.
+        self._restore = restore
 
     def process(self, body: str, receive_count: int) -> WorkOutcome:
         """Handle one message on its `receive_count`-th receive (1 for the first).
@@ -68,12 +73,16 @@ class WriteWorker:
         the queue should deliver it again.
         """
         try:
-            queued = parse_queued_write(body)
+            queued = _parse(body) if self._restore is not None else parse_queued_write(body)
         except PoisonMessage as exc:
             return self._dead_letter(body, "poison", str(exc), None)
         if self._erased_since_accepted(queued.namespace, queued.accepted_at):
             return WorkOutcome(status="dropped_erased", namespace=queued.namespace)
         try:
+            if isinstance(queued, QueuedImport):
+                assert self._restore is not None
+                self._restore(queued.namespace, ImportRequest(items=queued.restore))
+                return WorkOutcome(status="stored", namespace=queued.namespace)
             results = self._writer.write_batch(queued.namespace, queued.items)
         except InvalidInput as exc:
             return self._dead_letter(body, "invalid", short_error(exc), queued.namespace)
@@ -92,3 +101,13 @@ class WriteWorker:
     def _dead_letter(self, body: str, reason: DeadLetterReason, error: str, namespace: str | None) -> WorkOutcome:
         self._dead_letters.send(body, reason, error)
         return WorkOutcome(status="dead_lettered", namespace=namespace, reason=reason, error=error)
+
+
+def _parse(body: str) -> QueuedWrite | QueuedImport:
+    """A queued write, or a chunk of a queued import (its memories under `restore`); PoisonMessage otherwise."""
+    if '"restore"' not in body:
+        return parse_queued_write(body)
+    try:
+        return QueuedImport.model_validate_json(body)
+    except ValueError as exc:
+        raise PoisonMessage(short_error(exc)) from exc
