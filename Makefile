@@ -47,8 +47,24 @@ $(EMULATE_TEMPLATE): $(STAMP) $(shell find infra/app.py infra/cdk.json infra/rea
 
 emulate-template: $(EMULATE_TEMPLATE)
 
+## On Linux the functions run as on Lambda: python3.13 (PYTHON313) in isolated mode with only their code and a layer
+## built from the Lambda layer's lock for this machine's platform (build/emulate-layer-local); elsewhere on the
+## emulator's own interpreter. Either way each function calls moto with its role's credentials, which moto checks.
+EMULATE_LAYER_DIR := build/emulate-layer-local
+EMULATE_LAYER_STAMP := $(EMULATE_LAYER_DIR)/.built
+$(EMULATE_LAYER_STAMP): $(LAYER_STAMP)
+	$(BIN)/python infra/build_layer.py --out $(EMULATE_LAYER_DIR) --lock $(LAYER_DIR)/requirements.lock \
+		--platform manylinux2014_$(shell uname -m) --platform manylinux_2_28_$(shell uname -m)
+	touch $(EMULATE_LAYER_STAMP)
+
+ifeq ($(shell uname -s),Linux)
+emulate: $(EMULATE_TEMPLATE) $(EMULATE_LAYER_STAMP)
+	@test -n "$(PYTHON313)" || { echo "make emulate: the functions run on python3.13 (PYTHON313=/path/to/python3.13)" >&2; exit 1; }
+	$(BIN)/rearview emulate --template $(EMULATE_TEMPLATE) --python $(PYTHON313) --layer $(EMULATE_LAYER_DIR)/python
+else
 emulate: $(EMULATE_TEMPLATE)
 	$(BIN)/rearview emulate --template $(EMULATE_TEMPLATE)
+endif
 
 ## Run the whole test suite (as CI does), then the functions' tiers again on their Python (test-py313).
 test: $(STAMP)
@@ -157,17 +173,15 @@ $(PEERS_STAMP):
 bench-peers: $(STAMP) $(PEERS_STAMP)
 	$(BIN)/python bench/peers.py
 
-## The Lambda layer: the rearview wheel and its `aws` and `mcp` extras, as PyPI wheels for the functions' platform
-## (python3.13 on arm64; Lambda's python3.13 runtime is Amazon Linux 2023, glibc 2.34). No Docker needed.
+## The Lambda layer: the rearview wheel and what the functions import (its `aws` and `mcp` extras, less what nothing
+## imports), as PyPI wheels for the functions' platform (python3.13 on arm64; Lambda's python3.13 runtime is Amazon
+## Linux 2023, glibc 2.34). No Docker needed. infra/build_layer.py says what goes in and what is pruned; it writes
+## the lock it resolved to build/layer/requirements.lock.
 LAYER_DIR := build/layer
 LAYER_PLATFORMS ?= manylinux2014_aarch64 manylinux_2_28_aarch64
 LAYER_STAMP := $(LAYER_DIR)/.built
-$(LAYER_STAMP): pyproject.toml $(shell find layers/rearview -name '*.py' -o -name '*.typed' 2>/dev/null) | $(BIN)/python
-	rm -rf $(LAYER_DIR) build/wheels
-	$(BIN)/pip wheel --quiet --no-deps --wheel-dir build/wheels .
-	$(BIN)/pip install --quiet --no-compile --target $(LAYER_DIR)/python --implementation cp --python-version 3.13 \
-		$(foreach p,$(LAYER_PLATFORMS),--platform $(p)) --only-binary=:all: \
-		"$$(ls build/wheels/rearview_memory-*.whl)[aws,mcp]"
+$(LAYER_STAMP): pyproject.toml infra/build_layer.py $(shell find layers/rearview -name '*.py' -o -name '*.typed' 2>/dev/null) | $(BIN)/python
+	$(BIN)/python infra/build_layer.py --out $(LAYER_DIR) $(foreach p,$(LAYER_PLATFORMS),--platform $(p))
 	touch $(LAYER_STAMP)
 
 layer: $(LAYER_STAMP)

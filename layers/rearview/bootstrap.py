@@ -21,6 +21,7 @@ from rearview.ports import (
     ConsolidationJobs,
     DeadLetters,
     Embedder,
+    ErasureMarks,
     HindsightLedger,
     IndexMaintenance,
     Inducer,
@@ -127,7 +128,7 @@ def build_embedder(settings: Settings) -> Embedder:
 
 def build(settings: Settings | None = None, **overrides: Any) -> Services:
     """Wire the services. Overrides (by keyword): clock, embedder, store, index, inducer, keys, ledger, queue, reranker,
-    jobs, policies, quota, and the listeners on_search_fallback and on_throttled (for metrics)."""
+    jobs, policies, quota, erasure_marks, and the listeners on_search_fallback and on_throttled (for metrics)."""
     settings = settings or Settings()
     clock: Clock = overrides.pop("clock", None) or SystemClock()
     embedder: Embedder = overrides.pop("embedder", None) or build_embedder(settings)
@@ -141,13 +142,14 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
     policies: RetentionPolicies | None = overrides.pop("policies", None)
     reranker: Reranker | None = overrides.pop("reranker", None) or build_reranker(settings)
     quota: RequestQuota | None = overrides.pop("quota", None)
+    erasure_marks: ErasureMarks | None = overrides.pop("erasure_marks", None)
     on_search_fallback: FallbackListener | None = overrides.pop("on_search_fallback", None)
     on_throttled: ThrottleListener | None = overrides.pop("on_throttled", None)
     if overrides:
         raise TypeError(f"unknown overrides: {sorted(overrides)}")
     if settings.backend == "aws":
         store = store or build_dynamodb_store(settings, embedder, clock)
-        index = index or build_opensearch_index(settings, embedder)
+        index = index or build_aws_index(settings, embedder, store)
         queue = queue or build_write_queue(settings, clock)
         keys = keys or build_dynamodb_key_store(settings)
         ledger = ledger or build_dynamodb_ledger(settings)
@@ -159,7 +161,9 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
         ledger, policies, quota = ledger or built.ledger, policies or built.policies, quota or built.quota
     backend = LocalBackend(store, index, keys, ledger, policies, quota or in_process_quota())
     jobs = jobs if jobs is not None else build_consolidation_jobs(settings)
-    parts = _Parts(clock, embedder, backend, inducer, reranker, queue, jobs, on_search_fallback, on_throttled)
+    parts = _Parts(
+        clock, embedder, backend, inducer, reranker, queue, jobs, erasure_marks, on_search_fallback, on_throttled
+    )
     return _started(settings, _wired(settings, parts))
 
 
@@ -174,6 +178,8 @@ class _Parts:
     reranker: Reranker | None
     queue: WriteQueue | None
     jobs: ConsolidationJobs | None
+    # Where writes are queued: each erased namespace's mark (None: the backend's own, if it has them).
+    erasure_marks: ErasureMarks | None
     on_search_fallback: FallbackListener | None
     on_throttled: ThrottleListener | None
 
@@ -233,8 +239,8 @@ def _wired(settings: Settings, parts: _Parts) -> Services:
         listing=ListingService(store, clock),
         editor=EditService(store, embedder, clock),
         history=HistoryService(store),
-        transfer=TransferService(store, embedder),
-        eraser=EraseService(store, ledger, access, maintenance, policies),
+        transfer=TransferService(store, embedder, parts.queue),
+        eraser=EraseService(store, ledger, access, maintenance, policies, _dated(parts.erasure_marks, settings, clock)),
         index_maintenance=maintenance,
     )
 
@@ -344,6 +350,22 @@ def build_dynamodb_key_store(settings: Settings) -> KeyStore:
     return DynamoDBKeyStore(settings.aws.table_name, settings=settings.aws)
 
 
+def _dated(marks: ErasureMarks | None, settings: Settings, clock: Clock) -> tuple[ErasureMarks, Clock] | None:
+    """The erasure marks (given, or the backend's), with the clock that dates them; None where writes are not queued."""
+    marks = marks or build_erasure_marks(settings)
+    return (marks, clock) if marks is not None else None
+
+
+def build_erasure_marks(settings: Settings) -> ErasureMarks | None:
+    """Where writes are queued (AWS), each erased namespace's mark (`ERASED` items in the table), which the write worker
+    reads so that a write queued before an erase does not bring the namespace back; None elsewhere."""
+    if settings.backend != "aws":
+        return None
+    from rearview.adapters.dynamodb import DynamoDBErasureMarks
+
+    return DynamoDBErasureMarks(settings.aws.table_name, settings=settings.aws)
+
+
 def build_dynamodb_request_quota(settings: Settings) -> RequestQuota:
     """The AWS backend's request counters: `QUOTA#` items in the same table."""
     from rearview.adapters.dynamodb import DynamoDBRequestQuota
@@ -373,6 +395,17 @@ def build_key_store(settings: Settings) -> KeyStore:
     from rearview.adapters.sqlite import SqliteKeyStore
 
     return SqliteKeyStore.in_data_dir(settings.data_dir)
+
+
+def read_origin_secret(settings: Settings) -> str | None:
+    """The secret CloudFront sends the API (`aws.origin_secret_arn`, the WAF in front), read from Secrets Manager;
+    None when the deployment has none. The gateway authorizer's."""
+    if not settings.aws.origin_secret_arn:
+        return None
+    from rearview.adapters.aws_clients import boto3_client
+
+    answer = boto3_client("secretsmanager", settings.aws).get_secret_value(SecretId=settings.aws.origin_secret_arn)
+    return str(answer["SecretString"])
 
 
 def keys_in_data_dir(settings: Settings) -> bool:
@@ -483,6 +516,16 @@ def build_dynamodb_store(settings: Settings, embedder: Embedder, clock: Clock) -
     )
 
 
+def build_aws_index(settings: Settings, embedder: Embedder, store: MemoryStore) -> SearchIndex:
+    """The AWS backend's index, or with `aws.search` `store` (no cluster) the table's own search of each namespace's
+    newest memories."""
+    if settings.aws.search == "store":
+        from rearview.adapters.store_scan_index import StoreScanIndex
+
+        return StoreScanIndex(store, scan_limit=settings.aws.search_fallback_scan)
+    return build_opensearch_index(settings, embedder)
+
+
 def build_opensearch_index(settings: Settings, embedder: Embedder) -> SearchIndex:
     """The AWS backend's index: OpenSearch k-NN at the configured endpoint (the client connects on first use), or
     with `aws.search` `embedded` the SQLite index in the data directory, kept apart from the store like OpenSearch."""
@@ -526,7 +569,7 @@ def build_search_fallback(
 def build_index_maintenance(settings: Settings) -> IndexMaintenance | None:
     """The write side of the AWS backend's search index alone (no store, no queue): what provisions the index at
     deploy. None on the local backends, whose index lives in the store."""
-    if settings.backend != "aws":
+    if settings.backend != "aws" or settings.aws.search == "store":
         return None
     return build_opensearch_index(settings, build_embedder(settings)).maintenance()
 

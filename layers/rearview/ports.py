@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from rearview.domain.access import ApiKey
 from rearview.domain.changes import ChangeSet
 from rearview.domain.episode_columns import EpisodeColumns
-from rearview.domain.erase import ErasedCounts
+from rearview.domain.erase import ErasedCounts, ErasureMark
 from rearview.domain.hindsight import EvidenceCluster, Induction
 from rearview.domain.hindsight_runs import (
     ConsolidationJob,
@@ -31,6 +31,7 @@ from rearview.domain.quota import QuotaWindow
 from rearview.domain.retention import RetentionPolicy
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits
 from rearview.domain.stats import NamespaceUsage
+from rearview.domain.transfer import ExportedMemory
 from rearview.domain.working import WorkingEntry
 from rearview.domain.write import MemoryWrite
 
@@ -149,7 +150,17 @@ class MemoryUsage(Protocol):
     and the counts read back for stats and the namespace listing."""
 
     def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None: ...
-    def record_recall(self, namespace: str, hit: bool, at: datetime) -> None: ...
+    def record_recall(self, namespace: str, hit: bool, at: datetime, accessed: Sequence[str] = ()) -> None:
+        """Count one recall, whether it found anything, and an access of each of `accessed` (the memories it
+        returned): one write where writes are billed (DynamoDB), however many memories it returned."""
+        ...
+
+    def settle_access(self, namespace: str, now: datetime) -> int:
+        """Fold the access counts a store keeps apart from the memories (DynamoDB's per-minute windows) into them;
+        how many memories changed. A store that counts on the memories themselves has nothing to fold (0). `get`
+        and `usage` count what is not folded yet; other reads, once it is."""
+        ...
+
     def usage(self, namespace: str, now: datetime) -> NamespaceUsage:
         """The namespace's counts (unexpired working keys, episodes, active and superseded facts) and recall
         counters; the core turns them into `Stats`."""
@@ -384,6 +395,11 @@ class WriteQueue(Protocol):
         """Enqueue one request (its items keep their assigned ids, so redelivery stays idempotent)."""
         ...
 
+    def send_restore(self, namespace: str, items: Sequence[ExportedMemory]) -> None:
+        """Enqueue an import, in chunks the worker restores one at a time (ids kept: a chunk restored twice is
+        skipped the second time)."""
+        ...
+
 
 class DeadLetters(Protocol):
     """Where a queued write that cannot be stored goes, with the reason, for an operator to inspect."""
@@ -407,4 +423,18 @@ class RetentionPolicies(Protocol):
 
     def all(self) -> dict[str, tuple[RetentionPolicy, datetime]]:
         """Every policy set, by the namespace it is set on."""
+        ...
+
+
+class ErasureMarks(Protocol):
+    """When each namespace was last erased, kept for as long as a write accepted before it may still be delivered by
+    the write queue (or redriven from its dead-letter queue): the queue's worker drops such a write rather than
+    bring the namespace back. Only a deployment whose writes are queued has them (AWS)."""
+
+    def mark(self, namespace: str, at: datetime) -> ErasureMark:
+        """Record that `namespace` is erased as of `at`; how long the mark holds and what no erase reaches."""
+        ...
+
+    def erased_at(self, namespace: str) -> datetime | None:
+        """When the namespace was last erased, while the mark holds; None otherwise."""
         ...

@@ -273,9 +273,11 @@ class AwsSettings(BaseModel):
     # The consolidation worker stops starting clusters this many seconds before its Lambda timeout; what is left
     # stays unconsolidated for the next job.
     consolidation_safety_seconds: float = Field(30.0, ge=0)
-    # The search index: `opensearch` (the endpoint below), or `embedded`, the SQLite index `make run` searches, in
-    # `data_dir`, kept in step by index sync as OpenSearch is (`rearview emulate` without an OpenSearch node).
-    search: Literal["opensearch", "embedded"] = "opensearch"
+    # The search index: `opensearch` (the endpoint below); `embedded`, the SQLite index `make run` searches, in
+    # `data_dir`, kept in step by index sync as OpenSearch is (`rearview emulate` without an OpenSearch node); or
+    # `store`, no index: each search reads the namespace's newest `search_fallback_scan` episodes and its facts from
+    # the table (a deployment without a cluster, `rearview:search=table`, for small namespaces).
+    search: Literal["opensearch", "embedded", "store"] = "opensearch"
     # OpenSearch endpoint (https://...); `aoss` for OpenSearch Serverless, `es` for a managed domain.
     opensearch_endpoint: str | None = None
     opensearch_service: Literal["aoss", "es"] = "aoss"

@@ -186,6 +186,28 @@ def test_the_gateway_and_the_functions_check_every_request(emulation: Emulation)
     assert status == 401, answer
 
 
+def test_erasing_a_subtree_takes_its_memories_and_index_and_revokes_its_keys(emulation: Emulation) -> None:
+    """The erase runs in its own function, whose role (held to it by the emulated IAM) reaches the namespace's items,
+    the index and the API keys; a key whose whole scope went is revoked."""
+    root, child = "erase-me", "erase-me:u-1"
+    status, created = request(
+        "POST", f"{emulation.url}/v1/keys", {"namespace": root, "permissions": ["read", "write"]}, emulation.token
+    )
+    assert status == 201, created
+    _write(emulation, child, {"content": "Booked the night train to Vienna", "id": "ep-vienna"}, created["key"])
+    eventually(lambda: _recall(emulation, child, {"query": "night train to Vienna"}) or None, "the write is found")
+
+    status, receipt = request("DELETE", f"{emulation.url}/v1/namespaces/{root}?subtree=true", None, emulation.token)
+
+    assert status == 200, receipt
+    assert receipt["namespaces"][child]["episodic"] == 1 and receipt["keys_revoked"] == [created["key_id"]]
+    assert receipt["queued_writes_dropped_until"] and receipt["not_reached"]
+    assert _recall(emulation, child, {"query": "night train to Vienna"}) == []
+    status, keys = request("GET", f"{emulation.url}/v1/keys", None, emulation.token)
+    (revoked,) = [k for k in keys["keys"] if k["key_id"] == created["key_id"]]
+    assert revoked["revoked_at"] is not None
+
+
 def test_a_poison_message_goes_to_the_dead_letter_queue_with_its_reason(emulation: Emulation) -> None:
     sqs = emulation.aws("sqs")
     sqs.send_message(QueueUrl=emulation.outputs["WriteQueueUrl"], MessageBody="{not a queued write")

@@ -363,6 +363,10 @@ class _StreamSyncedStore:
         self._store.record_access(*args)
         self._sync()
 
+    def record_recall(self, *args: Any, **kwargs: Any) -> None:
+        self._store.record_recall(*args, **kwargs)
+        self._sync()
+
     def erase_namespace(self, namespace: str) -> ErasedCounts:
         try:
             return self._store.erase_namespace(namespace)

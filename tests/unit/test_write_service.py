@@ -109,6 +109,20 @@ def test_fact_with_same_dimension_supersedes_and_keeps_history(services: Service
     assert old.id in [h.id for h in with_history.results]
 
 
+def test_an_older_fact_arriving_late_never_supersedes_a_newer_one(services: Services, clock: ManualClock) -> None:
+    """A write the queue delivers after a later one (a retry): what it says is older, so it is kept as history."""
+    said_first, said_later = clock.now(), clock.now() + timedelta(hours=1)
+    clock.advance(hours=2)
+    newer = services.writer.write(NS, fact("The user is vegan since March", dimension="diet", occurred_at=said_later))
+    late = services.writer.write(NS, fact("The user is vegetarian", dimension="diet", occurred_at=said_first))
+
+    assert (late.status, late.reason, late.superseded) == ("stored", "superseded_on_arrival", [])
+    current = services.store.active_fact_for_dimension(NS, "diet")
+    assert current is not None and current.id == newer.id
+    stale = services.store.get(NS, late.id)
+    assert isinstance(stale, Fact) and stale.status == "superseded" and stale.superseded_by == newer.id
+
+
 def test_contradicting_fact_supersedes_the_old_one(services: Services) -> None:
     old = services.writer.write(NS, fact("The user likes jazz music very much"))
     new = services.writer.write(NS, fact("The user does not like jazz music very much"))

@@ -150,3 +150,28 @@ def test_the_message_body_round_trips(clock: ManualClock) -> None:
     parsed = parse_queued_write(queued_write_body("acme:u-1", items, clock.now()))
 
     assert parsed.namespace == "acme:u-1" and parsed.items == items and parsed.accepted_at == clock.now()
+
+
+def test_a_write_accepted_before_its_namespace_was_erased_is_dropped_and_one_after_is_stored(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    from datetime import timedelta
+
+    from rearview.adapters.in_memory_erasure_marks import InMemoryErasureMarks
+
+    marks = InMemoryErasureMarks()
+    stored = build(Settings(data_dir=tmp_path / "data", embedder="hashing"), clock=clock, erasure_marks=marks)
+    letters = FakeDeadLetters()
+    worker = WriteWorker(stored.writer, letters, max_receive_count=3, erasures=marks)
+    before = queued_write_body("acme", [MemoryWrite(content="Booked the ferry to Naxos", id="ferry")], clock.now())
+    clock.advance(seconds=5)
+    receipt = stored.eraser.erase("acme")
+    assert receipt.queued_writes_dropped_until == clock.now() + timedelta(days=15)
+    clock.advance(seconds=5)
+    after = queued_write_body("acme", [MemoryWrite(content="Booked the train to Porto", id="train")], clock.now())
+
+    assert worker.process(before, 1).status == "dropped_erased"
+    assert worker.process(after, 1).status == "stored"
+    assert stored.store.get("acme", "ferry") is None and stored.store.get("acme", "train") is not None
+    assert letters.letters == [], "what the erase removed is never kept in a dead-letter queue"
+    stored.close()

@@ -469,12 +469,17 @@ class InMemoryMemoryStore:
                         update={"access_count": found.memory.access_count + 1, "last_accessed_at": as_utc(at)}
                     )
 
-    def record_recall(self, namespace: str, hit: bool, at: datetime) -> None:
-        """Count one recall (and whether it found anything) for the namespace's hit rate."""
+    def record_recall(self, namespace: str, hit: bool, at: datetime, accessed: Sequence[str] = ()) -> None:
+        """Count one recall (and whether it found anything) for the namespace's hit rate, and the accesses."""
+        self.record_access(namespace, accessed, at)
         with self.data.lock:
             state = self.data.state(namespace)
             state.recall_count += 1
             state.recall_hits += int(hit)
+
+    def settle_access(self, namespace: str, now: datetime) -> int:
+        """Nothing to fold: accesses are counted on the memories themselves."""
+        return 0
 
     def usage(self, namespace: str, now: datetime) -> NamespaceUsage:
         """Counts: working (unexpired), episodic, semantic (active), semantic_superseded; recall counters."""

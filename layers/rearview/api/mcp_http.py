@@ -369,8 +369,8 @@ def mcp_lambda_handler(
     The services, the mcp SDK and the endpoint's event loop are set up on the first invocation, not at import.
     Auth is always enforced (never the open mode), from the Authorization header.
     """
+    from rearview.api.lambda_runtime import count_by_version, metrics, traced
     from rearview.api.lambda_runtime import logger as fn_logger
-    from rearview.api.lambda_runtime import metrics, traced
     from rearview.api.snapstart import MCP_MODULES
 
     runtime.snapshot_modules.extend(MCP_MODULES)
@@ -393,6 +393,7 @@ def mcp_lambda_handler(
         response = endpoint().handle(event)
         status = int(response.get("statusCode", 500))
         metrics.add_metric(name=f"Mcp{status // 100}xx", unit=MetricUnit.Count, value=1)
+        count_by_version(context, status)
         return response
 
     return handler

@@ -8,6 +8,7 @@ and embedders alike.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -53,6 +54,21 @@ class ImportRequest(BaseModel):
     items: list[ExportedMemory] = Field(min_length=1, max_length=MAX_IMPORT_ITEMS)
 
 
+# Exported memories per queued import message (where writes are queued): with their history a message stays well
+# under SQS's 256 KiB, and the worker embeds a chunk in one call, well within its timeout.
+IMPORT_CHUNK_ITEMS = 50
+
+
+class QueuedImport(BaseModel):
+    """A chunk of an accepted import as it travels through the write queue (redacted already, ids kept)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    namespace: str
+    restore: list[ExportedMemory] = Field(min_length=1, max_length=IMPORT_CHUNK_ITEMS)
+    accepted_at: datetime
+
+
 class ImportResult(BaseModel):
     namespace: str
     restored: int = Field(description="Memories stored by this import")
@@ -60,6 +76,11 @@ class ImportResult(BaseModel):
         description="Memories already present (same id): left as they are, so an import repeats safely"
     )
     ids: list[str] = Field(default_factory=list, description="The ids restored")
+    accepted: int = Field(
+        0,
+        description="Memories accepted onto the write queue where writes are queued (AWS), restored by the worker "
+        "in chunks (then `restored` and `skipped` are 0 here)",
+    )
 
 
 @dataclass(frozen=True)

@@ -288,7 +288,7 @@ def list_namespaces(s: Services, caller: Principal, prefix: PrefixParameter = No
     return s.listing.namespaces_of(caller, prefix)
 
 
-@operation(FORGET, Http("DELETE", NS, "forget", "manage"), command=Command("erase"), client="erase")
+@operation(FORGET, Http("DELETE", NS, "erase", "manage"), command=Command("erase"), client="erase")
 def erase_namespace(s: Services, namespace: Namespace, subtree: SubtreeParameter = False) -> EraseReceipt:
     """Erase a namespace (with `subtree=true`, every namespace under it): every layer, history, the index,
     consolidation's ledger, and the keys whose whole scope is gone; a receipt per namespace"""

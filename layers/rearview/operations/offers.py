@@ -22,7 +22,7 @@ from urllib.parse import quote
 from rearview.domain.permissions import Permission
 
 # The Lambda functions that serve HTTP on AWS (infra/rearview_infra/functions.py deploys them).
-FunctionName = Literal["write", "recall", "forget", "consolidate", "mcp"]
+FunctionName = Literal["write", "recall", "forget", "erase", "consolidate", "mcp"]
 HttpMethod = Literal["GET", "PUT", "POST", "PATCH", "DELETE"]
 Function = TypeVar("Function", bound=Callable[..., Any])
 

@@ -24,15 +24,15 @@ from rearview.domain.retention import (
     governing_policy,
 )
 from rearview.domain.search import MemoryFilter
-from rearview.ports import Clock, MemoryManagement, MemoryReader, RetentionPolicies, WorkingMemoryStore
+from rearview.ports import Clock, MemoryManagement, MemoryReader, MemoryUsage, RetentionPolicies, WorkingMemoryStore
 from rearview.service.forget import ForgetService
 
 logger = logging.getLogger(__name__)
 
 
-class RetentionStore(MemoryReader, MemoryManagement, WorkingMemoryStore, Protocol):
-    """What the sweep asks of the store: the namespaces and their old episodes, and the purge of expired working
-    memory."""
+class RetentionStore(MemoryReader, MemoryManagement, MemoryUsage, WorkingMemoryStore, Protocol):
+    """What the sweep asks of the store: the namespaces and their old episodes, the access counts it settles, and the
+    purge of expired working memory."""
 
 
 # Episodes one rule handles in one namespace per sweep, at most (oldest first); the next sweep goes on. Bounds
@@ -92,12 +92,11 @@ class RetentionService:
         still reaches them all in turn."""
         now = self._clock.now()
         result = RetentionSweep(at=now, working_purged=self.purge_working())
+        namespaces = sorted(self._store.list_namespaces())
         policies = self._policies.all()
-        if not policies:
-            return result
         governed = [
             (namespace, governing[0], governing[1])
-            for namespace in sorted(self._store.list_namespaces())
+            for namespace in namespaces
             if (governing := governing_policy(namespace, policies)) is not None
         ]
         start = int(now.timestamp() // 3600) % len(governed) if governed else 0
@@ -108,13 +107,29 @@ class RetentionService:
                 logger.warning("retention sweep out of time: %d namespaces left for the next", result.unfinished)
                 break
             try:
+                # The counts `keep_accessed_at_least` reads, folded first (a store that keeps them apart).
+                result.access_settled += self._store.settle_access(namespace, now)
                 report = self.sweep_namespace(namespace, owner, policy, now, out_of_time)
             except Exception:
                 logger.exception("retention sweep of %s failed; the next sweep tries again", namespace)
                 continue
             if report.forgotten or report.archived or report.kept:
                 result.namespaces.append(report)
+        swept = {namespace for namespace, _, _ in governed}
+        result.access_settled += self._settle_access([n for n in namespaces if n not in swept], now, out_of_time)
         return result
+
+    def _settle_access(self, namespaces: list[str], now: datetime, out_of_time: Callable[[], bool] | None) -> int:
+        """The access counts of the namespaces no policy governs, folded while time remains (the next sweep goes on)."""
+        settled = 0
+        for namespace in namespaces:
+            if out_of_time is not None and out_of_time():
+                break
+            try:
+                settled += self._store.settle_access(namespace, now)
+            except Exception:
+                logger.exception("settling the access counts of %s failed; the next sweep tries again", namespace)
+        return settled
 
     def sweep_namespace(
         self,

@@ -366,10 +366,23 @@ class WriteService:
                 merged_into=merged.id,
             )
         memory = self._new_memory(namespace, prepared, importance, now)
-        superseded = self._supersede(namespace, memory, prepared.vector, now, plan) if isinstance(memory, Fact) else []
+        superseded: list[str] = []
+        reason = None
+        if isinstance(memory, Fact):
+            superseded, newer = self._supersede(namespace, memory, prepared.vector, now, plan)
+            if newer is not None:
+                # Said before what the namespace holds now (a late or retried write): kept as history, never current.
+                memory = memory.model_copy(update={"status": "superseded", "superseded_by": newer.id,
+                                                   "superseded_at": now})  # fmt: skip
+                reason = "superseded_on_arrival"
         plan.insert(memory, prepared.vector)
         return WriteResult(
-            id=memory.id, status="stored", redacted=redacted, importance=importance, superseded=superseded
+            id=memory.id,
+            status="stored",
+            reason=reason,
+            redacted=redacted,
+            importance=importance,
+            superseded=superseded,
         )
 
     @staticmethod
@@ -471,8 +484,12 @@ class WriteService:
             update["confidence"] = round(existing.confidence + (1.0 - existing.confidence) * 0.2, 4)
         return existing.model_copy(update=update)
 
-    def _supersede(self, namespace: str, new: Fact, vector: np.ndarray, now: datetime, plan: _Plan) -> list[str]:
-        """Active facts that the new fact replaces: same dimension, or a contradiction of the same statement."""
+    def _supersede(
+        self, namespace: str, new: Fact, vector: np.ndarray, now: datetime, plan: _Plan
+    ) -> tuple[list[str], Fact | None]:
+        """Active facts that the new fact replaces (same dimension, or a contradiction of the same statement), and
+        the newest of them said after it, if any: an older write never supersedes a newer one (writes go through a
+        standard queue, which may deliver a retried message after a later one), it is superseded by it instead."""
         victims: dict[str, Fact] = {}
         if new.dimension:
             same_dimension = [
@@ -499,9 +516,12 @@ class WriteService:
                 and contradicts(new.content, old.content, cosine, self._tuning.contradiction_threshold)
             ):
                 victims[old.id] = old
+        newer = [old for old in victims.values() if old.last_confirmed_at > new.last_confirmed_at]
+        if newer:
+            return [], max(newer, key=lambda f: (f.last_confirmed_at, f.id))
         for old in victims.values():
             plan.update(old.model_copy(update={"status": "superseded", "superseded_by": new.id, "superseded_at": now}))
-        return sorted(victims)
+        return sorted(victims), None
 
 
 def _field(prefix: str, index: int) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from rearview.adapters.dynamodb.items import MEMORY_ATTRIBUTES, iso, memory_from_item
-from rearview.adapters.dynamodb.table import BY_TIME_INDEX, Item, item_key, namespace_pk
+from rearview.adapters.dynamodb.table import BY_TIME_INDEX, ERASED_SK, Item, item_key, namespace_pk
 from rearview.domain.changes import ChangeSet
 from rearview.domain.erase import ErasedCounts
 from rearview.domain.history import ArchivedVersion, archived_versions
@@ -148,6 +148,8 @@ class DynamoDBManagement:
         keys: list[Item] = []
         for item in self._partition(namespace, "", "sk"):
             sk = item["sk"]["S"]
+            if sk == ERASED_SK:
+                continue  # the mark that keeps queued writes from bringing the namespace back
             keys.append(item_key(namespace, sk))
             layer = next((name for prefix, name in _ERASED_PREFIXES if sk.startswith(prefix)), None)
             if layer is not None:

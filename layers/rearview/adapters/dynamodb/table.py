@@ -49,6 +49,8 @@ UNCONSOLIDATED_SHARDS = 4
 LAYERS: tuple[StoredLayer, ...] = ("episodic", "semantic")
 SK_PREFIX: dict[StoredLayer, str] = {"episodic": "EP#", "semantic": "FACT#"}
 STATE_SK = "STATE"
+# The namespace's erasure mark (`erasure_marks`), which the erase of the partition keeps.
+ERASED_SK = "ERASED"
 LEASE_SK = "LEASE"
 RUN_SK_PREFIX = "RUN#"
 SPEND_SK_PREFIX = "SPEND#"

@@ -588,8 +588,9 @@ class SqliteMemoryStore:
                     params,
                 )
 
-    def record_recall(self, namespace: str, hit: bool, at: datetime) -> None:
-        """Count one recall (and whether it found anything) for the namespace's hit rate."""
+    def record_recall(self, namespace: str, hit: bool, at: datetime, accessed: Sequence[str] = ()) -> None:
+        """Count one recall (and whether it found anything) for the namespace's hit rate, and the accesses."""
+        self.record_access(namespace, accessed, at)
         with self.db.transaction() as conn:
             conn.execute(
                 "INSERT INTO namespace_state(namespace, recall_count, recall_hits) VALUES (?, 1, ?) "
@@ -597,6 +598,10 @@ class SqliteMemoryStore:
                 "recall_hits = recall_hits + excluded.recall_hits",
                 (namespace, int(hit)),
             )
+
+    def settle_access(self, namespace: str, now: datetime) -> int:
+        """Nothing to fold: accesses are counted on the rows themselves."""
+        return 0
 
     def recent_episodes(self, namespace: str, since: datetime, limit: int = 200) -> list[Episode]:
         """Episodes created at or after `since`, newest first. (Recall does not need it here: this index is

@@ -5,13 +5,18 @@ whole scope is gone.
 A key is revoked (kept as revoked, never deleted, so its id stays taken) when its scope is an erased namespace and
 nothing under that scope is left: with `subtree`, every key scoped at or under the namespace; without, a key scoped
 to the namespace itself only when no namespace under it holds memory.
+
+Where writes are queued (AWS), each namespace is marked erased before anything of it is deleted (`ErasureMarks`): a
+write accepted before the erase and still in the queue is then dropped by the worker instead of bringing the
+namespace back, however late it arrives. The receipt says until when, and what no erase reaches (dead-letter queues,
+backups).
 """
 
 from __future__ import annotations
 
 from rearview.domain.erase import ErasedCounts, EraseReceipt
 from rearview.domain.namespaces import namespace_within, validate_namespace
-from rearview.ports import HindsightLedger, IndexMaintenance, MemoryManagement, RetentionPolicies
+from rearview.ports import Clock, ErasureMarks, HindsightLedger, IndexMaintenance, MemoryManagement, RetentionPolicies
 from rearview.service.access import AccessService
 
 
@@ -23,8 +28,11 @@ class EraseService:
         access: AccessService,
         index: IndexMaintenance | None = None,
         policies: RetentionPolicies | None = None,
+        marks: tuple[ErasureMarks, Clock] | None = None,
     ) -> None:
         self._store = store
+        # The erasure marks and the clock they are dated by; None where writes are never queued.
+        self._marks = marks
         self._policies = policies
         self._ledger = ledger
         self._access = access
@@ -36,6 +44,11 @@ class EraseService:
         below = self._store.list_namespaces(namespace + ":")
         targets = [namespace, *(below if subtree else [])]
         receipt = EraseReceipt(namespace=namespace, subtree=subtree, namespaces={})
+        if self._marks is not None:
+            marks, clock = self._marks
+            at = clock.now()
+            placed = [marks.mark(each, at) for each in targets]
+            receipt.queued_writes_dropped_until, receipt.not_reached = placed[0].holds_until, placed[0].not_reached
         for each in targets:
             receipt.namespaces[each] = self._erase_one(each)
         left_below = bool(below) and not subtree

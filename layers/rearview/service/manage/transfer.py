@@ -32,7 +32,7 @@ from rearview.domain.transfer import (
     split_exported,
 )
 from rearview.errors import InvalidInput
-from rearview.ports import Embedder, MemoryManagement, MemoryReader, MemoryWriter
+from rearview.ports import Embedder, MemoryManagement, MemoryReader, MemoryWriter, WriteQueue
 from rearview.service.content_rules import check_content, redact_secrets
 from rearview.service.manage.edit import embedding_text
 
@@ -83,9 +83,12 @@ def _invalid(exc: ValidationError, prefix: tuple[str | int, ...]) -> InvalidInpu
 
 
 class TransferService:
-    def __init__(self, store: TransferStore, embedder: Embedder) -> None:
+    def __init__(self, store: TransferStore, embedder: Embedder, queue: WriteQueue | None = None) -> None:
         self._store = store
         self._embedder = embedder
+        # Where writes are queued (the AWS write function), an import is checked and redacted here, then restored by
+        # the queue's worker in chunks: embedding a thousand memories does not fit in one request's time.
+        self._queue = queue
 
     def export_page(self, namespace: str, cursor: str | None = None, max_items: int | None = None) -> ExportPage:
         """Up to `max_items` (EXPORT_PAGE_ITEMS) export lines and EXPORT_PAGE_BYTES, newest first, from `cursor` on."""
@@ -122,6 +125,9 @@ class TransferService:
                 raise InvalidInput(f"items.{i}.id: {line.id!r} appears twice", field=f"items.{i}.id")
             seen.add(line.id)
             memories.append(self._checked(namespace, i, line))
+        if self._queue is not None:
+            self._queue.send_restore(namespace, [exported(m, history) for m, history in memories])
+            return ImportResult(namespace=namespace, restored=0, skipped=0, accepted=len(memories))
         stored = self._store.get_many(namespace, [m.id for m, _ in memories])
         fresh = [(m, h) for m, h in memories if m.id not in stored]
         if fresh:

@@ -107,10 +107,9 @@ class RecallService:
         store, q = self._ctx.store, run.query
         results = hits(run, self._ctx.tuning)
         now = self._ctx.clock.now()
-        if results and record:
-            store.record_access(run.namespace, [h.id for h in results], now)
         if record:
-            store.record_recall(run.namespace, hit=bool(results), at=now)
+            # One write where writes are billed: the recall, its hit, and an access of each memory it returns.
+            store.record_recall(run.namespace, hit=bool(results), at=now, accessed=[h.id for h in results])
         working = None
         if q.session_id:
             working = {e.key: e.value for e in store.get_working(run.namespace, q.session_id, now)}
