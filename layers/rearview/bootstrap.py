@@ -164,9 +164,17 @@ def build_embedder(settings: Settings) -> Embedder:
 
         return HashingEmbedder(dim=settings.hashing_dim)
     if settings.embedder == "minilm":
-        from rearview.adapters.onnx_minilm_embedder import OnnxMiniLMEmbedder
+        from rearview.adapters.onnx_embedders.minilm import OnnxMiniLMEmbedder
 
         return OnnxMiniLMEmbedder()
+    if settings.embedder == "e5":
+        from rearview.adapters.onnx_embedders.e5 import OnnxE5Embedder
+
+        return OnnxE5Embedder()
+    if settings.embedder in ("bge-en", "bge-zh"):
+        from rearview.adapters.onnx_embedders.bge import OnnxBgeEmbedder
+
+        return OnnxBgeEmbedder(settings.embedder.removeprefix("bge-"))
     if settings.embedder == "bedrock":
         from rearview.adapters.aws_clients import boto3_client
         from rearview.adapters.bedrock_embedder import BedrockEmbedder
