@@ -553,6 +553,24 @@ def build_search_fallback(
     )
 
 
+def reembed_local(settings: Settings, progress: Callable[[str, int], None]) -> tuple[str | None, dict[str, int]]:
+    """The embedded backend's data in `settings.data_dir` re-embedded in place by `settings.embedder` (every
+    memory's vector, then the database's record of its embedder): (the embedder recorded before, memories per
+    namespace). For a store written with another embedder, before it is opened with this one."""
+    if settings.backend != "sqlite":
+        raise ConfigurationError(
+            "reindex --embedder: the embedded backend's data is re-embedded in place; on AWS, rebuild with the "
+            "deployment's embedder",
+            field="backend",
+        )
+    from rearview.adapters.sqlite.reembed import recorded_embedder, reembed
+    from rearview.service.manage.edit import embedding_text
+
+    before = recorded_embedder(settings.data_dir)
+    counts = reembed(settings.data_dir, build_embedder(settings), embedding_text, progress)
+    return (before[0] if before else None), counts
+
+
 def build_index_maintenance(settings: Settings) -> IndexMaintenance | None:
     """The write side of the AWS backend's search index alone (no store, no queue): what provisions the index at
     deploy. None on the local backends, whose index lives in the store."""
