@@ -5,7 +5,7 @@ in order through the service write path as an episode (id = dia_id, occurred_at 
 entity); each question is asked verbatim with as_of = ask_ts. Only the question text and ask_ts reach the
 pipeline: gold ids, answers and categories are read by the scorer alone.
 
-    .venv/bin/python bench/locomo.py --data ../shared/benchmarks/locomo [--embedder minilm|hashing]
+    .venv/bin/python bench/locomo.py --data ../shared/benchmarks/locomo [--embedder minilm|e5|bge-en|bge-zh|hashing]
 """
 
 from __future__ import annotations
@@ -350,7 +350,7 @@ class Bench:
             self._keep("bm25-ws", q, [turn_ids[i] for i in order], plain, millis)
 
             started = time.perf_counter()
-            qvec = self.s.embedder.embed([q.question])[0]
+            qvec = self.s.embedder.embed_queries([q.question])[0]
             cands = self.s.index.vector_search(namespace, qvec, everything, TOP_K)
             millis = (time.perf_counter() - started) * 1000
             self._keep("vector", q, ids_of(cands), state, millis)
@@ -402,9 +402,12 @@ class _RememberedQueries:
         self.name, self.dim, self.relevance_floor = embedder.name, embedder.dim, embedder.relevance_floor
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embedder.embed(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if missing:
-            self._vectors.update(zip(missing, self._embedder.embed(missing), strict=True))
+            self._vectors.update(zip(missing, self._embedder.embed_queries(missing), strict=True))
         return np.stack([self._vectors[t] for t in texts])
 
 
@@ -745,7 +748,7 @@ def folds_report(figures: dict[str, Any]) -> str:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, required=True, help="directory with locomo10_turns/gold.jsonl")
-    parser.add_argument("--embedder", choices=["minilm", "hashing"], default="minilm")
+    parser.add_argument("--embedder", choices=["minilm", "e5", "bge-en", "bge-zh", "hashing"], default="minilm")
     parser.add_argument(
         "--reranker",
         choices=["none", "bedrock", "onnx"],

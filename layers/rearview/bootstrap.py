@@ -111,9 +111,17 @@ def build_embedder(settings: Settings) -> Embedder:
 
         return HashingEmbedder(dim=settings.hashing_dim)
     if settings.embedder == "minilm":
-        from rearview.adapters.onnx_minilm_embedder import OnnxMiniLMEmbedder
+        from rearview.adapters.onnx_embedders.minilm import OnnxMiniLMEmbedder
 
         return OnnxMiniLMEmbedder()
+    if settings.embedder == "e5":
+        from rearview.adapters.onnx_embedders.e5 import OnnxE5Embedder
+
+        return OnnxE5Embedder()
+    if settings.embedder in ("bge-en", "bge-zh"):
+        from rearview.adapters.onnx_embedders.bge import OnnxBgeEmbedder
+
+        return OnnxBgeEmbedder(settings.embedder.removeprefix("bge-"))
     if settings.embedder == "bedrock":
         from rearview.adapters.aws_clients import boto3_client
         from rearview.adapters.bedrock_embedder import BedrockEmbedder
@@ -564,6 +572,24 @@ def build_search_fallback(
         retry_after_seconds=settings.aws.search_fallback_seconds,
         on_fallback=on_fallback,
     )
+
+
+def reembed_local(settings: Settings, progress: Callable[[str, int], None]) -> tuple[str | None, dict[str, int]]:
+    """The embedded backend's data in `settings.data_dir` re-embedded in place by `settings.embedder` (every
+    memory's vector, then the database's record of its embedder): (the embedder recorded before, memories per
+    namespace). For a store written with another embedder, before it is opened with this one."""
+    if settings.backend != "sqlite":
+        raise ConfigurationError(
+            "reindex --embedder: the embedded backend's data is re-embedded in place; on AWS, rebuild with the "
+            "deployment's embedder",
+            field="backend",
+        )
+    from rearview.adapters.sqlite.reembed import recorded_embedder, reembed
+    from rearview.service.manage.edit import embedding_text
+
+    before = recorded_embedder(settings.data_dir)
+    counts = reembed(settings.data_dir, build_embedder(settings), embedding_text, progress)
+    return (before[0] if before else None), counts
 
 
 def build_index_maintenance(settings: Settings) -> IndexMaintenance | None:

@@ -60,7 +60,12 @@ class Embedder(Protocol):
     relevance_floor: float
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """An array of shape (len(texts), dim), each row L2-normalised."""
+        """Memories: an array of shape (len(texts), dim), each row L2-normalised."""
+        ...
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """What recall searches for, as `embed` does memories: a model trained on (query, passage) pairs reads
+        each side its own way (e5's "query: " and "passage: "); a symmetric model embeds both alike."""
         ...
 
 

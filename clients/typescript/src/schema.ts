@@ -1742,6 +1742,17 @@ export interface components {
              * @description Ids of near-duplicates folded into this hit
              */
             collapsed?: string[];
+            /**
+             * Folded Sources
+             * @description Semantic only: the episodes it was learned from that this recall matched too, folded under it rather than returned apart (the knowledge first; follow the ids for the evidence)
+             */
+            folded_sources?: string[];
+            /**
+             * Folded Sources Count
+             * @description How many sources are folded under it (len of folded_sources)
+             * @default 0
+             */
+            folded_sources_count?: number;
         };
         /**
          * RecallQuery

@@ -24,6 +24,9 @@ USER_ERROR_EXIT = 2
 
 class EmbedderChoice(StrEnum):
     MINILM = "minilm"
+    E5 = "e5"
+    BGE_EN = "bge-en"
+    BGE_ZH = "bge-zh"
     HASHING = "hashing"
 
 

@@ -156,6 +156,12 @@ class RecallHit(BaseModel):
     outcome_status: OutcomeStatus | None = None
     occurrences: Occurrences | None = Field(None, description="Episodic only: how often it happened (merged repeats)")
     collapsed: list[str] = Field(default_factory=list, description="Ids of near-duplicates folded into this hit")
+    folded_sources: list[str] = Field(
+        default_factory=list,
+        description="Semantic only: the episodes it was learned from that this recall matched too, folded under it "
+        "rather than returned apart (the knowledge first; follow the ids for the evidence)",
+    )
+    folded_sources_count: int = Field(0, description="How many sources are folded under it (len of folded_sources)")
 
 
 class StageTrace(BaseModel):

@@ -344,6 +344,6 @@ class SqliteDatabase:
             raise EmbeddingMismatch(
                 f"{self.path} holds vectors made by embedder {stored_name!r} (dim {stored_dim}), but the "
                 f"configured embedder is {self.embedder_name!r} (dim {self.dim}). Configure the original "
-                "embedder, use another data directory, or rebuild the vectors with `rearview reindex`.",
+                "embedder, use another data directory, or re-embed its data with `rearview reindex --embedder <name>`.",
                 field="embedder",
             )

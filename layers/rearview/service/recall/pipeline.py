@@ -1,8 +1,8 @@
 """Recall, the product, as a pipeline: filters -> the namespace's structure (and spelling) -> keyword and vector
 candidates -> fusion (-> pseudo-relevance feedback) -> decay and boosts -> session neighbours -> named entities, time
-answers, questions -> exclusions -> rerank -> "last time" -> collapse -> no-relevant-memory verdict -> token budget.
-Every stage is timed and, with `explain`, reported; a time budget skips the optional ones once it is spent (see
-deadline)."""
+answers, questions -> exclusions -> rerank -> "last time" -> what was learned first -> collapse -> no-relevant-memory
+verdict -> token budget. Every stage is timed and, with `explain`, reported; a time budget skips the optional ones
+once it is spent (see deadline)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,12 @@ from rearview.ports import Clock, Embedder, Reranker, SearchIndex
 from rearview.service.recall.candidates import embed, feedback, fresh, fuse, search
 from rearview.service.recall.deadline import Stage, run_stages
 from rearview.service.recall.form_stages import exclude, latest_first, query_form
+from rearview.service.recall.learned import learned_first
 from rearview.service.recall.lessons import lessons
 from rearview.service.recall.query import parse
 from rearview.service.recall.ranking import entities, neighbours, questions, rank, rerank, time_answers
-from rearview.service.recall.results import budget, collapse, hits, relevance
+from rearview.service.recall.relevance import relevance
+from rearview.service.recall.results import budget, collapse, hits
 from rearview.service.recall.spelling import spelling
 from rearview.service.recall.state import Collaborators, RecallState, RecallStore
 from rearview.service.recall.structure import structure
@@ -44,8 +46,9 @@ STAGES: tuple[Stage, ...] = (
     exclude,  # with exclusions ("other than X", `exclude`): the memories about them go
     rerank,  # with a reranker, unless the query skips it: the best candidates re-ordered
     latest_first,  # for a "last time" query: the most recent relevant episode first
+    learned_first,  # a semantic memory above the episodes it was learned from that matched, which fold under it
     collapse,  # near-duplicates fold into the best; top_k kept
-    relevance,  # the no-relevant-memory verdict
+    relevance,  # the no-relevant-memory verdict: meaning, words, names, a time range; small talk asks for none
     budget,  # the token budget
 )
 

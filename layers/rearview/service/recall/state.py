@@ -142,6 +142,9 @@ class RecallState:
     memories: dict[str, Memory] = field(default_factory=dict)
     scored: Scored = field(default_factory=list)
 
+    # learned_first: each semantic memory's sources that matched too, folded under it (they left `scored`).
+    learned_from: dict[str, list[str]] = field(default_factory=dict)
+
     # collapse, relevance, budget
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
     folded: dict[str, list[str]] = field(default_factory=dict)
