@@ -792,6 +792,16 @@ export interface components {
              * @description Ids of the API keys whose whole scope was erased (revoked, not deleted)
              */
             keys_revoked?: string[];
+            /**
+             * Queued Writes Dropped Until
+             * @description Writes accepted before the erase that are still queued are dropped until then, instead of bringing the namespace back (null where writes are never queued: they were stored before the erase)
+             */
+            queued_writes_dropped_until?: string | null;
+            /**
+             * Not Reached
+             * @description Copies the erase cannot reach (dead-letter queues, backups), each with when it expires
+             */
+            not_reached?: string[];
         };
         /**
          * ErasedCounts
@@ -1273,6 +1283,12 @@ export interface components {
              * @description The ids restored
              */
             ids?: string[];
+            /**
+             * Accepted
+             * @description Memories accepted onto the write queue where writes are queued (AWS), restored by the worker in chunks (then `restored` and `skipped` are 0 here)
+             * @default 0
+             */
+            accepted?: number;
         };
         /**
          * KeyCreate
