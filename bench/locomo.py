@@ -399,7 +399,7 @@ class _RememberedQueries:
     def __init__(self, embedder: Embedder) -> None:
         self._embedder = embedder
         self._vectors: dict[str, np.ndarray] = {}
-        self.name, self.dim, self.relevance_floor = embedder.name, embedder.dim, embedder.relevance_floor
+        self.name, self.dim, self.scale = embedder.name, embedder.dim, embedder.scale
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self._embedder.embed(texts)

@@ -15,6 +15,7 @@ from rearview.domain.memory import Memory
 from rearview.domain.recall import RecallQuery, StageTrace
 from rearview.domain.search import Candidate, MemoryFilter
 from rearview.ports import Clock, Embedder, MemoryReader, MemoryUsage, Reranker, SearchIndex, WorkingMemoryStore
+from rearview.service.recall.background import Background
 from rearview.service.recall.fusion import FusionWeights
 from rearview.service.recall.profile import ProfileCache, Refinements
 from rearview.service.recall.query_forms import Excluded
@@ -41,11 +42,13 @@ class Collaborators:
     embedder: Embedder
     clock: Clock
     tuning: RecallTuning
-    # Below this relevance of its best candidate, a recall answers no_relevant_memory.
+    # The margin by meaning (see background) a memory must reach to be relevant, when nothing else speaks for it.
     relevance_floor: float
     # 0 for an index that is consistent with the store (SQLite: same transaction); the AWS index lags.
     freshness_seconds: int
     reranker: Reranker | None
+    # Everyday text the relevance stage measures a query's background against.
+    background: Background
     # Each namespace's conversational structure (see the structure stage), measured once and kept.
     profiles: ProfileCache = field(default_factory=ProfileCache)
 
