@@ -15,8 +15,9 @@ each answered by one memory in the namespace's language and 10 in the other, 15 
 3. **the relevance margin**: each answered question's margin (its memory's cosine above the query's background,
    `service/recall/background.py`) against each unanswered query's best margin in the namespace; the margin is the
    threshold with the best balanced accuracy (the mean of the two sides' shares right), over the languages the model
-   reads, questions in the other language included for a multilingual model (for the lexical hashing embedder,
-   above every unanswered query's margin: its words speak for it).
+   reads (for the lexical hashing embedder, above every unanswered query's margin: its words speak for it); for a
+   multilingual model, a second margin across scripts, from the questions asked in the other language against the
+   unanswered queries in it.
 
     .venv/bin/python bench/calibrate.py [--embedder minilm --embedder e5 ...]
 
@@ -118,15 +119,20 @@ def calibrate(name: str, users: dict[str, Any]) -> dict[str, Any]:
     )
     positives: list[float] = []
     negatives: list[float] = []
+    across: tuple[list[float], list[float]] = ([], [])
     margins: dict[str, dict[str, list[float]]] = {}
     for lang in reads:
         other = users["zh" if lang == "en" else "en"]
         margins[lang] = found = question_margins(embedder, background, users[lang], other)
         positives += found["answered"]
-        if name in MULTILINGUAL:
-            positives += found["answered, other language"]
-        negatives += found["unanswered"] + found["unanswered, other language"]
+        negatives += found["unanswered"]
+        across[0].extend(found["answered, other language"])
+        across[1].extend(found["unanswered, other language"])
+    if name not in MULTILINGUAL:
+        # A query in another script is measured against the same margin: it never meets its answer anyway.
+        negatives += across[1]
     chosen, tpr, tnr = best_margin(positives, negatives)
+    across_margin = best_margin(*across)[0] if name in MULTILINGUAL else None
     if name in LEXICAL:
         chosen = round(LEXICAL_HEADROOM * max(negatives), 3)
         tpr, tnr = float(np.mean([p >= chosen for p in positives])), 1.0
@@ -137,6 +143,7 @@ def calibrate(name: str, users: dict[str, Any]) -> dict[str, Any]:
         "anchors": anchors,
         "margins": margins,
         "margin": chosen,
+        "across_margin": across_margin,
         "margin_tpr": tpr,
         "margin_tnr": tnr,
         "reads": reads,
@@ -204,9 +211,10 @@ def report(results: dict[str, dict[str, Any]]) -> str:
             title="== relevance margins (the memory's cosine above the query's background) ==",
         )  # fmt: skip
     )
-    rows = [[name, r["margin"], r["margin_tpr"], r["margin_tnr"]] for name, r in results.items()]
+    rows = [[name, r["margin"], r["margin_tpr"], r["margin_tnr"], r["across_margin"]] for name, r in results.items()]
     out.append("")
-    out.append(format_table(["embedder", "relevance margin", "answered kept", "unanswered refused"], rows,
+    out.append(format_table(["embedder", "relevance margin", "answered kept", "unanswered refused", "across scripts"],
+                            rows,
                             title="== the relevance margin (best balanced accuracy) =="))  # fmt: skip
     return "\n".join(out)
 

@@ -26,8 +26,17 @@ class CosineScale:
     # One statement said twice in other words.
     same: float
     # How far (as a share of the distance to 1) a memory's cosine with a query must stand above the query's
-    # cosine with everyday text of the memory's script for the memory to count as relevant by its meaning.
+    # cosine with everyday text of the memory's script for the memory to count as relevant by its meaning ...
     relevance_margin: float
+    # ... and where the query and the memory are in different scripts (a Chinese question, an English memory): a
+    # multilingual model puts such pairs lower. None: the same margin (a model that reads one language).
+    across_margin: float | None = None
+
+    def margin_for(self, same_script: bool) -> float:
+        """The relevance margin of a query and a memory in the same script or not."""
+        if same_script or self.across_margin is None:
+            return self.relevance_margin
+        return self.across_margin
 
     def raw(self, reference: float) -> float:
         """The cosine on this scale that stands where `reference` stands on the reference scale: linear between

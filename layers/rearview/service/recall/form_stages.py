@@ -123,8 +123,7 @@ def _relevant(ctx: Collaborators, run: RecallState) -> list[str]:
     head = [cid for _, cid in run.scored[: max(q.top_k * 3, q.top_k + 10)] if cid in run.memories]
     vectors = ctx.store.get_vectors(run.namespace, head)
     evidence = evidence_of(ctx, run, head, vectors)
-    floor, share = ctx.relevance_floor, ctx.tuning.keyword_relevance
-    scores = {cid: e.strength(floor, share) for cid, e in evidence.items()}
+    scores = {cid: e.strength(ctx.tuning.keyword_relevance) for cid, e in evidence.items()}
     best = max(scores.values(), default=0.0)
     bar = ctx.tuning.latest_match_share * best
     return [cid for cid in head if best > 0 and scores[cid] >= bar]

@@ -42,22 +42,23 @@ class Evidence:
     """What speaks for one memory's relevance to the query."""
 
     cosine: float
-    # How far the cosine stands above the query's background (see background).
+    # How far the cosine stands above the query's background (see background), and that as a share of the margin
+    # the pair needs (its script's: `CosineScale.margin_for`).
     margin: float
+    meaning: float
     # The query's terms the memory holds, weighted by their rarity in the namespace, as a share of its terms; and
     # whether the query names one of its entities.
     terms: float
     named: bool
 
-    def strength(self, floor: float, keyword_relevance: float) -> float:
+    def strength(self, keyword_relevance: float) -> float:
         """The strongest evidence, 1 where it reaches its floor: above 1, relevant."""
-        meaning = self.margin / floor if floor > 0 else math.inf
         words = self.terms / keyword_relevance if keyword_relevance > 0 else math.inf
-        return max(meaning, words, 1.0 if self.named else 0.0)
+        return max(self.meaning, words, 1.0 if self.named else 0.0)
 
-    def shown(self, floor: float, keyword_relevance: float) -> dict[str, float | bool]:
+    def shown(self, keyword_relevance: float) -> dict[str, float | bool]:
         return {
-            "strength": round(self.strength(floor, keyword_relevance), 4),
+            "strength": round(self.strength(keyword_relevance), 4),
             "cosine": round(self.cosine, 4),
             "margin": round(self.margin, 4),
             "terms": round(self.terms, 4),
@@ -72,20 +73,20 @@ def relevance(ctx: Collaborators, run: RecallState) -> None:
         small_talk = is_small_talk(run.query.query)
         # "What happened yesterday?" asks for the time range itself: whatever lies in it is relevant.
         time_only = (run.since is not None or run.until is not None) and all(is_vague_term(t) for t in run.terms)
-        floor, share = ctx.relevance_floor, ctx.tuning.keyword_relevance
+        share = ctx.tuning.keyword_relevance
         evidence = evidence_of(ctx, run, run.top, run.vectors)
-        scores = {cid: 1.0 if time_only else e.strength(floor, share) for cid, e in evidence.items()}
+        scores = {cid: 1.0 if time_only else e.strength(share) for cid, e in evidence.items()}
         best = max(scores.values(), default=0.0)
         run.no_relevant_memory = small_talk or best < 1.0
         st.detail = {
             "best": round(best, 4),
-            "margin_floor": floor,
+            "margin_floor": ctx.relevance_floor,
             "keyword_relevance": share,
             "time_only_query": time_only,
             "small_talk": small_talk,
             "no_relevant_memory": run.no_relevant_memory,
         }
-        st.candidates = [{"id": cid, **e.shown(floor, share)} for cid, e in evidence.items()]
+        st.candidates = [{"id": cid, **e.shown(share)} for cid, e in evidence.items()]
         if run.no_relevant_memory:
             run.top = []
 
@@ -96,16 +97,18 @@ def evidence_of(
     """The evidence for each of `ids` (memories of the ranking, with their `vectors`)."""
     levels = ctx.background.levels(run.query_vector) if run.query_vector.size else {}
     weights = term_weights(ctx, run)
-    query_words = set(run.terms)
+    query_words, query_script = set(run.terms), is_cjk_text(run.query.query)
     out: dict[str, Evidence] = {}
     for cid in ids:
         memory = run.memories[cid]
-        vector = vectors.get(cid)
+        vector, script = vectors.get(cid), is_cjk_text(memory.content)
         cosine = float(vector @ run.query_vector) if vector is not None and run.query_vector.size else 0.0
-        level = levels.get(is_cjk_text(memory.content), 0.0)
+        above = margin(cosine, levels[script]) if vector is not None and levels else 0.0
+        floor = ctx.margin_floor(script == query_script)
         out[cid] = Evidence(
             cosine=cosine,
-            margin=margin(cosine, level) if vector is not None and levels else 0.0,
+            margin=above,
+            meaning=above / floor if floor > 0 else math.inf,
             terms=term_share(run.terms, memory, weights),
             named=names_an_entity(memory, query_words),
         )

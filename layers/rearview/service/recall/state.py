@@ -52,6 +52,14 @@ class Collaborators:
     # Each namespace's conversational structure (see the structure stage), measured once and kept.
     profiles: ProfileCache = field(default_factory=ProfileCache)
 
+    def margin_floor(self, same_script: bool) -> float:
+        """The margin by meaning a memory needs: `relevance_floor`, the query and it in the same script; else that
+        in the proportion the embedder's scale sets for a pair across scripts."""
+        if same_script:
+            return self.relevance_floor
+        scale = self.embedder.scale
+        return self.relevance_floor * scale.margin_for(False) / max(scale.relevance_margin, 1e-6)
+
 
 class Tracer:
     """The stages' trace entries, in the order they ran, each timed."""
