@@ -11,8 +11,8 @@ A memory is relevant when any of these speaks for it:
   "book" holds "Booked") and weighted by how rare it is in the namespace (BM25's IDF: a word a fifth of a chat
   holds, such as its greeting, says little of what a memory is about);
 - **a name**: the query names one of its entities (its speaker, a place);
-- **a time**: the query asks for a time range alone ("what happened yesterday?"): whatever lies in it is what was
-  asked for.
+- **a time**: the query names a time range and the memory lies in it ("what did we talk about on May 2nd?"); a query
+  that asks for the range alone ("what happened yesterday?") finds only what lies in it, all of it relevant.
 
 Each is expressed as a strength, 1 at its floor, so that one number orders the memories (the "last time" form
 compares them so too). A query that is only small talk ("hi!", "thanks", "你好", by the write path's rule) asks for
@@ -50,11 +50,13 @@ class Evidence:
     # whether the query names one of its entities.
     terms: float
     named: bool
+    # Whether the memory lies in the time range the query names.
+    in_range: bool = False
 
     def strength(self, keyword_relevance: float) -> float:
         """The strongest evidence, 1 where it reaches its floor: above 1, relevant."""
         words = self.terms / keyword_relevance if keyword_relevance > 0 else math.inf
-        return max(self.meaning, words, 1.0 if self.named else 0.0)
+        return max(self.meaning, words, 1.0 if self.named or self.in_range else 0.0)
 
     def shown(self, keyword_relevance: float) -> dict[str, float | bool]:
         return {
@@ -63,6 +65,7 @@ class Evidence:
             "margin": round(self.margin, 4),
             "terms": round(self.terms, 4),
             "named": self.named,
+            "in_range": self.in_range,
         }
 
 
@@ -111,6 +114,7 @@ def evidence_of(
             meaning=above / floor if floor > 0 else math.inf,
             terms=term_share(run.terms, memory, weights),
             named=names_an_entity(memory, query_words),
+            in_range=run.boost_range is not None and run.boost_range[0] <= memory.occurred_at < run.boost_range[1],
         )
     return out
 
