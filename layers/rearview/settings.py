@@ -423,11 +423,13 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     # The local server's port.
     port: int = Field(8765, ge=1, le=65535)
-    # `minilm` (offline all-MiniLM-L6-v2, English, PyPI), `e5` (offline multilingual-e5-small, PyPI), `bge-en` /
-    # `bge-zh` (offline BGE small, one language, from Maven Central on first use: needs Java and Maven), `hashing`
-    # (no model: tests, demos), `bedrock` (Titan). A store keeps the embedder it was written with: another needs
+    # `e5` (offline multilingual-e5-small, PyPI: Chinese, English and ~100 languages, and across them), `minilm`
+    # (offline all-MiniLM-L6-v2, English only, PyPI), `bge-en` / `bge-zh` (offline BGE small, one language, from
+    # Maven Central on first use: needs Java and Maven), `hashing` (no model: tests, demos), `bedrock` (Titan). e5
+    # by default: as good as MiniLM on English recall and the only one that reads Chinese and across languages
+    # (bench/RESULTS.md, "The default embedder"). A store keeps the embedder it was written with: another needs
     # `rearview reindex --embedder`.
-    embedder: Literal["minilm", "e5", "bge-en", "bge-zh", "hashing", "bedrock"] = "minilm"
+    embedder: Literal["minilm", "e5", "bge-en", "bge-zh", "hashing", "bedrock"] = "e5"
     # A model that re-orders recall's best candidates, reading the query and each memory together: `bedrock`
     # (aws.bedrock_rerank_model) or `onnx` (a local cross-encoder file).
     reranker: Literal["none", "bedrock", "onnx"] = "none"
