@@ -85,6 +85,8 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "spelling variants (typo_min_length 5)": {"typo_min_length": 5},
     "namespace-common words out of keyword search": {"keyword_common_share": 0.2},
     "no short-turn vector weight": {"short_turn_vector_weight": 0.0},
+    "vector weight 0.6": {"vector_weight": 0.6},
+    "vector weight 0.4": {"vector_weight": 0.4},
 }
 # Added to the ablations when a reranker is configured (--reranker).
 NO_RERANKER = {"rerank_candidates": 0}

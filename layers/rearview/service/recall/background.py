@@ -24,7 +24,7 @@ from importlib import resources
 import numpy as np
 
 from rearview.ports import Embedder
-from rearview.text_analysis import is_cjk
+from rearview.text_analysis import cjk_characters
 
 # The query's background is the mean of its best this many cosines with the background texts of a script: one
 # text that happens to be on the query's subject moves it by a fifth of its excess at most.
@@ -40,7 +40,7 @@ def background_texts() -> tuple[str, ...]:
 
 def is_cjk_text(text: str) -> bool:
     """Whether a text is written mostly in CJK characters (more than a quarter of its characters)."""
-    return sum(1 for ch in text if is_cjk(ch)) * 4 > len(text)
+    return cjk_characters(text) * 4 > len(text)
 
 
 class Background:
