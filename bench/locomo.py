@@ -5,7 +5,7 @@ in order through the service write path as an episode (id = dia_id, occurred_at 
 entity); each question is asked verbatim with as_of = ask_ts. Only the question text and ask_ts reach the
 pipeline: gold ids, answers and categories are read by the scorer alone.
 
-    .venv/bin/python bench/locomo.py --data ../shared/benchmarks/locomo [--embedder minilm|e5|bge-en|bge-zh|hashing]
+    .venv/bin/python bench/locomo.py --data ../shared/benchmarks/locomo [--embedder e5|minilm|bge-en|bge-zh|hashing]
 """
 
 from __future__ import annotations
@@ -750,7 +750,7 @@ def folds_report(figures: dict[str, Any]) -> str:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, required=True, help="directory with locomo10_turns/gold.jsonl")
-    parser.add_argument("--embedder", choices=["minilm", "e5", "bge-en", "bge-zh", "hashing"], default="minilm")
+    parser.add_argument("--embedder", choices=["minilm", "e5", "bge-en", "bge-zh", "hashing"], default="e5")
     parser.add_argument(
         "--reranker",
         choices=["none", "bedrock", "onnx"],

@@ -5,8 +5,8 @@ only the questions asked again. This script ingests the data once into `--store`
 every question with this tree's recall and, with `--baseline <commit>`, with that commit's (its `layers`, in a process
 of its own), both with the access counts the ingest left frozen, so neither run changes what the other ranks.
 
-    .venv/bin/python bench/locomo_ask.py --data ../shared/benchmarks/locomo --store .bench/locomo-minilm \\
-        --baseline main [--embedder minilm]
+    .venv/bin/python bench/locomo_ask.py --data ../shared/benchmarks/locomo --store .bench/locomo-e5 \\
+        --baseline main [--embedder e5] [--rerank-embedder bge-en]
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--store", type=Path, required=True, help="the ingested store, made on the first run")
-    parser.add_argument("--embedder", default="minilm", choices=["minilm", "e5", "bge-en", "bge-zh", "hashing"])
+    parser.add_argument("--embedder", default="e5", choices=["minilm", "e5", "bge-en", "bge-zh", "hashing"])
     parser.add_argument("--baseline", default=None, help="a commit whose recall asks the same store too")
     parser.add_argument(
         "--rerank-embedder",
