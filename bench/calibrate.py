@@ -110,7 +110,7 @@ def best_margin(positives: Sequence[float], negatives: Sequence[float]) -> tuple
 
 
 def calibrate(name: str, users: dict[str, Any]) -> dict[str, Any]:
-    embedder = build_embedder(Settings(embedder=name))  # type: ignore[arg-type]
+    embedder = build_embedder(Settings(embedder=name))
     background = Background(embedder)
     pairs = {lang: pair_cosines(embedder, user) for lang, user in users.items()}
     reads = READS[name]
@@ -161,7 +161,8 @@ def report(results: dict[str, dict[str, Any]]) -> str:
     write = WriteTuning()
     rows = []
     for name, r in results.items():
-        scale = CosineScale(*r["anchors"], relevance_margin=r["margin"])
+        unrelated, related, same_anchor = r["anchors"]
+        scale = CosineScale(unrelated, related, same_anchor, relevance_margin=r["margin"])
         dedup = scale.raw(write.dedup_threshold)
         same = [v for lang in r["reads"] for v in r["pair_values"][lang]["same"]]
         related = [v for lang in r["reads"] for v in r["pair_values"][lang]["related"]]

@@ -58,7 +58,7 @@ class EmbedderReranker:
         from rearview.bootstrap import build_embedder
         from rearview.settings import Settings
 
-        self._embedder = build_embedder(Settings(embedder=name))  # type: ignore[arg-type]
+        self._embedder = build_embedder(Settings(embedder=name))
         self.name = f"second opinion: {self._embedder.name}"
         self._kept: dict[str, Any] = {}
 
