@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
 from rearview.domain.write import MemoryWrite, queued_write_body
-from rearview.service import redaction
 from rearview.service.redaction import find_secrets, redact_json, redact_labels, redact_text
+from rearview.service.redaction import text as redaction
 from rearview.service.redaction.normalise import normalise
 from rearview.service.write import redact_write
 from rearview.settings import Settings

@@ -13,13 +13,14 @@ import re2
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rearview.service.redaction import _chosen, find_secrets, redact_text
+from rearview.service.redaction import find_secrets, redact_text
 from rearview.service.redaction.credentials import OUR_RULES, credential_screen, library_rules
 from rearview.service.redaction.normalise import normalise
 from rearview.service.redaction.personal import PERSONAL_SCREEN
 from rearview.service.redaction.rules import DIGIT, Finding, PatternRule, Subject
 from rearview.service.redaction.screen import Screen
 from rearview.service.redaction.spaced import WINDOW_AFTER, WINDOW_BEFORE, windows
+from rearview.service.redaction.text import _chosen
 from support.modules import load_module
 
 pytestmark = pytest.mark.unit

@@ -30,6 +30,7 @@ from rearview.domain.json_input import check_json_value
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.permissions import Permission
 from rearview.errors import RearviewError
+from rearview.service.redaction import check_verbatim
 
 ToolFunction = TypeVar("ToolFunction", bound=Callable[..., Any])
 
@@ -71,7 +72,10 @@ class McpState:
         """The namespace of this call, checked against the caller's scope and permissions, and the caller."""
         request = ctx.request_context.request
         principal = self.principal_provider(getattr(request, "scope", None))
-        namespace = validate_namespace(requested) if requested is not None else self.default_namespace(principal)
+        if requested is not None:
+            namespace = check_verbatim(validate_namespace(requested), "namespace")  # stored as given: no secret in it
+        else:
+            namespace = self.default_namespace(principal)
         self.services.access.authorize(principal, namespace, permission)
         return namespace, principal
 
