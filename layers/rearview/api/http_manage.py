@@ -146,7 +146,7 @@ class ManageOperations:
         ns: NamespacePath,
         subtree: Annotated[bool, Query(description="Also every namespace under it")] = False,
     ) -> EraseReceipt:
-        return self._services.eraser.erase(namespace_of(ns), subtree)
+        return self._services.eraser.erase(namespace_of(ns), subtree, caller=self._app.principal())
 
     # --- the inspector's static files
 

@@ -29,6 +29,11 @@ class EraseReceipt(BaseModel):
     keys_revoked: list[str] = Field(
         default_factory=list, description="Ids of the API keys whose whole scope was erased (revoked, not deleted)"
     )
+    keys_left_active: int = Field(
+        0,
+        description="API keys whose whole scope was erased but which stay active: revoking a key takes the `admin` "
+        "permission, which the caller lacks",
+    )
 
 
 class NamespaceInfo(BaseModel):

@@ -6,11 +6,14 @@ deadline)."""
 
 from __future__ import annotations
 
+import logging
 import time
+from datetime import datetime
 
 from rearview.domain.namespaces import validate_namespace
-from rearview.domain.recall import RecallQuery, RecallResponse, RecallTrace
+from rearview.domain.recall import RecallHit, RecallQuery, RecallResponse, RecallTrace
 from rearview.domain.timestamps import check_time_range
+from rearview.errors import StorageFull
 from rearview.ports import Clock, Embedder, MemoryStore, Reranker, SearchIndex
 from rearview.service.recall.candidates import embed, feedback, fresh, fuse, search
 from rearview.service.recall.deadline import Stage, run_stages
@@ -23,6 +26,8 @@ from rearview.service.recall.spelling import spelling
 from rearview.service.recall.state import Collaborators, RecallState
 from rearview.service.recall.structure import structure
 from rearview.settings import RecallTuning
+
+logger = logging.getLogger(__name__)
 
 # The stages in the order they run; a conditional one checks its condition first and, where it does not hold, adds
 # no trace entry.
@@ -107,10 +112,8 @@ class RecallService:
         store, q = self._ctx.store, run.query
         results = hits(run, self._ctx.tuning)
         now = self._ctx.clock.now()
-        if results and record:
-            store.record_access(run.namespace, [h.id for h in results], now)
         if record:
-            store.record_recall(run.namespace, hit=bool(results), at=now)
+            _bookkeeping(run.namespace, results, now, store)
         working = None
         if q.session_id:
             working = {e.key: e.value for e in store.get_working(run.namespace, q.session_id, now)}
@@ -133,3 +136,14 @@ class RecallService:
             timed_out=run.timed_out,
             trace=trace,
         )
+
+
+def _bookkeeping(namespace: str, results: list[RecallHit], now: datetime, store: MemoryStore) -> None:
+    """Count the accesses and the recall. Counters only: a store that cannot write (a full disk) still answers
+    recalls, so its refusal is logged, never the caller's."""
+    try:
+        if results:
+            store.record_access(namespace, [h.id for h in results], now)
+        store.record_recall(namespace, hit=bool(results), at=now)
+    except StorageFull as exc:
+        logger.warning("recall: the counters of %s were not recorded: %s", namespace, exc.message)
