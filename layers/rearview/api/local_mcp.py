@@ -15,10 +15,9 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from rearview.api.admission import admitted_principal
-from rearview.api.mcp_http import MAX_MCP_BODY_BYTES, MCP_PATH, hostile_json_refusal, no_host_check, unauthorized
+from rearview.api.mcp_http import MAX_MCP_BODY_BYTES, MCP_PATH, admit, hostile_json_refusal, no_host_check
 from rearview.domain.access import Principal
-from rearview.errors import ConfigurationError, RearviewError, Unauthorized
+from rearview.errors import ConfigurationError
 from rearview.service.access import AccessGate
 
 if TYPE_CHECKING:
@@ -86,17 +85,7 @@ class LocalMcp:
 
     def admit(self, event: Mapping[str, Any]) -> Principal | dict[str, Any]:
         """The caller's principal, or the response that turns it away (blocking: run it off the loop)."""
-        http = (event.get("requestContext") or {}).get("http") or {}
-        method = str(http.get("method") or "").upper()
-        if method != "POST":
-            message = f"{method or '?'} {MCP_PATH}: method not allowed (allowed: POST; this server is stateless)"
-            return v2_response(405, {"error": "method_not_allowed", "message": message}, {"Allow": "POST"})
-        try:
-            return admitted_principal(event, self.gate)
-        except Unauthorized as exc:
-            return unauthorized(exc, any(k.lower() == "authorization" for k in event.get("headers") or {}))
-        except RearviewError as exc:  # Throttled (429, Retry-After) among them
-            return v2_response(exc.status, exc.to_dict(), exc.headers())
+        return admit(event, self.gate)
 
     async def answer(
         self, scope: Mapping[str, Any], principal: Principal, body: bytes, send: Send
