@@ -775,6 +775,12 @@ export interface components {
              * @description Ids of the API keys whose whole scope was erased (revoked, not deleted)
              */
             keys_revoked?: string[];
+            /**
+             * Keys Left Active
+             * @description API keys whose whole scope was erased but which stay active: revoking a key takes the `admin` permission, which the caller lacks
+             * @default 0
+             */
+            keys_left_active?: number;
         };
         /**
          * ErasedCounts
