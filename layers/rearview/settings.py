@@ -356,13 +356,12 @@ class ServerSettings(BaseModel):
     # by default: a request carrying any other Origin (a page of another site) is refused. `*` is refused: requests
     # carry credentials (an API key), and a wildcard with credentials lets every site in.
     allowed_origins: list[str] = Field(default_factory=list)
-    # A connection must send its request line and headers within this many seconds (a slow sender holds a worker).
+    # A connection must send its request line and headers within this many seconds (a slow sender holds a slot).
     header_timeout_seconds: float = Field(10.0, gt=0, le=600)
-    # ... and its body within this many; a connection silent this long between reads is closed too.
+    # ... and its body within this many; a kept-alive connection idle this long between requests is closed too.
     idle_timeout_seconds: float = Field(30.0, gt=0, le=3600)
     # Connections served at once; one more is answered 503 with Retry-After at once rather than queued unbounded.
-    # Requests are resolved one at a time anyway (Powertools' router holds the current event), so this bounds
-    # only how many wait: enough for an agent, its MCP client and a browser tab.
+    # Enough for an agent, its MCP client and a browser tab, each with a few connections kept alive.
     max_connections: int = Field(32, ge=1, le=4096)
     # The Retry-After of that 503, in seconds.
     retry_after_seconds: int = Field(1, ge=1, le=3600)

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
 from rearview.domain.write import MemoryWrite, queued_write_body
-from rearview.service import redaction
 from rearview.service.redaction import find_secrets, redact_json, redact_labels, redact_text
+from rearview.service.redaction import text as redaction
 from rearview.service.redaction.normalise import normalise
 from rearview.service.write import redact_write
 from rearview.settings import Settings
@@ -64,6 +64,42 @@ def test_secrets_split_or_written_in_full_width_are_found(text: str, hidden: str
     result = redact_text(text)
     assert hidden not in result.text and "[REDACTED:" in result.text
     assert result.text.startswith(text.split()[0]) and result.text.endswith(text.split()[-1])
+
+
+# Issue 40: what a red-team pass found passing through, each form once (bench/redaction_corpus.py holds six of each).
+@pytest.mark.parametrize(
+    ("text", "hidden"),
+    [
+        ("the key is AKIA IOSF ODNN 7EXA MPLE (typed from the screen)", "IOSF ODNN 7EXA"),
+        ("paste sk_live_4eC3 9HqLyj WDarjt T1zdp7dc into the config", "9HqLyj WDarjt"),
+        ("please use \u0410\u041aIAIOSFODNN7EXAMPLE for the integration", "IOSFODNN7EXAMPLE"),
+        ("stored \u0455k_liv\u0435_4eC39HqLyjWDarjtT1zdp7dc in the vault", "4eC39HqLyjWDarjt"),
+        ("charge it to my card 4111.1111.1111.1111, expiry 04/29", "4111.1111"),
+        ("the password for the router is Hunter2!x", "Hunter2!x"),
+        ("my password for gmail is Tr0ub4dor&3.", "Tr0ub4dor&3"),
+        ("110105 19491231 002X is on the form", "19491231 002X"),
+        ("the value was dGhpc2lzYXNlY3JldA== in the header", "dGhpc2lzYXNlY3JldA=="),
+        ("my token is c2VjcmV0MTIz", "c2VjcmV0MTIz"),
+    ],
+)
+def test_the_forms_issue_40_found_missed_are_redacted(text: str, hidden: str) -> None:
+    result = redact_text(text)
+    assert hidden not in result.text and "[REDACTED:" in result.text, result
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password is expired",
+        "The password is expired!",
+        "my password was changed yesterday.",
+        "the PIN is required at the door",
+        "I noticed a spiderman pin on your purse. Is Spider-Man your favorite superhero?",
+        "version 1.2.3.4 of the app shipped",
+    ],
+)
+def test_plain_sentences_about_passwords_stay(text: str) -> None:
+    assert redact_text(text).text == text
 
 
 def test_normalisation_maps_every_character_back() -> None:

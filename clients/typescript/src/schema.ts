@@ -167,7 +167,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Erase a namespace (with `subtree=true`, every namespace under it): every layer, history, the index, consolidation's ledger, and the keys whose whole scope is gone; a receipt per namespace */
+        /** Erase a namespace (with `subtree=true`, every namespace under it): every layer, history, the index, consolidation's ledger, and the keys whose whole scope is gone (revoked only for a caller with `admin`); a receipt per namespace */
         delete: operations["erase_namespace"];
         options?: never;
         head?: never;
@@ -802,6 +802,12 @@ export interface components {
              * @description Copies the erase cannot reach (dead-letter queues, backups), each with when it expires
              */
             not_reached?: string[];
+            /**
+             * Keys Left Active
+             * @description API keys whose whole scope was erased but which stay active: revoking a key takes the `admin` permission, which the caller lacks
+             * @default 0
+             */
+            keys_left_active?: number;
         };
         /**
          * ErasedCounts

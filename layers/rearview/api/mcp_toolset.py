@@ -32,6 +32,7 @@ from rearview.domain.permissions import Permission
 from rearview.errors import RearviewError
 from rearview.operations.offers import Operation, Tool
 from rearview.operations.signature import CALLER_PARAMETER, signature
+from rearview.service.redaction import check_verbatim
 
 ToolFunction = TypeVar("ToolFunction", bound=Callable[..., Any])
 
@@ -75,8 +76,12 @@ class McpState:
         """The namespace of this call, checked against the caller's scope and permissions, and the caller."""
         request = ctx.request_context.request
         principal = self.principal_provider(getattr(request, "scope", None))
-        # The one check of the call's namespace: what the tool runs is handed the Namespace.
-        namespace = validate_namespace(requested if requested is not None else self.default_namespace(principal))
+        # The one check of the call's namespace: what the tool runs is handed the Namespace. One the caller names is
+        # stored as given, so it may hold no secret.
+        if requested is not None:
+            namespace = check_verbatim(validate_namespace(requested), "namespace")
+        else:
+            namespace = validate_namespace(self.default_namespace(principal))
         self.services.access.authorize(principal, namespace, permission)
         return namespace, principal
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from rearview.domain.limits import (
     LABEL_PATTERN,
@@ -13,10 +13,12 @@ from rearview.domain.limits import (
     MAX_EPISODE_CHARS,
     MAX_TAG_CHARS,
     MAX_TAGS,
+    Dimension,
 )
+from rearview.domain.request_model import RequestModel
 
 
-class MemoryEdit(BaseModel):
+class MemoryEdit(RequestModel):
     """The fields to change; those left out keep their value. The descriptions are written for the model that calls
     the MCP tool."""
 
@@ -37,9 +39,8 @@ class MemoryEdit(BaseModel):
     )
     importance: float | None = Field(None, ge=0.0, le=1.0, description="How much it matters, 0 to 1")
     confidence: float | None = Field(None, ge=0.0, le=1.0, description="Semantic only: how sure it is, 0 to 1")
-    dimension: str | None = Field(
+    dimension: Dimension | None = Field(
         None,
-        pattern=r"^[A-Za-z0-9_.-]{1,64}$",
         description="Semantic only: the attribute it sets; an active fact on the same dimension is superseded",
     )
 

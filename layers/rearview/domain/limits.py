@@ -27,6 +27,23 @@ ID_PATTERN = r"^[A-Za-z0-9_.:@#-]{1,128}$"
 SESSION_PATTERN = r"^[A-Za-z0-9_.:@-]{1,128}$"
 LABEL_PATTERN = r"^[^\x00-\x1f\x7f]{1,128}$"
 
+DIMENSION_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
+
+
+class Verbatim:
+    """Marks a string kept as given, because something finds it by it: an id, a session id, a fact's dimension, a
+    key's id. Redaction (`rearview.service.redaction.requests`) refuses a secret in such a field, naming it, where it
+    rewrites every other string a caller gives."""
+
+    def __repr__(self) -> str:
+        return "VERBATIM"
+
+
+VERBATIM = Verbatim()
+
 # The ids as types, so each field that takes one states only its own description.
-MemoryId = Annotated[str, Field(pattern=ID_PATTERN)]
-SessionId = Annotated[str, Field(pattern=SESSION_PATTERN)]
+MemoryId = Annotated[str, Field(pattern=ID_PATTERN), VERBATIM]
+SessionId = Annotated[str, Field(pattern=SESSION_PATTERN), VERBATIM]
+Dimension = Annotated[str, Field(pattern=DIMENSION_PATTERN), VERBATIM]
+# A string stored as given that no request pattern constrains (a stored memory's own id, say).
+Identifier = Annotated[str, VERBATIM]

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rearview.domain.history import StoredMemory
 from rearview.domain.limits import LABEL_PATTERN
 from rearview.domain.memory import Kind, Memory, StoredLayer
+from rearview.domain.request_model import RequestModel
 from rearview.domain.timestamps import RequestDatetime, as_utc
 from rearview.errors import InvalidInput
 
@@ -67,7 +68,7 @@ def sort_key(memory: Memory) -> tuple[str, str]:
     return PagePosition.of(memory).key()
 
 
-class ListQuery(BaseModel):
+class ListQuery(RequestModel):
     """Which memories to list, newest first. The descriptions are written for the model that calls the MCP tool."""
 
     model_config = ConfigDict(extra="forbid")

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rearview.domain.limits import Identifier
 from rearview.domain.timestamps import UtcDatetime
 
 Kind = Literal["preference", "fact", "lesson"]
@@ -65,8 +66,8 @@ StoredLayer = Literal["episodic", "semantic"]
 class _Stored(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    id: str
-    namespace: str
+    id: Identifier
+    namespace: Identifier
     content: str
     tags: list[str] = Field(default_factory=list)
     importance: float = 0.5
@@ -90,11 +91,11 @@ class Episode(_Stored):
     outcome: str | None = None
     # success / failure / partial / unknown: set by the caller, or recognised from `outcome`; None without one.
     outcome_status: OutcomeStatus | None = None
-    session_id: str | None = None
+    session_id: Identifier | None = None
     # A near-duplicate write merges into this episode and counts as another occurrence (`confirmations` is the
     # count): when the last one happened, and the distinct sessions they happened in (at most 16, latest last).
     last_occurred_at: UtcDatetime | None = None
-    session_ids: list[str] = Field(default_factory=list)
+    session_ids: list[Identifier] = Field(default_factory=list)
     consolidated: bool = False
     # The text of the turn(s) just before this one in its session, set by the write path (write.context_turns):
     # keyword search matches it at a lower weight (recall.context_weight), so a reply is found by its question.
@@ -125,19 +126,19 @@ class Fact(_Stored):
 
     layer: Literal["semantic"] = "semantic"
     kind: Kind = "fact"
-    dimension: str | None = None
+    dimension: Identifier | None = None
     # What the memory says on its dimension, slot by slot (language: {replies: Chinese}): how consolidation tells
     # a repeat (same facets), a refinement (new slots) and a contradiction (a slot with another value) apart.
     facets: dict[str, str] = Field(default_factory=dict)
     confidence: float = 0.8
-    provenance: list[str] = Field(default_factory=list)
+    provenance: list[Identifier] = Field(default_factory=list)
     # The experience behind an induced memory (None for one written directly), and who stated it.
     evidence: Evidence | None = None
-    induced_by: str | None = None
+    induced_by: Identifier | None = None
     first_seen_at: UtcDatetime | None = None
     last_confirmed_at: UtcDatetime
     status: Literal["active", "superseded"] = "active"
-    superseded_by: str | None = None
+    superseded_by: Identifier | None = None
     superseded_at: UtcDatetime | None = None
 
     @property

@@ -19,6 +19,7 @@ from rearview.domain.limits import (
     SessionId,
 )
 from rearview.domain.memory import Evidence, Kind, Occurrences, OutcomeStatus, StoredLayer
+from rearview.domain.request_model import RequestModel
 from rearview.domain.timestamps import RequestDatetime
 
 
@@ -30,7 +31,7 @@ def _both_layers() -> list[StoredLayer]:
 ExcludedPhrase = Annotated[str, Field(pattern=LABEL_PATTERN, max_length=MAX_EXCLUSION_CHARS)]
 
 
-class RecallQuery(BaseModel):
+class RecallQuery(RequestModel):
     """What a recall asks. The descriptions are written for the model that calls the MCP tool; HTTP's OpenAPI and
     the CLI's help read the same words."""
 

@@ -11,10 +11,12 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from rearview.domain.request_model import RequestModel
+
 MAX_RETENTION_DAYS = 36_500.0
 
 
-class RetentionPolicy(BaseModel):
+class RetentionPolicy(RequestModel):
     """What a namespace keeps. Every rule is optional; a policy with none keeps everything (as no policy does)."""
 
     model_config = ConfigDict(extra="forbid")

@@ -18,16 +18,18 @@ from rearview.domain.limits import (
     MAX_FACT_CHARS,
     MAX_TAG_CHARS,
     MAX_TAGS,
+    Dimension,
     MemoryId,
     SessionId,
 )
 from rearview.domain.memory import Kind, OutcomeStatus, StoredLayer
 from rearview.domain.namespaces import Namespace
+from rearview.domain.request_model import RequestModel
 from rearview.domain.timestamps import RequestDatetime, UtcDatetime
 from rearview.errors import RearviewError
 
 
-class MemoryWrite(BaseModel):
+class MemoryWrite(RequestModel):
     """One memory to write. Content rules beyond length (control characters, dumps, secrets) run in the service.
 
     The descriptions are written for the model that calls the MCP tool; HTTP's OpenAPI and the CLI's help read
@@ -81,9 +83,8 @@ class MemoryWrite(BaseModel):
     session_id: SessionId | None = Field(
         None, description="Optional id of the conversation or task this happened in, to filter or forget by later"
     )
-    dimension: str | None = Field(
+    dimension: Dimension | None = Field(
         None,
-        pattern=r"^[A-Za-z0-9_.-]{1,64}$",
         description="Semantic only: the attribute the fact sets, e.g. 'diet', 'home_city', 'language'. A new fact "
         "with the same dimension supersedes the old one",
     )
@@ -109,7 +110,7 @@ class MemoryWrite(BaseModel):
         return value
 
 
-class BatchWrite(BaseModel):
+class BatchWrite(RequestModel):
     model_config = ConfigDict(extra="forbid")
     items: list[MemoryWrite] = Field(min_length=1, max_length=MAX_BATCH)
 

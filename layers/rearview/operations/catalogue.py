@@ -289,10 +289,13 @@ def list_namespaces(s: Services, caller: Principal, prefix: PrefixParameter = No
 
 
 @operation(FORGET, Http("DELETE", NS, "erase", "manage"), command=Command("erase"), client="erase")
-def erase_namespace(s: Services, namespace: Namespace, subtree: SubtreeParameter = False) -> EraseReceipt:
+def erase_namespace(
+    s: Services, namespace: Namespace, caller: Principal, subtree: SubtreeParameter = False
+) -> EraseReceipt:
     """Erase a namespace (with `subtree=true`, every namespace under it): every layer, history, the index,
-    consolidation's ledger, and the keys whose whole scope is gone; a receipt per namespace"""
-    return s.eraser.erase(namespace, subtree)
+    consolidation's ledger, and the keys whose whole scope is gone (revoked only for a caller with `admin`); a
+    receipt per namespace"""
+    return s.eraser.erase(namespace, subtree, caller=caller)
 
 
 # --- the operations ----------------------------------------------------------------------------------------------

@@ -80,7 +80,7 @@ class Route:
 
     def match(self, path: str) -> dict[str, str] | None:
         """The raw (still percent-encoded) path parameters if `path` is this route's, else None."""
-        found = self._pattern.match(path)
+        found = self._pattern.fullmatch(path)
         return found.groupdict() if found else None
 
     @cached_property

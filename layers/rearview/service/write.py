@@ -29,7 +29,7 @@ from rearview.ports import Clock, Embedder, MemoryReader, MemoryWriter, SearchIn
 from rearview.service.content_rules import check_content, score_importance
 from rearview.service.contradiction import contradicts, opposite_polarity
 from rearview.service.hindsight.outcomes import recognise_outcome
-from rearview.service.redaction import redact_labels, redact_text
+from rearview.service.redaction import redact_request
 from rearview.settings import WriteTuning
 from rearview.text_analysis import asks_question, numbers_in, term_overlap, without_speaker_label
 
@@ -179,7 +179,7 @@ class WriteService:
         self._validate(namespace, items, field_prefix)
         now = self._clock.now()
         # Every text field is redacted before it is embedded, stored or planned against anything.
-        redactions = [redact_write(item) for item in items]
+        redactions = [redact_write(item, _item(field_prefix, i)) for i, item in enumerate(items)]
         items = [item for item, _ in redactions]
         texts = [item.content for item in items]
         contexts, vector_texts = self._session_contexts(namespace, items, texts, now)
@@ -213,7 +213,7 @@ class WriteService:
         results: list[WriteResult] = []
         for i, raw in enumerate(items):
             # Redacted here, before the queue: SQS, the dead-letter queue and the worker never see a raw secret.
-            item, kinds = redact_write(raw)
+            item, kinds = redact_write(raw, _item(field_prefix, i))
             if item.id is not None:
                 self._check_id_free(namespace, item, self._store.get(namespace, item.id), _field(field_prefix, i))
             memory_id = item.id or new_ulid(now)
@@ -528,25 +528,14 @@ def _field(prefix: str, index: int) -> str:
     return f"{prefix}.{index}.id" if prefix else "id"
 
 
-def redact_write(item: MemoryWrite) -> tuple[MemoryWrite, tuple[str, ...]]:
-    """The item with every text field redacted (content, outcome, event type, tags, entities), and the kinds found."""
-    content = redact_text(item.content)
-    outcome = redact_text(item.outcome) if item.outcome is not None else None
-    event_type = redact_text(item.event_type) if item.event_type is not None else None
-    tags, tag_kinds = redact_labels(item.tags)
-    entities, entity_kinds = redact_labels(item.entities)
-    found = [*content.kinds, *(outcome.kinds if outcome else ()), *(event_type.kinds if event_type else ())]
-    kinds = tuple(dict.fromkeys([*found, *tag_kinds, *entity_kinds]))
-    if not kinds:
-        return item, ()
-    update = {
-        "content": content.text,
-        "outcome": outcome.text if outcome else None,
-        "event_type": event_type.text if event_type else None,
-        "tags": tags,
-        "entities": entities,
-    }
-    return item.model_copy(update=update), kinds
+def _item(prefix: str, index: int) -> str:
+    return f"{prefix}.{index}" if prefix else ""
+
+
+def redact_write(item: MemoryWrite, field: str = "") -> tuple[MemoryWrite, tuple[str, ...]]:
+    """The item with every string a caller chose redacted (`redact_request`), and the kinds found; InvalidInput
+    naming the field (under `field`) for an id or session id that holds a secret."""
+    return redact_request(item, field)
 
 
 def _union(a: Sequence[str], b: Sequence[str]) -> list[str]:

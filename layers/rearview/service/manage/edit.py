@@ -22,7 +22,8 @@ from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import MemoryFilter
 from rearview.errors import InvalidInput, NotFound, PreconditionFailed
 from rearview.ports import Clock, Embedder, MemoryReader, MemoryWriter
-from rearview.service.content_rules import check_content, redact_secrets
+from rearview.service.content_rules import check_content
+from rearview.service.redaction import redact_request
 
 
 class EditStore(MemoryReader, MemoryWriter, Protocol):
@@ -110,9 +111,11 @@ class EditService:
         content = update.get("content")
         if isinstance(content, str):
             check_content(content, memory.layer, field="content")
-            redaction = redact_secrets(content)
-            update["content"] = redaction.text
-            update["redacted"] = memory.redacted or bool(redaction.kinds)
+        # Every field the caller gives, redacted on the one path every write takes (tags and entities too).
+        redacted, kinds = redact_request(edit)
+        update = {name: getattr(redacted, name) for name in update}
+        if kinds:
+            update["redacted"] = True
         return update
 
     def _embed(self, memory: Memory) -> np.ndarray:

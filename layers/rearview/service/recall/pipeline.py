@@ -6,12 +6,15 @@ once it is spent (see deadline)."""
 
 from __future__ import annotations
 
+import logging
 import time
+from datetime import datetime
 
 from rearview.domain.namespaces import validate_namespace
-from rearview.domain.recall import RecallQuery, RecallResponse, RecallTrace
+from rearview.domain.recall import RecallHit, RecallQuery, RecallResponse, RecallTrace
 from rearview.domain.timestamps import check_time_range
-from rearview.ports import Clock, Embedder, Reranker, SearchIndex
+from rearview.errors import StorageFull
+from rearview.ports import Clock, Embedder, MemoryUsage, Reranker, SearchIndex
 from rearview.service.recall.candidates import embed, feedback, fresh, fuse, search
 from rearview.service.recall.deadline import Stage, run_stages
 from rearview.service.recall.form_stages import exclude, latest_first, query_form
@@ -25,6 +28,8 @@ from rearview.service.recall.spelling import spelling
 from rearview.service.recall.state import Collaborators, RecallState, RecallStore
 from rearview.service.recall.structure import structure
 from rearview.settings import RecallTuning
+
+logger = logging.getLogger(__name__)
 
 # The stages in the order they run; a conditional one checks its condition first and, where it does not hold, adds
 # no trace entry.
@@ -111,8 +116,7 @@ class RecallService:
         results = hits(run, self._ctx.tuning)
         now = self._ctx.clock.now()
         if record:
-            # One write where writes are billed: the recall, its hit, and an access of each memory it returns.
-            store.record_recall(run.namespace, hit=bool(results), at=now, accessed=[h.id for h in results])
+            _bookkeeping(run.namespace, results, now, store)
         working = None
         if q.session_id:
             working = {e.key: e.value for e in store.get_working(run.namespace, q.session_id, now)}
@@ -135,3 +139,13 @@ class RecallService:
             timed_out=run.timed_out,
             trace=trace,
         )
+
+
+def _bookkeeping(namespace: str, results: list[RecallHit], now: datetime, store: MemoryUsage) -> None:
+    """Count the recall, its hit and an access of each memory it returns, in one write where writes are billed.
+    Counters only: a store that cannot write (a full disk) still answers recalls, so its refusal is logged, never
+    the caller's."""
+    try:
+        store.record_recall(namespace, hit=bool(results), at=now, accessed=[h.id for h in results])
+    except StorageFull as exc:
+        logger.warning("recall: the counters of %s were not recorded: %s", namespace, exc.message)
