@@ -25,6 +25,8 @@
 - `memory_versions`: the archived earlier versions of each memory (see `rearview.domain.history`).
 - `request_quota`: per-key request counters, one row per key and window (`quota`, migration 10), and the keys'
   own limits (`api_keys.requests_per_minute`).
+- `memory_metadata`: the metadata terms of each memory (`rearview.domain.metadata`, migration 15), as
+  `memory_tags` holds its tags, so a metadata filter is an index lookup.
 
 `MIGRATIONS[i]` takes the schema from version i to i + 1, each in its own transaction (`SqliteDatabase` runs
 them). Append only.
@@ -426,6 +428,59 @@ def set_usermerge(conn: sqlite3.Connection, table: str) -> None:
     conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('usermerge', ?)", (FTS_USERMERGE,))
 
 
+# What agents send with a memory (issue 37): its metadata (the JSON as given, and the terms a filter matches,
+# `rearview.domain.metadata`), where it came from, when it expires, a fact's entities, and an episode's place among
+# the chunks of a long text. `memory_metadata` holds the terms as `memory_tags` holds the tags: written by the store
+# for the episodes it inserts (one statement per change set, as their tags), by triggers otherwise. The expiring
+# rows (few) are indexed apart, for the sweep that deletes them and for the searches that leave them out.
+_MIGRATION_15 = """
+ALTER TABLE episodes ADD COLUMN metadata_json TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE episodes ADD COLUMN metadata_terms TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE episodes ADD COLUMN source TEXT;
+ALTER TABLE episodes ADD COLUMN expires_at REAL;
+ALTER TABLE episodes ADD COLUMN parent_id TEXT;
+ALTER TABLE episodes ADD COLUMN chunk_index INTEGER;
+ALTER TABLE episodes ADD COLUMN chunk_count INTEGER;
+ALTER TABLE facts ADD COLUMN metadata_json TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE facts ADD COLUMN metadata_terms TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE facts ADD COLUMN source TEXT;
+ALTER TABLE facts ADD COLUMN expires_at REAL;
+ALTER TABLE facts ADD COLUMN entities_json TEXT NOT NULL DEFAULT '[]';
+
+CREATE TABLE memory_metadata (
+  namespace TEXT NOT NULL,
+  term TEXT NOT NULL,
+  layer TEXT NOT NULL,
+  ref INTEGER NOT NULL,
+  PRIMARY KEY (namespace, term, layer, ref)
+) WITHOUT ROWID;
+CREATE INDEX episodes_expiring ON episodes(namespace, expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX facts_expiring ON facts(namespace, expires_at) WHERE expires_at IS NOT NULL;
+
+CREATE TRIGGER episodes_metadata_ad AFTER DELETE ON episodes WHEN old.metadata_terms <> '[]' BEGIN
+  DELETE FROM memory_metadata WHERE namespace = old.namespace AND layer = 'episodic' AND ref = old.ref;
+END;
+CREATE TRIGGER episodes_metadata_au AFTER UPDATE OF metadata_terms ON episodes
+WHEN old.metadata_terms IS NOT new.metadata_terms BEGIN
+  DELETE FROM memory_metadata WHERE namespace = old.namespace AND layer = 'episodic' AND ref = old.ref;
+  INSERT OR IGNORE INTO memory_metadata(namespace, term, layer, ref)
+    SELECT new.namespace, value, 'episodic', new.ref FROM json_each(new.metadata_terms);
+END;
+CREATE TRIGGER facts_metadata_ai AFTER INSERT ON facts WHEN new.metadata_terms <> '[]' BEGIN
+  INSERT OR IGNORE INTO memory_metadata(namespace, term, layer, ref)
+    SELECT new.namespace, value, 'semantic', new.ref FROM json_each(new.metadata_terms);
+END;
+CREATE TRIGGER facts_metadata_ad AFTER DELETE ON facts WHEN old.metadata_terms <> '[]' BEGIN
+  DELETE FROM memory_metadata WHERE namespace = old.namespace AND layer = 'semantic' AND ref = old.ref;
+END;
+CREATE TRIGGER facts_metadata_au AFTER UPDATE OF metadata_terms ON facts
+WHEN old.metadata_terms IS NOT new.metadata_terms BEGIN
+  DELETE FROM memory_metadata WHERE namespace = old.namespace AND layer = 'semantic' AND ref = old.ref;
+  INSERT OR IGNORE INTO memory_metadata(namespace, term, layer, ref)
+    SELECT new.namespace, value, 'semantic', new.ref FROM json_each(new.metadata_terms);
+END;
+"""
+
 # A migration is a script of statements, or (when what it changes is named by the data, as each namespace's own
 # full-text table is) a function of the connection; either runs inside the migration's transaction.
 Migration = str | Callable[[sqlite3.Connection], None]
@@ -445,6 +500,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _MIGRATION_12,
     _MIGRATION_13,
     _migration_14,
+    _MIGRATION_15,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 # From this schema version on, the store indexes the episodes it inserts (migration 11).
@@ -453,3 +509,6 @@ STORE_INDEXES_INSERTS = 11
 STORE_TAGS_INSERTS = 13
 # From this one on, every full-text table has its `usermerge` and the store merges their segments (migration 14).
 FTS_MERGED = 14
+# From this one on, memories carry metadata, source and expiry, and the store writes the metadata terms of the
+# episodes it inserts (migration 15).
+AGENT_FIELDS = 15
