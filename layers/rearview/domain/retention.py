@@ -81,6 +81,7 @@ class RetentionSweep(BaseModel):
     at: datetime
     namespaces: list[RetentionReport] = Field(default_factory=list)
     working_purged: int = Field(0, description="Expired working-memory rows deleted from storage")
+    expired: int = Field(0, description="Memories forgotten because their expiry came (and what went with them)")
     unfinished: int = Field(0, description="Namespaces under a policy the sweep ran out of time to reach")
 
 

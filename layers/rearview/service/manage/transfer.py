@@ -10,14 +10,17 @@ memory whose id is already stored is skipped, so an import repeats safely.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Protocol
 
 from pydantic import TypeAdapter, ValidationError
 
+from rearview.clock import SystemClock
 from rearview.domain.changes import ChangeSet
 from rearview.domain.history import ArchivedVersion
 from rearview.domain.listing import PagePosition
 from rearview.domain.memory import Memory
+from rearview.domain.metadata import check_metadata
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import MemoryFilter
 from rearview.domain.transfer import (
@@ -32,9 +35,10 @@ from rearview.domain.transfer import (
     split_exported,
 )
 from rearview.errors import InvalidInput
-from rearview.ports import Embedder, MemoryManagement, MemoryReader, MemoryWriter
+from rearview.ports import Clock, Embedder, MemoryManagement, MemoryReader, MemoryWriter
 from rearview.service.content_rules import check_content, redact_secrets
 from rearview.service.manage.edit import embedding_text
+from rearview.service.redaction import redact_json
 
 
 class TransferStore(MemoryReader, MemoryWriter, MemoryManagement, Protocol):
@@ -83,20 +87,23 @@ def _invalid(exc: ValidationError, prefix: tuple[str | int, ...]) -> InvalidInpu
 
 
 class TransferService:
-    def __init__(self, store: TransferStore, embedder: Embedder) -> None:
+    def __init__(self, store: TransferStore, embedder: Embedder, clock: Clock | None = None) -> None:
         self._store = store
         self._embedder = embedder
+        self._clock: Clock = clock or SystemClock()
 
     def export_page(self, namespace: str, cursor: str | None = None, max_items: int | None = None) -> ExportPage:
         """Up to `max_items` (EXPORT_PAGE_ITEMS) export lines and EXPORT_PAGE_BYTES, newest first, from `cursor` on."""
         validate_namespace(namespace)
         max_items = max_items or EXPORT_PAGE_ITEMS
         after = PagePosition.decode(cursor) if cursor else None
+        # What expired is exported no more (the sweep deletes it; a page between cannot bring it back).
+        everything = replace(_EVERYTHING, alive_at=self._clock.now())
         lines: list[str] = []
         size = 0
         while len(lines) < max_items and size < EXPORT_PAGE_BYTES:
             wanted = min(_STORE_PAGE, max_items - len(lines))
-            page = self._store.page_memories(namespace, _EVERYTHING, wanted, after)
+            page = self._store.page_memories(namespace, everything, wanted, after)
             taken = 0
             for memory in page:
                 history = self._store.history(namespace, memory.id) if memory.version > 1 else []
@@ -109,7 +116,7 @@ class TransferService:
                     break
             if len(page) < wanted and taken == len(page):
                 return ExportPage(lines, None)
-        more = after is not None and bool(self._store.page_memories(namespace, _EVERYTHING, 1, after))
+        more = after is not None and bool(self._store.page_memories(namespace, everything, 1, after))
         return ExportPage(lines, after.encode() if more and after else None)
 
     def restore(self, namespace: str, request: ImportRequest) -> ImportResult:
@@ -152,12 +159,24 @@ class TransferService:
 
 
 def _moved(memory: Memory, namespace: str, field: str) -> Memory:
+    """The memory in `namespace`, checked as a write is (its text, its metadata's limits) and redacted (its text,
+    source and metadata)."""
     check_content(memory.content, memory.layer, field=field)
+    where = field.rsplit(".", 1)[0]
+    try:
+        check_metadata(memory.metadata)
+    except ValueError as exc:
+        raise InvalidInput(f"{where}.metadata: {exc}", field=f"{where}.metadata") from None
     redaction = redact_secrets(memory.content)
+    source = redact_secrets(memory.source) if memory.source is not None else None
+    metadata, metadata_kinds = redact_json(memory.metadata) if memory.metadata else (memory.metadata, ())
+    found = bool(redaction.kinds or (source and source.kinds) or metadata_kinds)
     return memory.model_copy(
         update={
             "namespace": namespace,
             "content": redaction.text,
-            "redacted": memory.redacted or bool(redaction.kinds),
+            "source": source.text if source else None,
+            "metadata": metadata,
+            "redacted": memory.redacted or found,
         }
     )
