@@ -58,7 +58,9 @@ def test_open_local_mode_lists_and_calls_every_tool(tmp_path: Path) -> None:
     for name, result in by_tool.items():
         assert not result.is_error, (name, result.content)
     assert by_tool["remember"].structured_content["status"] == "stored"
-    assert by_tool["recall"].structured_content["results"][0]["id"] == by_tool["remember"].structured_content["id"]
+    # Recall answers compact text: the memory's line ends with its id.
+    first_line = by_tool["recall"].content[0].text.splitlines()[0]
+    assert first_line.endswith(f"id {by_tool['remember'].structured_content['id']})"), first_line
     default_stats, bad_top_k, empty_content = results[len(TOOL_NAMES) :]
     assert default_stats.structured_content["namespace"] == "default"
     assert bad_top_k.is_error and "top_k" in bad_top_k.content[0].text

@@ -299,10 +299,12 @@ def erase_namespace(s: Services, namespace: Namespace, subtree: SubtreeParameter
 
 _RECALL_TOOL = (
     "Search long-term memory (keyword and meaning, recent and important first) and return the best memories within a "
-    "token budget. `no_relevant_memory` true means nothing relevant is stored: say so instead of guessing. "
-    '`truncated` true means more matched than the budget holds. Ask "what happened last time ..." to get the most '
-    'recent match first, and say "other than X" (or pass `exclude`) to leave X out; `query_form` says what was '
-    "understood. `timed_out` true means `timeout_ms` ran out and the results are less refined."
+    'token budget, one line each: its text, when, kind, confidence and id (`format: "json"` gives every field). '
+    "'No relevant memory' (`no_relevant_memory` in JSON) means nothing relevant is stored: say so instead of "
+    "guessing; the answer also says when more matched than the budget holds, and when `timeout_ms` ran out. Ask "
+    '"what happened last time ..." to get the most recent match first, and say "other than X" (or pass `exclude`) to '
+    "leave X out. Filter by `metadata`, `entities`, `tags` or a time; add 'working' to `layers` (with `session_id`) "
+    "to search the session's scratch state too."
 )
 _EXPLAIN_TOOL = (
     "The same search as `recall`, with a per-stage trace (time parsing, keyword and vector candidates, fusion, "
@@ -315,7 +317,7 @@ _EXPLAIN_TOOL = (
     READ,
     Http("POST", f"{NS}/recall", "recall", "operations"),
     tools=(
-        Tool("Recall", READS, description=_RECALL_TOOL),
+        Tool("Recall", READS, description=_RECALL_TOOL, text=True),
         Tool("Explain recall", READS, name="explain_recall", description=_EXPLAIN_TOOL, forced={"explain": True}),
     ),
     command=Command("recall"),
@@ -404,6 +406,7 @@ def stats(s: Services, namespace: Namespace) -> Stats:
             "`why` it applies and its confidence. Follow them unless the user says otherwise. A lesson is what went "
             "wrong before and what worked; `no_relevant_memory` true means nothing applies. Each memory's `id` is "
             "what `feedback` takes.",
+            text=True,
         ),
     ),
     command=Command("brief"),

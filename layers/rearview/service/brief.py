@@ -81,9 +81,7 @@ class BriefService:
             m
             for m in self._store.list_memories(
                 namespace,
-                MemoryFilter(
-                    layers=("semantic",), kinds=("preference", "lesson", "fact"), alive_at=self._clock.now()
-                ),
+                MemoryFilter(layers=("semantic",), kinds=("preference", "lesson", "fact"), alive_at=self._clock.now()),
                 limit=MAX_HELD,
             )
             if isinstance(m, Fact)

@@ -219,7 +219,9 @@ class ConsolidationService:
     def _reconciler(self, namespace: str, pool: dict[str, Episode]) -> Reconciler:
         active = [
             m
-            for m in self._store.list_memories(namespace, MemoryFilter(layers=("semantic",), alive_at=self._clock.now()))
+            for m in self._store.list_memories(
+                namespace, MemoryFilter(layers=("semantic",), alive_at=self._clock.now())
+            )
             if isinstance(m, Fact)
         ]
         vectors = self._store.get_vectors(namespace, [f.id for f in active])
