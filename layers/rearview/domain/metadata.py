@@ -5,9 +5,9 @@ and returned as given. It is bounded: at most `MAX_METADATA_KEYS` keys at the to
 `MAX_METADATA_KEY_CHARS` characters without control characters; values nested at most `MAX_METADATA_DEPTH` levels
 deep (the object itself is one); at most `MAX_METADATA_BYTES` bytes as compact UTF-8 JSON.
 
-Recall and listing filter on it (`metadata_filter`): each key of the filter names a top-level key of the memory's
+Recall and listing filter on it (`MetadataFilter`): each key of the filter names a top-level key of the memory's
 metadata and the value it must have (`{"project": "apollo"}`), or the values it may have (`{"priority": {"in":
-[1, 2]}}`); the keys are ANDed. A key matches a value when the memory's value is that string, number or boolean, or
+[1, 2]}}`, or the list alone); the keys are ANDed. A key matches a value when the memory's value is that string, number or boolean, or
 a list holding it. Numbers compare by value (2 equals 2.0), never equal to a string or a boolean ("2", true).
 
 Every backend matches through the same terms (`metadata_terms`): one per top-level scalar value and per scalar of a
@@ -154,12 +154,14 @@ _CONDITION = 'must be a string, number or boolean, or {"in": [values]}'
 
 
 def _condition(value: Any) -> Any:
-    """`{"in": [...]}` as its list of values; a scalar as it is (the models check both). Null, a bare list or another
-    object is refused here, in one message (the union's own would list every arm)."""
-    if isinstance(value, dict) and set(value) == {"in"} and isinstance(value["in"], list):
-        if not all(isinstance(v, str | int | float) for v in value["in"]):
+    """`{"in": [...]}` (or the list alone) as its list of values; a scalar as it is (the models check both). Null or
+    another object is refused here, in one message (the union's own would list every arm)."""
+    if isinstance(value, dict) and set(value) == {"in"}:
+        value = value["in"]
+    if isinstance(value, list):
+        if not all(isinstance(v, str | int | float) for v in value):
             raise ValueError('"in": every value must be a string, number or boolean')
-        return value["in"]
+        return value
     if not isinstance(value, str | int | float):
         raise ValueError(_CONDITION)
     return value
@@ -186,9 +188,9 @@ def _checked_filter(value: Any) -> Any:
 MetadataFilter = Annotated[dict[str, MetadataCondition], BeforeValidator(_checked_filter)]
 
 METADATA_FILTER_DESCRIPTION = (
-    'Only memories whose metadata matches: {"key": value} for a value it must have, {"key": {"in": [values]}} for '
-    "one of several; every key must match. A value is a string, number or boolean; a memory's list holding it "
-    f"matches too (at most {MAX_METADATA_CONDITIONS} keys, {MAX_METADATA_IN_VALUES} values per `in`)"
+    'Only memories whose metadata matches: {"key": value} for a value it must have, {"key": {"in": [values]}} (or '
+    '{"key": [values]}) for one of several; every key must match. A value is a string, number or boolean; a '
+    f"memory's list holding it matches too (at most {MAX_METADATA_CONDITIONS} keys, {MAX_METADATA_IN_VALUES} values per `in`)"
 )
 
 

@@ -41,7 +41,9 @@ def asks_working(query: RecallQuery) -> bool:
     if "working" not in query.layers:
         return False
     if query.session_id is None:
-        raise InvalidInput("session_id: layers 'working' searches a session's working memory; name the session")
+        raise InvalidInput(
+            "session_id: layers 'working' searches a session's working memory; name the session", field="session_id"
+        )
     return True
 
 
