@@ -7,8 +7,9 @@ deep (the object itself is one); at most `MAX_METADATA_BYTES` bytes as compact U
 
 Recall and listing filter on it (`MetadataFilter`): each key of the filter names a top-level key of the memory's
 metadata and the value it must have (`{"project": "apollo"}`), or the values it may have (`{"priority": {"in":
-[1, 2]}}`, or the list alone); the keys are ANDed. A key matches a value when the memory's value is that string, number or boolean, or
-a list holding it. Numbers compare by value (2 equals 2.0), never equal to a string or a boolean ("2", true).
+[1, 2]}}`, or the list alone); the keys are ANDed. A key matches a value when the memory's value is that string,
+number or boolean, or a list holding it. Numbers compare by value (2 equals 2.0), never equal to a string or a
+boolean ("2", true).
 
 Every backend matches through the same terms (`metadata_terms`): one per top-level scalar value and per scalar of a
 top-level list, `<key><US><type>:<value>`. SQLite keeps them in a table of their own, OpenSearch as a keyword
@@ -190,7 +191,8 @@ MetadataFilter = Annotated[dict[str, MetadataCondition], BeforeValidator(_checke
 METADATA_FILTER_DESCRIPTION = (
     'Only memories whose metadata matches: {"key": value} for a value it must have, {"key": {"in": [values]}} (or '
     '{"key": [values]}) for one of several; every key must match. A value is a string, number or boolean; a '
-    f"memory's list holding it matches too (at most {MAX_METADATA_CONDITIONS} keys, {MAX_METADATA_IN_VALUES} values per `in`)"
+    f"memory's list holding it matches too (at most {MAX_METADATA_CONDITIONS} keys, {MAX_METADATA_IN_VALUES} "
+    "values per `in`)"
 )
 
 
