@@ -70,7 +70,7 @@ def worker(args: argparse.Namespace) -> None:
             items = [
                 MemoryWrite(content=f"{t['speaker']}: {t['text']}", id=t["dia_id"].replace(":", "-"),
                             occurred_at=t["ts"], entities=[t["speaker"]], session_id=f"s{t['session']}",
-                            importance=0.5)  # type: ignore[arg-type]
+                            importance=0.5)
                 for t in turns
             ]  # fmt: skip
             for start in range(0, len(items), 100):
@@ -101,7 +101,7 @@ def worker(args: argparse.Namespace) -> None:
             services.close()
 
 
-def _run(library: Path | None, variants: list[tuple[str, dict[str, Any]]], args: argparse.Namespace, tmp: Path) -> Any:
+def _run(library: Path | None, variants: list[list[Any]], args: argparse.Namespace, tmp: Path) -> Any:
     out = tmp / f"answers-{len(variants)}-{library is not None}.json"
     env = dict(os.environ)
     path = [str(BENCH)] + ([str(library)] if library is not None else [])

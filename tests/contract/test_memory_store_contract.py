@@ -487,7 +487,7 @@ def test_repeated_reads_see_every_change_and_keep_what_a_reader_changed_to_itsel
     for memory in first.values():
         memory.content = "changed by the reader"
         memory.tags.append("reader")
-    first["e1"].entities.append("reader")  # type: ignore[union-attr]
+    first["e1"].entities.append("reader")
     first["f1"].provenance.append("reader")  # type: ignore[union-attr]
     vectors["e1"][:] = 0
     again = backend.store.get_many("acme", ids)

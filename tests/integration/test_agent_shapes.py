@@ -297,7 +297,7 @@ def test_both_python_clients_send_and_filter_every_shape(server: LocalServer) ->
     assert recalled.results[0].expires_at is not None
     assert long.chunks[0] == long.id and len(long.chunks) >= 8
     with RearviewClient(server.url) as rv, pytest.raises(InvalidInput) as refused:
-        rv.write(NS, MemoryWrite(content="x", expires_at="2001-01-01T00:00:00Z"))  # type: ignore[arg-type]
+        rv.write(NS, MemoryWrite(content="x", expires_at="2001-01-01T00:00:00Z"))
     assert refused.value.field == "expires_at"
 
 

@@ -102,7 +102,14 @@ def test_a_filter_takes_scalars_in_and_lists_and_refuses_the_rest() -> None:
     taken = _Takes(where={"a": 1, "b": {"in": ["x", False]}, "c": [2.5]}).where
     assert taken == {"a": 1, "b": ["x", False], "c": [2.5]}
     assert _Takes(where='{"a": "x"}').where == {"a": "x"}
-    for where in ({"a": None}, {"a": {"eq": 1}}, {"a": {"in": [None]}}, {"a": {"in": []}}, {"a": [[1]]}):
+    refused: list[dict[str, Any]] = [
+        {"a": None},
+        {"a": {"eq": 1}},
+        {"a": {"in": [None]}},
+        {"a": {"in": []}},
+        {"a": [[1]]},
+    ]
+    for where in refused:
         assert "where.a" in _refusal(where=where)
     assert "at most 16 keys" in _refusal(where={f"k{i}": 1 for i in range(17)})
 

@@ -147,9 +147,9 @@ def test_no_write_merges_into_a_chunk_of_a_long_text(services: Services) -> None
         (MemoryWrite(content=LONG, id="d" * 126), "id", "at most 125 characters for a text stored as chunks"),
         (MemoryWrite(content="x" * 600, layer="semantic"), "content", "at most 500 characters"),
         (MemoryWrite(content="Renewed the domain", ttl_seconds=5, expires_at="2030-01-01T00:00:00Z"), "ttl_seconds",
-         "not both"),  # type: ignore[arg-type]
+         "not both"),
         (MemoryWrite(content="Renewed the domain", expires_at="2026-03-10T12:00:00Z"), "expires_at",
-         "a time to come"),  # type: ignore[arg-type]
+         "a time to come"),
     ],
 )  # fmt: skip
 def test_what_cannot_be_stored_is_refused_naming_the_field(
