@@ -17,11 +17,13 @@ from rearview.adapters.sqlite import (
     SqliteSearchIndex,
     namespace_token,
 )
-from rearview.adapters.sqlite.rows import _VALUE_COLUMNS, episode_columns, filter_clause
+from rearview.adapters.sqlite.rows import EPISODE_COLUMNS, filter_clause
+from rearview.adapters.sqlite.schema import add_agent_fields
 from rearview.domain.changes import ChangeSet
 from rearview.domain.memory import Episode
 from rearview.domain.search import MemoryFilter
 from rearview.errors import ConfigurationError, EmbeddingMismatch
+from support.old_schemas import give_todays_columns
 
 pytestmark = pytest.mark.unit
 
@@ -170,27 +172,6 @@ def test_migration_4_indexes_the_context_of_episodes_and_keeps_the_old_ones_sear
         assert store.get("acme", "new") == new
 
 
-# The columns migration 15 added to `episodes`: a database of an earlier schema is written without them.
-_MIGRATION_15_COLUMNS = frozenset(
-    {"metadata_json", "metadata_terms", "source", "expires_at", "parent_id", "chunk_index", "chunk_count"}
-)
-
-
-def _insert_before_15(db: SqliteDatabase, namespace: str, episodes: list[Episode]) -> None:
-    """Insert episodes into a database of a schema before migration 15 (the store writes today's columns), as rows
-    (the triggers of that schema do what they did then)."""
-    names = _VALUE_COLUMNS["episodic"]
-    kept = [i for i, name in enumerate(names) if name not in _MIGRATION_15_COLUMNS]
-    columns = episode_columns(episodes)
-    rows = [
-        (namespace, e.id, namespace_token(namespace), *(columns[i][row] for i in kept))
-        for row, e in enumerate(episodes)
-    ]
-    listed = ", ".join(["namespace", "id", "ns_token", *(names[i] for i in kept)])
-    with db.transaction() as conn:
-        conn.executemany(f"INSERT INTO episodes ({listed}) VALUES ({', '.join('?' * (len(kept) + 3))})", rows)
-
-
 def _filter_plans(conn: sqlite3.Connection) -> dict[str, str]:
     """The query plan of each way episodes are read with a filter: list_memories (oldest first) and the management
     pages (newest first), for each kind of condition."""
@@ -207,7 +188,7 @@ def _filter_plans(conn: sqlite3.Connection) -> dict[str, str]:
         assert clause is not None
         where, params = clause
         for order in ("occurred_at, m.ref", "occurred_at DESC, m.id DESC"):
-            sql = f"SELECT m.id, m.content FROM episodes AS m WHERE {where} ORDER BY m.{order} LIMIT 50"
+            sql = f"SELECT {EPISODE_COLUMNS} FROM episodes AS m WHERE {where} ORDER BY m.{order} LIMIT 50"
             plans[f"{name}: {order}"] = " / ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params))
     return plans
 
@@ -222,8 +203,10 @@ def test_migration_12_drops_two_indexes_no_query_plan_used(tmp_path: Path) -> No
         for i in range(40)
     ]  # fmt: skip
     with _open(path, migrations=MIGRATIONS[:11]) as db:
-        _insert_before_15(db, "acme", episodes)
+        give_todays_columns(db)
+        SqliteMemoryStore(db).apply("acme", ChangeSet(upserts=[(e, None) for e in episodes]))
         before = _filter_plans(db.connection())
+        listed = SqliteMemoryStore(db).list_memories("acme", MemoryFilter(session_id="s1", event_types=("deploy",)))
     assert any("episodes_by_time" in plan for plan in before.values())
 
     with _open(path) as db:
@@ -231,7 +214,7 @@ def test_migration_12_drops_two_indexes_no_query_plan_used(tmp_path: Path) -> No
         assert not {"episodes_by_session", "episodes_by_event_type"} & names
         assert _filter_plans(db.connection()) == before
         flt = MemoryFilter(session_id="s1", event_types=("deploy",))
-        listed = SqliteMemoryStore(db).list_memories("acme", flt)
+        assert SqliteMemoryStore(db).list_memories("acme", flt) == listed
         assert [e.id for e in listed] == [e.id for e in episodes if e.session_id == "s1" and e.event_type == "deploy"]
 
 
@@ -263,8 +246,10 @@ def test_migration_13_hands_the_tags_of_inserted_episodes_to_the_store(tmp_path:
         ]  # fmt: skip
 
     with _open(path, migrations=MIGRATIONS[:12]) as db:  # the schema before: a trigger wrote each row's tags
+        give_todays_columns(db)
+        store = SqliteMemoryStore(db)
         for namespace in ("acme", "umbrella"):
-            _insert_before_15(db, namespace, episodes(namespace, 0, 20))
+            store.apply(namespace, ChangeSet(upserts=[(e, None) for e in episodes(namespace, 0, 20)]))
         before = _exploded_tags(db.connection())
         assert before == sorted(db.connection().execute("SELECT * FROM memory_tags").fetchall())
     weekly_before = _tagged(path, "acme", ("weekly",))
@@ -290,3 +275,39 @@ def test_migration_13_hands_the_tags_of_inserted_episodes_to_the_store(tmp_path:
     assert _tagged(path, "acme", ("weekly",)) == [f"acme-{i}" for i in range(2, 30, 2) if i != 22]
     assert _tagged(path, "acme", ("ops",)) == ["acme-1", *(f"acme-{i}" for i in range(2, 30, 4) if i != 22)]
     assert _tagged(path, "umbrella", ("ops",)) == [f"umbrella-{i}" for i in range(2, 30, 4)]
+
+
+def test_migration_15_gives_memories_metadata_source_and_expiry_and_keeps_what_was_there(tmp_path: Path) -> None:
+    path = tmp_path / "rearview.db"
+    with _open(path, migrations=MIGRATIONS[:14]) as db:  # the schema before: no metadata, source or expiry
+        db.connection().execute(
+            "INSERT INTO episodes (namespace, id, ns_token, content, tags_json, importance, access_count, "
+            "created_at, confirmations, redacted, version, occurred_at, entities_json, consolidated, search_text) "
+            "VALUES ('acme', 'old', ?, 'Adopted a turtle', '[]', 0.5, 0, 0, 1, 0, 1, 0, '[]', 0, 'adopted a turtle')",
+            (namespace_token("acme"),),
+        )
+
+    with _open(path) as db:
+        store = SqliteMemoryStore(db)
+        old = store.get("acme", "old")
+        assert isinstance(old, Episode)
+        assert (old.metadata, old.source, old.expires_at, old.parent_id) == ({}, None, None, None)
+        tagged = Episode(id="new", namespace="acme", content="Fed the turtle", occurred_at=T0, created_at=T0,
+                         metadata={"pet": "turtle"}, expires_at=T0 + timedelta(days=1))  # fmt: skip
+        store.apply("acme", ChangeSet(upserts=[(old.model_copy(update={"version": 2, "metadata": {"pet": "turtle"}}),
+                                                None), (tagged, None)]))  # fmt: skip
+        pets = MemoryFilter(metadata=(("pet\x1fs:turtle",),))
+        assert [m.id for m in store.list_memories("acme", pets)] == ["old", "new"]
+        assert store.expired_memories(T0 + timedelta(days=2), 10) == [("acme", "new")]
+        conn = db.connection()
+        clause = filter_clause("episodic", "acme", pets, "m")
+        assert clause is not None
+        plan = " / ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN SELECT m.id FROM episodes AS m WHERE "
+                                                         f"{clause[0]}", clause[1]))  # fmt: skip
+        assert "memory_metadata" in plan and "PRIMARY KEY" in plan, plan
+        purge = conn.execute("EXPLAIN QUERY PLAN SELECT id FROM episodes WHERE expires_at <= 0").fetchall()
+        assert "episodes_expiring" in " ".join(row[3] for row in purge)
+        # Idempotent: what it adds is there once, however often it runs.
+        with db.transaction() as inner:
+            add_agent_fields(inner)
+        assert [m.id for m in store.list_memories("acme", pets)] == ["old", "new"]
