@@ -138,15 +138,20 @@ def test_in_data_dir_opens_rearview_db(tmp_path: Path) -> None:
     assert (tmp_path / "data" / "rearview.db").exists()
 
 
+def _insert_an_old_episode(db: SqliteDatabase) -> None:
+    """An episode as the first schema held it (the columns every later one keeps), id `old`, in `acme`."""
+    db.connection().execute(
+        "INSERT INTO episodes (namespace, id, ns_token, content, tags_json, importance, access_count, "
+        "created_at, confirmations, redacted, version, occurred_at, entities_json, consolidated, search_text) "
+        "VALUES ('acme', 'old', ?, 'Adopted a turtle', '[]', 0.5, 0, 0, 1, 0, 1, 0, '[]', 0, 'adopted a turtle')",
+        (namespace_token("acme"),),
+    )
+
+
 def test_migration_4_indexes_the_context_of_episodes_and_keeps_the_old_ones_searchable(tmp_path: Path) -> None:
     path = tmp_path / "rearview.db"
     with _open(path, migrations=MIGRATIONS[:3]) as db:  # a database written before contextual keyword search
-        db.connection().execute(
-            "INSERT INTO episodes (namespace, id, ns_token, content, tags_json, importance, access_count, "
-            "created_at, confirmations, redacted, version, occurred_at, entities_json, consolidated, search_text) "
-            "VALUES ('acme', 'old', ?, 'Adopted a turtle', '[]', 0.5, 0, 0, 1, 0, 1, 0, '[]', 0, 'adopted a turtle')",
-            (namespace_token("acme"),),
-        )
+        _insert_an_old_episode(db)
 
     with _open(path) as db:
         store, index = SqliteMemoryStore(db), SqliteSearchIndex(db)
@@ -280,12 +285,7 @@ def test_migration_13_hands_the_tags_of_inserted_episodes_to_the_store(tmp_path:
 def test_migration_15_gives_memories_metadata_source_and_expiry_and_keeps_what_was_there(tmp_path: Path) -> None:
     path = tmp_path / "rearview.db"
     with _open(path, migrations=MIGRATIONS[:14]) as db:  # the schema before: no metadata, source or expiry
-        db.connection().execute(
-            "INSERT INTO episodes (namespace, id, ns_token, content, tags_json, importance, access_count, "
-            "created_at, confirmations, redacted, version, occurred_at, entities_json, consolidated, search_text) "
-            "VALUES ('acme', 'old', ?, 'Adopted a turtle', '[]', 0.5, 0, 0, 1, 0, 1, 0, '[]', 0, 'adopted a turtle')",
-            (namespace_token("acme"),),
-        )
+        _insert_an_old_episode(db)
 
     with _open(path) as db:
         store = SqliteMemoryStore(db)

@@ -4,14 +4,13 @@ chunked, and the sweep forgetting what expired (with what was induced from it al
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from rearview.bootstrap import Services, build
+from rearview.bootstrap import Services
 from rearview.clock import ManualClock
 from rearview.domain.changes import ChangeSet
 from rearview.domain.forget import ForgetRequest
@@ -20,7 +19,7 @@ from rearview.domain.recall import RecallQuery
 from rearview.domain.write import MemoryWrite, parse_queued_write, queued_write_body
 from rearview.errors import InvalidInput, MemoryTooLarge
 from rearview.service.write import redact_write
-from rearview.settings import Settings
+from support.write_queue import RecordingQueue, queued_services
 
 pytestmark = pytest.mark.unit
 NS = "acme:u-42"
@@ -65,24 +64,14 @@ def test_every_new_text_field_is_redacted() -> None:
     assert redacted.metadata["nested"]["list"][0].startswith("x [REDACTED:")
 
 
-@dataclass
-class _Queue:
-    sent: list[tuple[str, list[MemoryWrite]]] = field(default_factory=list)
-
-    def send(self, namespace: str, items: Sequence[MemoryWrite]) -> None:
-        self.sent.append((namespace, list(items)))
-
-
 @pytest.fixture
-def queued(tmp_path: Path, clock: ManualClock) -> Iterator[tuple[Services, _Queue]]:
-    queue = _Queue()
-    services = build(Settings(data_dir=tmp_path / "data", embedder="hashing"), clock=clock, queue=queue)
-    yield services, queue
-    services.close()
+def queued(tmp_path: Path, clock: ManualClock) -> Iterator[tuple[Services, RecordingQueue]]:
+    with queued_services(tmp_path / "data", clock) as built:
+        yield built
 
 
 def test_a_queued_write_expires_counted_from_its_acceptance(
-    queued: tuple[Services, _Queue], clock: ManualClock
+    queued: tuple[Services, RecordingQueue], clock: ManualClock
 ) -> None:
     """The worker may store it minutes later: the time to live counts from when it was accepted, and the message
     carries the expiry (and the metadata, redacted) rather than the time to live."""
@@ -100,7 +89,9 @@ def test_a_queued_write_expires_counted_from_its_acceptance(
     assert stored is not None and stored.expires_at == accepted_at + timedelta(seconds=600)
 
 
-def test_a_long_text_queued_whole_is_chunked_by_the_worker_under_its_id(queued: tuple[Services, _Queue]) -> None:
+def test_a_long_text_queued_whole_is_chunked_by_the_worker_under_its_id(
+    queued: tuple[Services, RecordingQueue],
+) -> None:
     services, queue = queued
     [result] = services.writer.submit(NS, [MemoryWrite(content=LONG)])
     [item] = queue.sent[0][1]
