@@ -85,7 +85,7 @@ export interface paths {
         delete: operations["delete_memory"];
         options?: never;
         head?: never;
-        /** Edit a memory (content, tags, entities, importance, confidence, dimension): version + 1, re-embedded; `If-Match: <version>` answers 412 when it changed since */
+        /** Edit a memory (content, tags, entities, importance, confidence, dimension, metadata, source, expiry): version + 1, re-embedded; `If-Match: <version>` answers 412 when it changed since */
         patch: operations["edit_memory"];
         trace?: never;
     };

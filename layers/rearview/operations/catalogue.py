@@ -188,8 +188,8 @@ def delete_memory(
             "List memories",
             READS,
             description="List stored memories newest first, a page at a time, optionally only one layer, tag, event "
-            "type or kind of fact, or a time range: to see what is remembered, not to search it (use `recall` to "
-            "search). Pass the `next_cursor` you got as `cursor` for the next page.",
+            "type, kind of fact, entity, metadata or a time range: to see what is remembered, not to search it (use "
+            "`recall` to search). Pass the `next_cursor` you got as `cursor` for the next page.",
         ),
     ),
     command=Command("ls"),
@@ -207,10 +207,10 @@ def list_memories(s: Services, namespace: Namespace, query: ListQuery) -> Memory
         Tool(
             "Edit a memory",
             changes(destructive=False, idempotent=False),
-            description="Correct a stored memory: its text, tags, entities, importance, or a fact's confidence or "
-            "dimension. The earlier version is kept in its history; recall finds the new text from now on. Use it "
-            "when the user corrects something remembered; use `feedback` with a correction to replace a wrong fact "
-            "by a new one instead.",
+            description="Correct a stored memory: its text, tags, entities, importance, metadata, source or expiry, "
+            "or a fact's confidence or dimension. The earlier version is kept in its history; recall finds the new "
+            "text from now on. Use it when the user corrects something remembered; use `feedback` with a correction "
+            "to replace a wrong fact by a new one instead.",
         ),
     ),
     command=Command("edit"),
@@ -223,8 +223,8 @@ def edit_memory(
     caller: Principal,
     expected_version: VersionParameter = None,
 ) -> StoredMemory:
-    """Edit a memory (content, tags, entities, importance, confidence, dimension): version + 1, re-embedded;
-    `If-Match: <version>` answers 412 when it changed since"""
+    """Edit a memory (content, tags, entities, importance, confidence, dimension, metadata, source, expiry):
+    version + 1, re-embedded; `If-Match: <version>` answers 412 when it changed since"""
     return s.editor.edit(namespace, memory_id, edit, expected_version=expected_version, actor=caller.key_id)
 
 
