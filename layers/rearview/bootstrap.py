@@ -246,8 +246,8 @@ def _wired(settings: Settings, parts: _Parts) -> Services:
         retention=RetentionService(store, policies, forgetter, clock),
         listing=ListingService(store, clock),
         editor=EditService(store, embedder, clock),
-        history=HistoryService(store),
-        transfer=TransferService(store, embedder, parts.queue),
+        history=HistoryService(store, clock),
+        transfer=TransferService(store, embedder, clock, parts.queue),
         eraser=EraseService(store, ledger, access, maintenance, policies, _dated(parts.erasure_marks, settings, clock)),
         index_maintenance=maintenance,
     )
@@ -638,12 +638,13 @@ def local_consolidation(
 
 @contextmanager
 def local_maintenance(services: Services, *, stop_timeout: float = STOP_TIMEOUT_SECONDS) -> Iterator[PeriodicTasks]:
-    """While the block runs, a background thread sweeps retention and purges expired working memory on the
-    intervals of `settings.retention` (either at 0 is off); it stops on the way out, before the services close."""
+    """While the block runs, a background thread sweeps retention and purges expired working memory and expired
+    memories on the intervals of `settings.retention` (either at 0 is off); it stops on the way out, before the
+    services close."""
     tasks = PeriodicTasks()
     tasks.add("retention sweep", services.settings.retention.sweep_minutes * 60, services.retention.sweep)
-    tasks.add("working-memory purge", services.settings.retention.working_purge_minutes * 60,
-              services.retention.purge_working)  # fmt: skip
+    tasks.add("expiry purge", services.settings.retention.working_purge_minutes * 60,
+              services.retention.purge)  # fmt: skip
     tasks.start()
     try:
         yield tasks

@@ -200,6 +200,12 @@ class MemoryManagement(Protocol):
         order. A request path (the namespace listing, a subtree's erase): never a scan of every memory."""
         ...
 
+    def expired_memories(self, now: datetime, limit: int) -> list[tuple[str, str]]:
+        """(namespace, id) of at most `limit` memories of any namespace whose `expires_at` is at or before `now`,
+        soonest expired first: what the sweep forgets. Never a scan of every memory; a store whose storage deletes
+        expired memories itself (DynamoDB's TTL) returns []."""
+        ...
+
 
 class ConsolidationBacklog(Protocol):
     """What consolidation has still to see: the unconsolidated episodes, counted without a scan."""

@@ -380,12 +380,14 @@ class ServerSettings(BaseModel):
 
 
 class RetentionSettings(BaseModel):
-    """How often the local server enforces the namespaces' retention policies and purges expired working memory.
-    On AWS the forget function sweeps hourly on an EventBridge rule (DynamoDB's TTL expires working memory)."""
+    """How often the local server enforces the namespaces' retention policies and purges expired working memory and
+    expired memories. On AWS the forget function sweeps hourly on an EventBridge rule (DynamoDB's TTL expires
+    working memory and memories)."""
 
     # The retention sweep (each namespace's policy: max age, archive, keep often-recalled) runs this often (0: off).
     sweep_minutes: float = Field(60.0, ge=0)
-    # Expired working-memory rows are deleted from disk this often (reads skip them before that; 0: off).
+    # Expired working-memory rows, and memories whose expiry came (their `ttl_seconds` or `expires_at`), are deleted
+    # from disk this often (reads skip them before that; 0: off).
     working_purge_minutes: float = Field(10.0, ge=0)
 
 

@@ -3,22 +3,21 @@ of the AWS write path, and the mechanics (normalisation map, markers, idempotenc
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rearview.bootstrap import Services, build
+from rearview.bootstrap import Services
 from rearview.clock import ManualClock
 from rearview.domain.write import MemoryWrite, queued_write_body
 from rearview.service.redaction import find_secrets, redact_json, redact_labels, redact_text
 from rearview.service.redaction import text as redaction
 from rearview.service.redaction.normalise import normalise
 from rearview.service.write import redact_write
-from rearview.settings import Settings
+from support.write_queue import RecordingQueue, queued_services
 
 pytestmark = pytest.mark.unit
 
@@ -165,24 +164,14 @@ def test_findings_never_overlap_and_redaction_is_idempotent(text: str) -> None:
     assert redact_text(once.text).text == once.text
 
 
-@dataclass
-class FakeQueue:
-    sent: list[tuple[str, list[MemoryWrite]]] = field(default_factory=list)
-
-    def send(self, namespace: str, items: Sequence[MemoryWrite]) -> None:
-        self.sent.append((namespace, list(items)))
-
-
 @pytest.fixture
-def queued(tmp_path: Path, clock: ManualClock) -> Iterator[tuple[Services, FakeQueue]]:
-    queue = FakeQueue()
-    services = build(Settings(data_dir=tmp_path / "data", embedder="hashing"), clock=clock, queue=queue)
-    yield services, queue
-    services.close()
+def queued(tmp_path: Path, clock: ManualClock) -> Iterator[tuple[Services, RecordingQueue]]:
+    with queued_services(tmp_path / "data", clock) as built:
+        yield built
 
 
 def test_the_queue_and_its_dead_letters_never_see_a_raw_secret(
-    queued: tuple[Services, FakeQueue], clock: ManualClock
+    queued: tuple[Services, RecordingQueue], clock: ManualClock
 ) -> None:
     services, queue = queued
     results = services.writer.submit(

@@ -85,7 +85,7 @@ export interface paths {
         delete: operations["delete_memory"];
         options?: never;
         head?: never;
-        /** Edit a memory (content, tags, entities, importance, confidence, dimension): version + 1, re-embedded; `If-Match: <version>` answers 412 when it changed since */
+        /** Edit a memory (content, tags, entities, importance, confidence, dimension, metadata, source, expiry): version + 1, re-embedded; `If-Match: <version>` answers 412 when it changed since */
         patch: operations["edit_memory"];
         trace?: never;
     };
@@ -739,6 +739,12 @@ export interface components {
              * @default 1
              */
             version?: number;
+            /** Metadata */
+            metadata?: Record<string, never>;
+            /** Source */
+            source?: string | null;
+            /** Expires At */
+            expires_at?: string | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -773,6 +779,12 @@ export interface components {
              * @default
              */
             context?: string;
+            /** Parent Id */
+            parent_id?: string | null;
+            /** Chunk Index */
+            chunk_index?: number | null;
+            /** Chunk Count */
+            chunk_count?: number | null;
         };
         /** EraseReceipt */
         EraseReceipt: {
@@ -995,6 +1007,12 @@ export interface components {
              * @default 1
              */
             version?: number;
+            /** Metadata */
+            metadata?: Record<string, never>;
+            /** Source */
+            source?: string | null;
+            /** Expires At */
+            expires_at?: string | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1039,6 +1057,8 @@ export interface components {
             superseded_by?: string | null;
             /** Superseded At */
             superseded_at?: string | null;
+            /** Entities */
+            entities?: string[];
         };
         /**
          * FedMemory
@@ -1435,9 +1455,29 @@ export interface components {
             tags?: string[] | null;
             /**
              * Entities
-             * @description Episodic only: the entities, replacing the old ones
+             * @description The entities, replacing the old ones
              */
             entities?: string[] | null;
+            /**
+             * Metadata
+             * @description The memory's metadata, replacing the old object ({} removes it; at most 32 keys, nested 4 levels, 4096 bytes as JSON)
+             */
+            metadata?: Record<string, never> | null;
+            /**
+             * Source
+             * @description Where it came from (a URL, a document, 'user said'); null removes it
+             */
+            source?: string | null;
+            /**
+             * Expires At
+             * @description When to forget it, ISO 8601, a time to come; null: never
+             */
+            expires_at?: string | null;
+            /**
+             * Ttl Seconds
+             * @description Forget it this many seconds from now (instead of expires_at)
+             */
+            ttl_seconds?: number | null;
             /**
              * Importance
              * @description How much it matters, 0 to 1
@@ -1547,7 +1587,7 @@ export interface components {
             layer?: "episodic" | "semantic";
             /**
              * Content
-             * @description The memory, as a self-contained sentence or short paragraph a later reader understands without this conversation (at most 2000 characters; 500 for semantic). Never include secrets such as passwords or API keys.
+             * @description The memory, as a self-contained sentence or short paragraph a later reader understands without this conversation (500 characters at most for semantic). An episodic text longer than 2000 characters (up to 50000) is stored as up to 64 linked chunks, each found by recall with the id of the first as its `parent_id`. Never include secrets such as passwords or API keys.
              */
             content: string;
             /**
@@ -1610,6 +1650,26 @@ export interface components {
              * @description Optional override of the computed importance, 0 (trivial) to 1 (critical)
              */
             importance?: number | null;
+            /**
+             * Metadata
+             * @description Optional JSON object of your own, stored and returned with the memory and filterable in recall and list_memories, e.g. {"project": "apollo", "priority": 2} (at most 32 keys, nested 4 levels, 4096 bytes as JSON)
+             */
+            metadata?: Record<string, never>;
+            /**
+             * Source
+             * @description Optional: where it came from, e.g. a URL, a document's name, 'user said' (one line, at most 2048 characters)
+             */
+            source?: string | null;
+            /**
+             * Ttl Seconds
+             * @description Optional: forget it this many seconds after it is written (it is never returned after that); default never
+             */
+            ttl_seconds?: number | null;
+            /**
+             * Expires At
+             * @description Optional: forget it at this time, ISO 8601 (instead of ttl_seconds); default never
+             */
+            expires_at?: string | null;
         };
         /** NamespaceInfo */
         NamespaceInfo: {
@@ -1701,13 +1761,16 @@ export interface components {
         };
         /** RecallHit */
         RecallHit: {
-            /** Id */
+            /**
+             * Id
+             * @description The memory's id (a working-memory key's name, for layer 'working')
+             */
             id: string;
             /**
              * Layer
              * @enum {string}
              */
-            layer: "episodic" | "semantic";
+            layer: "working" | "episodic" | "semantic";
             /** Content */
             content: string;
             /** Score */
@@ -1775,6 +1838,28 @@ export interface components {
              * @default 0
              */
             folded_sources_count?: number;
+            /**
+             * Metadata
+             * @description The memory's metadata, as written
+             */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /**
+             * Source
+             * @description Where it came from, as written
+             */
+            source?: string | null;
+            /**
+             * Expires At
+             * @description When it expires (null: never)
+             */
+            expires_at?: string | null;
+            /**
+             * Parent Id
+             * @description A chunk of a long text: the id of its first chunk, the one the write answered
+             */
+            parent_id?: string | null;
         };
         /**
          * RecallQuery
@@ -1795,9 +1880,9 @@ export interface components {
             top_k?: number;
             /**
              * Layers
-             * @description Which layers to search: 'episodic' (events), 'semantic' (facts); default both
+             * @description Which layers to search: 'episodic' (events), 'semantic' (facts), 'working' (the scratch state of the session `session_id` names, its keys and values read as text); default episodic and semantic
              */
-            layers?: ("episodic" | "semantic")[];
+            layers?: ("working" | "episodic" | "semantic")[];
             /**
              * Since
              * @description Only memories from this time on, ISO 8601 (inclusive)
@@ -1834,8 +1919,20 @@ export interface components {
              */
             kinds?: ("preference" | "fact" | "lesson")[];
             /**
+             * Entities
+             * @description Only memories about any of these people, places or products (their `entities`)
+             */
+            entities?: string[];
+            /**
+             * Metadata
+             * @description Only memories whose metadata matches: {"key": value} for a value it must have, {"key": {"in": [values]}} (or {"key": [values]}) for one of several; every key must match. A value is a string, number or boolean; a memory's list holding it matches too (at most 16 keys, 32 values per `in`)
+             */
+            metadata?: {
+                [key: string]: string | boolean | number | (string | boolean | number)[];
+            } | null;
+            /**
              * Session Id
-             * @description Only episodes of this session; its working memory is returned too
+             * @description The session (conversation or task) you are in: its working memory is returned too, and searched with layers ['working']
              */
             session_id?: string | null;
             /**
@@ -2134,6 +2231,11 @@ export interface components {
             merged_into?: string | null;
             /** Superseded */
             superseded?: string[];
+            /**
+             * Chunks
+             * @description A text too long for one memory, stored as linked chunks: every chunk's id, the first being `id`
+             */
+            chunks?: string[];
         };
         /** ResponseValidationError */
         ResponseValidationError: {
@@ -2484,6 +2586,10 @@ export interface operations {
                 event_type?: string | null;
                 /** @description Only semantic memories of this kind: preference, fact or lesson */
                 kind?: ("preference" | "fact" | "lesson") | null;
+                /** @description Only memories about this entity */
+                entity?: string | null;
+                /** @description Only memories whose metadata matches: {"key": value} for a value it must have, {"key": {"in": [values]}} (or {"key": [values]}) for one of several; every key must match. A value is a string, number or boolean; a memory's list holding it matches too (at most 16 keys, 32 values per `in`); in a query string, its JSON text */
+                metadata?: string | null;
                 /** @description Only memories from this time on, ISO 8601 */
                 since?: string | null;
                 /** @description Only memories before this time, ISO 8601 */

@@ -505,6 +505,17 @@ class InMemoryMemoryStore:
         with self.data.lock:
             return sorted(n for n in self.data.states if n.startswith(prefix))
 
+    def expired_memories(self, now: datetime, limit: int) -> list[tuple[str, str]]:
+        """(namespace, id) of at most `limit` memories that expired by `now`, soonest expired first."""
+        with self.data.lock:
+            found = [
+                (s.memory.expires_at, namespace, memory_id)
+                for namespace, stored in self.data.memories.items()
+                for memory_id, s in stored.items()
+                if s.memory.expired(now)
+            ]
+        return [(namespace, memory_id) for _, namespace, memory_id in sorted(found)[: max(limit, 0)]]
+
     def namespaces_with_unconsolidated(self) -> list[str]:
         """Every namespace holding an unconsolidated episode."""
         with self.data.lock:
@@ -582,7 +593,7 @@ class InMemorySearchIndex(SearchIndex):
         return len(chosen) <= limit or sum(1 for memory in chosen if flt.matches(memory)) <= limit
 
     def entity_shares(self, namespace: str) -> EntityShares:
-        """Shares over every episode of the namespace."""
+        """Shares over every episode of the namespace (what the other indexes count: episodes, not facts)."""
         with self.data.lock:
             episodes = [s.memory for s in self.data.stored(namespace).values() if isinstance(s.memory, Episode)]
         # An entity named twice in one episode counts once.

@@ -55,6 +55,12 @@ def remember(
     kind: Annotated[KindChoice | None, typer.Option(help=described(MemoryWrite, "kind"))] = None,
     importance: Annotated[float | None, typer.Option(help=described(MemoryWrite, "importance"))] = None,
     occurred_at: Annotated[str | None, typer.Option(help=described(MemoryWrite, "occurred_at"))] = None,
+    metadata: Annotated[
+        str | None, typer.Option(help=described(MemoryWrite, "metadata", 'JSON, e.g. \'{"project": "apollo"}\''))
+    ] = None,
+    source: Annotated[str | None, typer.Option(help=described(MemoryWrite, "source"))] = None,
+    ttl_seconds: Annotated[int | None, typer.Option(help=described(MemoryWrite, "ttl_seconds"))] = None,
+    expires_at: Annotated[str | None, typer.Option(help=described(MemoryWrite, "expires_at"))] = None,
     id: Annotated[str | None, typer.Option("--id", help=described(MemoryWrite, "id"))] = None,
     data_dir: DataDirOption = None,
     embedder: EmbedderOption = None,

@@ -17,8 +17,9 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from rearview.domain.history import StoredMemory
-from rearview.domain.limits import LABEL_PATTERN
+from rearview.domain.limits import LABEL_PATTERN, MAX_ENTITY_CHARS
 from rearview.domain.memory import Kind, Memory, StoredLayer
+from rearview.domain.metadata import METADATA_FILTER_DESCRIPTION, MetadataFilter
 from rearview.domain.request_model import RequestModel
 from rearview.domain.timestamps import RequestDatetime, as_utc
 from rearview.errors import InvalidInput
@@ -81,6 +82,12 @@ class ListQuery(RequestModel):
         None, pattern=LABEL_PATTERN, max_length=64, description="Only episodes of this event type"
     )
     kind: Kind | None = Field(None, description="Only semantic memories of this kind: preference, fact or lesson")
+    entity: str | None = Field(
+        None, pattern=LABEL_PATTERN, max_length=MAX_ENTITY_CHARS, description="Only memories about this entity"
+    )
+    metadata: MetadataFilter | None = Field(
+        None, description=METADATA_FILTER_DESCRIPTION + "; in a query string, its JSON text"
+    )
     since: RequestDatetime | None = Field(None, description="Only memories from this time on, ISO 8601")
     until: RequestDatetime | None = Field(None, description="Only memories before this time, ISO 8601")
     include_superseded: bool = Field(False, description="Also facts that a later fact replaced")

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from rearview.domain.limits import Identifier
+from rearview.domain.metadata import StoredMetadata
 from rearview.domain.timestamps import UtcDatetime
 
 Kind = Literal["preference", "fact", "lesson"]
@@ -79,6 +80,16 @@ class _Stored(BaseModel):
     redacted: bool = False
     # Optimistic-locking version: 1 on insert, +1 on every update through the write path.
     version: int = 1
+    # The caller's own JSON object (`rearview.domain.metadata`), stored and returned as given, filterable.
+    metadata: StoredMetadata = Field(default_factory=dict)
+    # Where it came from, in the caller's words: a URL, a document, "user said".
+    source: str | None = None
+    # When it expires (None: never): from then on no read returns it, and the sweep (or DynamoDB's TTL) deletes it.
+    expires_at: UtcDatetime | None = None
+
+    def expired(self, now: datetime) -> bool:
+        """True once its expiry has come (`expires_at <= now`)."""
+        return self.expires_at is not None and self.expires_at <= now
 
 
 class Episode(_Stored):
@@ -100,6 +111,11 @@ class Episode(_Stored):
     # The text of the turn(s) just before this one in its session, set by the write path (write.context_turns):
     # keyword search matches it at a lower weight (recall.context_weight), so a reply is found by its question.
     context: str = ""
+    # One chunk of a write too long for one episode (`rearview.domain.chunking`): the id of its first chunk, which
+    # the write answered and which forgetting forgets them all by, its position from 0, and how many there are.
+    parent_id: str | None = None
+    chunk_index: int | None = None
+    chunk_count: int | None = None
 
     @property
     def last_seen_at(self) -> datetime:
@@ -140,6 +156,8 @@ class Fact(_Stored):
     status: Literal["active", "superseded"] = "active"
     superseded_by: Identifier | None = None
     superseded_at: UtcDatetime | None = None
+    # The people, places, products it is about, as a write named them.
+    entities: list[str] = Field(default_factory=list)
 
     @property
     def occurred_at(self) -> datetime:

@@ -188,8 +188,8 @@ def delete_memory(
             "List memories",
             READS,
             description="List stored memories newest first, a page at a time, optionally only one layer, tag, event "
-            "type or kind of fact, or a time range: to see what is remembered, not to search it (use `recall` to "
-            "search). Pass the `next_cursor` you got as `cursor` for the next page.",
+            "type, kind of fact, entity, metadata or a time range: to see what is remembered, not to search it (use "
+            "`recall` to search). Pass the `next_cursor` you got as `cursor` for the next page.",
         ),
     ),
     command=Command("ls"),
@@ -207,10 +207,10 @@ def list_memories(s: Services, namespace: Namespace, query: ListQuery) -> Memory
         Tool(
             "Edit a memory",
             changes(destructive=False, idempotent=False),
-            description="Correct a stored memory: its text, tags, entities, importance, or a fact's confidence or "
-            "dimension. The earlier version is kept in its history; recall finds the new text from now on. Use it "
-            "when the user corrects something remembered; use `feedback` with a correction to replace a wrong fact "
-            "by a new one instead.",
+            description="Correct a stored memory: its text, tags, entities, importance, metadata, source or expiry, "
+            "or a fact's confidence or dimension. The earlier version is kept in its history; recall finds the new "
+            "text from now on. Use it when the user corrects something remembered; use `feedback` with a correction "
+            "to replace a wrong fact by a new one instead.",
         ),
     ),
     command=Command("edit"),
@@ -223,8 +223,8 @@ def edit_memory(
     caller: Principal,
     expected_version: VersionParameter = None,
 ) -> StoredMemory:
-    """Edit a memory (content, tags, entities, importance, confidence, dimension): version + 1, re-embedded;
-    `If-Match: <version>` answers 412 when it changed since"""
+    """Edit a memory (content, tags, entities, importance, confidence, dimension, metadata, source, expiry):
+    version + 1, re-embedded; `If-Match: <version>` answers 412 when it changed since"""
     return s.editor.edit(namespace, memory_id, edit, expected_version=expected_version, actor=caller.key_id)
 
 
@@ -302,10 +302,12 @@ def erase_namespace(
 
 _RECALL_TOOL = (
     "Search long-term memory (keyword and meaning, recent and important first) and return the best memories within a "
-    "token budget. `no_relevant_memory` true means nothing relevant is stored: say so instead of guessing. "
-    '`truncated` true means more matched than the budget holds. Ask "what happened last time ..." to get the most '
-    'recent match first, and say "other than X" (or pass `exclude`) to leave X out; `query_form` says what was '
-    "understood. `timed_out` true means `timeout_ms` ran out and the results are less refined."
+    'token budget, one line each: its text, when, kind, confidence and id (`format: "json"` gives every field). '
+    "'No relevant memory' (`no_relevant_memory` in JSON) means nothing relevant is stored: say so instead of "
+    "guessing; the answer also says when more matched than the budget holds, and when `timeout_ms` ran out. Ask "
+    '"what happened last time ..." to get the most recent match first, and say "other than X" (or pass `exclude`) to '
+    "leave X out. Filter by `metadata`, `entities`, `tags` or a time; add 'working' to `layers` (with `session_id`) "
+    "to search the session's scratch state too."
 )
 _EXPLAIN_TOOL = (
     "The same search as `recall`, with a per-stage trace (time parsing, keyword and vector candidates, fusion, "
@@ -318,7 +320,7 @@ _EXPLAIN_TOOL = (
     READ,
     Http("POST", f"{NS}/recall", "recall", "operations"),
     tools=(
-        Tool("Recall", READS, description=_RECALL_TOOL),
+        Tool("Recall", READS, description=_RECALL_TOOL, text=True),
         Tool("Explain recall", READS, name="explain_recall", description=_EXPLAIN_TOOL, forced={"explain": True}),
     ),
     command=Command("recall"),
@@ -407,6 +409,7 @@ def stats(s: Services, namespace: Namespace) -> Stats:
             "`why` it applies and its confidence. Follow them unless the user says otherwise. A lesson is what went "
             "wrong before and what worked; `no_relevant_memory` true means nothing applies. Each memory's `id` is "
             "what `feedback` takes.",
+            text=True,
         ),
     ),
     command=Command("brief"),

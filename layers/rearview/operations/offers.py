@@ -115,13 +115,16 @@ def changes(*, destructive: bool, idempotent: bool) -> Mapping[str, bool]:
 class Tool:
     """How MCP offers an operation: the tool's name (default: the operation's), title and hints; its description
     is the operation's unless given (a tool's is written for a model). `forced` fixes fields of the request model,
-    which the tool then does not take."""
+    which the tool then does not take; `text` makes it answer compact text unless asked for JSON."""
 
     title: str
     hints: Mapping[str, bool]
     name: str = ""
     description: str = ""
     forced: Mapping[str, Any] = field(default_factory=dict)
+    # The tool answers compact text by default (what a model reads, `rearview.api.mcp_text`), and takes `format`:
+    # "json" for the full model.
+    text: bool = False
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,9 @@ class BriefService:
         held = [
             m
             for m in self._store.list_memories(
-                namespace, MemoryFilter(layers=("semantic",), kinds=("preference", "lesson", "fact")), limit=MAX_HELD
+                namespace,
+                MemoryFilter(layers=("semantic",), kinds=("preference", "lesson", "fact"), alive_at=self._clock.now()),
+                limit=MAX_HELD,
             )
             if isinstance(m, Fact)
         ]

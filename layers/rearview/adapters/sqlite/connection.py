@@ -24,7 +24,7 @@ from rearview.adapters.sqlite.checkpointer import (
     SAFETY_NET_PAGES,
     WalCheckpointer,
 )
-from rearview.adapters.sqlite.schema import META_DDL, MIGRATIONS, Migration
+from rearview.adapters.sqlite.schema import META_DDL, MIGRATIONS, Migration, script_statements
 from rearview.domain.memory import StoredLayer
 from rearview.errors import ConfigurationError, EmbeddingMismatch, StorageFull
 
@@ -50,24 +50,6 @@ def owner_only(path: Path) -> None:
     for file in (path, *(path.with_name(path.name + suffix) for suffix in _COMPANIONS)):
         if file.exists() and file.stat().st_mode & 0o077:
             file.chmod(0o600)
-
-
-def _statements(script: str) -> list[str]:
-    """Split a script into statements (trigger bodies included) so they run inside one explicit transaction.
-
-    `executescript` would commit first, which would break the one-transaction-per-migration rule.
-    """
-    statements: list[str] = []
-    current = ""
-    for line in script.splitlines(keepends=True):
-        current += line
-        if sqlite3.complete_statement(current):
-            if current.strip():
-                statements.append(current.strip())
-            current = ""
-    if current.strip():
-        raise ConfigurationError(f"incomplete SQL statement in migration: {current.strip()[:80]!r}")
-    return statements
 
 
 def _meta_value(conn: sqlite3.Connection, key: str) -> str | None:
@@ -361,7 +343,7 @@ class SqliteDatabase:
                 if callable(migration):
                     migration(conn)
                 else:
-                    for statement in _statements(migration):
+                    for statement in script_statements(migration):
                         conn.execute(statement)
                 _set_meta(conn, "schema_version", str(version + 1))
 

@@ -148,3 +148,17 @@ def usage(conn: sqlite3.Connection, namespace: str, now: datetime) -> NamespaceU
         recall_count=recall_count,
         recall_hits=recall_hits,
     )
+
+
+def expired(conn: sqlite3.Connection, now: datetime, limit: int) -> list[tuple[str, str]]:
+    """(namespace, id) of at most `limit` memories of any namespace that expired by `now`, soonest expired first:
+    the partial indexes `episodes_expiring` and `facts_expiring` hold only the memories that expire."""
+    found: list[tuple[float, str, str]] = []
+    for table in ("episodes", "facts"):
+        found.extend(
+            conn.execute(
+                f"SELECT expires_at, namespace, id FROM {table} WHERE expires_at <= ? ORDER BY expires_at LIMIT ?",
+                (epoch(now), max(limit, 0)),
+            ).fetchall()
+        )
+    return [(namespace, memory_id) for _, namespace, memory_id in sorted(found)[: max(limit, 0)]]

@@ -77,6 +77,12 @@ _EPISODE_TAGS_INSERTED = (
     "WHERE e.ref BETWEEN ? AND ? AND e.namespace = ? AND e.tags_json <> '[]'"
 )
 
+# The metadata terms of the episodes one statement inserted (refs ?1..?2), as their tags are written.
+_EPISODE_METADATA_INSERTED = (
+    "INSERT OR IGNORE INTO memory_metadata(namespace, term, layer, ref) "
+    "SELECT e.namespace, t.value, 'episodic', e.ref FROM episodes AS e, json_each(e.metadata_terms) AS t "
+    "WHERE e.ref BETWEEN ? AND ? AND e.namespace = ? AND e.metadata_terms <> '[]'"
+)
 
 # How the store keeps a vector: float32, little-endian.
 _FLOAT32 = np.dtype("<f4")
@@ -353,6 +359,8 @@ class SqliteMemoryStore:
 
         tagged = any(memory.tags for memory in memories)
         inserted = self._insert_columns(conn, namespace, layer, memories, columns_of, tagged)
+        if layer == "episodic" and any(memory.metadata for memory in memories):
+            conn.execute(_EPISODE_METADATA_INSERTED, (inserted[0], inserted[-1], namespace))
         return {memory.id: ref for memory, ref in zip(memories, inserted, strict=True)}
 
     def _insert_columns(
@@ -651,6 +659,10 @@ class SqliteMemoryStore:
         if generation:
             self.db.publish(AppliedChanges(namespace, generation - 1, generation, tuple(deleted)))
         return counts
+
+    def expired_memories(self, now: datetime, limit: int) -> list[tuple[str, str]]:
+        """(namespace, id) of at most `limit` memories that expired by `now`, soonest expired first."""
+        return management.expired(self.db.connection(), now, limit)
 
     def namespaces_with_unconsolidated(self) -> list[str]:
         """Every namespace holding an unconsolidated episode (a partial index holds only those rows)."""

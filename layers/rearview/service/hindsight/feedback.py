@@ -67,9 +67,9 @@ class FeedbackService:
             check_content(req.correction, "semantic", field="correction")
         req, _ = redact_request(req)  # the one redaction path every stored text takes
         memory = self._store.get(namespace, req.memory_id)
-        if memory is None:
-            raise NotFound(f"memory_id: no memory {req.memory_id!r} in this namespace", field="memory_id")
         now = self._clock.now()
+        if memory is None or memory.expired(now):
+            raise NotFound(f"memory_id: no memory {req.memory_id!r} in this namespace", field="memory_id")
         adopted = memory.access_count > 0
         updated: Memory
         if isinstance(memory, Fact):

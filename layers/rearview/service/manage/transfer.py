@@ -12,14 +12,17 @@ again by this embedder; a memory whose id is already stored is skipped, so an im
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Protocol
 
 from pydantic import TypeAdapter, ValidationError
 
+from rearview.clock import SystemClock
 from rearview.domain.changes import ChangeSet
 from rearview.domain.history import ArchivedVersion
 from rearview.domain.listing import PagePosition
 from rearview.domain.memory import Memory
+from rearview.domain.metadata import check_metadata
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import MemoryFilter
 from rearview.domain.transfer import (
@@ -36,7 +39,7 @@ from rearview.domain.transfer import (
     split_exported,
 )
 from rearview.errors import InvalidInput
-from rearview.ports import Embedder, MemoryManagement, MemoryReader, MemoryWriter, WriteQueue
+from rearview.ports import Clock, Embedder, MemoryManagement, MemoryReader, MemoryWriter, WriteQueue
 from rearview.service.content_rules import check_content
 from rearview.service.manage.edit import embedding_text
 from rearview.service.redaction import redact_request
@@ -88,9 +91,12 @@ def _invalid(exc: ValidationError, prefix: tuple[str | int, ...]) -> InvalidInpu
 
 
 class TransferService:
-    def __init__(self, store: TransferStore, embedder: Embedder, queue: WriteQueue | None = None) -> None:
+    def __init__(
+        self, store: TransferStore, embedder: Embedder, clock: Clock | None = None, queue: WriteQueue | None = None
+    ) -> None:
         self._store = store
         self._embedder = embedder
+        self._clock: Clock = clock or SystemClock()
         # Where writes are queued (the AWS write function), an import is checked and redacted here, then restored by
         # the queue's worker in chunks: embedding a thousand memories does not fit in one request's time.
         self._queue = queue
@@ -100,11 +106,13 @@ class TransferService:
         validate_namespace(namespace)
         max_items = max_items or EXPORT_PAGE_ITEMS
         after = PagePosition.decode(cursor) if cursor else None
+        # What expired is exported no more (the sweep deletes it; a page between cannot bring it back).
+        everything = replace(_EVERYTHING, alive_at=self._clock.now())
         lines: list[str] = []
         size = 0
         while len(lines) < max_items and size < EXPORT_PAGE_BYTES:
             wanted = min(_STORE_PAGE, max_items - len(lines))
-            page = self._store.page_memories(namespace, _EVERYTHING, wanted, after)
+            page = self._store.page_memories(namespace, everything, wanted, after)
             taken = 0
             for memory in page:
                 history = self._store.history(namespace, memory.id) if memory.version > 1 else []
@@ -117,7 +125,7 @@ class TransferService:
                     break
             if len(page) < wanted and taken == len(page):
                 return ExportPage(lines, None)
-        more = after is not None and bool(self._store.page_memories(namespace, _EVERYTHING, 1, after))
+        more = after is not None and bool(self._store.page_memories(namespace, everything, 1, after))
         return ExportPage(lines, after.encode() if more and after else None)
 
     def restore(self, namespace: str, request: ImportRequest) -> ImportResult:
@@ -175,3 +183,7 @@ def _check(memory: Memory, where: str) -> None:
     except RestoreProblem as problem:
         raise InvalidInput(f"{where}.{problem.field}: {problem.reason}", field=f"{where}.{problem.field}") from None
     check_content(memory.content, memory.layer, field=f"{where}.content")
+    try:
+        check_metadata(memory.metadata)
+    except ValueError as exc:
+        raise InvalidInput(f"{where}.metadata: {exc}", field=f"{where}.metadata") from None

@@ -85,8 +85,13 @@ def evidence_of(run: RecallState, memory: Memory, cid: str) -> Evidence:
 def term_share(terms: list[str], memory: Memory) -> float:
     """The share of `terms` the memory's text and tags hold, each term matched by its stems as keyword search
     matches it ("book" in "Booked")."""
+    return text_term_share(terms, memory.content + " " + " ".join(memory.tags))
+
+
+def text_term_share(terms: list[str], text: str) -> float:
+    """The share of `terms` that `text` holds, each term matched by its stems as keyword search matches it."""
     stemmed = [stems for t in terms if (stems := set(index_terms(t)))]
     if not stemmed:
         return 0.0
-    held = stem_set(memory.content + " " + " ".join(memory.tags))
+    held = stem_set(text)
     return sum(1 for stems in stemmed if stems <= held) / len(stemmed)
