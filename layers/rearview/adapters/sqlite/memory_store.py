@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import heapq
-import json
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
@@ -55,6 +54,7 @@ from rearview.adapters.sqlite.rows import (
     update_sql,
 )
 from rearview.adapters.sqlite.schema import FTS_MERGED, STORE_INDEXES_INSERTS, STORE_TAGS_INSERTS
+from rearview.adapters.sqlite.working_memory import SqliteWorkingMemory
 from rearview.clock import SystemClock
 from rearview.collector import paused
 from rearview.domain.changes import ChangeSet, PendingUpsert
@@ -65,8 +65,6 @@ from rearview.domain.listing import PagePosition
 from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.search import MemoryFilter
 from rearview.domain.stats import NamespaceUsage
-from rearview.domain.timestamps import utc_from_epoch
-from rearview.domain.working import WorkingEntry
 from rearview.errors import ConcurrentUpdate, InvalidInput
 from rearview.ports import Clock
 
@@ -90,8 +88,10 @@ _FLOAT32 = np.dtype("<f4")
 _Item = TypeVar("_Item")
 
 
-class SqliteMemoryStore:
+class SqliteMemoryStore(SqliteWorkingMemory):
     """MemoryStore over SqliteDatabase. Every query is restricted by `namespace = ?`."""
+
+    db: SqliteDatabase
 
     def __init__(self, db: SqliteDatabase, *, clock: Clock | None = None, own_fts_episodes: int = 20_000) -> None:
         self.db = db
@@ -110,65 +110,6 @@ class SqliteMemoryStore:
         self._index_inserts = version >= STORE_INDEXES_INSERTS
         self._tag_inserts = version >= STORE_TAGS_INSERTS
         self._merge_segments = version >= FTS_MERGED
-
-    # working memory
-
-    def put_working(self, entry: WorkingEntry) -> None:
-        """Insert or replace one entry; the session's expired rows are removed on the way."""
-        updated_at = epoch(entry.updated_at)
-        with self.db.transaction() as conn:
-            conn.execute(
-                "INSERT INTO working(namespace, session_id, key, value_json, updated_at, expires_at) "
-                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(namespace, session_id, key) DO UPDATE SET "
-                "value_json = excluded.value_json, updated_at = excluded.updated_at, "
-                "expires_at = excluded.expires_at",
-                (
-                    entry.namespace,
-                    entry.session_id,
-                    entry.key,
-                    json.dumps(entry.value, ensure_ascii=False),
-                    updated_at,
-                    epoch(entry.expires_at),
-                ),
-            )
-            conn.execute(
-                "DELETE FROM working WHERE namespace = ? AND session_id = ? AND expires_at <= ?",
-                (entry.namespace, entry.session_id, updated_at),
-            )
-
-    def get_working(self, namespace: str, session_id: str, now: datetime) -> list[WorkingEntry]:
-        """Unexpired entries of the session, by key."""
-        rows = self.db.connection().execute(
-            "SELECT key, value_json, updated_at, expires_at FROM working "
-            "WHERE namespace = ? AND session_id = ? AND expires_at > ? ORDER BY key",
-            (namespace, session_id, epoch(now)),
-        )
-        return [
-            WorkingEntry.model_construct(
-                namespace=namespace,
-                session_id=session_id,
-                key=key,
-                value=json.loads(value_json),
-                updated_at=utc_from_epoch(updated_at),
-                expires_at=utc_from_epoch(expires_at),
-            )
-            for key, value_json, updated_at, expires_at in rows
-        ]
-
-    def clear_working(self, namespace: str, session_id: str | None = None) -> int:
-        """Delete the session's entries (every session's with None); return how many rows went."""
-        with self.db.transaction() as conn:
-            if session_id is None:
-                cursor = conn.execute("DELETE FROM working WHERE namespace = ?", (namespace,))
-            else:
-                cursor = conn.execute(
-                    "DELETE FROM working WHERE namespace = ? AND session_id = ?", (namespace, session_id)
-                )
-            return cursor.rowcount
-
-    def purge_expired_working(self, now: datetime) -> int:
-        with self.db.transaction() as conn:
-            return conn.execute("DELETE FROM working WHERE expires_at <= ?", (epoch(now),)).rowcount
 
     # writes
 
