@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # One virtual environment; a stamp per set of extras records what it holds (the full set includes the run set).
 RUN_EXTRAS := onnx,local,embedded,mcp,llm
-ALL_EXTRAS := onnx,local,embedded,aws,emulate,mcp,infra,llm,client,dev
+ALL_EXTRAS := onnx,local,embedded,aws,emulate,mcp,infra,llm,client,langgraph,langchain,openai-agents,crewai,dev
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed-all
 # test-fast runs the contract suites on these backends only: the fakes and SQLite (as set up by default, with

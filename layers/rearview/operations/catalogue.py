@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from rearview import __version__
 from rearview.domain.permissions import Permission
+from rearview.operations.mem0 import MEM0_OPERATIONS
 from rearview.operations.offers import READS, Catalogue, Command, Http, Tool, changes
 
 if TYPE_CHECKING:
@@ -530,3 +531,8 @@ def set_key_limit(s: Services, caller: Principal, key_id: KeyIdParameter, limit:
 
     key = s.access.set_requests_per_minute_as(caller, key_id, limit.requests_per_minute)
     return KeyInfo.of(key, s.clock.now())
+
+
+# --- the mem0-compatible API (rearview.operations.mem0) ------------------------------------------------------------
+
+OPERATIONS.include(MEM0_OPERATIONS)
