@@ -94,10 +94,10 @@ opensearch-stop: $(STAMP)
 
 ## ruff (with the complexity gate), mypy over the package, the tests and the benchmarks, and the import contracts.
 lint: $(STAMP)
-	$(BIN)/ruff check layers tests bench docs functions infra
-	$(BIN)/ruff format --check layers tests bench docs functions infra
+	$(BIN)/ruff check layers tests bench docs functions infra examples
+	$(BIN)/ruff format --check layers tests bench docs functions infra examples
 	$(BIN)/mypy
-	$(BIN)/mypy tests bench docs
+	$(BIN)/mypy tests bench docs examples
 	$(BIN)/lint-imports
 
 ## Regenerate the TypeScript client's types (clients/typescript/src/schema.ts) from the API's OpenAPI document, after
