@@ -5,6 +5,7 @@ its refusals (4xx naming the field)."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 from rearview.api.local_server import LocalServer
 from rearview.bootstrap import Services, build
 from rearview.domain.access import Principal
+from rearview.domain.listing import ListQuery
 from rearview.domain.memory import Episode
 from rearview.settings import Settings
 
@@ -179,3 +181,21 @@ def test_refusals_name_the_field(running: tuple[LocalServer, Services]) -> None:
     }
     assert httpx.get(f"{server.url}/v1/ping/", headers={"Authorization": f"Bearer {key}"}).status_code == 200
     assert httpx.get(f"{server.url}/v1/ping/", headers={"Authorization": "Token rv_nope"}).status_code == 401
+
+
+def test_the_readme_mem0_example_runs_against_a_live_server(
+    running: tuple[LocalServer, Services], capsys: pytest.CaptureFixture[str]
+) -> None:
+    server, services = running
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Use it from your framework", 1)[1].split("\n## ", 1)[0]
+    (example,) = re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
+    key = services.access.create_key("acme", ALL)[1]
+    runnable = example.replace("rv_<key id>_<secret>", key).replace("http://127.0.0.1:8765", server.url)
+    assert runnable != example
+
+    exec(compile(runnable, "README.md", "exec"), {})
+
+    assert "I'm vegetarian and never eat fish" in capsys.readouterr().out
+    stored = services.listing.page("acme:user.alice", ListQuery()).items
+    assert [m.content for m in stored] == ["I'm vegetarian and never eat fish"]
