@@ -6,17 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 from rearview.api.local_server import LocalServer
-from rearview.bootstrap import Services, build
+from rearview.bootstrap import Services
 from rearview.domain.listing import ListQuery
 from rearview.domain.write import MemoryWrite
-from rearview.settings import Settings
 from support.fake_agent_model import FakeAgentModel, Reply, ToolCall
 
 pytestmark = pytest.mark.integration
@@ -33,14 +31,6 @@ def example(name: str) -> ModuleType:
     return module
 
 
-@pytest.fixture
-def running(tmp_path: Path) -> Iterator[tuple[LocalServer, Services]]:
-    services = build(Settings(data_dir=tmp_path / "data", embedder="hashing"))
-    with LocalServer(services.settings, services, host="127.0.0.1", port=0) as server:
-        yield server, services
-    services.close()
-
-
 def remembered(services: Services, namespace: str = NS) -> list[str]:
     return [m.content for m in services.listing.page(namespace, ListQuery(limit=100)).items]
 
@@ -48,8 +38,8 @@ def remembered(services: Services, namespace: str = NS) -> list[str]:
 # --- the OpenAI Agents SDK ---------------------------------------------------------------------------------------
 
 
-def test_agents_sdk_function_tools_remember_then_recall(running: tuple[LocalServer, Services]) -> None:
-    server, services = running
+def test_agents_sdk_function_tools_remember_then_recall(live: tuple[LocalServer, Services]) -> None:
+    server, services = live
     agents_example = example("openai_agents_memory")
     token = services.access.create_key(NS, ["read", "write"])[1]
 
@@ -71,8 +61,8 @@ def test_agents_sdk_function_tools_remember_then_recall(running: tuple[LocalServ
     assert "The user prefers aisle seats on long flights" in answer
 
 
-def test_agents_sdk_over_rearviews_mcp_server(running: tuple[LocalServer, Services]) -> None:
-    server, services = running
+def test_agents_sdk_over_rearviews_mcp_server(live: tuple[LocalServer, Services]) -> None:
+    server, services = live
     agents_example = example("openai_agents_memory")
     token = services.access.create_key(NS, ["read", "write"])[1]
     services.writer.write(NS, _fact("The user is vegetarian and avoids fish"))
@@ -100,10 +90,10 @@ def crewai_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CREWAI_DISABLE_TELEMETRY", "true")
 
 
-def test_crewai_external_memory_and_tools(running: tuple[LocalServer, Services], crewai_home: None) -> None:
+def test_crewai_external_memory_and_tools(live: tuple[LocalServer, Services], crewai_home: None) -> None:
     from rearview.client import RearviewClient
 
-    server, services = running
+    server, services = live
     crew_example = example("crewai_memory")
     services.writer.write(NS, _fact("The user is allergic to peanuts"))
     react = FakeAgentModel(

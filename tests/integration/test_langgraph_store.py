@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any, TypedDict
 
 import pytest
@@ -27,14 +26,13 @@ from langgraph.store.base import (
 )
 
 from rearview.api.local_server import LocalServer
-from rearview.bootstrap import Services, build
+from rearview.bootstrap import Services
 from rearview.client import RearviewClient
 from rearview.domain.write import MemoryWrite
 from rearview.errors import NamespaceForbidden
 from rearview.integrations.langchain_tools import rearview_tools
 from rearview.integrations.langgraph_names import key_of, labels_of, memory_id_of, namespace_of
 from rearview.integrations.langgraph_store import RearviewStore
-from rearview.settings import Settings
 
 pytestmark = [
     pytest.mark.integration,
@@ -46,16 +44,8 @@ BASE = "acme"
 
 
 @pytest.fixture
-def running(tmp_path: Path) -> Iterator[tuple[LocalServer, Services]]:
-    services = build(Settings(data_dir=tmp_path / "data", embedder="hashing"))
-    with LocalServer(services.settings, services, host="127.0.0.1", port=0) as server:
-        yield server, services
-    services.close()
-
-
-@pytest.fixture
-def client(running: tuple[LocalServer, Services]) -> Iterator[RearviewClient]:
-    server, services = running
+def client(live: tuple[LocalServer, Services]) -> Iterator[RearviewClient]:
+    server, services = live
     with RearviewClient(server.url, token=services.access.create_key(BASE, ["read", "write", "forget"])[1]) as rv:
         yield rv
 
@@ -252,8 +242,8 @@ def test_a_compiled_graph_uses_the_store(store: RearviewStore) -> None:
 # --- isolation --------------------------------------------------------------------------------------------------
 
 
-def test_a_store_reaches_only_its_keys_scope(running: tuple[LocalServer, Services], store: RearviewStore) -> None:
-    server, services = running
+def test_a_store_reaches_only_its_keys_scope(live: tuple[LocalServer, Services], store: RearviewStore) -> None:
+    server, services = live
     store.put(("users", "u-1"), "secret", {"text": "Alice's door code is in the blue notebook"})
     with RearviewClient(server.url, token=services.access.create_key("globex", ["read", "write"])[1]) as other:
         theirs = RearviewStore(other, namespace="globex")
@@ -279,8 +269,8 @@ def test_langchain_tools_remember_recall_and_brief(client: RearviewClient) -> No
 
 
 @pytest.fixture
-def services_of(running: tuple[LocalServer, Services]) -> Services:
-    return running[1]
+def services_of(live: tuple[LocalServer, Services]) -> Services:
+    return live[1]
 
 
 def _expiry(services: Services, namespace: str, key: str) -> datetime:

@@ -14,11 +14,10 @@ import httpx
 import pytest
 
 from rearview.api.local_server import LocalServer
-from rearview.bootstrap import Services, build
+from rearview.bootstrap import Services
 from rearview.domain.access import Principal
 from rearview.domain.listing import ListQuery
 from rearview.domain.memory import Episode
-from rearview.settings import Settings
 
 pytestmark = pytest.mark.integration
 
@@ -39,22 +38,14 @@ def _mem0_offline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
             os.environ[name] = value
 
 
-@pytest.fixture
-def running(tmp_path: Path) -> Iterator[tuple[LocalServer, Services]]:
-    services = build(Settings(data_dir=tmp_path / "data", embedder="hashing"))
-    with LocalServer(services.settings, services, host="127.0.0.1", port=0) as server:
-        yield server, services
-    services.close()
-
-
 def client(server: LocalServer, key: str) -> Any:
     from mem0 import MemoryClient
 
     return MemoryClient(api_key=key, host=server.url)
 
 
-def test_a_mem0_user_changes_the_base_url_and_everything_works(running: tuple[LocalServer, Services]) -> None:
-    server, services = running
+def test_a_mem0_user_changes_the_base_url_and_everything_works(live: tuple[LocalServer, Services]) -> None:
+    server, services = live
     mem0 = client(server, services.access.create_key("acme", ALL)[1])
     conversation = [
         {"role": "system", "content": "You are a travel assistant."},
@@ -91,8 +82,8 @@ def test_a_mem0_user_changes_the_base_url_and_everything_works(running: tuple[Lo
     assert mem0.get_all(filters={"user_id": "alice"})["count"] == 0
 
 
-def test_entities_runs_and_categories_select_what_they_name(running: tuple[LocalServer, Services]) -> None:
-    server, services = running
+def test_entities_runs_and_categories_select_what_they_name(live: tuple[LocalServer, Services]) -> None:
+    server, services = live
     mem0 = client(server, services.access.create_key("acme", ALL)[1])
     mem0.add("Alice is allergic to peanuts", user_id="alice", run_id="r-1")
     mem0.add("Alice booked a table at the peanut-free bistro", user_id="alice", run_id="r-2")
@@ -119,8 +110,8 @@ def test_entities_runs_and_categories_select_what_they_name(running: tuple[Local
     assert {n.namespace for n in listed} == {"acme:user.alice", "acme:user.alice:agent.planner", "acme:user.bob"}
 
 
-def test_keys_scopes_and_namespaces_isolate_mem0_callers(running: tuple[LocalServer, Services]) -> None:
-    server, services = running
+def test_keys_scopes_and_namespaces_isolate_mem0_callers(live: tuple[LocalServer, Services]) -> None:
+    server, services = live
     acme = client(server, services.access.create_key("acme", ALL)[1])
     globex = client(server, services.access.create_key("globex", ALL)[1])
     alice_only = client(server, services.access.create_key("acme:user.alice", ["read"])[1])
@@ -142,8 +133,8 @@ def test_keys_scopes_and_namespaces_isolate_mem0_callers(running: tuple[LocalSer
     assert alice_only.get_all(filters={"user_id": "bob"})["count"] == 0  # acme:user.alice:user.bob: empty
 
 
-def test_refusals_name_the_field(running: tuple[LocalServer, Services]) -> None:
-    server, services = running
+def test_refusals_name_the_field(live: tuple[LocalServer, Services]) -> None:
+    server, services = live
     key = services.access.create_key("acme", ALL)[1]
     http = httpx.Client(base_url=server.url, headers={"Authorization": f"Token {key}"})
 
@@ -184,9 +175,9 @@ def test_refusals_name_the_field(running: tuple[LocalServer, Services]) -> None:
 
 
 def test_the_readme_mem0_example_runs_against_a_live_server(
-    running: tuple[LocalServer, Services], capsys: pytest.CaptureFixture[str]
+    live: tuple[LocalServer, Services], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server, services = running
+    server, services = live
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Use it from your framework", 1)[1].split("\n## ", 1)[0]
     (example,) = re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
