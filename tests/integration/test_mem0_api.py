@@ -163,6 +163,9 @@ def test_refusals_name_the_field(live: tuple[LocalServer, Services]) -> None:
     assert refused(
         "POST", "/v1/memories/", json={"messages": [{"role": "user", "content": "x" * 2001}], "user_id": "a"}
     ) == (422, "messages.0.content")
+    too_many = [{"role": "user", "content": f"Trip note number {n}"} for n in range(101)]
+    assert refused("POST", "/v1/memories/", json={"messages": too_many, "user_id": "a"})[0] == 422
+    assert services.listing.namespaces_of(Principal.bootstrap_admin(), "acme").namespaces == []
     assert refused("GET", "/v1/memories/not-an-id/")[0] == 422
     assert http.get("/v1/ping/").json() == {
         "status": "ok",

@@ -156,7 +156,7 @@ class _Scoped(BaseModel):
 class Mem0Add(_Scoped):
     """`POST /v1/memories/` and `/v3/memories/add/`: messages to remember for the entities named."""
 
-    messages: list[Mem0Message] | str = Field(
+    messages: Annotated[list[Mem0Message], Field(min_length=1, max_length=MAX_BATCH)] | str = Field(
         description=f"The conversation (at most {MAX_BATCH} messages), or one user message as text"
     )
     metadata: dict[str, Any] | None = Field(None, description="Not stored yet: refused unless empty")
