@@ -7,8 +7,12 @@ tuples and keys onto namespaces and ids, and isolation by API key."""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any, TypedDict
 
 import pytest
@@ -28,6 +32,7 @@ from langgraph.store.base import (
 from rearview.api.local_server import LocalServer
 from rearview.bootstrap import Services
 from rearview.client import RearviewClient
+from rearview.domain.access import Principal
 from rearview.domain.write import MemoryWrite
 from rearview.errors import NamespaceForbidden
 from rearview.integrations.langchain_tools import rearview_tools
@@ -237,6 +242,22 @@ def test_a_compiled_graph_uses_the_store(store: RearviewStore) -> None:
     out = graph.invoke({"user": "u-42", "question": "aisle seats on long flights", "answer": ""})
     assert out["answer"] == "Prefers aisle seats on long flights"
     assert store.list_namespaces(prefix=("users",)) == [("users", "u-42", "memories")]
+
+
+def test_the_example_graph_runs_as_a_user_runs_it(live: tuple[LocalServer, Services]) -> None:
+    server, services = live
+    token = services.access.create_key("acme", ["read", "write"])[1]
+    env = {**os.environ, "REARVIEW_URL": server.url, "REARVIEW_TOKEN": token, "REARVIEW_NAMESPACE": "acme"}
+    example = Path(__file__).resolve().parents[2] / "examples" / "langgraph_memory.py"
+    said, question = "I always want an aisle seat on long flights", "aisle seat on long flights?"
+    run = subprocess.run(
+        [sys.executable, str(example), "u-42", said, question], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip() == said
+    assert [n.namespace for n in services.listing.namespaces_of(Principal.bootstrap_admin()).namespaces] == [
+        "acme:users:u-42:memories"
+    ]
 
 
 # --- isolation --------------------------------------------------------------------------------------------------
