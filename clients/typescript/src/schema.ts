@@ -330,6 +330,42 @@ export interface paths {
         patch: operations["set_key_limit"];
         trace?: never;
     };
+    "/v1/memories/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** mem0: one memory by id */
+        get: operations["mem0_get"];
+        /** mem0: change a memory's text (an edit: the old text stays in its history) */
+        put: operations["mem0_update"];
+        post?: never;
+        /** mem0: forget one memory */
+        delete: operations["mem0_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/memories/{id}/history/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** mem0: how a memory changed, oldest first */
+        get: operations["mem0_history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/health": {
         parameters: {
             query?: never;
@@ -376,6 +412,109 @@ export interface paths {
         put?: never;
         /** Create an API key (within the caller's scope, with at most its permissions); shown once */
         post: operations["create_key"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ping/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** mem0: check the API key (its clients call this first): the organisation is this deployment, the project the namespace the caller's entities go under */
+        get: operations["mem0_ping"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/memories/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** mem0 (v1): remember messages, each an episode of the entities' namespace */
+        post: operations["mem0_add"];
+        /** mem0: forget every memory of the entities (of one run, with run_id) */
+        delete: operations["mem0_delete_all"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/memories/add/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** mem0 (v3): remember messages, each an episode of the entities' namespace */
+        post: operations["mem0_add_v3"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/memories/search/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** mem0 (v3): search the entities' memories (Rearview's recall) */
+        post: operations["mem0_search"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/memories/search/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** mem0 (v1): search the entities' memories (Rearview's recall) */
+        post: operations["mem0_search_v1"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/memories/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** mem0 (v3): the entities' memories, newest first, by page */
+        post: operations["mem0_list"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1436,6 +1575,537 @@ export interface components {
         KeyList: {
             /** Keys */
             keys: components["schemas"]["KeyInfo"][];
+        };
+        /**
+         * Mem0Add
+         * @description `POST /v1/memories/` and `/v3/memories/add/`: messages to remember for the entities named.
+         */
+        Mem0Add: {
+            /**
+             * User Id
+             * @description The user: a namespace segment `user.<id>`
+             */
+            user_id?: string | null;
+            /**
+             * Agent Id
+             * @description The agent: a namespace segment `agent.<id>`
+             */
+            agent_id?: string | null;
+            /**
+             * App Id
+             * @description The application: a namespace segment `app.<id>`
+             */
+            app_id?: string | null;
+            /**
+             * Run Id
+             * @description The run or conversation: a session
+             */
+            run_id?: string | null;
+            /**
+             * Filters
+             * @description Entity ids (`{'user_id': 'alice'}`, or `{'AND': [...]}` of them), `run_id`, `categories` (`{'in': [...]}`: tags), `created_at` (`gte`, `lte`, `gt`, `lt`); `OR` is not supported
+             */
+            filters?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Org Id
+             * @description Ignored: a Rearview deployment is one organisation
+             */
+            org_id?: string | null;
+            /**
+             * Project Id
+             * @description Ignored: a Rearview deployment is one project
+             */
+            project_id?: string | null;
+            /**
+             * Messages
+             * @description The conversation (at most 100 messages), or one user message as text
+             */
+            messages: components["schemas"]["Mem0Message"][] | string;
+            /**
+             * Metadata
+             * @description Not stored yet: refused unless empty
+             */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Timestamp
+             * @description When the messages were said, epoch seconds (UTC)
+             */
+            timestamp?: number | null;
+            /**
+             * Infer
+             * @description Ignored: messages are kept as they were said; consolidation infers facts from them later
+             */
+            infer?: boolean | null;
+            /**
+             * Version
+             * @description Ignored (mem0's API version)
+             */
+            version?: string | null;
+            /**
+             * Output Format
+             * @description Ignored: results come as `{results: [...]}`
+             */
+            output_format?: string | null;
+            /**
+             * Async Mode
+             * @description Ignored: the embedded backend stores before answering
+             */
+            async_mode?: boolean | null;
+            /**
+             * Custom Categories
+             * @description Ignored
+             */
+            custom_categories?: {
+                [key: string]: unknown;
+            }[] | null;
+            /**
+             * Custom Instructions
+             * @description Ignored
+             */
+            custom_instructions?: string | null;
+            /**
+             * Agent Custom Instructions
+             * @description Ignored
+             */
+            agent_custom_instructions?: string | null;
+            /**
+             * Includes
+             * @description Ignored
+             */
+            includes?: string | null;
+            /**
+             * Excludes
+             * @description Ignored
+             */
+            excludes?: string | null;
+            /**
+             * Enable Graph
+             * @description Ignored
+             */
+            enable_graph?: boolean | null;
+            /**
+             * Immutable
+             * @description Ignored
+             */
+            immutable?: boolean | null;
+            /**
+             * Expiration Date
+             * @description Not supported yet: refused unless null
+             */
+            expiration_date?: string | null;
+            /**
+             * Structured Data Schema
+             * @description Ignored
+             */
+            structured_data_schema?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        /** Mem0Added */
+        Mem0Added: {
+            /** Results */
+            results: components["schemas"]["Mem0Result"][];
+        };
+        /** Mem0Done */
+        Mem0Done: {
+            /** Message */
+            message: string;
+        };
+        /** Mem0Found */
+        Mem0Found: {
+            /** Results */
+            results: components["schemas"]["Mem0Memory"][];
+        };
+        /** Mem0HistoryEntry */
+        Mem0HistoryEntry: {
+            /** Id */
+            id: string;
+            /** Memory Id */
+            memory_id: string;
+            /** Old Memory */
+            old_memory?: string | null;
+            /** New Memory */
+            new_memory?: string | null;
+            /**
+             * Event
+             * @enum {string}
+             */
+            event: "ADD" | "UPDATE" | "DELETE" | "NONE";
+            /** User Id */
+            user_id?: string | null;
+            /** Agent Id */
+            agent_id?: string | null;
+            /** App Id */
+            app_id?: string | null;
+            /** Run Id */
+            run_id?: string | null;
+            /** Categories */
+            categories?: string[];
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /**
+         * Mem0List
+         * @description `POST /v3/memories/`: the entities' memories, newest first, a page at a time (`page`, `page_size` in the
+         *     query string).
+         */
+        Mem0List: {
+            /**
+             * User Id
+             * @description The user: a namespace segment `user.<id>`
+             */
+            user_id?: string | null;
+            /**
+             * Agent Id
+             * @description The agent: a namespace segment `agent.<id>`
+             */
+            agent_id?: string | null;
+            /**
+             * App Id
+             * @description The application: a namespace segment `app.<id>`
+             */
+            app_id?: string | null;
+            /**
+             * Run Id
+             * @description The run or conversation: a session
+             */
+            run_id?: string | null;
+            /**
+             * Filters
+             * @description Entity ids (`{'user_id': 'alice'}`, or `{'AND': [...]}` of them), `run_id`, `categories` (`{'in': [...]}`: tags), `created_at` (`gte`, `lte`, `gt`, `lt`); `OR` is not supported
+             */
+            filters?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Org Id
+             * @description Ignored: a Rearview deployment is one organisation
+             */
+            org_id?: string | null;
+            /**
+             * Project Id
+             * @description Ignored: a Rearview deployment is one project
+             */
+            project_id?: string | null;
+            /**
+             * Start Date
+             * @description Only memories from this time on, ISO 8601
+             */
+            start_date?: string | null;
+            /**
+             * End Date
+             * @description Only memories up to this time, ISO 8601
+             */
+            end_date?: string | null;
+            /**
+             * Categories
+             * @description Only memories with any of these tags
+             */
+            categories?: string[] | null;
+            /**
+             * Metadata
+             * @description Not supported yet: refused unless empty
+             */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Show Expired
+             * @description Ignored
+             */
+            show_expired?: boolean | null;
+            /**
+             * Latest Only
+             * @description Ignored
+             */
+            latest_only?: boolean | null;
+            /**
+             * Version
+             * @description Ignored (mem0's API version)
+             */
+            version?: string | null;
+            /**
+             * Output Format
+             * @description Ignored
+             */
+            output_format?: string | null;
+            /**
+             * Enable Graph
+             * @description Ignored
+             */
+            enable_graph?: boolean | null;
+        };
+        /**
+         * Mem0Memory
+         * @description A memory as mem0's clients read it.
+         */
+        Mem0Memory: {
+            /**
+             * Id
+             * @description `<namespace>~<memory id>`: what get, update, delete and history take
+             */
+            id: string;
+            /** Memory */
+            memory: string;
+            /** Score */
+            score?: number | null;
+            /** User Id */
+            user_id?: string | null;
+            /** Agent Id */
+            agent_id?: string | null;
+            /** App Id */
+            app_id?: string | null;
+            /** Run Id */
+            run_id?: string | null;
+            /** Metadata */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Categories
+             * @description The memory's tags
+             */
+            categories?: string[];
+            /** Hash */
+            hash?: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /**
+         * Mem0Message
+         * @description One message of a conversation, as mem0's clients send it.
+         */
+        Mem0Message: {
+            /**
+             * Role
+             * @description user, assistant or system (system messages are not kept)
+             * @default user
+             */
+            role?: string;
+            /**
+             * Content
+             * @description What was said
+             */
+            content: string;
+        };
+        /** Mem0Page */
+        Mem0Page: {
+            /**
+             * Count
+             * @description How many memories match in all
+             */
+            count: number;
+            /**
+             * Next
+             * @description The query string of the next page, or null
+             */
+            next?: string | null;
+            /**
+             * Previous
+             * @description The query string of the previous page, or null
+             */
+            previous?: string | null;
+            /** Results */
+            results: components["schemas"]["Mem0Memory"][];
+        };
+        /** Mem0Ping */
+        Mem0Ping: {
+            /**
+             * Status
+             * @default ok
+             * @constant
+             */
+            status?: "ok";
+            /** Org Id */
+            org_id?: string | null;
+            /** Project Id */
+            project_id?: string | null;
+            /** User Email */
+            user_email?: string | null;
+        };
+        /**
+         * Mem0Result
+         * @description One memory an add created or confirmed.
+         */
+        Mem0Result: {
+            /** Id */
+            id: string;
+            /** Memory */
+            memory: string;
+            /**
+             * Event
+             * @description ADD: stored; UPDATE: said before, confirmed; NONE: accepted for writing
+             * @enum {string}
+             */
+            event: "ADD" | "UPDATE" | "DELETE" | "NONE";
+        };
+        /**
+         * Mem0Search
+         * @description `POST /v3/memories/search/` (and `/v1/memories/search/`): a search among the entities' memories.
+         */
+        Mem0Search: {
+            /**
+             * User Id
+             * @description The user: a namespace segment `user.<id>`
+             */
+            user_id?: string | null;
+            /**
+             * Agent Id
+             * @description The agent: a namespace segment `agent.<id>`
+             */
+            agent_id?: string | null;
+            /**
+             * App Id
+             * @description The application: a namespace segment `app.<id>`
+             */
+            app_id?: string | null;
+            /**
+             * Run Id
+             * @description The run or conversation: a session
+             */
+            run_id?: string | null;
+            /**
+             * Filters
+             * @description Entity ids (`{'user_id': 'alice'}`, or `{'AND': [...]}` of them), `run_id`, `categories` (`{'in': [...]}`: tags), `created_at` (`gte`, `lte`, `gt`, `lt`); `OR` is not supported
+             */
+            filters?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Org Id
+             * @description Ignored: a Rearview deployment is one organisation
+             */
+            org_id?: string | null;
+            /**
+             * Project Id
+             * @description Ignored: a Rearview deployment is one project
+             */
+            project_id?: string | null;
+            /**
+             * Query
+             * @description What to find, in natural language
+             */
+            query: string;
+            /**
+             * Top K
+             * @description How many at most (default 10, at most 100)
+             */
+            top_k?: number | null;
+            /**
+             * Limit
+             * @description The same as top_k (mem0's v1 name)
+             */
+            limit?: number | null;
+            /**
+             * Threshold
+             * @description Ignored: recall judges relevance itself and answers nothing rather than noise
+             */
+            threshold?: number | null;
+            /**
+             * Rerank
+             * @description Re-order with the deployment's rerank model, if it has one
+             */
+            rerank?: boolean | null;
+            /**
+             * Metadata
+             * @description Not supported yet: refused unless empty
+             */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Fields
+             * @description Ignored: every field is answered
+             */
+            fields?: string[] | null;
+            /**
+             * Categories
+             * @description Only memories with any of these tags
+             */
+            categories?: string[] | null;
+            /**
+             * Keyword Search
+             * @description Ignored: recall is hybrid (keywords and meaning) always
+             */
+            keyword_search?: boolean | null;
+            /**
+             * Latest Only
+             * @description Ignored: superseded facts are left out unless asked for
+             */
+            latest_only?: boolean | null;
+            /**
+             * Show Expired
+             * @description Ignored
+             */
+            show_expired?: boolean | null;
+            /**
+             * Reference Date
+             * @description Ignored
+             */
+            reference_date?: string | number | null;
+            /**
+             * Version
+             * @description Ignored (mem0's API version)
+             */
+            version?: string | null;
+            /**
+             * Output Format
+             * @description Ignored
+             */
+            output_format?: string | null;
+            /**
+             * Enable Graph
+             * @description Ignored
+             */
+            enable_graph?: boolean | null;
+        };
+        /**
+         * Mem0Update
+         * @description `PUT /v1/memories/{memory_id}/`: a memory's new text.
+         */
+        Mem0Update: {
+            /**
+             * Text
+             * @description The memory's new text
+             */
+            text?: string | null;
+            /**
+             * Metadata
+             * @description Not supported yet: refused unless empty
+             */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Timestamp
+             * @description Not supported: refused unless null
+             */
+            timestamp?: number | string | null;
+            /**
+             * Expiration Date
+             * @description Not supported yet: refused unless null
+             */
+            expiration_date?: string | null;
         };
         /**
          * MemoryEdit
@@ -5072,6 +5742,426 @@ export interface operations {
             };
         };
     };
+    mem0_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The memory's id as this API answered it: `<namespace>~<memory id>` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mem0Memory"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    mem0_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The memory's id as this API answered it: `<namespace>~<memory id>` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Mem0Update"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mem0Memory"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    mem0_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The memory's id as this API answered it: `<namespace>~<memory id>` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mem0Done"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    mem0_history: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The memory's id as this API answered it: `<namespace>~<memory id>` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mem0HistoryEntry"][];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     health: {
         parameters: {
             query?: never;
@@ -5398,6 +6488,747 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["KeyCreated"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    mem0_ping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mem0Ping"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    mem0_add: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Mem0Add"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mem0Added"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    mem0_delete_all: {
+        parameters: {
+            query?: {
+                /** @description An entity id (user, agent or app) whose memories to delete */
+                user_id?: string | null;
+                /** @description An entity id (user, agent or app) whose memories to delete */
+                agent_id?: string | null;
+                /** @description An entity id (user, agent or app) whose memories to delete */
+                app_id?: string | null;
+                /** @description Only the memories of this run (a session) */
+                run_id?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mem0Done"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    mem0_add_v3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Mem0Add"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mem0Added"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    mem0_search: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Mem0Search"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mem0Found"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    mem0_search_v1: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Mem0Search"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mem0Found"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    mem0_list: {
+        parameters: {
+            query?: {
+                /** @description The page, from 1 */
+                page?: number;
+                /** @description Memories a page, 1 to 500 (default 100) */
+                page_size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Mem0List"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mem0Page"];
                 };
             };
             /** @description Malformed JSON */

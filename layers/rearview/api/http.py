@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
-from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
+from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer, Tag
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from rearview import __version__
@@ -38,7 +38,7 @@ from rearview.bootstrap import Services
 from rearview.domain.access import Principal
 from rearview.domain.namespaces import Namespace, validate_namespace
 from rearview.errors import ConfigurationError, RearviewError, Unauthorized
-from rearview.operations.catalogue import OPERATIONS
+from rearview.operations.catalogue import OPERATIONS, TAGS
 from rearview.service.access import AccessGate
 from rearview.service.redaction import check_verbatim
 
@@ -64,6 +64,7 @@ _DOCUMENT: dict[str, Any] = {
     "description": API_DESCRIPTION,
     "security_schemes": SECURITY_SCHEMES,
     "security": [{BEARER_SCHEME: []}],
+    "tags": [Tag(name=name, description=description) for name, description in TAGS.items()],
 }
 
 

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 
 from rearview import __version__
 from rearview.domain.permissions import Permission
+from rearview.operations import mem0
+from rearview.operations.mem0 import MEM0_OPERATIONS
 from rearview.operations.offers import READS, Catalogue, Command, Http, Tool, changes
 
 if TYPE_CHECKING:
@@ -54,6 +56,20 @@ if TYPE_CHECKING:
 
 OPERATIONS = Catalogue()
 operation = OPERATIONS.operation
+
+# The OpenAPI tags the rows use, each with what it groups: a generated SDK makes a class or module of each.
+TAGS: dict[str, str] = {
+    "service": "The service itself: liveness and version",
+    "memories": "Write memories, one or a batch; read or forget one by id; where a memory comes from",
+    "operations": "Recall, forget by filter, consolidate now, statistics",
+    "hindsight": "Before a task (brief) and after using a memory (feedback); the end of a session",
+    "working memory": "A session's scratch state: JSON values by key, with a time to live",
+    "manage": "Memory by hand: list, edit, history, export and import, the namespaces, erase",
+    "retention": "How long a namespace keeps its episodes",
+    "keys": "API keys and their request limits (admin)",
+    mem0.TAG: "The mem0 platform API's routes over Rearview (`mem0ai`'s MemoryClient with `host=`): entities are "
+    "namespaces, run_id a session",
+}
 
 NS = "/v1/namespaces/{ns}"
 MEMORY = f"{NS}/memories/{{id}}"
@@ -536,3 +552,8 @@ def set_key_limit(s: Services, caller: Principal, key_id: KeyIdParameter, limit:
 
     key = s.access.set_requests_per_minute_as(caller, key_id, limit.requests_per_minute)
     return KeyInfo.of(key, s.clock.now())
+
+
+# --- the mem0-compatible API (rearview.operations.mem0) ------------------------------------------------------------
+
+OPERATIONS.include(MEM0_OPERATIONS)

@@ -200,6 +200,13 @@ class Catalogue:
 
         return declare
 
+    def include(self, other: Catalogue) -> None:
+        """Add the operations another catalogue declares (a compatibility API kept in a module of its own)."""
+        for operation in other:
+            if operation.name in self._operations:
+                raise ValueError(f"operation {operation.name!r} is declared twice")
+            self._operations[operation.name] = operation
+
     def __iter__(self) -> Iterator[Operation]:
         return iter(self._operations.values())
 

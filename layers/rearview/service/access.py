@@ -259,7 +259,8 @@ class AccessService:
             raise Unauthorized("authorization: missing 'Authorization: Bearer <API key>' header")
         scheme, _, credential = authorization_header.strip().partition(" ")
         credential = credential.strip()
-        if scheme.lower() != "bearer" or not credential:
+        # `Token` is how mem0's clients send a key (the mem0-compatible routes), the same key as a bearer token.
+        if scheme.lower() not in ("bearer", "token") or not credential:
             raise Unauthorized("authorization: expected 'Authorization: Bearer <API key>'")
         if self._admin_token is not None and hmac.compare_digest(
             credential.encode("utf-8", "surrogatepass"), self._admin_token.encode("utf-8", "surrogatepass")
