@@ -33,17 +33,12 @@ from rearview.api.local_server import LocalServer
 from rearview.bootstrap import Services
 from rearview.client import RearviewClient
 from rearview.domain.access import Principal
-from rearview.domain.write import MemoryWrite
 from rearview.errors import NamespaceForbidden
 from rearview.integrations.langchain_tools import rearview_tools
 from rearview.integrations.langgraph_names import key_of, labels_of, memory_id_of, namespace_of
 from rearview.integrations.langgraph_store import RearviewStore
 
-pytestmark = [
-    pytest.mark.integration,
-    # Item values are memories' metadata, which the request shapes of issue 37 (branch i37a) add.
-    pytest.mark.skipif("metadata" not in MemoryWrite.model_fields, reason="memories carry no metadata here yet"),
-]
+pytestmark = pytest.mark.integration
 
 BASE = "acme"
 
@@ -295,8 +290,8 @@ def services_of(live: tuple[LocalServer, Services]) -> Services:
 
 
 def _expiry(services: Services, namespace: str, key: str) -> datetime:
-    expires = getattr(services.listing.memory(namespace, memory_id_of(key)), "expires_at", None)
-    assert isinstance(expires, datetime)
+    expires = services.listing.memory(namespace, memory_id_of(key)).expires_at
+    assert expires is not None
     return expires
 
 

@@ -148,10 +148,7 @@ def test_refusals_name_the_field(live: tuple[LocalServer, Services]) -> None:
         422,
         "user_id",
     )
-    assert refused("POST", "/v1/memories/", json={"messages": message, "user_id": "a", "metadata": {"k": 1}}) == (
-        422,
-        "metadata",
-    )
+    assert refused("POST", "/v1/memories/", json={"messages": message, "user_id": "a", "metadata": {"": 1}})[0] == 422
     assert refused("POST", "/v1/memories/", json={"messages": message, "user_id": "a", "colour": "red"})[0] == 422
     assert refused("POST", "/v3/memories/search/", json={"query": "trains", "filters": {"OR": [{"user_id": "a"}]}}) == (
         422,
@@ -161,7 +158,7 @@ def test_refusals_name_the_field(live: tuple[LocalServer, Services]) -> None:
         "POST", "/v3/memories/search/", json={"query": "trains", "user_id": "a", "filters": {"user_id": "b"}}
     ) == (422, "filters.user_id")
     assert refused(
-        "POST", "/v1/memories/", json={"messages": [{"role": "user", "content": "x" * 2001}], "user_id": "a"}
+        "POST", "/v1/memories/", json={"messages": [{"role": "user", "content": "x" * 50_001}], "user_id": "a"}
     ) == (422, "messages.0.content")
     too_many = [{"role": "user", "content": f"Trip note number {n}"} for n in range(101)]
     assert refused("POST", "/v1/memories/", json={"messages": too_many, "user_id": "a"})[0] == 422
@@ -193,3 +190,34 @@ def test_the_readme_mem0_example_runs_against_a_live_server(
     assert "I'm vegetarian and never eat fish" in capsys.readouterr().out
     stored = services.listing.page("acme:user.alice", ListQuery()).items
     assert [m.content for m in stored] == ["I'm vegetarian and never eat fish"]
+
+
+def test_metadata_and_expiry_are_stored_filtered_and_edited(live: tuple[LocalServer, Services]) -> None:
+    server, services = live
+    mem0 = client(server, services.access.create_key("acme", ALL)[1])
+    kept = mem0.add("Alice's passport expires in May", user_id="alice", metadata={"source": "form", "priority": 2})
+    mem0.add("Alice prefers the night train to Vienna", user_id="alice", metadata={"source": "chat"})
+    mem0.add("Alice's hotel voucher for Lisbon", user_id="alice", expiration_date="2099-05-01")
+    memory_id = kept["results"][0]["id"]
+    assert mem0.get(memory_id)["metadata"] == {"source": "form", "priority": 2}
+
+    by_source = mem0.get_all(filters={"AND": [{"user_id": "alice"}, {"metadata": {"source": "chat"}}]})["results"]
+    assert [m["memory"] for m in by_source] == ["Alice prefers the night train to Vienna"]
+    found = mem0.search("Alice passport", filters={"user_id": "alice", "metadata": {"priority": {"in": [1, 2]}}})
+    assert [m["id"] for m in found["results"]] == [memory_id]
+
+    voucher = mem0.get_all(filters={"user_id": "alice"})["results"][0]
+    stored = services.listing.memory("acme:user.alice", voucher["id"].split("~")[1])
+    assert stored.expires_at is not None and stored.expires_at.isoformat() == "2099-05-01T00:00:00+00:00"
+
+    mem0.update(memory_id, metadata={"source": "form", "priority": 1, "checked": True})
+    assert mem0.get(memory_id)["metadata"] == {"source": "form", "priority": 1, "checked": True}
+
+
+def test_a_long_message_is_kept_in_chunks(live: tuple[LocalServer, Services]) -> None:
+    server, services = live
+    mem0 = client(server, services.access.create_key("acme", ALL)[1])
+    long_text = " ".join(f"Day {n}: walked the old town of Lisbon and took notes on the tiles." for n in range(60))
+    added = mem0.add(long_text, user_id="alice")["results"]
+    assert [r["event"] for r in added] == ["ADD"]
+    assert mem0.get_all(filters={"user_id": "alice"})["count"] > 1

@@ -62,7 +62,19 @@ BODIES: dict[str, dict[str, Any]] = {
     "put_retention": {"episode_max_age_days": 30},
     "create_key": {"namespace": "t", "permissions": ["read"], "description": "for the dashboard"},
     "set_key_limit": {"requests_per_minute": 5},
+    # The mem0-compatible API: the user's memories live in a namespace of their own (`user.u-1` under the caller's).
+    "mem0_add": {
+        "messages": [{"role": "user", "content": "Deployment notes for the Lisbon release are ready"}],
+        "user_id": "u-1",
+        "run_id": "s-1",
+        "metadata": {"team": "ops"},
+    },
+    "mem0_search": {"query": "deployment notes Lisbon", "user_id": "u-1"},
+    "mem0_list": {"user_id": "u-1"},
+    "mem0_update": {"text": "Deployment notes for the Lisbon release, revised", "metadata": {"team": "ops"}},
 }
+BODIES["mem0_add_v3"] = BODIES["mem0_add"]
+BODIES["mem0_search_v1"] = BODIES["mem0_search"]
 _EPISODE_LINE = {
     "id": "imported-1",
     "namespace": "elsewhere",
@@ -137,10 +149,14 @@ def string_paths(annotation: Any, body: Any, path: Path_ = ()) -> Iterator[Path_
     """Where a string goes in a body of this type (`(AS_KEY, path)` for a dict's key), following `body` for the
     member of a union of models."""
     annotation = _unwrap(annotation)
-    if isinstance(annotation, tuple):  # a union of models, told apart by the body
+    if isinstance(annotation, tuple):  # a union: of models, told apart by the body; else each member in turn
         members = [m for m in annotation if inspect.isclass(m) and issubclass(m, BaseModel)]
+        if not members:
+            for member in annotation:
+                yield from string_paths(member, body, path)
+            return
         chosen = [m for m in members if _fits(m, body)] or members[:1]
-        yield from string_paths(chosen[0], body, path) if chosen else ()
+        yield from string_paths(chosen[0], body, path)
         return
     origin = typing.get_origin(annotation)
     if origin is Literal or (inspect.isclass(annotation) and issubclass(annotation, enum.Enum)):
@@ -190,6 +206,8 @@ def with_secret(body: Any, path: Path_) -> Any:
             holder = holder[step]
     last = target[-1]
     if as_key:
+        if isinstance(holder, list):
+            holder.extend(None for _ in range(last + 1 - len(holder)))
         holder[last] = {SECRET: "x"}
     elif isinstance(holder, list):
         holder[:] = [*holder[:last], SECRET, *holder[last + 1 :]]
@@ -247,7 +265,9 @@ def http_cases() -> list[Case]:
         for path in [(), *paths] if paths else []:
             body = base if path == () else with_secret(base, path)
             where = _shown(path) or "(valid body)"
-            cases.append(Case("http", operation, where, route.method, _route_path(operation), body))
+            # A mem0 memory id carries its namespace: the seed's, `<ns>~<id>`.
+            values = {"id": "{ns}~" + SEED_ID} if operation.startswith("mem0_") else {}
+            cases.append(Case("http", operation, where, route.method, _route_path(operation, **values), body))
     for name in ("key", "sid"):
         body = BODIES["put_working"]
         cases.append(

@@ -1603,7 +1603,7 @@ export interface components {
             run_id?: string | null;
             /**
              * Filters
-             * @description Entity ids (`{'user_id': 'alice'}`, or `{'AND': [...]}` of them), `run_id`, `categories` (`{'in': [...]}`: tags), `created_at` (`gte`, `lte`, `gt`, `lt`); `OR` is not supported
+             * @description Entity ids (`{'user_id': 'alice'}`, or `{'AND': [...]}` of them), `run_id`, `categories` (`{'in': [...]}`: tags), `created_at` (`gte`, `lte`, `gt`, `lt`), `metadata` (`{'key': value}` or `{'key': {'in': [...]}}`); `OR` is not supported
              */
             filters?: {
                 [key: string]: unknown;
@@ -1625,11 +1625,9 @@ export interface components {
             messages: components["schemas"]["Mem0Message"][] | string;
             /**
              * Metadata
-             * @description Not stored yet: refused unless empty
+             * @description Stored with each message's memory, returned and filterable
              */
-            metadata?: {
-                [key: string]: unknown;
-            } | null;
+            metadata?: Record<string, never> | null;
             /**
              * Timestamp
              * @description When the messages were said, epoch seconds (UTC)
@@ -1694,7 +1692,7 @@ export interface components {
             immutable?: boolean | null;
             /**
              * Expiration Date
-             * @description Not supported yet: refused unless null
+             * @description When to forget them, YYYY-MM-DD (UTC)
              */
             expiration_date?: string | null;
             /**
@@ -1784,7 +1782,7 @@ export interface components {
             run_id?: string | null;
             /**
              * Filters
-             * @description Entity ids (`{'user_id': 'alice'}`, or `{'AND': [...]}` of them), `run_id`, `categories` (`{'in': [...]}`: tags), `created_at` (`gte`, `lte`, `gt`, `lt`); `OR` is not supported
+             * @description Entity ids (`{'user_id': 'alice'}`, or `{'AND': [...]}` of them), `run_id`, `categories` (`{'in': [...]}`: tags), `created_at` (`gte`, `lte`, `gt`, `lt`), `metadata` (`{'key': value}` or `{'key': {'in': [...]}}`); `OR` is not supported
              */
             filters?: {
                 [key: string]: unknown;
@@ -1816,10 +1814,10 @@ export interface components {
             categories?: string[] | null;
             /**
              * Metadata
-             * @description Not supported yet: refused unless empty
+             * @description Only memories whose metadata matches, as filters.metadata
              */
             metadata?: {
-                [key: string]: unknown;
+                [key: string]: string | boolean | number | (string | boolean | number)[];
             } | null;
             /**
              * Show Expired
@@ -1986,7 +1984,7 @@ export interface components {
             run_id?: string | null;
             /**
              * Filters
-             * @description Entity ids (`{'user_id': 'alice'}`, or `{'AND': [...]}` of them), `run_id`, `categories` (`{'in': [...]}`: tags), `created_at` (`gte`, `lte`, `gt`, `lt`); `OR` is not supported
+             * @description Entity ids (`{'user_id': 'alice'}`, or `{'AND': [...]}` of them), `run_id`, `categories` (`{'in': [...]}`: tags), `created_at` (`gte`, `lte`, `gt`, `lt`), `metadata` (`{'key': value}` or `{'key': {'in': [...]}}`); `OR` is not supported
              */
             filters?: {
                 [key: string]: unknown;
@@ -2028,10 +2026,10 @@ export interface components {
             rerank?: boolean | null;
             /**
              * Metadata
-             * @description Not supported yet: refused unless empty
+             * @description Only memories whose metadata matches, as filters.metadata
              */
             metadata?: {
-                [key: string]: unknown;
+                [key: string]: string | boolean | number | (string | boolean | number)[];
             } | null;
             /**
              * Fields
@@ -2091,11 +2089,9 @@ export interface components {
             text?: string | null;
             /**
              * Metadata
-             * @description Not supported yet: refused unless empty
+             * @description The memory's metadata, replacing the old object
              */
-            metadata?: {
-                [key: string]: unknown;
-            } | null;
+            metadata?: Record<string, never> | null;
             /**
              * Timestamp
              * @description Not supported: refused unless null
@@ -2103,7 +2099,7 @@ export interface components {
             timestamp?: number | string | null;
             /**
              * Expiration Date
-             * @description Not supported yet: refused unless null
+             * @description When to forget it, YYYY-MM-DD (UTC)
              */
             expiration_date?: string | null;
         };

@@ -14,6 +14,9 @@ The mapping, in one place (`rearview.service.mem0_api` applies it):
   Rearview does not rewrite them into facts on the way in; consolidation learns preferences, facts and lessons
   from them later, as it does from every episode.
 - **Categories are tags**: a memory's tags come back as its `categories`, and a `categories` filter is a tag filter.
+- **Metadata is metadata**: an add's `metadata` is stored with each of its memories and returned with them; a
+  `metadata` filter (`filters: {"metadata": {...}}`) is Rearview's (a value, or `{"in": [...]}`, per key).
+- **`expiration_date`** (`YYYY-MM-DD`) is when Rearview forgets the memory: the start of that day, UTC.
 - **A memory's id carries its namespace**, `<namespace>~<memory id>` (`acme:user.alice~01J...`), so the routes that
   take an id alone (get, update, delete, history) know where to look and check the caller's access to it.
 """
@@ -21,14 +24,15 @@ The mapping, in one place (`rearview.service.mem0_api` applies it):
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from rearview.domain.limits import MAX_BATCH, MAX_QUERY_CHARS, MAX_TOP_K, SessionId
+from rearview.domain.metadata import Metadata, MetadataFilter
 from rearview.domain.namespaces import MAX_NAMESPACE_SEGMENTS, Namespace
 from rearview.domain.timestamps import RequestDatetime
 from rearview.errors import InvalidInput
@@ -41,6 +45,9 @@ _ENTITY_ID = re.compile(r"^[A-Za-z0-9_.@-]{1,58}$")
 # Between a memory's namespace and its id in the ids this API answers: in neither's alphabet, unreserved in URLs.
 ID_SEPARATOR = "~"
 _MEM0_ID_PATTERN = r"^[A-Za-z0-9_.:@-]{1,300}~[A-Za-z0-9_.:@#-]{1,128}$"
+
+# mem0's expiration dates are days; Rearview forgets at the start of the day, UTC.
+ExpirationDate = Annotated[date, Field(description="YYYY-MM-DD")]
 
 Mem0IdParameter = Annotated[
     str,
@@ -147,7 +154,8 @@ class _Scoped(BaseModel):
     filters: dict[str, Any] | None = Field(
         None,
         description="Entity ids (`{'user_id': 'alice'}`, or `{'AND': [...]}` of them), `run_id`, `categories` "
-        "(`{'in': [...]}`: tags), `created_at` (`gte`, `lte`, `gt`, `lt`); `OR` is not supported",
+        "(`{'in': [...]}`: tags), `created_at` (`gte`, `lte`, `gt`, `lt`), `metadata` (`{'key': value}` or "
+        "`{'key': {'in': [...]}}`); `OR` is not supported",
     )
     org_id: str | None = Field(None, description="Ignored: a Rearview deployment is one organisation")
     project_id: str | None = Field(None, description="Ignored: a Rearview deployment is one project")
@@ -159,7 +167,7 @@ class Mem0Add(_Scoped):
     messages: Annotated[list[Mem0Message], Field(min_length=1, max_length=MAX_BATCH)] | str = Field(
         description=f"The conversation (at most {MAX_BATCH} messages), or one user message as text"
     )
-    metadata: dict[str, Any] | None = Field(None, description="Not stored yet: refused unless empty")
+    metadata: Metadata | None = Field(None, description="Stored with each message's memory, returned and filterable")
     timestamp: int | float | None = Field(None, description="When the messages were said, epoch seconds (UTC)")
     infer: bool | None = Field(
         None, description="Ignored: messages are kept as they were said; consolidation infers facts from them later"
@@ -174,7 +182,7 @@ class Mem0Add(_Scoped):
     excludes: str | None = Field(None, description="Ignored")
     enable_graph: bool | None = Field(None, description="Ignored")
     immutable: bool | None = Field(None, description="Ignored")
-    expiration_date: str | None = Field(None, description="Not supported yet: refused unless null")
+    expiration_date: ExpirationDate | None = Field(None, description="When to forget them, YYYY-MM-DD (UTC)")
     structured_data_schema: dict[str, Any] | None = Field(None, description="Ignored")
 
 
@@ -190,7 +198,9 @@ class Mem0Search(_Scoped):
         None, description="Ignored: recall judges relevance itself and answers nothing rather than noise"
     )
     rerank: bool | None = Field(None, description="Re-order with the deployment's rerank model, if it has one")
-    metadata: dict[str, Any] | None = Field(None, description="Not supported yet: refused unless empty")
+    metadata: MetadataFilter | None = Field(
+        None, description="Only memories whose metadata matches, as filters.metadata"
+    )
     fields: list[str] | None = Field(None, description="Ignored: every field is answered")
     categories: list[str] | None = Field(None, description="Only memories with any of these tags")
     keyword_search: bool | None = Field(None, description="Ignored: recall is hybrid (keywords and meaning) always")
@@ -209,7 +219,9 @@ class Mem0List(_Scoped):
     start_date: str | None = Field(None, description="Only memories from this time on, ISO 8601")
     end_date: str | None = Field(None, description="Only memories up to this time, ISO 8601")
     categories: list[str] | None = Field(None, description="Only memories with any of these tags")
-    metadata: dict[str, Any] | None = Field(None, description="Not supported yet: refused unless empty")
+    metadata: MetadataFilter | None = Field(
+        None, description="Only memories whose metadata matches, as filters.metadata"
+    )
     show_expired: bool | None = Field(None, description="Ignored")
     latest_only: bool | None = Field(None, description="Ignored")
     version: str | None = Field(None, description="Ignored (mem0's API version)")
@@ -223,9 +235,9 @@ class Mem0Update(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: str | None = Field(None, min_length=1, description="The memory's new text")
-    metadata: dict[str, Any] | None = Field(None, description="Not supported yet: refused unless empty")
+    metadata: Metadata | None = Field(None, description="The memory's metadata, replacing the old object")
     timestamp: int | float | str | None = Field(None, description="Not supported: refused unless null")
-    expiration_date: str | None = Field(None, description="Not supported yet: refused unless null")
+    expiration_date: ExpirationDate | None = Field(None, description="When to forget it, YYYY-MM-DD (UTC)")
 
 
 MemoryEvent = Literal["ADD", "UPDATE", "DELETE", "NONE"]
@@ -311,6 +323,7 @@ class Scope:
     tags: list[str] = field(default_factory=list)
     since: datetime | None = None
     until: datetime | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
 
     def name(self, field_name: str, value: Any, where: str) -> None:
         """Set an entity, InvalidInput when a request names it twice with two values."""
@@ -324,9 +337,10 @@ class Scope:
         setattr(self.entities, field_name, value)
 
 
-def scope_of(request: _Scoped, categories: list[str] | None = None) -> Scope:
-    """The entities, tags and time range a request names at its top level and in its `filters`."""
-    scope = Scope()
+def scope_of(request: _Scoped, categories: list[str] | None = None, metadata: Mapping[str, Any] | None = None) -> Scope:
+    """The entities, tags, time range and metadata conditions a request names at its top level and in its
+    `filters`."""
+    scope = Scope(metadata=dict(metadata or {}))
     for name in (*(f for f, _ in ENTITY_KINDS), RUN_ID):
         scope.name(name, getattr(request, name), name)
     scope.tags.extend(categories or [])
@@ -337,23 +351,53 @@ def scope_of(request: _Scoped, categories: list[str] | None = None) -> Scope:
 def _read_filters(scope: Scope, filters: Mapping[str, Any], where: str) -> None:
     for key, value in filters.items():
         at = f"{where}.{key}"
-        if key == "AND":
-            if not isinstance(value, list) or not all(isinstance(part, dict) for part in value):
-                raise InvalidInput(f"{at}: must be a list of filters", field=at)
-            for i, part in enumerate(value):
-                _read_filters(scope, part, f"{at}.{i}")
-        elif key in {f for f, _ in ENTITY_KINDS} or key == RUN_ID:
-            scope.name(key, _equal_to(value, at), at)
-        elif key == "categories":
-            scope.tags.extend(_any_of(value, at))
-        elif key in ("created_at", "updated_at"):
-            bound_time(scope, value, at)
-        elif key == "OR":
-            raise InvalidInput(f"{at}: OR filters are not supported: search each entity on its own", field=at)
-        else:
+        reader = _FILTER_READERS.get(key)
+        if reader is None:
             raise InvalidInput(
-                f"{at}: not a filter this API reads (entity ids, run_id, categories, created_at, AND)", field=at
+                f"{at}: not a filter this API reads (entity ids, run_id, categories, created_at, metadata, AND)",
+                field=at,
             )
+        reader(scope, key, value, at)
+
+
+def _read_and(scope: Scope, key: str, value: Any, at: str) -> None:
+    if not isinstance(value, list) or not all(isinstance(part, dict) for part in value):
+        raise InvalidInput(f"{at}: must be a list of filters", field=at)
+    for i, part in enumerate(value):
+        _read_filters(scope, part, f"{at}.{i}")
+
+
+def _read_or(scope: Scope, key: str, value: Any, at: str) -> None:
+    raise InvalidInput(f"{at}: OR filters are not supported: search each entity on its own", field=at)
+
+
+def _read_entity(scope: Scope, key: str, value: Any, at: str) -> None:
+    scope.name(key, _equal_to(value, at), at)
+
+
+def _read_categories(scope: Scope, key: str, value: Any, at: str) -> None:
+    scope.tags.extend(_any_of(value, at))
+
+
+def _read_time(scope: Scope, key: str, value: Any, at: str) -> None:
+    bound_time(scope, value, at)
+
+
+def _read_metadata(scope: Scope, key: str, value: Any, at: str) -> None:
+    if not isinstance(value, dict):
+        raise InvalidInput(f"{at}: a metadata filter is an object of keys and values", field=at)
+    scope.metadata.update(value)
+
+
+_FILTER_READERS: dict[str, Callable[[Scope, str, Any, str], None]] = {
+    "AND": _read_and,
+    "OR": _read_or,
+    **dict.fromkeys((*(f for f, _ in ENTITY_KINDS), RUN_ID), _read_entity),
+    "categories": _read_categories,
+    "created_at": _read_time,
+    "updated_at": _read_time,
+    "metadata": _read_metadata,
+}
 
 
 def _equal_to(value: Any, at: str) -> Any:
@@ -390,8 +434,6 @@ def bound_time(scope: Scope, value: Any, at: str) -> None:
             scope.until = when + timedelta(microseconds=1) if bound == "lte" else when
 
 
-def refuse_metadata(metadata: Mapping[str, Any] | None, where: str = "metadata") -> None:
-    """InvalidInput unless `metadata` is empty: memories hold no free-form metadata yet, and a value a client sends
-    must not be dropped without a word."""
-    if metadata:
-        raise InvalidInput(f"{where}: free-form metadata is not stored yet; send it without metadata", field=where)
+def expiry_of(day: date | None) -> datetime | None:
+    """When a memory with mem0's `expiration_date` is forgotten: the start of that day, UTC."""
+    return datetime.combine(day, time(), tzinfo=UTC) if day is not None else None

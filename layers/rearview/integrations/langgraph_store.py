@@ -156,9 +156,8 @@ class RearviewStore(BaseStore):
         found: list[SearchItem] = []
         for namespace, labels in self._namespaces_under(op.namespace_prefix):
             if op.query:
-                query = RecallQuery.model_validate(
-                    {"query": op.query, "top_k": min(MAX_TOP_K, max(wanted, 1)), "tags": [STORE_TAG], **_filter(pushed)}
-                )
+                top_k = min(MAX_TOP_K, max(wanted, 1))
+                query = RecallQuery(query=op.query, top_k=top_k, tags=[STORE_TAG], metadata=pushed or None)
                 hits = self.client.recall(namespace, query).results
                 found += [_search_item(labels, hit) for hit in hits if key_of(hit.id) is not None]
             else:
@@ -174,7 +173,7 @@ class RearviewStore(BaseStore):
         self, namespace: str, pushed: dict[str, Any], full: Mapping[str, Any] | None, wanted: int
     ) -> list[Memory]:
         """The namespace's items newest first, until `wanted` of them match the whole filter (or none are left)."""
-        query = ListQuery.model_validate({"tag": STORE_TAG, "limit": MAX_PAGE, **_filter(pushed)})
+        query = ListQuery(tag=STORE_TAG, limit=MAX_PAGE, metadata=pushed or None)
         kept: list[Memory] = []
         while len(kept) < wanted:
             page = self.client.list_memories(namespace, query)
@@ -216,12 +215,7 @@ def _strings(value: Any) -> list[str]:
 
 def _value(found: Memory | RecallHit) -> dict[str, Any]:
     """An item's value: its memory's metadata."""
-    return dict(getattr(found, "metadata", None) or {})
-
-
-def _filter(pushed: Mapping[str, Any]) -> dict[str, Any]:
-    """The metadata condition of a recall or a listing, when there is one."""
-    return {"metadata": dict(pushed)} if pushed else {}
+    return dict(found.metadata)
 
 
 def _item(labels: tuple[str, ...], memory: Memory) -> Item:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import datetime
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -32,8 +33,8 @@ from rearview.domain.mem0 import (
     MemoryEvent,
     Scope,
     bound_time,
+    expiry_of,
     mem0_id,
-    refuse_metadata,
     scope_of,
     split_mem0_id,
 )
@@ -50,6 +51,7 @@ from rearview.service.manage.edit import EditService
 from rearview.service.manage.history import HistoryService
 from rearview.service.manage.listing import ListingService
 from rearview.service.recall import RecallService
+from rearview.service.redaction import check_verbatim
 from rearview.service.write import WriteService
 
 # The organisation mem0's clients are told they work in: the deployment (it has one).
@@ -59,6 +61,10 @@ DEFAULT_PAGE_SIZE = 100
 # The roles whose messages are remembered: the system prompt is configuration, not something that happened.
 _SKIPPED_ROLES = frozenset({"system"})
 _EVENTS: dict[str, MemoryEvent] = {"stored": "ADD", "merged": "UPDATE", "accepted": "NONE"}
+
+
+# What names the namespace and the session of a call.
+_ENTITY_FIELDS = ("user_id", "agent_id", "app_id", "run_id")
 
 
 class Mem0Api:
@@ -92,12 +98,17 @@ class Mem0Api:
         return self._default_namespace if caller.scope == ALL_NAMESPACES else caller.scope
 
     def _namespace(self, caller: Principal, entities: Entities, permission: Permission) -> Namespace:
+        # The entities name a namespace (and the run a session), stored as given: none may hold a secret.
+        for name in _ENTITY_FIELDS:
+            value = getattr(entities, name)
+            if value is not None:
+                check_verbatim(value, name)
         namespace = entities.namespace_under(self._base(caller))
         self._access.authorize(caller, namespace, permission)
         return namespace
 
     def _located(self, caller: Principal, memory_id: str, permission: Permission) -> tuple[Namespace, str]:
-        namespace, own_id = split_mem0_id(memory_id)
+        namespace, own_id = split_mem0_id(check_verbatim(memory_id, "memory_id"))
         self._access.authorize(caller, namespace, permission)
         return namespace, own_id
 
@@ -109,9 +120,6 @@ class Mem0Api:
 
     def add(self, caller: Principal, request: Mem0Add) -> Mem0Added:
         """Each message an episode of the entities' namespace (of the run's session), written in one batch."""
-        refuse_metadata(request.metadata)
-        if request.expiration_date is not None:
-            raise InvalidInput("expiration_date: not supported yet; send it as null", field="expiration_date")
         scope = scope_of(request)
         namespace = self._namespace(caller, scope.entities, Permission.WRITE)
         messages = [Mem0Message(content=request.messages)] if isinstance(request.messages, str) else request.messages
@@ -119,7 +127,8 @@ class Mem0Api:
         kept = [(i, m) for i, m in enumerate(messages) if m.role not in _SKIPPED_ROLES and m.content.strip()]
         if not kept:
             raise InvalidInput("messages: no user or assistant message with content", field="messages")
-        items = [_episode(i, m, scope.entities.run_id, when) for i, m in kept]
+        extra = {"metadata": request.metadata or {}, "expires_at": expiry_of(request.expiration_date)}
+        items = [_episode(i, m, scope.entities.run_id, when, extra) for i, m in kept]
         results = self._writer.submit(namespace, items, field_prefix="messages")
         return Mem0Added(
             results=[
@@ -130,8 +139,7 @@ class Mem0Api:
         )
 
     def search(self, caller: Principal, request: Mem0Search) -> Mem0Found:
-        refuse_metadata(request.metadata)
-        scope = scope_of(request, request.categories)
+        scope = scope_of(request, request.categories, request.metadata)
         namespace = self._namespace(caller, scope.entities, Permission.READ)
         query = RecallQuery(
             query=request.query,
@@ -140,6 +148,7 @@ class Mem0Api:
             tags=scope.tags,
             since=scope.since,
             until=scope.until,
+            metadata=scope.metadata or None,
             rerank=request.rerank if request.rerank is not None else True,
         )
         response = self._recaller.recall(namespace, query)
@@ -147,10 +156,9 @@ class Mem0Api:
 
     def page(self, caller: Principal, request: Mem0List, page: int = 1, page_size: int = DEFAULT_PAGE_SIZE) -> Mem0Page:
         """The entities' memories newest first, page `page` of `page_size`; `count` is how many match in all."""
-        refuse_metadata(request.metadata)
         if page < 1 or not 1 <= page_size <= MAX_PAGE:
             raise InvalidInput(f"page_size: pages are numbered from 1, of 1 to {MAX_PAGE} memories", field="page_size")
-        scope = scope_of(request, request.categories)
+        scope = scope_of(request, request.categories, request.metadata)
         if request.start_date is not None:
             bound_time(scope, {"gte": request.start_date}, "start_date")
         if request.end_date is not None:
@@ -169,7 +177,7 @@ class Mem0Api:
 
     def _matching(self, namespace: Namespace, scope: Scope) -> Iterator[Memory]:
         """Every memory of the namespace the scope selects, newest first, read page by page."""
-        query = ListQuery(since=scope.since, until=scope.until, limit=MAX_PAGE)
+        query = ListQuery(since=scope.since, until=scope.until, limit=MAX_PAGE, metadata=scope.metadata or None)
         tags, run = set(scope.tags), scope.entities.run_id
         while True:
             page = self._listing.page(namespace, query)
@@ -188,15 +196,17 @@ class Mem0Api:
         return _memory(namespace, self._listing.memory(namespace, own_id))
 
     def update(self, caller: Principal, memory_id: str, update: Mem0Update) -> Mem0Memory:
-        """A memory's new text: an edit (version + 1, the old text kept in its history)."""
-        refuse_metadata(update.metadata)
-        for name in ("timestamp", "expiration_date"):
-            if getattr(update, name) is not None:
-                raise InvalidInput(f"{name}: not supported; send text", field=name)
-        if update.text is None:
-            raise InvalidInput("text: the memory's new text is required", field="text")
+        """A memory's new text, metadata or expiry: an edit (version + 1, the old state kept in its history)."""
+        if update.timestamp is not None:
+            raise InvalidInput("timestamp: not supported; a memory keeps when it happened", field="timestamp")
+        changes: dict[str, object] = {"content": update.text, "metadata": update.metadata}
+        changes = {name: value for name, value in changes.items() if value is not None}
+        if "expiration_date" in update.model_fields_set:
+            changes["expires_at"] = expiry_of(update.expiration_date)
+        if not changes:
+            raise InvalidInput("text: give the memory's new text, metadata or expiration_date", field="text")
         namespace, own_id = self._located(caller, memory_id, Permission.WRITE)
-        edited = self._editor.edit(namespace, own_id, MemoryEdit(content=update.text), actor=caller.key_id)
+        edited = self._editor.edit(namespace, own_id, MemoryEdit.model_validate(changes), actor=caller.key_id)
         return _memory(namespace, edited)
 
     def delete(self, caller: Principal, memory_id: str) -> Mem0Done:
@@ -224,9 +234,11 @@ class Mem0Api:
 # --- mem0's shapes of Rearview's answers ---------------------------------------------------------------------------
 
 
-def _episode(index: int, message: Mem0Message, run_id: str | None, when: datetime | None) -> MemoryWrite:
+def _episode(
+    index: int, message: Mem0Message, run_id: str | None, when: datetime | None, extra: dict[str, Any]
+) -> MemoryWrite:
     try:
-        return MemoryWrite(content=message.content, session_id=run_id, occurred_at=when, tags=[message.role])
+        return MemoryWrite(content=message.content, session_id=run_id, occurred_at=when, tags=[message.role], **extra)
     except ValidationError as exc:
         error = exc.errors()[0]
         name = {"content": "content", "tags": "role"}.get(str(error["loc"][0]), str(error["loc"][0]))
@@ -246,6 +258,7 @@ def _found(namespace: str, hit: RecallHit) -> Mem0Memory:
         id=mem0_id(namespace, hit.id),
         memory=hit.content,
         score=hit.score,
+        metadata=hit.metadata or None,
         categories=hit.tags,
         created_at=hit.occurred_at,
         updated_at=hit.occurred_at,
@@ -259,6 +272,7 @@ def _memory(namespace: str, memory: Memory) -> Mem0Memory:
     return Mem0Memory(
         id=mem0_id(namespace, memory.id),
         memory=memory.content,
+        metadata=memory.metadata or None,
         categories=memory.tags,
         created_at=memory.created_at,
         updated_at=max(memory.created_at, memory.occurred_at),
