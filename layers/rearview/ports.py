@@ -30,7 +30,7 @@ from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.quota import QuotaWindow
 from rearview.domain.retention import RetentionPolicy
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits
-from rearview.domain.stats import NamespaceUsage
+from rearview.domain.stats import NamespaceUsage, RecallDay
 from rearview.domain.working import WorkingEntry
 from rearview.domain.write import MemoryWrite
 
@@ -149,10 +149,19 @@ class MemoryUsage(Protocol):
     and the counts read back for stats and the namespace listing."""
 
     def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None: ...
-    def record_recall(self, namespace: str, hit: bool, at: datetime) -> None: ...
+    def record_recall(self, namespace: str, hit: bool, at: datetime) -> None:
+        """Count one recall (and whether it found anything), in the namespace's totals and in those of `at`'s UTC
+        day."""
+        ...
+
     def usage(self, namespace: str, now: datetime) -> NamespaceUsage:
         """The namespace's counts (unexpired working keys, episodes, active and superseded facts) and recall
         counters; the core turns them into `Stats`."""
+        ...
+
+    def recall_days(self, namespace: str, since: date) -> list[RecallDay]:
+        """The namespace's recall counters per UTC day from `since` on, oldest first; days without a recall are
+        left out. A store may drop the days older than `RECALL_DAY_RETENTION`."""
         ...
 
 

@@ -26,6 +26,7 @@ from rearview.cli.request_options import described, request_from_options
 from rearview.cli.target import remote_target, run
 from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.forget import ForgetRequest
+from rearview.domain.hindsight_runs import MAX_RECENT_RUNS
 from rearview.domain.namespaces import validate_namespace
 from rearview.errors import RearviewError
 
@@ -160,11 +161,14 @@ def _as_json(outcome: ConsolidateResult | str) -> dict[str, Any]:
 def stats(
     ctx: typer.Context,
     namespace: Annotated[str, typer.Argument(help="Namespace")],
+    runs: Annotated[
+        int, typer.Option(min=1, max=MAX_RECENT_RUNS, help="How many of consolidation's latest runs to show")
+    ] = 5,
     data_dir: DataDirOption = None,
     embedder: EmbedderOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Counts per layer, the last write, how often recall found something, and consolidation's runs, next trigger
     and feedback."""
-    result = run(ctx, data_dir, embedder, "stats", namespace)
+    result = run(ctx, data_dir, embedder, "stats", namespace, runs)
     print_result(result, as_json, render.stats)

@@ -18,7 +18,7 @@ import itertools
 import json
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 import numpy as np
@@ -33,6 +33,7 @@ from rearview.adapters.dynamodb.items import (
     vector_from_item,
 )
 from rearview.adapters.dynamodb.management import DynamoDBManagement
+from rearview.adapters.dynamodb.recall_days import read_days, record_day
 from rearview.adapters.dynamodb.table import (
     BY_CREATED_INDEX,
     BY_NAMESPACE_INDEX,
@@ -55,7 +56,7 @@ from rearview.domain.changes import ChangeSet, PendingUpsert
 from rearview.domain.episode_columns import EpisodeColumns
 from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.search import MemoryFilter
-from rearview.domain.stats import NamespaceUsage
+from rearview.domain.stats import NamespaceUsage, RecallDay
 from rearview.domain.timestamps import as_utc
 from rearview.domain.working import WorkingEntry
 from rearview.errors import ConcurrentUpdate, EmbeddingMismatch, InvalidInput
@@ -536,7 +537,7 @@ class DynamoDBMemoryStore(DynamoDBManagement):
                     continue  # deleted since it was recalled: nothing to count
 
     def record_recall(self, namespace: str, hit: bool, at: datetime) -> None:
-        """Count one recall (and whether it found anything) for the namespace's hit rate."""
+        """Count one recall (and whether it found anything) for the namespace's hit rate, in total and by day."""
         self._client.update_item(
             TableName=self._table,
             Key=item_key(namespace, STATE_SK),
@@ -547,6 +548,11 @@ class DynamoDBMemoryStore(DynamoDBManagement):
                 **_listed_values(namespace),
             },
         )
+        record_day(self._client, self._table, namespace, hit, at)
+
+    def recall_days(self, namespace: str, since: date) -> list[RecallDay]:
+        """The namespace's recall counters per UTC day from `since` on, oldest first."""
+        return read_days(self._client, self._table, namespace, since)
 
     def close(self) -> None:
         """Nothing to release: boto3 clients hold no connection that needs closing."""
