@@ -10,6 +10,7 @@ import logging
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rearview.clock import SystemClock
@@ -373,6 +374,13 @@ def build_key_store(settings: Settings) -> KeyStore:
     from rearview.adapters.sqlite import SqliteKeyStore
 
     return SqliteKeyStore.in_data_dir(settings.data_dir)
+
+
+def database_file(data_dir: Path) -> Path:
+    """The embedded backend's database in a data directory, whether or not it exists yet."""
+    from rearview.adapters.sqlite import DB_FILENAME
+
+    return data_dir / DB_FILENAME
 
 
 def keys_in_data_dir(settings: Settings) -> bool:

@@ -7,11 +7,13 @@ from typing import Annotated
 
 import typer
 
-from rearview.cli.invocation import JsonOption, open_services, stdout_console, user_errors
+from rearview.cli.invocation import JsonOption, fail, open_services, stdout_console, user_errors
+from rearview.cli.target import remote_target
 from rearview.errors import ConfigurationError
 
 
 def reindex(
+    ctx: typer.Context,
     namespace: Annotated[str | None, typer.Argument(help="Namespace to rebuild (default: every namespace)")] = None,
     batch_size: Annotated[int, typer.Option(min=1, max=10_000, help="Memories per upsert")] = 200,
     as_json: JsonOption = False,
@@ -19,6 +21,11 @@ def reindex(
     """Rebuild the index of a namespace, or of all, from the store (the source of truth). Backend aws only."""
     from rearview.service.reindex import ReindexService
 
+    if remote_target(ctx) is not None:
+        fail(
+            "reindex: runs beside the store, not over HTTP (a deployment's index is rebuilt by running it where "
+            "REARVIEW_BACKEND=aws reaches the table and the domain); drop --url"
+        )
     with open_services(None, None) as services, user_errors():
         if services.index_maintenance is None:
             raise ConfigurationError(
