@@ -100,13 +100,14 @@ def test_the_inspector_end_to_end(world: tuple[LocalServer, Services, str], page
     # The namespace picker offers the namespaces the key may see (GET /v1/namespaces), with their counts.
     offered = page.locator("#namespaces option")
     expect(offered).to_have_count(1)
-    assert offered.first.get_attribute("value") == NS and offered.first.inner_text() == "5 episodes, 1 facts"
+    assert offered.first.get_attribute("value") == NS and offered.first.inner_text() == "5 episodes, 1 learnt"
     page.screenshot(path=shots / "1-load.png", full_page=True)
 
     # Search: results with a score chart each, and the per-stage trace.
     page.get_by_test_id("tab-search").click()
     page.get_by_test_id("search-input").fill("Which language should replies be in?")
     page.get_by_test_id("search-go").click()
+    page.get_by_test_id("technical-trace").locator("summary").click()
     page.get_by_test_id("stages").wait_for()
     assert "Chinese" in page.get_by_test_id("result").first.inner_text()
     assert page.get_by_test_id("score-chart").count() == page.get_by_test_id("result").count() > 0
@@ -121,7 +122,8 @@ def test_the_inspector_end_to_end(world: tuple[LocalServer, Services, str], page
     links = page.get_by_test_id("provenance-link")
     links.first.wait_for()
     expect(links).to_have_count(3)
-    source = links.first.inner_text()
+    source = page.get_by_test_id("source").first.get_attribute("data-id")
+    assert "Chinese" in page.get_by_test_id("source").first.inner_text()  # the source's text, inline
     links.first.click()
     page.locator(f'[data-testid="detail"][data-id="{source}"]').wait_for()
     assert "Chinese" in page.get_by_test_id("detail-content").inner_text()
