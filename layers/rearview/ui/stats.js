@@ -23,6 +23,8 @@ export function lastDays(today, count = DAYS) {
 }
 
 const height = (value, top) => `${top > 0 ? Math.max(value > 0 ? 3 : 0, Math.round((value / top) * 100)) : 0}%`;
+// A run is drawn however short it was (a run of a few milliseconds is still a run).
+const runHeight = (value, top) => `${Math.max(4, Math.round((value / top) * 100))}%`;
 
 function Columns({ testid, columns, caption, legend }) {
   return html`<figure class="chart" data-testid=${testid}>
@@ -108,7 +110,7 @@ function RunsChart({ runs }) {
   const columns = ordered.map((run) => ({
     label: when(run.started_at).slice(5),
     title: runTitle(run),
-    parts: [{ kind: `reason-${run.reason}${run.error ? " failed" : ""}${run.clusters_deferred ? " capped" : ""}`, height: height(durationMs(run), top) }],
+    parts: [{ kind: `reason-${run.reason}${run.error ? " failed" : ""}${run.clusters_deferred ? " capped" : ""}`, height: runHeight(durationMs(run), top) }],
   }));
   const failed = runs.filter((r) => r.error).length;
   const capped = runs.filter((r) => r.clusters_deferred).length;

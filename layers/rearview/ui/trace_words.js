@@ -134,7 +134,7 @@ export function droppedCandidates(response) {
     for (const row of relevance.candidates) {
       const score = row.relevance;
       if (response.no_relevant_memory) {
-        add(row.id, "floor", "not close enough to the question to count as relevant",
+        add(row.id, "floor", floorWords(score, floor),
           `relevance ${fixed(score, 3)} < floor ${fixed(floor, 3)}${extra(row, ["id", "relevance"])}`);
       } else {
         const budget = stages.budget ? stages.budget.detail.budget : undefined;
@@ -161,6 +161,14 @@ export function droppedCandidates(response) {
       `score ${fixed(row.score, 3)}${extra(row, ["id", "score"])}`);
   });
   return dropped;
+}
+
+// How far under the relevance floor a candidate fell, in words.
+function floorWords(score, floor) {
+  const share = typeof score === "number" && floor > 0 ? score / floor : 0;
+  if (share >= 0.8) return "nearly relevant: just under what counts as relevant";
+  if (share >= 0.4) return "somewhat related, not close enough to count as relevant";
+  return "not close enough to the question to count as relevant";
 }
 
 const extra = (row, skip) => {
