@@ -8,7 +8,6 @@ Skips, saying why, where Chromium or Playwright is missing (`.ci/run` installs b
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,25 +21,13 @@ from rearview.domain.recall import RecallQuery
 from rearview.domain.write import MemoryWrite
 from rearview.settings import Settings
 from support.artifacts import artifact_dir
+from support.browser import LAUNCH_ARGS, playwright_and_chromium
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-CHROMIUM = "/usr/bin/chromium"
 NS = "acme:u-42"
 # Bounds on waiting for the page (rendering, one API round trip); not timing assertions.
 WAIT_MS = 15_000
-
-
-def _playwright() -> tuple[Any, str]:
-    """Playwright's sync API and the Chromium to drive (Debian's: /usr/bin/chromium, else `chromium` on PATH)."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("browser tests: Playwright for Python is not installed (pip install playwright)")
-    chromium = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
-    if chromium is None:
-        pytest.skip(f"browser tests: no Chromium at {CHROMIUM} (Debian: apt-get install chromium); .ci/run installs it")
-    return sync_playwright, chromium
 
 
 @pytest.fixture
@@ -62,11 +49,9 @@ def world(tmp_path: Path) -> Iterator[tuple[LocalServer, Services, str]]:
 
 @pytest.fixture
 def page(world: tuple[LocalServer, Services, str]) -> Iterator[Any]:
-    sync_playwright, chromium = _playwright()
+    sync_playwright, chromium = playwright_and_chromium()
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=chromium, headless=True, args=["--no-sandbox", "--disable-background-networking"]
-        )
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=LAUNCH_ARGS)
         context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
         page = context.new_page()
         page.set_default_timeout(WAIT_MS)

@@ -11,11 +11,9 @@ Skips, saying why, where Chromium or Playwright is missing (`.ci/run` installs b
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,10 +27,10 @@ from rearview.domain.recall import RecallQuery
 from rearview.domain.write import MemoryWrite
 from rearview.settings import Settings
 from support.artifacts import artifact_dir
+from support.browser import LAUNCH_ARGS, playwright_and_chromium
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-CHROMIUM = "/usr/bin/chromium"
 NS, OTHER, BIG, FORBIDDEN = "acme:u-42", "acme:u-7", "acme:big", "globex:u-1"
 BIG_EPISODES = 1600
 HARBOUR_EVERY = 80  # every 80th episode of the big namespace mentions the harbour
@@ -122,24 +120,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     services.close()
 
 
-def _chromium() -> tuple[Any, str]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("browser tests: Playwright for Python is not installed (pip install playwright)")
-    chromium = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
-    if chromium is None:
-        pytest.skip(f"browser tests: no Chromium at {CHROMIUM} (Debian: apt-get install chromium); .ci/run installs it")
-    return sync_playwright, chromium
-
-
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    sync_playwright, chromium = _chromium()
+    sync_playwright, chromium = playwright_and_chromium()
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=chromium, headless=True, args=["--no-sandbox", "--disable-background-networking"]
-        )
+        launched = playwright.chromium.launch(executable_path=chromium, headless=True, args=LAUNCH_ARGS)
         yield launched
         launched.close()
 
@@ -339,7 +324,7 @@ def test_an_error_empties_the_list_and_a_switch_never_asks_for_the_old_memory(wo
     assert errors == [], errors
 
 
-@pytest.mark.parametrize("width", [390, 1440])
+@pytest.mark.parametrize("width", [360, 1440])
 def test_a_big_namespace_has_counts_and_a_text_filter(world: World, browser: Any, width: int) -> None:
     from playwright.sync_api import expect
 

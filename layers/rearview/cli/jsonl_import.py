@@ -8,6 +8,7 @@ skipped; the rest of its batch is still written.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import Counter
@@ -142,6 +143,44 @@ def send_isolating_invalid(
     return None, invalid
 
 
+def send_lines(
+    lines: Iterable[bytes],
+    parse: Callable[[bytes], Item],
+    send: Callable[[list[Item]], Answer],
+    batch_size: int,
+    on_answer: Callable[[Answer], None],
+    on_invalid: Callable[[InvalidLine], None],
+    on_progress: Callable[[int], None],
+) -> None:
+    """Parse every numbered line (`parse` raises LineError for a bad one) and send the items in batches of
+    `batch_size`, an item the receiver rejects reported against its line; `on_progress(n)` after n more lines."""
+    pending: list[tuple[int, Item]] = []
+
+    def flush() -> None:
+        answer, rejected = send_isolating_invalid(send, pending)
+        for line in rejected:
+            on_invalid(line)
+        if answer is not None:
+            on_answer(answer)
+        on_progress(len(pending))
+        pending.clear()
+
+    for line_no, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            on_progress(1)
+            continue
+        try:
+            pending.append((line_no, parse(raw)))
+        except LineError as exc:
+            on_invalid(InvalidLine(line_no, str(exc)))
+            on_progress(1)
+            continue
+        if len(pending) >= batch_size:
+            flush()
+    if pending:
+        flush()
+
+
 def import_lines(
     writer: BatchWriter,
     namespace: str,
@@ -152,35 +191,19 @@ def import_lines(
 ) -> ImportSummary:
     """Parse and write every line; `on_progress(n)` after n more lines, `on_invalid` per bad one."""
     summary = ImportSummary()
-    batch: list[tuple[int, MemoryWrite]] = []
+
+    def parse(raw: bytes) -> MemoryWrite:
+        item, ignored = parse_line(raw)
+        summary.ignored_keys.update(ignored)
+        return item
+
+    def written(results: list[WriteResult]) -> None:
+        summary.counts.update(DUPLICATE_ID if result.reason == DUPLICATE_ID else result.status for result in results)
 
     def reject(line: InvalidLine) -> None:
         summary.invalid.append(line)
         on_invalid(line)
 
-    def flush() -> None:
-        written, rejected = send_isolating_invalid(lambda items: writer.write_batch(namespace, items), batch)
-        for line in rejected:
-            reject(line)
-        results = written or []
-        summary.counts.update(DUPLICATE_ID if result.reason == DUPLICATE_ID else result.status for result in results)
-        on_progress(len(batch))
-        batch.clear()
-
-    for line_no, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            on_progress(1)
-            continue
-        try:
-            item, ignored = parse_line(raw)
-        except LineError as exc:
-            reject(InvalidLine(line_no, str(exc)))
-            on_progress(1)
-            continue
-        summary.ignored_keys.update(ignored)
-        batch.append((line_no, item))
-        if len(batch) >= batch_size:
-            flush()
-    if batch:
-        flush()
+    send = functools.partial(writer.write_batch, namespace)
+    send_lines(lines, parse, send, batch_size, written, reject, on_progress)
     return summary

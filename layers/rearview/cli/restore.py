@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from pydantic import TypeAdapter, ValidationError
 
-from rearview.cli.jsonl_import import InvalidLine, describe, send_isolating_invalid
+from rearview.cli.jsonl_import import InvalidLine, LineError, describe, send_lines
 from rearview.domain.transfer import MAX_IMPORT_ITEMS, ExportedEpisode, ExportedFact, ExportedMemory, ImportRequest
 from rearview.domain.transfer import ImportResult as Restored
 
@@ -35,35 +35,24 @@ def restore_lines(
 ) -> RestoreSummary:
     """Send the exported memories of `lines` in chunks of `chunk` (`send` runs the import operation)."""
     summary = RestoreSummary()
-    pending: list[tuple[int, ExportedLine]] = []
+
+    def restored(answer: Restored) -> None:
+        summary.restored += answer.restored
+        summary.skipped += answer.skipped
+        summary.ids += answer.ids
 
     def reject(line: InvalidLine) -> None:
         summary.invalid.append(line)
         on_invalid(line)
 
-    def flush() -> None:
-        answer, rejected = send_isolating_invalid(lambda items: send(ImportRequest(items=items)), pending)
-        for line in rejected:
-            reject(line)
-        if answer is not None:
-            summary.restored += answer.restored
-            summary.skipped += answer.skipped
-            summary.ids += answer.ids
-        on_progress(len(pending))
-        pending.clear()
-
-    for line_no, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            on_progress(1)
-            continue
-        try:
-            pending.append((line_no, _LINE.validate_json(raw)))
-        except ValidationError as exc:
-            reject(InvalidLine(line_no, describe(exc)))
-            on_progress(1)
-            continue
-        if len(pending) >= chunk:
-            flush()
-    if pending:
-        flush()
+    send_lines(lines, parse_exported, lambda items: send(ImportRequest(items=items)), chunk, restored, reject,
+               on_progress)  # fmt: skip
     return summary
+
+
+def parse_exported(raw: bytes) -> ExportedLine:
+    """The exported memory a line holds; LineError, naming the field, if it holds none."""
+    try:
+        return _LINE.validate_json(raw)
+    except ValidationError as exc:
+        raise LineError(describe(exc)) from None
