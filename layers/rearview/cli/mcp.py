@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from rearview import bootstrap
-from rearview.cli.invocation import DataDirOption, EmbedderOption, build_settings, fail, user_errors
+from rearview.cli.invocation import DataDirOption, EmbedderOption, build_settings, fail, say, user_errors
+from rearview.cli.store_location import store_name
 from rearview.cli.target import remote_target
 from rearview.domain.access import Principal
 from rearview.service.access import AccessService
@@ -63,6 +64,7 @@ def mcp(
     except ImportError as exc:
         fail(f"mcp: the MCP server needs the `mcp` extra (pip install 'rearview-memory[mcp]'): {exc}")
     settings = build_settings(data_dir=data_dir, embedder=embedder.value if embedder else None)
+    say(f"store: {store_name(settings)}")  # on stderr: stdout carries the protocol
     with user_errors():
         services = bootstrap.build(settings)
     try:
