@@ -29,7 +29,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 venv: $(STAMP)
 
-## Start the local server on the embedded backend (SQLite in ./.rearview, offline MiniLM embedder).
+## Start the local server on the embedded backend (SQLite in ./.rearview, offline MiniLM embedder); its banner
+## lists the inspector (/ui) and the MCP endpoint (/mcp).
 run: $(RUN_STAMP)
 	$(BIN)/rearview serve
 

@@ -10,6 +10,7 @@ import logging
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rearview.clock import SystemClock
@@ -414,6 +415,13 @@ def read_origin_secret(settings: Settings) -> str | None:
 
     answer = boto3_client("secretsmanager", settings.aws).get_secret_value(SecretId=settings.aws.origin_secret_arn)
     return str(answer["SecretString"])
+
+
+def database_file(data_dir: Path) -> Path:
+    """The embedded backend's database in a data directory, whether or not it exists yet."""
+    from rearview.adapters.sqlite import DB_FILENAME
+
+    return data_dir / DB_FILENAME
 
 
 def keys_in_data_dir(settings: Settings) -> bool:

@@ -30,7 +30,7 @@ from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.quota import QuotaWindow
 from rearview.domain.retention import RetentionPolicy
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits
-from rearview.domain.stats import NamespaceUsage
+from rearview.domain.stats import NamespaceUsage, RecallDay
 from rearview.domain.transfer import ExportedMemory
 from rearview.domain.working import WorkingEntry
 from rearview.domain.write import MemoryWrite
@@ -169,6 +169,11 @@ class MemoryUsage(Protocol):
     def usage(self, namespace: str, now: datetime) -> NamespaceUsage:
         """The namespace's counts (unexpired working keys, episodes, active and superseded facts) and recall
         counters; the core turns them into `Stats`."""
+        ...
+
+    def recall_days(self, namespace: str, since: date) -> list[RecallDay]:
+        """The namespace's recall counters per UTC day from `since` on, oldest first; days without a recall are
+        left out. A store may drop the days older than `RECALL_DAY_RETENTION`."""
         ...
 
 

@@ -232,7 +232,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Counts per layer, last write, recall hit rate, and consolidation's runs, next trigger and feedback */
+        /** Counts per layer, last write, recall hit rate (in total and per day of the last month), and consolidation's latest runs, next trigger and feedback */
         get: operations["stats"];
         put?: never;
         post?: never;
@@ -2181,6 +2181,11 @@ export interface components {
              * @description Pass it as `cursor` for the next page; null on the last page
              */
             next_cursor?: string | null;
+            /**
+             * Scanned
+             * @description With `text`: how many memories this page read to find its items (the others did not match)
+             */
+            scanned?: number | null;
         };
         /**
          * MemorySources
@@ -2424,6 +2429,27 @@ export interface components {
              * @description What was left out, phrase by phrase
              */
             exclusions?: components["schemas"]["Exclusion"][];
+        };
+        /**
+         * RecallDay
+         * @description A namespace's recalls on one UTC day, and how many of them found something.
+         */
+        RecallDay: {
+            /**
+             * Day
+             * Format: date
+             */
+            day: string;
+            /**
+             * Recalls
+             * @default 0
+             */
+            recalls?: number;
+            /**
+             * Hits
+             * @default 0
+             */
+            hits?: number;
         };
         /** RecallHit */
         RecallHit: {
@@ -2813,6 +2839,11 @@ export interface components {
             recall_hits: number;
             /** Hit Rate */
             hit_rate: number | null;
+            /**
+             * Recalls By Day
+             * @description Recalls and those that found something, per UTC day of the last 30 (days without a recall left out), oldest first
+             */
+            recalls_by_day?: components["schemas"]["RecallDay"][];
             hindsight?: components["schemas"]["HindsightStats"] | null;
         };
         /** ValidationError */
@@ -3262,6 +3293,8 @@ export interface operations {
                 until?: string | null;
                 /** @description Also facts that a later fact replaced */
                 include_superseded?: boolean;
+                /** @description Only memories whose text, tags or entities contain this, ignoring case (a filter, not a search: a page reads at most 2000 memories, so it may hold fewer than `limit` while `next_cursor` says there is more to read) */
+                text?: string | null;
                 /** @description Page size, 1 to 500 */
                 limit?: number;
                 /** @description The next_cursor of the previous page; omit for the first page */
@@ -4786,7 +4819,10 @@ export interface operations {
     };
     stats: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description How many of consolidation's latest runs to return, newest first (1 to 100) */
+                runs?: number;
+            };
             header?: never;
             path: {
                 /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */

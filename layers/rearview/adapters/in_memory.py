@@ -20,8 +20,8 @@ import math
 import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import date, datetime
 
 import numpy as np
 
@@ -34,7 +34,7 @@ from rearview.domain.history import ArchivedVersion, archived_versions
 from rearview.domain.listing import PagePosition, sort_key
 from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits, searchable_text
-from rearview.domain.stats import NamespaceUsage
+from rearview.domain.stats import NamespaceUsage, RecallDay
 from rearview.domain.timestamps import as_utc
 from rearview.domain.working import WorkingEntry
 from rearview.errors import ConcurrentUpdate, EmbeddingMismatch, InvalidInput
@@ -161,6 +161,8 @@ class _NamespaceState:
     last_write_at: datetime | None = None
     recall_count: int = 0
     recall_hits: int = 0
+    # recalls and hits per UTC day
+    recall_days: dict[date, list[int]] = field(default_factory=dict)
 
 
 class InMemoryData:
@@ -476,6 +478,19 @@ class InMemoryMemoryStore:
             state = self.data.state(namespace)
             state.recall_count += 1
             state.recall_hits += int(hit)
+            day = state.recall_days.setdefault(as_utc(at).date(), [0, 0])
+            day[0] += 1
+            day[1] += int(hit)
+
+    def recall_days(self, namespace: str, since: date) -> list[RecallDay]:
+        """The namespace's recall counters per UTC day from `since` on, oldest first."""
+        with self.data.lock:
+            state = self.data.states.get(namespace, _NamespaceState())
+            return [
+                RecallDay(day=day, recalls=counts[0], hits=counts[1])
+                for day, counts in sorted(state.recall_days.items())
+                if day >= since
+            ]
 
     def settle_access(self, namespace: str, now: datetime) -> int:
         """Nothing to fold: accesses are counted on the memories themselves."""

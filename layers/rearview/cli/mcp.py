@@ -24,10 +24,12 @@ from rearview.cli.invocation import (
     EmbedderOption,
     build_settings,
     fail,
+    say,
     stderr_console,
     user_errors,
 )
 from rearview.cli.serve import hindsight_banner
+from rearview.cli.store_location import store_name
 from rearview.cli.target import remote_target
 from rearview.domain.access import Principal
 from rearview.service.access import AccessService
@@ -73,6 +75,7 @@ def mcp(
     except ImportError as exc:
         fail(f"mcp: the MCP server needs the `mcp` extra (pip install 'rearview-memory[mcp]'): {exc}")
     settings = build_settings(data_dir=data_dir, embedder=embedder.value if embedder else None)
+    say(f"store: {store_name(settings)}")  # on stderr: stdout carries the protocol
     with user_errors():
         services = bootstrap.build(settings)
     try:

@@ -26,6 +26,10 @@ from rearview.errors import InvalidInput
 
 MAX_PAGE = 500
 DEFAULT_PAGE = 50
+# The most memories one page filtered by `text` reads: a bounded request on every backend (a query, never a scan of
+# the namespace); its cursor goes on from the last memory read.
+TEXT_SCAN_LIMIT = 2000
+MAX_TEXT_FILTER_CHARS = 200
 _CURSOR_VERSION = "1"
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
@@ -91,6 +95,14 @@ class ListQuery(RequestModel):
     since: RequestDatetime | None = Field(None, description="Only memories from this time on, ISO 8601")
     until: RequestDatetime | None = Field(None, description="Only memories before this time, ISO 8601")
     include_superseded: bool = Field(False, description="Also facts that a later fact replaced")
+    text: str | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_TEXT_FILTER_CHARS,
+        description="Only memories whose text, tags or entities contain this, ignoring case (a filter, not a search: "
+        f"a page reads at most {TEXT_SCAN_LIMIT} memories, so it may hold fewer than `limit` while `next_cursor` "
+        "says there is more to read)",
+    )
     limit: int = Field(DEFAULT_PAGE, ge=1, le=MAX_PAGE, description=f"Page size, 1 to {MAX_PAGE}")
     cursor: str | None = Field(
         None, max_length=1024, description="The next_cursor of the previous page; omit for the first page"
@@ -100,3 +112,6 @@ class ListQuery(RequestModel):
 class MemoryPage(BaseModel):
     items: list[StoredMemory]
     next_cursor: str | None = Field(None, description="Pass it as `cursor` for the next page; null on the last page")
+    scanned: int | None = Field(
+        None, description="With `text`: how many memories this page read to find its items (the others did not match)"
+    )

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         KeyIdParameter,
         MemoryIdParameter,
         PrefixParameter,
+        RecentRunsParameter,
         SessionParameter,
         SubtreeParameter,
         VersionParameter,
@@ -398,16 +399,18 @@ def consolidate(s: Services, namespace: Namespace, request: ConsolidateRequest |
             "Memory statistics",
             READS,
             name="memory_stats",
-            description="How much is stored per layer, when the last write was, how often recall found something, and "
-            "what consolidation did: its runs, what they induced, the next trigger, and feedback per kind of memory.",
+            description="How much is stored per layer, when the last write was, how often recall found something (in "
+            "total and per day), and what consolidation did: its latest runs, what they induced, the next trigger, "
+            "and feedback per kind of memory.",
         ),
     ),
     command=Command("stats"),
     client="stats",
 )
-def stats(s: Services, namespace: Namespace) -> Stats:
-    """Counts per layer, last write, recall hit rate, and consolidation's runs, next trigger and feedback"""
-    return s.stats.of(namespace)
+def stats(s: Services, namespace: Namespace, runs: RecentRunsParameter = 5) -> Stats:
+    """Counts per layer, last write, recall hit rate (in total and per day of the last month), and consolidation's
+    latest runs, next trigger and feedback"""
+    return s.stats.of(namespace, runs)
 
 
 # --- hindsight: before a task and after it -----------------------------------------------------------------------

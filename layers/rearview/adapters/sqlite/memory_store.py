@@ -5,7 +5,7 @@ from __future__ import annotations
 import heapq
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, TypeVar
 
 import numpy as np
@@ -64,7 +64,7 @@ from rearview.domain.history import ArchivedVersion, archived_versions
 from rearview.domain.listing import PagePosition
 from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.search import MemoryFilter
-from rearview.domain.stats import NamespaceUsage
+from rearview.domain.stats import NamespaceUsage, RecallDay
 from rearview.errors import ConcurrentUpdate, InvalidInput
 from rearview.ports import Clock
 
@@ -538,15 +538,11 @@ class SqliteMemoryStore(SqliteWorkingMemory):
                 )
 
     def record_recall(self, namespace: str, hit: bool, at: datetime, accessed: Sequence[str] = ()) -> None:
-        """Count one recall (and whether it found anything) for the namespace's hit rate, and the accesses."""
+        """Count one recall (and whether it found anything) for the namespace's hit rate, in total and by day, and
+        the accesses."""
         self.record_access(namespace, accessed, at)
         with self.db.transaction() as conn:
-            conn.execute(
-                "INSERT INTO namespace_state(namespace, recall_count, recall_hits) VALUES (?, 1, ?) "
-                "ON CONFLICT(namespace) DO UPDATE SET recall_count = recall_count + 1, "
-                "recall_hits = recall_hits + excluded.recall_hits",
-                (namespace, int(hit)),
-            )
+            management.record_recall(conn, namespace, hit, at)
 
     def settle_access(self, namespace: str, now: datetime) -> int:
         """Nothing to fold: accesses are counted on the rows themselves."""
@@ -635,6 +631,11 @@ class SqliteMemoryStore(SqliteWorkingMemory):
         """Counts: working (unexpired), episodic, semantic (active), semantic_superseded; recall counters."""
         with self.db.snapshot() as conn:
             return management.usage(conn, namespace, now)
+
+    def recall_days(self, namespace: str, since: date) -> list[RecallDay]:
+        """The namespace's recall counters per UTC day from `since` on, oldest first."""
+        with self.db.snapshot() as conn:
+            return management.recall_days(conn, namespace, since)
 
 
 def _layer_then_id(memory: Memory) -> tuple[int, str]:

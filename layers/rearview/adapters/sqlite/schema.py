@@ -17,7 +17,7 @@
   migration 9), created with its triggers when the namespace grows past a threshold; the shared table's triggers
   skip them.
 - `namespace_state`: per-namespace write generation (bumped by every `apply`), last write time, recall
-  counters.
+  counters; `recall_days` the recall counters per UTC day (migration 15, for the stats' chart).
 - `api_keys`: the key store's table.
 - `hindsight_leases`, `hindsight_runs`, `hindsight_spend`, `hindsight_totals`, `hindsight_induced`,
   `hindsight_feedback`: consolidation's ledger (`hindsight_ledger`): the run lease per namespace, the runs, the
@@ -520,6 +520,18 @@ def add_agent_fields(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+# Recall counters per namespace and UTC day (`YYYY-MM-DD`), written in the same transaction as the totals in
+# `namespace_state`; days older than the retention go as recalls come (`management.record_recall`).
+_MIGRATION_16 = """
+CREATE TABLE recall_days (
+  namespace TEXT NOT NULL,
+  day TEXT NOT NULL,
+  recalls INTEGER NOT NULL DEFAULT 0,
+  hits INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (namespace, day)
+) WITHOUT ROWID;
+"""
+
 # A migration is a script of statements, or (when what it changes is named by the data, as each namespace's own
 # full-text table is) a function of the connection; either runs inside the migration's transaction.
 Migration = str | Callable[[sqlite3.Connection], None]
@@ -540,6 +552,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _MIGRATION_13,
     _migration_14,
     add_agent_fields,
+    _MIGRATION_16,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 # From this schema version on, the store indexes the episodes it inserts (migration 11).

@@ -8,11 +8,11 @@ from typing import Protocol
 
 from rearview.domain.access import ALL_NAMESPACES, Principal
 from rearview.domain.erase import NamespaceInfo, NamespaceList
-from rearview.domain.listing import ListQuery, MemoryPage, PagePosition
+from rearview.domain.listing import TEXT_SCAN_LIMIT, ListQuery, MemoryPage, PagePosition
 from rearview.domain.memory import Memory
 from rearview.domain.metadata import filter_terms
 from rearview.domain.namespaces import validate_namespace
-from rearview.domain.search import MemoryFilter
+from rearview.domain.search import MemoryFilter, searchable_text
 from rearview.errors import InvalidInput, NotFound
 from rearview.ports import Clock, MemoryManagement, MemoryReader, MemoryUsage
 
@@ -31,6 +31,8 @@ class ListingStore(MemoryReader, MemoryManagement, MemoryUsage, Protocol):
 
 # The most namespaces one listing returns (each is counted).
 MAX_NAMESPACES = 1000
+# The store pages a text-filtered listing reads, up to TEXT_SCAN_LIMIT memories in all.
+TEXT_SCAN_BATCH = 500
 
 
 def query_filter(query: ListQuery, now: datetime | None = None) -> MemoryFilter:
@@ -73,10 +75,34 @@ class ListingService:
         validate_namespace(namespace)
         flt = query_filter(query, self._clock.now())
         after = PagePosition.decode(query.cursor) if query.cursor else None
+        if query.text is not None:
+            return self._text_page(namespace, flt, query.text, query.limit, after)
         found = self._store.page_memories(namespace, flt, query.limit + 1, after)
         items = found[: query.limit]
         more = len(found) > query.limit
         return MemoryPage(items=items, next_cursor=PagePosition.of(items[-1]).encode() if more else None)
+
+    def _text_page(
+        self, namespace: str, flt: MemoryFilter, text: str, limit: int, after: PagePosition | None
+    ) -> MemoryPage:
+        """Up to `limit` memories holding `text` (ignoring case), read newest first from `after` until the page is
+        full or TEXT_SCAN_LIMIT memories were read; the cursor goes on from the last one read."""
+        wanted = text.casefold()
+        items: list[Memory] = []
+        scanned = 0
+        while scanned < TEXT_SCAN_LIMIT:
+            asked = min(TEXT_SCAN_BATCH, TEXT_SCAN_LIMIT - scanned)
+            batch = self._store.page_memories(namespace, flt, asked, after)
+            for memory in batch:
+                scanned += 1
+                after = PagePosition.of(memory)
+                if wanted in searchable_text(memory).casefold():
+                    items.append(memory)
+                    if len(items) == limit:
+                        return MemoryPage(items=items, next_cursor=after.encode(), scanned=scanned)
+            if len(batch) < asked:
+                return MemoryPage(items=items, next_cursor=None, scanned=scanned)
+        return MemoryPage(items=items, next_cursor=after.encode() if after else None, scanned=scanned)
 
     def memory(self, namespace: str, memory_id: str) -> Memory:
         """One memory (episode or fact) by id; NotFound when the namespace holds none of that id (or it expired)."""
