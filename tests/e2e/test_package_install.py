@@ -123,7 +123,9 @@ async def _mcp_calls(params: StdioServerParameters) -> tuple[list[str], Any, Any
         remembered = await client.call_tool(
             "remember", {"namespace": NAMESPACE, "content": "The survey team meets in Porto on Friday"}
         )
-        recalled = await client.call_tool("recall", {"namespace": NAMESPACE, "query": "Porto train survey"})
+        recalled = await client.call_tool(
+            "recall", {"namespace": NAMESPACE, "query": "Porto train survey", "format": "json"}
+        )
         return [t.name for t in tools.tools], remembered, recalled
 
 

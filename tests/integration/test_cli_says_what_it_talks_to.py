@@ -197,6 +197,7 @@ def test_url_errors_suggest_the_fix(cli: Any, tmp_path: Path) -> None:
     services = build(Settings(data_dir=tmp_path / "keyed", embedder="hashing"))
     key = services.access.create_key("acme:u-9", ["read"])[1]
     with LocalServer(services.settings, services, host="127.0.0.1", port=0) as running:
+        url = running.url
         keyless = cli("--url", running.url, "stats", NS)
         wrong = cli("--url", running.url, "--token", key[:-2] + "xx", "stats", NS)
         elsewhere = cli("--url", running.url, "--token", key, "stats", NS)
@@ -204,7 +205,7 @@ def test_url_errors_suggest_the_fix(cli: Any, tmp_path: Path) -> None:
     assert keyless.exit_code == 2 and "--token" in keyless.stderr and "REARVIEW_TOKEN" in keyless.stderr
     assert wrong.exit_code == 2 and "was refused" in wrong.stderr
     assert elsewhere.exit_code == 2 and "use a key whose namespace covers it" in elsewhere.stderr
-    unreachable = cli("--url", running.url, "stats", NS)
+    unreachable = cli("--url", url, "stats", NS)
     assert unreachable.exit_code == 2 and "is `rearview serve` running there?" in unreachable.stderr
-    reindex = cli("--url", running.url, "reindex")
+    reindex = cli("--url", url, "reindex")
     assert reindex.exit_code == 2 and "drop --url" in reindex.stderr

@@ -61,8 +61,9 @@ class Route:
 
     @property
     def gateway_path(self) -> str:
-        """The path as API Gateway routes it: `/v1/namespaces/{ns}/recall`."""
-        return self.path
+        """The path as API Gateway routes it: `/v1/namespaces/{ns}/recall`. An HTTP API route cannot end with `/`;
+        a request to `/v1/memories/` reaches the route `/v1/memories`, its raw path kept (the mem0 paths end so)."""
+        return self.path.rstrip("/") or "/"
 
     @property
     def route_key(self) -> str:

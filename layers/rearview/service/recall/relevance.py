@@ -59,7 +59,7 @@ def relevance(ctx: Collaborators, run: RecallState) -> None:
         # "What happened yesterday?" asks for the time range itself: whatever lies in it is relevant.
         time_only = (run.since is not None or run.until is not None) and all(is_vague_term(t) for t in run.terms)
         keyword_relevance = ctx.tuning.keyword_relevance
-        evidence = {cid: evidence_of(run, run.memories[cid], cid) for cid in run.top}
+        evidence = {cid: _best_evidence(run, cid, keyword_relevance) for cid in run.top}
         scores = {cid: 1.0 if time_only else e.relevance(keyword_relevance) for cid, e in evidence.items()}
         best = max(scores.values(), default=0.0)
         run.no_relevant_memory = small_talk or best < ctx.relevance_floor
@@ -73,6 +73,17 @@ def relevance(ctx: Collaborators, run: RecallState) -> None:
         st.candidates = [{"id": cid, **e.shown(keyword_relevance)} for cid, e in evidence.items()]
         if run.no_relevant_memory:
             run.top = []
+
+
+def _best_evidence(run: RecallState, cid: str, keyword_relevance: float) -> Evidence:
+    """A result's evidence, or that of a memory folded under it if stronger (a source it was learned from, a
+    near-duplicate): a lesson worded in its own terms is as relevant as the episodes it was learned from that the
+    query matched ("what went wrong with the staging deploy?" and the lesson about staging, learned from the failed
+    deploys)."""
+    found = [evidence_of(run, run.memories[cid], cid)]
+    under = [*run.learned_from.get(cid, ()), *run.folded.get(cid, ())]
+    found += [evidence_of(run, run.memories[s], s) for s in under if s in run.memories]
+    return max(found, key=lambda e: e.relevance(keyword_relevance))
 
 
 def evidence_of(run: RecallState, memory: Memory, cid: str) -> Evidence:
