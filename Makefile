@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # One virtual environment; a stamp per set of extras records what it holds (the full set includes the run set).
 RUN_EXTRAS := onnx,local,embedded,mcp,llm
-ALL_EXTRAS := onnx,local,embedded,aws,emulate,mcp,infra,llm,client,dev
+ALL_EXTRAS := onnx,local,embedded,aws,emulate,mcp,infra,llm,client,langgraph,langchain,openai-agents,crewai,dev
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed-all
 # test-fast runs the contract suites on these backends only: the fakes and SQLite (as set up by default, with
@@ -29,7 +29,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 venv: $(STAMP)
 
-## Start the local server on the embedded backend (SQLite in ./.rearview, offline MiniLM embedder).
+## Start the local server on the embedded backend (SQLite in ./.rearview, offline MiniLM embedder); its banner
+## lists the inspector (/ui) and the MCP endpoint (/mcp).
 run: $(RUN_STAMP)
 	$(BIN)/rearview serve
 
@@ -110,10 +111,10 @@ opensearch-stop: $(STAMP)
 
 ## ruff (with the complexity gate), mypy over the package, the tests and the benchmarks, and the import contracts.
 lint: $(STAMP)
-	$(BIN)/ruff check layers tests bench docs functions infra
-	$(BIN)/ruff format --check layers tests bench docs functions infra
+	$(BIN)/ruff check layers tests bench docs functions infra examples
+	$(BIN)/ruff format --check layers tests bench docs functions infra examples
 	$(BIN)/mypy
-	$(BIN)/mypy tests bench docs
+	$(BIN)/mypy tests bench docs examples
 	$(BIN)/lint-imports
 
 ## Regenerate the TypeScript client's types (clients/typescript/src/schema.ts) from the API's OpenAPI document, after

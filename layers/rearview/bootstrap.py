@@ -10,6 +10,7 @@ import logging
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rearview.clock import SystemClock
@@ -257,8 +258,8 @@ def _wired(settings: Settings, parts: _Parts) -> Services:
         retention=RetentionService(store, policies, forgetter, clock),
         listing=ListingService(store, clock),
         editor=EditService(store, embedder, clock),
-        history=HistoryService(store),
-        transfer=TransferService(store, embedder, parts.queue),
+        history=HistoryService(store, clock),
+        transfer=TransferService(store, embedder, clock, parts.queue),
         eraser=EraseService(store, ledger, access, maintenance, policies, _dated(parts.erasure_marks, settings, clock)),
         index_maintenance=maintenance,
     )
@@ -425,6 +426,13 @@ def read_origin_secret(settings: Settings) -> str | None:
 
     answer = boto3_client("secretsmanager", settings.aws).get_secret_value(SecretId=settings.aws.origin_secret_arn)
     return str(answer["SecretString"])
+
+
+def database_file(data_dir: Path) -> Path:
+    """The embedded backend's database in a data directory, whether or not it exists yet."""
+    from rearview.adapters.sqlite import DB_FILENAME
+
+    return data_dir / DB_FILENAME
 
 
 def keys_in_data_dir(settings: Settings) -> bool:
@@ -649,12 +657,13 @@ def local_consolidation(
 
 @contextmanager
 def local_maintenance(services: Services, *, stop_timeout: float = STOP_TIMEOUT_SECONDS) -> Iterator[PeriodicTasks]:
-    """While the block runs, a background thread sweeps retention and purges expired working memory on the
-    intervals of `settings.retention` (either at 0 is off); it stops on the way out, before the services close."""
+    """While the block runs, a background thread sweeps retention and purges expired working memory and expired
+    memories on the intervals of `settings.retention` (either at 0 is off); it stops on the way out, before the
+    services close."""
     tasks = PeriodicTasks()
     tasks.add("retention sweep", services.settings.retention.sweep_minutes * 60, services.retention.sweep)
-    tasks.add("working-memory purge", services.settings.retention.working_purge_minutes * 60,
-              services.retention.purge_working)  # fmt: skip
+    tasks.add("expiry purge", services.settings.retention.working_purge_minutes * 60,
+              services.retention.purge)  # fmt: skip
     tasks.start()
     try:
         yield tasks

@@ -31,7 +31,7 @@ from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.quota import QuotaWindow
 from rearview.domain.retention import RetentionPolicy
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits
-from rearview.domain.stats import NamespaceUsage
+from rearview.domain.stats import NamespaceUsage, RecallDay
 from rearview.domain.transfer import ExportedMemory
 from rearview.domain.working import WorkingEntry
 from rearview.domain.write import MemoryWrite
@@ -172,6 +172,11 @@ class MemoryUsage(Protocol):
         counters; the core turns them into `Stats`."""
         ...
 
+    def recall_days(self, namespace: str, since: date) -> list[RecallDay]:
+        """The namespace's recall counters per UTC day from `since` on, oldest first; days without a recall are
+        left out. A store may drop the days older than `RECALL_DAY_RETENTION`."""
+        ...
+
 
 class MemoryManagement(Protocol):
     """Memory by hand: pages newest first, history, the namespaces, and a namespace's erasure."""
@@ -199,6 +204,12 @@ class MemoryManagement(Protocol):
     def list_namespaces(self, prefix: str = "") -> list[str]:
         """The namespaces written or recalled in (since last erased) whose name starts with `prefix`, in name
         order. A request path (the namespace listing, a subtree's erase): never a scan of every memory."""
+        ...
+
+    def expired_memories(self, now: datetime, limit: int) -> list[tuple[str, str]]:
+        """(namespace, id) of at most `limit` memories of any namespace whose `expires_at` is at or before `now`,
+        soonest expired first: what the sweep forgets. Never a scan of every memory; a store whose storage deletes
+        expired memories itself (DynamoDB's TTL) returns []."""
         ...
 
 

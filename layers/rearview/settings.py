@@ -364,13 +364,12 @@ class ServerSettings(BaseModel):
     # by default: a request carrying any other Origin (a page of another site) is refused. `*` is refused: requests
     # carry credentials (an API key), and a wildcard with credentials lets every site in.
     allowed_origins: list[str] = Field(default_factory=list)
-    # A connection must send its request line and headers within this many seconds (a slow sender holds a worker).
+    # A connection must send its request line and headers within this many seconds (a slow sender holds a slot).
     header_timeout_seconds: float = Field(10.0, gt=0, le=600)
-    # ... and its body within this many; a connection silent this long between reads is closed too.
+    # ... and its body within this many; a kept-alive connection idle this long between requests is closed too.
     idle_timeout_seconds: float = Field(30.0, gt=0, le=3600)
     # Connections served at once; one more is answered 503 with Retry-After at once rather than queued unbounded.
-    # Requests are resolved one at a time anyway (Powertools' router holds the current event), so this bounds
-    # only how many wait: enough for an agent, its MCP client and a browser tab.
+    # Enough for an agent, its MCP client and a browser tab, each with a few connections kept alive.
     max_connections: int = Field(32, ge=1, le=4096)
     # The Retry-After of that 503, in seconds.
     retry_after_seconds: int = Field(1, ge=1, le=3600)
@@ -389,12 +388,14 @@ class ServerSettings(BaseModel):
 
 
 class RetentionSettings(BaseModel):
-    """How often the local server enforces the namespaces' retention policies and purges expired working memory.
-    On AWS the forget function sweeps hourly on an EventBridge rule (DynamoDB's TTL expires working memory)."""
+    """How often the local server enforces the namespaces' retention policies and purges expired working memory and
+    expired memories. On AWS the forget function sweeps hourly on an EventBridge rule (DynamoDB's TTL expires
+    working memory and memories)."""
 
     # The retention sweep (each namespace's policy: max age, archive, keep often-recalled) runs this often (0: off).
     sweep_minutes: float = Field(60.0, ge=0)
-    # Expired working-memory rows are deleted from disk this often (reads skip them before that; 0: off).
+    # Expired working-memory rows, and memories whose expiry came (their `ttl_seconds` or `expires_at`), are deleted
+    # from disk this often (reads skip them before that; 0: off).
     working_purge_minutes: float = Field(10.0, ge=0)
 
 

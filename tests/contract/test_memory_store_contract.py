@@ -41,7 +41,14 @@ def _full_episode(episode: EpisodeMaker, namespace: str = "acme", memory_id: str
         outcome="launch moved to July",
         session_id="s-9",
         consolidated=True,
-    )
+        metadata={"project": "apollo", "n": 2.0, "i": 2, "ok": True, "none": None, "list": [1, "x", 2.5],
+                  "nested": {"deep": {"er": "est"}}, "ünï": "cödé"},
+        source="https://example.org/minutes?id=7",
+        expires_at=datetime(2026, 9, 1, 0, 0, 0, 250000, tzinfo=UTC),
+        parent_id="ep-1",
+        chunk_index=0,
+        chunk_count=3,
+    )  # fmt: skip
 
 
 def _full_fact(fact: FactMaker, namespace: str = "acme", memory_id: str = "fa-1") -> Fact:
@@ -63,6 +70,10 @@ def _full_fact(fact: FactMaker, namespace: str = "acme", memory_id: str = "fa-1"
         status="superseded",
         superseded_by="fa-2",
         superseded_at=datetime(2026, 2, 6, 7, 8, 9, 10, tzinfo=UTC),
+        entities=["Dana"],
+        metadata={"team": {"id": 7}, "score": 0.5},
+        source="user said",
+        expires_at=datetime(2027, 1, 1, tzinfo=UTC),
     )
 
 
@@ -482,7 +493,7 @@ def test_repeated_reads_see_every_change_and_keep_what_a_reader_changed_to_itsel
     for memory in first.values():
         memory.content = "changed by the reader"
         memory.tags.append("reader")
-    first["e1"].entities.append("reader")  # type: ignore[union-attr]
+    first["e1"].entities.append("reader")
     first["f1"].provenance.append("reader")  # type: ignore[union-attr]
     vectors["e1"][:] = 0
     again = backend.store.get_many("acme", ids)

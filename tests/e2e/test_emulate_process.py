@@ -101,7 +101,9 @@ def test_a_write_answers_202_and_becomes_readable_over_http_and_mcp(emulation: E
 
     def recalled() -> list[dict[str, Any]] | None:
         return (
-            mcp_call(emulation, "recall", {"namespace": NAMESPACE, "query": "what is the dog called"})["results"]
+            mcp_call(
+                emulation, "recall", {"namespace": NAMESPACE, "query": "what is the dog called", "format": "json"}
+            )["results"]
             or None
         )
 
@@ -141,7 +143,10 @@ def test_the_mcp_sdk_client_works_through_the_emulated_gateway(emulation: Emulat
 
     def recalled() -> Any:
         _, found = run(_sdk_session(
-            f"{emulation.url}/mcp", created["key"], mode, [("recall", {"namespace": namespace, "query": "units"})]
+            f"{emulation.url}/mcp",
+            created["key"],
+            mode,
+            [("recall", {"namespace": namespace, "query": "units", "format": "json"})],
         ))  # fmt: skip
         hits = found.structured_content["results"]
         return hits or None

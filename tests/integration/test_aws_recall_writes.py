@@ -85,7 +85,7 @@ def test_a_recall_writes_once_however_many_memories_it_returns(stack: AwsStack) 
                                                    FakeLambdaContext())  # fmt: skip
     assert sweep["access_settled"] == len(returned)
     folded = [w for w in log.writes if w[0] == "UpdateItem" and w[1] == f"NS#{NS}"]
-    assert len(folded) == len(returned) + 1, "a write per memory, and the namespace's recall counters"
+    assert len(folded) == len(returned) + 2, "a write per memory, the namespace's recall counters and its day's"
     store = DynamoDBMemoryStore(TABLE, client=stack.dynamodb)
     listed = {m.id: m.access_count for m in store.list_memories(NS, MemoryFilter())}
     assert all(listed[i] == 2 for i in returned) and sum(listed.values()) == 2 * len(returned)

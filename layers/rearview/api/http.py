@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
-from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
+from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer, Tag
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from rearview import __version__
@@ -32,13 +32,15 @@ from rearview.api.http_errors import (
 from rearview.api.http_handlers import route_function
 from rearview.api.http_manage import shaped_routes
 from rearview.api.request_checks import request_refusal
+from rearview.api.resolver_threads import PerThreadRequests
 from rearview.api.routes import API_ROUTES, DOCS_PATH, SWAGGER_UI_OPERATION, Route, route_permission
 from rearview.bootstrap import Services
 from rearview.domain.access import Principal
 from rearview.domain.namespaces import Namespace, validate_namespace
 from rearview.errors import ConfigurationError, RearviewError, Unauthorized
-from rearview.operations.catalogue import OPERATIONS
+from rearview.operations.catalogue import OPERATIONS, TAGS
 from rearview.service.access import AccessGate
+from rearview.service.redaction import check_verbatim
 
 API_TITLE = "Rearview"
 API_DESCRIPTION = (
@@ -62,6 +64,7 @@ _DOCUMENT: dict[str, Any] = {
     "description": API_DESCRIPTION,
     "security_schemes": SECURITY_SCHEMES,
     "security": [{BEARER_SCHEME: []}],
+    "tags": [Tag(name=name, description=description) for name, description in TAGS.items()],
 }
 
 
@@ -90,11 +93,12 @@ def _refused_admission(exc: RearviewError, event: Mapping[str, Any]) -> dict[str
     return gateway_error(exc.status, exc.to_dict(), exc.headers())
 
 
-class RearviewResolver(APIGatewayHttpResolver):
+class RearviewResolver(PerThreadRequests, APIGatewayHttpResolver):  # type: ignore[misc]
     """The resolver with the access check, a body-size guard and the body checks (`rearview.api.request_checks`:
     JSON content type, JSON the API can take) in front. Powertools parses and validates the body before any
     middleware runs, so all happen before routing, access first: an unauthenticated caller learns nothing about a
-    request's shape, and a 403 does not depend on what the body holds."""
+    request's shape, and a 403 does not depend on what the body holds. Many threads may resolve at once
+    (`PerThreadRequests`: each its own request)."""
 
     def __init__(self, gate: AccessGate) -> None:
         super().__init__(enable_validation=True)
@@ -126,9 +130,11 @@ class RearviewResolver(APIGatewayHttpResolver):
                     decoded = unquote(raw_namespace, errors="strict")
                 except UnicodeDecodeError as exc:
                     return gateway_error(400, invalid_encoding(exc))
-                # A malformed namespace exists nowhere, so saying so (422) tells nothing about any tenant. The one
-                # check of the request's namespace: the route functions take it from here.
+                # A malformed namespace exists nowhere, so saying so (422) tells nothing about any tenant. One that
+                # holds a secret is refused too: a namespace is stored, listed and logged as given. The one check of
+                # the request's namespace: the route functions take it from here.
                 namespace = validate_namespace(decoded)
+                check_verbatim(namespace, "namespace")
                 self.gate.access.authorize(principal, namespace, permission)
         except RearviewError as exc:
             return gateway_error(exc.status, exc.to_dict())
@@ -136,6 +142,7 @@ class RearviewResolver(APIGatewayHttpResolver):
         return None
 
     def resolve(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
+        self.begin(event, context)
         denied = self.check_access(event)
         if denied is not None:
             return denied

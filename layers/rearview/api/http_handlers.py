@@ -9,8 +9,10 @@ itself (a status by result, a header, ndjson) have theirs in `rearview.api.http_
 from __future__ import annotations
 
 import inspect
+import types
+import typing
 from collections.abc import Callable
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any, Protocol, Union
 from urllib.parse import unquote
 
 import annotated_types
@@ -77,6 +79,17 @@ def _query(annotation: Any, field: FieldInfo) -> Any:
     return Annotated[annotation, Query(**keywords)]
 
 
+def _query_type(annotation: Any) -> Any:
+    """What a query string carries for a field: its own type, or for an object (a metadata filter) its JSON text,
+    which the model parses."""
+    origin = typing.get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        return _query_type(next(arg for arg in typing.get_args(annotation) if arg is not type(None))) | None
+    if origin is dict or origin is Annotated and typing.get_origin(typing.get_args(annotation)[0]) is dict:
+        return str
+    return annotation
+
+
 def _parameters(operation: Operation) -> list[inspect.Parameter]:
     """The route function's parameters, as Powertools reads them."""
     found: list[inspect.Parameter] = []
@@ -90,7 +103,7 @@ def _parameters(operation: Operation) -> list[inspect.Parameter]:
         elif p.kind == "body" and operation.route.method == "GET":
             for name, info in p.model.model_fields.items():
                 default = inspect.Parameter.empty if info.is_required() else info.get_default(call_default_factory=True)
-                annotation = _query(info.annotation, info)
+                annotation = _query(_query_type(info.annotation), info)
                 found.append(inspect.Parameter(name, _KEYWORD, annotation=annotation, default=default))
         elif p.kind == "body":
             annotation = Annotated[p.annotation, Body()]

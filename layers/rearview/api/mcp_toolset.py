@@ -16,14 +16,15 @@ import inspect
 import typing
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, PlainValidator, ValidationError, WithJsonSchema
 
 from rearview.api import field_errors
+from rearview.api.mcp_text import RENDERERS
 from rearview.bootstrap import Services
 from rearview.domain.access import ALL_NAMESPACES, Principal
 from rearview.domain.json_input import check_json_value
@@ -32,6 +33,7 @@ from rearview.domain.permissions import Permission
 from rearview.errors import RearviewError
 from rearview.operations.offers import Operation, Tool
 from rearview.operations.signature import CALLER_PARAMETER, signature
+from rearview.service.redaction import check_verbatim
 
 ToolFunction = TypeVar("ToolFunction", bound=Callable[..., Any])
 
@@ -50,6 +52,32 @@ NamespaceArg = Annotated[
         max_length=300,
     ),
 ]
+
+
+FORMAT_ARGUMENT = "format"
+FormatArg = Annotated[
+    Literal["text", "json"],
+    Field(
+        description="'text' (the default): one compact line per memory, what you need to use it; 'json': the full "
+        "answer with every field"
+    ),
+]
+
+
+def answer_format(response: type[BaseModel]) -> Callable[[BaseModel, str], CallToolResult]:
+    """How a tool that answers text (`Tool.text`) answers: its compact text (`mcp_text`), or with `format` 'json' the
+    model as JSON, in a text block and as structured content."""
+    render = RENDERERS[response]
+
+    def answered(answer: BaseModel, wanted: str) -> CallToolResult:
+        if wanted == "json":
+            return CallToolResult(
+                content=[TextContent(type="text", text=answer.model_dump_json())],
+                structured_content=answer.model_dump(mode="json"),
+            )
+        return CallToolResult(content=[TextContent(type="text", text=render(answer))])
+
+    return answered
 
 
 @dataclass(frozen=True)
@@ -75,8 +103,12 @@ class McpState:
         """The namespace of this call, checked against the caller's scope and permissions, and the caller."""
         request = ctx.request_context.request
         principal = self.principal_provider(getattr(request, "scope", None))
-        # The one check of the call's namespace: what the tool runs is handed the Namespace.
-        namespace = validate_namespace(requested if requested is not None else self.default_namespace(principal))
+        # The one check of the call's namespace: what the tool runs is handed the Namespace. One the caller names is
+        # stored as given, so it may hold no secret.
+        if requested is not None:
+            namespace = check_verbatim(validate_namespace(requested), "namespace")
+        else:
+            namespace = validate_namespace(self.default_namespace(principal))
         self.services.access.authorize(principal, namespace, permission)
         return namespace, principal
 
@@ -200,13 +232,19 @@ class ToolSet:
             if p.kind in ("path", "query")
         ]
 
+        answered_as = answer_format(taken.response) if tool.text else None
+
         def run(call: ToolCall, **arguments: Any) -> Any:
+            wanted = arguments.pop(FORMAT_ARGUMENT, "text")
             if taken.takes("namespace"):
                 arguments[NAMESPACE_ARGUMENT] = call.namespace
             if taken.takes("caller"):
                 arguments[CALLER_PARAMETER] = call.caller
-            return operation.function(call.services, **arguments)
+            answer = operation.function(call.services, **arguments)
+            return answered_as(answer, wanted) if answered_as is not None else answer
 
+        if answered_as is not None:
+            passed.append(inspect.Parameter(FORMAT_ARGUMENT, _KEYWORD, annotation=FormatArg, default="text"))
         name = tool.name or operation.name
         spec = _flat_spec(
             name,
@@ -215,7 +253,7 @@ class ToolSet:
             (operation.permission or Permission.READ, tool.title, ToolAnnotations(**tool.hints), dict(tool.forced)),
             request,
             passed,
-            taken.response,
+            CallToolResult if answered_as is not None else taken.response,
         )
         self._add(spec)
 

@@ -17,7 +17,8 @@ import typer
 from rich.table import Table
 
 from rearview.bootstrap import build_key_store
-from rearview.cli.invocation import DataDirOption, JsonOption, build_settings, fail, stdout_console, user_errors
+from rearview.cli.invocation import DataDirOption, JsonOption, build_settings, fail, say, stdout_console, user_errors
+from rearview.cli.store_location import store_name
 from rearview.cli.target import remote_target
 from rearview.clock import SystemClock
 from rearview.domain.access import ApiKey
@@ -49,6 +50,7 @@ def _local_access(data_dir: Any) -> Iterator[AccessService]:
     settings = build_settings(data_dir=data_dir)
     if settings.backend == "memory":
         fail("keys: backend memory keeps no key past this command; use backend sqlite or aws, or --url")
+    say(f"store: {store_name(settings)}")
     with user_errors():
         store = build_key_store(settings)
         try:

@@ -36,6 +36,8 @@ def ls(
     tag: Annotated[str | None, typer.Option(help=described(ListQuery, "tag"))] = None,
     event_type: Annotated[str | None, typer.Option(help=described(ListQuery, "event_type"))] = None,
     kind: Annotated[KindChoice | None, typer.Option(help=described(ListQuery, "kind"))] = None,
+    entity: Annotated[str | None, typer.Option(help=described(ListQuery, "entity"))] = None,
+    metadata: Annotated[str | None, typer.Option(help=described(ListQuery, "metadata"))] = None,
     since: Annotated[str | None, typer.Option(help=described(ListQuery, "since"))] = None,
     until: Annotated[str | None, typer.Option(help=described(ListQuery, "until"))] = None,
     include_superseded: Annotated[
@@ -66,6 +68,10 @@ def edit(
     importance: Annotated[float | None, typer.Option(help=described(MemoryEdit, "importance"))] = None,
     confidence: Annotated[float | None, typer.Option(help=described(MemoryEdit, "confidence"))] = None,
     dimension: Annotated[str | None, typer.Option(help=described(MemoryEdit, "dimension"))] = None,
+    metadata: Annotated[str | None, typer.Option(help=described(MemoryEdit, "metadata", "JSON"))] = None,
+    source: Annotated[str | None, typer.Option(help=described(MemoryEdit, "source"))] = None,
+    expires_at: Annotated[str | None, typer.Option(help=described(MemoryEdit, "expires_at"))] = None,
+    ttl_seconds: Annotated[int | None, typer.Option(help=described(MemoryEdit, "ttl_seconds"))] = None,
     if_version: Annotated[
         int | None, typer.Option("--if-version", help="Refuse the edit unless the memory is still at this version")
     ] = None,
@@ -73,8 +79,8 @@ def edit(
     embedder: EmbedderOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Correct a memory: its text, tags, entities, importance, or a fact's confidence or dimension (version + 1;
-    the earlier version stays in its history)."""
+    """Correct a memory: its text, tags, entities, importance, metadata, source or expiry, or a fact's confidence or
+    dimension (version + 1; the earlier version stays in its history)."""
     with user_errors():
         change = request_from_options(MemoryEdit, ctx)
     memory = run(ctx, data_dir, embedder, "edit_memory", namespace, memory_id, change, if_version)

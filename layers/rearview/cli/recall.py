@@ -23,6 +23,7 @@ from rearview.domain.recall import RecallQuery
 class RecallLayer(StrEnum):
     EPISODIC = "episodic"
     SEMANTIC = "semantic"
+    WORKING = "working"
 
 
 def recall(
@@ -45,6 +46,12 @@ def recall(
     ] = None,
     kinds: Annotated[
         list[KindChoice] | None, typer.Option("--kind", help=described(RecallQuery, "kinds", "repeatable"))
+    ] = None,
+    entities: Annotated[
+        list[str] | None, typer.Option("--entity", help=described(RecallQuery, "entities", "repeatable"))
+    ] = None,
+    metadata: Annotated[
+        str | None, typer.Option(help=described(RecallQuery, "metadata", 'JSON, e.g. \'{"project": "apollo"}\''))
     ] = None,
     token_budget: Annotated[int | None, typer.Option(help=described(RecallQuery, "token_budget"))] = None,
     include_superseded: Annotated[

@@ -14,14 +14,17 @@ from rearview.cli.invocation import (
     EmbedderChoice,
     JsonOption,
     build_settings,
+    fail,
     open_services,
     stdout_console,
     user_errors,
 )
+from rearview.cli.target import remote_target
 from rearview.errors import ConfigurationError
 
 
 def reindex(
+    ctx: typer.Context,
     namespace: Annotated[str | None, typer.Argument(help="Namespace to rebuild (default: every namespace)")] = None,
     batch_size: Annotated[int, typer.Option(min=1, max=10_000, help="Memories per upsert")] = 200,
     embedder: Annotated[
@@ -38,6 +41,11 @@ def reindex(
 ) -> None:
     """Rebuild the index of a namespace, or of all, from the store (the source of truth; backend aws), or re-embed
     the embedded backend's data with another embedder (--embedder)."""
+    if remote_target(ctx) is not None:
+        fail(
+            "reindex: runs beside the store, not over HTTP (a deployment's index is rebuilt by running it where "
+            "REARVIEW_BACKEND=aws reaches the table and the domain); drop --url"
+        )
     if embedder is not None:
         _reembed(embedder, data_dir, as_json)
         return

@@ -100,7 +100,16 @@ def _reader(operation: Operation) -> Callable[[Any], Any]:
 
 
 def _params(query: Mapping[str, Any]) -> dict[str, str]:
-    return {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in query.items() if v is not None}
+    """Query parameters as text: a boolean as `true`/`false`, an object (a metadata filter) as its JSON."""
+    return {k: _param(v) for k, v in query.items() if v is not None}
+
+
+def _param(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return str(value)
 
 
 # --- the calls the client shapes itself: a body built from arguments, a header, ndjson ---------------------------

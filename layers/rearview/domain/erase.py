@@ -46,6 +46,11 @@ class EraseReceipt(BaseModel):
         default_factory=list,
         description="Copies the erase cannot reach (dead-letter queues, backups), each with when it expires",
     )
+    keys_left_active: int = Field(
+        0,
+        description="API keys whose whole scope was erased but which stay active: revoking a key takes the `admin` "
+        "permission, which the caller lacks",
+    )
 
 
 class NamespaceInfo(BaseModel):

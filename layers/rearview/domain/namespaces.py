@@ -50,7 +50,7 @@ def _check(value: str) -> None:
             field="namespace",
         )
     for segment in segments:
-        if not NAMESPACE_SEGMENT.match(segment):
+        if not NAMESPACE_SEGMENT.fullmatch(segment):
             raise InvalidInput(
                 f"namespace: each segment must be 1 to 64 characters of A-Z a-z 0-9 _ . @ - (got {segment[:80]!r})",
                 field="namespace",

@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import Field
 
 from rearview.domain.access import KEY_ID_PATTERN
+from rearview.domain.hindsight_runs import MAX_RECENT_RUNS
 from rearview.domain.limits import MAX_WORKING_KEY_CHARS, MemoryId, SessionId
 
 MemoryIdParameter = Annotated[
@@ -35,3 +36,11 @@ CursorParameter = Annotated[
 CascadeParameter = Annotated[bool, Field(description="Also update or delete facts induced from it")]
 SubtreeParameter = Annotated[bool, Field(description="Also every namespace under it")]
 PrefixParameter = Annotated[str | None, Field(max_length=300, description="Only namespaces starting with this")]
+RecentRunsParameter = Annotated[
+    int,
+    Field(
+        ge=1,
+        le=MAX_RECENT_RUNS,
+        description=f"How many of consolidation's latest runs to return, newest first (1 to {MAX_RECENT_RUNS})",
+    ),
+]

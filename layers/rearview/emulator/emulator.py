@@ -317,6 +317,8 @@ class Emulator:
                 logger.exception("saving the emulated state failed; the previous snapshot is kept")
         if self._moto is not None:
             self._moto.stop()
+        if self.principals is not None:
+            iam.release()
         return saved
 
     def _stop_front(self) -> None:

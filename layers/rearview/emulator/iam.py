@@ -104,6 +104,17 @@ def enforce(principals: Principals) -> None:
     settings.INITIAL_NO_AUTH_ACTION_COUNT = 0
 
 
+def release() -> None:
+    """Undo `enforce` when the emulator stops: moto in this process checks nothing again (a test process, or a
+    second emulator, must not inherit the first one's principals)."""
+    import os
+
+    from moto import settings
+
+    DynamoDBAccess.install_none()
+    settings.INITIAL_NO_AUTH_ACTION_COUNT = float(os.environ.get("INITIAL_NO_AUTH_ACTION_COUNT", float("inf")))
+
+
 class DynamoDBAccess:
     """What moto's IAM check leaves out for DynamoDB: the table as the resource (moto checks `*`), and the partition
     keys a request reaches against the `dynamodb:LeadingKeys` condition of the role's grants."""
@@ -131,6 +142,11 @@ class DynamoDBAccess:
             # moto's handler, extended in this process (the emulator's moto): its own check, then the table's.
             setattr(DynamoHandler, "_authenticate_and_authorize_normal_action", checked)  # noqa: B010
             setattr(DynamoHandler, "_rearview_checked", True)  # noqa: B010
+
+    @classmethod
+    def install_none(cls) -> None:
+        with cls._lock:
+            cls._principals = None
 
     @staticmethod
     def resource_of(handler: Any) -> str:

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 
 from rearview import __version__
 from rearview.domain.permissions import Permission
+from rearview.operations import mem0
+from rearview.operations.mem0 import MEM0_OPERATIONS
 from rearview.operations.offers import READS, Catalogue, Command, Http, Tool, changes
 
 if TYPE_CHECKING:
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
         KeyIdParameter,
         MemoryIdParameter,
         PrefixParameter,
+        RecentRunsParameter,
         SessionParameter,
         SubtreeParameter,
         VersionParameter,
@@ -54,6 +57,20 @@ if TYPE_CHECKING:
 
 OPERATIONS = Catalogue()
 operation = OPERATIONS.operation
+
+# The OpenAPI tags the rows use, each with what it groups: a generated SDK makes a class or module of each.
+TAGS: dict[str, str] = {
+    "service": "The service itself: liveness and version",
+    "memories": "Write memories, one or a batch; read or forget one by id; where a memory comes from",
+    "operations": "Recall, forget by filter, consolidate now, statistics",
+    "hindsight": "Before a task (brief) and after using a memory (feedback); the end of a session",
+    "working memory": "A session's scratch state: JSON values by key, with a time to live",
+    "manage": "Memory by hand: list, edit, history, export and import, the namespaces, erase",
+    "retention": "How long a namespace keeps its episodes",
+    "keys": "API keys and their request limits (admin)",
+    mem0.TAG: "The mem0 platform API's routes over Rearview (`mem0ai`'s MemoryClient with `host=`): entities are "
+    "namespaces, run_id a session",
+}
 
 NS = "/v1/namespaces/{ns}"
 MEMORY = f"{NS}/memories/{{id}}"
@@ -188,8 +205,8 @@ def delete_memory(
             "List memories",
             READS,
             description="List stored memories newest first, a page at a time, optionally only one layer, tag, event "
-            "type or kind of fact, or a time range: to see what is remembered, not to search it (use `recall` to "
-            "search). Pass the `next_cursor` you got as `cursor` for the next page.",
+            "type, kind of fact, entity, metadata or a time range: to see what is remembered, not to search it (use "
+            "`recall` to search). Pass the `next_cursor` you got as `cursor` for the next page.",
         ),
     ),
     command=Command("ls"),
@@ -207,10 +224,10 @@ def list_memories(s: Services, namespace: Namespace, query: ListQuery) -> Memory
         Tool(
             "Edit a memory",
             changes(destructive=False, idempotent=False),
-            description="Correct a stored memory: its text, tags, entities, importance, or a fact's confidence or "
-            "dimension. The earlier version is kept in its history; recall finds the new text from now on. Use it "
-            "when the user corrects something remembered; use `feedback` with a correction to replace a wrong fact "
-            "by a new one instead.",
+            description="Correct a stored memory: its text, tags, entities, importance, metadata, source or expiry, "
+            "or a fact's confidence or dimension. The earlier version is kept in its history; recall finds the new "
+            "text from now on. Use it when the user corrects something remembered; use `feedback` with a correction "
+            "to replace a wrong fact by a new one instead.",
         ),
     ),
     command=Command("edit"),
@@ -223,8 +240,8 @@ def edit_memory(
     caller: Principal,
     expected_version: VersionParameter = None,
 ) -> StoredMemory:
-    """Edit a memory (content, tags, entities, importance, confidence, dimension): version + 1, re-embedded;
-    `If-Match: <version>` answers 412 when it changed since"""
+    """Edit a memory (content, tags, entities, importance, confidence, dimension, metadata, source, expiry):
+    version + 1, re-embedded; `If-Match: <version>` answers 412 when it changed since"""
     return s.editor.edit(namespace, memory_id, edit, expected_version=expected_version, actor=caller.key_id)
 
 
@@ -289,20 +306,25 @@ def list_namespaces(s: Services, caller: Principal, prefix: PrefixParameter = No
 
 
 @operation(FORGET, Http("DELETE", NS, "erase", "manage"), command=Command("erase"), client="erase")
-def erase_namespace(s: Services, namespace: Namespace, subtree: SubtreeParameter = False) -> EraseReceipt:
+def erase_namespace(
+    s: Services, namespace: Namespace, caller: Principal, subtree: SubtreeParameter = False
+) -> EraseReceipt:
     """Erase a namespace (with `subtree=true`, every namespace under it): every layer, history, the index,
-    consolidation's ledger, and the keys whose whole scope is gone; a receipt per namespace"""
-    return s.eraser.erase(namespace, subtree)
+    consolidation's ledger, and the keys whose whole scope is gone (revoked only for a caller with `admin`); a
+    receipt per namespace"""
+    return s.eraser.erase(namespace, subtree, caller=caller)
 
 
 # --- the operations ----------------------------------------------------------------------------------------------
 
 _RECALL_TOOL = (
     "Search long-term memory (keyword and meaning, recent and important first) and return the best memories within a "
-    "token budget. `no_relevant_memory` true means nothing relevant is stored: say so instead of guessing. "
-    '`truncated` true means more matched than the budget holds. Ask "what happened last time ..." to get the most '
-    'recent match first, and say "other than X" (or pass `exclude`) to leave X out; `query_form` says what was '
-    "understood. `timed_out` true means `timeout_ms` ran out and the results are less refined."
+    'token budget, one line each: its text, when, kind, confidence and id (`format: "json"` gives every field). '
+    "'No relevant memory' (`no_relevant_memory` in JSON) means nothing relevant is stored: say so instead of "
+    "guessing; the answer also says when more matched than the budget holds, and when `timeout_ms` ran out. Ask "
+    '"what happened last time ..." to get the most recent match first, and say "other than X" (or pass `exclude`) to '
+    "leave X out. Filter by `metadata`, `entities`, `tags` or a time; add 'working' to `layers` (with `session_id`) "
+    "to search the session's scratch state too."
 )
 _EXPLAIN_TOOL = (
     "The same search as `recall`, with a per-stage trace (time parsing, keyword and vector candidates, fusion, "
@@ -315,7 +337,7 @@ _EXPLAIN_TOOL = (
     READ,
     Http("POST", f"{NS}/recall", "recall", "operations"),
     tools=(
-        Tool("Recall", READS, description=_RECALL_TOOL),
+        Tool("Recall", READS, description=_RECALL_TOOL, text=True),
         Tool("Explain recall", READS, name="explain_recall", description=_EXPLAIN_TOOL, forced={"explain": True}),
     ),
     command=Command("recall"),
@@ -377,16 +399,18 @@ def consolidate(s: Services, namespace: Namespace, request: ConsolidateRequest |
             "Memory statistics",
             READS,
             name="memory_stats",
-            description="How much is stored per layer, when the last write was, how often recall found something, and "
-            "what consolidation did: its runs, what they induced, the next trigger, and feedback per kind of memory.",
+            description="How much is stored per layer, when the last write was, how often recall found something (in "
+            "total and per day), and what consolidation did: its latest runs, what they induced, the next trigger, "
+            "and feedback per kind of memory.",
         ),
     ),
     command=Command("stats"),
     client="stats",
 )
-def stats(s: Services, namespace: Namespace) -> Stats:
-    """Counts per layer, last write, recall hit rate, and consolidation's runs, next trigger and feedback"""
-    return s.stats.of(namespace)
+def stats(s: Services, namespace: Namespace, runs: RecentRunsParameter = 5) -> Stats:
+    """Counts per layer, last write, recall hit rate (in total and per day of the last month), and consolidation's
+    latest runs, next trigger and feedback"""
+    return s.stats.of(namespace, runs)
 
 
 # --- hindsight: before a task and after it -----------------------------------------------------------------------
@@ -404,6 +428,7 @@ def stats(s: Services, namespace: Namespace) -> Stats:
             "`why` it applies and its confidence. Follow them unless the user says otherwise. A lesson is what went "
             "wrong before and what worked; `no_relevant_memory` true means nothing applies. Each memory's `id` is "
             "what `feedback` takes.",
+            text=True,
         ),
     ),
     command=Command("brief"),
@@ -530,3 +555,8 @@ def set_key_limit(s: Services, caller: Principal, key_id: KeyIdParameter, limit:
 
     key = s.access.set_requests_per_minute_as(caller, key_id, limit.requests_per_minute)
     return KeyInfo.of(key, s.clock.now())
+
+
+# --- the mem0-compatible API (rearview.operations.mem0) ------------------------------------------------------------
+
+OPERATIONS.include(MEM0_OPERATIONS)

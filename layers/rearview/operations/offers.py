@@ -61,8 +61,9 @@ class Route:
 
     @property
     def gateway_path(self) -> str:
-        """The path as API Gateway routes it: `/v1/namespaces/{ns}/recall`."""
-        return self.path
+        """The path as API Gateway routes it: `/v1/namespaces/{ns}/recall`. An HTTP API route cannot end with `/`;
+        a request to `/v1/memories/` reaches the route `/v1/memories`, its raw path kept (the mem0 paths end so)."""
+        return self.path.rstrip("/") or "/"
 
     @property
     def route_key(self) -> str:
@@ -80,7 +81,7 @@ class Route:
 
     def match(self, path: str) -> dict[str, str] | None:
         """The raw (still percent-encoded) path parameters if `path` is this route's, else None."""
-        found = self._pattern.match(path)
+        found = self._pattern.fullmatch(path)
         return found.groupdict() if found else None
 
     @cached_property
@@ -115,13 +116,16 @@ def changes(*, destructive: bool, idempotent: bool) -> Mapping[str, bool]:
 class Tool:
     """How MCP offers an operation: the tool's name (default: the operation's), title and hints; its description
     is the operation's unless given (a tool's is written for a model). `forced` fixes fields of the request model,
-    which the tool then does not take."""
+    which the tool then does not take; `text` makes it answer compact text unless asked for JSON."""
 
     title: str
     hints: Mapping[str, bool]
     name: str = ""
     description: str = ""
     forced: Mapping[str, Any] = field(default_factory=dict)
+    # The tool answers compact text by default (what a model reads, `rearview.api.mcp_text`), and takes `format`:
+    # "json" for the full model.
+    text: bool = False
 
 
 @dataclass(frozen=True)
@@ -196,6 +200,13 @@ class Catalogue:
             return function
 
         return declare
+
+    def include(self, other: Catalogue) -> None:
+        """Add the operations another catalogue declares (a compatibility API kept in a module of its own)."""
+        for operation in other:
+            if operation.name in self._operations:
+                raise ValueError(f"operation {operation.name!r} is declared twice")
+            self._operations[operation.name] = operation
 
     def __iter__(self) -> Iterator[Operation]:
         return iter(self._operations.values())

@@ -1,6 +1,7 @@
 """Retention: each namespace's policy (how long episodes live, when consolidated ones are archived into what was
 learnt from them, which are kept for being used), kept by `RetentionPolicies` and enforced by `sweep`, which the
-local server runs on a timer and a scheduled function runs on AWS; and the purge of expired working memory.
+local server runs on a timer and a scheduled function runs on AWS; and the purge of expired working memory and of
+expired memories.
 
 Forgetting goes through the ForgetService, so a swept episode leaves exactly what a caller's forget would leave:
 with cascade (the max age) the facts induced from it alone go too; without (the archive) they stay.
@@ -91,7 +92,7 @@ class RetentionService:
         namespaces are taken in an order that starts at a different one each hour, so a sweep cut short every time
         still reaches them all in turn."""
         now = self._clock.now()
-        result = RetentionSweep(at=now, working_purged=self.purge_working())
+        result = RetentionSweep(at=now, working_purged=self.purge_working(), expired=self.purge_expired(out_of_time))
         namespaces = sorted(self._store.list_namespaces())
         policies = self._policies.all()
         governed = [
@@ -195,3 +196,29 @@ class RetentionService:
         if purged:
             logger.info("retention: purged %d expired working-memory entries", purged)
         return purged
+
+    def purge_expired(self, out_of_time: Callable[[], bool] | None = None) -> int:
+        """Forget the memories whose `expires_at` has come (`ttl_seconds`, `expires_at` on a write), through the
+        forget path with cascade, as a caller's forget would (what was induced from them alone goes too), a batch
+        at a time until none is left or `out_of_time()`; how many went. Reads leave them out from their expiry on;
+        this deletes them. (DynamoDB deletes them itself, by its TTL: the store reports none.)"""
+        stop = out_of_time or (lambda: False)
+        forgotten = 0
+        while not stop():
+            due = self._store.expired_memories(self._clock.now(), _FORGET_CHUNK)
+            by_namespace: dict[str, list[str]] = {}
+            for namespace, memory_id in due:
+                by_namespace.setdefault(namespace, []).append(memory_id)
+            went = 0
+            for namespace, ids in by_namespace.items():
+                went += len(self._forgetter.forget(namespace, ForgetRequest(ids=ids, cascade=True)).ids)
+            forgotten += went
+            if len(due) < _FORGET_CHUNK or not went:
+                break
+        if forgotten:
+            logger.info("retention: forgot %d expired memories", forgotten)
+        return forgotten
+
+    def purge(self) -> int:
+        """The timer's purge: expired working memory and expired memories; how many went in all."""
+        return self.purge_working() + self.purge_expired()

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Protocol
 
 from rearview.domain.namespaces import validate_namespace
-from rearview.domain.stats import Stats
+from rearview.domain.stats import RECALL_DAYS_SHOWN, Stats
 from rearview.ports import Clock, ConsolidationBacklog, HindsightLedger, MemoryUsage
-from rearview.service.hindsight.stats import hindsight_stats
+from rearview.service.hindsight.stats import RECENT_RUNS, hindsight_stats
 from rearview.service.hindsight.triggers import HindsightTriggers
 
 
@@ -22,9 +23,13 @@ class StatsService:
         self._triggers = triggers
         self._clock = clock
 
-    def of(self, namespace: str) -> Stats:
-        """The namespace's counts, recall hit rate, and consolidation's runs, next trigger and feedback."""
+    def of(self, namespace: str, runs: int = RECENT_RUNS) -> Stats:
+        """The namespace's counts, recall hit rate (in total and per day of the last month), and consolidation's
+        latest `runs`, next trigger and feedback."""
         validate_namespace(namespace)
-        stats = Stats.of(namespace, self._store.usage(namespace, self._clock.now()))
-        stats.hindsight = hindsight_stats(namespace, self._store, self._ledger, self._triggers, self._clock)
+        now = self._clock.now()
+        stats = Stats.of(namespace, self._store.usage(namespace, now))
+        first_day = now.date() - timedelta(days=RECALL_DAYS_SHOWN - 1)
+        stats.recalls_by_day = self._store.recall_days(namespace, first_day)
+        stats.hindsight = hindsight_stats(namespace, self._store, self._ledger, self._triggers, self._clock, runs)
         return stats

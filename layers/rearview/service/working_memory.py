@@ -12,16 +12,26 @@ from rearview.domain.namespaces import validate_namespace
 from rearview.domain.working import SessionEnded, WorkingEntry, WorkingView, WorkingWrite
 from rearview.errors import InvalidInput, MemoryTooLarge
 from rearview.ports import Clock, WorkingMemoryStore
-from rearview.service.redaction import redact_json
+from rearview.service.redaction import check_verbatim, redact_given_text, redact_request
 
-_KEY = re.compile(rf"^[^\x00-\x1f\x7f/]{{1,{MAX_WORKING_KEY_CHARS}}}$")
+_KEY = re.compile(rf"[^\x00-\x1f\x7f/]{{1,{MAX_WORKING_KEY_CHARS}}}")
 _SESSION = re.compile(SESSION_PATTERN)
 
 
 def check_session_id(session_id: str) -> str:
-    if not _SESSION.match(session_id):
+    if not _SESSION.fullmatch(session_id):
         raise InvalidInput("session_id: must be 1 to 128 characters of A-Z a-z 0-9 _ . : @ -", field="session_id")
-    return session_id
+    return check_verbatim(session_id, "session_id")
+
+
+def _check_size(value: object) -> str:
+    encoded = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    size = len(encoded.encode())
+    if size > MAX_WORKING_VALUE_BYTES:
+        raise MemoryTooLarge(
+            f"value: must be at most {MAX_WORKING_VALUE_BYTES} bytes of JSON (got {size})", field="value"
+        )
+    return encoded
 
 
 class WorkingMemoryService:
@@ -42,19 +52,17 @@ class WorkingMemoryService:
         """Set one key of a session; the TTL restarts with every write."""
         validate_namespace(namespace)
         check_session_id(session_id)
-        if not _KEY.match(key):
+        if not _KEY.fullmatch(key):
             raise InvalidInput(
                 f"key: must be 1 to {MAX_WORKING_KEY_CHARS} characters without control characters or '/'",
                 field="key",
             )
-        # Values are redacted like memories: scratch state is stored on disk too, and read back into prompts.
-        value, _ = redact_json(write.value)
-        encoded = json.dumps(value, ensure_ascii=False, allow_nan=False)
-        size = len(encoded.encode())
-        if size > MAX_WORKING_VALUE_BYTES:
-            raise MemoryTooLarge(
-                f"value: must be at most {MAX_WORKING_VALUE_BYTES} bytes of JSON (got {size})", field="value"
-            )
+        _check_size(write.value)
+        # The key and the value are redacted like memories (on the one path every request takes): scratch state is
+        # stored on disk too, listed, and read back into prompts.
+        key, _ = redact_given_text(key)
+        write, _ = redact_request(write)
+        encoded = _check_size(write.value)
         now = self._clock.now()
         ttl = write.ttl_seconds or self._default_ttl
         entry = WorkingEntry(

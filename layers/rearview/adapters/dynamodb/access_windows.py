@@ -8,9 +8,10 @@ count (`c#<id>`) and the last access (`t#<id>`): one UpdateItem, about 1 write u
 The windows are folded into the memories later (`settle`, run by the hourly retention sweep and before a namespace's
 retention is applied): each window is claimed by deleting it (DeleteItem with ALL_OLD returns what it held, so two
 folds never count one window twice), its counts added to the memories (one UpdateItem per memory per fold, however
-often it was recalled) and the recall counters to the namespace's STATE. Until then, `get` and `usage` add what the
-unfolded windows hold, so the count a caller reads is the same as if each recall had written each memory. A window
-the fold never reaches expires with the table's TTL after `WINDOW_KEPT` (its counts are lost, never a memory).
+often it was recalled), the recall counters to the namespace's STATE and to its days (`recall_days`). Until then,
+`get`, `usage` and `recall_days` add what the unfolded windows hold, so the count a caller reads is the same as if
+each recall had written each memory. A window the fold never reaches expires with the table's TTL after
+`WINDOW_KEPT` (its counts are lost, never a memory).
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from rearview.adapters.dynamodb.items import iso, parse_iso
+from rearview.adapters.dynamodb.recall_days import add_day
 from rearview.adapters.dynamodb.table import NAMESPACES_PK, STATE_SK, TTL_ATTRIBUTE, Item, item_key, namespace_pk
 from rearview.domain.timestamps import as_utc
 
@@ -33,6 +35,11 @@ WINDOW_KEPT = timedelta(days=7)
 
 def window_sk(at: datetime) -> str:
     return WINDOW_SK_PREFIX + as_utc(at).strftime("%Y-%m-%dT%H:%M")
+
+
+def window_day(sk: str) -> date:
+    """The UTC day of a window's sort key."""
+    return date.fromisoformat(sk[len(WINDOW_SK_PREFIX) : len(WINDOW_SK_PREFIX) + 10])
 
 
 def window_update(table: str, namespace: str, at: datetime, accessed: Sequence[str], hit: bool | None) -> Item:
@@ -74,10 +81,18 @@ class AccessCounts:
     last: dict[str, datetime] = field(default_factory=dict)
     recalls: int = 0
     hits: int = 0
+    # The recall counters by the UTC day of their window: [recalls, hits].
+    days: dict[date, list[int]] = field(default_factory=dict)
 
     def add(self, window: Item) -> None:
-        self.recalls += int(window.get("recall_count", {}).get("N", "0"))
-        self.hits += int(window.get("recall_hits", {}).get("N", "0"))
+        recalls = int(window.get("recall_count", {}).get("N", "0"))
+        hits = int(window.get("recall_hits", {}).get("N", "0"))
+        self.recalls += recalls
+        self.hits += hits
+        if recalls:
+            day = self.days.setdefault(window_day(window["sk"]["S"]), [0, 0])
+            day[0] += recalls
+            day[1] += hits
         for name, value in window.items():
             if name.startswith(_COUNT):
                 memory_id = name[len(_COUNT) :]
@@ -138,6 +153,8 @@ def settle(client: Any, table: str, namespace: str, locate: Callable[[list[str]]
                 ":ns_sk": {"S": namespace},
             },
         )
+        for day, (recalls, hits) in sorted(claimed.days.items()):
+            add_day(client, table, namespace, day, recalls, hits)
     return changed
 
 

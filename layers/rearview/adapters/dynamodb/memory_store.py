@@ -18,7 +18,7 @@ import itertools
 import json
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,7 @@ from rearview.adapters.dynamodb.items import (
     vector_from_item,
 )
 from rearview.adapters.dynamodb.management import DynamoDBManagement
+from rearview.adapters.dynamodb.recall_days import read_days
 from rearview.adapters.dynamodb.table import (
     BY_CREATED_INDEX,
     BY_NAMESPACE_INDEX,
@@ -56,7 +57,7 @@ from rearview.domain.changes import ChangeSet, PendingUpsert
 from rearview.domain.episode_columns import EpisodeColumns
 from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.search import MemoryFilter
-from rearview.domain.stats import NamespaceUsage
+from rearview.domain.stats import NamespaceUsage, RecallDay
 from rearview.domain.timestamps import as_utc
 from rearview.domain.working import WorkingEntry
 from rearview.errors import ConcurrentUpdate, EmbeddingMismatch, InvalidInput
@@ -553,6 +554,17 @@ class DynamoDBMemoryStore(DynamoDBManagement):
             return {i: item_key(namespace, memory_sk(layers[0], i)) for i, layers in found.items() if layers}
 
         return access_windows.settle(self._client, self._table, namespace, locate)
+
+    def recall_days(self, namespace: str, since: date) -> list[RecallDay]:
+        """The namespace's recall counters per UTC day from `since` on, oldest first: the folded days and what its
+        access windows hold still."""
+        days = {d.day: [d.recalls, d.hits] for d in read_days(self._client, self._table, namespace, since)}
+        for day, (recalls, hits) in access_windows.pending(self._client, self._table, namespace).days.items():
+            if day >= since:
+                counts = days.setdefault(day, [0, 0])
+                counts[0] += recalls
+                counts[1] += hits
+        return [RecallDay(day=day, recalls=r, hits=h) for day, (r, h) in sorted(days.items())]
 
     def close(self) -> None:
         """Nothing to release: boto3 clients hold no connection that needs closing."""

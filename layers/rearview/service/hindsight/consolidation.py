@@ -117,6 +117,8 @@ class ConsolidationService:
             since=req.since,
             consolidated=False,
             ids=tuple(only) if only is not None else None,
+            # An expired episode teaches nothing: the sweep forgets it (and what was induced from it alone).
+            alive_at=self._clock.now(),
         )
         found = self._store.list_memories(namespace, flt, limit=self._tuning.max_episodes)
         return [e for e in found if isinstance(e, Episode)]
@@ -206,8 +208,9 @@ class ConsolidationService:
 
     def _evidence_pool(self, namespace: str, new: Sequence[Episode]) -> list[Episode]:
         """The new episodes and the others of the lookback window, the newest `max_episodes` at most."""
-        since = self._clock.now() - timedelta(days=self._tuning.lookback_days)
-        window = self._store.list_memories(namespace, MemoryFilter(layers=("episodic",), since=since))
+        now = self._clock.now()
+        since = now - timedelta(days=self._tuning.lookback_days)
+        window = self._store.list_memories(namespace, MemoryFilter(layers=("episodic",), since=since, alive_at=now))
         merged = {e.id: e for e in window if isinstance(e, Episode)}
         merged.update({e.id: e for e in new})
         pool = sorted(merged.values(), key=lambda e: (e.occurred_at, e.id))
@@ -215,7 +218,11 @@ class ConsolidationService:
 
     def _reconciler(self, namespace: str, pool: dict[str, Episode]) -> Reconciler:
         active = [
-            m for m in self._store.list_memories(namespace, MemoryFilter(layers=("semantic",))) if isinstance(m, Fact)
+            m
+            for m in self._store.list_memories(
+                namespace, MemoryFilter(layers=("semantic",), alive_at=self._clock.now())
+            )
+            if isinstance(m, Fact)
         ]
         vectors = self._store.get_vectors(namespace, [f.id for f in active])
 

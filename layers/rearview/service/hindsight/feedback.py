@@ -24,8 +24,9 @@ from rearview.domain.namespaces import validate_namespace
 from rearview.errors import InvalidInput, NotFound
 from rearview.ids import new_ulid
 from rearview.ports import Clock, Embedder, HindsightLedger, MemoryReader, MemoryWriter
-from rearview.service.content_rules import check_content, redact_secrets
+from rearview.service.content_rules import check_content
 from rearview.service.hindsight.signals import signals_of
+from rearview.service.redaction import redact_request
 from rearview.settings import HindsightSettings, RecallTuning
 
 
@@ -64,10 +65,11 @@ class FeedbackService:
             raise InvalidInput("correction: only with verdict 'wrong'", field="correction")
         if req.correction is not None:
             check_content(req.correction, "semantic", field="correction")
+        req, _ = redact_request(req)  # the one redaction path every stored text takes
         memory = self._store.get(namespace, req.memory_id)
-        if memory is None:
-            raise NotFound(f"memory_id: no memory {req.memory_id!r} in this namespace", field="memory_id")
         now = self._clock.now()
+        if memory is None or memory.expired(now):
+            raise NotFound(f"memory_id: no memory {req.memory_id!r} in this namespace", field="memory_id")
         adopted = memory.access_count > 0
         updated: Memory
         if isinstance(memory, Fact):
@@ -131,7 +133,7 @@ class FeedbackService:
     def _correction(self, namespace: str, wrong: Memory, text: str, now: datetime) -> Fact:
         """The correction as a semantic memory: the wrong one's kind and dimension, facets read from its text by
         the rules where they recognise it."""
-        content = redact_secrets(text).text
+        content = text
         kind = wrong.kind if isinstance(wrong, Fact) else "fact"
         dimension = wrong.dimension if isinstance(wrong, Fact) else None
         facets = {s.facet: s.value for s in signals_of(content) if s.kind == kind and s.dimension == dimension}

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from rearview.clock import SystemClock
 from rearview.domain.history import MemoryHistory, MemoryVersion, origin, version_chain
 from rearview.domain.memory import Episode, Fact
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.provenance import FedMemory, MemorySources, SourceEpisode
-from rearview.errors import NotFound
-from rearview.ports import MemoryManagement, MemoryReader
+from rearview.ports import Clock, MemoryManagement, MemoryReader
+from rearview.service.manage.listing import unexpired
 
 
 class HistoryStore(MemoryReader, MemoryManagement, Protocol):
@@ -22,14 +23,13 @@ MAX_CHAIN = 50
 
 
 class HistoryService:
-    def __init__(self, store: HistoryStore) -> None:
+    def __init__(self, store: HistoryStore, clock: Clock | None = None) -> None:
         self._store = store
+        self._clock: Clock = clock or SystemClock()
 
     def history(self, namespace: str, memory_id: str) -> MemoryHistory:
         validate_namespace(namespace)
-        memory = self._store.get(namespace, memory_id)
-        if memory is None:
-            raise NotFound(f"memory {memory_id!r} not found in namespace {namespace!r}", field="id")
+        memory = unexpired(self._store.get(namespace, memory_id), namespace, memory_id, self._clock.now())
         versions = version_chain(memory, self._store.history(namespace, memory_id))
         superseded = self._superseded_chain(namespace, memory.id) if isinstance(memory, Fact) else []
         return MemoryHistory(namespace=namespace, memory_id=memory_id, versions=[*superseded, *versions])
@@ -37,16 +37,16 @@ class HistoryService:
     def sources(self, namespace: str, memory_id: str) -> MemorySources:
         """A memory's provenance: a semantic memory's source episodes, or the semantic memories an episode fed."""
         validate_namespace(namespace)
-        memory = self._store.get(namespace, memory_id)
-        if memory is None:
-            raise NotFound(f"memory {memory_id!r} not found in namespace {namespace!r}", field="id")
+        now = self._clock.now()
+        memory = unexpired(self._store.get(namespace, memory_id), namespace, memory_id, now)
         found = MemorySources(namespace=namespace, memory_id=memory_id, layer=memory.layer)
         if isinstance(memory, Fact):
-            cited = self._store.get_many(namespace, memory.provenance).values()
+            cited = [m for m in self._store.get_many(namespace, memory.provenance).values() if not m.expired(now)]
             episodes = sorted((m for m in cited if isinstance(m, Episode)), key=lambda e: (e.occurred_at, e.id))
             found.sources = [SourceEpisode.of(episode) for episode in episodes]
         else:
-            facts = sorted(self._store.facts_citing(namespace, [memory.id]), key=lambda f: (f.created_at, f.id))
+            citing = [f for f in self._store.facts_citing(namespace, [memory.id]) if not f.expired(now)]
+            facts = sorted(citing, key=lambda f: (f.created_at, f.id))
             found.fed = [FedMemory.of(fact) for fact in facts]
         return found
 

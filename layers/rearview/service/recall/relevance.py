@@ -78,7 +78,7 @@ def relevance(ctx: Collaborators, run: RecallState) -> None:
         # "What happened yesterday?" asks for the time range itself: whatever lies in it is relevant.
         time_only = (run.since is not None or run.until is not None) and all(is_vague_term(t) for t in run.terms)
         share = ctx.tuning.keyword_relevance
-        evidence = evidence_of(ctx, run, run.top, run.vectors)
+        evidence = best_evidence(ctx, run, run.top, run.vectors)
         scores = {cid: 1.0 if time_only else e.strength(share) for cid, e in evidence.items()}
         best = max(scores.values(), default=0.0)
         run.no_relevant_memory = small_talk or best < 1.0
@@ -93,6 +93,22 @@ def relevance(ctx: Collaborators, run: RecallState) -> None:
         st.candidates = [{"id": cid, **e.shown(share)} for cid, e in evidence.items()]
         if run.no_relevant_memory:
             run.top = []
+
+
+def best_evidence(
+    ctx: Collaborators, run: RecallState, ids: list[str], vectors: Mapping[str, np.ndarray]
+) -> dict[str, Evidence]:
+    """Each result's evidence, or that of a memory folded under it if stronger (a source it was learned from, a
+    near-duplicate): a lesson worded in its own terms is as relevant as the episodes it was learned from that the
+    query matched ("what went wrong with the staging deploy?" and the lesson about staging, learned from the failed
+    deploys)."""
+    under = {
+        cid: [s for s in (*run.learned_from.get(cid, ()), *run.folded.get(cid, ())) if s in run.memories]
+        for cid in ids
+    }
+    every = evidence_of(ctx, run, list(dict.fromkeys([*ids, *(s for found in under.values() for s in found)])), vectors)
+    share = ctx.tuning.keyword_relevance
+    return {cid: max([every[cid], *(every[s] for s in under[cid])], key=lambda e: e.strength(share)) for cid in ids}
 
 
 def evidence_of(
@@ -152,9 +168,15 @@ def _idf(held: int, texts: int) -> float:
 def term_share(terms: list[str], memory: Memory, weights: Mapping[str, float] | None = None) -> float:
     """The share of `terms` the memory's text and tags hold, each term matched by its stems as keyword search
     matches it ("book" in "Booked") and counted at its weight (1 without weights)."""
+    return text_term_share(terms, memory.content + " " + " ".join(memory.tags), weights)
+
+
+def text_term_share(terms: list[str], text: str, weights: Mapping[str, float] | None = None) -> float:
+    """The share of `terms` that `text` holds, each term matched by its stems as keyword search matches it and
+    counted at its weight (1 without weights)."""
     stemmed = [(t, stems) for t in terms if (stems := set(index_terms(t)))]
     if not stemmed:
         return 0.0
-    held = stem_set(memory.content + " " + " ".join(memory.tags))
+    held = stem_set(text)
     weight = weights or {}
     return sum(weight.get(t, 1.0) for t, stems in stemmed if stems <= held) / len(stemmed)

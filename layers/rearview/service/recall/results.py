@@ -105,7 +105,11 @@ def hit_of(memory: Memory, score: float, folded: list[str], as_of: datetime, tun
         "score": round(score, 6),
         "occurred_at": memory.occurred_at,
         "tags": memory.tags,
+        "entities": memory.entities,
         "collapsed": folded,
+        "metadata": memory.metadata,
+        "source": memory.source,
+        "expires_at": memory.expires_at,
     }
     if isinstance(memory, Fact):
         return RecallHit(
@@ -125,8 +129,8 @@ def hit_of(memory: Memory, score: float, folded: list[str], as_of: datetime, tun
         layer="episodic",
         provenance=[memory.id],
         event_type=memory.event_type,
-        entities=memory.entities,
         session_id=memory.session_id,
+        parent_id=memory.parent_id,
         outcome=memory.outcome,
         outcome_status=memory.outcome_status,
         occurrences=memory.occurrences() if memory.confirmations > 1 else None,
