@@ -103,8 +103,7 @@ def best_evidence(
     query matched ("what went wrong with the staging deploy?" and the lesson about staging, learned from the failed
     deploys)."""
     under = {
-        cid: [s for s in (*run.learned_from.get(cid, ()), *run.folded.get(cid, ())) if s in run.memories]
-        for cid in ids
+        cid: [s for s in (*run.learned_from.get(cid, ()), *run.folded.get(cid, ())) if s in run.memories] for cid in ids
     }
     every = evidence_of(ctx, run, list(dict.fromkeys([*ids, *(s for found in under.values() for s in found)])), vectors)
     share = ctx.tuning.keyword_relevance
