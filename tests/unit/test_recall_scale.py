@@ -59,6 +59,7 @@ def test_a_term_half_the_namespace_holds_weighs_nothing_and_a_rare_one_fully() -
 def test_a_namespace_too_small_to_tell_weighs_every_term_fully() -> None:
     assert idf_weights(["book"], {"book": 2}, texts=2) == {"book": 1.0}
     assert idf_weights(["book"], {}, texts=0) == {"book": 1.0}
+    assert idf_weights(["geocoding"], {"geocoding": 3}, texts=3) == {"geocoding": 1.0}
 
 
 # --- across scripts -------------------------------------------------------------------------------------------

@@ -151,11 +151,16 @@ def term_weights(ctx: Collaborators, run: RecallState) -> dict[str, float]:
     return idf_weights(run.terms, vocabulary.counts, vocabulary.texts)
 
 
+# Below this many sampled episodes a namespace is too small to tell a common word from its subject: in a new
+# user's three notes on the geocoding API, "geocoding" is held by all three, which makes it the subject, not filler.
+IDF_MIN_TEXTS = 10
+
+
 def idf_weights(terms: list[str], counts: Mapping[str, int], texts: int) -> dict[str, float]:
     """BM25's IDF of each term over `texts` texts of which `counts[term]` hold it, as a share of the IDF of a term
-    one text holds (a namespace too small to tell weighs every term fully)."""
+    one text holds (a namespace too small to tell, under `IDF_MIN_TEXTS`, weighs every term fully)."""
     single = _idf(1, texts)
-    if single <= 0:
+    if texts < IDF_MIN_TEXTS or single <= 0:
         return dict.fromkeys(terms, 1.0)
     return {t: min(1.0, max(0.0, _idf(counts.get(t, 0), texts) / single)) for t in terms}
 
