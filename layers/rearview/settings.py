@@ -428,8 +428,8 @@ class Settings(BaseSettings):
     # (offline all-MiniLM-L6-v2, English only, PyPI), `bge-en` / `bge-zh` (offline BGE small, one language, from
     # Maven Central on first use: needs Java and Maven), `hashing` (no model: tests, demos), `bedrock` (Titan). e5
     # by default: as good as MiniLM on English recall and the only one that reads Chinese and across languages
-    # (bench/RESULTS.md, "The default embedder"). A store keeps the embedder it was written with: another needs
-    # `rearview reindex --embedder`.
+    # (bench/RESULTS.md, "Recall that understands, round 2"). A store keeps the embedder it was written with:
+    # another needs `rearview reindex --embedder`.
     embedder: Literal["minilm", "e5", "bge-en", "bge-zh", "hashing", "bedrock"] = "e5"
     # A model that re-orders recall's best candidates, reading the query and each memory together: `bedrock`
     # (aws.bedrock_rerank_model) or `onnx` (a local cross-encoder file).
