@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hindsight_brief import BriefScore, brief_report, score_tasks
+from hindsight_dev import DEV
 from hindsight_heldout import HELDOUT
 from hindsight_heldout2 import HELDOUT2
 from hindsight_heldout3 import HELDOUT3
@@ -59,6 +60,13 @@ if TYPE_CHECKING:
     from support.fake_openai_server import FakeOpenAIServer
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+SETS: dict[str, list[Scenario]] = {
+    "scripted": SCENARIOS,
+    "held-out 1": HELDOUT,
+    "held-out 2": HELDOUT2,
+    "held-out 3": HELDOUT3,
+    "dev": DEV,
+}
 NOISE_PER_SCENARIO = 8
 # How long an injected timeout of the OpenAI-compatible double lasts (`openai-fake`).
 FAKE_TIMEOUT_SECONDS = 2.0
@@ -82,6 +90,8 @@ class ScenarioScore:
     wrong: list[str] = field(default_factory=list)
     missed: list[str] = field(default_factory=list)
     brief: list[BriefScore] = field(default_factory=list)
+    expected_by_kind: dict[str, int] = field(default_factory=dict)
+    found_by_kind: dict[str, int] = field(default_factory=dict)
 
 
 # --- matching ---------------------------------------------------------------------------------------------------
@@ -200,6 +210,10 @@ def _score_memories(services: Services, namespace: str, scenario: Scenario, scor
     past = [e for e in scenario.expect if not e.current]
     score.expected, score.history_expected = len(current), len(past)
     score.found = sum(1 for e in current if any(matches(f, e) for f in active))
+    for e in current:
+        score.expected_by_kind[e.kind] = score.expected_by_kind.get(e.kind, 0) + 1
+        if any(matches(f, e) for f in active):
+            score.found_by_kind[e.kind] = score.found_by_kind.get(e.kind, 0) + 1
     score.history_found = sum(1 for e in past if any(matches(f, e) for f in history))
     score.missed = [
         f"{e.kind}/{e.dimension}/{'+'.join(e.keywords)}" for e in current if not any(matches(f, e) for f in active)
@@ -334,8 +348,18 @@ def summary(scores: Sequence[ScenarioScore]) -> dict[str, Any]:
             "precision": p_correct / p_induced if p_induced else 1.0,
             "recall": p_found / p_expected if p_expected else 1.0,
         }
+    negatives = [s for s in scores if s.expected == 0 and s.history_expected == 0]
+    changes = [s for s in scores if s.history_expected > 0]
+    kinds = {}
+    for kind in ("preference", "fact", "lesson"):
+        found_kind = sum(s.found_by_kind.get(kind, 0) for s in scores)
+        kinds[kind] = f"{found_kind}/{sum(s.expected_by_kind.get(kind, 0) for s in scores)}"
     return {
         "scenarios": len(scores),
+        "by_kind": kinds,
+        "negatives_induced": f"{sum(s.induced for s in negatives)} in {len(negatives)}",
+        "changes_right": f"{sum(1 for s in changes if s.found == s.expected and s.history_found == s.history_expected)}"
+        f"/{len(changes)}",
         "precision": correct / induced if induced else 1.0,
         "recall": found / expected if expected else 1.0,
         "induced": induced,
@@ -391,12 +415,8 @@ def run_inducer(name: str, args: argparse.Namespace, work: Path, log: Callable[[
     try:
         update = inducer_settings(name, args, fake.url if fake is not None else None)
         sets: dict[str, list[ScenarioScore]] = {}
-        for label, scenarios in (
-            ("scripted", SCENARIOS),
-            ("held-out 1", HELDOUT),
-            ("held-out 2", HELDOUT2),
-            ("held-out 3", HELDOUT3),
-        ):
+        for label in args.sets.split(","):
+            scenarios = SETS[label]
             services, clock = make_services(work / f"{name}-{label}", update, args.embedder)
             started = time.perf_counter()
             sets[label] = run_suite(services, clock, scenarios)
@@ -408,7 +428,11 @@ def run_inducer(name: str, args: argparse.Namespace, work: Path, log: Callable[[
             counter[0] += 1
             return make_services(work / f"{name}-timing-{counter[0]}", update, args.embedder)
 
-        timing = timing_per_thousand(fresh, repeats=args.repeats)
+        timing = (
+            timing_per_thousand(fresh, repeats=args.repeats)
+            if args.repeats
+            else {"median_ms": 0.0, "min_ms": 0.0, "max_ms": 0.0}
+        )
         return {
             "sets": {label: {"summary": summary(scores), "scores": scores} for label, scores in sets.items()},
             "timing": timing,
@@ -451,6 +475,20 @@ def report(results: dict[str, dict[str, Any]]) -> str:
             title="== hindsight: induced memories against the scenarios' expectations ==",
         )  # fmt: skip
     ]
+    detail = [
+        [name, label, s["by_kind"]["preference"], s["by_kind"]["fact"], s["by_kind"]["lesson"],
+         s["negatives_induced"], s["changes_right"]]
+        for name, result in results.items()
+        for label, scored in result["sets"].items()
+        for s in [scored["summary"]]
+    ]  # fmt: skip
+    out.append(
+        format_table(
+            ["inducer", "scenarios", "preferences", "facts", "lessons", "induced in negatives", "changes right"],
+            detail,
+            title="== by kind: expected memories found; negatives; changed habits (new active, old superseded) ==",
+        )
+    )
     out.append("targets (rule inducer): precision >= 0.9, recall >= 0.8, contradictions 0, forgotten text 0")
     for name, result in results.items():
         for label, scored in result["sets"].items():
@@ -469,8 +507,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
     parser.add_argument("--openai-base-url", default="http://127.0.0.1:11434/v1")
     parser.add_argument("--openai-model", default="qwen2.5:7b-instruct")
+    parser.add_argument("--sets", default=",".join(SETS), help="the scenario sets, comma-separated")
     parser.add_argument("--fault-rate", type=float, default=0.15, help="openai-fake: share of answers made faulty")
-    parser.add_argument("--repeats", type=int, default=3, help="timing runs of 1,000 episodes")
+    parser.add_argument("--repeats", type=int, default=3, help="timing runs of 1,000 episodes (0: none)")
     parser.add_argument("--data", type=Path, default=None, help="LoCoMo directory: also consolidate its conversations")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     return parser.parse_args(argv)
@@ -485,8 +524,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             results[name] = run_inducer(name, args, Path(tmp), lambda line: print(line, file=sys.stderr))
         print(report(results))
         print()
-        print(brief_report({name: [b for s in r["sets"]["scripted"]["scores"] for b in s.brief]
-                            for name, r in results.items()}))  # fmt: skip
+        if "scripted" in args.sets.split(","):
+            print(brief_report({name: [b for s in r["sets"]["scripted"]["scores"] for b in s.brief]
+                                for name, r in results.items()}))  # fmt: skip
         if args.data is not None:
             from hindsight_locomo import locomo_report, run_locomo
 

@@ -22,9 +22,12 @@ from rearview.domain.memory import Episode, Fact
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import MemoryFilter
 from rearview.ports import Clock, Embedder, Inducer, MemoryStore
+from rearview.service.contradiction import related_similarity
 from rearview.service.hindsight.budget import RunBudget
+from rearview.service.hindsight.checker import problem
 from rearview.service.hindsight.clusters import build_clusters
 from rearview.service.hindsight.evidence import confidence_of, enough, evidence_of
+from rearview.service.hindsight.lessons import read_in_sequence
 from rearview.service.hindsight.reconcile import Reconciler, merge_on_dimension
 from rearview.service.hindsight.rule_inducer import RuleInducer
 from rearview.settings import ConsolidateTuning, WriteTuning
@@ -80,9 +83,10 @@ class ConsolidationService:
         )
         if not new:
             return result
-        pool = self._evidence_pool(namespace, new)
+        pool = read_in_sequence(self._evidence_pool(namespace, new))
+        new = [e for e in pool if e.id in {n.id for n in new}] + [e for e in new if e.id not in {p.id for p in pool}]
         new_ids = {e.id for e in new}
-        clusters = build_clusters(pool, new_ids, self._tuning)
+        clusters = build_clusters(pool, new_ids, self._tuning, self._embed_many, self._embedder.relevance_floor)
         cap = min(req.max_clusters, budget.max_clusters)
         induction, fallback, done = self._induce_within(clusters[:cap], budget)
         taken, deferred = clusters[:done], clusters[done:]
@@ -157,6 +161,11 @@ class ConsolidationService:
         except Exception as exc:  # noqa: BLE001 - any model failure falls back to the rules, and the result says so
             logger.warning("inducer %s failed; the rule inducer states this run: %s", self._inducer.name, exc)
             return self._fallback.induce(clusters), f"{type(exc).__name__}: {exc}"[:300]
+        for i, (memory, cluster) in enumerate(zip(induction.memories, clusters, strict=True)):
+            wrong = problem(memory, cluster.episodes) if memory is not None and i not in induction.failed else None
+            if wrong is not None:
+                logger.info("%s: a statement rejected by the checker (%s): %s", self._inducer.name, wrong, memory)
+                induction.failed[i] = f"rejected by the checker: {wrong}"
         if not induction.failed:
             return induction, None
         redo = sorted(induction.failed)
@@ -170,7 +179,10 @@ class ConsolidationService:
         """`fact` stated again from `sources` alone (some of its episodes were forgotten), with its new vector; None
         when they no longer support a memory of its kind and dimension. Nothing of a forgotten episode survives:
         statement, facets, evidence and confidence all come from the sources."""
-        clusters = build_clusters(sources, {e.id for e in sources}, self._tuning)
+        sources = read_in_sequence(sources)
+        clusters = build_clusters(
+            sources, {e.id for e in sources}, self._tuning, self._embed_many, self._embedder.relevance_floor
+        )
         induction, _ = self.induce(clusters)
         by_id = {e.id: e for e in sources}
         matches = [
@@ -230,9 +242,12 @@ class ConsolidationService:
             episodes=episodes,
             now=self._clock.now(),
             dedup_threshold=self._write_tuning.dedup_threshold,
-            contradiction_threshold=self._write_tuning.contradiction_threshold,
+            related_threshold=related_similarity(self._embedder.relevance_floor),
             induced_by=self._inducer.name,
         )
+
+    def _embed_many(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self._embedder.embed(texts), dtype=np.float32)
 
     def _embed_one(self, text: str) -> np.ndarray:
         return np.asarray(self._embedder.embed([text])[0], dtype=np.float32)

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from difflib import SequenceMatcher
 
-from rearview.service.hindsight.wording import normalise
+from rearview.service.voice import normalise
 from rearview.text_analysis import query_terms
 
 _EDGE_WORDS = re.compile(
@@ -129,13 +129,6 @@ _PHATIC = frozenset(
         "辛苦",
     ]
 )
-# A chat transcript's speaker label at the start of a turn ("Deborah: take care"): who spoke, not what was said.
-_SPEAKER = re.compile(r"^[A-Z][a-z]+(?: [A-Z][a-z]+)?:\s+")
-
-
-def without_speaker(text: str) -> str:
-    """The text without a leading speaker label ("Deborah: take care" -> "take care")."""
-    return _SPEAKER.sub("", text.lstrip(), count=1)
 
 
 def content_terms(text: str) -> list[str]:

@@ -14,6 +14,7 @@ from rearview.domain.hindsight import EvidenceCluster, InducedMemory, Induction,
 from rearview.domain.limits import MAX_FACT_CHARS
 from rearview.domain.memory import Kind
 from rearview.service.hindsight import statements
+from rearview.service.hindsight.abstraction import state_group
 from rearview.service.hindsight.lessons import error_signature, what_changed
 from rearview.service.hindsight.phrases import shared_phrase
 from rearview.service.hindsight.signals import time_slot
@@ -35,6 +36,8 @@ def induce_one(cluster: EvidenceCluster) -> InducedMemory | None:
     if cluster.kind == "lesson":
         return _lesson(cluster, chinese)
     ids = cluster.ids
+    if cluster.shared:
+        return state_group(cluster)
     if cluster.signal is not None:
         value = cluster.signal.value
         if value == "a table" and any("markdown" in e.content.lower() for e in cluster.episodes):
