@@ -23,18 +23,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from baseline import extract_layers
 from hindsight_brief import BriefScore, brief_report, score_tasks
 from hindsight_dev import DEV
 from hindsight_heldout import HELDOUT
@@ -90,6 +93,7 @@ class ScenarioScore:
     wrong: list[str] = field(default_factory=list)
     missed: list[str] = field(default_factory=list)
     brief: list[BriefScore] = field(default_factory=list)
+    correct_any_dimension: int = 0
     expected_by_kind: dict[str, int] = field(default_factory=dict)
     found_by_kind: dict[str, int] = field(default_factory=dict)
 
@@ -220,6 +224,8 @@ def _score_memories(services: Services, namespace: str, scenario: Scenario, scor
     ]
     score.induced = len(active)
     for fact in active:
+        if any(matches(fact, replace(e, dimension=None)) for e in current):
+            score.correct_any_dimension += 1
         if any(matches(fact, e) for e in current):
             score.correct += 1
         else:
@@ -361,6 +367,8 @@ def summary(scores: Sequence[ScenarioScore]) -> dict[str, Any]:
         "changes_right": f"{sum(1 for s in changes if s.found == s.expected and s.history_found == s.history_expected)}"
         f"/{len(changes)}",
         "precision": correct / induced if induced else 1.0,
+        # The same, a memory whose kind and words match an expectation counting whatever its dimension is named.
+        "precision_any_dimension": sum(s.correct_any_dimension for s in scores) / induced if induced else 1.0,
         "recall": found / expected if expected else 1.0,
         "induced": induced,
         "correct": correct,
@@ -476,15 +484,24 @@ def report(results: dict[str, dict[str, Any]]) -> str:
         )  # fmt: skip
     ]
     detail = [
-        [name, label, s["by_kind"]["preference"], s["by_kind"]["fact"], s["by_kind"]["lesson"],
-         s["negatives_induced"], s["changes_right"]]
+        [name, label, f"{s['precision_any_dimension']:.3f}", s["by_kind"]["preference"], s["by_kind"]["fact"],
+         s["by_kind"]["lesson"], s["negatives_induced"], s["changes_right"]]
         for name, result in results.items()
         for label, scored in result["sets"].items()
         for s in [scored["summary"]]
     ]  # fmt: skip
     out.append(
         format_table(
-            ["inducer", "scenarios", "preferences", "facts", "lessons", "induced in negatives", "changes right"],
+            [
+                "inducer",
+                "scenarios",
+                "precision, any dimension",
+                "preferences",
+                "facts",
+                "lessons",
+                "induced in negatives",
+                "changes right",
+            ],
             detail,
             title="== by kind: expected memories found; negatives; changed habits (new active, old superseded) ==",
         )
@@ -508,6 +525,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--openai-base-url", default="http://127.0.0.1:11434/v1")
     parser.add_argument("--openai-model", default="qwen2.5:7b-instruct")
     parser.add_argument("--sets", default=",".join(SETS), help="the scenario sets, comma-separated")
+    parser.add_argument(
+        "--baseline", default="c7d40cd", help="a git ref whose library runs the same sets first (none: skip)"
+    )
     parser.add_argument("--fault-rate", type=float, default=0.15, help="openai-fake: share of answers made faulty")
     parser.add_argument("--repeats", type=int, default=3, help="timing runs of 1,000 episodes (0: none)")
     parser.add_argument("--data", type=Path, default=None, help="LoCoMo directory: also consolidate its conversations")
@@ -520,6 +540,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = ["rules", "openai-fake"] if args.inducer == "both" else [args.inducer]
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="rearview-hindsight-") as tmp:
+        baseline = run_baseline(args, Path(tmp)) if args.baseline != "none" else None
         for name in names:
             results[name] = run_inducer(name, args, Path(tmp), lambda line: print(line, file=sys.stderr))
         print(report(results))
@@ -527,18 +548,79 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "scripted" in args.sets.split(","):
             print(brief_report({name: [b for s in r["sets"]["scripted"]["scores"] for b in s.brief]
                                 for name, r in results.items()}))  # fmt: skip
-        if args.data is not None:
-            from hindsight_locomo import locomo_report, run_locomo
-
-            print()
-            print(locomo_report(run_locomo(args.data, Path(tmp) / "locomo", args.embedder)))
-    if args.json is not None:
-        figures = {
+        figures: dict[str, Any] = {
             name: {"timing": r["timing"], **{label: s["summary"] for label, s in r["sets"].items()}}
             for name, r in results.items()
         }
+        if args.data is not None:
+            from hindsight_locomo import locomo_report, locomo_summary, run_locomo
+
+            locomo = run_locomo(args.data, Path(tmp) / "locomo", args.embedder)
+            print()
+            print(locomo_report(locomo))
+            figures["locomo"] = locomo_summary(locomo)
+    if baseline is not None:
+        print()
+        print(comparison(baseline, figures, args.baseline))
+    if args.json is not None:
         args.json.write_text(json.dumps(figures, indent=2))
     return 0
+
+
+def run_baseline(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    """The same run on the library of `args.baseline` (this tree's benchmark code), in its own process."""
+    library = extract_layers(args.baseline, tmp / "baseline")
+    out = tmp / "baseline.json"
+    command = [sys.executable, str(Path(__file__).resolve()), "--baseline", "none", "--json", str(out)]
+    command += ["--inducer", args.inducer, "--embedder", args.embedder, "--sets", args.sets]
+    command += ["--repeats", str(args.repeats), "--fault-rate", str(args.fault_rate)]
+    command += ["--openai-base-url", args.openai_base_url, "--openai-model", args.openai_model]
+    if args.data is not None:
+        command += ["--data", str(args.data)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(library), str(Path(__file__).resolve().parent)]))
+    print(f"baseline {args.baseline}: running", file=sys.stderr)
+    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
+    figures: dict[str, Any] = json.loads(out.read_text())
+    return figures
+
+
+def comparison(baseline: dict[str, Any], figures: dict[str, Any], ref: str) -> str:
+    """Each scenario set's figures on the baseline's library and on this tree's, side by side."""
+    rows = []
+    for name, sets in figures.items():
+        if name == "locomo":
+            continue
+        for label, s in sets.items():
+            b = baseline.get(name, {}).get(label)
+            if label == "timing" or b is None:
+                continue
+            rows.append([
+                name, label, f"{b['precision']:.3f} / {s['precision']:.3f}",
+                f"{b['precision_any_dimension']:.3f} / {s['precision_any_dimension']:.3f}",
+                f"{b['recall']:.3f} / {s['recall']:.3f}",
+                f"{b.get('negatives_induced', '-')} / {s['negatives_induced']}",
+                f"{b.get('changes_right', '-')} / {s['changes_right']}", f"{b['history']} / {s['history']}",
+            ])  # fmt: skip
+    if "locomo" in figures and "locomo" in baseline:
+        b, s = baseline["locomo"], figures["locomo"]
+        rows.append([
+            "-", "LoCoMo R@10 before / after", f"{b['before_R@10']:.3f} / {s['before_R@10']:.3f}", "",
+            f"{b['after_R@10']:.3f} / {s['after_R@10']:.3f}", f"{b['memories']} / {s['memories']} memories", "", "",
+        ])  # fmt: skip
+    return format_table(
+        [
+            "inducer",
+            "scenarios",
+            "precision",
+            "precision, any dimension",
+            "recall",
+            "induced in negatives",
+            "changes right",
+            "history kept",
+        ],
+        rows,
+        title=f"== baseline {ref} / this tree, in the same run ==",
+    )
 
 
 if __name__ == "__main__":

@@ -21,8 +21,6 @@ class WriteTuning(BaseModel):
     importance_threshold: float = Field(0.2, ge=0.0, le=1.0)
     # Cosine at or above which a new memory is the same memory said again (merged, not inserted).
     dedup_threshold: float = Field(0.92, ge=0.5, le=1.0)
-    # Cosine above which a new fact of the opposite polarity contradicts (and supersedes) an active fact.
-    contradiction_threshold: float = Field(0.8, ge=0.5, le=1.0)
     # The confidence of a fact written without one: stated, not yet confirmed.
     default_fact_confidence: float = Field(0.8, ge=0.0, le=1.0)
     # An episode of a session is embedded with this many turns before it, kept as the `context` keyword search

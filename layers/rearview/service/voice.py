@@ -290,7 +290,7 @@ def _chinese(episode: Episode, clause: str, previous: Holder | None) -> Unit | N
             if inner and (inner.group("relation") or inner.group("other")):
                 holder = "other"
             act: Act = "wish" if re.fullmatch(_WISH_ZH, verb) else _stated_act(complement)
-            return _made(episode, complement, holder, act, about=True)
+            return _made(episode, re.sub(rf"^(?:{_PRONOUN_ZH}|自己)", "", complement), holder, act, about=True)
         return _made(episode, rest, holder, _stated_act(rest), about=True)
     if "用户" in clause and not _mentions_other(clause):
         return _made(episode, clause, "user", "event")

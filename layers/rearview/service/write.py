@@ -26,7 +26,7 @@ from rearview.errors import ConfigurationError, IdConflict, InvalidInput
 from rearview.ids import new_ulid
 from rearview.ports import Clock, Embedder, MemoryStore, SearchIndex, WriteQueue
 from rearview.service.content_rules import check_content, score_importance
-from rearview.service.contradiction import contradicts, opposite_polarity
+from rearview.service.contradiction import Scale, judge, opposite_polarity, related_similarity
 from rearview.service.hindsight.outcomes import recognise_outcome
 from rearview.service.redaction import redact_labels, redact_text
 from rearview.settings import WriteTuning
@@ -65,14 +65,15 @@ class _Plan:
         self.inserted.add(memory.id)
         self._put(memory.model_copy(update={"version": 1}), vector)
 
-    def update(self, memory: Memory) -> None:
-        """Update a memory read from the store or planned earlier in this batch (optimistic locking kept right)."""
+    def update(self, memory: Memory, vector: np.ndarray | None = None) -> None:
+        """Update a memory read from the store or planned earlier in this batch (optimistic locking kept right);
+        `vector` when its content changed."""
         if memory.id in self.inserted:
             version = 1
         else:
             base = self.base_versions.setdefault(memory.id, memory.version)
             version = base + 1
-        self._put(memory.model_copy(update={"version": version}), None)
+        self._put(memory.model_copy(update={"version": version}), vector)
 
     def _put(self, memory: Memory, vector: np.ndarray | None) -> None:
         previous = [v for m, v in self.changes.upserts if m.id == memory.id]
@@ -353,7 +354,19 @@ class WriteService:
                 merged_into=merged.id,
             )
         memory = self._new_memory(namespace, prepared, importance, now)
-        superseded = self._supersede(namespace, memory, prepared.vector, now, plan) if isinstance(memory, Fact) else []
+        judged = self._judged(namespace, memory, prepared.vector, plan) if isinstance(memory, Fact) else []
+        kept = next(((old, verdict) for old, verdict in judged if verdict in ("confirms", "refines")), None)
+        if isinstance(memory, Fact) and kept is not None and not any(v == "contradicts" for _, v in judged):
+            merged = self._supplemented(kept[0], memory, kept[1], prepared.vector, now, plan)
+            return WriteResult(
+                id=merged.id,
+                status="merged",
+                reason="confirms" if kept[1] == "confirms" else "refines",
+                redacted=redacted,
+                importance=importance,
+                merged_into=merged.id,
+            )
+        superseded = self._supersede(memory, judged, now, plan) if isinstance(memory, Fact) else []
         plan.insert(memory, prepared.vector)
         return WriteResult(
             id=memory.id, status="stored", redacted=redacted, importance=importance, superseded=superseded
@@ -458,9 +471,11 @@ class WriteService:
             update["confidence"] = round(existing.confidence + (1.0 - existing.confidence) * 0.2, 4)
         return existing.model_copy(update=update)
 
-    def _supersede(self, namespace: str, new: Fact, vector: np.ndarray, now: datetime, plan: _Plan) -> list[str]:
-        """Active facts that the new fact replaces: same dimension, or a contradiction of the same statement."""
-        victims: dict[str, Fact] = {}
+    def _judged(self, namespace: str, new: Fact, vector: np.ndarray, plan: _Plan) -> list[tuple[Fact, str]]:
+        """The active facts near a new one (and the one on its dimension), each with the verdict on the new one
+        against it: confirms, refines, contradicts or unrelated (`contradiction.judge`). A fact on the same
+        dimension is contradicted by any other value of it."""
+        candidates: dict[str, tuple[Fact, float]] = {}
         if new.dimension:
             same_dimension = [
                 m
@@ -470,25 +485,46 @@ class WriteService:
             stored = self._store.active_fact_for_dimension(namespace, new.dimension)
             if stored is not None and stored.id not in plan.pending:
                 same_dimension.append(stored)
-            victims.update({f.id: f for f in same_dimension})
+            candidates.update({f.id: (f, 0.0) for f in same_dimension})
         neighbours = self._index.vector_search(
             namespace, vector, MemoryFilter(layers=("semantic",)), limit=_CONTRADICTION_NEIGHBOURS
         )
         scored = [(c.id, c.score) for c in neighbours]
         scored += [(mid, float(v @ vector)) for mid, v in plan.vectors.items() if mid in plan.pending]
         for memory_id, cosine in scored:
-            if memory_id in victims:
-                continue
             old = plan.pending.get(memory_id) or self._store.get(namespace, memory_id)
-            if (
-                isinstance(old, Fact)
-                and old.status == "active"
-                and contradicts(new.content, old.content, cosine, self._tuning.contradiction_threshold)
-            ):
-                victims[old.id] = old
+            if isinstance(old, Fact) and old.status == "active":
+                previous = candidates.get(old.id)
+                candidates[old.id] = (old, max(cosine, previous[1] if previous else cosine))
+        scale = Scale(related=related_similarity(self._embedder.relevance_floor), same=self._tuning.dedup_threshold)
+        judged = []
+        for old, cosine in candidates.values():
+            same = bool(new.dimension) and old.dimension == new.dimension
+            verdict = "contradicts" if same and old.content != new.content else None
+            judged.append((old, verdict or judge(new.content, old.content, cosine, scale, same_dimension=same)))
+        return judged
+
+    def _supersede(self, new: Fact, judged: list[tuple[Fact, str]], now: datetime, plan: _Plan) -> list[str]:
+        """The active facts the new fact contradicts, superseded by it (kept as history)."""
+        victims = {old.id: old for old, verdict in judged if verdict == "contradicts"}
         for old in victims.values():
             plan.update(old.model_copy(update={"status": "superseded", "superseded_by": new.id, "superseded_at": now}))
         return sorted(victims)
+
+    def _supplemented(self, old: Fact, new: Fact, verdict: str, vector: np.ndarray, now: datetime, plan: _Plan) -> Fact:
+        """The active fact a new one confirms (confirmed once more) or refines (its content becomes the new, more
+        precise statement; the store keeps the old version as history)."""
+        update: dict[str, object] = {
+            "confirmations": old.confirmations + 1,
+            "last_confirmed_at": max(old.last_confirmed_at, new.last_confirmed_at),
+            "confidence": round(old.confidence + (1.0 - old.confidence) * 0.2, 4),
+            "tags": _union(old.tags, new.tags),
+        }
+        if verdict == "refines":
+            update.update({"content": new.content, "dimension": old.dimension or new.dimension})
+        merged = old.model_copy(update=update)
+        plan.update(merged, vector if verdict == "refines" else None)
+        return merged
 
 
 def _field(prefix: str, index: int) -> str:

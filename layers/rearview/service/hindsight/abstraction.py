@@ -49,7 +49,13 @@ def state_group(cluster: EvidenceCluster) -> InducedMemory | None:
     units = [u for u in user_units(cluster.episodes) if shared & set(u.signed_terms)]
     if not units:
         return None
-    best = max(units, key=lambda u: (len(shared & set(u.signed_terms)), -len(u.text)))
+    # The clause that says it most plainly: of the user (a fact) or a wish (a preference), holding the most of what
+    # is shared, in the fewest words.
+    wanted = "wish" if cluster.kind == "preference" else None
+    best = max(
+        units,
+        key=lambda u: (u.about_user or u.act == wanted, len(shared & set(u.signed_terms)), -len(u.text)),
+    )
     predicate = _cut(best.text, [t for t in best.signed_terms if t in shared])
     if not predicate:
         return None

@@ -178,13 +178,19 @@ def _split_by_constituents(members: list[Unit], common: set[str]) -> list[list[U
         for term in set(_constituents(unit)) - common:
             holders[term].add(unit.episode.id)
     episodes = len({u.episode.id for u in members})
-    telling = sorted(
-        (t for t, held in holders.items() if 2 <= len(held) < 0.8 * episodes), key=lambda t: (-len(holders[t]), t)
-    )
     parts: list[set[str]] = []
-    for term in telling:
-        if not any(holders[term] & part for part in parts):
-            parts.append(holders[term])
+    # Constituents held by at most half the group first (what a group's topic is not), then by most of it.
+    for share in (0.5, 0.8):
+        telling = sorted(
+            (t for t, held in holders.items() if 2 <= len(held) <= share * episodes and len(held) < episodes),
+            key=lambda t: (-len(holders[t]), t),
+        )
+        parts = []
+        for term in telling:
+            if not any(holders[term] & part for part in parts):
+                parts.append(holders[term])
+        if len(parts) >= 2:
+            break
     if len(parts) < 2:
         return [members] if len(members) <= MAX_GROUP_UNITS else []
     return [[u for u in members if u.episode.id in part] for part in parts]

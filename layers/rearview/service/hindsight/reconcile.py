@@ -101,16 +101,29 @@ class Reconciler:
             if cosine >= self.dedup_threshold:
                 return self._confirm(fact, induced, evidence, restate=False)
             return self._contradict(fact, induced, evidence, None)
-        if conflicts:
-            if induced.dimension in MULTI_VALUED and _overlap(fact.evidence, evidence):
-                merged = {
-                    k: _join_values(fact.facets[k], v) if k in conflicts else v for k, v in induced.facets.items()
-                }
-                return self._refine(fact, induced.model_copy(update={"facets": merged}), evidence)
+        if conflicts and induced.dimension in MULTI_VALUED and _overlap(fact.evidence, evidence):
+            merged = {k: _join_values(fact.facets[k], v) if k in conflicts else v for k, v in induced.facets.items()}
+            return self._refine(fact, induced.model_copy(update={"facets": merged}), evidence)
+        # Another value, or only a facet that describes it changed ("when": evening, then morning) and its episodes
+        # say so.
+        if conflicts or self._changed(fact, induced):
             return self._contradict(fact, induced, evidence, None)
         if set(induced.facets) <= set(fact.facets):
             return self._confirm(fact, induced, evidence, restate=fact.kind == "lesson")
         return self._refine(fact, induced, evidence)
+
+    def _changed(self, fact: Fact, induced: InducedMemory) -> bool:
+        """A descriptive facet with another value, and the new memory's episodes saying the old value gave way."""
+        differs = any(
+            k in _DESCRIPTIVE and k in fact.facets and not same_value(fact.facets[k], v)
+            for k, v in induced.facets.items()
+        )
+        if not differs:
+            return False
+        said = [e.content for e in self.episodes(induced.provenance).values()]
+        cosine = float(self._vector_of(fact) @ self.embed(induced.statement))
+        scale = Scale(related=self.related_threshold, same=self.dedup_threshold)
+        return judge(induced.statement, fact.content, cosine, scale, evidence=said) == "contradicts"
 
     # --- the outcomes ---------------------------------------------------------------------------------------
 

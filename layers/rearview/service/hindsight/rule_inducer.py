@@ -94,11 +94,17 @@ def _memory(kind: Kind, statement: str, dimension: str | None, facets: dict[str,
 
 
 def _usual_time(cluster: EvidenceCluster) -> dict[str, str]:
-    """When the activity usually happens, if most of its episodes say the same (morning, evening, weekend)."""
-    slots = [time_slot(e.content) for e in cluster.episodes]
+    """When the activity usually happens now, if most of its latest episodes say the same (morning, evening,
+    weekend): a habit that moved from the evening to the morning is a morning habit."""
+    latest = sorted(cluster.episodes, key=lambda e: e.last_seen_at)[-_RECENT_EPISODES:]
+    slots = [time_slot(e.content) for e in latest]
     named = [s for s in slots if s is not None]
     if named:
         best = max(set(named), key=named.count)
         if named.count(best) * 2 > len(slots):
             return {"when": best}
     return {}
+
+
+# How many of a habit's latest episodes say when it happens now.
+_RECENT_EPISODES = 3
