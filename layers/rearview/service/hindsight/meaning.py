@@ -33,8 +33,10 @@ Embed = Callable[[list[str]], np.ndarray]
 # scale (MiniLM's unrelated pairs sit near 0.1, e5's near 0.75).
 CLOSE_PERCENTILE = 75.0
 VERY_CLOSE_PERCENTILE = 99.5
-# Below this many clauses the percentiles are not measured: the floors of the embedder's own scale stand in.
+# Below this many clauses the percentiles are not measured: "close" is a little above the embedder's relevance floor
+# (this share of the way to 1: MiniLM's 0.25 gives 0.30), and nothing is linked by its vector alone.
 MIN_UNITS_FOR_PERCENTILES = 40
+SMALL_CLOSE_SHARE = 0.067
 # A constituent carried by more than this share of the namespace's clauses is a topic of everything ("meeting" in
 # a calendar assistant's log), not what makes a group.
 MAX_CONSTITUENT_SHARE = 0.25
@@ -106,12 +108,12 @@ def _thresholds(vectors: np.ndarray, floor: float) -> tuple[float, float]:
     """The namespace's "close" and "very close" similarities."""
     n = len(vectors)
     if n < MIN_UNITS_FOR_PERCENTILES:
-        return floor + 0.05, max(floor + 0.45, 0.75)
+        return floor + SMALL_CLOSE_SHARE * (1.0 - floor), 1.01
     sims = vectors @ vectors.T
     upper = sims[np.triu_indices(n, k=1)]
     close = float(np.percentile(upper, CLOSE_PERCENTILE))
     very = float(np.percentile(upper, VERY_CLOSE_PERCENTILE))
-    return max(close, floor), max(very, close + 0.3)
+    return max(close, floor), max(very, close + 0.4 * (1.0 - close))
 
 
 def _too_common(units: Sequence[Unit]) -> set[str]:
@@ -223,7 +225,7 @@ def _grouped(units: list[Unit]) -> MeaningGroup | None:
         if not units or not (asked or sum(1 for u in units if _lasting(u)) * 2 >= len(units)):
             return None
         kind = "preference"
-    elif sum(1 for u in units if u.about_user) * 2 >= len(units):
+    elif sum(1 for u in units if u.about_user and not _social(u)) * 2 >= len(units):
         kind = "fact"
     else:
         return None
@@ -245,6 +247,11 @@ _LASTING = re.compile(
     r"any ?more|in future|next time)\b|以后|今后|每次|总是|一律|都要|默认|照旧|老规矩|一直",
     re.IGNORECASE,
 )
+
+
+def _social(unit: Unit) -> bool:
+    """A clause of social talk ("thanks, have a good weekend"): it says nothing lasting of the user."""
+    return any(t in _PHATIC for t in unit.terms) or any(w in unit.text for w in _PHATIC if not w.isascii())
 
 
 def _lasting(unit: Unit) -> bool:
