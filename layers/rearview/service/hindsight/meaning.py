@@ -21,9 +21,8 @@ import numpy as np
 
 from rearview.domain.hindsight import EvidenceCluster
 from rearview.domain.memory import Episode, Kind
-from rearview.service.hindsight.phrases import _FILLER, _PHATIC
-from rearview.service.voice import STANDING as _STANDING
-from rearview.service.voice import Unit, frame_terms, units_of
+from rearview.service.hindsight.phrases import FILLER, PHATIC
+from rearview.service.voice import STANDING, Unit, frame_terms, units_of
 from rearview.text_analysis import CJK_FUNCTION_CHARS, is_cjk
 
 Embed = Callable[[list[str]], np.ndarray]
@@ -94,7 +93,7 @@ def _constituents(unit: Unit) -> list[str]:
     out = []
     for term in unit.signed_terms:
         bare = term.lstrip("-")
-        if bare in _FILLER or bare in _PHATIC or bare in frame_terms() or bare in ("user", "agent", "用户"):
+        if bare in FILLER or bare in PHATIC or bare in frame_terms() or bare in ("user", "agent", "用户"):
             continue
         if bare.isdigit() and len(bare) < 2:
             continue
@@ -251,11 +250,11 @@ _LASTING = re.compile(
 
 def _social(unit: Unit) -> bool:
     """A clause of social talk ("thanks, have a good weekend"): it says nothing lasting of the user."""
-    return any(t in _PHATIC for t in unit.terms) or any(w in unit.text for w in _PHATIC if not w.isascii())
+    return any(t in PHATIC for t in unit.terms) or any(w in unit.text for w in PHATIC if not w.isascii())
 
 
 def _lasting(unit: Unit) -> bool:
-    return bool(_LASTING.search(unit.episode.content) or _STANDING.search(unit.text))
+    return bool(_LASTING.search(unit.episode.content) or STANDING.search(unit.text))
 
 
 _HABIT_WORDS = re.compile(r"\b(?:again|usual|every|each|daily|weekly)\b|又|每|经常|照例", re.IGNORECASE)

@@ -21,7 +21,7 @@ _PUNCT_EDGES = " \t\n,.;:!?，。；：！？、\"'()[]{}-–—"
 
 
 # Chat filler that says nothing about what a request is about (on top of the search stop words).
-_FILLER = frozenset(
+FILLER = frozenset(
     [
         "pls",
         "plz",
@@ -72,7 +72,7 @@ _FILLER = frozenset(
 
 # Social talk: thanks, praise, farewells and cheering that carry no preference or fact, however often repeated
 # ("Take care!", "Thanks, your support means a lot", "Wow, that's amazing"). Not counted as a phrase's content.
-_PHATIC = frozenset(
+PHATIC = frozenset(
     [
         "appreciate",
         "appreciated",
@@ -133,12 +133,12 @@ _PHATIC = frozenset(
 
 def content_terms(text: str) -> list[str]:
     """The words that say what a text is about: query terms without chat filler."""
-    return [t for t in query_terms(text) if t not in _FILLER]
+    return [t for t in query_terms(text) if t not in FILLER]
 
 
 def substantive_terms(text: str) -> list[str]:
     """Content terms that are not social talk: what a phrase must have enough of to be worth stating."""
-    return [t for t in content_terms(text) if t not in _PHATIC]
+    return [t for t in content_terms(text) if t not in PHATIC]
 
 
 def tidy_phrase(phrase: str) -> str:
