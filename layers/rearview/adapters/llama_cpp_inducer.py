@@ -11,7 +11,9 @@ The model is loaded on the first cluster, once per process, under a lock (llama.
 
 from __future__ import annotations
 
+import copy
 import logging
+import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -66,7 +68,7 @@ class LlamaCppInducer:
                     messages=messages,
                     temperature=0.0,
                     max_tokens=self.max_tokens,
-                    response_format={"type": "json_object", "schema": ANSWER_SCHEMA},
+                    response_format={"type": "json_object", "schema": _schema_for(turns)},
                 )
             except ValueError as exc:  # a prompt longer than the context, among others
                 raise NoReply(f"llama.cpp: {exc}"[:200]) from None
@@ -77,3 +79,19 @@ class LlamaCppInducer:
             tokens=int(usage.get("total_tokens") or 0),
             cut_off=choice.get("finish_reason") == "length",
         )
+
+
+_EPISODE_ID = re.compile(r'"id": "([^"]+)"')
+
+
+def _schema_for(turns: Sequence[Turn]) -> dict[str, Any]:
+    """The answer's schema with the group's own episode ids as the only provenance the grammar lets through: a
+    small model otherwise cites its worked example's."""
+    ids = list(dict.fromkeys(_EPISODE_ID.findall(turns[0].text))) if turns else []
+    if not ids:
+        return ANSWER_SCHEMA
+    schema = copy.deepcopy(ANSWER_SCHEMA)
+    memory = schema["properties"]["memory"]["anyOf"][1]
+    provenance = {"type": "array", "items": {"enum": ids}, "minItems": 1, "maxItems": len(ids)}
+    memory["properties"]["provenance"] = provenance
+    return schema
