@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # One virtual environment; a stamp per set of extras records what it holds (the full set includes the run set).
 RUN_EXTRAS := onnx,local,embedded,mcp,llm
-ALL_EXTRAS := onnx,local,embedded,aws,emulate,mcp,infra,llm,client,dev
+ALL_EXTRAS := onnx,local,embedded,aws,emulate,mcp,infra,llm,client,langgraph,langchain,openai-agents,crewai,dev
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed-all
 # test-fast runs the contract suites on these backends only: the fakes and SQLite (as set up by default, with
@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed-all
 FAST_BACKENDS := memory,sqlite,sqlite-large,sqlite-replica,rules,fake
 
 PHONY_EMULATE := emulate emulate-template
-.PHONY: $(PHONY_EMULATE) ts-client venv local-llm run test test-py313 test-fast test-long lint bench bench-locomo bench-chatlog bench-latency bench-peers clean layer synth synth-check deploy opensearch opensearch-stop
+.PHONY: $(PHONY_EMULATE) ts-client venv local-llm run test test-py313 test-fast test-long lint bench bench-locomo bench-chatlog bench-memorybank bench-crosslingual bench-offtopic bench-latency bench-peers clean layer synth synth-check deploy opensearch opensearch-stop
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,7 +41,8 @@ $(LLM_STAMP): pyproject.toml $(STAMP)
 
 local-llm: $(LLM_STAMP)
 
-## Start the local server on the embedded backend (SQLite in ./.rearview, offline MiniLM embedder).
+## Start the local server on the embedded backend (SQLite in ./.rearview, offline MiniLM embedder); its banner
+## lists the inspector (/ui) and the MCP endpoint (/mcp).
 run: $(RUN_STAMP)
 	$(BIN)/rearview serve
 
@@ -59,8 +60,24 @@ $(EMULATE_TEMPLATE): $(STAMP) $(shell find infra/app.py infra/cdk.json infra/rea
 
 emulate-template: $(EMULATE_TEMPLATE)
 
+## On Linux the functions run as on Lambda: python3.13 (PYTHON313) in isolated mode with only their code and a layer
+## built from the Lambda layer's lock for this machine's platform (build/emulate-layer-local); elsewhere on the
+## emulator's own interpreter. Either way each function calls moto with its role's credentials, which moto checks.
+EMULATE_LAYER_DIR := build/emulate-layer-local
+EMULATE_LAYER_STAMP := $(EMULATE_LAYER_DIR)/.built
+$(EMULATE_LAYER_STAMP): $(LAYER_STAMP)
+	$(BIN)/python infra/build_layer.py --out $(EMULATE_LAYER_DIR) --lock $(LAYER_DIR)/requirements.lock \
+		--platform manylinux2014_$(shell uname -m) --platform manylinux_2_28_$(shell uname -m)
+	touch $(EMULATE_LAYER_STAMP)
+
+ifeq ($(shell uname -s),Linux)
+emulate: $(EMULATE_TEMPLATE) $(EMULATE_LAYER_STAMP)
+	@test -n "$(PYTHON313)" || { echo "make emulate: the functions run on python3.13 (PYTHON313=/path/to/python3.13)" >&2; exit 1; }
+	$(BIN)/rearview emulate --template $(EMULATE_TEMPLATE) --python $(PYTHON313) --layer $(EMULATE_LAYER_DIR)/python
+else
 emulate: $(EMULATE_TEMPLATE)
 	$(BIN)/rearview emulate --template $(EMULATE_TEMPLATE)
+endif
 
 ## Run the whole test suite (as CI does), then the functions' tiers again on their Python (test-py313).
 test: $(STAMP) $(LLM_STAMP)
@@ -106,10 +123,10 @@ opensearch-stop: $(STAMP)
 
 ## ruff (with the complexity gate), mypy over the package, the tests and the benchmarks, and the import contracts.
 lint: $(STAMP)
-	$(BIN)/ruff check layers tests bench docs functions infra
-	$(BIN)/ruff format --check layers tests bench docs functions infra
+	$(BIN)/ruff check layers tests bench docs functions infra examples
+	$(BIN)/ruff format --check layers tests bench docs functions infra examples
 	$(BIN)/mypy
-	$(BIN)/mypy tests bench docs
+	$(BIN)/mypy tests bench docs examples
 	$(BIN)/lint-imports
 
 ## Regenerate the TypeScript client's types (clients/typescript/src/schema.ts) from the API's OpenAPI document, after
@@ -131,10 +148,29 @@ bench-chatlog: $(STAMP)
 	$(BIN)/python bench/chatgen.py --out $(CHATLOG_DIR)
 	$(BIN)/python bench/locomo.py --data $(CHATLOG_DIR)
 
+## MemoryBank, Chinese and English: bench/memorybank.py joins its dialogues with our evidence labels
+## (bench/data/memorybank_evidence.json) into .bench/memorybank-<lang>/, read like LoCoMo.
+MEMORYBANK_DATA ?= ../shared/benchmarks/memorybank
+bench-memorybank: $(STAMP)
+	$(BIN)/python bench/memorybank.py --data $(MEMORYBANK_DATA) --out .bench
+	$(BIN)/python bench/locomo.py --data .bench/memorybank-cn
+	$(BIN)/python bench/locomo.py --data .bench/memorybank-en
+
+## Facts told in one language and asked in the other (bench/data/crosslingual.json): top-1 and top-2 accuracy.
+bench-crosslingual: $(STAMP)
+	$(BIN)/python bench/crosslingual.py
+
+## no_relevant_memory on both sides: greetings and off-topic queries must get it, real questions must not, over the
+## MemoryBank namespaces and LoCoMo's.
+bench-offtopic: $(STAMP)
+	$(BIN)/python bench/memorybank.py --data $(MEMORYBANK_DATA) --out .bench
+	$(BIN)/python bench/offtopic.py --data .bench/memorybank-cn --data .bench/memorybank-en \
+		--data ../shared/benchmarks/locomo
+
 bench-latency: $(STAMP)
 	$(BIN)/python bench/recall_latency.py
 
-bench: bench-locomo bench-chatlog bench-latency
+bench: bench-locomo bench-chatlog bench-memorybank bench-latency
 
 ## Rearview side by side with LanceDB, Chroma and sqlite-vec (bench/peers.py). The peers install into their own
 ## environment, .venv-peers, never the project's; pysqlite3 brings a SQLite that loads extensions (sqlite-vec).
@@ -150,17 +186,15 @@ $(PEERS_STAMP):
 bench-peers: $(STAMP) $(PEERS_STAMP)
 	$(BIN)/python bench/peers.py
 
-## The Lambda layer: the rearview wheel and its `aws` and `mcp` extras, as PyPI wheels for the functions' platform
-## (python3.13 on arm64; Lambda's python3.13 runtime is Amazon Linux 2023, glibc 2.34). No Docker needed.
+## The Lambda layer: the rearview wheel and what the functions import (its `aws` and `mcp` extras, less what nothing
+## imports), as PyPI wheels for the functions' platform (python3.13 on arm64; Lambda's python3.13 runtime is Amazon
+## Linux 2023, glibc 2.34). No Docker needed. infra/build_layer.py says what goes in and what is pruned; it writes
+## the lock it resolved to build/layer/requirements.lock.
 LAYER_DIR := build/layer
 LAYER_PLATFORMS ?= manylinux2014_aarch64 manylinux_2_28_aarch64
 LAYER_STAMP := $(LAYER_DIR)/.built
-$(LAYER_STAMP): pyproject.toml $(shell find layers/rearview -name '*.py' -o -name '*.typed' 2>/dev/null) | $(BIN)/python
-	rm -rf $(LAYER_DIR) build/wheels
-	$(BIN)/pip wheel --quiet --no-deps --wheel-dir build/wheels .
-	$(BIN)/pip install --quiet --no-compile --target $(LAYER_DIR)/python --implementation cp --python-version 3.13 \
-		$(foreach p,$(LAYER_PLATFORMS),--platform $(p)) --only-binary=:all: \
-		"$$(ls build/wheels/rearview_memory-*.whl)[aws,mcp]"
+$(LAYER_STAMP): pyproject.toml infra/build_layer.py $(shell find layers/rearview -name '*.py' -o -name '*.typed' 2>/dev/null) | $(BIN)/python
+	$(BIN)/python infra/build_layer.py --out $(LAYER_DIR) $(foreach p,$(LAYER_PLATFORMS),--platform $(p))
 	touch $(LAYER_STAMP)
 
 layer: $(LAYER_STAMP)

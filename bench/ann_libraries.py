@@ -40,7 +40,7 @@ WIDTHS = (32, 64, 128, 256)
 
 def embed(data: Path, out: Path) -> None:
     """Turns (with the turn before them) and questions as MiniLM vectors, in `out`."""
-    from rearview.adapters.onnx_minilm_embedder import OnnxMiniLMEmbedder
+    from rearview.adapters.onnx_embedders.minilm import OnnxMiniLMEmbedder
 
     embedder = OnnxMiniLMEmbedder()
     texts: list[str] = []

@@ -147,7 +147,7 @@ def run_stream(setting: str, namespaces: int, episodes: int, work: Path, seed: i
     with local_consolidation(services) as worker:
         assert worker is not None
         timed = TimedJobs(worker, services)
-        services.attach_jobs(timed)
+        services.consolidation.attach(timed)
         monitor = threading.Thread(target=_monitor, args=(services, awaited, lock, stop), daemon=True)
         monitor.start()
         for i in range(episodes):

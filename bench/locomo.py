@@ -5,7 +5,7 @@ in order through the service write path as an episode (id = dia_id, occurred_at 
 entity); each question is asked verbatim with as_of = ask_ts. Only the question text and ask_ts reach the
 pipeline: gold ids, answers and categories are read by the scorer alone.
 
-    .venv/bin/python bench/locomo.py --data ../shared/benchmarks/locomo [--embedder minilm|hashing]
+    .venv/bin/python bench/locomo.py --data ../shared/benchmarks/locomo [--embedder minilm|e5|bge-en|bge-zh|hashing]
 """
 
 from __future__ import annotations
@@ -213,10 +213,22 @@ def audited(q: Question, state: ConvState) -> Question | None:
     return replace(q, gold=q.gold_audited, gold_sessions=tuple(sessions))
 
 
-def aggregate(scored: Sequence[Scored]) -> dict[str, dict[str, float]]:
+def category_names(path: Path) -> dict[int, str]:
+    """The categories and their names: those the gold rows name (`category_name`, as a benchmark in LoCoMo's shape
+    with categories of its own has them, such as bench/memorybank.py's), else LoCoMo's (CATEGORIES)."""
+    names: dict[int, str] = {}
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            if row.get("category_name"):
+                names[int(row["category"])] = row["category_name"]
+    return dict(sorted(names.items())) or dict(CATEGORIES)
+
+
+def aggregate(scored: Sequence[Scored], categories: dict[int, str] = CATEGORIES) -> dict[str, dict[str, float]]:
     """Mean of each metric per category and overall (1-5 and 1-4), with the question count as `n`."""
     groups: dict[str, list[Scored]] = {
-        f"{c} {name}": [s for s in scored if s.category == c] for c, name in CATEGORIES.items()
+        f"{c} {name}": [s for s in scored if s.category == c] for c, name in categories.items()
     }
     groups["overall 1-5"] = list(scored)
     groups["overall 1-4"] = [s for s in scored if s.category != 5]
@@ -258,9 +270,10 @@ def ask_recall(
 class Bench:
     """Ingests and asks, conversation by conversation, keeping every system's scores."""
 
-    def __init__(self, services: Services, clock: ManualClock) -> None:
+    def __init__(self, services: Services, clock: ManualClock, categories: dict[int, str] = CATEGORIES) -> None:
         self.s = services
         self.clock = clock
+        self.categories = categories
         self.scored: dict[str, list[Scored]] = {name: [] for name in SYSTEMS}
         self.scored_audited: dict[str, list[Scored]] = {name: [] for name in SYSTEMS}
         self.write_status: Counter[str] = Counter()
@@ -337,7 +350,7 @@ class Bench:
             self._keep("bm25-ws", q, [turn_ids[i] for i in order], plain, millis)
 
             started = time.perf_counter()
-            qvec = self.s.embedder.embed([q.question])[0]
+            qvec = self.s.embedder.embed_queries([q.question])[0]
             cands = self.s.index.vector_search(namespace, qvec, everything, TOP_K)
             millis = (time.perf_counter() - started) * 1000
             self._keep("vector", q, ids_of(cands), state, millis)
@@ -389,9 +402,12 @@ class _RememberedQueries:
         self.name, self.dim, self.relevance_floor = embedder.name, embedder.dim, embedder.relevance_floor
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embedder.embed(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if missing:
-            self._vectors.update(zip(missing, self._embedder.embed(missing), strict=True))
+            self._vectors.update(zip(missing, self._embedder.embed_queries(missing), strict=True))
         return np.stack([self._vectors[t] for t in texts])
 
 
@@ -433,17 +449,18 @@ def run_ablations(
 def ablation_table(ablations: dict[str, dict[str, Any]]) -> str:
     """One row an ablation: the overall figures, R@10's change against the defaults, and R@10 per category."""
     defaults = next(iter(ablations.values()))["by_category"]["overall 1-5"]["R@10"]
+    labels = category_labels(next(iter(ablations.values()))["by_category"])
     rows: list[list[object]] = []
     for name, result in ablations.items():
         agg = result["by_category"]
         overall = agg["overall 1-5"]
-        per_category = [agg[f"{c} {label}"]["R@10"] for c, label in CATEGORIES.items()]
+        per_category = [agg[label]["R@10"] for label in labels]
         rows.append(
             [name, overall["R@10"], overall["R@10"] - defaults, overall["R@25"], overall["nDCG@10"], *per_category,
              result["latency_ms"]["p50"]]
         )  # fmt: skip
     return format_table(
-        ["ablation", "R@10", "dR@10", "R@25", "nDCG@10", *(f"R@10 {label}" for label in CATEGORIES.values()), "p50 ms"],
+        ["ablation", "R@10", "dR@10", "R@25", "nDCG@10", *category_headers(labels), "p50 ms"],
         rows,
         title="== ablations: the pipeline with one stage undone (same store, access counts frozen) ==",
     )
@@ -452,18 +469,29 @@ def ablation_table(ablations: dict[str, dict[str, Any]]) -> str:
 def audited_table(audited_evidence: dict[str, Any]) -> str:
     """Every system on the audit's corrected evidence: how much of what looks missed is mislabelled gold."""
     rows: list[list[object]] = []
+    labels = category_labels(next(iter(audited_evidence["systems"].values())))
     for name, agg in audited_evidence["systems"].items():
         overall = agg["overall 1-5"]
-        per_category = [agg[f"{c} {label}"]["R@10"] for c, label in CATEGORIES.items()]
+        per_category = [agg[label]["R@10"] for label in labels]
         rows.append([name, int(overall["n"]), overall["R@10"], overall["R@25"], overall["nDCG@10"], *per_category])
     return format_table(
-        ["system", "n", "R@10", "R@25", "nDCG@10", *(f"R@10 {label}" for label in CATEGORIES.values())],
+        ["system", "n", "R@10", "R@25", "nDCG@10", *category_headers(labels)],
         rows,
         title=(
             f"== on the audited evidence (gold_dia_ids_audited, {audited_evidence['questions_changed']} questions' "
             "evidence corrected; the targets above use gold_dia_ids) =="
         ),
     )
+
+
+def category_labels(by_category: dict[str, dict[str, float]]) -> list[str]:
+    """The per-category rows of an aggregate ("2 temporal", ...), without the overall ones."""
+    return [label for label in by_category if not label.startswith("overall")]
+
+
+def category_headers(labels: Sequence[str]) -> list[str]:
+    """The column headers of the per-category rows: R@10 and the category name."""
+    return [f"R@10 {label.split(' ', 1)[1]}" for label in labels]
 
 
 def system_table(name: str, agg: dict[str, dict[str, float]]) -> str:
@@ -499,7 +527,7 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
     reranker = services.recaller.reranker
     changes = ablation_changes(services, args.skip_ablation)
     services.embedder.embed(["warm up the embedder before anything is timed"])
-    bench = Bench(services, clock)
+    bench = Bench(services, clock, category_names(args.data / "locomo10_gold.jsonl"))
     states: dict[str, ConvState] = {}
     ablations: dict[str, list[Scored]] = {}
     try:
@@ -542,7 +570,8 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
             "reasons": dict(bench.write_reasons),
         },
         "systems": {
-            name: {"by_category": aggregate(rows), "latency_ms": latency(rows)} for name, rows in bench.scored.items()
+            name: {"by_category": aggregate(rows, bench.categories), "latency_ms": latency(rows)}
+            for name, rows in bench.scored.items()
         },
         "no_relevant_memory": bench.no_relevant,
         "load_average_at_end": os.getloadavg(),
@@ -566,10 +595,10 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
     }
     results["audited_evidence"] = {
         "questions_changed": sum(1 for q in questions if q.conv in states and q.gold_audited != q.gold),
-        "systems": {name: aggregate(rows) for name, rows in bench.scored_audited.items()},
+        "systems": {name: aggregate(rows, bench.categories) for name, rows in bench.scored_audited.items()},
     }
     results["ablations"] = {
-        name: {"by_category": aggregate(rows), "latency_ms": latency(rows), "change": changes[name]}
+        name: {"by_category": aggregate(rows, bench.categories), "latency_ms": latency(rows), "change": changes[name]}
         for name, rows in ablations.items()
     }
     results["folds"] = folds_figures(args.folds, [c for c in convs if c in states], questions, ablations, bench)
@@ -609,7 +638,7 @@ def targets_table(by_category: dict[str, dict[str, float]]) -> str:
     for metric, target in TARGETS.items():
         rows.append([f"{metric} overall 1-5", overall[metric], f">= {target}", _verdict(overall[metric] >= target)])
     for name, metrics in by_category.items():
-        if not name.startswith("overall"):
+        if not name.startswith("overall") and metrics["n"]:
             value = metrics["R@10"]
             rows.append([f"R@10 {name}", value, f">= {CATEGORY_R10_TARGET}", _verdict(value >= CATEGORY_R10_TARGET)])
     met = sum(1 for row in rows if row[3] == "met")
@@ -719,7 +748,7 @@ def folds_report(figures: dict[str, Any]) -> str:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, required=True, help="directory with locomo10_turns/gold.jsonl")
-    parser.add_argument("--embedder", choices=["minilm", "hashing"], default="minilm")
+    parser.add_argument("--embedder", choices=["minilm", "e5", "bge-en", "bge-zh", "hashing"], default="minilm")
     parser.add_argument(
         "--reranker",
         choices=["none", "bedrock", "onnx"],

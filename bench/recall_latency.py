@@ -284,10 +284,13 @@ class PrecomputedQueryEmbedder:
         self.misses = 0
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         if texts and all(t in self._cache for t in texts):
             self.hits += len(texts)
             return np.stack([self._cache[t] for t in texts])
-        vectors = self.inner.embed(texts)
+        vectors = self.inner.embed_queries(texts)
         if self.recording:
             self._cache.update(zip(texts, vectors, strict=True))
         else:

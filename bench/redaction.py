@@ -1,5 +1,6 @@
 """Redaction: detection recall on a labelled corpus of secrets and personal numbers (bench/redaction_corpus.py:
-synthetic values, 54 types), and false positives on LoCoMo's 5,882 conversation turns (text with no secret in it),
+synthetic values, 54 types, and the 6 forms issue 40 found missed), sentences that must stay unchanged (the
+over-redactions it found), and false positives on LoCoMo's 5,882 conversation turns (text with no secret in it),
 for Rearview's detector and, in the same run, the libraries it was compared with where they are installed.
 
 An item counts as found when no 8 characters in a row of its value (all of it, if shorter) survive in the text the
@@ -29,7 +30,7 @@ from pathlib import Path
 from metrics import format_table
 from rearview.service.redaction import find_secrets, redact_text
 from rearview.service.redaction.normalise import normalise
-from redaction_corpus import Item, corpus
+from redaction_corpus import Item, clean_corpus, corpus, hardening_corpus
 
 Detector = Callable[[str], str]  # text -> the text as the detector leaves it
 WINDOW = 8
@@ -144,36 +145,54 @@ def datafog_regex() -> Detector | None:
     return detect
 
 
-def recall_table(detectors: dict[str, Detector], items: list[Item]) -> tuple[str, str]:
+def recall_table(detectors: dict[str, Detector], items: list[Item], extra: list[Item]) -> tuple[str, str]:
+    """Recall per family on `items` (the labelled corpus), then on `extra` (issue 40's forms), and per type."""
     found: dict[str, Counter[str]] = {name: Counter() for name in detectors}
     totals: Counter[str] = Counter()
     families: dict[str, str] = {}
     millis: dict[str, float] = {}
     for name, detect in detectors.items():
         start = time.perf_counter()
-        for item in items:
+        for item in [*items, *extra]:
             if not leaked(item.value, detect(item.text)):
                 found[name][item.kind] += 1
-        millis[name] = (time.perf_counter() - start) * 1000 / len(items)
-    for item in items:
+        millis[name] = (time.perf_counter() - start) * 1000 / (len(items) + len(extra))
+    for item in [*items, *extra]:
         totals[item.kind] += 1
         families[item.kind] = item.family
     names = list(detectors)
     rows: list[list[object]] = []
+    base = list(dict.fromkeys(item.kind for item in items))
     for family in ("secret", "pii"):
-        kinds = [k for k in totals if families[k] == family]
+        kinds = [k for k in base if families[k] == family]
         n = sum(totals[k] for k in kinds)
         rows.append(
             [f"{family} ({len(kinds)} types, {n} items)", *(sum(found[d][k] for k in kinds) / n for d in names)]
         )
     rows.append(
-        [f"all ({len(totals)} types, {len(items)} items)", *(sum(found[d].values()) / len(items) for d in names)]
+        [f"all ({len(base)} types, {len(items)} items)", *(sum(found[d][k] for k in base) / len(items) for d in names)]
     )
+    forms = list(dict.fromkeys(item.kind for item in extra))
+    rows.append(
+        [f"issue 40 forms ({len(forms)} types, {len(extra)} items)",
+         *(sum(found[d][k] for k in forms) / max(1, len(extra)) for d in names)]
+    )  # fmt: skip
     rows.append(["ms per item", *(millis[d] for d in names)])
     summary = format_table(["recall", *names], rows, "Detection recall on the labelled corpus")
     per_type = [[kind, totals[kind], *(f"{found[d][kind]}/{totals[kind]}" for d in names)] for kind in totals]
     detail = format_table(["type", "items", *names], per_type, "Found per type")
     return summary, detail
+
+
+def clean_table(detectors: dict[str, Detector], items: list[Item]) -> str:
+    """Sentences that must come back unchanged: how many each detector changes, per label."""
+    kinds = list(dict.fromkeys(item.kind for item in items))
+    rows = [
+        [kind, sum(i.kind == kind for i in items),
+         *(sum(detect(i.text) != i.text for i in items if i.kind == kind) for detect in detectors.values())]
+        for kind in kinds
+    ]  # fmt: skip
+    return format_table(["sentences", "n", *detectors], rows, "Sentences changed that must stay (over-redaction)")
 
 
 def locomo_turns(data: Path) -> list[str]:
@@ -219,11 +238,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name}: not installed, left out", file=sys.stderr)
             else:
                 detectors[name] = detector
-    items = corpus()
-    summary, detail = recall_table(detectors, items)
+    items, extra = corpus(), hardening_corpus()
+    summary, detail = recall_table(detectors, items, extra)
     print(summary)
     print()
     print(detail)
+    print()
+    print(clean_table(detectors, clean_corpus()))
     print()
     turns = locomo_turns(args.data)
     print(false_positive_table(detectors, turns, args.show))
@@ -231,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(screen_table({"LoCoMo turns": turns, "labelled corpus": [item.text for item in items]}))
     missed = defaultdict(list)
-    for item in items:
+    for item in [*items, *extra]:
         if leaked(item.value, ours(item.text)):
             missed[item.kind].append(unicodedata.normalize("NFC", item.text)[:100])
     if missed:

@@ -6,6 +6,12 @@ or the issuer's published rule (so a detector that validates checksums is tested
 an agent might be told, in English or Chinese, holding one value; some are written as people obfuscate them
 (split by zero-width spaces, in full-width characters, inside a URL, in words). `corpus()` returns the same items
 on every run.
+
+`hardening_corpus()` holds the forms a red-team pass found missed (issue 40: vendor keys split by spaces or written
+with Cyrillic look-alikes, card numbers grouped by dots, "the password for X is ...", national ids written in
+groups without a label, short base64), from a seed of its own so the items above stay as they are, and
+`clean_corpus()` the sentences that must come back unchanged (the over-redactions it found: "the password is
+expired"), each labelled with what it tests.
 """
 
 from __future__ import annotations
@@ -366,3 +372,146 @@ def corpus(per_type: int = PER_TYPE, seed: int = SEED) -> list[Item]:
             value = make_number(rng)
             items.append(Item(kind, "pii", value, templates[i % len(templates)].format(value)))
     return items
+
+
+# --- issue 40: the forms found missed, and sentences that must stay ----------------------------------------------
+
+HARDENING_SEED = 40
+_CYRILLIC = {"A": "\u0410", "K": "\u041a", "p": "\u0440", "s": "\u0455", "e": "\u0435", "o": "\u043e"}
+
+
+def _split(value: str, rng: random.Random) -> str:
+    """The value in chunks of 3 to 6 characters joined by single spaces."""
+    chunks, at = [], 0
+    while at < len(value):
+        size = rng.randint(3, 6)
+        chunks.append(value[at : at + size])
+        at += size
+    return " ".join(chunks)
+
+
+def _lookalike(value: str) -> str:
+    return "".join(_CYRILLIC.get(c, c) for c in value)
+
+
+def _base64(rng: random.Random) -> str:
+    import base64
+
+    while True:
+        raw = bytes(rng.randrange(256) for _ in range(rng.choice([10, 11, 13, 14, 16, 17, 19, 20])))
+        value = base64.b64encode(raw).decode("ascii")
+        if any(c.isupper() for c in value) and any(c.islower() for c in value):
+            return value
+
+
+def _spaced_id(rng: random.Random) -> str:
+    kind = rng.choice(["cn", "kr", "es", "br"])
+    if kind == "cn":
+        number = _cn_ric(rng)
+        return f"{number[:6]} {number[6:14]} {number[14:]}"
+    if kind == "kr":
+        return _rrn(rng).replace("-", " ")
+    if kind == "es":
+        number = _dni(rng)
+        return f"{number[:8]} {number[8:]}"
+    digits = "".join(c for c in _cpf(rng) if c.isdigit())
+    return f"{digits[:3]} {digits[3:6]} {digits[6:9]} {digits[9:]}"
+
+
+HARDENING: dict[str, tuple[str, Callable[[random.Random], str], tuple[str, ...]]] = {
+    "split_by_spaces": (
+        "secret",
+        lambda r: _split(
+            r.choice(
+                [
+                    SECRETS["aws_access_key"],
+                    SECRETS["stripe_secret"],
+                    SECRETS["github_pat"],
+                    SECRETS["openai_key"],
+                    SECRETS["slack_bot_token"],
+                ]
+            )(r),
+            r,
+        ),
+        ("the key is {} (typed from the screen)", "paste {} into the config", "token: {}"),
+    ),  # fmt: skip
+    "cyrillic_lookalike": (
+        "secret",
+        lambda r: _lookalike(r.choice([SECRETS["aws_access_key"], SECRETS["stripe_secret"], SECRETS["github_pat"]])(r)),
+        ("please use {} for the integration", "I stored the token {} in the vault yesterday"),
+    ),
+    "card_with_dots": (
+        "pii",
+        lambda r: _group(_luhn_number(r, r.choice(["4", "51", "6011"]), 16), (4, 4, 4, 4), "."),
+        ("charge it to my card {}, expiry 04/29", "card number {} for the booking"),
+    ),
+    "password_for_something": (
+        "secret",
+        lambda r: _mixed(r, 10) + r.choice(["", "!", "#"]),
+        (
+            "the password for the router is {}",
+            "my password for gmail is {}.",
+            "the wifi password for the office was {}",
+        ),
+    ),
+    "spaced_national_id": (
+        "pii",
+        _spaced_id,
+        ("{} is on the form", "here it is: {}", "write {} in the box"),
+    ),
+    "short_base64": (
+        "secret",
+        _base64,
+        ("the value was {} in the header", "my token is {}", "set it to {} and restart"),
+    ),
+}
+
+
+def hardening_corpus(per_type: int = PER_TYPE, seed: int = HARDENING_SEED) -> list[Item]:
+    """The forms issue 40 found missed: `per_type` of each, the same on every run."""
+    rng = random.Random(seed)
+    items: list[Item] = []
+    for kind, (family, make, templates) in HARDENING.items():
+        for i in range(per_type):
+            value = make(rng)
+            items.append(Item(kind, family, value, templates[i % len(templates)].format(value)))
+    return items
+
+
+# Sentences that hold a word redaction looks for and nothing to hide: each must come back unchanged.
+CLEAN: dict[str, tuple[str, ...]] = {
+    "password_state": (
+        "the password is expired",
+        "the password is expired.",
+        "The password is expired!",
+        "my password was changed yesterday.",
+        "the password for the wifi is on the fridge",
+        "the PIN is required at the door",
+        "my passcode was reset",
+    ),
+    "labels_in_prose": (
+        "the key is in the drawer",
+        "the token is valid for an hour",
+        "my secret is safe with you",
+        "I noticed a spiderman pin on your purse. Is Spider-Man your favorite superhero?",
+        "the bearer of bad tidings arrived late",
+        "the api key is rotated every Sunday",
+    ),
+    "numbers_in_prose": (
+        "version 1.2.3.4 of the app shipped",
+        "we met at 10.30 on 12.04.2024",
+        "room 4111, floor 2, call 555 0100",
+        "a == b when both are 1.0",
+        "the score was 3-2 after 90 minutes",
+    ),
+    "scripts": (
+        "Привет, как дела? Встречаемся в 10 часов.",
+        "Καλημέρα, τα λέμε αύριο στις 9.",
+        "我们下周三在上海见面，地址是南京路 100 号",
+    ),
+}
+
+
+def clean_corpus() -> list[Item]:
+    """The sentences that must stay as they are (value "": nothing to hide)."""
+    return [Item(kind, "clean", "", text) for kind, texts in CLEAN.items() for text in texts]

@@ -25,12 +25,13 @@ import aws_cdk as cdk  # noqa: E402
 from rearview_infra.nag import add_checks  # noqa: E402
 from rearview_infra.stack import RearviewProps, RearviewStack  # noqa: E402
 
-# The deployments worth checking apart: the default, with a customer-managed key, the managed-domain flavour, and
-# with CloudFront and its WAF in front of the API.
+# The deployments worth checking apart: the default, with a customer-managed key, the managed-domain flavour, the
+# one without a search cluster (the cheapest floor), and with CloudFront and its WAF in front of the API.
 VARIANTS: dict[str, dict[str, str]] = {
     "default": {},
     "kms": {"rearview:kmsKey": "true", "rearview:alarmEmail": "ops@example.com"},
     "domain": {"rearview:search": "domain", "rearview:retainData": "false", "rearview:reservedConcurrency": "none"},
+    "table": {"rearview:search": "table", "rearview:snapStart": "none"},
     "waf": {"rearview:waf": "true", "rearview:wafRateLimit": "1000"},
 }
 CFN_LINT_IGNORED = ("W3005",)

@@ -5,8 +5,11 @@ It authenticates only (unknown, malformed, revoked, expired -> not authorized, w
 403/401 without invoking a function). It does not look at the path: API Gateway caches the answer by identity
 source (the Authorization header) for a short TTL, so a path-dependent answer would be replayed for other paths.
 The functions check the namespace and the permission against the context on every request (defence in depth,
-rearview.api.http), and count the request against the key's limit. Keys come from the single DynamoDB table
-(DynamoDBKeyStore); no embedder, store or index is built here, so a cold start costs one boto3 client.
+rearview.api.http), and count the request against the key's limit. Keys come from the single DynamoDB table,
+through the composition root (`rearview.bootstrap.build_dynamodb_key_store`) like every other function's parts; no
+embedder, store or index is built here, so a cold start costs one boto3 client. The composition root is imported on
+the first invocation, not at init (it imports every service: about 0.36 s of CPU more than the key store alone,
+which SnapStart's snapshot holds loaded; see infra/README.md, "Cold starts").
 
 Behind the optional WAF with `rearview:wafOriginOnly`, it first checks the secret header CloudFront adds
 (`x-rearview-origin`, the secret named by REARVIEW_AWS__ORIGIN_SECRET_ARN, a second identity source): a request to
@@ -23,7 +26,6 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from rearview.adapters.dynamodb import DynamoDBKeyStore
 from rearview.api import snapstart
 from rearview.api.routes import EDGE_ORIGIN_HEADER
 from rearview.api.snapstart import AUTHORIZER_MODULES
@@ -33,28 +35,26 @@ from rearview.service.access import AccessService
 from rearview.settings import Settings
 
 logger = Logger(service="rearview-authorizer")
-# With SnapStart, the snapshot holds the key store's modules and boto3 loaded; the client is built after a restore.
+# With SnapStart, the snapshot holds the composition root, the key store's modules and boto3 loaded; the client is
+# built after a restore.
 snapstart.register(lambda: snapstart.prime(AUTHORIZER_MODULES, optional=()))
 
 
 @cache
 def access_service() -> AccessService:
     """Built once per cold start, from the environment (REARVIEW_AWS__TABLE_NAME, REARVIEW_API_TOKEN)."""
+    from rearview import bootstrap
+
     settings = Settings()
-    keys = DynamoDBKeyStore(settings.aws.table_name, settings=settings.aws)
-    return AccessService(keys, SystemClock(), admin_token=settings.api_token)
+    return AccessService(bootstrap.build_dynamodb_key_store(settings), SystemClock(), admin_token=settings.api_token)
 
 
 @cache
 def origin_secret() -> str | None:
     """The value CloudFront sends in EDGE_ORIGIN_HEADER, read once per cold start; None when not configured."""
-    settings = Settings()
-    arn = settings.aws.origin_secret_arn
-    if not arn:
-        return None
-    from rearview.adapters.aws_clients import boto3_client
+    from rearview import bootstrap
 
-    return str(boto3_client("secretsmanager", settings.aws).get_secret_value(SecretId=arn)["SecretString"])
+    return bootstrap.read_origin_secret(Settings())
 
 
 def through_the_edge(event: Mapping[str, Any], secret: str | None) -> bool:

@@ -9,7 +9,8 @@ gradually (`deployment.py`).
 | index_sync           | table stream             | r (***)             | on-failure; send: jobs | write  | -         |
 | recall               | HTTP: recall, get, stats | r, w (*)            | -                      | read   | embed(**) |
 | forget               | HTTP + retention sched.  | r, w, d             | -                      | -      | -         |
-| consolidate          | HTTP + schedule          | r, w, d (++)        | send: jobs             | read   | embed,LLM |
+| erase                | HTTP: namespace erase    | r, w, d, scan (+)   | -                      | delete | -         |
+| consolidate          | HTTP + schedule          | r, w, d (++)        | send: jobs             | -      | embed,LLM |
 | consolidation_worker | jobs (FIFO)              | r, w, d (++)        | take; send: its DLQ    | -      | (+++)     |
 | mcp                  | HTTP: POST /mcp          | r, w, d             | send: write, jobs      | read   | all (**)  |
 | authorizer           | API Gateway authorizer   | r `APIKEY#*`        | -                      | -      | -         |
@@ -21,13 +22,15 @@ BatchWriteItem (only ever deletes); scan Scan. Every statement but the authorize
 namespaces (`NS#*`), the consolidation index's shards (`UC#*`), the embedder record (`META`), the retention
 policies (`RETENTION`) and the namespace listing's index partition (`NAMESPACES`) by a `dynamodb:LeadingKeys`
 condition: no data function can read or forge an API key.
-(+) write manages API keys (`APIKEY#*`, listed with a filtered Scan).
+(+) write manages API keys (`APIKEY#*`, listed with a filtered Scan); erase revokes the keys whose whole scope it
+erased (listed the same way), and writes each erased namespace's mark (`ERASED`, read by the write worker).
 (*) recall writes access counts and the namespace's recall statistics. (**) and rerank, when a rerank model is
 deployed (`rearview:rerankModel`). (***) for Hindsight's triggers (the namespace's unconsolidated count, its recent
 outcomes); it never writes. (++) a run's lease is released with DeleteItem. (+++) embed; the induction model only with
-`rearview:inducer=bedrock`. Index writes happen only in index_sync: forget and consolidation change DynamoDB, and
-the stream carries it over. The namespace is the tenant, and every function serves every tenant: which tenant a
-request may touch is checked in code on every request, which IAM cannot express for one role.
+`rearview:inducer=bedrock`. Index writes happen in index_sync (forget and consolidation change DynamoDB, and the
+stream carries it over) and in erase, which also deletes a namespace's documents by query. The namespace is the
+tenant, and every function serves every tenant: which tenant a request may touch is checked in code on every
+request, which IAM cannot express for one role.
 
 The consolidation queue's senders are the functions that detect triggers: the write worker (after each write), the
 stream (writes from any path, sessions the TTL ended), the write and mcp functions (a session ended by its caller)
@@ -80,6 +83,7 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
     FunctionSpec("index_sync", "DynamoDB stream -> OpenSearch upserts and deletes", 60, 512, 10),
     FunctionSpec("recall", "Hybrid recall, get memory, stats", 15, 1024, 40),
     FunctionSpec("forget", "Forget by id, session or filter, with cascade; sweeps retention hourly", 28, 512, 5),
+    FunctionSpec("erase", "Erases a namespace or a subtree: table, index, and the keys whose scope went", 28, 512, 2),
     # Over HTTP a run of one namespace, which may outlast API Gateway's 30 s: the run still completes and is
     # recorded. On the schedule it only enqueues.
     FunctionSpec("consolidate", "Consolidates a namespace on request; enqueues the scheduled jobs", 300, 1024, 5),
@@ -115,8 +119,9 @@ def default_reserved_concurrency() -> dict[str, int]:
     return {spec.name: spec.reserved for spec in FUNCTION_SPECS if spec.reserved is not None}
 
 
-# Functions that search the index, embed queries or texts, and summarise clusters.
-_SEARCHERS = ("write_worker", "recall", "consolidate", "mcp")
+# Functions that search the index (recall and brief, the write path's near-duplicate search; consolidation does not),
+# embed queries or texts, and summarise clusters.
+_SEARCHERS = ("write_worker", "recall", "mcp")
 _EMBEDDERS = ("write_worker", "recall", "consolidate", "consolidation_worker", "mcp")
 _SUMMARISERS = ("consolidate", "mcp")
 # Functions that answer recalls, and so call the rerank model when one is deployed.
@@ -132,6 +137,7 @@ TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
     "index_sync": _READ,
     "recall": (*_READ, *_WRITE),
     "forget": (*_READ, *_WRITE, *_DELETE),
+    "erase": (*_READ, *_WRITE, *_DELETE, "dynamodb:Scan"),
     "consolidate": (*_READ, *_WRITE, *_DELETE),
     "consolidation_worker": (*_READ, *_WRITE, *_DELETE),
     "mcp": (*_READ, *_WRITE, *_DELETE),
@@ -147,8 +153,8 @@ QUOTA_LEADING_KEYS = ("QUOTA#*",)
 REQUEST_SERVERS: tuple[str, ...] = tuple(
     sorted({r.function for r in API_ROUTES if r.permission is not None} | {MCP_ROUTE.function})
 )
-# Only the write function manages API keys (the key routes).
-_KEY_MANAGERS = ("write",)
+# The functions that manage API keys: write (the key routes) and erase (it revokes the keys whose scope it erased).
+_KEY_MANAGERS = ("write", "erase")
 
 # Only these put messages on the write queue, so only they are told its URL: with a queue configured,
 # `Services.submit` accepts instead of storing, which the worker must never do.
@@ -285,6 +291,8 @@ class RearviewFunctions(Construct):
         for name in _SEARCHERS:
             search.grant_read(fn[name])
         search.grant_write(fn["index_sync"])
+        # The erase deletes a namespace's documents at once (the stream would, one record at a time).
+        search.grant_delete_documents(fn["erase"])
         search.grant_create_index(fn["index_setup"])
         for name in _EMBEDDERS:
             _grant_invoke(fn[name], models.embedding_model)
@@ -384,6 +392,9 @@ class RearviewFunctions(Construct):
             tracing=lambda_.Tracing.ACTIVE,
             log_group=log_group,
             reserved_concurrent_executions=self.options.reserved_concurrency.get(spec.name),
+            # Every published version is kept when the next replaces it, so `aws lambda update-alias
+            # --function-version <n>` can go back to any earlier release (infra/README.md, "Roll back").
+            current_version_options=lambda_.VersionOptions(removal_policy=RemovalPolicy.RETAIN),
             snap_start=lambda_.SnapStartConf.ON_PUBLISHED_VERSIONS if spec.name in self.options.snap_start else None,
         )
 
@@ -404,6 +415,8 @@ def _environments(
         "REARVIEW_LOG_LEVEL": options.log_level,
         "REARVIEW_AWS__REGION": Aws.REGION,
         "REARVIEW_AWS__TABLE_NAME": table.table_name,
+        # No endpoint: no cluster (rearview:search=table); the functions search the table itself.
+        "REARVIEW_AWS__SEARCH": "opensearch" if search.endpoint else "store",
         "REARVIEW_AWS__OPENSEARCH_ENDPOINT": search.endpoint,
         "REARVIEW_AWS__OPENSEARCH_SERVICE": search.service,
         "REARVIEW_AWS__OPENSEARCH_INDEX": opensearch_index,

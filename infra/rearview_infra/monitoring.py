@@ -1,6 +1,9 @@
 """Alarms, dashboards and the cost budget. Every alarm notifies one SNS topic (subscribe an address with
 `rearview:alarmEmail`); the functions' own alarms also roll a gradual deployment back (`deployment.py`).
 
+A 500 a function answers is no Lambda error, so the HTTP functions count their answers per version themselves, and a
+canary rolls back on `<Function>VersionServerErrorRate` (2 of 3 one-minute periods) as on the error rate.
+
 An alarm here means someone should look: rates and durations held over several periods, not one error in five
 minutes. What each watches, and over how long:
 
@@ -9,6 +12,7 @@ minutes. What each watches, and over how long:
 | `ApiServerErrorRate` | 5xx over 5 % of at least 20 requests, in 2 of 3 five-minute periods |
 | `ApiLatencyP99` | p99 over `API_P99_MS` in 3 five-minute periods in a row |
 | `<Function>ErrorRate` | errors over 5 % of at least 5 invocations of the `live` alias, 2 of 3 periods |
+| `<Function>VersionServerErrorRate` | HTTP functions: 5xx over 5 % of at least 5 requests to the alias's new version |
 | `<Function>Throttles` | throttles in 3 periods in a row (reserved concurrency reached: the flood ceiling held) |
 | `<Function>DurationP99` | p99 duration over 80 % of the timeout, 3 periods in a row |
 | `TableThrottles`, `TableSystemErrors` | DynamoDB throttled requests or system errors, 2 of 3 periods |
@@ -51,13 +55,16 @@ _PERIOD = Duration.minutes(5)
 METRICS_NAMESPACE = "Rearview"
 # The metric of searches the store answered for the index (rearview.api.lambda_runtime.SEARCH_FALLBACK_METRIC).
 SEARCH_FALLBACK_METRIC = "SearchFallbacks"
+# The requests and 5xx answers per function version (rearview.api.lambda_runtime.count_by_version).
+VERSION_REQUESTS_METRIC = "VersionRequests"
+VERSION_SERVER_ERRORS_METRIC = "Version5xx"
 # The metric of requests refused by per-key throttling (rearview.api.lambda_runtime.THROTTLED_METRIC).
 THROTTLED_METRIC = "Throttled"
 # Refused requests per 5 minutes, sustained 15 minutes, worth a look: one a second. A key that hits its limit now
 # and then is throttling doing its job; a key refused this often is a flood or a client that ignores Retry-After.
 THROTTLED_ALARM_PER_PERIOD = 300
 # The functions that search (and so may fall back).
-SEARCHERS = ("write_worker", "recall", "consolidate", "mcp")
+SEARCHERS = ("write_worker", "recall", "mcp")
 ERROR_RATE_PERCENT = 5
 API_P99_MS = 5000
 WRITE_QUEUE_MAX_AGE = Duration.minutes(5)
@@ -197,6 +204,33 @@ class RearviewMonitoring(Construct):
                 datapoints=3,
             )
             self.function_alarms[name] = [errors, throttles]
+            if name in REQUEST_SERVERS:
+                self.function_alarms[name].append(self._version_server_errors(name, alias))
+
+    def _version_server_errors(self, name: str, alias: lambda_.Alias) -> cloudwatch.Alarm:
+        """The 5xx rate of the version the alias points at (the new one, during a canary): its own requests, counted
+        by the function with a `version` dimension (rearview.api.lambda_runtime.count_by_version)."""
+        dimensions = {"service": service_name(name), "version": alias.version.version}
+        period = Duration.minutes(1)
+
+        def count(metric: str) -> cloudwatch.Metric:
+            return cloudwatch.Metric(
+                namespace=METRICS_NAMESPACE, metric_name=metric, dimensions_map=dimensions, statistic="Sum",
+                period=period,
+            )  # fmt: skip
+
+        rate = cloudwatch.MathExpression(
+            expression="IF(requests >= 5, 100 * FILL(errors, 0) / requests, 0)",
+            using_metrics={"requests": count(VERSION_REQUESTS_METRIC), "errors": count(VERSION_SERVER_ERRORS_METRIC)},
+            label=f"{name} new version 5xx %",
+            period=period,
+        )
+        return self.alarm(
+            f"{construct_name(name)}VersionServerErrorRate",
+            rate,
+            ERROR_RATE_PERCENT,
+            f"{name}: over 5 % of the requests to its current version answered 5xx (rolls a canary back)",
+        )
 
     def _watch_queues(self, watched: Watched, options: MonitoringOptions) -> None:
         for label, queue in watched.dead_letter_queues.items():

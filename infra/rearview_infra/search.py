@@ -1,10 +1,11 @@
-"""The search index's home: an OpenSearch Serverless VECTORSEARCH collection (default) or, with the context
-flag `rearview:search=domain`, a managed OpenSearch domain.
+"""The search index's home: an OpenSearch Serverless VECTORSEARCH collection (default), with the context flag
+`rearview:search=domain` a single-node managed OpenSearch domain, or with `rearview:search=table` no cluster at all
+(`TableSearch`: each search reads the namespace's newest memories from the table and ranks them in the function).
 
 Both expose the same small surface to the stack: `endpoint`, `service` (the SigV4 service name the adapter
 signs for: `aoss` or `es`), `grant_read(grantee)` for functions that search, `grant_write(grantee)` for the
-one that maintains the index (index sync) and `grant_create_index(grantee)` for the one that provisions it at deploy
-(index_setup).
+one that maintains the index (index sync), `grant_delete_documents(grantee)` for the one that erases namespaces and
+`grant_create_index(grantee)` for the one that provisions it at deploy (index_setup).
 
 Both are kept when the stack is deleted unless `retain` is off (the memories' index is rebuilt from the table by
 `rearview reindex`, but rebuilding takes a while), and both encrypt with the deployment's customer-managed key when
@@ -22,12 +23,14 @@ from aws_cdk import aws_opensearchserverless as aoss
 from aws_cdk import aws_opensearchservice as opensearch
 from constructs import Construct
 
-SearchMode = Literal["serverless", "domain"]
+SearchMode = Literal["serverless", "domain", "table"]
 
 # Data-access permissions inside the collection (OpenSearch Serverless authorises twice: the IAM action
 # aoss:APIAccessAll on the collection, then this policy on indexes).
 _READ_PERMISSIONS = ("aoss:DescribeIndex", "aoss:ReadDocument")
 _WRITE_PERMISSIONS = (*_READ_PERMISSIONS, "aoss:CreateIndex", "aoss:UpdateIndex", "aoss:WriteDocument")
+# The erase: find a namespace's documents and delete them (delete by query), nothing of the index itself.
+_DELETE_PERMISSIONS = (*_READ_PERMISSIONS, "aoss:WriteDocument")
 # The deploy-time custom resource: create the index, or add the fields a newer mapping has (no documents).
 _CREATE_PERMISSIONS = ("aoss:DescribeIndex", "aoss:CreateIndex", "aoss:UpdateIndex")
 # People running `rearview reindex` may also drop the index to rebuild it.
@@ -43,6 +46,7 @@ class SearchBackend(Protocol):
     def service(self) -> Literal["aoss", "es"]: ...
     def grant_read(self, grantee: iam.IGrantable) -> None: ...
     def grant_write(self, grantee: iam.IGrantable) -> None: ...
+    def grant_delete_documents(self, grantee: iam.IGrantable) -> None: ...
     def grant_create_index(self, grantee: iam.IGrantable) -> None: ...
 
 
@@ -76,6 +80,7 @@ class ServerlessVectorCollection(Construct):
         self._index_name = index_name
         self._readers: list[iam.IPrincipal] = []
         self._writers: list[iam.IPrincipal] = []
+        self._deleters: list[iam.IPrincipal] = []
         self._creators: list[iam.IPrincipal] = []
         self._admins: tuple[str, ...] = admin_principal_arns
         stack = Stack.of(self)
@@ -155,6 +160,11 @@ class ServerlessVectorCollection(Construct):
         self._grant_api(grantee)
         self._writers.append(grantee.grant_principal)
 
+    def grant_delete_documents(self, grantee: iam.IGrantable) -> None:
+        """Erase namespaces: find and delete their documents."""
+        self._grant_api(grantee)
+        self._deleters.append(grantee.grant_principal)
+
     def grant_create_index(self, grantee: iam.IGrantable) -> None:
         """Provision the index at deploy: create it, or update its mapping."""
         self._grant_api(grantee)
@@ -170,6 +180,7 @@ class ServerlessVectorCollection(Construct):
         index_resource = [f"index/{self._name}/{self._index_name}*"]
         levels = (
             ("index sync: maintain the index", self._writers, _WRITE_PERMISSIONS),
+            ("erase: delete a namespace's documents", self._deleters, _DELETE_PERMISSIONS),
             ("index setup: create the index at deploy", self._creators, _CREATE_PERMISSIONS),
             ("functions that search", self._readers, _READ_PERMISSIONS),
             ("administrators: reindex and rebuild", self._admins, _ADMIN_PERMISSIONS),
@@ -219,6 +230,33 @@ def _principal_arn(principal: iam.IPrincipal) -> str:
     return str(arn)
 
 
+class TableSearch:
+    """No search cluster: the functions search the table itself (`aws.search` `store`: the namespace's newest
+    `aws.search_fallback_scan` episodes and its active facts, read and ranked per search, as the fallback does while
+    an index is down). Nothing to create or grant beyond the table; for small namespaces (up to that many episodes
+    each, all of them searched) and deployments that must idle near zero (infra/README.md, "Cost")."""
+
+    @property
+    def endpoint(self) -> str:
+        return ""
+
+    @property
+    def service(self) -> Literal["aoss", "es"]:
+        return "es"
+
+    def grant_read(self, grantee: iam.IGrantable) -> None:
+        """Nothing: the table grants are the functions' own."""
+
+    def grant_write(self, grantee: iam.IGrantable) -> None:
+        """Nothing: there is no index to keep in step."""
+
+    def grant_delete_documents(self, grantee: iam.IGrantable) -> None:
+        """Nothing: erasing the table's items is the whole erase."""
+
+    def grant_create_index(self, grantee: iam.IGrantable) -> None:
+        """Nothing: there is no index to create."""
+
+
 class ManagedSearchDomain(Construct):
     """A small managed OpenSearch domain (k-NN is built into OpenSearch 2.x), encrypted at rest and in
     transit, HTTPS only, authorised by IAM identity policies (no resource policy, no fine-grained access)."""
@@ -262,6 +300,10 @@ class ManagedSearchDomain(Construct):
 
     def grant_write(self, grantee: iam.IGrantable) -> None:
         """Create the index, upsert and delete documents."""
+        self.domain.grant_index_read_write(self._index_name, grantee)
+
+    def grant_delete_documents(self, grantee: iam.IGrantable) -> None:
+        """Delete a namespace's documents (`_delete_by_query`, a POST on the index path)."""
         self.domain.grant_index_read_write(self._index_name, grantee)
 
     def grant_create_index(self, grantee: iam.IGrantable) -> None:

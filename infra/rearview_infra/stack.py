@@ -44,7 +44,13 @@ from rearview_infra.queues import (
     WriteQueues,
 )
 from rearview_infra.schedule import DEFAULT_SCHEDULE_HOURS, ConsolidationSchedule, RetentionSchedule
-from rearview_infra.search import ManagedSearchDomain, SearchBackend, SearchMode, ServerlessVectorCollection
+from rearview_infra.search import (
+    ManagedSearchDomain,
+    SearchBackend,
+    SearchMode,
+    ServerlessVectorCollection,
+    TableSearch,
+)
 from rearview_infra.search_index import SearchIndexProvisioning
 from rearview_infra.storage import MemoryTable
 
@@ -180,8 +186,8 @@ def _convert(name: str, raw: Any) -> Any:
         return raw if isinstance(raw, bool) else str(raw).lower() in ("1", "true", "yes", "on", "enabled")
     if name == "search_admin_principals":
         return tuple(raw) if isinstance(raw, list | tuple) else tuple(p for p in str(raw).split(",") if p)
-    if name == "search" and raw not in ("serverless", "domain"):
-        raise ValueError(f"rearview:search must be 'serverless' or 'domain', not {raw!r}")
+    if name == "search" and raw not in ("serverless", "domain", "table"):
+        raise ValueError(f"rearview:search must be 'serverless', 'domain' or 'table', not {raw!r}")
     if name == "architecture" and raw not in ARCHITECTURES:
         raise ValueError(f"rearview:architecture must be one of {sorted(ARCHITECTURES)}, not {raw!r}")
     return raw
@@ -318,6 +324,9 @@ class RearviewStack(Stack):
             ),
             worker_max_concurrency=props.worker_max_concurrency,
         )
+        self.search_index: SearchIndexProvisioning | None = None
+        if isinstance(self.search, TableSearch):
+            return
         self.search_index = SearchIndexProvisioning(
             self,
             "SearchIndex",
@@ -412,6 +421,8 @@ class RearviewStack(Stack):
         )
 
     def _search_backend(self, props: RearviewProps) -> SearchBackend:
+        if props.search == "table":
+            return TableSearch()
         if props.search == "domain":
             return ManagedSearchDomain(
                 self, "Search", index_name=props.opensearch_index, retain=props.retain_data, encryption_key=self.key

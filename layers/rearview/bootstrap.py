@@ -7,27 +7,22 @@ pass fakes (a ManualClock, a HashingEmbedder, ...) by keyword instead of patchin
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rearview.clock import SystemClock
 from rearview.collector import freeze_start_up_heap
 from rearview.domain.changes import IndexChange
-from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
-from rearview.domain.hindsight_runs import ConsolidationJob
-from rearview.domain.memory import Episode
-from rearview.domain.namespaces import validate_namespace
-from rearview.domain.stats import Stats
-from rearview.domain.working import SessionEnded
-from rearview.domain.write import MemoryWrite, WriteResult
 from rearview.errors import ConfigurationError
 from rearview.ports import (
     Clock,
     ConsolidationJobs,
     DeadLetters,
     Embedder,
+    ErasureMarks,
     HindsightLedger,
     IndexMaintenance,
     Inducer,
@@ -41,12 +36,12 @@ from rearview.ports import (
 )
 from rearview.service.access import AccessService
 from rearview.service.brief import BriefService
+from rearview.service.consolidation_dispatch import ConsolidationDispatch
 from rearview.service.forget import ForgetService
 from rearview.service.hindsight.consolidation import ConsolidationService
 from rearview.service.hindsight.feedback import FeedbackService
 from rearview.service.hindsight.local_worker import STOP_TIMEOUT_SECONDS, LocalConsolidationWorker
 from rearview.service.hindsight.runner import ConsolidationRunner
-from rearview.service.hindsight.stats import hindsight_stats
 from rearview.service.hindsight.triggers import HindsightTriggers
 from rearview.service.maintenance import PeriodicTasks
 from rearview.service.manage.edit import EditService
@@ -57,6 +52,7 @@ from rearview.service.manage.transfer import TransferService
 from rearview.service.recall import RecallService
 from rearview.service.retention import RetentionService
 from rearview.service.search_fallback import FallbackListener, FallbackSearchIndex
+from rearview.service.stats import StatsService
 from rearview.service.throttle import RequestThrottle, ThrottleListener
 from rearview.service.working_memory import WorkingMemoryService
 from rearview.service.write import WriteService
@@ -65,13 +61,15 @@ from rearview.settings import Settings
 
 @dataclass
 class Services:
-    """Everything an edge (HTTP, MCP, CLI, Lambda) calls. One instance per process, built at start-up."""
+    """Everything an edge (HTTP, MCP, CLI, Lambda) calls: the services, and the parts they share. One instance per
+    process, built at start-up by `build`; it holds no logic of its own."""
 
     settings: Settings
     store: MemoryStore
     index: SearchIndex
     embedder: Embedder
     clock: Clock
+    # Working memory per session, and a session's end (which fires the session-end trigger).
     working: WorkingMemoryService
     writer: WriteService
     recaller: RecallService
@@ -82,8 +80,11 @@ class Services:
     ledger: HindsightLedger
     runner: ConsolidationRunner
     triggers: HindsightTriggers
+    # Runs asked for now, and where the triggers send their jobs (the local worker, the SQS queue, or nowhere).
+    consolidation: ConsolidationDispatch
     briefer: BriefService
     feedback: FeedbackService
+    stats: StatsService
     # Retention policies per namespace, their sweep, and the purge of expired working memory.
     retention: RetentionService
     # Memory by hand: pages newest first, edits, history, export and import, namespace erase.
@@ -95,59 +96,6 @@ class Services:
     # The write side of an index kept apart from the store (OpenSearch), for index sync and reindex; None when
     # the index is written in the store's own transaction (SQLite).
     index_maintenance: IndexMaintenance | None = None
-    # Where the triggers send consolidation jobs: the local server's background worker, or the SQS queue on AWS.
-    # None (a one-shot CLI command, or triggers off): no trigger is evaluated, and the schedule catches up.
-    jobs: ConsolidationJobs | None = None
-
-    def __post_init__(self) -> None:
-        self.writer.on_stored = self.after_write
-
-    def attach_jobs(self, jobs: ConsolidationJobs | None) -> None:
-        """Send the triggers' jobs to `jobs` from now on (the local server attaches its worker at start)."""
-        self.jobs = jobs
-
-    def after_write(self, namespace: str, episodes: list[Episode]) -> None:
-        """The write path's hook: the jobs the stored episodes make due, sent. A trigger that fails is logged and
-        never fails the write (the episodes are stored; the count trigger or the schedule will run them)."""
-        if self.jobs is None:
-            return
-        try:
-            for job in self.triggers.after_write(namespace, episodes):
-                self.jobs.send(job)
-        except Exception:
-            logger.exception("hindsight triggers failed after a write to %s", namespace)
-
-    def consolidate(self, namespace: str, req: ConsolidateRequest | None = None) -> ConsolidateResult:
-        """A run asked for by a caller: under the lease and the caps, recorded (RunInProgress when one runs)."""
-        validate_namespace(namespace)
-        job = ConsolidationJob(namespace=namespace, reason="manual", requested_at=self.clock.now())
-        return self.runner.run(job, req)
-
-    def end_session(self, namespace: str, session_id: str) -> SessionEnded:
-        """A session is over: its working memory is cleared and the session-end trigger fires. A job that cannot be
-        sent is logged and never fails the call (the schedule will run the namespace)."""
-        removed = self.working.clear(namespace, session_id)
-        sent = False
-        if self.jobs is not None:
-            try:
-                for job in self.triggers.session_ended(namespace, session_id):
-                    self.jobs.send(job)
-                    sent = True
-            except Exception:
-                logger.exception("hindsight session-end trigger failed for %s", namespace)
-        return SessionEnded(namespace=namespace, session_id=session_id, cleared=removed, consolidation_job_sent=sent)
-
-    def submit(self, namespace: str, items: Sequence[MemoryWrite], field_prefix: str = "items") -> list[WriteResult]:
-        """Write through the queue when one is configured (`accepted`, stored later by the worker), else now."""
-        if self.writer.queued:
-            return self.writer.accept(namespace, items, field_prefix=field_prefix)
-        return self.writer.write_batch(namespace, items, field_prefix=field_prefix)
-
-    def stats(self, namespace: str) -> Stats:
-        validate_namespace(namespace)
-        stats = Stats.of(namespace, self.store.usage(namespace, self.clock.now()))
-        stats.hindsight = hindsight_stats(namespace, self.store, self.ledger, self.triggers, self.clock)
-        return stats
 
     def close(self) -> None:
         self.store.close()
@@ -164,9 +112,17 @@ def build_embedder(settings: Settings) -> Embedder:
 
         return HashingEmbedder(dim=settings.hashing_dim)
     if settings.embedder == "minilm":
-        from rearview.adapters.onnx_minilm_embedder import OnnxMiniLMEmbedder
+        from rearview.adapters.onnx_embedders.minilm import OnnxMiniLMEmbedder
 
         return OnnxMiniLMEmbedder()
+    if settings.embedder == "e5":
+        from rearview.adapters.onnx_embedders.e5 import OnnxE5Embedder
+
+        return OnnxE5Embedder()
+    if settings.embedder in ("bge-en", "bge-zh"):
+        from rearview.adapters.onnx_embedders.bge import OnnxBgeEmbedder
+
+        return OnnxBgeEmbedder(settings.embedder.removeprefix("bge-"))
     if settings.embedder == "bedrock":
         from rearview.adapters.aws_clients import boto3_client
         from rearview.adapters.bedrock_embedder import BedrockEmbedder
@@ -181,7 +137,7 @@ def build_embedder(settings: Settings) -> Embedder:
 
 def build(settings: Settings | None = None, **overrides: Any) -> Services:
     """Wire the services. Overrides (by keyword): clock, embedder, store, index, inducer, keys, ledger, queue, reranker,
-    jobs, policies, quota, and the listeners on_search_fallback and on_throttled (for metrics)."""
+    jobs, policies, quota, erasure_marks, and the listeners on_search_fallback and on_throttled (for metrics)."""
     settings = settings or Settings()
     clock: Clock = overrides.pop("clock", None) or SystemClock()
     embedder: Embedder = overrides.pop("embedder", None) or build_embedder(settings)
@@ -195,13 +151,14 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
     policies: RetentionPolicies | None = overrides.pop("policies", None)
     reranker: Reranker | None = overrides.pop("reranker", None) or build_reranker(settings)
     quota: RequestQuota | None = overrides.pop("quota", None)
+    erasure_marks: ErasureMarks | None = overrides.pop("erasure_marks", None)
     on_search_fallback: FallbackListener | None = overrides.pop("on_search_fallback", None)
     on_throttled: ThrottleListener | None = overrides.pop("on_throttled", None)
     if overrides:
         raise TypeError(f"unknown overrides: {sorted(overrides)}")
     if settings.backend == "aws":
         store = store or build_dynamodb_store(settings, embedder, clock)
-        index = index or build_opensearch_index(settings, embedder)
+        index = index or build_aws_index(settings, embedder, store)
         queue = queue or build_write_queue(settings, clock)
         keys = keys or build_dynamodb_key_store(settings)
         ledger = ledger or build_dynamodb_ledger(settings)
@@ -211,47 +168,89 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
         built = build_local_backend(settings, embedder, clock)
         store, index, keys = store or built.store, index or built.index, keys or built.keys
         ledger, policies, quota = ledger or built.ledger, policies or built.policies, quota or built.quota
+    backend = LocalBackend(store, index, keys, ledger, policies, quota or in_process_quota())
+    jobs = jobs if jobs is not None else build_consolidation_jobs(settings)
+    parts = _Parts(
+        clock, embedder, backend, inducer, reranker, queue, jobs, erasure_marks, on_search_fallback, on_throttled
+    )
+    return _started(settings, _wired(settings, parts))
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """What the services are wired from: the clock, the models, the backend, and where writes and jobs go."""
+
+    clock: Clock
+    embedder: Embedder
+    backend: LocalBackend
+    inducer: Inducer | None
+    reranker: Reranker | None
+    queue: WriteQueue | None
+    jobs: ConsolidationJobs | None
+    # Where writes are queued: each erased namespace's mark (None: the backend's own, if it has them).
+    erasure_marks: ErasureMarks | None
+    on_search_fallback: FallbackListener | None
+    on_throttled: ThrottleListener | None
+
+
+def _wired(settings: Settings, parts: _Parts) -> Services:
+    """Every service over the parts, each given the narrow ports it uses (the backend's store stands for all)."""
+    clock, embedder, store, ledger = parts.clock, parts.embedder, parts.backend.store, parts.backend.ledger
+    index = parts.backend.index
     maintenance = index.maintenance()
     if maintenance is not None and settings.aws.search_fallback_scan > 0:
         # An index kept apart from the store may be missing or unreachable: searches then read the store.
-        index = build_search_fallback(settings, store, index, on_search_fallback)
+        index = build_search_fallback(settings, store, index, parts.on_search_fallback)
     # Seconds of recent episodes recall reads from the store: only an index that lags the store needs it.
     freshness_seconds = settings.aws.freshness_window_seconds if maintenance is not None else 0
-    floor = embedder.relevance_floor
-    access = build_access(settings, keys, clock, quota, on_throttled)
-    consolidator = ConsolidationService(store, embedder, clock, settings.consolidate, settings.write, inducer)
+    throttle = RequestThrottle(
+        parts.backend.quota, clock, settings.throttle.requests_per_minute, on_throttled=parts.on_throttled
+    )
+    access = AccessService(parts.backend.keys, clock, admin_token=settings.api_token, throttle=throttle)
+    consolidator = ConsolidationService(store, embedder, clock, settings.consolidate, settings.write, parts.inducer)
     recaller = RecallService(
-        store, index, embedder, clock, settings.recall, floor, freshness_seconds=freshness_seconds, reranker=reranker
+        store,
+        index,
+        embedder,
+        clock,
+        settings.recall,
+        embedder.relevance_floor,
+        freshness_seconds=freshness_seconds,
+        reranker=parts.reranker,
     )
     forgetter = ForgetService(store, consolidator)
-    return _started(
-        settings,
-        Services(
-            settings=settings,
-            store=store,
-            index=index,
-            embedder=embedder,
-            clock=clock,
-            working=WorkingMemoryService(store, clock, settings.working_ttl_seconds),
-            writer=WriteService(store, index, embedder, clock, settings.write, queue=queue),
-            recaller=recaller,
-            forgetter=forgetter,
-            consolidator=consolidator,
-            access=access,
-            ledger=ledger,
-            runner=ConsolidationRunner(consolidator, ledger, clock, settings.hindsight),
-            triggers=HindsightTriggers(store, ledger, clock, settings.hindsight, settings.consolidate),
-            briefer=BriefService(store, recaller, clock, settings.hindsight, settings.recall),
-            feedback=FeedbackService(store, ledger, embedder, clock, settings.hindsight, settings.recall),
-            retention=RetentionService(store, policies, forgetter, clock),
-            listing=ListingService(store, clock),
-            editor=EditService(store, embedder, clock),
-            history=HistoryService(store),
-            transfer=TransferService(store, embedder),
-            eraser=EraseService(store, ledger, access, maintenance, policies),
-            index_maintenance=maintenance,
-            jobs=jobs if jobs is not None else build_consolidation_jobs(settings),
+    triggers = HindsightTriggers(store, ledger, clock, settings.hindsight, settings.consolidate)
+    runner = ConsolidationRunner(consolidator, ledger, clock, settings.hindsight)
+    dispatch = ConsolidationDispatch(runner, triggers, clock, parts.jobs)
+    policies = parts.backend.policies
+    return Services(
+        settings=settings,
+        store=store,
+        index=index,
+        embedder=embedder,
+        clock=clock,
+        working=WorkingMemoryService(store, clock, settings.working_ttl_seconds, on_session_end=dispatch.session_ended),
+        writer=WriteService(
+            store, index, embedder, clock, settings.write, queue=parts.queue, on_stored=dispatch.after_write
         ),
+        recaller=recaller,
+        forgetter=forgetter,
+        consolidator=consolidator,
+        access=access,
+        ledger=ledger,
+        runner=runner,
+        triggers=triggers,
+        consolidation=dispatch,
+        briefer=BriefService(store, recaller, clock, settings.hindsight, settings.recall),
+        feedback=FeedbackService(store, ledger, embedder, clock, settings.hindsight, settings.recall),
+        stats=StatsService(store, ledger, triggers, clock),
+        retention=RetentionService(store, policies, forgetter, clock),
+        listing=ListingService(store, clock),
+        editor=EditService(store, embedder, clock),
+        history=HistoryService(store, clock),
+        transfer=TransferService(store, embedder, clock, parts.queue),
+        eraser=EraseService(store, ledger, access, maintenance, policies, _dated(parts.erasure_marks, settings, clock)),
+        index_maintenance=maintenance,
     )
 
 
@@ -263,17 +262,11 @@ def _started(settings: Settings, services: Services) -> Services:
     return services
 
 
-def build_access(
-    settings: Settings, keys: KeyStore, clock: Clock, quota: RequestQuota | None, on_throttled: ThrottleListener | None
-) -> AccessService:
-    """Keys, and the per-key throttle over `quota` (None: counters in this process, when a caller gave every other
-    storage part itself)."""
-    if quota is None:
-        from rearview.adapters.in_memory_quota import InMemoryRequestQuota
+def in_process_quota() -> RequestQuota:
+    """Request counters in this process: when a caller gave every other storage part itself."""
+    from rearview.adapters.in_memory_quota import InMemoryRequestQuota
 
-        quota = InMemoryRequestQuota()
-    throttle = RequestThrottle(quota, clock, settings.throttle.requests_per_minute, on_throttled=on_throttled)
-    return AccessService(keys, clock, admin_token=settings.api_token, throttle=throttle)
+    return InMemoryRequestQuota()
 
 
 @dataclass(frozen=True)
@@ -366,6 +359,22 @@ def build_dynamodb_key_store(settings: Settings) -> KeyStore:
     return DynamoDBKeyStore(settings.aws.table_name, settings=settings.aws)
 
 
+def _dated(marks: ErasureMarks | None, settings: Settings, clock: Clock) -> tuple[ErasureMarks, Clock] | None:
+    """The erasure marks (given, or the backend's), with the clock that dates them; None where writes are not queued."""
+    marks = marks or build_erasure_marks(settings)
+    return (marks, clock) if marks is not None else None
+
+
+def build_erasure_marks(settings: Settings) -> ErasureMarks | None:
+    """Where writes are queued (AWS), each erased namespace's mark (`ERASED` items in the table), which the write worker
+    reads so that a write queued before an erase does not bring the namespace back; None elsewhere."""
+    if settings.backend != "aws":
+        return None
+    from rearview.adapters.dynamodb import DynamoDBErasureMarks
+
+    return DynamoDBErasureMarks(settings.aws.table_name, settings=settings.aws)
+
+
 def build_dynamodb_request_quota(settings: Settings) -> RequestQuota:
     """The AWS backend's request counters: `QUOTA#` items in the same table."""
     from rearview.adapters.dynamodb import DynamoDBRequestQuota
@@ -395,6 +404,24 @@ def build_key_store(settings: Settings) -> KeyStore:
     from rearview.adapters.sqlite import SqliteKeyStore
 
     return SqliteKeyStore.in_data_dir(settings.data_dir)
+
+
+def read_origin_secret(settings: Settings) -> str | None:
+    """The secret CloudFront sends the API (`aws.origin_secret_arn`, the WAF in front), read from Secrets Manager;
+    None when the deployment has none. The gateway authorizer's."""
+    if not settings.aws.origin_secret_arn:
+        return None
+    from rearview.adapters.aws_clients import boto3_client
+
+    answer = boto3_client("secretsmanager", settings.aws).get_secret_value(SecretId=settings.aws.origin_secret_arn)
+    return str(answer["SecretString"])
+
+
+def database_file(data_dir: Path) -> Path:
+    """The embedded backend's database in a data directory, whether or not it exists yet."""
+    from rearview.adapters.sqlite import DB_FILENAME
+
+    return data_dir / DB_FILENAME
 
 
 def keys_in_data_dir(settings: Settings) -> bool:
@@ -513,6 +540,16 @@ def build_dynamodb_store(settings: Settings, embedder: Embedder, clock: Clock) -
     )
 
 
+def build_aws_index(settings: Settings, embedder: Embedder, store: MemoryStore) -> SearchIndex:
+    """The AWS backend's index, or with `aws.search` `store` (no cluster) the table's own search of each namespace's
+    newest memories."""
+    if settings.aws.search == "store":
+        from rearview.adapters.store_scan_index import StoreScanIndex
+
+        return StoreScanIndex(store, scan_limit=settings.aws.search_fallback_scan)
+    return build_opensearch_index(settings, embedder)
+
+
 def build_opensearch_index(settings: Settings, embedder: Embedder) -> SearchIndex:
     """The AWS backend's index: OpenSearch k-NN at the configured endpoint (the client connects on first use), or
     with `aws.search` `embedded` the SQLite index in the data directory, kept apart from the store like OpenSearch."""
@@ -553,17 +590,35 @@ def build_search_fallback(
     )
 
 
+def reembed_local(settings: Settings, progress: Callable[[str, int], None]) -> tuple[str | None, dict[str, int]]:
+    """The embedded backend's data in `settings.data_dir` re-embedded in place by `settings.embedder` (every
+    memory's vector, then the database's record of its embedder): (the embedder recorded before, memories per
+    namespace). For a store written with another embedder, before it is opened with this one."""
+    if settings.backend != "sqlite":
+        raise ConfigurationError(
+            "reindex --embedder: the embedded backend's data is re-embedded in place; on AWS, rebuild with the "
+            "deployment's embedder",
+            field="backend",
+        )
+    from rearview.adapters.sqlite.reembed import recorded_embedder, reembed
+    from rearview.service.manage.edit import embedding_text
+
+    before = recorded_embedder(settings.data_dir)
+    counts = reembed(settings.data_dir, build_embedder(settings), embedding_text, progress)
+    return (before[0] if before else None), counts
+
+
 def build_index_maintenance(settings: Settings) -> IndexMaintenance | None:
     """The write side of the AWS backend's search index alone (no store, no queue): what provisions the index at
     deploy. None on the local backends, whose index lives in the store."""
-    if settings.backend != "aws":
+    if settings.backend != "aws" or settings.aws.search == "store":
         return None
     return build_opensearch_index(settings, build_embedder(settings)).maintenance()
 
 
 def build_consolidation_jobs(settings: Settings) -> ConsolidationJobs | None:
     """The SQS consolidation queue when its URL is configured (AWS functions that detect triggers are given it);
-    locally, the server attaches its background worker instead (`Services.attach_jobs`)."""
+    locally, the server attaches its background worker instead (`ConsolidationDispatch.attach`)."""
     if not settings.aws.consolidation_queue_url:
         return None
     from rearview.adapters.sqs_consolidation_jobs import SqsConsolidationJobs
@@ -587,24 +642,25 @@ def local_consolidation(
         yield None
         return
     worker = build_local_worker(services)
-    previous = services.jobs
-    services.attach_jobs(worker)
+    previous = services.consolidation.jobs
+    services.consolidation.attach(worker)
     worker.start()
     try:
         yield worker
     finally:
-        services.attach_jobs(previous)
+        services.consolidation.attach(previous)
         worker.stop(stop_timeout)
 
 
 @contextmanager
 def local_maintenance(services: Services, *, stop_timeout: float = STOP_TIMEOUT_SECONDS) -> Iterator[PeriodicTasks]:
-    """While the block runs, a background thread sweeps retention and purges expired working memory on the
-    intervals of `settings.retention` (either at 0 is off); it stops on the way out, before the services close."""
+    """While the block runs, a background thread sweeps retention and purges expired working memory and expired
+    memories on the intervals of `settings.retention` (either at 0 is off); it stops on the way out, before the
+    services close."""
     tasks = PeriodicTasks()
     tasks.add("retention sweep", services.settings.retention.sweep_minutes * 60, services.retention.sweep)
-    tasks.add("working-memory purge", services.settings.retention.working_purge_minutes * 60,
-              services.retention.purge_working)  # fmt: skip
+    tasks.add("expiry purge", services.settings.retention.working_purge_minutes * 60,
+              services.retention.purge)  # fmt: skip
     tasks.start()
     try:
         yield tasks

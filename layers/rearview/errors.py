@@ -114,6 +114,14 @@ class SearchUnavailable(RearviewError):
     code = "search_unavailable"
 
 
+class StorageFull(RearviewError):
+    """The store cannot write: its disk is full, or its data directory is read-only. Nothing of the request was
+    stored; what is stored stays readable."""
+
+    status = 507
+    code = "insufficient_storage"
+
+
 class ConfigurationError(RearviewError):
     status = 500
     code = "configuration_error"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from rearview.domain.access import ApiKey
 from rearview.domain.changes import ChangeSet
 from rearview.domain.episode_columns import EpisodeColumns
-from rearview.domain.erase import ErasedCounts
+from rearview.domain.erase import ErasedCounts, ErasureMark
 from rearview.domain.hindsight import EvidenceCluster, Induction
 from rearview.domain.hindsight_runs import (
     ConsolidationJob,
@@ -30,7 +30,8 @@ from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.quota import QuotaWindow
 from rearview.domain.retention import RetentionPolicy
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits
-from rearview.domain.stats import NamespaceUsage
+from rearview.domain.stats import NamespaceUsage, RecallDay
+from rearview.domain.transfer import ExportedMemory
 from rearview.domain.working import WorkingEntry
 from rearview.domain.write import MemoryWrite
 
@@ -59,7 +60,12 @@ class Embedder(Protocol):
     relevance_floor: float
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """An array of shape (len(texts), dim), each row L2-normalised."""
+        """Memories: an array of shape (len(texts), dim), each row L2-normalised."""
+        ...
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """What recall searches for, as `embed` does memories: a model trained on (query, passage) pairs reads
+        each side its own way (e5's "query: " and "passage: "); a symmetric model embeds both alike."""
         ...
 
 
@@ -89,36 +95,9 @@ class Reranker(Protocol):
         ...
 
 
-class MemoryStore(Protocol):
-    """The source of truth for all three layers. Every method but the namespace listings is scoped to one
-    namespace."""
-
-    embedder_name: str
-    dim: int
-
-    # working memory
-    def put_working(self, entry: WorkingEntry) -> None: ...
-    def get_working(self, namespace: str, session_id: str, now: datetime) -> list[WorkingEntry]:
-        """Unexpired entries only, even if expired ones are not yet physically removed."""
-        ...
-
-    def clear_working(self, namespace: str, session_id: str | None = None) -> int:
-        """Delete a session's entries (or, with None, every session of the namespace); return how many."""
-        ...
-
-    def purge_expired_working(self, now: datetime) -> int:
-        """Delete the working-memory entries of every namespace that expired by `now` from storage (reads skip
-        them already); how many went. A store whose storage expires them itself (DynamoDB's TTL) returns 0."""
-        ...
-
-    # episodes and facts
-    def apply(self, namespace: str, changes: ChangeSet) -> None: ...
-    def load_episodes(self, namespace: str, rows: EpisodeColumns, vectors: np.ndarray | None) -> None:
-        """Insert `rows` as new episodes of the namespace in one transaction, each with its row of `vectors`
-        (None: without vectors), as `apply` of `ChangeSet.loading` would; an id the namespace holds already
-        refuses the whole load (ConcurrentUpdate). A bulk load's path: a store may insert the columns as they
-        are, without a model per row."""
-        ...
+class MemoryReader(Protocol):
+    """Reading episodes and facts: what recall, the write path and consolidation look up. Every method is scoped to
+    one namespace."""
 
     def get(self, namespace: str, memory_id: str) -> Memory | None: ...
     def get_many(self, namespace: str, ids: Sequence[str], *, shared: bool = False) -> dict[str, Memory]:
@@ -134,19 +113,73 @@ class MemoryStore(Protocol):
 
     def active_fact_for_dimension(self, namespace: str, dimension: str) -> Fact | None: ...
     def facts_citing(self, namespace: str, episode_ids: Iterable[str]) -> list[Fact]: ...
-    def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None: ...
-    def record_recall(self, namespace: str, hit: bool, at: datetime) -> None: ...
-    def usage(self, namespace: str, now: datetime) -> NamespaceUsage:
-        """The namespace's counts (unexpired working keys, episodes, active and superseded facts) and recall
-        counters; the core turns them into `Stats`."""
-        ...
-
     def recent_episodes(self, namespace: str, since: datetime, limit: int = 200) -> list[Episode]:
         """Episodes created at or after `since`, newest first, at most `limit` (read-your-writes while an
         eventually consistent index catches up)."""
         ...
 
-    # management: pages, history, erase
+
+class MemoryWriter(Protocol):
+    """Changing episodes and facts: every change of a write, an edit, a forget or a consolidation run is one
+    ChangeSet, applied atomically."""
+
+    def apply(self, namespace: str, changes: ChangeSet) -> None: ...
+    def load_episodes(self, namespace: str, rows: EpisodeColumns, vectors: np.ndarray | None) -> None:
+        """Insert `rows` as new episodes of the namespace in one transaction, each with its row of `vectors`
+        (None: without vectors), as `apply` of `ChangeSet.loading` would; an id the namespace holds already
+        refuses the whole load (ConcurrentUpdate). A bulk load's path: a store may insert the columns as they
+        are, without a model per row."""
+        ...
+
+
+class WorkingMemoryStore(Protocol):
+    """Working memory: a session's scratch keys, each with its expiry."""
+
+    def put_working(self, entry: WorkingEntry) -> None: ...
+    def get_working(self, namespace: str, session_id: str, now: datetime) -> list[WorkingEntry]:
+        """Unexpired entries only, even if expired ones are not yet physically removed."""
+        ...
+
+    def clear_working(self, namespace: str, session_id: str | None = None) -> int:
+        """Delete a session's entries (or, with None, every session of the namespace); return how many."""
+        ...
+
+    def purge_expired_working(self, now: datetime) -> int:
+        """Delete the working-memory entries of every namespace that expired by `now` from storage (reads skip
+        them already); how many went. A store whose storage expires them itself (DynamoDB's TTL) returns 0."""
+        ...
+
+
+class MemoryUsage(Protocol):
+    """What use is made of a namespace's memories: access counts (recall ranks by them), recall's hit counters,
+    and the counts read back for stats and the namespace listing."""
+
+    def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None: ...
+    def record_recall(self, namespace: str, hit: bool, at: datetime, accessed: Sequence[str] = ()) -> None:
+        """Count one recall, whether it found anything, and an access of each of `accessed` (the memories it
+        returned): one write where writes are billed (DynamoDB), however many memories it returned."""
+        ...
+
+    def settle_access(self, namespace: str, now: datetime) -> int:
+        """Fold the access counts a store keeps apart from the memories (DynamoDB's per-minute windows) into them;
+        how many memories changed. A store that counts on the memories themselves has nothing to fold (0). `get`
+        and `usage` count what is not folded yet; other reads, once it is."""
+        ...
+
+    def usage(self, namespace: str, now: datetime) -> NamespaceUsage:
+        """The namespace's counts (unexpired working keys, episodes, active and superseded facts) and recall
+        counters; the core turns them into `Stats`."""
+        ...
+
+    def recall_days(self, namespace: str, since: date) -> list[RecallDay]:
+        """The namespace's recall counters per UTC day from `since` on, oldest first; days without a recall are
+        left out. A store may drop the days older than `RECALL_DAY_RETENTION`."""
+        ...
+
+
+class MemoryManagement(Protocol):
+    """Memory by hand: pages newest first, history, the namespaces, and a namespace's erasure."""
+
     def page_memories(
         self, namespace: str, flt: MemoryFilter, limit: int, after: PagePosition | None = None
     ) -> list[Memory]:
@@ -167,11 +200,20 @@ class MemoryStore(Protocol):
         their history and vectors, its counters. The namespace is then listed no more."""
         ...
 
-    # across namespaces
     def list_namespaces(self, prefix: str = "") -> list[str]:
         """The namespaces written or recalled in (since last erased) whose name starts with `prefix`, in name
         order. A request path (the namespace listing, a subtree's erase): never a scan of every memory."""
         ...
+
+    def expired_memories(self, now: datetime, limit: int) -> list[tuple[str, str]]:
+        """(namespace, id) of at most `limit` memories of any namespace whose `expires_at` is at or before `now`,
+        soonest expired first: what the sweep forgets. Never a scan of every memory; a store whose storage deletes
+        expired memories itself (DynamoDB's TTL) returns []."""
+        ...
+
+
+class ConsolidationBacklog(Protocol):
+    """What consolidation has still to see: the unconsolidated episodes, counted without a scan."""
 
     def namespaces_with_unconsolidated(self) -> list[str]:
         """Every namespace holding at least one unconsolidated episode (where scheduled consolidation has work),
@@ -182,6 +224,16 @@ class MemoryStore(Protocol):
         """How many of the namespace's episodes no consolidation run has seen yet, counting no further than
         `at_most` when given (the count trigger reads it after writes, up to its threshold: no namespace scan)."""
         ...
+
+
+class MemoryStore(
+    MemoryReader, MemoryWriter, WorkingMemoryStore, MemoryUsage, MemoryManagement, ConsolidationBacklog, Protocol
+):
+    """The source of truth for all three layers: what a backend implements (docs/new-backend.md). Each service
+    takes only the narrow ports above that it uses; the composition root hands every one the same store."""
+
+    embedder_name: str
+    dim: int
 
     def close(self) -> None:
         """Release connections; idempotent."""
@@ -359,6 +411,11 @@ class WriteQueue(Protocol):
         """Enqueue one request (its items keep their assigned ids, so redelivery stays idempotent)."""
         ...
 
+    def send_restore(self, namespace: str, items: Sequence[ExportedMemory]) -> None:
+        """Enqueue an import, in chunks the worker restores one at a time (ids kept: a chunk restored twice is
+        skipped the second time)."""
+        ...
+
 
 class DeadLetters(Protocol):
     """Where a queued write that cannot be stored goes, with the reason, for an operator to inspect."""
@@ -382,4 +439,18 @@ class RetentionPolicies(Protocol):
 
     def all(self) -> dict[str, tuple[RetentionPolicy, datetime]]:
         """Every policy set, by the namespace it is set on."""
+        ...
+
+
+class ErasureMarks(Protocol):
+    """When each namespace was last erased, kept for as long as a write accepted before it may still be delivered by
+    the write queue (or redriven from its dead-letter queue): the queue's worker drops such a write rather than
+    bring the namespace back. Only a deployment whose writes are queued has them (AWS)."""
+
+    def mark(self, namespace: str, at: datetime) -> ErasureMark:
+        """Record that `namespace` is erased as of `at`; how long the mark holds and what no erase reaches."""
+        ...
+
+    def erased_at(self, namespace: str) -> datetime | None:
+        """When the namespace was last erased, while the mark holds; None otherwise."""
         ...

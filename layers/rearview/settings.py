@@ -271,9 +271,11 @@ class AwsSettings(BaseModel):
     # The consolidation worker stops starting clusters this many seconds before its Lambda timeout; what is left
     # stays unconsolidated for the next job.
     consolidation_safety_seconds: float = Field(30.0, ge=0)
-    # The search index: `opensearch` (the endpoint below), or `embedded`, the SQLite index `make run` searches, in
-    # `data_dir`, kept in step by index sync as OpenSearch is (`rearview emulate` without an OpenSearch node).
-    search: Literal["opensearch", "embedded"] = "opensearch"
+    # The search index: `opensearch` (the endpoint below); `embedded`, the SQLite index `make run` searches, in
+    # `data_dir`, kept in step by index sync as OpenSearch is (`rearview emulate` without an OpenSearch node); or
+    # `store`, no index: each search reads the namespace's newest `search_fallback_scan` episodes and its facts from
+    # the table (a deployment without a cluster, `rearview:search=table`, for small namespaces).
+    search: Literal["opensearch", "embedded", "store"] = "opensearch"
     # OpenSearch endpoint (https://...); `aoss` for OpenSearch Serverless, `es` for a managed domain.
     opensearch_endpoint: str | None = None
     opensearch_service: Literal["aoss", "es"] = "aoss"
@@ -352,13 +354,12 @@ class ServerSettings(BaseModel):
     # by default: a request carrying any other Origin (a page of another site) is refused. `*` is refused: requests
     # carry credentials (an API key), and a wildcard with credentials lets every site in.
     allowed_origins: list[str] = Field(default_factory=list)
-    # A connection must send its request line and headers within this many seconds (a slow sender holds a worker).
+    # A connection must send its request line and headers within this many seconds (a slow sender holds a slot).
     header_timeout_seconds: float = Field(10.0, gt=0, le=600)
-    # ... and its body within this many; a connection silent this long between reads is closed too.
+    # ... and its body within this many; a kept-alive connection idle this long between requests is closed too.
     idle_timeout_seconds: float = Field(30.0, gt=0, le=3600)
     # Connections served at once; one more is answered 503 with Retry-After at once rather than queued unbounded.
-    # Requests are resolved one at a time anyway (Powertools' router holds the current event), so this bounds
-    # only how many wait: enough for an agent, its MCP client and a browser tab.
+    # Enough for an agent, its MCP client and a browser tab, each with a few connections kept alive.
     max_connections: int = Field(32, ge=1, le=4096)
     # The Retry-After of that 503, in seconds.
     retry_after_seconds: int = Field(1, ge=1, le=3600)
@@ -377,12 +378,14 @@ class ServerSettings(BaseModel):
 
 
 class RetentionSettings(BaseModel):
-    """How often the local server enforces the namespaces' retention policies and purges expired working memory.
-    On AWS the forget function sweeps hourly on an EventBridge rule (DynamoDB's TTL expires working memory)."""
+    """How often the local server enforces the namespaces' retention policies and purges expired working memory and
+    expired memories. On AWS the forget function sweeps hourly on an EventBridge rule (DynamoDB's TTL expires
+    working memory and memories)."""
 
     # The retention sweep (each namespace's policy: max age, archive, keep often-recalled) runs this often (0: off).
     sweep_minutes: float = Field(60.0, ge=0)
-    # Expired working-memory rows are deleted from disk this often (reads skip them before that; 0: off).
+    # Expired working-memory rows, and memories whose expiry came (their `ttl_seconds` or `expires_at`), are deleted
+    # from disk this often (reads skip them before that; 0: off).
     working_purge_minutes: float = Field(10.0, ge=0)
 
 
@@ -411,8 +414,11 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     # The local server's port.
     port: int = Field(8765, ge=1, le=65535)
-    # `minilm` (offline all-MiniLM-L6-v2 from a PyPI package), `hashing` (no model: tests, demos), `bedrock` (Titan).
-    embedder: Literal["minilm", "hashing", "bedrock"] = "minilm"
+    # `minilm` (offline all-MiniLM-L6-v2, English, PyPI), `e5` (offline multilingual-e5-small, PyPI), `bge-en` /
+    # `bge-zh` (offline BGE small, one language, from Maven Central on first use: needs Java and Maven), `hashing`
+    # (no model: tests, demos), `bedrock` (Titan). A store keeps the embedder it was written with: another needs
+    # `rearview reindex --embedder`.
+    embedder: Literal["minilm", "e5", "bge-en", "bge-zh", "hashing", "bedrock"] = "minilm"
     # A model that re-orders recall's best candidates, reading the query and each memory together: `bedrock`
     # (aws.bedrock_rerank_model) or `onnx` (a local cross-encoder file).
     reranker: Literal["none", "bedrock", "onnx"] = "none"

@@ -41,7 +41,14 @@ def _full_episode(episode: EpisodeMaker, namespace: str = "acme", memory_id: str
         outcome="launch moved to July",
         session_id="s-9",
         consolidated=True,
-    )
+        metadata={"project": "apollo", "n": 2.0, "i": 2, "ok": True, "none": None, "list": [1, "x", 2.5],
+                  "nested": {"deep": {"er": "est"}}, "ünï": "cödé"},
+        source="https://example.org/minutes?id=7",
+        expires_at=datetime(2026, 9, 1, 0, 0, 0, 250000, tzinfo=UTC),
+        parent_id="ep-1",
+        chunk_index=0,
+        chunk_count=3,
+    )  # fmt: skip
 
 
 def _full_fact(fact: FactMaker, namespace: str = "acme", memory_id: str = "fa-1") -> Fact:
@@ -63,6 +70,10 @@ def _full_fact(fact: FactMaker, namespace: str = "acme", memory_id: str = "fa-1"
         status="superseded",
         superseded_by="fa-2",
         superseded_at=datetime(2026, 2, 6, 7, 8, 9, 10, tzinfo=UTC),
+        entities=["Dana"],
+        metadata={"team": {"id": 7}, "score": 0.5},
+        source="user said",
+        expires_at=datetime(2027, 1, 1, tzinfo=UTC),
     )
 
 
@@ -452,10 +463,16 @@ def test_record_access_counts_without_changing_the_version(
     backend.store.record_access("acme", ["e1", "f1", "missing"], at)
     backend.store.record_access("acme", ["e1"], at + timedelta(hours=1))
 
+    # `get` counts every access at once; every read does once the store has settled them (a store that keeps
+    # them apart, as DynamoDB does, folds them then; the others have nothing to fold).
+    counted = [backend.store.get("acme", i) for i in ("e1", "f1")]
+    assert [(m.access_count, m.last_accessed_at) for m in counted if m] == [(2, at + timedelta(hours=1)), (1, at)]
+    backend.store.settle_access("acme", at + timedelta(hours=2))
     loaded = backend.store.get_many("acme", ["e1", "f1"])
     assert (loaded["e1"].access_count, loaded["e1"].last_accessed_at) == (2, at + timedelta(hours=1))
     assert (loaded["f1"].access_count, loaded["f1"].last_accessed_at) == (1, at)
     assert loaded["e1"].version == 1
+    assert backend.store.get("acme", "e1") == loaded["e1"], "settled once, counted once"
     # The next update through the write path still only needs version + 1.
     backend.write("acme", e.model_copy(update={"content": "one, edited", "version": 2}))
     edited = backend.store.get("acme", "e1")
@@ -476,7 +493,7 @@ def test_repeated_reads_see_every_change_and_keep_what_a_reader_changed_to_itsel
     for memory in first.values():
         memory.content = "changed by the reader"
         memory.tags.append("reader")
-    first["e1"].entities.append("reader")  # type: ignore[union-attr]
+    first["e1"].entities.append("reader")
     first["f1"].provenance.append("reader")  # type: ignore[union-attr]
     vectors["e1"][:] = 0
     again = backend.store.get_many("acme", ids)
@@ -485,6 +502,7 @@ def test_repeated_reads_see_every_change_and_keep_what_a_reader_changed_to_itsel
     # Counted accesses show on the next read, of the memories counted only.
     at = T0 + timedelta(hours=1)
     backend.store.record_access("acme", ["e1", "f1"], at)
+    backend.store.settle_access("acme", at + timedelta(hours=1))
     counted = backend.store.get_many("acme", ids)
     assert backend.store.get_many("acme", ids, shared=True) == counted
     assert [(counted[i].access_count, counted[i].last_accessed_at) for i in ids] == [(0, None), (1, at), (1, at)]

@@ -101,7 +101,9 @@ def test_a_write_answers_202_and_becomes_readable_over_http_and_mcp(emulation: E
 
     def recalled() -> list[dict[str, Any]] | None:
         return (
-            mcp_call(emulation, "recall", {"namespace": NAMESPACE, "query": "what is the dog called"})["results"]
+            mcp_call(
+                emulation, "recall", {"namespace": NAMESPACE, "query": "what is the dog called", "format": "json"}
+            )["results"]
             or None
         )
 
@@ -141,7 +143,10 @@ def test_the_mcp_sdk_client_works_through_the_emulated_gateway(emulation: Emulat
 
     def recalled() -> Any:
         _, found = run(_sdk_session(
-            f"{emulation.url}/mcp", created["key"], mode, [("recall", {"namespace": namespace, "query": "units"})]
+            f"{emulation.url}/mcp",
+            created["key"],
+            mode,
+            [("recall", {"namespace": namespace, "query": "units", "format": "json"})],
         ))  # fmt: skip
         hits = found.structured_content["results"]
         return hits or None
@@ -184,6 +189,28 @@ def test_the_gateway_and_the_functions_check_every_request(emulation: Emulation)
     # key never starts the MCP function, and the gateway answers its own 401.
     status, _, answer = emulation.raw("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
     assert status == 401, answer
+
+
+def test_erasing_a_subtree_takes_its_memories_and_index_and_revokes_its_keys(emulation: Emulation) -> None:
+    """The erase runs in its own function, whose role (held to it by the emulated IAM) reaches the namespace's items,
+    the index and the API keys; a key whose whole scope went is revoked."""
+    root, child = "erase-me", "erase-me:u-1"
+    status, created = request(
+        "POST", f"{emulation.url}/v1/keys", {"namespace": root, "permissions": ["read", "write"]}, emulation.token
+    )
+    assert status == 201, created
+    _write(emulation, child, {"content": "Booked the night train to Vienna", "id": "ep-vienna"}, created["key"])
+    eventually(lambda: _recall(emulation, child, {"query": "night train to Vienna"}) or None, "the write is found")
+
+    status, receipt = request("DELETE", f"{emulation.url}/v1/namespaces/{root}?subtree=true", None, emulation.token)
+
+    assert status == 200, receipt
+    assert receipt["namespaces"][child]["episodic"] == 1 and receipt["keys_revoked"] == [created["key_id"]]
+    assert receipt["queued_writes_dropped_until"] and receipt["not_reached"]
+    assert _recall(emulation, child, {"query": "night train to Vienna"}) == []
+    status, keys = request("GET", f"{emulation.url}/v1/keys", None, emulation.token)
+    (revoked,) = [k for k in keys["keys"] if k["key_id"] == created["key_id"]]
+    assert revoked["revoked_at"] is not None
 
 
 def test_a_poison_message_goes_to_the_dead_letter_queue_with_its_reason(emulation: Emulation) -> None:

@@ -8,7 +8,6 @@ Skips, saying why, where Chromium or Playwright is missing (`.ci/run` installs b
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,25 +21,13 @@ from rearview.domain.recall import RecallQuery
 from rearview.domain.write import MemoryWrite
 from rearview.settings import Settings
 from support.artifacts import artifact_dir
+from support.browser import LAUNCH_ARGS, playwright_and_chromium
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-CHROMIUM = "/usr/bin/chromium"
 NS = "acme:u-42"
 # Bounds on waiting for the page (rendering, one API round trip); not timing assertions.
 WAIT_MS = 15_000
-
-
-def _playwright() -> tuple[Any, str]:
-    """Playwright's sync API and the Chromium to drive (Debian's: /usr/bin/chromium, else `chromium` on PATH)."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("browser tests: Playwright for Python is not installed (pip install playwright)")
-    chromium = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
-    if chromium is None:
-        pytest.skip(f"browser tests: no Chromium at {CHROMIUM} (Debian: apt-get install chromium); .ci/run installs it")
-    return sync_playwright, chromium
 
 
 @pytest.fixture
@@ -51,7 +38,7 @@ def world(tmp_path: Path) -> Iterator[tuple[LocalServer, Services, str]]:
         ["Please answer in Chinese from now on.", "Can you reply in Chinese?", "Chinese, please."]
     ):
         services.writer.write(NS, MemoryWrite(content=text, session_id=f"chat-{day}"))
-    services.consolidate(NS, ConsolidateRequest())
+    services.consolidation.consolidate(NS, ConsolidateRequest())
     services.writer.write(NS, MemoryWrite(content="Booked the 9:40 flight to Lisbon with an aisle seat", id="ep-flight",
                                           tags=["travel"], event_type="booking"))  # fmt: skip
     services.writer.write(NS, MemoryWrite(content="Dana sent the slides for the Porto workshop", id="ep-slides"))
@@ -62,11 +49,9 @@ def world(tmp_path: Path) -> Iterator[tuple[LocalServer, Services, str]]:
 
 @pytest.fixture
 def page(world: tuple[LocalServer, Services, str]) -> Iterator[Any]:
-    sync_playwright, chromium = _playwright()
+    sync_playwright, chromium = playwright_and_chromium()
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=chromium, headless=True, args=["--no-sandbox", "--disable-background-networking"]
-        )
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=LAUNCH_ARGS)
         context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
         page = context.new_page()
         page.set_default_timeout(WAIT_MS)
@@ -100,13 +85,14 @@ def test_the_inspector_end_to_end(world: tuple[LocalServer, Services, str], page
     # The namespace picker offers the namespaces the key may see (GET /v1/namespaces), with their counts.
     offered = page.locator("#namespaces option")
     expect(offered).to_have_count(1)
-    assert offered.first.get_attribute("value") == NS and offered.first.inner_text() == "5 episodes, 1 facts"
+    assert offered.first.get_attribute("value") == NS and offered.first.inner_text() == "5 episodes, 1 learnt"
     page.screenshot(path=shots / "1-load.png", full_page=True)
 
     # Search: results with a score chart each, and the per-stage trace.
     page.get_by_test_id("tab-search").click()
     page.get_by_test_id("search-input").fill("Which language should replies be in?")
     page.get_by_test_id("search-go").click()
+    page.get_by_test_id("technical-trace").locator("summary").click()
     page.get_by_test_id("stages").wait_for()
     assert "Chinese" in page.get_by_test_id("result").first.inner_text()
     assert page.get_by_test_id("score-chart").count() == page.get_by_test_id("result").count() > 0
@@ -121,7 +107,8 @@ def test_the_inspector_end_to_end(world: tuple[LocalServer, Services, str], page
     links = page.get_by_test_id("provenance-link")
     links.first.wait_for()
     expect(links).to_have_count(3)
-    source = links.first.inner_text()
+    source = page.get_by_test_id("source").first.get_attribute("data-id")
+    assert "Chinese" in page.get_by_test_id("source").first.inner_text()  # the source's text, inline
     links.first.click()
     page.locator(f'[data-testid="detail"][data-id="{source}"]').wait_for()
     assert "Chinese" in page.get_by_test_id("detail-content").inner_text()

@@ -63,8 +63,11 @@ def request(
 
 
 @contextmanager
-def running_server(data_dir: Path, logs: Path, *extra: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """Start `rearview serve` on a free port, wait until /v1/health answers, and terminate it on exit."""
+def running_server(
+    data_dir: Path, logs: Path, *extra: str, preexec: Callable[[], None] | None = None
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """Start `rearview serve` on a free port (`preexec` runs in the child first), wait until /v1/health answers,
+    and terminate it on exit."""
     port = free_port()
     logs.mkdir(parents=True, exist_ok=True)
     stdout = (logs / f"serve-{port}.out").open("wb")
@@ -75,6 +78,7 @@ def running_server(data_dir: Path, logs: Path, *extra: str) -> Iterator[tuple[st
         stdout=stdout,
         stderr=stderr,
         env=clean_env(REARVIEW_LOG_LEVEL="WARNING"),
+        preexec_fn=preexec,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -203,3 +207,45 @@ def test_serve_refuses_a_non_loopback_host_without_a_token(tmp_path: Path) -> No
     assert "Traceback" not in result.stderr
     # Refused before anything was opened: no database was created.
     assert not (tmp_path / "data").exists()
+
+
+def _files_no_larger_than(limit: int) -> Callable[[], None]:
+    """A child process whose files cannot grow past `limit` bytes (RLIMIT_FSIZE): a disk that fills up, as the
+    kernel reports it (EFBIG), without a disk of that size. SIGXFSZ would kill the process: ignored, so the write
+    fails instead."""
+
+    def limit_files() -> None:
+        import resource
+        import signal
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return limit_files
+
+
+def test_a_full_disk_answers_507_and_reads_are_still_served(tmp_path: Path) -> None:
+    """Issue 40: a write the disk cannot take was a 500, and recall failed too. It is a 507 naming the data
+    directory; what is stored stays readable (list, recall, stats), and nothing half-written shows."""
+    data_dir, logs = tmp_path / "data", tmp_path / "logs"
+    api = f"/v1/namespaces/{NAMESPACE}"
+    with running_server(data_dir, logs) as (base, _):
+        status, first = request("POST", f"{base}{api}/memories", {"content": "Booked the Lisbon flight for March"})
+        assert status == 201, first
+    largest = max(f.stat().st_size for f in data_dir.iterdir() if f.is_file())
+    with running_server(data_dir, logs, preexec=_files_no_larger_than(largest + 256 * 1024)) as (base, proc):
+        written, answer = 0, (0, dict[str, Any]())
+        for i in range(2000):  # far more than the room left: each write adds a few kilobytes
+            answer = request("POST", f"{base}{api}/memories", {"content": f"Note {i}: " + "harbour survey " * 120})
+            if answer[0] != 201:
+                break
+            written += 1
+        status, body = answer
+        assert status == 507, body
+        assert body["error"] == "insufficient_storage" and body["field"] == "data_dir", body
+        listed_status, listed = request("GET", f"{base}{api}/memories?limit=200")
+        assert listed_status == 200 and len(listed["items"]) == written + 1
+        recall_status, recalled = request("POST", f"{base}{api}/recall", {"query": "Lisbon flight"})
+        assert recall_status == 200 and recalled["results"][0]["id"] == first["id"], recalled
+        assert request("GET", f"{base}{api}/stats")[0] == 200
+        assert proc.poll() is None

@@ -23,6 +23,7 @@ from rearview_infra.functions import (  # noqa: E402
     ALIASED_FUNCTIONS,
     DEFAULT_SNAP_START,
     FUNCTION_NAMES,
+    REQUEST_SERVERS,
     default_reserved_concurrency,
 )
 from rearview_infra.search_index import RESOURCE_TYPE  # noqa: E402
@@ -203,12 +204,31 @@ def test_every_trigger_invokes_a_live_alias_that_codedeploy_shifts_gradually(syn
             "DEPLOYMENT_STOP_ON_REQUEST",
             "DEPLOYMENT_STOP_ON_ALARM",
         }
-        # Rolled back on the function's own error rate and throttles.
+        # Rolled back on the function's own error rate and throttles, and for a function that answers HTTP on the
+        # 5xx rate of the version the alias is moved to (a 500 answered is no Lambda error).
         alarms = {a["Name"]["Ref"] for a in group["AlarmConfiguration"]["Alarms"]}
         expected = {
             synth.stack.get_logical_id(a.node.default_child) for a in synth.stack.monitoring.function_alarms[name]
         }
-        assert alarms == expected and len(alarms) == 2
+        assert alarms == expected and len(alarms) == (3 if name in REQUEST_SERVERS else 2), name
+        # Every published version is kept when the next replaces it: the manual rollback's target stays.
+        version = synth.resources[resource["Properties"]["FunctionVersion"]["Fn::GetAtt"][0]]
+        assert (version["Type"], version["UpdateReplacePolicy"], version["DeletionPolicy"]) == (
+            "AWS::Lambda::Version",
+            "Retain",
+            "Retain",
+        )
+
+
+def test_a_canary_of_an_http_function_rolls_back_on_its_new_version_s_5xx(synth: Synthesised) -> None:
+    props = _alarm(synth, "RecallVersionServerErrorRate")
+    metrics = {m["Id"]: m["MetricStat"]["Metric"] for m in props["Metrics"] if "MetricStat" in m}
+    assert {m["MetricName"] for m in metrics.values()} == {"VersionRequests", "Version5xx"}
+    version = synth.stack.functions.aliases["recall"].version
+    for metric in metrics.values():
+        dimensions = {d["Name"]: d["Value"] for d in metric["Dimensions"]}
+        assert dimensions == {"service": "rearview-recall", "version": synth.resolve(version.version)}
+    assert (props["Threshold"], props["DatapointsToAlarm"]) == (5, 2)
 
 
 def test_the_canary_lasts_as_long_as_its_rollback_alarms_take_to_fire(synth: Synthesised) -> None:
@@ -352,10 +372,10 @@ def test_data_alarms_dynamodb_queue_ages_search_and_bedrock(synth: Synthesised) 
     assert _alarm(synth, "ConsolidationQueueAge")["Threshold"] == 3600
     fallbacks = _alarm(synth, "SearchFallbacks")
     services = {m["MetricStat"]["Metric"]["Dimensions"][0]["Value"] for m in fallbacks["Metrics"] if "MetricStat" in m}
-    assert services == {f"rearview-{n}" for n in ("write_worker", "recall", "consolidate", "mcp")}
+    assert services == {f"rearview-{n}" for n in ("write_worker", "recall", "mcp")}
     throttled = _alarm(synth, "ThrottledRequests")
     services = {m["MetricStat"]["Metric"]["Dimensions"][0]["Value"] for m in throttled["Metrics"] if "MetricStat" in m}
-    assert services == {f"rearview-{n}" for n in ("write", "recall", "forget", "consolidate", "mcp")}
+    assert services == {f"rearview-{n}" for n in ("write", "recall", "forget", "erase", "consolidate", "mcp")}
     assert {m["MetricStat"]["Metric"]["MetricName"] for m in throttled["Metrics"] if "MetricStat" in m} == {"Throttled"}
     assert (throttled["Threshold"], throttled["EvaluationPeriods"], throttled["DatapointsToAlarm"]) == (300, 3, 3)
     search = _alarm(synth, "SearchErrors")

@@ -23,6 +23,7 @@ from rearview_infra.layer import LayerNotBuilt  # noqa: E402
 from rearview_infra.queues import VISIBILITY_TIMEOUT_FACTOR  # noqa: E402
 from rearview_infra.schedule import check_expression  # noqa: E402
 from rearview_infra.search import ServerlessVectorCollection  # noqa: E402
+from rearview_infra.search_index import RESOURCE_TYPE  # noqa: E402
 from rearview_infra.stack import REPO_ROOT, RearviewProps, RearviewStack  # noqa: E402
 from support.cdk_stack import (  # noqa: E402
     EMBEDDING_MODEL,
@@ -37,11 +38,12 @@ from support.cdk_stack import (  # noqa: E402
 
 pytestmark = [pytest.mark.infra, pytest.mark.slow]
 
-SEARCHERS = {"write_worker", "recall", "consolidate", "mcp"}
-EMBEDDERS = SEARCHERS | {"consolidation_worker"}
-TABLE_WRITERS = {"write", "write_worker", "recall", "forget", "consolidate", "consolidation_worker", "mcp"}
-# Deletes: working memory and keys (write), forgetting (forget, mcp), a run's lease (the consolidating functions).
-TABLE_DELETERS = {"write", "forget", "consolidate", "consolidation_worker", "mcp"}
+SEARCHERS = {"write_worker", "recall", "mcp"}
+EMBEDDERS = SEARCHERS | {"consolidate", "consolidation_worker"}
+TABLE_WRITERS = {"write", "write_worker", "recall", "forget", "erase", "consolidate", "consolidation_worker", "mcp"}
+# Deletes: working memory and keys (write), forgetting (forget, mcp), erasing (erase), a run's lease (the consolidating
+# functions).
+TABLE_DELETERS = {"write", "forget", "erase", "consolidate", "consolidation_worker", "mcp"}
 # The functions that detect Hindsight's triggers and send consolidation jobs.
 JOB_SENDERS = {"write", "write_worker", "index_sync", "consolidate", "mcp"}
 WRITE_ACTIONS = {"dynamodb:PutItem", "dynamodb:UpdateItem"}
@@ -336,8 +338,8 @@ def test_table_writes_only_where_needed_and_index_sync_only_reads(synth: Synthes
         assert synth.holders(action, table_arn) == TABLE_WRITERS, action
     for action in DELETE_ACTIONS:
         assert synth.holders(action, table_arn) == TABLE_DELETERS, action
-    # Only the key routes list keys (a filtered Scan); no function scans memories.
-    assert synth.holders("dynamodb:Scan", table_arn) == {"write"}
+    # Only the key routes and the erase (it revokes keys) list keys (a filtered Scan); no function scans memories.
+    assert synth.holders("dynamodb:Scan", table_arn) == {"write", "erase"}
     stream_arn = {"Fn::GetAtt": [synth.id_of(synth.stack.storage.table), "StreamArn"]}
     assert synth.holders("dynamodb:GetRecords", stream_arn) == {"index_sync"}
     # Index sync reads for Hindsight's triggers (the unconsolidated count, recent outcomes) and never writes.
@@ -360,8 +362,8 @@ def test_table_statements_reach_only_their_partition_keys(synth: Synthesised) ->
             data = ["NS#*", "UC#*", "META", "RETENTION", "NAMESPACES"]
             if name == "authorizer":
                 assert leading == ["APIKEY#*"]
-            elif name == "write":
-                assert leading == [*data, "APIKEY#*", "QUOTA#*"]
+            elif name in ("write", "erase"):
+                assert leading == [*data, "APIKEY#*", "QUOTA#*"], name
             elif name in REQUEST_SERVERS:
                 assert leading == [*data, "QUOTA#*"], name
             else:
@@ -375,7 +377,7 @@ def test_every_function_that_serves_requests_may_count_them() -> None:
     from rearview_infra.functions import TABLE_ACTIONS, leading_keys
 
     served = {route.function for route in ROUTE_TABLE if route.permission is not None or route is MCP_ROUTE}
-    assert set(REQUEST_SERVERS) == served == {"write", "recall", "forget", "consolidate", "mcp"}
+    assert set(REQUEST_SERVERS) == served == {"write", "recall", "forget", "erase", "consolidate", "mcp"}
     for name in served:
         assert "dynamodb:UpdateItem" in TABLE_ACTIONS[name]
         assert any(fnmatch.fnmatchcase(QUOTA_PK_PREFIX + "0123456789abcdef", k) for k in leading_keys(name)), name
@@ -419,7 +421,7 @@ def test_authorizer_reads_api_key_items_only(synth: Synthesised) -> None:
 def test_search_access_iam_and_data_access_policy(synth: Synthesised) -> None:
     collection = synth.collection().collection
     collection_arn = {"Fn::GetAtt": [synth.stack.get_logical_id(collection), "Arn"]}
-    assert synth.holders("aoss:APIAccessAll", collection_arn) == SEARCHERS | {"index_sync", "index_setup"}
+    assert synth.holders("aoss:APIAccessAll", collection_arn) == SEARCHERS | {"index_sync", "index_setup", "erase"}
     policy = synth.resources[synth.stack.get_logical_id(synth.collection().access_policy)]["Properties"]
     statements = json.loads(render_join(policy["Policy"]))
     by_description = {st["Description"]: st for st in statements}
@@ -436,11 +438,45 @@ def test_search_access_iam_and_data_access_policy(synth: Synthesised) -> None:
     assert creators["Principal"] == [f"@{synth.role_id('index_setup')}"]
     (creator_index_rule,) = [r for r in creators["Rules"] if r["ResourceType"] == "index"]
     assert set(creator_index_rule["Permission"]) == {"aoss:DescribeIndex", "aoss:CreateIndex", "aoss:UpdateIndex"}
+    erasers = by_description["erase: delete a namespace's documents"]
+    assert erasers["Principal"] == [f"@{synth.role_id('erase')}"]
+    (eraser_index_rule,) = [r for r in erasers["Rules"] if r["ResourceType"] == "index"]
+    assert set(eraser_index_rule["Permission"]) == {"aoss:DescribeIndex", "aoss:ReadDocument", "aoss:WriteDocument"}
     assert set(by_description) == {
         "index sync: maintain the index",
+        "erase: delete a namespace's documents",
         "index setup: create the index at deploy",
         "functions that search",
     }
+
+
+def test_the_data_access_policy_covers_every_function_that_calls_the_index(synth: Synthesised) -> None:
+    """OpenSearch authorises a second time, by the collection's data-access policy, which no emulator checks: so
+    here, statically. Who calls the index is read from what each function runs: the routes answered by recall
+    (recall, brief), the MCP function (its recall and brief tools), the write worker (the write path's
+    near-duplicate search), index sync (keeps it in step), the erase (deletes a namespace's documents) and index_setup
+    (creates it)."""
+    policy = synth.resources[synth.stack.get_logical_id(synth.collection().access_policy)]["Properties"]
+    granted: dict[str, set[str]] = {}
+    for statement in json.loads(render_join(policy["Policy"])):
+        (index_rule,) = [r for r in statement["Rules"] if r["ResourceType"] == "index"]
+        for principal in statement["Principal"]:
+            granted.setdefault(principal, set()).update(index_rule["Permission"])
+    searching = {route.function for route in API_ROUTES if route.operation in ("recall", "brief")}
+    reading = {"aoss:DescribeIndex", "aoss:ReadDocument"}
+    needs: dict[str, set[str]] = dict.fromkeys({*searching, MCP_ROUTE.function}, reading)
+    needs["write_worker"] = {"aoss:DescribeIndex", "aoss:ReadDocument"}
+    needs["index_sync"] = {"aoss:ReadDocument", "aoss:WriteDocument", "aoss:CreateIndex", "aoss:UpdateIndex"}
+    needs["erase"] = {"aoss:ReadDocument", "aoss:WriteDocument"}
+    needs["index_setup"] = {"aoss:DescribeIndex", "aoss:CreateIndex", "aoss:UpdateIndex"}
+    erase_route = next(route for route in API_ROUTES if route.operation == "erase_namespace")
+    assert erase_route.function == "erase"
+    for name, permissions in needs.items():
+        held = granted.get(f"@{synth.role_id(name)}", set())
+        assert permissions <= held, f"{name} calls the index without {sorted(permissions - held)}"
+    for name in FUNCTION_NAMES:
+        if name not in needs:
+            assert f"@{synth.role_id(name)}" not in granted, f"{name} never calls the index"
 
 
 def test_search_admin_principals_get_their_own_statement(tmp_path: Path) -> None:
@@ -875,6 +911,25 @@ def test_emulator_variant_managed_domain_x86_and_hashing(tmp_path_factory: pytes
     assert queue["RedrivePolicy"]["maxReceiveCount"] == 3
     assert "es:ESHttpPost" in domain.actions("recall")
     assert not any(a.startswith("es:") for a in domain.actions("forget"))
+    # The erase deletes a namespace's documents by query (a POST on the index).
+    assert "es:ESHttpPost" in domain.actions("erase")
+
+
+def test_without_a_search_cluster_the_functions_search_the_table(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """`rearview:search=table`: no collection, no domain, no index custom resource, no search grant; every function
+    is told to search the table itself, and index sync still takes the stream (for Hindsight's triggers)."""
+    base = placeholder_tree(tmp_path_factory.mktemp("table"))
+    props = RearviewProps.from_context({"rearview:search": "table"}.get, functions_dir=base.functions_dir,
+                                       layer_dir=base.layer_dir)  # fmt: skip
+    table = synthesise(props)
+    for kind in ("AWS::OpenSearchServerless::Collection", "AWS::OpenSearchService::Domain", RESOURCE_TYPE):
+        table.template.resource_count_is(kind, 0)
+    for name in FUNCTION_NAMES:
+        assert table.env(name)["REARVIEW_AWS__SEARCH"] == "store", name
+        assert not any(a.startswith(("aoss:", "es:")) for a in table.actions(name)), name
+    table.template.has_resource_properties(
+        "AWS::Lambda::EventSourceMapping", {"FunctionName": table.alias_name("index_sync")}
+    )
 
 
 def test_missing_layer_or_handler_fails_with_a_clear_error(tmp_path: Path) -> None:

@@ -25,3 +25,13 @@ def server(settings: Settings, world: Services) -> Iterator[LocalServer]:
     """The local server over `world`, on a free port."""
     with LocalServer(settings, world, port=0) as srv:
         yield srv
+
+
+@pytest.fixture
+def live(settings: Settings) -> Iterator[tuple[LocalServer, Services]]:
+    """The local server on a free port over services on the system clock, for clients that stamp times of their own
+    (agent frameworks, other vendors' clients)."""
+    services = build(settings)
+    with LocalServer(settings, services, host="127.0.0.1", port=0) as srv:
+        yield srv, services
+    services.close()

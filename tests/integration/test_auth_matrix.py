@@ -145,16 +145,42 @@ REQUESTS: dict[tuple[str, str], RequestBuilder] = {
     ("GET", "/v1/namespaces/<ns>/memories/<id>/history"): lambda w, ns: Request(
         "GET", ns_path(ns, f"/memories/{w.memory(ns)}/history")
     ),
+    ("GET", "/v1/namespaces/<ns>/memories/<id>/sources"): lambda w, ns: Request(
+        "GET", ns_path(ns, f"/memories/{w.memory(ns)}/sources")
+    ),
     ("GET", "/v1/namespaces/<ns>/export"): lambda w, ns: Request("GET", ns_path(ns, "/export")),
     ("POST", "/v1/namespaces/<ns>/import"): lambda w, ns: Request("POST", ns_path(ns, "/import"), _import_body(w, ns)),
     ("GET", "/v1/namespaces"): lambda w, ns: Request("GET", "/v1/namespaces"),
     ("DELETE", "/v1/namespaces/<ns>"): lambda w, ns: Request("DELETE", ns_path(ns, ""), query={"subtree": "true"}),
+    # The mem0-compatible routes: the namespace comes from the caller's scope and the entities named, or from the
+    # memory id, which carries it (`<namespace>~<id>`).
+    ("GET", "/v1/ping/"): lambda w, ns: Request("GET", "/v1/ping/"),
+    ("POST", "/v1/memories/"): lambda w, ns: Request("POST", "/v1/memories/", _mem0_add()),
+    ("POST", "/v3/memories/add/"): lambda w, ns: Request("POST", "/v3/memories/add/", _mem0_add()),
+    ("POST", "/v3/memories/search/"): lambda w, ns: Request(
+        "POST", "/v3/memories/search/", {"query": "Lisbon offsite venue", "filters": {"user_id": "alice"}}
+    ),
+    ("POST", "/v1/memories/search/"): lambda w, ns: Request(
+        "POST", "/v1/memories/search/", {"query": "Lisbon offsite venue", "user_id": "alice"}
+    ),
+    ("POST", "/v3/memories/"): lambda w, ns: Request("POST", "/v3/memories/", {"filters": {"user_id": "alice"}}),
+    ("DELETE", "/v1/memories/"): lambda w, ns: Request("DELETE", "/v1/memories/", query={"user_id": "alice"}),
+    ("GET", "/v1/memories/<id>/"): lambda w, ns: Request("GET", f"/v1/memories/{ns}~{w.memory(ns)}/"),
+    ("PUT", "/v1/memories/<id>/"): lambda w, ns: Request(
+        "PUT", f"/v1/memories/{ns}~{w.memory(ns)}/", {"text": "Moved the Lisbon offsite venue to Porto"}
+    ),
+    ("DELETE", "/v1/memories/<id>/"): lambda w, ns: Request("DELETE", f"/v1/memories/{ns}~{w.memory(ns)}/"),
+    ("GET", "/v1/memories/<id>/history/"): lambda w, ns: Request("GET", f"/v1/memories/{ns}~{w.memory(ns)}/history/"),
     ("GET", "/ui"): lambda w, ns: Request("GET", "/ui"),
     ("GET", "/ui/<asset>"): lambda w, ns: Request("GET", "/ui/app.js"),
     ("GET", "/v1/health"): lambda w, ns: Request("GET", "/v1/health"),
     ("GET", "/openapi.json"): lambda w, ns: Request("GET", "/openapi.json"),
     ("GET", "/docs"): lambda w, ns: Request("GET", "/docs"),
 }
+
+
+def _mem0_add() -> dict[str, Any]:
+    return {"user_id": "alice", "messages": [{"role": "user", "content": "Signed the Lisbon venue contract for March"}]}
 
 
 def _import_body(world: World, namespace: str) -> dict[str, Any]:
@@ -357,7 +383,8 @@ def test_route_matrix(route: tuple[str, str], permission: Permission, door: Door
 
     # another namespace: sibling, parent, unrelated
     parent_scoped = world.key(NS, ALL_PERMISSIONS)
-    namespaced = "<ns>" in route[1]
+    # A mem0 memory id carries its namespace: it is checked as a `{ns}` segment is.
+    namespaced = "<ns>" in route[1] or route[1].startswith("/v1/memories/<id>")
     if namespaced:
         for key, target in ((right, "acme2"), (right, "globex:u-1"), (parent_scoped, "acme"), (right, "acme2:u-42")):
             _assert_error(door.send(build_request(world, target), key), 403, door)
@@ -413,7 +440,7 @@ def test_a_refused_request_changes_nothing(world: World) -> None:
     assert door.send(REQUESTS[("POST", "/v1/namespaces/<ns>/memories")](world, "acme2"), reader).status == 403
     assert door.send(REQUESTS[("POST", "/v1/namespaces/<ns>/memories")](world, NS), None).status == 401
     for namespace in (NS, "acme2"):
-        assert world.services.stats(namespace).counts["episodic"] == 0
+        assert world.services.stats.of(namespace).counts["episodic"] == 0
 
 
 def test_forbidden_message_is_the_same_for_a_full_and_an_empty_namespace(world: World) -> None:

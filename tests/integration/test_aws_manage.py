@@ -1,6 +1,6 @@
 """Memory by hand on AWS, end to end on moto (DynamoDB and its stream) and the OpenSearch test double, through the
 real function handlers with the sample events: list (the recall function), edit (write), history (recall), export
-(recall) and import (write), the namespaces (recall) and erase (forget). The index follows through index sync, so
+(recall) and import (write), the namespaces (recall) and erase (erase). The index follows through index sync, so
 recall from the index alone sees an edit and an erase."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class Deployment:
         self.write = stack.load_function("write").handler
         self.worker = stack.load_function("write_worker").handler
         self.recall = stack.load_function("recall").handler
-        self.forget = stack.load_function("forget").handler
+        self.erase = stack.load_function("erase").handler
         self.sync = stack.load_function("index_sync").handler
         self.stream = StreamDriver(stack)
 
@@ -129,10 +129,15 @@ def test_export_then_import_elsewhere_restores_ids_and_versions_once(aws: Deploy
     target = f"/v1/namespaces/{ELSEWHERE}/import"
     ndjson_headers = {"content-type": "application/x-ndjson"}
     status, result, _ = call(aws.write, load_event("import", path=target, body=ndjson, headers=ndjson_headers))
+    # Accepted onto the write queue (checked and redacted first), restored by the worker in chunks.
+    assert status == 200 and (result["accepted"], result["restored"]) == (3, 0)
+    queued = aws.stack.sqs.receive_message(QueueUrl=aws.stack.queue_url, VisibilityTimeout=0)["Messages"]
+    assert [len(json.loads(m["Body"])["restore"]) for m in queued] == [3]
+    assert aws.stack.deliver(aws.worker)["batchItemFailures"] == []
     again = call(aws.write, load_event("import", path=target, body=ndjson, headers=ndjson_headers))[1]
+    assert again["accepted"] == 3 and aws.stack.deliver(aws.worker)["batchItemFailures"] == []
     aws.stream.pump(aws.sync)
 
-    assert status == 200 and result["restored"] == 3 and again["skipped"] == 3 and again["restored"] == 0
     status, listed, _ = call(aws.recall, load_event("memories_list", path=f"/v1/namespaces/{ELSEWHERE}/memories",
                                                     query={"limit": "10"}))  # fmt: skip
     restored = {m["id"]: m for m in listed["items"]}
@@ -150,8 +155,8 @@ def test_erase_takes_the_subtree_from_the_table_and_the_index(aws: Deployment) -
     assert status == 200 and [n["namespace"] for n in listed["namespaces"]] == [NS, CHILD]
     assert aws.indexed(CHILD) == {"ep-charger"}
 
-    status, receipt, _ = call(aws.forget, load_event("namespace_erase", path=f"/v1/namespaces/{NS}",
-                                                     query={"subtree": "true"}))  # fmt: skip
+    status, receipt, _ = call(aws.erase, load_event("namespace_erase", path=f"/v1/namespaces/{NS}",
+                                                    query={"subtree": "true"}))  # fmt: skip
     aws.stream.pump(aws.sync)
 
     assert (
@@ -163,3 +168,52 @@ def test_erase_takes_the_subtree_from_the_table_and_the_index(aws: Deployment) -
     # The sibling is untouched, in the table and in the index.
     assert aws.indexed(ELSEWHERE) == {"ep-desk"}
     assert aws.recalled(ELSEWHERE, "standing desk") == ["ep-desk"]
+
+
+def test_a_write_queued_before_the_erase_does_not_bring_the_namespace_back(aws: Deployment) -> None:
+    body = {"content": "Moved the Lisbon flight to 11:15", "id": "ep-moved"}
+    status, _, _ = call(aws.write, load_event("memory_write", path=MEMORIES, body=body))
+    assert status == 202  # accepted onto the queue, not stored yet
+
+    status, receipt, _ = call(aws.erase, load_event("namespace_erase", path=f"/v1/namespaces/{NS}"))
+    assert status == 200 and receipt["queued_writes_dropped_until"] is not None
+    assert any("point-in-time recovery" in item for item in receipt["not_reached"])
+    assert aws.stack.deliver(aws.worker)["batchItemFailures"] == []
+    aws.stream.pump(aws.sync)
+
+    assert call(aws.recall, load_event("memories_list", path=MEMORIES, query={}))[1]["items"] == []
+    assert aws.indexed(NS) == set()
+    assert aws.stack.sqs.receive_message(QueueUrl=aws.stack.dlq_url).get("Messages", []) == [], "nothing kept"
+    # A write accepted after the erase is stored: the namespace may be used again.
+    aws.remember(NS, "Booked a new flight to Lisbon", "ep-new")
+    assert aws.recalled(NS, "flight to Lisbon") == ["ep-new"]
+
+
+def test_a_large_import_goes_through_the_queue_in_chunks(aws: Deployment) -> None:
+    from datetime import UTC, datetime
+
+    from rearview.domain.memory import Episode
+    from rearview.domain.transfer import IMPORT_CHUNK_ITEMS, exported
+
+    at = datetime(2026, 3, 1, tzinfo=UTC)
+    lines = [
+        exported(Episode(id=f"ep-old-{i}", namespace="source", content=f"Old note number {i} about the Lisbon office",
+                         occurred_at=at, created_at=at), []).model_dump_json()
+        for i in range(2 * IMPORT_CHUNK_ITEMS + 20)
+    ]  # fmt: skip
+    target = f"/v1/namespaces/{ELSEWHERE}/import"
+    event = load_event("import", path=target, body="\n".join(lines), headers={"content-type": "application/x-ndjson"})
+    status, result, _ = call(aws.write, event)
+    assert status == 200 and result["accepted"] == len(lines)
+
+    sizes = []
+    while messages := aws.stack.sqs.receive_message(QueueUrl=aws.stack.queue_url, MaxNumberOfMessages=10,
+                                                    VisibilityTimeout=0).get("Messages", []):  # fmt: skip
+        sizes += [len(json.loads(m["Body"])["restore"]) for m in messages]
+        if sum(sizes) >= len(lines):
+            break
+    assert sorted(sizes) == [20, IMPORT_CHUNK_ITEMS, IMPORT_CHUNK_ITEMS]
+    aws.stack.drain(aws.worker)
+    listed = call(aws.recall, load_event("memories_list", path=f"/v1/namespaces/{ELSEWHERE}/memories",
+                                         query={"limit": "200"}))[1]  # fmt: skip
+    assert sum(1 for m in listed["items"] if m["id"].startswith("ep-old-")) == len(lines)

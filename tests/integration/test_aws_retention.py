@@ -102,7 +102,7 @@ def test_the_scheduled_sweep_forgets_archives_and_keeps_and_the_index_follows(st
     store = DynamoDBMemoryStore(TABLE, client=stack.dynamodb)
     for _ in range(2):
         store.record_access(NS, [recalled], datetime.now(UTC))
-    build(stack.settings("consolidate")).consolidate(NS, ConsolidateRequest())
+    build(stack.settings("consolidate")).consolidation.consolidate(NS, ConsolidateRequest())
     [preference] = [m for m in store.list_memories(NS, MemoryFilter(layers=("semantic",))) if isinstance(m, Fact)]
     assert set(preference.provenance) == set(ancient)
     stream.pump(sync)

@@ -63,7 +63,8 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 def _load_locomo() -> ModuleType:
-    sys.modules["metrics"] = load_module("bench/metrics.py", "metrics")  # locomo.py imports its sibling
+    sys.modules["metrics"] = load_module("bench/metrics.py", "metrics")  # locomo.py imports its siblings
+    sys.modules["folds"] = load_module("bench/folds.py", "folds")
     return load_module("bench/locomo.py", "bench_locomo")
 
 

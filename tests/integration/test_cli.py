@@ -213,7 +213,8 @@ def test_consolidate_reports_what_it_considered(cli: Any) -> None:
 
     table = cli("consolidate", "acme:u-1", "--max-clusters", "5")
     assert table.exit_code == 0, table.output
-    assert "episodes considered" in table.stdout
+    # The second run finds nothing new to consider, and says so.
+    assert "0 considered, 0 new" in table.stdout and "nothing new" in table.stdout
 
 
 def write_jsonl(path: Path, lines: list[str]) -> Path:
@@ -318,7 +319,9 @@ def test_options_override_the_environment(cli: Any, tmp_path: Path) -> None:
     result = cli("remember", "acme", LISBON, "--data-dir", str(other), "--json")
     assert result.exit_code == 0, result.output
     assert (other / "rearview.db").exists()
-    assert json.loads(cli("stats", "acme", "--json").stdout)["counts"]["episodic"] == 0
+    # The environment's data directory was neither written nor created: a read there says so.
+    untouched = cli("stats", "acme", "--json")
+    assert untouched.exit_code == 2 and "no Rearview store at" in untouched.stderr
 
 
 # --- hindsight: brief, feedback, session end, consolidate --all, stats ------------------------------------------
@@ -361,8 +364,11 @@ def test_brief_offers_the_lesson_and_feedback_judges_it(cli: Any) -> None:
 def test_feedback_refuses_a_bad_verdict_and_an_unknown_memory(cli: Any) -> None:
     bad = cli("feedback", "acme:u-1", "some-id", "great")
     assert bad.exit_code == 2 and "great" in bad.output
+    remember_id(cli, "acme:u-1", LISBON)
     unknown = cli("feedback", "acme:u-1", "ep-nowhere", "useful")
-    assert unknown.exit_code == 2 and unknown.stderr.startswith("error: memory_id:")
+    # stderr names the store first, then the error.
+    assert unknown.exit_code == 2 and unknown.stderr.splitlines()[-1].startswith("error: memory_id:")
+    assert unknown.stderr.startswith("store: ")
 
 
 def test_ending_a_session_runs_its_consolidation_now(cli: Any) -> None:
@@ -396,6 +402,8 @@ def test_consolidate_all_runs_every_namespace_with_a_backlog(cli: Any, tmp_path:
 
 
 def test_consolidate_all_with_nothing_to_do_says_so(cli: Any) -> None:
+    remember_id(cli, "acme:u-1", LISBON)
+    assert cli("consolidate", "acme:u-1").exit_code == 0
     result = cli("consolidate", "--all")
     assert result.exit_code == 0, result.output
     assert "Nothing to consolidate" in result.stdout

@@ -43,7 +43,7 @@ def _remember(cli: Any, *args: str) -> str:
 
 def test_ls_edit_history_export_and_erase_locally(cli: Any, tmp_path: Path) -> None:
     fact = _remember(cli, "The user prefers window seats on long flights", "--layer", "semantic", "--dimension", "seat")
-    _remember(cli, "Booked the 9:40 flight to Lisbon", "--tag", "travel")
+    booked = _remember(cli, "Booked the 9:40 flight to Lisbon", "--tag", "travel")
 
     listed = cli("ls", NS, "--limit", "1")
     assert (
@@ -56,8 +56,8 @@ def test_ls_edit_history_export_and_erase_locally(cli: Any, tmp_path: Path) -> N
     assert edited.exit_code == 0 and "aisle seats" in edited.stdout
     stale = cli("edit", NS, fact, "--importance", "0.9", "--if-version", "1")
     assert stale.exit_code == 2 and "at version 2, not 1" in stale.output
-    wrong = cli("edit", NS, fact, "--entity", "Lisbon")
-    assert wrong.exit_code == 2 and "entities" in wrong.output
+    wrong = cli("edit", NS, booked, "--confidence", "0.5")  # an episode has no confidence
+    assert wrong.exit_code == 2 and "confidence" in wrong.output
 
     history = json.loads(cli("history", NS, fact, "--json").stdout)
     assert [(v["version"], v["changed_by"]) for v in history["versions"]] == [(1, "write"), (2, "edit")]

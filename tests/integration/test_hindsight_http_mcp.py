@@ -114,9 +114,14 @@ def test_over_mcp_remember_takes_outcomes_and_recall_filters_them(server: LocalS
                       "occurred_at": at(i * 0.1)})
         for i in range(3)
     ]  # fmt: skip
-    calls.append(("recall", {"namespace": NS, "query": "prod deploy", "outcomes": ["failure"]}))
+    calls.append(("recall", {"namespace": NS, "query": "prod deploy", "outcomes": ["failure"], "format": "json"}))
     calls.append(("consolidate", {"namespace": NS}))
-    calls.append(("recall", {"namespace": NS, "query": "deploying the api service to prod", "kinds": ["lesson"]}))
+    calls.append(
+        (
+            "recall",
+            {"namespace": NS, "query": "deploying the api service to prod", "kinds": ["lesson"], "format": "json"},
+        )
+    )
     at(1)
     *writes, failures, consolidated, lessons = run(_mcp(server.url + "/mcp", calls))
     assert all(w.structured_content["status"] == "stored" for w in writes)

@@ -177,7 +177,7 @@ async def _mcp_flow(url: str, worker: LocalConsolidationWorker, clock: ManualClo
             })  # fmt: skip
         drained = worker.drain(DEADLINE_SECONDS)
         brief = await client.call_tool("brief", {"namespace": NS, "task": "Deploy the api service to prod",
-                                                 "tool": "deploy pipeline"})  # fmt: skip
+                                                 "tool": "deploy pipeline", "format": "json"})  # fmt: skip
         lesson_id = brief.structured_content["items"][0]["memory"]["id"]
         feedback = await client.call_tool("feedback", {"namespace": NS, "memory_id": lesson_id, "verdict": "useful"})
         stats = await client.call_tool("memory_stats", {"namespace": NS})

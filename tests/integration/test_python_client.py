@@ -52,8 +52,8 @@ def test_every_route_through_the_sync_client(server: tuple[LocalServer, Services
         with pytest.raises(PreconditionFailed):
             rv.edit(NS, fact.id, if_version=1, importance=0.9)
         with pytest.raises(InvalidInput) as bad:
-            rv.edit(NS, fact.id, entities=["x"])
-        assert bad.value.field == "entities"
+            rv.edit(NS, stored.id, confidence=0.5)  # an episode has no confidence
+        assert bad.value.field == "confidence"
         assert [v.changed_by for v in rv.history(NS, fact.id).versions] == ["write", "edit"]
         assert [m.id for m in rv.iter_memories(NS, limit=1)] == [fact.id, batch.results[0].id, stored.id]
 

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from rearview.adapters.dynamodb import DynamoDBKeyStore
 from rearview.api.lambda_runtime import FunctionRuntime, count_throttled
 from rearview.api.local_server import LocalServer
 from rearview.api.mcp_http import mcp_lambda_handler
@@ -166,7 +167,7 @@ class Functions:
         self.write = runtime("write").http_handler()
         self.recall = runtime("recall").http_handler()
         self.mcp = mcp_lambda_handler(runtime("mcp"))
-        self.access = AccessService(AUTHORIZER.DynamoDBKeyStore(TABLE, client=stack.dynamodb), clock, admin_token=None)
+        self.access = AccessService(DynamoDBKeyStore(TABLE, client=stack.dynamodb), clock, admin_token=None)
 
     def authorizer_context(self, plaintext: str) -> dict[str, Any]:
         event = {"identitySource": [f"Bearer {plaintext}"], "routeKey": "POST /v1/namespaces/{ns}/memories"}

@@ -37,6 +37,7 @@ from rearview.domain.changes import ChangeSet
 from rearview.domain.episode_columns import EpisodeColumns
 from rearview.domain.erase import ErasedCounts
 from rearview.domain.memory import Episode, Fact, Memory
+from rearview.domain.metadata import filter_terms
 from rearview.domain.search import MemoryFilter
 from rearview.ports import Embedder, MemoryStore, SearchIndex
 from support.opensearch_double import OpenSearchDouble
@@ -363,6 +364,10 @@ class _StreamSyncedStore:
         self._store.record_access(*args)
         self._sync()
 
+    def record_recall(self, *args: Any, **kwargs: Any) -> None:
+        self._store.record_recall(*args, **kwargs)
+        self._sync()
+
     def erase_namespace(self, namespace: str) -> ErasedCounts:
         try:
             return self._store.erase_namespace(namespace)
@@ -470,20 +475,24 @@ def filter_dataset(namespace: str = "acme") -> list[Episode | Fact]:
     day = timedelta(days=1)
     return [
         make_episode(namespace, "e1", "flew to Berlin", occurred_at=T0, tags=["travel"], event_type="trip",
-                     session_id="s1", outcome="landed on time", outcome_status="success"),
+                     session_id="s1", outcome="landed on time", outcome_status="success", entities=["Berlin"],
+                     metadata={"project": "apollo", "priority": 2, "labels": ["x", "y"],
+                               "nested": {"project": "gemini"}}),
         make_episode(namespace, "e2", "booked a hotel", occurred_at=T0 + day, tags=["travel", "money"],
                      event_type="booking", session_id="s1", consolidated=True, outcome="card declined",
-                     outcome_status="failure"),
+                     outcome_status="failure", entities=["Ana", "Berlin"],
+                     metadata={"project": "gemini", "priority": 2.0, "urgent": True}),
         make_episode(namespace, "e3", "paid the rent", occurred_at=T0 + 2 * day, tags=["money"],
-                     event_type="payment", session_id="s2", outcome_status="failure"),
+                     event_type="payment", session_id="s2", outcome_status="failure",
+                     metadata={"project": "apollo", "priority": "2", "urgent": "true"}, expires_at=T0 + 10 * day),
         make_episode(namespace, "e4", "read a novel", occurred_at=T0 + 3 * day),
         make_fact(namespace, "f1", "lives in Berlin", last_confirmed_at=T0 + 0.5 * day, tags=["travel"],
-                  dimension="city"),
+                  dimension="city", entities=["Berlin"], metadata={"project": "apollo", "score": 1.5}),
         make_fact(namespace, "f2", "used to live in Paris", last_confirmed_at=T0 + 1.5 * day,
                   status="superseded", superseded_by="f1", superseded_at=T0 + 1.5 * day, dimension="city",
-                  tags=["money"]),
+                  tags=["money"], metadata={"project": "apollo"}),
         make_fact(namespace, "f3", "is vegetarian", last_confirmed_at=T0 + 4 * day, dimension="diet",
-                  kind="preference"),
+                  kind="preference", entities=["Ana"], metadata={"urgent": 1}, expires_at=T0 + 5 * day),
         make_fact(namespace, "f4", "the build breaks without the cache flag", last_confirmed_at=T0 + 2.5 * day,
                   kind="lesson", dimension="tool:build", facets={"fails": "no cache"}),
     ]  # fmt: skip
@@ -524,4 +533,22 @@ FILTERS: dict[str, MemoryFilter] = {
     "kinds any of": MemoryFilter(kinds=("preference", "lesson")),
     "kinds include plain facts": MemoryFilter(kinds=("fact",), include_superseded=True),
     "kinds on episodes only": MemoryFilter(layers=("episodic",), kinds=("lesson",)),
+    # What agents send (issue 37): metadata (`rearview.domain.metadata`), entities, expiry.
+    "metadata equal": MemoryFilter(metadata=filter_terms({"project": "apollo"})),
+    "metadata in": MemoryFilter(metadata=filter_terms({"project": ["gemini", "zzz"]}), include_superseded=True),
+    "metadata numbers by value": MemoryFilter(metadata=filter_terms({"priority": 2})),
+    "metadata text is no number": MemoryFilter(metadata=filter_terms({"priority": "2"})),
+    "metadata booleans": MemoryFilter(metadata=filter_terms({"urgent": True})),
+    "metadata number is no boolean": MemoryFilter(metadata=filter_terms({"urgent": 1})),
+    "metadata list holds": MemoryFilter(metadata=filter_terms({"labels": "y"})),
+    "metadata conditions ANDed": MemoryFilter(metadata=filter_terms({"project": "apollo", "priority": [2, 3]})),
+    "metadata unknown key": MemoryFilter(metadata=filter_terms({"nope": 1})),
+    "metadata on superseded": MemoryFilter(metadata=filter_terms({"project": "apollo"}), include_superseded=True),
+    "entities any of": MemoryFilter(entities=("Ana", "nobody")),
+    "entities and metadata": MemoryFilter(entities=("Berlin",), metadata=filter_terms({"project": "apollo"})),
+    "entities and a layer": MemoryFilter(layers=("semantic",), entities=("Berlin", "Ana")),
+    "alive before any expiry": MemoryFilter(alive_at=T0),
+    "alive when one expired": MemoryFilter(alive_at=T0 + 5 * DAY),
+    "alive when both expired": MemoryFilter(alive_at=T0 + 11 * DAY, include_superseded=True),
+    "alive with other conditions": MemoryFilter(alive_at=T0 + 11 * DAY, tags=("money",), since=T0 + DAY),
 }

@@ -80,15 +80,15 @@ class Emulation:
     outputs: dict[str, str] = field(default_factory=dict)
 
     def aws(self, service: str) -> Any:
-        """A boto3 client of the emulated account."""
+        """A boto3 client of the emulated account, with the emulator's administrator credentials (moto checks IAM)."""
         import boto3
 
         return boto3.client(
             service,  # type: ignore[call-overload]
             endpoint_url=self.outputs["MotoUrl"],
             region_name="us-east-1",
-            aws_access_key_id="emulated",
-            aws_secret_access_key="emulated",
+            aws_access_key_id=self.outputs.get("EmulatorAccessKeyId", "emulated"),
+            aws_secret_access_key=self.outputs.get("EmulatorSecretAccessKey", "emulated"),
         )
 
     def raw(

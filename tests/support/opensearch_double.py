@@ -9,7 +9,7 @@ double does not check):
   `method` hnsw on faiss or lucene and a dimension); `HEAD /<index>`, `GET /<index>/_mapping`,
   `PUT /<index>/_mapping` (new keyword, boolean or long fields only), `DELETE /<index>`.
 - `POST [/<index>]/_bulk` (NDJSON `index` with or without `_id`, and `delete`), `DELETE /<index>/_doc/<id>`,
-  `POST /<index>/_delete_by_query`, `POST /<index>/_refresh`.
+  `POST /<index>/_delete_by_query`, `POST /<index>/_refresh`; `GET /` (the version, distribution `opensearch`).
 - `POST /<index>/_search` and `POST [/<index>]/_msearch` with bodies of `size`, `track_total_hits`, `_source`
   (a field list or false) and `query`: `bool` (must, filter, must_not, should, minimum_should_match), `match`
   (OR of the analysed terms; `boost` multiplies its score), `term`, `terms`, `range` (gte/gt/lt/lte), `exists`, and a
@@ -680,6 +680,9 @@ class OpenSearchDouble:
     def _route(self, method: str, parts: list[str], params: dict[str, str], raw: bytes) -> tuple[int, Any]:
         if set(params) - {"conflicts", "ignore_unavailable"}:
             raise _bad(f"unsupported query parameters {sorted(params)}")
+        if not parts and method == "GET":
+            # The root: what a client (or the emulator's probe) asks to know it reaches OpenSearch.
+            return 200, {"version": {"distribution": "opensearch", "number": "2.19.0-double"}}
         if len(parts) == 1 and parts[0] == "_bulk" and method in {"POST", "PUT"}:
             return 200, self._bulk(None, raw)
         if len(parts) == 1 and parts[0] == "_msearch" and method in {"POST", "GET"}:

@@ -174,7 +174,7 @@ def test_useful_feedback_confirms_and_counts_as_adopted_after_a_brief(
     assert result.adopted and result.confidence_after > result.confidence_before
     fact = services.store.get(NS, memories["geocoder"])
     assert isinstance(fact, Fact) and fact.last_confirmed_at == clock.now() and fact.confirmations == 2
-    counts = services.stats(NS).hindsight.feedback["lesson"]  # type: ignore[union-attr]
+    counts = services.stats.of(NS).hindsight.feedback["lesson"]  # type: ignore[union-attr]
     assert (counts.useful, counts.adopted) == (1, 1)
 
 
@@ -183,7 +183,7 @@ def test_useful_feedback_on_a_memory_never_returned_is_not_adoption(
 ) -> None:
     result = services.feedback.feedback(NS, FeedbackRequest(memory_id=memories["aisle"], verdict="useful"))
     assert not result.adopted
-    assert services.stats(NS).hindsight.feedback["preference"].adopted == 0  # type: ignore[union-attr]
+    assert services.stats.of(NS).hindsight.feedback["preference"].adopted == 0  # type: ignore[union-attr]
 
 
 def test_wrong_feedback_lowers_confidence(services: Services, memories: dict[str, str]) -> None:
@@ -223,7 +223,7 @@ def test_not_useful_changes_nothing_but_is_counted(services: Services, memories:
     after = services.store.get(NS, memories["chinese"])
     assert isinstance(before, Fact) and isinstance(after, Fact) and after.confidence == before.confidence
     assert result.confidence_after == pytest.approx(result.confidence_before)
-    assert services.stats(NS).hindsight.feedback["preference"].not_useful == 1  # type: ignore[union-attr]
+    assert services.stats.of(NS).hindsight.feedback["preference"].not_useful == 1  # type: ignore[union-attr]
 
 
 def test_feedback_on_an_episode_moves_its_importance(services: Services) -> None:

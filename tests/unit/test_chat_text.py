@@ -74,6 +74,9 @@ class _Recording:
         self.texts += texts
         return np.tile(np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32), (len(texts), 1))
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed(texts)
+
 
 def test_the_write_path_embeds_plain_chat_text_unless_told_not_to(tmp_path: Path, clock: ManualClock) -> None:
     for on in (True, False):  # off by default; on, as asked

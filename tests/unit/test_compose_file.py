@@ -69,3 +69,63 @@ def test_the_image_synthesises_the_template_as_make_emulate_does() -> None:
     assert '"--template", "/app/build/emulate/Rearview.template.json"' in dockerfile
     # `local` stays the default target (the last stage), as before the emulator came.
     assert dockerfile.rstrip().rsplit("\nFROM ", 1)[1].startswith("base AS local")
+
+
+def _stages() -> dict[str, list[str]]:
+    """Dockerfile.local's stages by name, each as its instructions (continuation lines joined)."""
+    text = (ROOT / "Dockerfile.local").read_text().replace("\\\n", " ")
+    stages: dict[str, list[str]] = {}
+    current: list[str] = []
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        found = re.match(r"^FROM \S+ AS (\w+)", line)
+        if found:
+            current = stages.setdefault(found.group(1), [])
+        current.append(line.strip())
+    return stages
+
+
+def _extras_installed(instructions: list[str]) -> set[str]:
+    return {
+        e
+        for line in instructions
+        for group in re.findall(r'pip install "\.\[([\w,-]+)\]"', line)
+        for e in group.split(",")
+    }
+
+
+def _position(instructions: list[str], pattern: str) -> int:
+    return next(i for i, line in enumerate(instructions) if re.search(pattern, line))
+
+
+def test_every_image_installs_its_dependencies_before_copying_the_code() -> None:
+    stages = _stages()
+    assert not any(line.startswith("COPY layers ") for line in stages["base"]), "the base stage copies no code"
+    for name in ("template", "emulate", "local"):
+        instructions = stages[name]
+        dependencies = _position(instructions, r'pip install "\.\[')
+        code = _position(instructions, r"^COPY layers ")
+        package = _position(instructions, r"pip install --no-deps")
+        assert dependencies < code < package, name
+
+
+def test_the_local_image_holds_the_extras_a_user_runs_and_each_extra_exists() -> None:
+    import tomllib
+
+    declared = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    stages = _stages()
+    assert {"onnx", "local", "mcp", "llm", "embedded"} <= _extras_installed(stages["local"])
+    for name in ("template", "emulate", "local"):
+        assert _extras_installed(stages[name]) <= declared, name
+
+
+def test_every_compose_service_has_resource_limits() -> None:
+    for name, service in _compose()["services"].items():
+        limits = service["deploy"]["resources"]["limits"]
+        assert float(limits["cpus"]) > 0, name
+        assert re.fullmatch(r"\d+[MG]", str(limits["memory"])), name
+    # OpenSearch's heap fits within its container's limit.
+    opensearch = _compose()["services"]["opensearch"]
+    heap = re.search(r"-Xmx(\d+)m", opensearch["environment"]["OPENSEARCH_JAVA_OPTS"])
+    assert heap and int(heap.group(1)) < int(opensearch["deploy"]["resources"]["limits"]["memory"].rstrip("M"))

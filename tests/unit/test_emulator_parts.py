@@ -238,3 +238,24 @@ def test_the_gateways_own_answers() -> None:
     assert gateway.handle("GET", "/v1/health", {}, b"", "ip").status == 500
     functions.fail = "Sandbox.Timedout"
     assert gateway.handle("GET", "/v1/health", {}, b"", "ip").status == 503
+
+
+def test_a_stopped_emulators_iam_checks_do_not_outlive_it() -> None:
+    """`enforce` switches moto's IAM checks on for the whole process; `release` (the emulator's stop) must switch
+    them off, or every later moto user in the process is refused with InvalidClientTokenId."""
+    import boto3
+    from moto import mock_aws, settings
+
+    from rearview.emulator import iam as emulator_iam
+
+    before = settings.INITIAL_NO_AUTH_ACTION_COUNT
+    emulator_iam.enforce(emulator_iam.Principals(admin=emulator_iam.Credentials("AKIAADMIN", "secret")))
+    try:
+        assert settings.INITIAL_NO_AUTH_ACTION_COUNT == 0
+    finally:
+        emulator_iam.release()
+    assert settings.INITIAL_NO_AUTH_ACTION_COUNT == before
+    assert not emulator_iam.DynamoDBAccess.enforcing()
+    with mock_aws():
+        client = boto3.client("sqs", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="y")
+        assert client.create_queue(QueueName="after-the-emulator")["QueueUrl"]

@@ -108,7 +108,7 @@ def test_empty_forget_is_refused(services: Services) -> None:
     with pytest.raises(InvalidInput) as err:
         services.forgetter.forget(NS, ForgetRequest())
     assert err.value.field == "ids"
-    assert services.stats(NS).counts["episodic"] == 1
+    assert services.stats.of(NS).counts["episodic"] == 1
 
 
 def test_forget_never_touches_another_namespace(services: Services) -> None:
@@ -134,7 +134,7 @@ def test_stats(services: Services) -> None:
     services.working.put(NS, "s", "k", WorkingWrite(value=1))
     services.recaller.recall(NS, RecallQuery(query="oat milk"))
     services.recaller.recall(NS, RecallQuery(query="xylophone quartet zebra"))
-    stats = services.stats(NS)
+    stats = services.stats.of(NS)
     assert stats.counts["episodic"] == 1 and stats.counts["semantic"] == 1 and stats.counts["working"] == 1
     assert stats.recall_count == 2 and stats.recall_hits == 1 and stats.hit_rate == pytest.approx(0.5)
     assert stats.last_write_at is not None

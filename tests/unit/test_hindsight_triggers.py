@@ -127,7 +127,7 @@ def test_count_trigger_fires_when_enough_episodes_wait(tmp_path: Path, clock: Ma
         clock.advance(minutes=1)
         services.writer.write(NS, MemoryWrite(content=text, session_id="s"))
         assert jobs.reasons() == ([] if n < 3 else ["count"])
-    services.consolidate(NS)
+    services.consolidation.consolidate(NS)
     clock.advance(minutes=1)
     services.writer.write(NS, MemoryWrite(content="Watered the garden plants", session_id="s"))
     assert jobs.reasons() == ["count"]
@@ -138,7 +138,7 @@ def test_triggers_set_to_zero_send_nothing(tmp_path: Path, clock: ManualClock, j
     services = _services(tmp_path, clock, jobs, count_trigger=0, failure_streak=0, session_end=False)
     for n in range(4):
         call(services, clock, f"Geocoded batch {n} of 100 addresses", "failure")
-    assert services.end_session(NS, "s1").consolidation_job_sent is False
+    assert services.working.end_session(NS, "s1").consolidation_job_sent is False
     assert jobs.jobs == []
     services.close()
 
@@ -147,7 +147,7 @@ def test_ending_a_session_clears_it_and_sends_a_job(services: Services, jobs: Re
     from rearview.domain.working import WorkingWrite
 
     services.working.put(NS, "s9", "draft", WorkingWrite(value={"step": 2}))
-    ended = services.end_session(NS, "s9")
+    ended = services.working.end_session(NS, "s9")
     assert (ended.cleared, ended.consolidation_job_sent) == (1, True)
     [job] = jobs.jobs
     assert (job.reason, job.session_id, job.namespace) == ("session_end", "s9", NS)
@@ -160,7 +160,7 @@ def test_schedule_is_due_for_namespaces_with_a_backlog_and_no_recent_run(
     services.writer.write("acme:a", MemoryWrite(content="Ordered new running shoes"))
     services.writer.write("acme:b", MemoryWrite(content="Booked a dentist appointment"))
     assert sorted(j.namespace for j in services.triggers.due_by_schedule()) == ["acme:a", "acme:b"]
-    services.consolidate("acme:a")
+    services.consolidation.consolidate("acme:a")
     services.writer.write("acme:a", MemoryWrite(content="Returned the running shoes"))
     assert [j.namespace for j in services.triggers.due_by_schedule()] == ["acme:b"]
     clock.advance(hours=24)
@@ -175,16 +175,16 @@ class _BrokenJobs:
 def test_a_job_that_cannot_be_sent_never_fails_the_session_end(services: Services) -> None:
     from rearview.domain.working import WorkingWrite
 
-    services.attach_jobs(_BrokenJobs())
+    services.consolidation.attach(_BrokenJobs())
     services.working.put(NS, "s9", "draft", WorkingWrite(value={"step": 2}))
-    ended = services.end_session(NS, "s9")
+    ended = services.working.end_session(NS, "s9")
     assert (ended.cleared, ended.consolidation_job_sent) == (1, False)
 
 
 def test_no_jobs_sink_means_no_trigger_reads(tmp_path: Path, clock: ManualClock) -> None:
     settings = Settings(data_dir=tmp_path / "data", embedder="hashing")
     services = build(settings, clock=clock)
-    assert services.jobs is None
+    assert services.consolidation.jobs is None
     for n in range(3):
         call(services, clock, f"Geocoded batch {n} of 100 addresses", "failure")
     services.close()
@@ -203,10 +203,10 @@ def test_next_trigger_says_how_far_the_count_and_the_schedule_are(
 ) -> None:
     services = _services(tmp_path, clock, jobs, count_trigger=10, schedule_hours=24)
     services.writer.write(NS, MemoryWrite(content="Ordered new running shoes"))
-    services.consolidate(NS)
+    services.consolidation.consolidate(NS)
     clock.advance(hours=1)
     services.writer.write(NS, MemoryWrite(content="Returned the running shoes"))
-    hindsight = services.stats(NS).hindsight
+    hindsight = services.stats.of(NS).hindsight
     assert hindsight is not None and hindsight.unconsolidated == 1
     assert hindsight.next_trigger["count_episodes_needed"] == 9
     assert hindsight.next_trigger["schedule_at"] == (clock.now() + timedelta(hours=23)).isoformat()
@@ -222,7 +222,7 @@ def test_the_schedule_skips_a_namespace_whose_day_is_spent(
         clock.advance(minutes=10)
         for text in ("Please reply in Chinese.", "Keep your answers short."):
             services.writer.write(NS, MemoryWrite(content=text, session_id=f"s{day}"))
-    assert services.consolidate(NS).capped_by == "daily clusters"
+    assert services.consolidation.consolidate(NS).capped_by == "daily clusters"
     clock.advance(hours=2)
     assert services.store.unconsolidated_count(NS) > 0 and services.triggers.due_by_schedule() == []
     clock.set((clock.now() + timedelta(days=1)).replace(hour=0, minute=5))

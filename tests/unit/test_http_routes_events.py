@@ -280,7 +280,7 @@ def test_base64_body_is_decoded(resolver: APIGatewayHttpResolver) -> None:
 REJECTED: list[tuple[str, str, dict[str, Any], int, str | None, str]] = [
     ("empty content", "memory_write", {"body": {"content": ""}}, 422, "content", "must not be empty"),
     ("blank content", "memory_write", {"body": {"content": "   \n "}}, 422, "content", "must not be empty"),
-    ("2001-char content", "memory_write", {"body": {"content": "a" * 2001}}, 422, "content", "2000"),
+    ("50001-char content", "memory_write", {"body": {"content": "a" * 50_001}}, 422, "content", "50000"),
     (
         "501-char fact",
         "memory_write",

@@ -119,7 +119,7 @@ def test_the_memory_backend_keeps_store_index_and_keys_over_one_data_object(tmp_
         found = services.recaller.recall("acme", RecallQuery(query="what is the greyhound called?"))
 
         assert written.id in [hit.id for hit in found.results]
-        assert services.stats("acme").counts["episodic"] == 1
+        assert services.stats.of("acme").counts["episodic"] == 1
         assert not (tmp_path / "unused").exists()
     finally:
         services.close()

@@ -195,17 +195,17 @@ def test_a_failure_streak_written_with_the_worker_attached_becomes_a_lesson(tmp_
     settings = Settings(data_dir=tmp_path / "data", embedder="hashing", hindsight=HindsightSettings(schedule_hours=0))
     services = build(settings, clock=clock)
     with local_consolidation(services) as worker:
-        assert worker is not None and services.jobs is worker
+        assert worker is not None and services.consolidation.jobs is worker
         for n in range(3):
             clock.advance(minutes=5)
             services.writer.write(NS, MemoryWrite(content=f"Sent batch {n} of 100 rows to the importer",
                                                   event_type="tool_call", entities=["importer"],
                                                   outcome="HTTP 413 Payload Too Large"))  # fmt: skip
         assert worker.drain(WAIT)
-    assert services.jobs is None
+    assert services.consolidation.jobs is None
     [lesson] = services.store.list_memories(NS, MemoryFilter(layers=("semantic",), kinds=("lesson",)))
     assert isinstance(lesson, Fact) and "importer" in lesson.content.lower()
-    assert services.stats(NS).hindsight.last_run_reason == "failure_streak"
+    assert services.stats.of(NS).hindsight.last_run_reason == "failure_streak"
     services.close()
 
 
@@ -213,7 +213,7 @@ def test_the_worker_setting_off_attaches_nothing(tmp_path: Path, clock: ManualCl
     settings = Settings(data_dir=tmp_path / "data", embedder="hashing", hindsight=HindsightSettings(worker=False))
     services = build(settings, clock=clock)
     with local_consolidation(services) as worker:
-        assert worker is None and services.jobs is None
+        assert worker is None and services.consolidation.jobs is None
     services.close()
 
 

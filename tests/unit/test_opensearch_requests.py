@@ -111,6 +111,8 @@ def test_index_mapping_is_exactly_the_documented_one() -> None:
                 "kind": {"type": "keyword"},
                 "consolidated": {"type": "boolean"},
                 "occurred_at": {"type": "date_nanos"},
+                "metadata_terms": {"type": "keyword"},
+                "expires_at": {"type": "date_nanos"},
                 "version": {"type": "long"},
                 "search_text": {"type": "text", "analyzer": "rearview_text"},
                 "context": {"type": "text", "analyzer": "rearview_text"},
@@ -180,10 +182,17 @@ def test_a_fact_document_is_dated_by_its_last_confirmation_and_has_a_status() ->
         "occurred_at": "2026-03-02T09:30:00.000000Z",
         "version": 1,
         "search_text": "Likes tea\ndiet",
+        "entities": [],
         "status": "superseded",
         "kind": "fact",
     }
     assert "vector" not in index_document(fact, np.zeros(4))
+    described = fact.model_copy(
+        update={"metadata": {"project": "apollo", "n": 2.0}, "expires_at": T0 + timedelta(days=3), "entities": ["Ana"]}
+    )
+    doc = index_document(described, None)
+    assert doc["metadata_terms"] == ["project\x1fs:apollo", "n\x1fn:2"] and doc["entities"] == ["Ana"]
+    assert doc["expires_at"] == "2026-03-04T09:30:00.000000Z" and doc["search_text"] == "Likes tea\ndiet\nAna"
 
 
 def test_bulk_upsert_lines_with_deterministic_ids() -> None:

@@ -37,6 +37,9 @@ class SlowEmbedder:
         self._clock.advance(seconds=self.seconds)
         return self._inner.embed(texts)
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed(texts)
+
 
 class SlowReranker:
     """Reverses the order it is given, taking `seconds` of the clock's time; counts its calls."""

@@ -70,7 +70,7 @@ def test_unrelated_query_says_nothing_is_remembered(services: Services, seeded: 
 def test_empty_namespace_says_nothing_is_remembered(services: Services) -> None:
     resp = services.recaller.recall("empty", RecallQuery(query="anything about pottery?"))
     assert resp.no_relevant_memory and resp.results == []
-    assert services.stats("empty").recall_count == 1 and services.stats("empty").recall_hits == 0
+    assert services.stats.of("empty").recall_count == 1 and services.stats.of("empty").recall_hits == 0
 
 
 def test_time_expression_in_query_filters_by_time(services: Services, seeded: dict[str, str]) -> None:

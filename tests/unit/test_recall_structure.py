@@ -135,6 +135,9 @@ class _Recording:
         self.texts += texts
         return np.tile(np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32), (len(texts), 1))
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed(texts)
+
 
 def _embedded(tmp_path: Path, clock: ManualClock, said: Sequence[tuple[str, str]], **tuning: object) -> list[str]:
     """What the write path embeds for turns of one session, written as one batch."""

@@ -9,6 +9,7 @@ import pytest
 from rearview.domain.memory import Episode
 from rearview.service.recall import text_features
 from rearview.service.recall.scoring import names_an_entity
+from rearview.stemming import index_terms
 from rearview.text_analysis import mentions_time, tokens
 
 pytestmark = pytest.mark.unit
@@ -28,7 +29,7 @@ def test_remembered_answers_are_the_analysis(text: str) -> None:
     for _ in range(2):  # the first call computes, the second remembers
         assert text_features.word_count(text) == len(tokens(text))
         assert text_features.says_when(text) is mentions_time(text)
-        assert text_features.word_set(text) == set(tokens(text))
+        assert text_features.stem_set(text) == set(index_terms(text))
 
 
 def test_long_texts_are_analysed_not_remembered() -> None:
@@ -38,9 +39,9 @@ def test_long_texts_are_analysed_not_remembered() -> None:
     assert text_features.word_count(long) == 400
     assert text_features.says_when(long)
     assert text_features._cached_word_count.cache_info().currsize == 0
-    text_features._cached_word_set.cache_clear()
-    assert text_features.word_set(long + "in June") == {"last", "week", "in", "june"}
-    assert text_features._cached_word_set.cache_info().currsize == 0
+    text_features._cached_stem_set.cache_clear()
+    assert text_features.stem_set(long + "in June") == {"last", "week", "in", "june"}
+    assert text_features._cached_stem_set.cache_info().currsize == 0
     text_features.word_count("short text")
     assert text_features._cached_word_count.cache_info().currsize == 1
 

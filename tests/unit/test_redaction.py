@@ -3,22 +3,21 @@ of the AWS write path, and the mechanics (normalisation map, markers, idempotenc
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rearview.bootstrap import Services, build
+from rearview.bootstrap import Services
 from rearview.clock import ManualClock
 from rearview.domain.write import MemoryWrite, queued_write_body
-from rearview.service import redaction
 from rearview.service.redaction import find_secrets, redact_json, redact_labels, redact_text
+from rearview.service.redaction import text as redaction
 from rearview.service.redaction.normalise import normalise
 from rearview.service.write import redact_write
-from rearview.settings import Settings
+from support.write_queue import RecordingQueue, queued_services
 
 pytestmark = pytest.mark.unit
 
@@ -64,6 +63,42 @@ def test_secrets_split_or_written_in_full_width_are_found(text: str, hidden: str
     result = redact_text(text)
     assert hidden not in result.text and "[REDACTED:" in result.text
     assert result.text.startswith(text.split()[0]) and result.text.endswith(text.split()[-1])
+
+
+# Issue 40: what a red-team pass found passing through, each form once (bench/redaction_corpus.py holds six of each).
+@pytest.mark.parametrize(
+    ("text", "hidden"),
+    [
+        ("the key is AKIA IOSF ODNN 7EXA MPLE (typed from the screen)", "IOSF ODNN 7EXA"),
+        ("paste sk_live_4eC3 9HqLyj WDarjt T1zdp7dc into the config", "9HqLyj WDarjt"),
+        ("please use \u0410\u041aIAIOSFODNN7EXAMPLE for the integration", "IOSFODNN7EXAMPLE"),
+        ("stored \u0455k_liv\u0435_4eC39HqLyjWDarjtT1zdp7dc in the vault", "4eC39HqLyjWDarjt"),
+        ("charge it to my card 4111.1111.1111.1111, expiry 04/29", "4111.1111"),
+        ("the password for the router is Hunter2!x", "Hunter2!x"),
+        ("my password for gmail is Tr0ub4dor&3.", "Tr0ub4dor&3"),
+        ("110105 19491231 002X is on the form", "19491231 002X"),
+        ("the value was dGhpc2lzYXNlY3JldA== in the header", "dGhpc2lzYXNlY3JldA=="),
+        ("my token is c2VjcmV0MTIz", "c2VjcmV0MTIz"),
+    ],
+)
+def test_the_forms_issue_40_found_missed_are_redacted(text: str, hidden: str) -> None:
+    result = redact_text(text)
+    assert hidden not in result.text and "[REDACTED:" in result.text, result
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password is expired",
+        "The password is expired!",
+        "my password was changed yesterday.",
+        "the PIN is required at the door",
+        "I noticed a spiderman pin on your purse. Is Spider-Man your favorite superhero?",
+        "version 1.2.3.4 of the app shipped",
+    ],
+)
+def test_plain_sentences_about_passwords_stay(text: str) -> None:
+    assert redact_text(text).text == text
 
 
 def test_normalisation_maps_every_character_back() -> None:
@@ -129,27 +164,17 @@ def test_findings_never_overlap_and_redaction_is_idempotent(text: str) -> None:
     assert redact_text(once.text).text == once.text
 
 
-@dataclass
-class FakeQueue:
-    sent: list[tuple[str, list[MemoryWrite]]] = field(default_factory=list)
-
-    def send(self, namespace: str, items: Sequence[MemoryWrite]) -> None:
-        self.sent.append((namespace, list(items)))
-
-
 @pytest.fixture
-def queued(tmp_path: Path, clock: ManualClock) -> Iterator[tuple[Services, FakeQueue]]:
-    queue = FakeQueue()
-    services = build(Settings(data_dir=tmp_path / "data", embedder="hashing"), clock=clock, queue=queue)
-    yield services, queue
-    services.close()
+def queued(tmp_path: Path, clock: ManualClock) -> Iterator[tuple[Services, RecordingQueue]]:
+    with queued_services(tmp_path / "data", clock) as built:
+        yield built
 
 
 def test_the_queue_and_its_dead_letters_never_see_a_raw_secret(
-    queued: tuple[Services, FakeQueue], clock: ManualClock
+    queued: tuple[Services, RecordingQueue], clock: ManualClock
 ) -> None:
     services, queue = queued
-    results = services.submit(
+    results = services.writer.submit(
         "acme", [MemoryWrite(content="Deploy key is sk_live_4eC39HqLyjWDarjtT1zdp7dc", tags=["AKIAIOSFODNN7EXAMPLE"])]
     )
     assert results[0].status == "accepted" and results[0].redacted

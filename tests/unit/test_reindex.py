@@ -152,6 +152,7 @@ def test_the_cli_refuses_to_reindex_the_sqlite_backend(tmp_path: Path, monkeypat
     monkeypatch.setenv("REARVIEW_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("REARVIEW_EMBEDDER", "hashing")
 
+    assert CliRunner().invoke(app, ["remember", "acme", "Bought a cello"]).exit_code == 0
     result = CliRunner().invoke(app, ["reindex", "acme"])
 
     assert result.exit_code == 2

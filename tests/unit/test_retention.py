@@ -90,7 +90,7 @@ def test_the_sweep_forgets_archives_and_keeps(services: Services, clock: ManualC
     services.store.record_access("acme:u-1", [recalled], clock.now())
     old = _write(services, clock, "Booked the ferry to Naxos for the June holiday", 60)
     fresh = _write(services, clock, "Ordered the vegan menu for the March offsite", 1)
-    services.consolidate("acme:u-1", ConsolidateRequest())  # marks the episodes consolidated
+    services.consolidation.consolidate("acme:u-1", ConsolidateRequest())  # marks the episodes consolidated
     services.retention.set_policy(
         "acme", RetentionPolicy(episode_max_age_days=365, archive_after_days=30, keep_accessed_at_least=2)
     )

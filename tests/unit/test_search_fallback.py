@@ -24,6 +24,7 @@ from rearview.errors import SearchUnavailable
 from rearview.ports import IndexMaintenance, SearchIndex
 from rearview.service.search_fallback import FallbackSearchIndex
 from rearview.settings import Settings
+from support.contract_backends import FILTERS, expected_ids, filter_dataset
 
 pytestmark = pytest.mark.unit
 
@@ -115,6 +116,20 @@ def test_the_store_scan_searches_recent_episodes_and_facts_like_the_in_memory_in
     assert {c.id for c in scan.keyword_search(NS, "trains Vienna", MemoryFilter(layers=("semantic",)), 10)} == {"f1"}
     assert [c.id for c in scan.vector_search(NS, query, MemoryFilter(ids=("e2",)), 5)] == ["e2"]
     assert scan.entity_shares(NS) == EntityShares(episodes=0, shares={})
+
+
+@pytest.mark.parametrize("name", list(FILTERS))
+def test_the_store_scan_honours_every_filter_as_every_backend_does(name: str) -> None:
+    """The fallback is held to the contract's filters (metadata, entities and expiry among them): what it finds
+    in a sample holding the whole dataset is what `MemoryFilter.matches` says."""
+    data = filter_dataset(NS)
+    store = InMemoryMemoryStore(InMemoryData(), embedder_name=EMBEDDER.name, dim=EMBEDDER.dim)
+    store.apply(NS, _changes(tuple(data)))
+    scan = StoreScanIndex(store, scan_limit=50)
+    flt = FILTERS[name]
+    words, vectors = scan.hybrid_search(NS, "Berlin hotel rent novel Paris vegetarian cache", EMBEDDER.embed(["x"])[0],
+                                        flt, 100)  # fmt: skip
+    assert {c.id for c in words} == {c.id for c in vectors} == expected_ids(data, flt)
 
 
 def test_the_store_scan_reads_only_the_newest_episodes() -> None:

@@ -27,6 +27,7 @@ from rearview.domain.changes import ChangeSet
 from rearview.domain.memory import Episode, Fact, Memory
 from rearview.domain.search import Candidate, MemoryFilter
 from support.fts_segments import segment_count
+from support.old_schemas import give_todays_columns
 
 pytestmark = pytest.mark.unit
 
@@ -133,6 +134,7 @@ def test_a_namespaces_own_table_is_merged_too(tmp_path: Path) -> None:
 
 def _written_before_14(path: Path) -> dict[str, dict[str, list[Candidate]]]:
     with _db(path, migrations=MIGRATIONS[:13]) as db:
+        give_todays_columns(db)
         store, index = SqliteMemoryStore(db, own_fts_episodes=100), SqliteSearchIndex(db)
         # small first: acme, not alone in the shared table, leaves it row by row (a segment each) when it is
         # moved to a table of its own at its 16th change set.

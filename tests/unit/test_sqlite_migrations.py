@@ -18,10 +18,12 @@ from rearview.adapters.sqlite import (
     namespace_token,
 )
 from rearview.adapters.sqlite.rows import EPISODE_COLUMNS, filter_clause
+from rearview.adapters.sqlite.schema import add_agent_fields
 from rearview.domain.changes import ChangeSet
 from rearview.domain.memory import Episode
 from rearview.domain.search import MemoryFilter
 from rearview.errors import ConfigurationError, EmbeddingMismatch
+from support.old_schemas import give_todays_columns
 
 pytestmark = pytest.mark.unit
 
@@ -136,15 +138,20 @@ def test_in_data_dir_opens_rearview_db(tmp_path: Path) -> None:
     assert (tmp_path / "data" / "rearview.db").exists()
 
 
+def _insert_an_old_episode(db: SqliteDatabase) -> None:
+    """An episode as the first schema held it (the columns every later one keeps), id `old`, in `acme`."""
+    db.connection().execute(
+        "INSERT INTO episodes (namespace, id, ns_token, content, tags_json, importance, access_count, "
+        "created_at, confirmations, redacted, version, occurred_at, entities_json, consolidated, search_text) "
+        "VALUES ('acme', 'old', ?, 'Adopted a turtle', '[]', 0.5, 0, 0, 1, 0, 1, 0, '[]', 0, 'adopted a turtle')",
+        (namespace_token("acme"),),
+    )
+
+
 def test_migration_4_indexes_the_context_of_episodes_and_keeps_the_old_ones_searchable(tmp_path: Path) -> None:
     path = tmp_path / "rearview.db"
     with _open(path, migrations=MIGRATIONS[:3]) as db:  # a database written before contextual keyword search
-        db.connection().execute(
-            "INSERT INTO episodes (namespace, id, ns_token, content, tags_json, importance, access_count, "
-            "created_at, confirmations, redacted, version, occurred_at, entities_json, consolidated, search_text) "
-            "VALUES ('acme', 'old', ?, 'Adopted a turtle', '[]', 0.5, 0, 0, 1, 0, 1, 0, '[]', 0, 'adopted a turtle')",
-            (namespace_token("acme"),),
-        )
+        _insert_an_old_episode(db)
 
     with _open(path) as db:
         store, index = SqliteMemoryStore(db), SqliteSearchIndex(db)
@@ -201,6 +208,7 @@ def test_migration_12_drops_two_indexes_no_query_plan_used(tmp_path: Path) -> No
         for i in range(40)
     ]  # fmt: skip
     with _open(path, migrations=MIGRATIONS[:11]) as db:
+        give_todays_columns(db)
         SqliteMemoryStore(db).apply("acme", ChangeSet(upserts=[(e, None) for e in episodes]))
         before = _filter_plans(db.connection())
         listed = SqliteMemoryStore(db).list_memories("acme", MemoryFilter(session_id="s1", event_types=("deploy",)))
@@ -243,6 +251,7 @@ def test_migration_13_hands_the_tags_of_inserted_episodes_to_the_store(tmp_path:
         ]  # fmt: skip
 
     with _open(path, migrations=MIGRATIONS[:12]) as db:  # the schema before: a trigger wrote each row's tags
+        give_todays_columns(db)
         store = SqliteMemoryStore(db)
         for namespace in ("acme", "umbrella"):
             store.apply(namespace, ChangeSet(upserts=[(e, None) for e in episodes(namespace, 0, 20)]))
@@ -271,3 +280,34 @@ def test_migration_13_hands_the_tags_of_inserted_episodes_to_the_store(tmp_path:
     assert _tagged(path, "acme", ("weekly",)) == [f"acme-{i}" for i in range(2, 30, 2) if i != 22]
     assert _tagged(path, "acme", ("ops",)) == ["acme-1", *(f"acme-{i}" for i in range(2, 30, 4) if i != 22)]
     assert _tagged(path, "umbrella", ("ops",)) == [f"umbrella-{i}" for i in range(2, 30, 4)]
+
+
+def test_migration_15_gives_memories_metadata_source_and_expiry_and_keeps_what_was_there(tmp_path: Path) -> None:
+    path = tmp_path / "rearview.db"
+    with _open(path, migrations=MIGRATIONS[:14]) as db:  # the schema before: no metadata, source or expiry
+        _insert_an_old_episode(db)
+
+    with _open(path) as db:
+        store = SqliteMemoryStore(db)
+        old = store.get("acme", "old")
+        assert isinstance(old, Episode)
+        assert (old.metadata, old.source, old.expires_at, old.parent_id) == ({}, None, None, None)
+        tagged = Episode(id="new", namespace="acme", content="Fed the turtle", occurred_at=T0, created_at=T0,
+                         metadata={"pet": "turtle"}, expires_at=T0 + timedelta(days=1))  # fmt: skip
+        store.apply("acme", ChangeSet(upserts=[(old.model_copy(update={"version": 2, "metadata": {"pet": "turtle"}}),
+                                                None), (tagged, None)]))  # fmt: skip
+        pets = MemoryFilter(metadata=(("pet\x1fs:turtle",),))
+        assert [m.id for m in store.list_memories("acme", pets)] == ["old", "new"]
+        assert store.expired_memories(T0 + timedelta(days=2), 10) == [("acme", "new")]
+        conn = db.connection()
+        clause = filter_clause("episodic", "acme", pets, "m")
+        assert clause is not None
+        plan = " / ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN SELECT m.id FROM episodes AS m WHERE "
+                                                         f"{clause[0]}", clause[1]))  # fmt: skip
+        assert "memory_metadata" in plan and "PRIMARY KEY" in plan, plan
+        purge = conn.execute("EXPLAIN QUERY PLAN SELECT id FROM episodes WHERE expires_at <= 0").fetchall()
+        assert "episodes_expiring" in " ".join(row[3] for row in purge)
+        # Idempotent: what it adds is there once, however often it runs.
+        with db.transaction() as inner:
+            add_agent_fields(inner)
+        assert [m.id for m in store.list_memories("acme", pets)] == ["old", "new"]

@@ -16,6 +16,7 @@ from rearview.adapters.sqlite.schema import FTS_TOKENIZER
 from rearview.domain.changes import ChangeSet
 from rearview.domain.memory import Episode, Fact
 from rearview.domain.search import MemoryFilter
+from support.old_schemas import give_todays_columns
 
 pytestmark = pytest.mark.unit
 
@@ -137,6 +138,7 @@ def test_namespaces_with_their_own_tables_never_see_each_other(tmp_path: Path) -
 def test_migration_9_keeps_an_existing_database_searchable(tmp_path: Path) -> None:
     path = tmp_path / "rearview.db"
     with _db(path, migrations=MIGRATIONS[:8]) as db:  # written before per-namespace full-text tables
+        give_todays_columns(db)
         _write(SqliteMemoryStore(db, own_fts_episodes=0), "acme", _episodes("acme", 200))
 
     with _db(path) as db:
@@ -234,6 +236,7 @@ def test_migration_11_hands_inserts_to_the_store_and_keeps_every_table_searchabl
     path = tmp_path / "rearview.db"
     queries = ("violin", "tomatoes lisbon", "weekly", "number 7")
     with _db(path, migrations=MIGRATIONS[:10]) as db:  # the schema before: a trigger indexes each episode inserted
+        give_todays_columns(db)
         store, index = SqliteMemoryStore(db, own_fts_episodes=500), SqliteSearchIndex(db)
         _write(store, "acme", _episodes("acme", 600))  # moved to a table of its own
         _write(store, "small", _episodes("small", 40))  # in the shared table

@@ -23,11 +23,14 @@ T0 = 1_700_000_000.0
 EPISODE_ROWS = [
     # id, namespace, content, tags, importance, access_count, last_accessed_at, created_at, confirmations,
     # redacted, version, occurred_at, event_type, entities, outcome, session_id, consolidated, context,
-    # outcome_status, last_occurred_at, session_ids
-    ("e1", "ns", "plain", "[]", 0.5, 0, None, T0, 1, 0, 1, T0, None, "[]", None, None, 0, "", None, None, "[]"),
+    # outcome_status, last_occurred_at, session_ids, metadata, source, expires_at, parent_id, chunk_index,
+    # chunk_count
+    ("e1", "ns", "plain", "[]", 0.5, 0, None, T0, 1, 0, 1, T0, None, "[]", None, None, 0, "", None, None, "[]",
+     "{}", None, None, None, None, None),
     (
         "e2", "ns", "Caroline: the 会议 moved?", '["work", "会议"]', 0.9, 3, T0 + 5, T0, 2, 1, 4, T0 - 86400,
         "meeting", '["Caroline", "Mel"]', "went well", "s1", 1, "Mel: when?", "success", T0 + 60, '["s0", "s1"]',
+        '{"project":"apollo","n":[1,2.5]}', "https://example.org/notes", T0 + 3600, "e0", 2, 3,
     ),
 ]  # fmt: skip
 
@@ -35,12 +38,12 @@ EVIDENCE = Evidence(episodes=2, occurrences=3, sessions=1, first_at=datetime(202
 FACT_ROWS = [
     # id, namespace, content, tags, importance, access_count, last_accessed_at, created_at, confirmations,
     # redacted, version, dimension, confidence, provenance, last_confirmed_at, status, superseded_by,
-    # superseded_at, kind, facets, evidence, induced_by, first_seen_at
+    # superseded_at, kind, facets, evidence, induced_by, first_seen_at, metadata, source, expires_at, entities
     ("f1", "ns", "likes tea", "[]", 0.5, 0, None, T0, 1, 0, 1, None, 0.8, "[]", T0, "active", None, None, "fact",
-     "{}", None, None, None),
+     "{}", None, None, None, "{}", None, None, "[]"),
     ("f2", "ns", "replies in Chinese", '["lang"]', 0.7, 1, T0, T0, 3, 0, 2, "language", 0.6, '["e1", "e2"]', T0 + 9,
      "superseded", "f3", T0 + 10, "preference", '{"replies": "Chinese"}',
-     EVIDENCE.model_dump_json(), "rules", T0 - 100),
+     EVIDENCE.model_dump_json(), "rules", T0 - 100, '{"team":{"id":7}}', "user said", T0 + 99, '["Ana"]'),
 ]  # fmt: skip
 
 
@@ -146,7 +149,7 @@ def test_rows_skip_model_construct(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_remembered_times_read_back_as_fromtimestamp_gives_them(seconds: float) -> None:
     """Rows' times come through a cache: the first read and a repeated one both give the exact UTC datetime."""
     row = ("e1", "ns", "x", "[]", 0.5, 0, seconds, seconds, 1, 0, 1, seconds, None, "[]", None, None, 0, "", None,
-           seconds, "[]")  # fmt: skip
+           seconds, "[]", "{}", None, None, None, None, None)  # fmt: skip
     expected = datetime.fromtimestamp(seconds, UTC)
     for _ in range(2):
         built = episode_from_row(row)

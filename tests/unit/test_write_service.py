@@ -48,7 +48,7 @@ def test_episode_is_stored_with_its_fields(services: Services, clock: ManualCloc
 def test_small_talk_is_skipped_with_a_reason_and_not_stored(services: Services) -> None:
     res = services.writer.write(NS, ep("ok thanks!"))
     assert res.status == "skipped" and res.reason == "low_importance" and res.id
-    assert services.stats(NS).counts["episodic"] == 0
+    assert services.stats.of(NS).counts["episodic"] == 0
 
 
 def test_explicit_importance_overrides_the_score(services: Services) -> None:
@@ -67,7 +67,7 @@ def test_same_id_twice_is_stored_once(services: Services) -> None:
     first = services.writer.write(NS, ep("The deploy of service billing failed with a timeout", id="evt-1"))
     again = services.writer.write(NS, ep("The deploy of service billing failed with a timeout", id="evt-1"))
     assert first.status == "stored" and again.status == "stored" and again.reason == "duplicate_id"
-    assert services.stats(NS).counts["episodic"] == 1
+    assert services.stats.of(NS).counts["episodic"] == 1
 
 
 def test_near_duplicate_is_merged_and_confirmed(services: Services) -> None:
@@ -76,7 +76,7 @@ def test_near_duplicate_is_merged_and_confirmed(services: Services) -> None:
     assert b.status == "merged" and b.id == a.id and b.merged_into == a.id
     stored = services.store.get(NS, a.id)
     assert stored is not None and stored.confirmations == 2 and stored.tags == ["travel", "prefs"]
-    assert services.stats(NS).counts["episodic"] == 1
+    assert services.stats.of(NS).counts["episodic"] == 1
 
 
 def test_near_duplicates_in_one_batch_are_merged(services: Services) -> None:
@@ -109,6 +109,20 @@ def test_fact_with_same_dimension_supersedes_and_keeps_history(services: Service
     assert old.id in [h.id for h in with_history.results]
 
 
+def test_an_older_fact_arriving_late_never_supersedes_a_newer_one(services: Services, clock: ManualClock) -> None:
+    """A write the queue delivers after a later one (a retry): what it says is older, so it is kept as history."""
+    said_first, said_later = clock.now(), clock.now() + timedelta(hours=1)
+    clock.advance(hours=2)
+    newer = services.writer.write(NS, fact("The user is vegan since March", dimension="diet", occurred_at=said_later))
+    late = services.writer.write(NS, fact("The user is vegetarian", dimension="diet", occurred_at=said_first))
+
+    assert (late.status, late.reason, late.superseded) == ("stored", "superseded_on_arrival", [])
+    current = services.store.active_fact_for_dimension(NS, "diet")
+    assert current is not None and current.id == newer.id
+    stale = services.store.get(NS, late.id)
+    assert isinstance(stale, Fact) and stale.status == "superseded" and stale.superseded_by == newer.id
+
+
 def test_contradicting_fact_supersedes_the_old_one(services: Services) -> None:
     old = services.writer.write(NS, fact("The user likes jazz music very much"))
     new = services.writer.write(NS, fact("The user does not like jazz music very much"))
@@ -128,7 +142,7 @@ def test_invalid_item_rejects_the_whole_batch(services: Services) -> None:
     with pytest.raises(InvalidInput) as err:
         services.writer.write_batch(NS, [ep("Valid memory about the Lisbon trip"), fact("x" * 501)])
     assert err.value.field == "items.1.content" and "500" in err.value.message
-    assert services.stats(NS).counts["episodic"] == 0
+    assert services.stats.of(NS).counts["episodic"] == 0
 
 
 def test_episode_cannot_carry_a_dimension(services: Services) -> None:

@@ -54,7 +54,7 @@ def queued(tmp_path: Path, clock: ManualClock, queue: FakeQueue) -> Iterator[Ser
 
 
 def test_submit_accepts_with_ids_and_times_assigned_now(queued: Services, queue: FakeQueue, clock: ManualClock) -> None:
-    results = queued.submit("acme", [MemoryWrite(content="Booked the ferry to Naxos for June"),
+    results = queued.writer.submit("acme", [MemoryWrite(content="Booked the ferry to Naxos for June"),
                                      MemoryWrite(content="Dana's birthday is on May 4", id="bday")])  # fmt: skip
 
     assert [r.status for r in results] == ["accepted", "accepted"]
@@ -68,25 +68,25 @@ def test_submit_accepts_with_ids_and_times_assigned_now(queued: Services, queue:
 
 def test_accept_refuses_what_write_batch_refuses_and_queues_nothing(queued: Services, queue: FakeQueue) -> None:
     with pytest.raises(InvalidInput) as raised:
-        queued.submit("acme", [MemoryWrite(content="fine text here"), MemoryWrite(content="bell\x07")])
+        queued.writer.submit("acme", [MemoryWrite(content="fine text here"), MemoryWrite(content="bell\x07")])
 
     assert raised.value.field == "items.1.content"
     with pytest.raises(InvalidInput):
-        queued.submit("acme", [MemoryWrite(content="a fine episode", dimension="diet")])
+        queued.writer.submit("acme", [MemoryWrite(content="a fine episode", dimension="diet")])
     with pytest.raises(InvalidInput):
-        queued.submit("bad namespace!", [MemoryWrite(content="a fine episode")])
+        queued.writer.submit("bad namespace!", [MemoryWrite(content="a fine episode")])
     assert queue.sent == []
 
 
 def test_accept_answers_low_importance_items_as_skipped_without_queueing(queued: Services, queue: FakeQueue) -> None:
-    results = queued.submit("acme", [MemoryWrite(content="ok")])
+    results = queued.writer.submit("acme", [MemoryWrite(content="ok")])
 
     assert [(r.status, r.reason) for r in results] == [("skipped", "low_importance")]
     assert queue.sent == []
 
 
 def test_submit_without_a_queue_writes_at_once(services: Services) -> None:
-    results = services.submit("acme", [MemoryWrite(content="Booked the ferry to Naxos for June")])
+    results = services.writer.submit("acme", [MemoryWrite(content="Booked the ferry to Naxos for June")])
 
     assert results[0].status == "stored"
     assert services.store.get("acme", results[0].id) is not None
@@ -95,7 +95,7 @@ def test_submit_without_a_queue_writes_at_once(services: Services) -> None:
 def test_the_worker_stores_a_message_once_however_often_it_is_delivered(
     queued: Services, queue: FakeQueue, clock: ManualClock
 ) -> None:
-    accepted = queued.submit("acme", [MemoryWrite(content="Booked the ferry to Naxos for June")])
+    accepted = queued.writer.submit("acme", [MemoryWrite(content="Booked the ferry to Naxos for June")])
     (body,) = queue.bodies(clock)
     dead = FakeDeadLetters()
     worker = WriteWorker(queued.writer, dead, max_receive_count=3)
@@ -150,3 +150,28 @@ def test_the_message_body_round_trips(clock: ManualClock) -> None:
     parsed = parse_queued_write(queued_write_body("acme:u-1", items, clock.now()))
 
     assert parsed.namespace == "acme:u-1" and parsed.items == items and parsed.accepted_at == clock.now()
+
+
+def test_a_write_accepted_before_its_namespace_was_erased_is_dropped_and_one_after_is_stored(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    from datetime import timedelta
+
+    from rearview.adapters.in_memory_erasure_marks import InMemoryErasureMarks
+
+    marks = InMemoryErasureMarks()
+    stored = build(Settings(data_dir=tmp_path / "data", embedder="hashing"), clock=clock, erasure_marks=marks)
+    letters = FakeDeadLetters()
+    worker = WriteWorker(stored.writer, letters, max_receive_count=3, erasures=marks)
+    before = queued_write_body("acme", [MemoryWrite(content="Booked the ferry to Naxos", id="ferry")], clock.now())
+    clock.advance(seconds=5)
+    receipt = stored.eraser.erase("acme")
+    assert receipt.queued_writes_dropped_until == clock.now() + timedelta(days=15)
+    clock.advance(seconds=5)
+    after = queued_write_body("acme", [MemoryWrite(content="Booked the train to Porto", id="train")], clock.now())
+
+    assert worker.process(before, 1).status == "dropped_erased"
+    assert worker.process(after, 1).status == "stored"
+    assert stored.store.get("acme", "ferry") is None and stored.store.get("acme", "train") is not None
+    assert letters.letters == [], "what the erase removed is never kept in a dead-letter queue"
+    stored.close()

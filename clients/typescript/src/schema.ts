@@ -9,7 +9,7 @@ export interface paths {
         };
         get?: never;
         /** Set one working-memory key of a session (the TTL restarts) */
-        put: operations["put_working_v1_namespaces__ns__sessions__sid__working__key__put"];
+        put: operations["put_working"];
         post?: never;
         delete?: never;
         options?: never;
@@ -25,11 +25,11 @@ export interface paths {
             cookie?: never;
         };
         /** A session's unexpired working memory */
-        get: operations["get_working_v1_namespaces__ns__sessions__sid__working_get"];
+        get: operations["get_working"];
         put?: never;
         post?: never;
         /** Clear a session's working memory */
-        delete: operations["clear_working_v1_namespaces__ns__sessions__sid__working_delete"];
+        delete: operations["clear_working"];
         options?: never;
         head?: never;
         patch?: never;
@@ -43,10 +43,10 @@ export interface paths {
             cookie?: never;
         };
         /** Memories newest first, a page at a time (an opaque cursor that stays valid while writes happen) */
-        get: operations["list_memories_v1_namespaces__ns__memories_get"];
+        get: operations["list_memories"];
         put?: never;
         /** Write one memory: 201 when stored, 200 when merged, skipped or already written */
-        post: operations["write_memory_v1_namespaces__ns__memories_post"];
+        post: operations["write_memory"];
         delete?: never;
         options?: never;
         head?: never;
@@ -63,7 +63,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Write up to 100 memories in one transaction (all or nothing) */
-        post: operations["write_batch_v1_namespaces__ns__memories_batch_post"];
+        post: operations["write_batch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -78,15 +78,15 @@ export interface paths {
             cookie?: never;
         };
         /** One memory (episode or fact) by id */
-        get: operations["get_memory_v1_namespaces__ns__memories__id__get"];
+        get: operations["get_memory"];
         put?: never;
         post?: never;
         /** Forget one memory by id; with cascade, facts induced from it lose it (or go) */
-        delete: operations["delete_memory_v1_namespaces__ns__memories__id__delete"];
+        delete: operations["delete_memory"];
         options?: never;
         head?: never;
-        /** Edit a memory (content, tags, entities, importance, confidence, dimension): version + 1, re-embedded; `If-Match: <version>` answers 412 when it changed since */
-        patch: operations["edit_memory_v1_namespaces__ns__memories__id__patch"];
+        /** Edit a memory (content, tags, entities, importance, confidence, dimension, metadata, source, expiry): version + 1, re-embedded; `If-Match: <version>` answers 412 when it changed since */
+        patch: operations["edit_memory"];
         trace?: never;
     };
     "/v1/namespaces/{ns}/memories/{id}/history": {
@@ -97,7 +97,24 @@ export interface paths {
             cookie?: never;
         };
         /** A memory's earlier versions and the facts it superseded, oldest first, each with what changed it */
-        get: operations["memory_history_v1_namespaces__ns__memories__id__history_get"];
+        get: operations["memory_history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/namespaces/{ns}/memories/{id}/sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A memory's provenance: for a semantic memory, its source episodes with their text, id, time and outcome; for an episode, the semantic memories it fed */
+        get: operations["memory_sources"];
         put?: never;
         post?: never;
         delete?: never;
@@ -114,7 +131,7 @@ export interface paths {
             cookie?: never;
         };
         /** Every memory of the namespace as ndjson, newest first, with its history (a page per response on AWS: follow `X-Next-Cursor`; the local server streams them all) */
-        get: operations["export_memories_v1_namespaces__ns__export_get"];
+        get: operations["export_memories"];
         put?: never;
         post?: never;
         delete?: never;
@@ -133,7 +150,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Restore exported memories (JSON `{items}` of up to 1,000, or ndjson lines): ids, times, provenance, versions and history kept; ids already stored are skipped */
-        post: operations["import_memories_v1_namespaces__ns__import_post"];
+        post: operations["import_memories"];
         delete?: never;
         options?: never;
         head?: never;
@@ -150,8 +167,8 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Erase a namespace (with `subtree=true`, every namespace under it): every layer, history, the index, consolidation's ledger, and the keys whose whole scope is gone; a receipt per namespace */
-        delete: operations["erase_namespace_v1_namespaces__ns__delete"];
+        /** Erase a namespace (with `subtree=true`, every namespace under it): every layer, history, the index, consolidation's ledger, and the keys whose whole scope is gone (revoked only for a caller with `admin`); a receipt per namespace */
+        delete: operations["erase_namespace"];
         options?: never;
         head?: never;
         patch?: never;
@@ -167,7 +184,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Hybrid recall (keyword + vector, fused, decayed, collapsed, cut to a token budget) */
-        post: operations["recall_v1_namespaces__ns__recall_post"];
+        post: operations["recall"];
         delete?: never;
         options?: never;
         head?: never;
@@ -184,7 +201,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Forget by ids or by filter, with a receipt per layer */
-        post: operations["forget_v1_namespaces__ns__forget_post"];
+        post: operations["forget"];
         delete?: never;
         options?: never;
         head?: never;
@@ -201,7 +218,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Run consolidation now: unconsolidated episodes become preferences, facts and lessons, under the namespace's lease (409 consolidation_running while another run holds it) and the run and daily caps; the run is recorded in stats (the body is optional) */
-        post: operations["consolidate_v1_namespaces__ns__consolidate_post"];
+        post: operations["consolidate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -215,8 +232,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Counts per layer, last write, recall hit rate, and consolidation's runs, next trigger and feedback */
-        get: operations["stats_v1_namespaces__ns__stats_get"];
+        /** Counts per layer, last write, recall hit rate (in total and per day of the last month), and consolidation's latest runs, next trigger and feedback */
+        get: operations["stats"];
         put?: never;
         post?: never;
         delete?: never;
@@ -235,7 +252,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** The preferences and lessons that apply to a task about to start, best first, each with why */
-        post: operations["brief_v1_namespaces__ns__brief_post"];
+        post: operations["brief"];
         delete?: never;
         options?: never;
         head?: never;
@@ -252,7 +269,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Say what a memory was worth: useful confirms it, wrong lowers its confidence (a correction supersedes it), not_useful is counted */
-        post: operations["feedback_v1_namespaces__ns__feedback_post"];
+        post: operations["feedback"];
         delete?: never;
         options?: never;
         head?: never;
@@ -269,7 +286,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** End a session: clear its working memory and fire the session-end consolidation trigger */
-        post: operations["end_session_v1_namespaces__ns__sessions__sid__end_post"];
+        post: operations["end_session"];
         delete?: never;
         options?: never;
         head?: never;
@@ -284,12 +301,12 @@ export interface paths {
             cookie?: never;
         };
         /** The retention policy that governs the namespace: its own, or the nearest above it */
-        get: operations["get_retention_v1_namespaces__ns__retention_get"];
+        get: operations["get_retention"];
         /** Set the namespace's retention policy (episode max age, archive age, keep often-recalled); it governs the namespaces under it that have none, and is enforced by a sweep (hourly by default) */
-        put: operations["put_retention_v1_namespaces__ns__retention_put"];
+        put: operations["put_retention"];
         post?: never;
         /** Remove the namespace's own retention policy (a policy above it, if any, governs it then) */
-        delete: operations["delete_retention_v1_namespaces__ns__retention_delete"];
+        delete: operations["delete_retention"];
         options?: never;
         head?: never;
         patch?: never;
@@ -306,11 +323,47 @@ export interface paths {
         put?: never;
         post?: never;
         /** Revoke an API key, at once and for good */
-        delete: operations["revoke_key_v1_keys__key_id__delete"];
+        delete: operations["revoke_key"];
         options?: never;
         head?: never;
         /** Set an API key's request limit per minute (null: the default; 0: unlimited); at most the caller's own */
-        patch: operations["set_key_limit_v1_keys__key_id__patch"];
+        patch: operations["set_key_limit"];
+        trace?: never;
+    };
+    "/v1/memories/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** mem0: one memory by id */
+        get: operations["mem0_get"];
+        /** mem0: change a memory's text (an edit: the old text stays in its history) */
+        put: operations["mem0_update"];
+        post?: never;
+        /** mem0: forget one memory */
+        delete: operations["mem0_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/memories/{id}/history/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** mem0: how a memory changed, oldest first */
+        get: operations["mem0_history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/health": {
@@ -321,7 +374,7 @@ export interface paths {
             cookie?: never;
         };
         /** Liveness, version and the embedder in use */
-        get: operations["health_v1_health_get"];
+        get: operations["health"];
         put?: never;
         post?: never;
         delete?: never;
@@ -338,7 +391,7 @@ export interface paths {
             cookie?: never;
         };
         /** The namespaces holding memory that the caller may see (optionally under a `prefix`), with counts */
-        get: operations["list_namespaces_v1_namespaces_get"];
+        get: operations["list_namespaces"];
         put?: never;
         post?: never;
         delete?: never;
@@ -355,10 +408,113 @@ export interface paths {
             cookie?: never;
         };
         /** The keys within the caller's scope (never secrets or their hashes) */
-        get: operations["list_keys_v1_keys_get"];
+        get: operations["list_keys"];
         put?: never;
         /** Create an API key (within the caller's scope, with at most its permissions); shown once */
-        post: operations["create_key_v1_keys_post"];
+        post: operations["create_key"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ping/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** mem0: check the API key (its clients call this first): the organisation is this deployment, the project the namespace the caller's entities go under */
+        get: operations["mem0_ping"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/memories/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** mem0 (v1): remember messages, each an episode of the entities' namespace */
+        post: operations["mem0_add"];
+        /** mem0: forget every memory of the entities (of one run, with run_id) */
+        delete: operations["mem0_delete_all"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/memories/add/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** mem0 (v3): remember messages, each an episode of the entities' namespace */
+        post: operations["mem0_add_v3"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/memories/search/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** mem0 (v3): search the entities' memories (Rearview's recall) */
+        post: operations["mem0_search"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/memories/search/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** mem0 (v1): search the entities' memories (Rearview's recall) */
+        post: operations["mem0_search_v1"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/memories/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** mem0 (v3): the entities' memories, newest first, by page */
+        post: operations["mem0_list"];
         delete?: never;
         options?: never;
         head?: never;
@@ -722,6 +878,12 @@ export interface components {
              * @default 1
              */
             version?: number;
+            /** Metadata */
+            metadata?: Record<string, never>;
+            /** Source */
+            source?: string | null;
+            /** Expires At */
+            expires_at?: string | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -756,6 +918,12 @@ export interface components {
              * @default
              */
             context?: string;
+            /** Parent Id */
+            parent_id?: string | null;
+            /** Chunk Index */
+            chunk_index?: number | null;
+            /** Chunk Count */
+            chunk_count?: number | null;
         };
         /** EraseReceipt */
         EraseReceipt: {
@@ -775,6 +943,22 @@ export interface components {
              * @description Ids of the API keys whose whole scope was erased (revoked, not deleted)
              */
             keys_revoked?: string[];
+            /**
+             * Queued Writes Dropped Until
+             * @description Writes accepted before the erase that are still queued are dropped until then, instead of bringing the namespace back (null where writes are never queued: they were stored before the erase)
+             */
+            queued_writes_dropped_until?: string | null;
+            /**
+             * Not Reached
+             * @description Copies the erase cannot reach (dead-letter queues, backups), each with when it expires
+             */
+            not_reached?: string[];
+            /**
+             * Keys Left Active
+             * @description API keys whose whole scope was erased but which stay active: revoking a key takes the `admin` permission, which the caller lacks
+             * @default 0
+             */
+            keys_left_active?: number;
         };
         /**
          * ErasedCounts
@@ -962,6 +1146,12 @@ export interface components {
              * @default 1
              */
             version?: number;
+            /** Metadata */
+            metadata?: Record<string, never>;
+            /** Source */
+            source?: string | null;
+            /** Expires At */
+            expires_at?: string | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1006,6 +1196,31 @@ export interface components {
             superseded_by?: string | null;
             /** Superseded At */
             superseded_at?: string | null;
+            /** Entities */
+            entities?: string[];
+        };
+        /**
+         * FedMemory
+         * @description A semantic memory induced (in part) from an episode.
+         */
+        FedMemory: {
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "preference" | "fact" | "lesson";
+            /** Content */
+            content: string;
+            /** Confidence */
+            confidence: number;
+            /**
+             * Status
+             * @description active, or superseded by a later memory
+             * @enum {string}
+             */
+            status: "active" | "superseded";
         };
         /**
          * FeedbackCounts
@@ -1233,6 +1448,12 @@ export interface components {
              * @description The ids restored
              */
             ids?: string[];
+            /**
+             * Accepted
+             * @description Memories accepted onto the write queue where writes are queued (AWS), restored by the worker in chunks (then `restored` and `skipped` are 0 here)
+             * @default 0
+             */
+            accepted?: number;
         };
         /**
          * KeyCreate
@@ -1356,6 +1577,533 @@ export interface components {
             keys: components["schemas"]["KeyInfo"][];
         };
         /**
+         * Mem0Add
+         * @description `POST /v1/memories/` and `/v3/memories/add/`: messages to remember for the entities named.
+         */
+        Mem0Add: {
+            /**
+             * User Id
+             * @description The user: a namespace segment `user.<id>`
+             */
+            user_id?: string | null;
+            /**
+             * Agent Id
+             * @description The agent: a namespace segment `agent.<id>`
+             */
+            agent_id?: string | null;
+            /**
+             * App Id
+             * @description The application: a namespace segment `app.<id>`
+             */
+            app_id?: string | null;
+            /**
+             * Run Id
+             * @description The run or conversation: a session
+             */
+            run_id?: string | null;
+            /**
+             * Filters
+             * @description Entity ids (`{'user_id': 'alice'}`, or `{'AND': [...]}` of them), `run_id`, `categories` (`{'in': [...]}`: tags), `created_at` (`gte`, `lte`, `gt`, `lt`), `metadata` (`{'key': value}` or `{'key': {'in': [...]}}`); `OR` is not supported
+             */
+            filters?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Org Id
+             * @description Ignored: a Rearview deployment is one organisation
+             */
+            org_id?: string | null;
+            /**
+             * Project Id
+             * @description Ignored: a Rearview deployment is one project
+             */
+            project_id?: string | null;
+            /**
+             * Messages
+             * @description The conversation (at most 100 messages), or one user message as text
+             */
+            messages: components["schemas"]["Mem0Message"][] | string;
+            /**
+             * Metadata
+             * @description Stored with each message's memory, returned and filterable
+             */
+            metadata?: Record<string, never> | null;
+            /**
+             * Timestamp
+             * @description When the messages were said, epoch seconds (UTC)
+             */
+            timestamp?: number | null;
+            /**
+             * Infer
+             * @description Ignored: messages are kept as they were said; consolidation infers facts from them later
+             */
+            infer?: boolean | null;
+            /**
+             * Version
+             * @description Ignored (mem0's API version)
+             */
+            version?: string | null;
+            /**
+             * Output Format
+             * @description Ignored: results come as `{results: [...]}`
+             */
+            output_format?: string | null;
+            /**
+             * Async Mode
+             * @description Ignored: the embedded backend stores before answering
+             */
+            async_mode?: boolean | null;
+            /**
+             * Custom Categories
+             * @description Ignored
+             */
+            custom_categories?: {
+                [key: string]: unknown;
+            }[] | null;
+            /**
+             * Custom Instructions
+             * @description Ignored
+             */
+            custom_instructions?: string | null;
+            /**
+             * Agent Custom Instructions
+             * @description Ignored
+             */
+            agent_custom_instructions?: string | null;
+            /**
+             * Includes
+             * @description Ignored
+             */
+            includes?: string | null;
+            /**
+             * Excludes
+             * @description Ignored
+             */
+            excludes?: string | null;
+            /**
+             * Enable Graph
+             * @description Ignored
+             */
+            enable_graph?: boolean | null;
+            /**
+             * Immutable
+             * @description Ignored
+             */
+            immutable?: boolean | null;
+            /**
+             * Expiration Date
+             * @description When to forget them, YYYY-MM-DD (UTC)
+             */
+            expiration_date?: string | null;
+            /**
+             * Structured Data Schema
+             * @description Ignored
+             */
+            structured_data_schema?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        /** Mem0Added */
+        Mem0Added: {
+            /** Results */
+            results: components["schemas"]["Mem0Result"][];
+        };
+        /** Mem0Done */
+        Mem0Done: {
+            /** Message */
+            message: string;
+        };
+        /** Mem0Found */
+        Mem0Found: {
+            /** Results */
+            results: components["schemas"]["Mem0Memory"][];
+        };
+        /** Mem0HistoryEntry */
+        Mem0HistoryEntry: {
+            /** Id */
+            id: string;
+            /** Memory Id */
+            memory_id: string;
+            /** Old Memory */
+            old_memory?: string | null;
+            /** New Memory */
+            new_memory?: string | null;
+            /**
+             * Event
+             * @enum {string}
+             */
+            event: "ADD" | "UPDATE" | "DELETE" | "NONE";
+            /** User Id */
+            user_id?: string | null;
+            /** Agent Id */
+            agent_id?: string | null;
+            /** App Id */
+            app_id?: string | null;
+            /** Run Id */
+            run_id?: string | null;
+            /** Categories */
+            categories?: string[];
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /**
+         * Mem0List
+         * @description `POST /v3/memories/`: the entities' memories, newest first, a page at a time (`page`, `page_size` in the
+         *     query string).
+         */
+        Mem0List: {
+            /**
+             * User Id
+             * @description The user: a namespace segment `user.<id>`
+             */
+            user_id?: string | null;
+            /**
+             * Agent Id
+             * @description The agent: a namespace segment `agent.<id>`
+             */
+            agent_id?: string | null;
+            /**
+             * App Id
+             * @description The application: a namespace segment `app.<id>`
+             */
+            app_id?: string | null;
+            /**
+             * Run Id
+             * @description The run or conversation: a session
+             */
+            run_id?: string | null;
+            /**
+             * Filters
+             * @description Entity ids (`{'user_id': 'alice'}`, or `{'AND': [...]}` of them), `run_id`, `categories` (`{'in': [...]}`: tags), `created_at` (`gte`, `lte`, `gt`, `lt`), `metadata` (`{'key': value}` or `{'key': {'in': [...]}}`); `OR` is not supported
+             */
+            filters?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Org Id
+             * @description Ignored: a Rearview deployment is one organisation
+             */
+            org_id?: string | null;
+            /**
+             * Project Id
+             * @description Ignored: a Rearview deployment is one project
+             */
+            project_id?: string | null;
+            /**
+             * Start Date
+             * @description Only memories from this time on, ISO 8601
+             */
+            start_date?: string | null;
+            /**
+             * End Date
+             * @description Only memories up to this time, ISO 8601
+             */
+            end_date?: string | null;
+            /**
+             * Categories
+             * @description Only memories with any of these tags
+             */
+            categories?: string[] | null;
+            /**
+             * Metadata
+             * @description Only memories whose metadata matches, as filters.metadata
+             */
+            metadata?: {
+                [key: string]: string | boolean | number | (string | boolean | number)[];
+            } | null;
+            /**
+             * Show Expired
+             * @description Ignored
+             */
+            show_expired?: boolean | null;
+            /**
+             * Latest Only
+             * @description Ignored
+             */
+            latest_only?: boolean | null;
+            /**
+             * Version
+             * @description Ignored (mem0's API version)
+             */
+            version?: string | null;
+            /**
+             * Output Format
+             * @description Ignored
+             */
+            output_format?: string | null;
+            /**
+             * Enable Graph
+             * @description Ignored
+             */
+            enable_graph?: boolean | null;
+        };
+        /**
+         * Mem0Memory
+         * @description A memory as mem0's clients read it.
+         */
+        Mem0Memory: {
+            /**
+             * Id
+             * @description `<namespace>~<memory id>`: what get, update, delete and history take
+             */
+            id: string;
+            /** Memory */
+            memory: string;
+            /** Score */
+            score?: number | null;
+            /** User Id */
+            user_id?: string | null;
+            /** Agent Id */
+            agent_id?: string | null;
+            /** App Id */
+            app_id?: string | null;
+            /** Run Id */
+            run_id?: string | null;
+            /** Metadata */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Categories
+             * @description The memory's tags
+             */
+            categories?: string[];
+            /** Hash */
+            hash?: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /**
+         * Mem0Message
+         * @description One message of a conversation, as mem0's clients send it.
+         */
+        Mem0Message: {
+            /**
+             * Role
+             * @description user, assistant or system (system messages are not kept)
+             * @default user
+             */
+            role?: string;
+            /**
+             * Content
+             * @description What was said
+             */
+            content: string;
+        };
+        /** Mem0Page */
+        Mem0Page: {
+            /**
+             * Count
+             * @description How many memories match in all
+             */
+            count: number;
+            /**
+             * Next
+             * @description The query string of the next page, or null
+             */
+            next?: string | null;
+            /**
+             * Previous
+             * @description The query string of the previous page, or null
+             */
+            previous?: string | null;
+            /** Results */
+            results: components["schemas"]["Mem0Memory"][];
+        };
+        /** Mem0Ping */
+        Mem0Ping: {
+            /**
+             * Status
+             * @default ok
+             * @constant
+             */
+            status?: "ok";
+            /** Org Id */
+            org_id?: string | null;
+            /** Project Id */
+            project_id?: string | null;
+            /** User Email */
+            user_email?: string | null;
+        };
+        /**
+         * Mem0Result
+         * @description One memory an add created or confirmed.
+         */
+        Mem0Result: {
+            /** Id */
+            id: string;
+            /** Memory */
+            memory: string;
+            /**
+             * Event
+             * @description ADD: stored; UPDATE: said before, confirmed; NONE: accepted for writing
+             * @enum {string}
+             */
+            event: "ADD" | "UPDATE" | "DELETE" | "NONE";
+        };
+        /**
+         * Mem0Search
+         * @description `POST /v3/memories/search/` (and `/v1/memories/search/`): a search among the entities' memories.
+         */
+        Mem0Search: {
+            /**
+             * User Id
+             * @description The user: a namespace segment `user.<id>`
+             */
+            user_id?: string | null;
+            /**
+             * Agent Id
+             * @description The agent: a namespace segment `agent.<id>`
+             */
+            agent_id?: string | null;
+            /**
+             * App Id
+             * @description The application: a namespace segment `app.<id>`
+             */
+            app_id?: string | null;
+            /**
+             * Run Id
+             * @description The run or conversation: a session
+             */
+            run_id?: string | null;
+            /**
+             * Filters
+             * @description Entity ids (`{'user_id': 'alice'}`, or `{'AND': [...]}` of them), `run_id`, `categories` (`{'in': [...]}`: tags), `created_at` (`gte`, `lte`, `gt`, `lt`), `metadata` (`{'key': value}` or `{'key': {'in': [...]}}`); `OR` is not supported
+             */
+            filters?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Org Id
+             * @description Ignored: a Rearview deployment is one organisation
+             */
+            org_id?: string | null;
+            /**
+             * Project Id
+             * @description Ignored: a Rearview deployment is one project
+             */
+            project_id?: string | null;
+            /**
+             * Query
+             * @description What to find, in natural language
+             */
+            query: string;
+            /**
+             * Top K
+             * @description How many at most (default 10, at most 100)
+             */
+            top_k?: number | null;
+            /**
+             * Limit
+             * @description The same as top_k (mem0's v1 name)
+             */
+            limit?: number | null;
+            /**
+             * Threshold
+             * @description Ignored: recall judges relevance itself and answers nothing rather than noise
+             */
+            threshold?: number | null;
+            /**
+             * Rerank
+             * @description Re-order with the deployment's rerank model, if it has one
+             */
+            rerank?: boolean | null;
+            /**
+             * Metadata
+             * @description Only memories whose metadata matches, as filters.metadata
+             */
+            metadata?: {
+                [key: string]: string | boolean | number | (string | boolean | number)[];
+            } | null;
+            /**
+             * Fields
+             * @description Ignored: every field is answered
+             */
+            fields?: string[] | null;
+            /**
+             * Categories
+             * @description Only memories with any of these tags
+             */
+            categories?: string[] | null;
+            /**
+             * Keyword Search
+             * @description Ignored: recall is hybrid (keywords and meaning) always
+             */
+            keyword_search?: boolean | null;
+            /**
+             * Latest Only
+             * @description Ignored: superseded facts are left out unless asked for
+             */
+            latest_only?: boolean | null;
+            /**
+             * Show Expired
+             * @description Ignored
+             */
+            show_expired?: boolean | null;
+            /**
+             * Reference Date
+             * @description Ignored
+             */
+            reference_date?: string | number | null;
+            /**
+             * Version
+             * @description Ignored (mem0's API version)
+             */
+            version?: string | null;
+            /**
+             * Output Format
+             * @description Ignored
+             */
+            output_format?: string | null;
+            /**
+             * Enable Graph
+             * @description Ignored
+             */
+            enable_graph?: boolean | null;
+        };
+        /**
+         * Mem0Update
+         * @description `PUT /v1/memories/{memory_id}/`: a memory's new text.
+         */
+        Mem0Update: {
+            /**
+             * Text
+             * @description The memory's new text
+             */
+            text?: string | null;
+            /**
+             * Metadata
+             * @description The memory's metadata, replacing the old object
+             */
+            metadata?: Record<string, never> | null;
+            /**
+             * Timestamp
+             * @description Not supported: refused unless null
+             */
+            timestamp?: number | string | null;
+            /**
+             * Expiration Date
+             * @description When to forget it, YYYY-MM-DD (UTC)
+             */
+            expiration_date?: string | null;
+        };
+        /**
          * MemoryEdit
          * @description The fields to change; those left out keep their value. The descriptions are written for the model that calls
          *     the MCP tool.
@@ -1373,9 +2121,29 @@ export interface components {
             tags?: string[] | null;
             /**
              * Entities
-             * @description Episodic only: the entities, replacing the old ones
+             * @description The entities, replacing the old ones
              */
             entities?: string[] | null;
+            /**
+             * Metadata
+             * @description The memory's metadata, replacing the old object ({} removes it; at most 32 keys, nested 4 levels, 4096 bytes as JSON)
+             */
+            metadata?: Record<string, never> | null;
+            /**
+             * Source
+             * @description Where it came from (a URL, a document, 'user said'); null removes it
+             */
+            source?: string | null;
+            /**
+             * Expires At
+             * @description When to forget it, ISO 8601, a time to come; null: never
+             */
+            expires_at?: string | null;
+            /**
+             * Ttl Seconds
+             * @description Forget it this many seconds from now (instead of expires_at)
+             */
+            ttl_seconds?: number | null;
             /**
              * Importance
              * @description How much it matters, 0 to 1
@@ -1413,6 +2181,36 @@ export interface components {
              * @description Pass it as `cursor` for the next page; null on the last page
              */
             next_cursor?: string | null;
+            /**
+             * Scanned
+             * @description With `text`: how many memories this page read to find its items (the others did not match)
+             */
+            scanned?: number | null;
+        };
+        /**
+         * MemorySources
+         * @description Where a memory comes from, or what it fed.
+         */
+        MemorySources: {
+            /** Namespace */
+            namespace: string;
+            /** Memory Id */
+            memory_id: string;
+            /**
+             * Layer
+             * @enum {string}
+             */
+            layer: "episodic" | "semantic";
+            /**
+             * Sources
+             * @description For a semantic memory: the episodes it was induced from, oldest first (a forgotten one is gone)
+             */
+            sources?: components["schemas"]["SourceEpisode"][];
+            /**
+             * Fed
+             * @description For an episode: the semantic memories induced from it, oldest first
+             */
+            fed?: components["schemas"]["FedMemory"][];
         };
         /**
          * MemoryVersion
@@ -1460,7 +2258,7 @@ export interface components {
             layer?: "episodic" | "semantic";
             /**
              * Content
-             * @description The memory, as a self-contained sentence or short paragraph a later reader understands without this conversation (at most 2000 characters; 500 for semantic). Never include secrets such as passwords or API keys.
+             * @description The memory, as a self-contained sentence or short paragraph a later reader understands without this conversation (500 characters at most for semantic). An episodic text longer than 2000 characters (up to 50000) is stored as up to 64 linked chunks, each found by recall with the id of the first as its `parent_id`. Never include secrets such as passwords or API keys.
              */
             content: string;
             /**
@@ -1523,6 +2321,26 @@ export interface components {
              * @description Optional override of the computed importance, 0 (trivial) to 1 (critical)
              */
             importance?: number | null;
+            /**
+             * Metadata
+             * @description Optional JSON object of your own, stored and returned with the memory and filterable in recall and list_memories, e.g. {"project": "apollo", "priority": 2} (at most 32 keys, nested 4 levels, 4096 bytes as JSON)
+             */
+            metadata?: Record<string, never>;
+            /**
+             * Source
+             * @description Optional: where it came from, e.g. a URL, a document's name, 'user said' (one line, at most 2048 characters)
+             */
+            source?: string | null;
+            /**
+             * Ttl Seconds
+             * @description Optional: forget it this many seconds after it is written (it is never returned after that); default never
+             */
+            ttl_seconds?: number | null;
+            /**
+             * Expires At
+             * @description Optional: forget it at this time, ISO 8601 (instead of ttl_seconds); default never
+             */
+            expires_at?: string | null;
         };
         /** NamespaceInfo */
         NamespaceInfo: {
@@ -1612,15 +2430,39 @@ export interface components {
              */
             exclusions?: components["schemas"]["Exclusion"][];
         };
+        /**
+         * RecallDay
+         * @description A namespace's recalls on one UTC day, and how many of them found something.
+         */
+        RecallDay: {
+            /**
+             * Day
+             * Format: date
+             */
+            day: string;
+            /**
+             * Recalls
+             * @default 0
+             */
+            recalls?: number;
+            /**
+             * Hits
+             * @default 0
+             */
+            hits?: number;
+        };
         /** RecallHit */
         RecallHit: {
-            /** Id */
+            /**
+             * Id
+             * @description The memory's id (a working-memory key's name, for layer 'working')
+             */
             id: string;
             /**
              * Layer
              * @enum {string}
              */
-            layer: "episodic" | "semantic";
+            layer: "working" | "episodic" | "semantic";
             /** Content */
             content: string;
             /** Score */
@@ -1677,6 +2519,39 @@ export interface components {
              * @description Ids of near-duplicates folded into this hit
              */
             collapsed?: string[];
+            /**
+             * Folded Sources
+             * @description Semantic only: the episodes it was learned from that this recall matched too, folded under it rather than returned apart (the knowledge first; follow the ids for the evidence)
+             */
+            folded_sources?: string[];
+            /**
+             * Folded Sources Count
+             * @description How many sources are folded under it (len of folded_sources)
+             * @default 0
+             */
+            folded_sources_count?: number;
+            /**
+             * Metadata
+             * @description The memory's metadata, as written
+             */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /**
+             * Source
+             * @description Where it came from, as written
+             */
+            source?: string | null;
+            /**
+             * Expires At
+             * @description When it expires (null: never)
+             */
+            expires_at?: string | null;
+            /**
+             * Parent Id
+             * @description A chunk of a long text: the id of its first chunk, the one the write answered
+             */
+            parent_id?: string | null;
         };
         /**
          * RecallQuery
@@ -1697,9 +2572,9 @@ export interface components {
             top_k?: number;
             /**
              * Layers
-             * @description Which layers to search: 'episodic' (events), 'semantic' (facts); default both
+             * @description Which layers to search: 'episodic' (events), 'semantic' (facts), 'working' (the scratch state of the session `session_id` names, its keys and values read as text); default episodic and semantic
              */
-            layers?: ("episodic" | "semantic")[];
+            layers?: ("working" | "episodic" | "semantic")[];
             /**
              * Since
              * @description Only memories from this time on, ISO 8601 (inclusive)
@@ -1736,8 +2611,20 @@ export interface components {
              */
             kinds?: ("preference" | "fact" | "lesson")[];
             /**
+             * Entities
+             * @description Only memories about any of these people, places or products (their `entities`)
+             */
+            entities?: string[];
+            /**
+             * Metadata
+             * @description Only memories whose metadata matches: {"key": value} for a value it must have, {"key": {"in": [values]}} (or {"key": [values]}) for one of several; every key must match. A value is a string, number or boolean; a memory's list holding it matches too (at most 16 keys, 32 values per `in`)
+             */
+            metadata?: {
+                [key: string]: string | boolean | number | (string | boolean | number)[];
+            } | null;
+            /**
              * Session Id
-             * @description Only episodes of this session; its working memory is returned too
+             * @description The session (conversation or task) you are in: its working memory is returned too, and searched with layers ['working']
              */
             session_id?: string | null;
             /**
@@ -1868,6 +2755,34 @@ export interface components {
             consolidation_job_sent: boolean;
         };
         /**
+         * SourceEpisode
+         * @description An episode a semantic memory was induced from.
+         */
+        SourceEpisode: {
+            /** Id */
+            id: string;
+            /** Content */
+            content: string;
+            /**
+             * Occurred At
+             * Format: date-time
+             * @description When it happened
+             */
+            occurred_at: string;
+            /**
+             * Outcome
+             * @description How it went, as written
+             */
+            outcome?: string | null;
+            /**
+             * Outcome Status
+             * @description success, failure, partial or unknown
+             */
+            outcome_status?: ("success" | "failure" | "partial" | "unknown") | null;
+            /** Session Id */
+            session_id?: string | null;
+        };
+        /**
          * Spend
          * @description What a namespace's runs spent on one UTC day (the daily caps are held against it).
          */
@@ -1924,6 +2839,11 @@ export interface components {
             recall_hits: number;
             /** Hit Rate */
             hit_rate: number | null;
+            /**
+             * Recalls By Day
+             * @description Recalls and those that found something, per UTC day of the last 30 (days without a recall left out), oldest first
+             */
+            recalls_by_day?: components["schemas"]["RecallDay"][];
             hindsight?: components["schemas"]["HindsightStats"] | null;
         };
         /** ValidationError */
@@ -2008,6 +2928,11 @@ export interface components {
             merged_into?: string | null;
             /** Superseded */
             superseded?: string[];
+            /**
+             * Chunks
+             * @description A text too long for one memory, stored as linked chunks: every chunk's id, the first being `id`
+             */
+            chunks?: string[];
         };
         /** ResponseValidationError */
         ResponseValidationError: {
@@ -2023,16 +2948,16 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    put_working_v1_namespaces__ns__sessions__sid__working__key__put: {
+    put_working: {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
                 ns: string;
-                /** @description Session id: 1 to 128 characters of `A-Z a-z 0-9 _ . : @ -` */
+                /** @description The session (conversation or task) id, 1 to 128 characters of letters, digits and _ . : @ - */
                 sid: string;
-                /** @description Up to 256 characters, no control characters or '/' */
+                /** @description The key, e.g. 'current_goal' or 'open_questions' (1 to 256 characters, no '/' or control characters) */
                 key: string;
             };
             cookie?: never;
@@ -2135,14 +3060,14 @@ export interface operations {
             };
         };
     };
-    get_working_v1_namespaces__ns__sessions__sid__working_get: {
+    get_working: {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
                 ns: string;
-                /** @description Session id: 1 to 128 characters of `A-Z a-z 0-9 _ . : @ -` */
+                /** @description The session (conversation or task) id, 1 to 128 characters of letters, digits and _ . : @ - */
                 sid: string;
             };
             cookie?: never;
@@ -2241,14 +3166,14 @@ export interface operations {
             };
         };
     };
-    clear_working_v1_namespaces__ns__sessions__sid__working_delete: {
+    clear_working: {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
                 ns: string;
-                /** @description Session id: 1 to 128 characters of `A-Z a-z 0-9 _ . : @ -` */
+                /** @description The session (conversation or task) id, 1 to 128 characters of letters, digits and _ . : @ - */
                 sid: string;
             };
             cookie?: never;
@@ -2347,26 +3272,32 @@ export interface operations {
             };
         };
     };
-    list_memories_v1_namespaces__ns__memories_get: {
+    list_memories: {
         parameters: {
             query?: {
-                /** @description episodic or semantic */
+                /** @description Only 'episodic' (events) or 'semantic' (facts, preferences, lessons) */
                 layer?: ("episodic" | "semantic") | null;
-                /** @description Only memories with this tag */
+                /** @description Only memories carrying this tag */
                 tag?: string | null;
-                /** @description Only episodes of this type */
+                /** @description Only episodes of this event type */
                 event_type?: string | null;
-                /** @description Only facts of this kind */
+                /** @description Only semantic memories of this kind: preference, fact or lesson */
                 kind?: ("preference" | "fact" | "lesson") | null;
-                /** @description From this time on, ISO 8601 */
+                /** @description Only memories about this entity */
+                entity?: string | null;
+                /** @description Only memories whose metadata matches: {"key": value} for a value it must have, {"key": {"in": [values]}} (or {"key": [values]}) for one of several; every key must match. A value is a string, number or boolean; a memory's list holding it matches too (at most 16 keys, 32 values per `in`); in a query string, its JSON text */
+                metadata?: string | null;
+                /** @description Only memories from this time on, ISO 8601 */
                 since?: string | null;
-                /** @description Before this time, ISO 8601 */
+                /** @description Only memories before this time, ISO 8601 */
                 until?: string | null;
-                /** @description Also superseded facts */
+                /** @description Also facts that a later fact replaced */
                 include_superseded?: boolean;
+                /** @description Only memories whose text, tags or entities contain this, ignoring case (a filter, not a search: a page reads at most 2000 memories, so it may hold fewer than `limit` while `next_cursor` says there is more to read) */
+                text?: string | null;
                 /** @description Page size, 1 to 500 */
                 limit?: number;
-                /** @description next_cursor of the last page */
+                /** @description The next_cursor of the previous page; omit for the first page */
                 cursor?: string | null;
             };
             header?: never;
@@ -2470,7 +3401,7 @@ export interface operations {
             };
         };
     };
-    write_memory_v1_namespaces__ns__memories_post: {
+    write_memory: {
         parameters: {
             query?: never;
             header?: never;
@@ -2596,7 +3527,7 @@ export interface operations {
             };
         };
     };
-    write_batch_v1_namespaces__ns__memories_batch_post: {
+    write_batch: {
         parameters: {
             query?: never;
             header?: never;
@@ -2704,14 +3635,14 @@ export interface operations {
             };
         };
     };
-    get_memory_v1_namespaces__ns__memories__id__get: {
+    get_memory: {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
                 ns: string;
-                /** @description The memory's id (as returned by a write) */
+                /** @description The memory's id, as a write, `recall`, `brief` or `list_memories` gave it */
                 id: string;
             };
             cookie?: never;
@@ -2810,7 +3741,7 @@ export interface operations {
             };
         };
     };
-    delete_memory_v1_namespaces__ns__memories__id__delete: {
+    delete_memory: {
         parameters: {
             query?: {
                 /** @description Also update or delete facts induced from it */
@@ -2820,7 +3751,7 @@ export interface operations {
             path: {
                 /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
                 ns: string;
-                /** @description The memory's id (as returned by a write) */
+                /** @description The memory's id, as a write, `recall`, `brief` or `list_memories` gave it */
                 id: string;
             };
             cookie?: never;
@@ -2919,7 +3850,7 @@ export interface operations {
             };
         };
     };
-    edit_memory_v1_namespaces__ns__memories__id__patch: {
+    edit_memory: {
         parameters: {
             query?: never;
             header?: {
@@ -2929,7 +3860,7 @@ export interface operations {
             path: {
                 /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
                 ns: string;
-                /** @description The memory's id (as returned by a write) */
+                /** @description The memory's id, as a write, `recall`, `brief` or `list_memories` gave it */
                 id: string;
             };
             cookie?: never;
@@ -3032,14 +3963,14 @@ export interface operations {
             };
         };
     };
-    memory_history_v1_namespaces__ns__memories__id__history_get: {
+    memory_history: {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
                 ns: string;
-                /** @description The memory's id (as returned by a write) */
+                /** @description The memory's id, as a write, `recall`, `brief` or `list_memories` gave it */
                 id: string;
             };
             cookie?: never;
@@ -3138,7 +4069,113 @@ export interface operations {
             };
         };
     };
-    export_memories_v1_namespaces__ns__export_get: {
+    memory_sources: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
+                ns: string;
+                /** @description The memory's id, as a write, `recall`, `brief` or `list_memories` gave it */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemorySources"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    export_memories: {
         parameters: {
             query?: {
                 /** @description The X-Next-Cursor of the last page */
@@ -3245,7 +4282,7 @@ export interface operations {
             };
         };
     };
-    import_memories_v1_namespaces__ns__import_post: {
+    import_memories: {
         parameters: {
             query?: never;
             header?: never;
@@ -3349,7 +4386,7 @@ export interface operations {
             };
         };
     };
-    erase_namespace_v1_namespaces__ns__delete: {
+    erase_namespace: {
         parameters: {
             query?: {
                 /** @description Also every namespace under it */
@@ -3456,7 +4493,7 @@ export interface operations {
             };
         };
     };
-    recall_v1_namespaces__ns__recall_post: {
+    recall: {
         parameters: {
             query?: never;
             header?: never;
@@ -3564,7 +4601,7 @@ export interface operations {
             };
         };
     };
-    forget_v1_namespaces__ns__forget_post: {
+    forget: {
         parameters: {
             query?: never;
             header?: never;
@@ -3672,7 +4709,7 @@ export interface operations {
             };
         };
     };
-    consolidate_v1_namespaces__ns__consolidate_post: {
+    consolidate: {
         parameters: {
             query?: never;
             header?: never;
@@ -3780,9 +4817,12 @@ export interface operations {
             };
         };
     };
-    stats_v1_namespaces__ns__stats_get: {
+    stats: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description How many of consolidation's latest runs to return, newest first (1 to 100) */
+                runs?: number;
+            };
             header?: never;
             path: {
                 /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
@@ -3884,7 +4924,7 @@ export interface operations {
             };
         };
     };
-    brief_v1_namespaces__ns__brief_post: {
+    brief: {
         parameters: {
             query?: never;
             header?: never;
@@ -3992,7 +5032,7 @@ export interface operations {
             };
         };
     };
-    feedback_v1_namespaces__ns__feedback_post: {
+    feedback: {
         parameters: {
             query?: never;
             header?: never;
@@ -4100,14 +5140,14 @@ export interface operations {
             };
         };
     };
-    end_session_v1_namespaces__ns__sessions__sid__end_post: {
+    end_session: {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
                 ns: string;
-                /** @description Session id: 1 to 128 characters of `A-Z a-z 0-9 _ . : @ -` */
+                /** @description The session (conversation or task) id, 1 to 128 characters of letters, digits and _ . : @ - */
                 sid: string;
             };
             cookie?: never;
@@ -4206,7 +5246,7 @@ export interface operations {
             };
         };
     };
-    get_retention_v1_namespaces__ns__retention_get: {
+    get_retention: {
         parameters: {
             query?: never;
             header?: never;
@@ -4310,7 +5350,7 @@ export interface operations {
             };
         };
     };
-    put_retention_v1_namespaces__ns__retention_put: {
+    put_retention: {
         parameters: {
             query?: never;
             header?: never;
@@ -4418,7 +5458,7 @@ export interface operations {
             };
         };
     };
-    delete_retention_v1_namespaces__ns__retention_delete: {
+    delete_retention: {
         parameters: {
             query?: never;
             header?: never;
@@ -4522,7 +5562,7 @@ export interface operations {
             };
         };
     };
-    revoke_key_v1_keys__key_id__delete: {
+    revoke_key: {
         parameters: {
             query?: never;
             header?: never;
@@ -4626,7 +5666,7 @@ export interface operations {
             };
         };
     };
-    set_key_limit_v1_keys__key_id__patch: {
+    set_key_limit: {
         parameters: {
             query?: never;
             header?: never;
@@ -4734,7 +5774,427 @@ export interface operations {
             };
         };
     };
-    health_v1_health_get: {
+    mem0_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The memory's id as this API answered it: `<namespace>~<memory id>` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mem0Memory"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    mem0_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The memory's id as this API answered it: `<namespace>~<memory id>` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Mem0Update"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mem0Memory"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    mem0_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The memory's id as this API answered it: `<namespace>~<memory id>` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mem0Done"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    mem0_history: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The memory's id as this API answered it: `<namespace>~<memory id>` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mem0HistoryEntry"][];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    health: {
         parameters: {
             query?: never;
             header?: never;
@@ -4835,7 +6295,7 @@ export interface operations {
             };
         };
     };
-    list_namespaces_v1_namespaces_get: {
+    list_namespaces: {
         parameters: {
             query?: {
                 /** @description Only namespaces starting with this */
@@ -4939,7 +6399,7 @@ export interface operations {
             };
         };
     };
-    list_keys_v1_keys_get: {
+    list_keys: {
         parameters: {
             query?: never;
             header?: never;
@@ -5040,7 +6500,7 @@ export interface operations {
             };
         };
     };
-    create_key_v1_keys_post: {
+    create_key: {
         parameters: {
             query?: never;
             header?: never;
@@ -5060,6 +6520,747 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["KeyCreated"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    mem0_ping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mem0Ping"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    mem0_add: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Mem0Add"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mem0Added"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    mem0_delete_all: {
+        parameters: {
+            query?: {
+                /** @description An entity id (user, agent or app) whose memories to delete */
+                user_id?: string | null;
+                /** @description An entity id (user, agent or app) whose memories to delete */
+                agent_id?: string | null;
+                /** @description An entity id (user, agent or app) whose memories to delete */
+                app_id?: string | null;
+                /** @description Only the memories of this run (a session) */
+                run_id?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mem0Done"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    mem0_add_v3: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Mem0Add"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mem0Added"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    mem0_search: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Mem0Search"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mem0Found"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    mem0_search_v1: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Mem0Search"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mem0Found"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    mem0_list: {
+        parameters: {
+            query?: {
+                /** @description The page, from 1 */
+                page?: number;
+                /** @description Memories a page, 1 to 500 (default 100) */
+                page_size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Mem0List"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mem0Page"];
                 };
             };
             /** @description Malformed JSON */

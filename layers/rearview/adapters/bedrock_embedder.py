@@ -73,6 +73,10 @@ class BedrockEmbedder:
             out[row] = self._embed_one(text)
         return out
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Titan v2 embeds a query as it embeds a memory."""
+        return self.embed(texts)
+
     def _embed_one(self, text: str) -> np.ndarray:
         if not text.strip():
             raise InvalidInput("text to embed: must not be empty", field="content")

@@ -54,6 +54,10 @@ class HashingEmbedder:
             out[row] = self._embed_one(text)
         return out
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Hashing reads a query as it reads a memory."""
+        return self.embed(texts)
+
     def _embed_one(self, text: str) -> np.ndarray:
         # Summed in a list of Python floats (IEEE doubles, the same additions in the same order as into a float64
         # array, without numpy's per-item cost): the vectors are bit for bit those of summing into the array.

@@ -20,8 +20,8 @@ import math
 import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import date, datetime
 
 import numpy as np
 
@@ -34,7 +34,7 @@ from rearview.domain.history import ArchivedVersion, archived_versions
 from rearview.domain.listing import PagePosition, sort_key
 from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits, searchable_text
-from rearview.domain.stats import NamespaceUsage
+from rearview.domain.stats import NamespaceUsage, RecallDay
 from rearview.domain.timestamps import as_utc
 from rearview.domain.working import WorkingEntry
 from rearview.errors import ConcurrentUpdate, EmbeddingMismatch, InvalidInput
@@ -161,6 +161,8 @@ class _NamespaceState:
     last_write_at: datetime | None = None
     recall_count: int = 0
     recall_hits: int = 0
+    # recalls and hits per UTC day
+    recall_days: dict[date, list[int]] = field(default_factory=dict)
 
 
 class InMemoryData:
@@ -469,12 +471,30 @@ class InMemoryMemoryStore:
                         update={"access_count": found.memory.access_count + 1, "last_accessed_at": as_utc(at)}
                     )
 
-    def record_recall(self, namespace: str, hit: bool, at: datetime) -> None:
-        """Count one recall (and whether it found anything) for the namespace's hit rate."""
+    def record_recall(self, namespace: str, hit: bool, at: datetime, accessed: Sequence[str] = ()) -> None:
+        """Count one recall (and whether it found anything) for the namespace's hit rate, and the accesses."""
+        self.record_access(namespace, accessed, at)
         with self.data.lock:
             state = self.data.state(namespace)
             state.recall_count += 1
             state.recall_hits += int(hit)
+            day = state.recall_days.setdefault(as_utc(at).date(), [0, 0])
+            day[0] += 1
+            day[1] += int(hit)
+
+    def recall_days(self, namespace: str, since: date) -> list[RecallDay]:
+        """The namespace's recall counters per UTC day from `since` on, oldest first."""
+        with self.data.lock:
+            state = self.data.states.get(namespace, _NamespaceState())
+            return [
+                RecallDay(day=day, recalls=counts[0], hits=counts[1])
+                for day, counts in sorted(state.recall_days.items())
+                if day >= since
+            ]
+
+    def settle_access(self, namespace: str, now: datetime) -> int:
+        """Nothing to fold: accesses are counted on the memories themselves."""
+        return 0
 
     def usage(self, namespace: str, now: datetime) -> NamespaceUsage:
         """Counts: working (unexpired), episodic, semantic (active), semantic_superseded; recall counters."""
@@ -499,6 +519,17 @@ class InMemoryMemoryStore:
         """The namespaces written (or recalled in) since they were last erased whose name starts with `prefix`."""
         with self.data.lock:
             return sorted(n for n in self.data.states if n.startswith(prefix))
+
+    def expired_memories(self, now: datetime, limit: int) -> list[tuple[str, str]]:
+        """(namespace, id) of at most `limit` memories that expired by `now`, soonest expired first."""
+        with self.data.lock:
+            found = [
+                (s.memory.expires_at, namespace, memory_id)
+                for namespace, stored in self.data.memories.items()
+                for memory_id, s in stored.items()
+                if s.memory.expired(now)
+            ]
+        return [(namespace, memory_id) for _, namespace, memory_id in sorted(found)[: max(limit, 0)]]
 
     def namespaces_with_unconsolidated(self) -> list[str]:
         """Every namespace holding an unconsolidated episode."""
@@ -577,7 +608,7 @@ class InMemorySearchIndex(SearchIndex):
         return len(chosen) <= limit or sum(1 for memory in chosen if flt.matches(memory)) <= limit
 
     def entity_shares(self, namespace: str) -> EntityShares:
-        """Shares over every episode of the namespace."""
+        """Shares over every episode of the namespace (what the other indexes count: episodes, not facts)."""
         with self.data.lock:
             episodes = [s.memory for s in self.data.stored(namespace).values() if isinstance(s.memory, Episode)]
         # An entity named twice in one episode counts once.

@@ -1,6 +1,7 @@
 """SQS for the asynchronous write path: the write queue (WriteQueue) and its dead-letter queue (DeadLetters).
 
-One accepted request is one message (`rearview.service.write_worker.queued_write_body`). SQS caps a message at
+One accepted request is one message (`rearview.service.write_worker.queued_write_body`); an accepted import is one
+message per chunk of IMPORT_CHUNK_ITEMS memories (`rearview.domain.transfer.QueuedImport`). SQS caps a message at
 256 KiB; a request that does not fit (a full batch of long multi-byte texts) is split into consecutive messages
 that each fit, so each part is stored atomically on its own.
 
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rearview.clock import SystemClock
+from rearview.domain.transfer import IMPORT_CHUNK_ITEMS, ExportedMemory, QueuedImport
 from rearview.domain.write import MAX_ERROR_CHARS, MemoryWrite, queued_write_body
 from rearview.errors import MemoryTooLarge
 from rearview.ports import Clock
@@ -61,6 +63,25 @@ class SqsWriteQueue:
             raise MemoryTooLarge(f"write: item {items[0].id} does not fit in one queue message", field="content")
         half = len(items) // 2
         return self._bodies(namespace, items[:half], accepted_at) + self._bodies(namespace, items[half:], accepted_at)
+
+    def send_restore(self, namespace: str, items: Sequence[ExportedMemory]) -> None:
+        """Send an import as messages of at most IMPORT_CHUNK_ITEMS memories each (fewer past SQS's size limit)."""
+        accepted_at = self._clock.now()
+        chunks = [list(items[i : i + IMPORT_CHUNK_ITEMS]) for i in range(0, len(items), IMPORT_CHUNK_ITEMS)]
+        for chunk in chunks:
+            for body in self._restore_bodies(namespace, chunk, accepted_at):
+                self._client.send_message(QueueUrl=self.queue_url, MessageBody=body)
+
+    def _restore_bodies(self, namespace: str, items: list[ExportedMemory], accepted_at: Any) -> list[str]:
+        body = QueuedImport(namespace=namespace, restore=items, accepted_at=accepted_at).model_dump_json()
+        if len(body.encode("utf-8")) <= MAX_MESSAGE_BYTES:
+            return [body]
+        if len(items) == 1:
+            raise MemoryTooLarge(f"import: memory {items[0].id} does not fit in one queue message", field="items")
+        half = len(items) // 2
+        return self._restore_bodies(namespace, items[:half], accepted_at) + self._restore_bodies(
+            namespace, items[half:], accepted_at
+        )
 
 
 class SqsDeadLetters:

@@ -17,7 +17,7 @@ import numpy as np
 from rearview.adapters.in_memory import InMemoryData, InMemorySearchIndex
 from rearview.domain.memory import Memory
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter, SearchTraits
-from rearview.ports import MemoryStore, SearchIndex
+from rearview.ports import MemoryReader, SearchIndex
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -28,7 +28,7 @@ class StoreScanIndex(SearchIndex):
     # Every search reads the store (a round trip on DynamoDB) and scans the sample here.
     traits = SearchTraits(round_trip=True, local_scan=True)
 
-    def __init__(self, store: MemoryStore, *, scan_limit: int = 500) -> None:
+    def __init__(self, store: MemoryReader, *, scan_limit: int = 500) -> None:
         self.store = store
         self.scan_limit = scan_limit
 

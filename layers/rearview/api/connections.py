@@ -1,104 +1,46 @@
-"""The local server's connection limits: deadlines that close a connection which sends too slowly, a bounded number
-of connections served at once (one more is answered 503 with Retry-After), and the lingering close that lets a
-client read an early answer (413) it got while still sending.
+"""The local server's connections: uvicorn's HTTP/1.1 protocol (h11) with the limits a server on a laptop needs.
 
-A socket timeout alone does not bound a slow sender: it limits each read, and a client that sends a byte every few
-seconds never trips it. So every connection has a deadline for its headers, then one for its body, and a
-watchdog thread shuts down the socket of one that overstays; the blocked read then returns and the handler ends.
+- Deadlines: a connection must send its request's headers within `header_timeout_seconds` from its first byte (from
+  its opening, for the first request), then its body within `idle_timeout_seconds`; one that overstays is closed. A
+  read timeout alone would not bound a slow sender that sends a byte every few seconds. Between requests, uvicorn's
+  keep-alive timeout (`idle_timeout_seconds`) closes an idle connection.
+- A bounded number of connections served at once (`max_connections`): one more is answered 503 with Retry-After at
+  once, in the protocol, before any of it reaches the application, and closed.
+- An answer given before the body was read (413, 401, 421, 403): uvicorn reads and drops the rest of the body, so
+  the client, still sending, reads the answer instead of a reset; for LINGER_SECONDS at most, then the connection
+  closes.
+- A request h11 refuses (conflicting Content-Length, malformed headers, headers past their size limit): 400 with a
+  JSON body, like every other refusal of the API.
 """
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
 import json
 import logging
-import socket
-import threading
-import time
-from collections.abc import Callable
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from rearview.settings import ServerSettings
 
 logger = logging.getLogger(__name__)
 
-# How often the watchdog looks for connections past their deadline: a deadline is kept to within this.
-WATCHDOG_INTERVAL_SECONDS = 0.25
-# A refused connection (503, 413) is read from and discarded at most this long before it is closed, so that the
-# client, still sending, reads the answer instead of a reset.
+# A refused or early-answered connection is read from and discarded at most this long before it is closed, so that
+# the client, still sending, reads the answer instead of a reset.
 LINGER_SECONDS = 5.0
-_LINGER_CHUNK = 256 * 1024
-
-
-class ConnectionWatchdog:
-    """Shuts down sockets whose deadline has passed. `start()` once; `arm(sock, seconds)` and `disarm(sock)` from
-    the handlers."""
-
-    def __init__(self, interval: float = WATCHDOG_INTERVAL_SECONDS) -> None:
-        self._interval = interval
-        self._deadlines: dict[socket.socket, float] = {}
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.closed = 0  # connections shut down for overstaying
-
-    def start(self) -> ConnectionWatchdog:
-        self._thread = threading.Thread(target=self._loop, name="rearview-http-watchdog", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=2)
-
-    def arm(self, sock: socket.socket, seconds: float) -> None:
-        """The connection must have done its part (headers, body) within `seconds` from now."""
-        with self._lock:
-            self._deadlines[sock] = time.monotonic() + seconds
-
-    def disarm(self, sock: socket.socket) -> None:
-        with self._lock:
-            self._deadlines.pop(sock, None)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self._interval):
-            now = time.monotonic()
-            with self._lock:
-                expired = [sock for sock, deadline in self._deadlines.items() if deadline <= now]
-                for sock in expired:
-                    del self._deadlines[sock]
-            for sock in expired:
-                self.closed += 1
-                with contextlib.suppress(OSError):  # already gone
-                    sock.shutdown(socket.SHUT_RDWR)
-
-
-def linger_and_close(sock: socket.socket, *, seconds: float = LINGER_SECONDS, at_most: int | None = None) -> None:
-    """Stop sending, then read and drop what the client still sends (up to `at_most` bytes, for `seconds` at most):
-    closing with unread data would reset the connection, and the client would lose the answer already sent."""
-    try:
-        sock.shutdown(socket.SHUT_WR)
-    except OSError:
-        return
-    deadline = time.monotonic() + seconds
-    left = at_most
-    try:
-        while (left is None or left > 0) and (remaining := deadline - time.monotonic()) > 0:
-            sock.settimeout(remaining)
-            chunk = sock.recv(_LINGER_CHUNK if left is None else min(_LINGER_CHUNK, left))
-            if not chunk:
-                break
-            if left is not None:
-                left -= len(chunk)
-    except OSError:
-        pass
+# How long a connection turned away (503) may take to send its request's head before it is closed.
+_BUSY_LINGER_SECONDS = 1.0
 
 
 def busy_response(retry_after: int) -> bytes:
-    """The whole HTTP response of a connection turned away because every worker is busy."""
+    """The whole HTTP response of a connection turned away because the server holds its most connections."""
     body = json.dumps(
-        {"error": "unavailable", "message": f"server: every worker is busy; retry after {retry_after} s"}
+        {"error": "unavailable", "message": f"server: every connection slot is taken; retry after {retry_after} s"}
     ).encode()
     head = (
-        "HTTP/1.0 503 Service Unavailable\r\n"
+        "HTTP/1.1 503 Service Unavailable\r\n"
         f"Retry-After: {retry_after}\r\n"
         "Content-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\n"
@@ -107,40 +49,134 @@ def busy_response(retry_after: int) -> bytes:
     return head.encode("ascii") + body
 
 
-class ConnectionSlots:
-    """At most `capacity` connections served at once; a connection beyond them is answered 503 by a short-lived
-    thread of its own (at most `capacity` of those too: past that it is simply closed)."""
+def bad_request_response(message: str) -> bytes:
+    body = json.dumps({"error": "bad_request", "message": f"request: {message}"}).encode()
+    head = (
+        "HTTP/1.1 400 Bad Request\r\n"
+        "Content-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n"
+        "Connection: close\r\n\r\n"
+    )
+    return head.encode("ascii") + body
 
-    def __init__(self, capacity: int, retry_after: int) -> None:
-        self._serving = threading.BoundedSemaphore(capacity)
-        self._refusing = threading.BoundedSemaphore(capacity)
-        self._retry_after = retry_after
-        self.refused = 0
 
-    def take(self) -> bool:
-        return self._serving.acquire(blocking=False)
+class _LingeringTransport:
+    """The connection's transport as uvicorn holds it: closing it while the client still sends its body drains that
+    body first (see GuardedH11Protocol.close_connection)."""
 
-    def give_back(self) -> None:
-        self._serving.release()
+    def __init__(self, transport: asyncio.Transport, protocol: GuardedH11Protocol) -> None:
+        self._transport = transport
+        self._protocol = protocol
 
-    def refuse(self, sock: socket.socket, close: Callable[[socket.socket], None]) -> None:
-        """Answer 503 + Retry-After on `sock` without a worker, then close it with `close`."""
-        self.refused += 1
-        if not self._refusing.acquire(blocking=False):
-            close(sock)
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+    def close(self) -> None:
+        self._protocol.close_connection()
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with the deadlines, the connection limit and the lingering close above. uvicorn makes
+    one per connection; `limits` comes through `functools.partial` (see LocalServer)."""
+
+    def __init__(self, *args: Any, limits: ServerSettings, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.limits = limits
+        self._deadline: asyncio.TimerHandle | None = None
+        self._phase = ""  # what the deadline waits for: "headers", "body", "linger" ("" none)
+        self._turned_away = False
+        self._draining = False
+        self._real: asyncio.Transport | None = None
+
+    # --- the connection limit ---------------------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        if len(self.connections) >= self.limits.max_connections:
+            self._turn_away(transport)
             return
+        self._real = transport
+        super().connection_made(_LingeringTransport(transport, self))  # type: ignore[arg-type]
+        self._arm("headers", self.limits.header_timeout_seconds)
 
-        def answer() -> None:
-            try:
-                sock.settimeout(1.0)
-                with contextlib.suppress(OSError):
-                    sock.recv(64 * 1024)  # the request's head, most likely all there: read, so no reset loses the 503
-                sock.sendall(busy_response(self._retry_after))
-                linger_and_close(sock, seconds=1.0)
-            except OSError:
-                pass
-            finally:
-                close(sock)
-                self._refusing.release()
+    def close_connection(self) -> None:
+        """Close; but if the client is still sending a body (an answer given before reading it, with `Connection:
+        close`), first stop writing and read and drop the rest for LINGER_SECONDS at most: closing with its data
+        unread would reset the connection, and the client would lose the answer."""
+        real = self._real
+        if real is None or real.is_closing() or self._draining:
+            return
+        if self.conn.their_state is h11.SEND_BODY and real.can_write_eof():
+            self._draining = True
+            real.write_eof()
+            real.resume_reading()
+            self._arm("linger", LINGER_SECONDS)
+            return
+        real.close()
 
-        threading.Thread(target=answer, name="rearview-http-busy", daemon=True).start()
+    def _turn_away(self, transport: asyncio.Transport) -> None:
+        """503 with Retry-After, without the application; the request's head is read first when it comes at once
+        (closing with it unread would reset the connection and lose the answer)."""
+        self._turned_away = True
+        self.transport = transport
+        transport.write(busy_response(self.limits.retry_after_seconds))
+        self._deadline = self.loop.call_later(_BUSY_LINGER_SECONDS, transport.close)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        if self._turned_away:
+            return
+        super().connection_lost(exc)
+
+    # --- deadlines ------------------------------------------------------------------------------------------------
+
+    def data_received(self, data: bytes) -> None:
+        if self._turned_away:
+            if b"\r\n\r\n" in data:  # the head is in: the answer is out, close
+                self.transport.close()
+            return
+        if self._draining:
+            return  # the rest of a body answered early: dropped
+        if not self._phase and self.conn.their_state is h11.IDLE:
+            self._arm("headers", self.limits.header_timeout_seconds)  # the next request on a kept-alive connection
+        super().data_received(data)
+        self._follow()
+
+    def _follow(self) -> None:
+        """Move the deadline along with the request: its body next, or none once it is all in."""
+        state = self.conn.their_state
+        if self._phase == "linger" and state is h11.IDLE:
+            self.close_connection()  # the body of a request answered early is drained: done with this connection
+        elif state is h11.SEND_BODY and self._phase == "headers":
+            self._arm("body", self.limits.idle_timeout_seconds)
+        elif state is not h11.IDLE and state is not h11.SEND_BODY and self._phase in ("headers", "body"):
+            self._disarm()
+
+    def _arm(self, phase: str, seconds: float) -> None:
+        self._disarm()
+        self._phase = phase
+        self._deadline = self.loop.call_later(seconds, self._overstayed)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline, self._phase = None, ""
+
+    def _overstayed(self) -> None:
+        phase, self._deadline, self._phase = self._phase, None, ""
+        if phase != "linger":
+            logger.info("connection closed: its request's %s did not arrive in time", phase)
+        real = self._real or self.transport
+        if not real.is_closing():
+            real.close()
+
+    # --- answers given before the body was read ---------------------------------------------------------------
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self.conn.their_state is h11.SEND_BODY and not self.transport.is_closing():
+            # The rest of the body is read and dropped (uvicorn does), for a while: then the connection goes.
+            self._arm("linger", LINGER_SECONDS)
+
+    def send_400_response(self, msg: str) -> None:
+        self.transport.write(bad_request_response(msg.rstrip(".").lower()))
+        self.close_connection()

@@ -145,7 +145,7 @@ def enqueue_scheduled(services: Services) -> ScheduleReport:
 
     A namespace whose send fails is reported and the others still go; the caller fails the invocation then, and a
     retry finds the namespaces that ran meanwhile no longer due."""
-    if services.jobs is None:
+    if services.consolidation.jobs is None:
         raise ConfigurationError(
             "aws.consolidation_queue_url: required by the schedule (REARVIEW_AWS__CONSOLIDATION_QUEUE_URL)",
             field="aws.consolidation_queue_url",
@@ -154,7 +154,7 @@ def enqueue_scheduled(services: Services) -> ScheduleReport:
     due = {job.namespace: job for job in services.triggers.due_by_schedule()}
     for namespace, job in due.items():
         try:
-            services.jobs.send(job)
+            services.consolidation.jobs.send(job)
         except Exception as exc:
             logger.exception("could not enqueue the scheduled job", extra={"namespace": namespace})
             report.failed[namespace] = f"{type(exc).__name__}: {exc}"[:500]

@@ -1,8 +1,9 @@
 """The HTTP API: the routes of `rearview.api.routes`, served by Lambda behind API Gateway (HTTP API, payload v2)
 and by the local server.
 
-`create_resolver` registers each route of the table with the function of the same name in
-`rearview.api.http_handlers`, and refuses to start if a route has no function or a function no route. The access
+`create_resolver` registers each route of the table with its function: the one made from the operation catalogue
+(`rearview.api.http_handlers`), or the one HTTP shapes itself (`rearview.api.http_manage`); it refuses to start if
+a route has no function or a function no route. The access
 check in front of routing reads the same table; failures leave through `rearview.api.http_errors`.
 """
 
@@ -14,7 +15,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
-from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
+from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer, Tag
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from rearview import __version__
@@ -28,15 +29,18 @@ from rearview.api.http_errors import (
     register_error_handlers,
     unauthorized_response,
 )
-from rearview.api.http_handlers import HttpOperations, route_functions
-from rearview.api.http_manage import ManageOperations
+from rearview.api.http_handlers import route_function
+from rearview.api.http_manage import shaped_routes
 from rearview.api.request_checks import request_refusal
+from rearview.api.resolver_threads import PerThreadRequests
 from rearview.api.routes import API_ROUTES, DOCS_PATH, SWAGGER_UI_OPERATION, Route, route_permission
 from rearview.bootstrap import Services
 from rearview.domain.access import Principal
-from rearview.domain.namespaces import validate_namespace
+from rearview.domain.namespaces import Namespace, validate_namespace
 from rearview.errors import ConfigurationError, RearviewError, Unauthorized
+from rearview.operations.catalogue import OPERATIONS, TAGS
 from rearview.service.access import AccessGate
+from rearview.service.redaction import check_verbatim
 
 API_TITLE = "Rearview"
 API_DESCRIPTION = (
@@ -45,6 +49,8 @@ API_DESCRIPTION = (
 )
 # Where the resolver keeps the request's principal for the routes that need it (the key routes).
 PRINCIPAL_CONTEXT_KEY = "principal"
+# Where it keeps the request's namespace, validated by the access check, for the route functions.
+NAMESPACE_CONTEXT_KEY = "namespace"
 BEARER_SCHEME = "bearer"
 SECURITY_SCHEMES: dict[str, Any] = {
     BEARER_SCHEME: HTTPBearer(
@@ -58,6 +64,7 @@ _DOCUMENT: dict[str, Any] = {
     "description": API_DESCRIPTION,
     "security_schemes": SECURITY_SCHEMES,
     "security": [{BEARER_SCHEME: []}],
+    "tags": [Tag(name=name, description=description) for name, description in TAGS.items()],
 }
 
 
@@ -86,11 +93,12 @@ def _refused_admission(exc: RearviewError, event: Mapping[str, Any]) -> dict[str
     return gateway_error(exc.status, exc.to_dict(), exc.headers())
 
 
-class RearviewResolver(APIGatewayHttpResolver):
+class RearviewResolver(PerThreadRequests, APIGatewayHttpResolver):  # type: ignore[misc]
     """The resolver with the access check, a body-size guard and the body checks (`rearview.api.request_checks`:
     JSON content type, JSON the API can take) in front. Powertools parses and validates the body before any
     middleware runs, so all happen before routing, access first: an unauthenticated caller learns nothing about a
-    request's shape, and a 403 does not depend on what the body holds."""
+    request's shape, and a 403 does not depend on what the body holds. Many threads may resolve at once
+    (`PerThreadRequests`: each its own request)."""
 
     def __init__(self, gate: AccessGate) -> None:
         super().__init__(enable_validation=True)
@@ -113,23 +121,28 @@ class RearviewResolver(APIGatewayHttpResolver):
             principal = admitted_principal(event, self.gate)
         except RearviewError as exc:  # Unauthorized (401), Throttled (429)
             return _refused_admission(exc, event)
+        namespace: Namespace | None = None
         try:
             if raw_namespace is None:
                 self.gate.access.require(principal, permission)
             else:
                 try:
-                    namespace = unquote(raw_namespace, errors="strict")
+                    decoded = unquote(raw_namespace, errors="strict")
                 except UnicodeDecodeError as exc:
                     return gateway_error(400, invalid_encoding(exc))
-                # A malformed namespace exists nowhere, so saying so (422) tells nothing about any tenant.
-                validate_namespace(namespace)
+                # A malformed namespace exists nowhere, so saying so (422) tells nothing about any tenant. One that
+                # holds a secret is refused too: a namespace is stored, listed and logged as given. The one check of
+                # the request's namespace: the route functions take it from here.
+                namespace = validate_namespace(decoded)
+                check_verbatim(namespace, "namespace")
                 self.gate.access.authorize(principal, namespace, permission)
         except RearviewError as exc:
             return gateway_error(exc.status, exc.to_dict())
-        self.append_context(**{PRINCIPAL_CONTEXT_KEY: principal})
+        self.append_context(**{PRINCIPAL_CONTEXT_KEY: principal, NAMESPACE_CONTEXT_KEY: namespace})
         return None
 
     def resolve(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
+        self.begin(event, context)
         denied = self.check_access(event)
         if denied is not None:
             return denied
@@ -146,6 +159,13 @@ class RearviewResolver(APIGatewayHttpResolver):
         if not isinstance(principal, Principal):
             raise Unauthorized("authorization: no authenticated principal for this request")
         return principal
+
+    def namespace(self) -> Namespace:
+        """The namespace of the request being resolved (validated by check_access)."""
+        namespace = self.context.get(NAMESPACE_CONTEXT_KEY)
+        if not isinstance(namespace, Namespace):
+            raise Unauthorized("authorization: no namespace was checked for this request")
+        return namespace
 
     def openapi_document(self) -> str:
         """The API's OpenAPI document, as JSON."""
@@ -164,8 +184,9 @@ def create_resolver(services: Services, *, gate: AccessGate | None = None) -> Re
     """
     app = RearviewResolver(gate or AccessGate(services.access))
     app.enable_swagger(path=DOCS_PATH, **_DOCUMENT)
-    functions = {**route_functions(HttpOperations(services, app)), **route_functions(ManageOperations(services, app))}
-    _register_routes(app, functions)
+    shaped = shaped_routes(services, app)
+    functions = {op.name: route_function(op, services, app) for op in OPERATIONS if op.name not in shaped}
+    _register_routes(app, {**functions, **shaped})
     register_error_handlers(app)
     _refuse_unlisted_routes(app)
     return app
@@ -189,7 +210,12 @@ def _register_routes(app: RearviewResolver, functions: Mapping[str, Callable[...
 def _openapi_operation(route: Route) -> dict[str, Any]:
     if not route.documented:
         return {"include_in_schema": False}
-    return {"summary": route.summary, "tags": [route.tag], "responses": documented_responses(route.success)}
+    return {
+        "summary": route.summary,
+        "tags": [route.tag],
+        "operation_id": route.operation,
+        "responses": documented_responses(route.success),
+    }
 
 
 def _refuse_unlisted_routes(app: APIGatewayHttpResolver) -> None:

@@ -1,37 +1,32 @@
-"""The HTTP API's route functions: each parses its request into a model (Powertools validates it against the
-OpenAPI schema), calls one service, and returns a model.
+"""The HTTP API's route functions, made from the operation catalogue: each takes its request as the operation's
+signature says (path parameters, a JSON body or, for a GET, the query string, query parameters; Powertools
+validates them against the OpenAPI schema), calls the operation, and returns its model.
 
-`HttpOperations` holds one method per operation of `rearview.api.routes.API_ROUTES`, named as the table names it;
-`rearview.api.http` registers them from the table.
+`route_function(operation, services, app)` makes one; the few operations whose request or answer HTTP shapes
+itself (a status by result, a header, ndjson) have theirs in `rearview.api.http_manage`.
 """
 
-# No `from __future__ import annotations` here: Powertools reads the route functions' annotations when
-# they are registered and resolves string annotations against module globals only.
+from __future__ import annotations
 
+import inspect
+import types
+import typing
 from collections.abc import Callable
-from http import HTTPStatus
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any, Protocol, Union
 from urllib.parse import unquote
 
-from aws_lambda_powertools.event_handler import Response, content_types
+import annotated_types
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 
-from rearview import __version__
+from rearview.api import field_errors
 from rearview.bootstrap import Services
-from rearview.domain.access import KEY_ID_PATTERN, Principal
-from rearview.domain.brief import BriefRequest, BriefResponse, FeedbackRequest, FeedbackResult
-from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
-from rearview.domain.forget import ForgetReceipt, ForgetRequest
-from rearview.domain.http_bodies import Cleared, Health, KeyCreate, KeyCreated, KeyInfo, KeyLimit, KeyList
-from rearview.domain.memory import Episode, Fact
-from rearview.domain.namespaces import validate_namespace
-from rearview.domain.recall import RecallQuery, RecallResponse
-from rearview.domain.retention import NamespaceRetention, RetentionPolicy
-from rearview.domain.stats import Stats
-from rearview.domain.working import SessionEnded, WorkingEntry, WorkingView, WorkingWrite
-from rearview.domain.write import BatchResult, BatchWrite, MemoryWrite, WriteResult
-from rearview.errors import NotFound
+from rearview.domain.access import Principal
+from rearview.domain.namespaces import Namespace
+from rearview.errors import InvalidInput
+from rearview.operations.offers import NAMESPACE_SEGMENT, Operation
+from rearview.operations.signature import Parameter, signature
 
 
 class ResolvingApp(Protocol):
@@ -41,173 +36,114 @@ class ResolvingApp(Protocol):
         """The principal of the request being resolved."""
         ...
 
-    def openapi_document(self) -> str:
-        """The API's OpenAPI document, as JSON."""
+    def namespace(self) -> Namespace:
+        """The namespace of the request being resolved, validated by the access check."""
         ...
 
 
-# The request and response bodies of the HTTP API alone live in `rearview.domain.http_bodies` (the Python client
-# reads them too); imported here by name, as Powertools resolves the route functions' annotations in this module.
-StoredMemory = Annotated[Episode | Fact, Field(discriminator="layer")]
-
-# Path parameters, URL-decoded by the routes (API Gateway and the local server pass the raw, encoded path).
-NamespacePath = Annotated[
-    str, Path(description="1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42`")
-]
-SessionPath = Annotated[str, Path(description="Session id: 1 to 128 characters of `A-Z a-z 0-9 _ . : @ -`")]
-WorkingKeyPath = Annotated[str, Path(description="Up to 256 characters, no control characters or '/'")]
-MemoryIdPath = Annotated[str, Path(description="The memory's id (as returned by a write)")]
-KeyIdPath = Annotated[str, Path(description=f"The key's id (`{KEY_ID_PATTERN}`), as listed")]
+NAMESPACE_DESCRIPTION = "1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42`"
+_KEYWORD = inspect.Parameter.KEYWORD_ONLY
+# What pydantic's constraint metadata is called as a keyword of Powertools' Query.
+_CONSTRAINTS = {
+    annotated_types.MaxLen: ("max_length", "max_length"),
+    annotated_types.MinLen: ("min_length", "min_length"),
+    annotated_types.Ge: ("ge", "ge"),
+    annotated_types.Le: ("le", "le"),
+    annotated_types.Gt: ("gt", "gt"),
+    annotated_types.Lt: ("lt", "lt"),
+}
 
 
 def decoded(value: str) -> str:
     return unquote(value, errors="strict")
 
 
-def namespace_of(raw: str) -> str:
-    """The URL-decoded namespace path segment (`acme%3Au-42` -> `acme:u-42`), validated."""
-    return validate_namespace(decoded(raw))
+def validated(model: type[BaseModel], data: dict[str, Any]) -> Any:
+    """`model` from request parts, a validation error as the API's 422 (naming the field)."""
+    try:
+        return model.model_validate({k: v for k, v in data.items() if v is not None})
+    except ValidationError as exc:
+        message, field = field_errors.describe(exc.errors())
+        raise InvalidInput(message, field=field) from None
 
 
-def _json(body: BaseModel, status: int, headers: dict[str, str] | None = None) -> Response[Any]:
-    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=body, headers=headers)
+def _query(annotation: Any, field: FieldInfo) -> Any:
+    """A query parameter of `annotation`, with the field's description and constraints."""
+    keywords: dict[str, Any] = {"description": field.description}
+    for constraint in field.metadata:
+        named = _CONSTRAINTS.get(type(constraint))
+        if named is not None:
+            keywords[named[0]] = getattr(constraint, named[1])
+        elif getattr(constraint, "pattern", None):
+            keywords["pattern"] = constraint.pattern
+    return Annotated[annotation, Query(**keywords)]
 
 
-def _write_status(result: WriteResult) -> int:
-    if result.status == "accepted":
-        return HTTPStatus.ACCEPTED.value
-    if result.status == "stored" and result.reason is None:
-        return HTTPStatus.CREATED.value
-    return HTTPStatus.OK.value
+def _query_type(annotation: Any) -> Any:
+    """What a query string carries for a field: its own type, or for an object (a metadata filter) its JSON text,
+    which the model parses."""
+    origin = typing.get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        return _query_type(next(arg for arg in typing.get_args(annotation) if arg is not type(None))) | None
+    if origin is dict or origin is Annotated and typing.get_origin(typing.get_args(annotation)[0]) is dict:
+        return str
+    return annotation
 
 
-class HttpOperations:
-    """The API's operations over one set of services; each public method serves the route of the same name."""
-
-    def __init__(self, services: Services, app: ResolvingApp) -> None:
-        self._services = services
-        self._app = app
-
-    # --- health and documents -------------------------------------------------------------------------------
-
-    def health(self) -> Health:
-        embedder = self._services.embedder
-        return Health(version=__version__, embedder=embedder.name, dim=embedder.dim)
-
-    def openapi_document(self) -> Response[str]:
-        return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=self._app.openapi_document())
-
-    # --- working memory -------------------------------------------------------------------------------------
-
-    def put_working(
-        self, ns: NamespacePath, sid: SessionPath, key: WorkingKeyPath, write: Annotated[WorkingWrite, Body()]
-    ) -> WorkingEntry:
-        return self._services.working.put(namespace_of(ns), decoded(sid), decoded(key), write)
-
-    def get_working(self, ns: NamespacePath, sid: SessionPath) -> WorkingView:
-        return self._services.working.get(namespace_of(ns), decoded(sid))
-
-    def clear_working(self, ns: NamespacePath, sid: SessionPath) -> Cleared:
-        return Cleared(cleared=self._services.end_session(namespace_of(ns), decoded(sid)).cleared)
-
-    # --- memories -------------------------------------------------------------------------------------------
-
-    def write_memory(self, ns: NamespacePath, item: Annotated[MemoryWrite, Body()]) -> Response[WriteResult]:
-        result = self._services.submit(namespace_of(ns), [item], field_prefix="")[0]
-        return _json(result, _write_status(result))
-
-    def write_batch(self, ns: NamespacePath, batch: Annotated[BatchWrite, Body()]) -> BatchResult:
-        return BatchResult(results=self._services.submit(namespace_of(ns), batch.items))
-
-    def get_memory(self, ns: NamespacePath, id: MemoryIdPath) -> StoredMemory:
-        namespace, memory_id = namespace_of(ns), decoded(id)
-        memory = self._services.store.get(namespace, memory_id)
-        if memory is None:
-            raise NotFound(f"memory {memory_id!r} not found in namespace {namespace!r}", field="id")
-        return memory
-
-    def delete_memory(
-        self,
-        ns: NamespacePath,
-        id: MemoryIdPath,
-        cascade: Annotated[bool, Query(description="Also update or delete facts induced from it")] = True,
-    ) -> ForgetReceipt:
-        return self._services.forgetter.forget_one(namespace_of(ns), decoded(id), cascade)
-
-    # --- the operations -------------------------------------------------------------------------------------
-
-    def recall(self, ns: NamespacePath, query: Annotated[RecallQuery, Body()]) -> RecallResponse:
-        return self._services.recaller.recall(namespace_of(ns), query)
-
-    def forget(self, ns: NamespacePath, request: Annotated[ForgetRequest, Body()]) -> ForgetReceipt:
-        return self._services.forgetter.forget(namespace_of(ns), request)
-
-    def consolidate(
-        self, ns: NamespacePath, request: Annotated[ConsolidateRequest | None, Body()] = None
-    ) -> ConsolidateResult:
-        return self._services.consolidate(namespace_of(ns), request or ConsolidateRequest())
-
-    def stats(self, ns: NamespacePath) -> Stats:
-        return self._services.stats(namespace_of(ns))
-
-    # --- hindsight: before a task and after it --------------------------------------------------------------
-
-    def brief(self, ns: NamespacePath, request: Annotated[BriefRequest, Body()]) -> BriefResponse:
-        return self._services.briefer.brief(namespace_of(ns), request)
-
-    def feedback(self, ns: NamespacePath, request: Annotated[FeedbackRequest, Body()]) -> FeedbackResult:
-        return self._services.feedback.feedback(namespace_of(ns), request)
-
-    def end_session(self, ns: NamespacePath, sid: SessionPath) -> SessionEnded:
-        return self._services.end_session(namespace_of(ns), decoded(sid))
-
-    # --- retention --------------------------------------------------------------------------------------------
-
-    def get_retention(self, ns: NamespacePath) -> NamespaceRetention:
-        return self._services.retention.policy(namespace_of(ns))
-
-    def put_retention(self, ns: NamespacePath, policy: Annotated[RetentionPolicy, Body()]) -> NamespaceRetention:
-        return self._services.retention.set_policy(namespace_of(ns), policy)
-
-    def delete_retention(self, ns: NamespacePath) -> NamespaceRetention:
-        return self._services.retention.clear_policy(namespace_of(ns))
-
-    # --- API keys (admin) ------------------------------------------------------------------------------------
-
-    def create_key(self, request: Annotated[KeyCreate, Body()]) -> Response[KeyCreated]:
-        access = self._services.access
-        key, plaintext = access.create_key_as(
-            self._app.principal(),
-            request.namespace,
-            request.permissions,
-            request.expires_at,
-            request.description,
-            request.requests_per_minute,
-        )
-        info = KeyInfo.of(key, self._services.clock.now())
-        created = KeyCreated(**info.model_dump(), key=plaintext)
-        return _json(created, HTTPStatus.CREATED.value, {"Cache-Control": "no-store"})
-
-    def list_keys(self) -> KeyList:
-        now = self._services.clock.now()
-        scope = self._app.principal().scope
-        return KeyList(keys=[KeyInfo.of(key, now) for key in self._services.access.list_keys(scope)])
-
-    def revoke_key(self, key_id: KeyIdPath) -> KeyInfo:
-        key = self._services.access.revoke_as(self._app.principal(), decoded(key_id))
-        return KeyInfo.of(key, self._services.clock.now())
-
-    def set_key_limit(self, key_id: KeyIdPath, limit: Annotated[KeyLimit, Body()]) -> KeyInfo:
-        access = self._services.access
-        key = access.set_requests_per_minute_as(self._app.principal(), decoded(key_id), limit.requests_per_minute)
-        return KeyInfo.of(key, self._services.clock.now())
+def _parameters(operation: Operation) -> list[inspect.Parameter]:
+    """The route function's parameters, as Powertools reads them."""
+    found: list[inspect.Parameter] = []
+    for p in signature(operation).parameters:
+        if p.kind == "namespace":
+            annotation: Any = Annotated[str, Path(description=NAMESPACE_DESCRIPTION)]
+            found.append(inspect.Parameter(NAMESPACE_SEGMENT, _KEYWORD, annotation=annotation))
+        elif p.kind == "path":
+            annotation = Annotated[str, Path(description=p.description)]
+            found.append(inspect.Parameter(p.wire, _KEYWORD, annotation=annotation))
+        elif p.kind == "body" and operation.route.method == "GET":
+            for name, info in p.model.model_fields.items():
+                default = inspect.Parameter.empty if info.is_required() else info.get_default(call_default_factory=True)
+                annotation = _query(_query_type(info.annotation), info)
+                found.append(inspect.Parameter(name, _KEYWORD, annotation=annotation, default=default))
+        elif p.kind == "body":
+            annotation = Annotated[p.annotation, Body()]
+            found.append(inspect.Parameter(p.name, _KEYWORD, annotation=annotation, default=p.default))
+        elif p.kind == "query":
+            annotation = _query(p.field.annotation, p.field)
+            found.append(inspect.Parameter(p.name, _KEYWORD, annotation=annotation, default=p.default))
+    return sorted(found, key=lambda parameter: parameter.default is not inspect.Parameter.empty)
 
 
-def route_functions(operations: object) -> dict[str, Callable[..., Any]]:
-    """The route functions of `operations` (an HttpOperations, a ManageOperations) by operation name: the public
-    methods its class defines."""
-    return {
-        name: getattr(operations, name)
-        for name, member in vars(type(operations)).items()
-        if callable(member) and not name.startswith("_")
-    }
+def arguments(operation: Operation, app: ResolvingApp, given: dict[str, Any]) -> dict[str, Any]:
+    """The operation's arguments from the route function's: the namespace and the caller from the access check,
+    path parameters URL-decoded, a GET's request model built from its query string."""
+    found: dict[str, Any] = {}
+    for p in signature(operation).parameters:
+        found[p.name] = _argument(operation, app, p, given)
+    return found
+
+
+def _argument(operation: Operation, app: ResolvingApp, p: Parameter, given: dict[str, Any]) -> Any:
+    if p.kind == "namespace":
+        return app.namespace()
+    if p.kind == "caller":
+        return app.principal()
+    if p.kind == "path":
+        return decoded(given[p.wire])
+    if p.kind == "body" and operation.route.method == "GET":
+        return validated(p.model, {name: given.get(name) for name in p.model.model_fields})
+    return given.get(p.name, p.default)
+
+
+def route_function(operation: Operation, services: Services, app: ResolvingApp) -> Callable[..., Any]:
+    """The route function of `operation` over `services`."""
+    response = signature(operation).response
+
+    def route(**given: Any) -> Any:
+        return operation.function(services, **arguments(operation, app, given))
+
+    parameters = _parameters(operation)
+    route.__name__ = operation.name
+    route.__signature__ = inspect.Signature(parameters, return_annotation=response)  # type: ignore[attr-defined]
+    route.__annotations__ = {**{p.name: p.annotation for p in parameters}, "return": response}
+    return route

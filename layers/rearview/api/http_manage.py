@@ -1,53 +1,68 @@
-"""The HTTP API's route functions for memory by hand: list, edit, history, export and import, the namespaces and
-their erasure, and the inspector's static page. Registered from the route table with the others
-(`rearview.api.http`); each parses its request, calls one service and returns a model or a response."""
+"""The route functions that HTTP shapes itself: a write's status by what became of it, a new key's 201 and
+`no-store`, an edit's `If-Match`, the export's ndjson pages and the import's ndjson body; and the routes that are
+no operation (the API's OpenAPI document, the inspector's files). Each calls its operation from the catalogue; the
+others are made from the catalogue alone (`rearview.api.http_handlers`)."""
 
 # No `from __future__ import annotations` here: Powertools reads the route functions' annotations when
 # they are registered and resolves string annotations against module globals only.
 
 from http import HTTPStatus
-from typing import Annotated, Any, Protocol, TypeVar
+from typing import Annotated, Any, Protocol
 
-from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Query
-from pydantic import BaseModel, ValidationError
+from aws_lambda_powertools.event_handler import Response, content_types
+from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Path, Query
+from pydantic import BaseModel, Field
 
-from rearview.api import field_errors, ui
-from rearview.api.http_handlers import MemoryIdPath, NamespacePath, StoredMemory, decoded, namespace_of
+from rearview.api import ui
+from rearview.api.http_handlers import NAMESPACE_DESCRIPTION, decoded
 from rearview.bootstrap import Services
-from rearview.domain.access import ALL_NAMESPACES, Principal
+from rearview.domain.access import Principal
 from rearview.domain.edit import MemoryEdit
-from rearview.domain.erase import EraseReceipt, NamespaceList
-from rearview.domain.history import MemoryHistory
-from rearview.domain.listing import MAX_PAGE, ListQuery, MemoryPage
-from rearview.domain.memory import Kind, StoredLayer
-from rearview.domain.timestamps import RequestDatetime
+from rearview.domain.http_bodies import KeyCreate, KeyCreated
+from rearview.domain.memory import Episode, Fact
+from rearview.domain.namespaces import Namespace
 from rearview.domain.transfer import NDJSON, ImportResult
+from rearview.domain.write import MemoryWrite, WriteResult
 from rearview.errors import InvalidInput, NotFound
+from rearview.operations import catalogue
 from rearview.service.manage.transfer import parse_import
 
 # The header that carries an export page's successor (AWS answers one page per response).
 NEXT_CURSOR_HEADER = "X-Next-Cursor"
-_Model = TypeVar("_Model", bound=BaseModel)
+
+StoredMemory = Annotated[Episode | Fact, Field(discriminator="layer")]
+NamespacePath = Annotated[str, Path(description=NAMESPACE_DESCRIPTION)]
+MemoryIdPath = Annotated[
+    str, Path(description="The memory's id, as a write, `recall`, `brief` or `list_memories` gave it")
+]
 
 
-class ManagingApp(Protocol):
+class ShapingApp(Protocol):
     """What these route functions ask of the resolver (`rearview.api.http.RearviewResolver`)."""
 
     def principal(self) -> Principal: ...
+
+    def namespace(self) -> Namespace: ...
+
+    def openapi_document(self) -> str:
+        """The API's OpenAPI document, as JSON."""
+        ...
 
     def request_body(self) -> str:
         """The request's body, decoded ("" when there is none)."""
         ...
 
 
-def validated(model: type[_Model], data: dict[str, Any]) -> _Model:
-    """`model` from request parts, a validation error as the API's 422 (naming the field)."""
-    try:
-        return model.model_validate({k: v for k, v in data.items() if v is not None})
-    except ValidationError as exc:
-        message, field = field_errors.describe(exc.errors())
-        raise InvalidInput(message, field=field) from None
+def _json(body: BaseModel, status: int, headers: dict[str, str] | None = None) -> Response[Any]:
+    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=body, headers=headers)
+
+
+def _write_status(result: WriteResult) -> int:
+    if result.status == "accepted":
+        return HTTPStatus.ACCEPTED.value
+    if result.status == "stored" and result.reason is None:
+        return HTTPStatus.CREATED.value
+    return HTTPStatus.OK.value
 
 
 def _version(if_match: str | None) -> int | None:
@@ -60,41 +75,20 @@ def _version(if_match: str | None) -> int | None:
     return int(text)
 
 
-class ManageOperations:
-    """The management routes over one set of services; each public method serves the route of the same name."""
+class ShapedRoutes:
+    """The route functions HTTP shapes itself; each public method serves the route of the same name."""
 
-    def __init__(self, services: Services, app: ManagingApp) -> None:
+    def __init__(self, services: Services, app: ShapingApp) -> None:
         self._services = services
         self._app = app
 
-    def list_memories(  # noqa: PLR0913 - one parameter per query parameter, each documented in OpenAPI
-        self,
-        ns: NamespacePath,
-        layer: Annotated[StoredLayer | None, Query(description="episodic or semantic")] = None,
-        tag: Annotated[str | None, Query(max_length=64, description="Only memories with this tag")] = None,
-        event_type: Annotated[str | None, Query(max_length=64, description="Only episodes of this type")] = None,
-        kind: Annotated[Kind | None, Query(description="Only facts of this kind")] = None,
-        since: Annotated[RequestDatetime | None, Query(description="From this time on, ISO 8601")] = None,
-        until: Annotated[RequestDatetime | None, Query(description="Before this time, ISO 8601")] = None,
-        include_superseded: Annotated[bool, Query(description="Also superseded facts")] = False,
-        limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description=f"Page size, 1 to {MAX_PAGE}")] = 50,
-        cursor: Annotated[str | None, Query(max_length=1024, description="next_cursor of the last page")] = None,
-    ) -> MemoryPage:
-        query = validated(
-            ListQuery,
-            {
-                "layer": layer,
-                "tag": tag,
-                "event_type": event_type,
-                "kind": kind,
-                "since": since,
-                "until": until,
-                "include_superseded": include_superseded,
-                "limit": limit,
-                "cursor": cursor,
-            },
-        )
-        return self._services.listing.page(namespace_of(ns), query)
+    def write_memory(self, ns: NamespacePath, item: Annotated[MemoryWrite, Body()]) -> Response[WriteResult]:
+        result = catalogue.write_memory(self._services, self._app.namespace(), item)
+        return _json(result, _write_status(result))
+
+    def create_key(self, request: Annotated[KeyCreate, Body()]) -> Response[KeyCreated]:
+        created = catalogue.create_key(self._services, self._app.principal(), request)
+        return _json(created, HTTPStatus.CREATED.value, {"Cache-Control": "no-store"})
 
     def edit_memory(
         self,
@@ -105,13 +99,8 @@ class ManageOperations:
             str | None, Header(alias="If-Match", description="The version the edit applies to (412 if stale)")
         ] = None,
     ) -> StoredMemory:
-        actor = self._app.principal().key_id
-        return self._services.editor.edit(
-            namespace_of(ns), decoded(id), edit, expected_version=_version(if_match), actor=actor
-        )
-
-    def memory_history(self, ns: NamespacePath, id: MemoryIdPath) -> MemoryHistory:
-        return self._services.history.history(namespace_of(ns), decoded(id))
+        principal, version = self._app.principal(), _version(if_match)
+        return catalogue.edit_memory(self._services, self._app.namespace(), decoded(id), edit, principal, version)
 
     def export_memories(
         self,
@@ -120,7 +109,7 @@ class ManageOperations:
             str | None, Query(max_length=1024, description=f"The {NEXT_CURSOR_HEADER} of the last page")
         ] = None,
     ) -> Response[str]:
-        page = self._services.transfer.export_page(namespace_of(ns), cursor)
+        page = catalogue.export_memories(self._services, self._app.namespace(), cursor)
         headers = {NEXT_CURSOR_HEADER: page.next_cursor} if page.next_cursor else {}
         return Response(status_code=200, content_type=NDJSON, body=page.body(), headers=headers)
 
@@ -129,26 +118,15 @@ class ManageOperations:
         ns: NamespacePath,
         content_type: Annotated[str | None, Header(alias="content-type")] = None,
     ) -> ImportResult:
-        namespace = namespace_of(ns)
+        namespace = self._app.namespace()
         ndjson = (content_type or "").split(";")[0].strip().lower() in (NDJSON, "application/jsonl")
-        return self._services.transfer.restore(namespace, parse_import(self._app.request_body(), ndjson))
+        request = parse_import(self._app.request_body(), ndjson)
+        return catalogue.import_memories(self._services, namespace, request)
 
-    def list_namespaces(
-        self,
-        prefix: Annotated[str | None, Query(max_length=300, description="Only namespaces starting with this")] = None,
-    ) -> NamespaceList:
-        principal = self._app.principal()
-        scope = None if principal.scope == ALL_NAMESPACES else principal.scope
-        return self._services.listing.namespaces(principal.reaches, prefix, scope)
+    # --- the API's own document and the inspector's static files
 
-    def erase_namespace(
-        self,
-        ns: NamespacePath,
-        subtree: Annotated[bool, Query(description="Also every namespace under it")] = False,
-    ) -> EraseReceipt:
-        return self._services.eraser.erase(namespace_of(ns), subtree)
-
-    # --- the inspector's static files
+    def openapi_document(self) -> Response[str]:
+        return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=self._app.openapi_document())
 
     def ui_page(self) -> Response[str]:
         return self.ui_asset("index.html")
@@ -160,3 +138,13 @@ class ManageOperations:
         content_type, body = found
         headers = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff", **ui.SECURITY_HEADERS}
         return Response(status_code=HTTPStatus.OK.value, content_type=content_type, body=body, headers=headers)
+
+
+def shaped_routes(services: Services, app: ShapingApp) -> dict[str, Any]:
+    """The route functions of ShapedRoutes by operation name."""
+    routes = ShapedRoutes(services, app)
+    return {
+        name: getattr(routes, name)
+        for name, member in vars(ShapedRoutes).items()
+        if callable(member) and not name.startswith("_")
+    }

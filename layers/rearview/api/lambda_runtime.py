@@ -28,7 +28,7 @@ from urllib.parse import unquote
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging import correlation_paths
-from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
 from rearview.api import snapstart
 from rearview.settings import Settings
@@ -88,6 +88,27 @@ THROTTLED_METRIC = "Throttled"
 def count_throttled(key_id: str) -> None:
     """One request refused because its key made its limit this minute: a metric."""
     metrics.add_metric(name=THROTTLED_METRIC, unit=MetricUnit.Count, value=1)
+
+
+# The requests and 5xx answers of each function version (dimensions `service` and `version`): what a canary's
+# rollback alarm watches (infra: monitoring.py), since a 500 the function answers is no Lambda error.
+VERSION_REQUESTS_METRIC = "VersionRequests"
+VERSION_SERVER_ERRORS_METRIC = "Version5xx"
+
+
+def count_by_version(context: Any, status: int) -> None:
+    """One request answered by this function version, and whether it was a 5xx (its own EMF line, apart from the
+    function's other metrics, which carry no version dimension)."""
+    dimensions = {
+        "service": os.environ.get("POWERTOOLS_SERVICE_NAME", "rearview"),
+        "version": str(getattr(context, "function_version", None) or "$LATEST"),
+    }
+    namespace = os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "Rearview")
+    counted = [VERSION_REQUESTS_METRIC, *([VERSION_SERVER_ERRORS_METRIC] if status >= 500 else [])]
+    for name in counted:
+        with single_metric(name=name, unit=MetricUnit.Count, value=1, namespace=namespace) as metric:
+            for key, value in dimensions.items():
+                metric.add_dimension(name=key, value=value)
 
 
 _NAMESPACE_IN_PATH = re.compile(r"^/v1/namespaces/([^/]+)")
@@ -162,8 +183,14 @@ class FunctionRuntime:
                 from rearview.bootstrap import build_dead_letters
 
                 dead_letters = build_dead_letters(self.settings)
+            from rearview.bootstrap import build_erasure_marks
+
             self._worker = WriteWorker(
-                self.services().writer, dead_letters, max_receive_count=self.settings.aws.max_receive_count
+                self.services().writer,
+                dead_letters,
+                max_receive_count=self.settings.aws.max_receive_count,
+                erasures=build_erasure_marks(self.settings),
+                restore=self.services().transfer.restore,
             )
         return self._worker
 
@@ -211,6 +238,7 @@ class FunctionRuntime:
         response = self.resolver().resolve(event, context)
         status = int(response.get("statusCode", 500))
         metrics.add_metric(name=f"Http{status // 100}xx", unit=MetricUnit.Count, value=1)
+        count_by_version(context, status)
         return response
 
     def queue_handler(self) -> Handler:
@@ -234,6 +262,12 @@ class FunctionRuntime:
                 if outcome.status == "stored":
                     stored = sum(1 for r in outcome.results if r.status == "stored" and r.reason is None)
                     metrics.add_metric(name="MemoriesStored", unit=MetricUnit.Count, value=stored)
+                elif outcome.status == "dropped_erased":
+                    metrics.add_metric(name="WritesDroppedErased", unit=MetricUnit.Count, value=1)
+                    logger.info(
+                        "write dropped: its namespace was erased after it was accepted",
+                        extra={"message_id": record.message_id, "namespace": outcome.namespace},
+                    )
                 else:
                     metrics.add_metric(name="WritesDeadLettered", unit=MetricUnit.Count, value=1)
                     logger.warning(

@@ -1,53 +1,75 @@
-"""The local server: the Lambda route table (`rearview.api.routes`) behind a stdlib ThreadingHTTPServer.
+"""The local server: the Lambda route table (`rearview.api.routes`) served by uvicorn, an ASGI server, on this
+machine.
 
-Each HTTP request is turned into the API Gateway HTTP API (payload v2) event Lambda would receive,
-resolved by the same resolver, and the resolver's response dict is written back. So a request behaves the
-same on a laptop and on AWS.
+Each HTTP request is turned into the API Gateway HTTP API (payload v2) event Lambda would receive, resolved by the
+same resolver (`rearview.api.http`), and the resolver's response dict is written back. So a request behaves the
+same on a laptop and on AWS. Requests are served concurrently: the event loop only moves bytes, each resolution runs
+on a pool of worker threads (Powertools' per-request state is made per thread, `rearview.api.resolver_threads`), and
+the heavy operations (an import, a batch write, consolidation, an erase) run at most HEAVY_AT_ONCE at a time, so a
+1,000-memory import holds one worker, never the others' recalls.
 
-Access control is the route table's (`rearview.api.routes`), the same as on Lambda: every request but the health
-check and the API documents carries `Authorization: Bearer <API key>` (or the bootstrap admin token,
-REARVIEW_API_TOKEN). One exception, for development: on a loopback address, with no API key in the data
-directory and no REARVIEW_API_TOKEN, the server is open, and says so at start. The first key, created by
-`rearview keys create` (even while the server runs; never over HTTP by an open server, where a page of another
-site could create it), closes it. Binding any other address needs credentials to exist: an API key or the token.
+Before anything of a request is resolved, in this order: the connection limits (`rearview.api.connections`: header
+and body deadlines, a bounded number of connections, 503 beyond), a framing header sent twice (400), the browser
+guard (`rearview.api.browser_guard`: Host 421, Origin 403, CORS), a chunked body (411), then, for a body declared
+past the limit, the access check and 413 without reading it. The resolver then checks access, the JSON content type
+(415) and the body, as on Lambda.
 
-`POST /mcp` is the MCP endpoint (rearview.api.mcp_http): the same keys, the same open mode.
+Access control is the route table's, the same as on Lambda: every request but the health check and the API
+documents carries `Authorization: Bearer <API key>` (or the bootstrap admin token, REARVIEW_API_TOKEN). One
+exception, for development: on a loopback address, with no API key in the data directory and no
+REARVIEW_API_TOKEN, the server is open, and says so at start. The first key, created by `rearview keys create` (even
+while the server runs; never over HTTP by an open server, where a page of another site could create it), closes
+it. Binding any other address needs credentials to exist: an API key or the token.
+
+`POST /mcp` is the MCP endpoint (`rearview.api.local_mcp`, the SDK's ASGI transport mounted here): the same keys,
+the same open mode. The log says what was asked and how it went (`<method> <route template> <status>`), never a
+request's path values, query string, body or key (`rearview.api.request_log`).
 """
 
 from __future__ import annotations
 
-import base64
+import asyncio
+import functools
 import ipaddress
-import json
 import logging
 import signal
 import socket
 import threading
-import uuid
-from collections.abc import Mapping
-from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
+import uvicorn
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from rearview.api.browser_guard import BrowserGuard
-from rearview.api.connections import ConnectionSlots, ConnectionWatchdog, linger_and_close
-from rearview.api.http import RearviewResolver, create_resolver, decode_response_body
-from rearview.api.http_errors import MAX_BODY_BYTES, payload_too_large
-from rearview.api.http_manage import NEXT_CURSOR_HEADER
-from rearview.api.mcp_http import MCP_PATH, McpHttpEndpoint, no_host_check
-from rearview.api.routes import DOCS_PATH, OPENAPI_PATH, UI_PATH, match_api_route
+from rearview.api.connections import GuardedH11Protocol
+from rearview.api.http import RearviewResolver, create_resolver
+from rearview.api.http_errors import payload_too_large
+from rearview.api.local_asgi import LocalApp, build_event
+from rearview.api.local_mcp import LocalMcp
+from rearview.api.request_log import quiet_request_content
+from rearview.api.routes import API_ROUTES, DOCS_PATH, OPENAPI_PATH, UI_PATH, match_api_route
 from rearview.bootstrap import Services, build, keys_in_data_dir, local_consolidation, local_maintenance
-from rearview.domain.transfer import NDJSON
-from rearview.errors import ConfigurationError, RearviewError
+from rearview.errors import ConfigurationError
 from rearview.service.access import AccessGate
 from rearview.settings import Settings
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 OPEN_MODE_BANNER = "auth: OPEN (no API keys configured; loopback only)"
+# Threads resolving requests at once. A request blocks on SQLite or the embedder, rarely on Python alone; enough for
+# an agent, its MCP client and a browser tab while an import runs, few enough not to thrash two cores.
+WORKER_THREADS = 16
+# The operations that embed or write much in one request: at most this many at once, each on one worker, so they
+# share the machine with every other request instead of taking it.
+HEAVY_OPERATIONS = frozenset({"import_memories", "write_batch", "consolidate", "erase_namespace"})
+HEAVY_AT_ONCE = 1
+# Connections the kernel queues before uvicorn accepts them: a burst is answered (503 past max_connections), not
+# reset.
+LISTEN_BACKLOG = 1024
+_SHUTDOWN_GRACE_SECONDS = 5
 
 
 def is_loopback(host: str) -> bool:
@@ -80,246 +102,30 @@ def auth_banner(gate: AccessGate) -> str:
     return f"auth: enforced (send 'Authorization: Bearer <API key>'; health and docs open{token})"
 
 
-def build_event(
-    method: str,
-    target: str,
-    headers: Mapping[str, str],
-    body: bytes,
-    source_ip: str,
-    now: datetime | None = None,
-) -> dict[str, Any]:
-    """The API Gateway HTTP API v2 event for one request (`target` is the request line's path and query)."""
-    now = now or datetime.now(UTC)
-    parts = urlsplit(target)
-    raw_path = parts.path or "/"
-    lowered = {k.lower(): v for k, v in headers.items()}
-    query: dict[str, str] = {}
-    for name, value in parse_qsl(parts.query, keep_blank_values=True):
-        # API Gateway joins repeated query parameters with commas.
-        query[name] = f"{query[name]},{value}" if name in query else value
-    event: dict[str, Any] = {
-        "version": "2.0",
-        "routeKey": "$default",
-        "rawPath": raw_path,
-        "rawQueryString": parts.query,
-        "headers": lowered,
-        "requestContext": {
-            "accountId": "local",
-            "apiId": "local",
-            "domainName": lowered.get("host", "localhost"),
-            "domainPrefix": lowered.get("host", "localhost").split(".")[0],
-            "http": {
-                "method": method.upper(),
-                "path": raw_path,
-                "protocol": "HTTP/1.1",
-                "sourceIp": source_ip,
-                "userAgent": lowered.get("user-agent", ""),
-            },
-            "requestId": str(uuid.uuid4()),
-            "routeKey": "$default",
-            "stage": "$default",
-            "time": now.strftime("%d/%b/%Y:%H:%M:%S +0000"),
-            "timeEpoch": int(now.timestamp() * 1000),
-        },
-        "isBase64Encoded": False,
-    }
-    if query:
-        event["queryStringParameters"] = query
-    if "cookie" in lowered:
-        event["cookies"] = [c.strip() for c in lowered["cookie"].split(";") if c.strip()]
-    if body:
-        try:
-            event["body"] = body.decode("utf-8")
-        except UnicodeDecodeError:
-            event["body"] = base64.b64encode(body).decode("ascii")
-            event["isBase64Encoded"] = True
-    return event
+class _Uvicorn(uvicorn.Server):
+    """uvicorn's server, saying when it listens."""
+
+    def __init__(self, config: uvicorn.Config, listening: threading.Event) -> None:
+        super().__init__(config)
+        self.listening = listening
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        self.listening.set()
 
 
-class _Handler(BaseHTTPRequestHandler):
-    """Translates between HTTP and the resolver. One instance per request; `server` is the _Server below."""
-
-    server: _Server
-    server_version = "rearview"
-    _cors: Mapping[str, str] = {}
-
-    def setup(self) -> None:
-        limits = self.server.owner.settings.server
-        super().setup()
-        # A socket timeout bounds each read; the watchdog bounds the headers and the body as a whole.
-        self.connection.settimeout(limits.idle_timeout_seconds)
-        self.server.watchdog.arm(self.connection, limits.header_timeout_seconds)
-
-    def finish(self) -> None:
-        self.server.watchdog.disarm(self.connection)
-        super().finish()
-
-    def do_GET(self) -> None:
-        self._handle()
-
-    def do_POST(self) -> None:
-        self._handle()
-
-    def do_PUT(self) -> None:
-        self._handle()
-
-    def do_DELETE(self) -> None:
-        self._handle()
-
-    def do_PATCH(self) -> None:
-        self._handle()
-
-    def do_HEAD(self) -> None:
-        self._handle()
-
-    def do_OPTIONS(self) -> None:
-        self._handle()
-
-    def _handle(self) -> None:
-        owner = self.server.owner
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        # Host and Origin first, before a byte of the body is read: a page of another site gets nothing done.
-        refused = owner.guard.refusal(self.command, headers)
-        if refused is not None:
-            self._send(refused)
-            self._close_unread(self._declared_length(headers))
-            return
-        self._cors = owner.guard.cors_headers(headers)
-        length = self._declared_length(headers)
-        if length is None:
-            return
-        if length > MAX_BODY_BYTES:
-            # An unauthenticated caller gets its 401, not news of the limit: the same order as the resolver's. The
-            # answer goes out before the body is read; what the client still sends is dropped, never held.
-            bodiless = build_event(self.command, self.path, headers, b"", self.client_address[0])
-            self._send(owner.check_access(bodiless) or payload_too_large(length))
-            self._close_unread(length)
-            return
-        self.server.watchdog.arm(self.connection, owner.settings.server.idle_timeout_seconds)
-        try:
-            body = self.rfile.read(length) if length else b""
-        except OSError:
-            body = b""
-        self.server.watchdog.disarm(self.connection)
-        if len(body) < length:
-            self._send_json(408, {"error": "timeout", "message": "body: not received in time; send it whole"})
-            self.close_connection = True
-            return
-        event = build_event(self.command, self.path, headers, body, self.client_address[0])
-        if event["rawPath"] == MCP_PATH:
-            self._send(owner.resolve_mcp(event))
-            return
-        response = owner.resolve(event)
-        if is_export(event) and _next_cursor(response):
-            self._stream_export(event, response)
-            return
-        self._send(response)
-
-    def _stream_export(self, event: dict[str, Any], response: Mapping[str, Any]) -> None:
-        """An export longer than one page, streamed: each page resolved in turn (the resolver's lock held for one
-        page at a time) and written as it comes; the end of the body is the end of the connection."""
-        self.send_response(200)
-        self.send_header("Content-Type", str((response.get("headers") or {}).get("Content-Type", NDJSON)))
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.close_connection = True
-        while True:
-            self.wfile.write(decode_response_body(response))
-            cursor = _next_cursor(response)
-            if cursor is None:
-                return
-            query = {**(event.get("queryStringParameters") or {}), "cursor": cursor}
-            event = {**event, "queryStringParameters": query, "rawQueryString": urlencode(query)}
-            response = self.server.owner.resolve(event)
-            if int(response.get("statusCode", 500)) != 200:
-                logger.error("export stopped at cursor %s: status %s", cursor, response.get("statusCode"))
-                return
-
-    def _declared_length(self, headers: Mapping[str, str]) -> int | None:
-        """The body's Content-Length; None (after answering 411 or 400) when there is no usable one."""
-        if "chunked" in headers.get("transfer-encoding", "").lower():
-            self._send_json(411, {"error": "length_required", "message": "request: send a Content-Length"})
-            self._close_unread(None)
-            return None
-        try:
-            length = int(headers.get("content-length") or 0)
-        except ValueError:
-            length = -1
-        if length < 0:
-            self._send_json(400, {"error": "bad_request", "message": "content-length: must be a whole number"})
-            self._close_unread(None)
-            return None
-        return length
-
-    def _close_unread(self, length: int | None) -> None:
-        """After an answer given without reading the body: close, letting the client read the answer first."""
-        self.close_connection = True
-        if length:
-            linger_and_close(self.connection, at_most=length)
-
-    def _send_json(self, status: int, body: dict[str, Any]) -> None:
-        self._send(
-            {
-                "statusCode": status,
-                "headers": {"Content-Type": "application/json"},
-                "body": json.dumps(body),
-                "isBase64Encoded": False,
-            }
-        )
-
-    def _send(self, response: Mapping[str, Any]) -> None:
-        payload = decode_response_body(response)
-        self.send_response(int(response.get("statusCode", 200)))
-        headers: dict[str, Any] = {**dict(response.get("headers") or {}), **self._cors}
-        for name, values in (response.get("multiValueHeaders") or {}).items():
-            headers[name] = values
-        for name, value in headers.items():
-            if name.lower() == "content-length":
-                continue
-            for item in value if isinstance(value, list) else [value]:
-                self.send_header(name, str(item))
-        for cookie in response.get("cookies") or []:
-            self.send_header("Set-Cookie", str(cookie))
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(payload)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        logger.info("%s %s", self.address_string(), format % args)
-
-
-class _Server(ThreadingHTTPServer):
-    """A thread per connection, at most `server.max_connections` at once: one more is answered 503 at once."""
-
-    daemon_threads = True
-
-    def __init__(self, address: tuple[str, int], owner: LocalServer) -> None:
-        self.owner = owner
-        limits = owner.settings.server
-        self.slots = ConnectionSlots(limits.max_connections, limits.retry_after_seconds)
-        self.watchdog = ConnectionWatchdog()
-        super().__init__(address, _Handler)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        if not self.slots.take():
-            self.slots.refuse(request, self.shutdown_request)
-            return
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self.slots.give_back()
-            raise
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.slots.give_back()
-
-
-class _Server6(_Server):
-    address_family = socket.AF_INET6
+def _bound_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to (host, port) (port 0: a free one); OSError if it cannot be."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except BaseException:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
 
 
 class LocalServer:
@@ -348,26 +154,43 @@ class LocalServer:
         self.resolver: RearviewResolver = create_resolver(self.services, gate=self.gate)
         # Host and Origin, checked on every request (the API and /mcp alike) before anything else.
         self.guard = BrowserGuard.of(settings.server, self.host)
-        # Powertools keeps the current event on the router class, so two requests must not resolve at once.
-        self._resolve_lock = threading.Lock()
-        server_class = _Server6 if ":" in self.host.strip("[]") else _Server
+        quiet_request_content()
+        # Powertools builds a route's middleware stack on the route's first call: the first call of each operation
+        # resolves alone (another of the same operation waits), every later one concurrently.
+        self._first_calls = {route.operation: threading.Lock() for route in API_ROUTES}
+        self._workers = ThreadPoolExecutor(WORKER_THREADS, thread_name_prefix="rearview-worker")
+        self._heavy: asyncio.Semaphore | None = None
+        self._mcp: LocalMcp | None = None
+        self._mcp_lock: asyncio.Lock | None = None
         bind_port = settings.port if port is None else port
         try:
-            self._httpd = server_class((self.host.strip("[]"), bind_port), self)
+            self._socket = _bound_socket(self.host.strip("[]"), bind_port)
         except BaseException:
+            self._workers.shutdown()
             if self._owns_services:
                 self.services.close()
             raise
+        self._listening = threading.Event()
+        limits = settings.server
+        config = uvicorn.Config(
+            LocalApp(self),
+            http=functools.partial(GuardedH11Protocol, limits=limits),  # type: ignore[arg-type]
+            lifespan="on",
+            access_log=False,
+            log_config=None,
+            server_header=False,
+            timeout_keep_alive=limits.idle_timeout_seconds,  # type: ignore[arg-type]
+            timeout_graceful_shutdown=_SHUTDOWN_GRACE_SECONDS,
+            backlog=LISTEN_BACKLOG,
+        )
+        self._server = _Uvicorn(config, self._listening)
         self._thread: threading.Thread | None = None
         self._closed = False
-        # The MCP endpoint (POST /mcp) is built on its first request: it imports the mcp SDK and starts an event loop.
-        self._mcp: McpHttpEndpoint | None = None
-        self._mcp_lock = threading.Lock()
 
     @property
     def port(self) -> int:
         """The bound port (the real one when constructed with port 0)."""
-        return int(self._httpd.server_address[1])
+        return int(self._socket.getsockname()[1])
 
     @property
     def url(self) -> str:
@@ -375,33 +198,57 @@ class LocalServer:
         shown = f"[{host}]" if ":" in host else host
         return f"http://{shown}:{self.port}"
 
-    def resolve(self, event: dict[str, Any]) -> dict[str, Any]:
-        """Resolve one API Gateway v2 event, as Lambda would."""
-        with self._resolve_lock:
-            return self.resolver.resolve(event, local_context(event["requestContext"]["requestId"]))
+    # --- what the ASGI app asks of the server ---------------------------------------------------------------
 
-    def resolve_mcp(self, event: dict[str, Any]) -> dict[str, Any]:
-        """Answer one `/mcp` event with the MCP endpoint (Streamable HTTP, stateless, JSON responses)."""
-        try:
-            with self._mcp_lock:
-                if self._mcp is None:
-                    # Host and Origin are the guard's (`self.guard`), for /mcp as for the API: one rule, one place.
-                    self._mcp = McpHttpEndpoint(self.services, self.gate, transport_security=no_host_check())
-            return self._mcp.handle(event)
-        except RearviewError as exc:
-            return {
-                "statusCode": exc.status,
-                "headers": {"Content-Type": "application/json"},
-                "body": json.dumps(exc.to_dict()),
-                "isBase64Encoded": False,
-            }
+    async def off_loop(self, call: Callable[[], T], operation: str | None = None) -> T:
+        """`call()` on a worker thread; at most HEAVY_AT_ONCE heavy operations at once (the others wait here, on
+        the loop, holding no worker)."""
+        loop = asyncio.get_running_loop()
+        if operation not in HEAVY_OPERATIONS:
+            return await loop.run_in_executor(self._workers, call)
+        if self._heavy is None:
+            self._heavy = asyncio.Semaphore(HEAVY_AT_ONCE)
+        async with self._heavy:
+            return await loop.run_in_executor(self._workers, call)
+
+    def resolve(self, event: dict[str, Any]) -> dict[str, Any]:
+        """Resolve one API Gateway v2 event, as Lambda would (blocking: a worker thread's call)."""
+        matched = match_api_route(str(event["requestContext"]["http"]["method"]), str(event["rawPath"]))
+        first = self._first_calls.get(matched[0].operation) if matched else None
+        context = local_context(event["requestContext"]["requestId"])
+        if first is None or matched is None:
+            return self.resolver.resolve(event, context)
+        with first:
+            response = self.resolver.resolve(event, context)
+            self._first_calls.pop(matched[0].operation, None)
+        return response
 
     def check_access(self, event: dict[str, Any]) -> dict[str, Any] | None:
-        """The route table's 401/403 for this event, or None if it may proceed."""
-        with self._resolve_lock:
-            denied = self.resolver.check_access(event)
-            self.resolver.clear_context()
-            return denied
+        """The route table's 401/403 for this event, or None if it may proceed (blocking)."""
+        denied = self.resolver.check_access(event)
+        self.resolver.clear_context()
+        return denied
+
+    def too_large(self, event: dict[str, Any], length: int) -> dict[str, Any]:
+        """The answer to a body declared past the limit: the caller's 401 or 403 if it has one (the resolver's
+        order), else 413."""
+        return self.check_access(event) or payload_too_large(length)
+
+    async def mcp(self) -> LocalMcp:
+        """The MCP endpoint, built on its first request (it imports the mcp SDK)."""
+        if self._mcp_lock is None:
+            self._mcp_lock = asyncio.Lock()
+        async with self._mcp_lock:
+            if self._mcp is None:
+                self._mcp = await self.off_loop(lambda: LocalMcp(self.services, self.gate))
+        return self._mcp
+
+    async def stopping(self) -> None:
+        """The ASGI app's shutdown: the MCP endpoint's session manager stops."""
+        if self._mcp is not None:
+            await self._mcp.close()
+
+    # --- running ------------------------------------------------------------------------------------------------
 
     def announce(self) -> None:
         print(f"Rearview listening on {self.url}")
@@ -411,26 +258,26 @@ class LocalServer:
         print(f"  {auth_banner(self.gate)}", flush=True)
 
     def serve_forever(self, ready: threading.Event | None = None, *, announce: bool = True) -> None:
-        """Serve until `shutdown()` is called from another thread."""
+        """Serve until `shutdown()` is called from another thread (or, in the main thread, Ctrl-C or SIGTERM: uvicorn
+        stops gracefully, then raises the signal again for the caller)."""
         if announce:
             self.announce()
+        waiter: threading.Thread | None = None
         if ready is not None:
-            ready.set()
-        self._httpd.watchdog.start()
+            waiter = threading.Thread(target=_relay, args=(self._listening, ready), daemon=True)
+            waiter.start()
         try:
-            self._httpd.serve_forever(poll_interval=0.2)
+            self._server.run(sockets=[self._socket])
         finally:
-            self._httpd.watchdog.stop()
+            self._listening.set()
+            if waiter is not None:
+                waiter.join()
 
     def start(self, *, announce: bool = False) -> LocalServer:
-        """Serve in a background thread and return at once."""
+        """Serve in a background thread and return once listening."""
         ready = threading.Event()
         self._thread = threading.Thread(
-            target=self.serve_forever,
-            args=(ready,),
-            kwargs={"announce": announce},
-            name="rearview-http",
-            daemon=True,
+            target=self.serve_forever, args=(ready,), kwargs={"announce": announce}, name="rearview-http", daemon=True
         )
         self._thread.start()
         ready.wait()
@@ -441,12 +288,11 @@ class LocalServer:
         if self._closed:
             return
         self._closed = True
+        self._server.should_exit = True
         if self._thread is not None:
-            self._httpd.shutdown()
             self._thread.join()
-        self._httpd.server_close()
-        if self._mcp is not None:
-            self._mcp.close()
+        self._socket.close()
+        self._workers.shutdown(wait=True)
         if self._owns_services:
             self.services.close()
 
@@ -457,18 +303,9 @@ class LocalServer:
         self.shutdown()
 
 
-def is_export(event: Mapping[str, Any]) -> bool:
-    """True for a request to the export route."""
-    matched = match_api_route(str(event["requestContext"]["http"]["method"]), str(event["rawPath"]))
-    return matched is not None and matched[0].operation == "export_memories"
-
-
-def _next_cursor(response: Mapping[str, Any]) -> str | None:
-    if int(response.get("statusCode", 500)) != 200:
-        return None
-    headers = {str(k).lower(): v for k, v in (response.get("headers") or {}).items()}
-    cursor = headers.get(NEXT_CURSOR_HEADER.lower())
-    return str(cursor) if cursor else None
+def _relay(source: threading.Event, target: threading.Event) -> None:
+    source.wait()
+    target.set()
 
 
 def local_context(request_id: str) -> LambdaContext:
@@ -499,7 +336,6 @@ def serve(settings: Settings, services: Services | None = None, ready: threading
     except KeyboardInterrupt:
         print("\nRearview: shutting down", flush=True)
     finally:
-        # serve_forever ran in this thread and has returned: only the socket and the services remain to close.
         server.shutdown()
         if restore is not None:
             signal.signal(signal.SIGTERM, restore)
@@ -507,3 +343,16 @@ def serve(settings: Settings, services: Services | None = None, ready: threading
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
+
+
+__all__ = [
+    "HEAVY_OPERATIONS",
+    "OPEN_MODE_BANNER",
+    "LocalServer",
+    "auth_banner",
+    "build_event",
+    "check_bind",
+    "is_loopback",
+    "local_context",
+    "serve",
+]

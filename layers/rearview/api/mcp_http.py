@@ -146,6 +146,22 @@ def hostile_json_refusal(body: bytes) -> dict[str, Any] | None:
     return None
 
 
+def admit(event: Mapping[str, Any], gate: AccessGate) -> Principal | dict[str, Any]:
+    """The caller's principal, or the response that turns it away (a method other than POST, no valid key): the same
+    for the `mcp` function and the local server's /mcp."""
+    http = (event.get("requestContext") or {}).get("http") or {}
+    method = str(http.get("method") or "").upper()
+    if method != "POST":
+        message = f"{method or '?'} {MCP_PATH}: method not allowed (allowed: POST; this server is stateless)"
+        return _response(405, {"error": "method_not_allowed", "message": message}, {"Allow": "POST"})
+    try:
+        return admitted_principal(event, gate)
+    except Unauthorized as exc:
+        return unauthorized(exc, bool(_header(event, "authorization")))
+    except RearviewError as exc:  # Throttled (429, Retry-After) among them
+        return _response(exc.status, exc.to_dict(), exc.headers())
+
+
 def asgi_scope(event: Mapping[str, Any], principal: Principal) -> dict[str, Any]:
     """The ASGI HTTP scope of a v2 event, with the authenticated principal in `state`."""
     from rearview.api.mcp import PRINCIPAL_STATE_KEY
@@ -325,18 +341,7 @@ class McpHttpEndpoint:
         return hostile_json_refusal(body) or self._answer(asgi_scope(event, admitted), body)
 
     def _admit(self, event: Mapping[str, Any]) -> Principal | dict[str, Any]:
-        """The caller's principal, or the response that turns it away (a method other than POST, no valid key)."""
-        http = (event.get("requestContext") or {}).get("http") or {}
-        method = str(http.get("method") or "").upper()
-        if method != "POST":
-            message = f"{method or '?'} {MCP_PATH}: method not allowed (allowed: POST; this server is stateless)"
-            return _response(405, {"error": "method_not_allowed", "message": message}, {"Allow": "POST"})
-        try:
-            return admitted_principal(event, self.gate)
-        except Unauthorized as exc:
-            return unauthorized(exc, bool(_header(event, "authorization")))
-        except RearviewError as exc:  # Throttled (429, Retry-After) among them
-            return _response(exc.status, exc.to_dict(), exc.headers())
+        return admit(event, self.gate)
 
     def _answer(self, scope: dict[str, Any], body: bytes) -> dict[str, Any]:
         """The SDK's answer to one admitted request, from the endpoint's event loop (503 once it is shutting
@@ -369,8 +374,8 @@ def mcp_lambda_handler(
     The services, the mcp SDK and the endpoint's event loop are set up on the first invocation, not at import.
     Auth is always enforced (never the open mode), from the Authorization header.
     """
+    from rearview.api.lambda_runtime import count_by_version, metrics, traced
     from rearview.api.lambda_runtime import logger as fn_logger
-    from rearview.api.lambda_runtime import metrics, traced
     from rearview.api.snapstart import MCP_MODULES
 
     runtime.snapshot_modules.extend(MCP_MODULES)
@@ -393,6 +398,7 @@ def mcp_lambda_handler(
         response = endpoint().handle(event)
         status = int(response.get("statusCode", 500))
         metrics.add_metric(name=f"Mcp{status // 100}xx", unit=MetricUnit.Count, value=1)
+        count_by_version(context, status)
         return response
 
     return handler
@@ -400,6 +406,7 @@ def mcp_lambda_handler(
 
 __all__ = [
     "MAX_MCP_BODY_BYTES",
+    "admit",
     "MCP_PATH",
     "McpHttpEndpoint",
     "asgi_scope",

@@ -16,20 +16,24 @@ import inspect
 import typing
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, PlainValidator, ValidationError, WithJsonSchema
 
 from rearview.api import field_errors
+from rearview.api.mcp_text import RENDERERS
 from rearview.bootstrap import Services
 from rearview.domain.access import ALL_NAMESPACES, Principal
 from rearview.domain.json_input import check_json_value
-from rearview.domain.namespaces import validate_namespace
+from rearview.domain.namespaces import Namespace, validate_namespace
 from rearview.domain.permissions import Permission
 from rearview.errors import RearviewError
+from rearview.operations.offers import Operation, Tool
+from rearview.operations.signature import CALLER_PARAMETER, signature
+from rearview.service.redaction import check_verbatim
 
 ToolFunction = TypeVar("ToolFunction", bound=Callable[..., Any])
 
@@ -50,6 +54,32 @@ NamespaceArg = Annotated[
 ]
 
 
+FORMAT_ARGUMENT = "format"
+FormatArg = Annotated[
+    Literal["text", "json"],
+    Field(
+        description="'text' (the default): one compact line per memory, what you need to use it; 'json': the full "
+        "answer with every field"
+    ),
+]
+
+
+def answer_format(response: type[BaseModel]) -> Callable[[BaseModel, str], CallToolResult]:
+    """How a tool that answers text (`Tool.text`) answers: its compact text (`mcp_text`), or with `format` 'json' the
+    model as JSON, in a text block and as structured content."""
+    render = RENDERERS[response]
+
+    def answered(answer: BaseModel, wanted: str) -> CallToolResult:
+        if wanted == "json":
+            return CallToolResult(
+                content=[TextContent(type="text", text=answer.model_dump_json())],
+                structured_content=answer.model_dump(mode="json"),
+            )
+        return CallToolResult(content=[TextContent(type="text", text=render(answer))])
+
+    return answered
+
+
 @dataclass(frozen=True)
 class McpState:
     """What the server's lifespan yields: the services and the way to learn who calls."""
@@ -67,23 +97,30 @@ class McpState:
         """The namespace of this call, checked against the caller's scope and permissions."""
         return self.authorized_call(ctx, requested, permission)[0]
 
-    def authorized_call(self, ctx: Context, requested: str | None, permission: Permission) -> tuple[str, Principal]:
+    def authorized_call(
+        self, ctx: Context, requested: str | None, permission: Permission
+    ) -> tuple[Namespace, Principal]:
         """The namespace of this call, checked against the caller's scope and permissions, and the caller."""
         request = ctx.request_context.request
         principal = self.principal_provider(getattr(request, "scope", None))
-        namespace = validate_namespace(requested) if requested is not None else self.default_namespace(principal)
+        # The one check of the call's namespace: what the tool runs is handed the Namespace. One the caller names is
+        # stored as given, so it may hold no secret.
+        if requested is not None:
+            namespace = check_verbatim(validate_namespace(requested), "namespace")
+        else:
+            namespace = validate_namespace(self.default_namespace(principal))
         self.services.access.authorize(principal, namespace, permission)
         return namespace, principal
 
 
 @dataclass(frozen=True)
 class ToolCall:
-    """What a tool function gets besides its arguments: the services, and the namespace the call may act in."""
+    """What a tool function gets besides its arguments: the services, the namespace the call may act in (checked
+    once, here), and who calls."""
 
     services: Services
-    namespace: str
-    # Who calls: the API key's id (the history of an edit records it).
-    actor: str | None = None
+    namespace: Namespace
+    caller: Principal
 
 
 @contextlib.contextmanager
@@ -111,6 +148,8 @@ def lifespan_state(ctx: Context) -> McpState:
 class ToolSpec:
     """One declared tool: the function, what it needs, and the flat signature the SDK sees."""
 
+    name: str
+    description: str
     function: Callable[..., Any]
     permission: Permission
     title: str
@@ -122,15 +161,6 @@ class ToolSpec:
     passed: tuple[str, ...]
     signature: inspect.Signature = field(repr=False)
 
-    @property
-    def name(self) -> str:
-        return self.function.__name__
-
-    @property
-    def description(self) -> str:
-        """The tool's description for the model: the function's docstring, without its indentation."""
-        return inspect.cleandoc(self.function.__doc__ or "")
-
     def call(self, ctx: Context, arguments: dict[str, Any]) -> Any:
         """Run one call: authorize the namespace, build the request model, run the function."""
         with tool_errors():
@@ -141,7 +171,7 @@ class ToolSpec:
             if self.request is not None:
                 parameter, model = self.request
                 kwargs[parameter] = model.model_validate(_given(model, arguments) | dict(self.forced))
-            return self.function(ToolCall(state.services, namespace, principal.key_id), **kwargs)
+            return self.function(ToolCall(state.services, namespace, principal), **kwargs)
 
     def sdk_function(self) -> Callable[..., Any]:
         """The function the SDK registers: `ctx` plus the flat arguments, which `call` receives."""
@@ -185,13 +215,52 @@ class ToolSet:
         """Declare a tool needing `permission`; `forced` fixes fields of its request model (no longer arguments)."""
 
         def declare(function: ToolFunction) -> ToolFunction:
-            spec = _spec(function, permission, title, annotations, dict(forced or {}))
-            if spec.name in self._specs:
-                raise ValueError(f"tool {spec.name!r} is declared twice")
-            self._specs[spec.name] = spec
+            self._add(_spec(function, permission, title, annotations, dict(forced or {})))
             return function
 
         return declare
+
+    def offer(self, operation: Operation, tool: Tool) -> None:
+        """Offer a catalogue operation as a tool: its request model's fields and its other parameters (path and
+        query ones) as the tool's arguments; the namespace and the caller from the call."""
+        taken = signature(operation)
+        body = taken.body
+        request = (body.name, body.model) if body is not None else None
+        passed = [
+            inspect.Parameter(p.name, _KEYWORD, annotation=p.annotation, default=p.default)
+            for p in taken.parameters
+            if p.kind in ("path", "query")
+        ]
+
+        answered_as = answer_format(taken.response) if tool.text else None
+
+        def run(call: ToolCall, **arguments: Any) -> Any:
+            wanted = arguments.pop(FORMAT_ARGUMENT, "text")
+            if taken.takes("namespace"):
+                arguments[NAMESPACE_ARGUMENT] = call.namespace
+            if taken.takes("caller"):
+                arguments[CALLER_PARAMETER] = call.caller
+            answer = operation.function(call.services, **arguments)
+            return answered_as(answer, wanted) if answered_as is not None else answer
+
+        if answered_as is not None:
+            passed.append(inspect.Parameter(FORMAT_ARGUMENT, _KEYWORD, annotation=FormatArg, default="text"))
+        name = tool.name or operation.name
+        spec = _flat_spec(
+            name,
+            tool.description or operation.description,
+            run,
+            (operation.permission or Permission.READ, tool.title, ToolAnnotations(**tool.hints), dict(tool.forced)),
+            request,
+            passed,
+            CallToolResult if answered_as is not None else taken.response,
+        )
+        self._add(spec)
+
+    def _add(self, spec: ToolSpec) -> None:
+        if spec.name in self._specs:
+            raise ValueError(f"tool {spec.name!r} is declared twice")
+        self._specs[spec.name] = spec
 
     @property
     def specs(self) -> tuple[ToolSpec, ...]:
@@ -246,15 +315,33 @@ def _spec(
             request = (parameter.name, annotation)
         else:
             passed.append(parameter.replace(kind=_KEYWORD, annotation=annotation))
+    description = inspect.cleandoc(function.__doc__ or "")
+    needs = (permission, title, annotations, forced)
+    return _flat_spec(function.__name__, description, function, needs, request, passed, hints["return"])
+
+
+def _flat_spec(  # noqa: PLR0913 - one tool's parts
+    name: str,
+    description: str,
+    function: Callable[..., Any],
+    needs: tuple[Permission, str, ToolAnnotations, dict[str, Any]],
+    request: tuple[str, type[BaseModel]] | None,
+    passed: list[inspect.Parameter],
+    returns: Any,
+) -> ToolSpec:
+    """The spec of a tool: `ctx`, then the passed parameters, the request model's fields, and `namespace`."""
+    permission, title, annotations, forced = needs
     flat = [inspect.Parameter("ctx", _KEYWORD, annotation=Context), *passed]
     if request is not None:
         flat.extend(model_arguments(request[1], exclude=forced))
     elif forced:
-        raise TypeError(f"tool {function.__name__}: `forced` needs a request model")
+        raise TypeError(f"tool {name}: `forced` needs a request model")
     flat.append(inspect.Parameter(NAMESPACE_ARGUMENT, _KEYWORD, annotation=NamespaceArg, default=None))
-    signature = inspect.Signature(flat, return_annotation=hints["return"])
+    signature = inspect.Signature(flat, return_annotation=returns)
     passed_names = tuple(p.name for p in passed)
-    return ToolSpec(function, permission, title, annotations, forced, request, passed_names, signature)
+    return ToolSpec(
+        name, description, function, permission, title, annotations, forced, request, passed_names, signature
+    )
 
 
 def _as_sent(value: Any) -> Any:

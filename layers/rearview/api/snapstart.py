@@ -47,8 +47,13 @@ OPTIONAL_MODULES: tuple[str, ...] = ("aws_xray_sdk.core",)
 # The mcp function's first call: the SDK's server and transport, and the tools (about 0.75 s of a cold start).
 MCP_MODULES: tuple[str, ...] = ("rearview.api.mcp", "mcp.server.streamable_http_manager")
 
-# The authorizer's first call: the key store over DynamoDB.
-AUTHORIZER_MODULES: tuple[str, ...] = ("rearview.adapters.dynamodb.key_store", "boto3", "botocore.config")
+# The authorizer's first call: the composition root and the key store over DynamoDB it builds.
+AUTHORIZER_MODULES: tuple[str, ...] = (
+    "rearview.bootstrap",
+    "rearview.adapters.dynamodb.key_store",
+    "boto3",
+    "botocore.config",
+)
 
 
 def prime(modules: Sequence[str] = PRIMED_MODULES, optional: Sequence[str] = OPTIONAL_MODULES) -> list[str]:

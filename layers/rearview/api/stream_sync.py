@@ -5,9 +5,9 @@ Powertools' BatchProcessor reports every record whose decoding or application fa
 first failed record. Application is all-or-nothing per batch: when the index refuses any of it, every record
 of the batch is reported, which is safe because upserts and deletes are idempotent.
 
-When the function is given the consolidation queue (`Services.jobs`), the batch also feeds Hindsight's triggers
-(`StreamTriggers`): the episodes it stored or merged (count and failure streak, per namespace), and working memory
-the TTL removed (a session that timed out: session end). A trigger never fails the batch: the index is its job.
+When the function is given the consolidation queue (`ConsolidationDispatch.jobs`), the batch also feeds Hindsight's
+triggers (`StreamTriggers`): the episodes it stored or merged (count and failure streak, per namespace), and working
+memory the TTL removed (a session that timed out: session end). A trigger never fails the batch: the index is its job.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ def _sequence_number(record: dict[str, Any]) -> str:
 class _Parts:
     """What the handler builds on its first invocation."""
 
-    service: IndexSyncService
+    # None: no index kept apart from the table (`aws.search` `store`); the stream then feeds the triggers alone.
+    service: IndexSyncService | None
     processor: BatchProcessor
     # What turns a stream record into an index change, and into the session a TTL expiry ended.
     decode: Callable[[Mapping[str, Any]], IndexChange | None]
@@ -77,10 +78,13 @@ def _decode(records: list[dict[str, Any]], parts: _Parts) -> _Decoded:
     return decoded
 
 
-def _apply(service: IndexSyncService, decoded: _Decoded) -> bool:
-    """Apply the decoded changes to the index; on failure every one of them is reported failed. True if applied."""
+def _apply(service: IndexSyncService | None, decoded: _Decoded) -> bool:
+    """Apply the decoded changes to the index; on failure every one of them is reported failed. True if applied
+    (or when there is no index to apply them to)."""
     from aws_lambda_powertools.metrics import MetricUnit
 
+    if service is None:
+        return True
     try:
         report = service.apply(list(decoded.changes.values()))
     except Exception as exc:
@@ -128,12 +132,22 @@ def index_sync_handler(runtime: FunctionRuntime) -> Handler:
 
             services = runtime.services()
             index = services.index_maintenance
-            if index is None:
+            if index is None and services.settings.aws.search != "store":
                 raise ConfigurationError("index_sync: the index is written with the store; there is nothing to sync")
             processor = BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False)
-            triggers = StreamTriggers(services.triggers, services.jobs) if services.jobs is not None else None
+            triggers = (
+                StreamTriggers(services.triggers, services.consolidation.jobs)
+                if services.consolidation.jobs is not None
+                else None
+            )
             cached.append(
-                _Parts(IndexSyncService(index), processor, stream_change_decoder(), stream_session_expiry(), triggers)
+                _Parts(
+                    IndexSyncService(index) if index is not None else None,
+                    processor,
+                    stream_change_decoder(),
+                    stream_session_expiry(),
+                    triggers,
+                )
             )
         return cached[0]
 

@@ -2,8 +2,9 @@
 consolidate, stats, import, session, keys, and ls, edit, history, export, erase (memory by hand).
 
 Settings come from `REARVIEW_*` variables, overridden by each command's options, and are built once per
-invocation; the services come from `rearview.bootstrap.build`. User errors print `error: <message>` to stderr
-and exit 2.
+invocation; the services come from `rearview.bootstrap.build`. Each command says on stderr what it talks to (the
+local store, `store_location`, or the server at --url); user errors print `error: <message>` to stderr, with the
+fix where there is one, and exit 2.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from rearview.cli.keys import keys_app
 from rearview.cli.maintenance import consolidate, forget, stats
 from rearview.cli.manage import edit, erase, export, history, ls
 from rearview.cli.mcp import mcp
+from rearview.cli.operations import add_operation_commands
 from rearview.cli.recall import recall
 from rearview.cli.reindex import reindex
-from rearview.cli.remote import RemoteTarget
 from rearview.cli.serve import serve
+from rearview.cli.target import RemoteTarget
 from rearview.cli.write import import_jsonl, remember
 
 app = typer.Typer(
@@ -41,9 +43,9 @@ def main(
         typer.Option(
             "--url",
             envvar="REARVIEW_URL",
-            help="A Rearview server (http://host:port): remember, recall, brief, feedback, forget, consolidate, "
-            "stats, session, keys, ls, edit, history, export and erase go there over HTTP instead of to the local "
-            "data directory",
+            help="A Rearview server (http://host:port): every command that reads or writes memory (remember, "
+            "import, recall, brief, feedback, forget, consolidate, stats, session, keys, ls, edit, history, "
+            "sources, export, erase) goes there over HTTP instead of to the local data directory",
             show_default=False,
         ),
     ] = None,
@@ -77,5 +79,7 @@ app.command("erase")(erase)
 app.command("mcp")(mcp)
 app.add_typer(session_app, name="session")
 app.add_typer(keys_app, name="keys")
+# The operations the catalogue offers on the command line with no command above: one each, made from its row.
+add_operation_commands(app)
 
 __all__ = ["app"]

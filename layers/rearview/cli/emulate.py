@@ -15,6 +15,7 @@ from typing import Annotated
 import typer
 
 from rearview.cli.invocation import fail, stderr_console, stdout_console, user_errors
+from rearview.emulator.containers import LambdaRuntime
 from rearview.emulator.emulator import Emulator, EmulatorOptions
 from rearview.emulator.search import SearchMode
 from rearview.emulator.timers import rate_seconds
@@ -63,6 +64,32 @@ RetryOption = Annotated[
     ),
 ]
 
+PythonOption = Annotated[
+    Path | None,
+    typer.Option(
+        envvar="REARVIEW_EMULATE_PYTHON",
+        help="Run each function on this interpreter (python3.13, as Lambda does) with only its code and --layer on "
+        "its path; default: the emulator's own interpreter and packages",
+        dir_okay=False,
+    ),
+]
+LayerOption = Annotated[
+    Path | None,
+    typer.Option(
+        envvar="REARVIEW_EMULATE_LAYER",
+        help="The layer's python/ directory for --python (`make emulate` builds one for this machine's platform)",
+        file_okay=False,
+    ),
+]
+IamOption = Annotated[
+    bool,
+    typer.Option(
+        "--iam/--no-iam",
+        envvar="REARVIEW_EMULATE_IAM",
+        help="Each function with its role's credentials, moto checking them (the in-process moto only)",
+    ),
+]
+
 
 def emulate(
     template: TemplateOption = DEFAULT_TEMPLATE,
@@ -75,11 +102,16 @@ def emulate(
     schedule_seconds: ScheduleOption = None,
     ttl_sweep_seconds: TtlSweepOption = 60.0,
     retry_seconds: RetryOption = None,
+    python: PythonOption = None,
+    layer: LayerOption = None,
+    iam: IamOption = True,
 ) -> None:
     """Emulate the AWS deployment (moto, the real Lambda handlers, OpenSearch or the embedded index) until
     interrupted."""
     if search not in ("auto", "opensearch", "embedded"):
         fail(f"search: expected auto, opensearch or embedded (got {search!r})")
+    if (python is None) != (layer is None):
+        fail("--python and --layer go together: the functions' interpreter and the layer on its path")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     options = EmulatorOptions(
         template=template,
@@ -96,6 +128,8 @@ def emulate(
         retry_seconds=retry_seconds,
         api_token=os.environ.get("REARVIEW_API_TOKEN") or None,
         overrides=EmulatorOptions.overrides_from(os.environ),
+        runtime=LambdaRuntime(python, layer) if python is not None and layer is not None else None,
+        enforce_iam=iam,
     )
     began = time.monotonic()
     with user_errors():

@@ -8,17 +8,17 @@ from typing import Annotated
 
 import typer
 
+from rearview.bootstrap import Services
 from rearview.cli import render
 from rearview.cli.invocation import (
     DataDirOption,
     EmbedderOption,
     JsonOption,
-    open_services,
     print_result,
     user_errors,
 )
-from rearview.cli.remote import answer, remote_target
 from rearview.cli.request_options import VerdictChoice, described, request_from_options
+from rearview.cli.target import run
 from rearview.domain.brief import BriefRequest, FeedbackRequest
 from rearview.domain.consolidate import ConsolidateResult
 from rearview.domain.hindsight_runs import ConsolidationJob
@@ -62,13 +62,7 @@ def brief(
     """The preferences and lessons that apply to TASK, best first, each with why."""
     with user_errors():
         request = request_from_options(BriefRequest, ctx)
-    response = answer(
-        ctx,
-        data_dir,
-        embedder,
-        remote=lambda client: client.brief(namespace, request),
-        local=lambda services: services.briefer.brief(namespace, request),
-    )
+    response = run(ctx, data_dir, embedder, "brief", namespace, request)
     print_result(response, as_json, render.brief_response)
 
 
@@ -85,13 +79,7 @@ def feedback(
     """Say what memory MEMORY_ID was worth: useful, not_useful, or wrong (with --correction)."""
     with user_errors():
         request = request_from_options(FeedbackRequest, ctx)
-    result = answer(
-        ctx,
-        data_dir,
-        embedder,
-        remote=lambda client: client.feedback(namespace, request),
-        local=lambda services: services.feedback.feedback(namespace, request),
-    )
+    result = run(ctx, data_dir, embedder, "feedback", namespace, request)
     print_result(result, as_json, render.feedback_result)
 
 
@@ -106,14 +94,11 @@ def end_session(
 ) -> None:
     """End session SESSION_ID: clear its working memory and fire the session-end consolidation trigger (a server
     runs the job in the background; on the local data directory it runs now)."""
-    remote = remote_target(ctx)
-    runs = None
-    if remote is not None:
-        with user_errors():
-            ended = remote.client().end_session(namespace, session_id)
-    else:
-        with open_services(data_dir, embedder) as services:
-            runs = RunNow(services.runner)
-            services.attach_jobs(runs)
-            ended = services.end_session(namespace, session_id)
-    print_result(ended, as_json, lambda e: render.session_ended(e, runs.results if runs else None))
+    runs: list[RunNow] = []
+
+    def run_jobs_now(services: Services) -> None:
+        runs.append(RunNow(services.runner))
+        services.consolidation.attach(runs[0])
+
+    ended = run(ctx, data_dir, embedder, "end_session", namespace, session_id, on_local=run_jobs_now)
+    print_result(ended, as_json, lambda e: render.session_ended(e, runs[0].results if runs else None))

@@ -15,6 +15,7 @@ from rich.console import Console, RenderableType
 
 from rearview import bootstrap
 from rearview.bootstrap import Services
+from rearview.cli.store_location import choose_data_dir, local_store_exists, missing_store_message, store_name
 from rearview.errors import RearviewError
 from rearview.settings import Settings
 
@@ -24,6 +25,9 @@ USER_ERROR_EXIT = 2
 
 class EmbedderChoice(StrEnum):
     MINILM = "minilm"
+    E5 = "e5"
+    BGE_EN = "bge-en"
+    BGE_ZH = "bge-zh"
     HASHING = "hashing"
 
 
@@ -31,7 +35,8 @@ DataDirOption = Annotated[
     Path | None,
     typer.Option(
         "--data-dir",
-        help="Directory of the SQLite data (env REARVIEW_DATA_DIR; default .rearview)",
+        help="Directory of the SQLite data (env REARVIEW_DATA_DIR; default: the nearest .rearview here or in a "
+        "folder above, else a new one here)",
         show_default=False,
         file_okay=False,
     ),
@@ -46,6 +51,7 @@ EmbedderOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON")]
+VerboseOption = Annotated[bool, typer.Option("--verbose", "-v", help="Also list every id")]
 R = TypeVar("R", bound=BaseModel)
 
 
@@ -93,19 +99,43 @@ def user_errors() -> Iterator[None]:
 
 
 def build_settings(**overrides: Any) -> Settings:
-    """Settings from `REARVIEW_*` variables, with every option the user gave (not None) taking precedence."""
+    """Settings from `REARVIEW_*` variables, with every option the user gave (not None) taking precedence; the data
+    directory absolute, chosen as `store_location` says."""
     given = {key: value for key, value in overrides.items() if value is not None}
+    if "data_dir" in overrides:
+        given["data_dir"] = choose_data_dir(overrides["data_dir"]).path
     with user_errors():
         return Settings(**given)
 
 
+def say(message: str, style: str = "dim") -> None:
+    """A line about what the command talks to, on stderr (stdout stays the result's, JSON included)."""
+    stderr_console().print(message, style=style, markup=False, soft_wrap=True)
+
+
 @contextmanager
-def open_services(data_dir: Path | None, embedder: EmbedderChoice | None) -> Iterator[Services]:
-    """Build the settings once, then the services; close them on the way out. User errors exit 2."""
-    settings = build_settings(data_dir=data_dir, embedder=embedder.value if embedder else None)
+def open_services(
+    data_dir: Path | None, embedder: EmbedderChoice | None, *, creates: bool = False
+) -> Iterator[Services]:
+    """Build the settings once, name the store on stderr, then build the services; close them on the way out.
+    A store that does not exist yet is created only when `creates` (a command that adds memories), and said so;
+    else the command stops, saying where it looked. User errors exit 2."""
+    choice = choose_data_dir(data_dir)
+    settings = build_settings(data_dir=choice.path, embedder=embedder.value if embedder else None)
+    existed = local_store_exists(settings)
+    if not existed and not creates:
+        fail(missing_store_message(settings, choice.chosen_by))
+    if existed:
+        say(f"store: {store_name(settings)} ({choice.chosen_by})")
     with user_errors():
         services = bootstrap.build(settings)
         try:
             yield services
         finally:
             services.close()
+            if not existed:
+                say(
+                    f"store: created a new, empty store at {store_name(settings)} ({choice.chosen_by}); "
+                    "--data-dir or REARVIEW_DATA_DIR opens another",
+                    style="yellow",
+                )

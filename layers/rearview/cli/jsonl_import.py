@@ -8,18 +8,18 @@ skipped; the rest of its batch is still written.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from pydantic import ValidationError
 
 from rearview.domain.write import MemoryWrite, WriteResult
 from rearview.errors import InvalidInput
-from rearview.service.write import WriteService
 
 # Alternative key -> MemoryWrite field. A line may give one or the other, not both.
 ALIASES: dict[str, str] = {"text": "content", "ts": "occurred_at", "timestamp": "occurred_at", "dia_id": "id"}
@@ -29,6 +29,8 @@ _KNOWN_KEYS = frozenset(MemoryWrite.model_fields) | frozenset(ALIASES) | {SPEAKE
 DUPLICATE_ID = "duplicate_id"
 # The write service names an item of a batch `items.<index>.<field>` in its errors.
 _BATCH_FIELD = re.compile(r"^items\.(\d+)\.?")
+Item = TypeVar("Item")
+Answer = TypeVar("Answer")
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,12 @@ class ImportSummary:
     @property
     def lines(self) -> int:
         return sum(self.counts.values()) + len(self.invalid)
+
+
+class BatchWriter(Protocol):
+    """Where an import's batches go: the write service, or the server at --url."""
+
+    def write_batch(self, namespace: str, items: Sequence[MemoryWrite]) -> list[WriteResult]: ...
 
 
 class LineError(ValueError):
@@ -113,29 +121,68 @@ def _entities_with_speaker(entities: Any, speaker: Any) -> list[Any]:
     return entities if speaker in entities else [*entities, speaker]
 
 
-def write_isolating_invalid(
-    writer: WriteService, namespace: str, batch: Sequence[tuple[int, MemoryWrite]]
-) -> tuple[list[WriteResult], list[InvalidLine]]:
-    """Write a batch; an item the service rejects is reported against its line, and the rest retried.
+def send_isolating_invalid(
+    send: Callable[[list[Item]], Answer], batch: Sequence[tuple[int, Item]]
+) -> tuple[Answer | None, list[InvalidLine]]:
+    """Send a batch of numbered lines' items; an item the receiver rejects (`items.<i>...`) is reported against its
+    line and the rest sent again. None when every item was rejected.
 
-    The service stores a batch whole or not at all; this keeps one bad line from losing its neighbours.
+    A write or an import stores its batch whole or not at all; this keeps one bad line from losing its neighbours.
     """
     pending = list(batch)
     invalid: list[InvalidLine] = []
     while pending:
         try:
-            return writer.write_batch(namespace, [item for _, item in pending]), invalid
+            return send([item for _, item in pending]), invalid
         except InvalidInput as exc:
             match = _BATCH_FIELD.match(exc.field or "")
             if match is None or int(match.group(1)) >= len(pending):
                 raise  # not about one item (the namespace, say): the whole import is wrong
             line_no, _ = pending.pop(int(match.group(1)))
             invalid.append(InvalidLine(line_no, _BATCH_FIELD.sub("", exc.message, count=1)))
-    return [], invalid
+    return None, invalid
+
+
+def send_lines(
+    lines: Iterable[bytes],
+    parse: Callable[[bytes], Item],
+    send: Callable[[list[Item]], Answer],
+    batch_size: int,
+    on_answer: Callable[[Answer], None],
+    on_invalid: Callable[[InvalidLine], None],
+    on_progress: Callable[[int], None],
+) -> None:
+    """Parse every numbered line (`parse` raises LineError for a bad one) and send the items in batches of
+    `batch_size`, an item the receiver rejects reported against its line; `on_progress(n)` after n more lines."""
+    pending: list[tuple[int, Item]] = []
+
+    def flush() -> None:
+        answer, rejected = send_isolating_invalid(send, pending)
+        for line in rejected:
+            on_invalid(line)
+        if answer is not None:
+            on_answer(answer)
+        on_progress(len(pending))
+        pending.clear()
+
+    for line_no, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            on_progress(1)
+            continue
+        try:
+            pending.append((line_no, parse(raw)))
+        except LineError as exc:
+            on_invalid(InvalidLine(line_no, str(exc)))
+            on_progress(1)
+            continue
+        if len(pending) >= batch_size:
+            flush()
+    if pending:
+        flush()
 
 
 def import_lines(
-    writer: WriteService,
+    writer: BatchWriter,
     namespace: str,
     lines: Iterable[bytes],
     batch_size: int,
@@ -144,34 +191,19 @@ def import_lines(
 ) -> ImportSummary:
     """Parse and write every line; `on_progress(n)` after n more lines, `on_invalid` per bad one."""
     summary = ImportSummary()
-    batch: list[tuple[int, MemoryWrite]] = []
+
+    def parse(raw: bytes) -> MemoryWrite:
+        item, ignored = parse_line(raw)
+        summary.ignored_keys.update(ignored)
+        return item
+
+    def written(results: list[WriteResult]) -> None:
+        summary.counts.update(DUPLICATE_ID if result.reason == DUPLICATE_ID else result.status for result in results)
 
     def reject(line: InvalidLine) -> None:
         summary.invalid.append(line)
         on_invalid(line)
 
-    def flush() -> None:
-        results, rejected = write_isolating_invalid(writer, namespace, batch)
-        for line in rejected:
-            reject(line)
-        summary.counts.update(DUPLICATE_ID if result.reason == DUPLICATE_ID else result.status for result in results)
-        on_progress(len(batch))
-        batch.clear()
-
-    for line_no, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            on_progress(1)
-            continue
-        try:
-            item, ignored = parse_line(raw)
-        except LineError as exc:
-            reject(InvalidLine(line_no, str(exc)))
-            on_progress(1)
-            continue
-        summary.ignored_keys.update(ignored)
-        batch.append((line_no, item))
-        if len(batch) >= batch_size:
-            flush()
-    if batch:
-        flush()
+    send = functools.partial(writer.write_batch, namespace)
+    send_lines(lines, parse, send, batch_size, written, reject, on_progress)
     return summary

@@ -17,8 +17,9 @@ import typer
 from rich.table import Table
 
 from rearview.bootstrap import build_key_store
-from rearview.cli.invocation import DataDirOption, JsonOption, build_settings, fail, stdout_console, user_errors
-from rearview.cli.remote import remote_target
+from rearview.cli.invocation import DataDirOption, JsonOption, build_settings, fail, say, stdout_console, user_errors
+from rearview.cli.store_location import store_name
+from rearview.cli.target import remote_target
 from rearview.clock import SystemClock
 from rearview.domain.access import ApiKey
 from rearview.domain.permissions import parse_permissions
@@ -49,6 +50,7 @@ def _local_access(data_dir: Any) -> Iterator[AccessService]:
     settings = build_settings(data_dir=data_dir)
     if settings.backend == "memory":
         fail("keys: backend memory keeps no key past this command; use backend sqlite or aws, or --url")
+    say(f"store: {store_name(settings)}")
     with user_errors():
         store = build_key_store(settings)
         try:
@@ -111,8 +113,9 @@ def create(
     remote = remote_target(ctx)
     if remote is not None:
         expires_at = datetime.now(UTC) + delta if delta else None
-        with user_errors():
-            created = remote.client().create_key(namespace, granted, expires_at, description, requests_per_minute)
+        with user_errors(), remote.client() as client:
+            answered = client.create_key(namespace, granted, expires_at, description, requests_per_minute)
+        created = answered.model_dump(mode="json")
         plaintext = str(created.pop("key"))
         listed = created
     else:
@@ -136,8 +139,8 @@ def list_keys(ctx: typer.Context, data_dir: DataDirOption = None, as_json: JsonO
     """Every key (never its secret): id, scope, permissions, status."""
     remote = remote_target(ctx)
     if remote is not None:
-        with user_errors():
-            rows = remote.client().list_keys()
+        with user_errors(), remote.client() as client:
+            rows = client.list_keys().model_dump(mode="json")["keys"]
     else:
         with _local_access(data_dir) as access:
             now = access.clock.now()
@@ -181,8 +184,8 @@ def limit(
     wanted = _parse_limit(requests_per_minute)
     remote = remote_target(ctx)
     if remote is not None:
-        with user_errors():
-            row = remote.client().set_key_limit(key_id, wanted)
+        with user_errors(), remote.client() as client:
+            row = client.set_key_limit(key_id, wanted).model_dump(mode="json")
     else:
         with _local_access(data_dir) as access, user_errors():
             key = access.set_requests_per_minute(key_id, wanted)
@@ -214,8 +217,8 @@ def revoke(
     """Revoke a key, at once and for good."""
     remote = remote_target(ctx)
     if remote is not None:
-        with user_errors():
-            row = remote.client().revoke_key(key_id)
+        with user_errors(), remote.client() as client:
+            row = client.revoke_key(key_id).model_dump(mode="json")
     else:
         with _local_access(data_dir) as access, user_errors():
             key = access.revoke(key_id)

@@ -16,16 +16,18 @@ from rearview.cli.invocation import (
     EmbedderChoice,
     EmbedderOption,
     JsonOption,
+    VerboseOption,
     fail,
-    open_services,
     print_result,
     stdout_console,
     user_errors,
 )
-from rearview.cli.remote import answer, remote_target
 from rearview.cli.request_options import described, request_from_options
+from rearview.cli.target import OperationCall, connected, remote_target, run
 from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.forget import ForgetRequest
+from rearview.domain.hindsight_runs import MAX_RECENT_RUNS
+from rearview.domain.namespaces import validate_namespace
 from rearview.errors import RearviewError
 
 
@@ -51,29 +53,22 @@ def forget(
     data_dir: DataDirOption = None,
     embedder: EmbedderOption = None,
     as_json: JsonOption = False,
+    verbose: VerboseOption = False,
 ) -> None:
-    """Delete memories by id, or all that match the filters (asks first unless --yes); prints the receipt."""
+    """Delete memories by id, or all that match the filters (asks first unless --yes); prints the receipt (the
+    counts, and the ids when few or with --verbose)."""
     with user_errors():
         request = request_from_options(ForgetRequest, ctx)
-    remote = remote_target(ctx)
-    if remote is not None:
-        with user_errors():
-            _confirm_filter(namespace, request, yes)
-            client = remote.client()
-            if _single_id(request):
-                receipt = client.forget_one(namespace, request.ids[0] if request.ids else "", request.cascade)
-            else:
-                receipt = client.forget(namespace, request)
+    with user_errors():
+        validate_namespace(namespace)
+    _confirm_filter(namespace, request, yes)
+    if _single_id(request):
+        # One id: say so when it does not exist rather than print an empty receipt.
+        only_id = request.ids[0] if request.ids else ""
+        receipt = run(ctx, data_dir, embedder, "delete_memory", namespace, only_id, request.cascade)
     else:
-        with open_services(data_dir, embedder) as services:
-            _confirm_filter(namespace, request, yes)
-            if _single_id(request):
-                # One id: say so when it does not exist rather than print an empty receipt.
-                only_id = request.ids[0] if request.ids else ""
-                receipt = services.forgetter.forget_one(namespace, only_id, cascade=request.cascade)
-            else:
-                receipt = services.forgetter.forget(namespace, request)
-    print_result(receipt, as_json, render.forget_receipt)
+        receipt = run(ctx, data_dir, embedder, "forget", namespace, request)
+    print_result(receipt, as_json, lambda r: render.forget_receipt(r, verbose))
 
 
 def _confirm_filter(namespace: str, request: ForgetRequest, yes: bool) -> None:
@@ -111,13 +106,14 @@ def consolidate(
     namespace: Annotated[str | None, typer.Argument(help="Namespace to consolidate (or --all)")] = None,
     all_namespaces: Annotated[
         bool,
-        typer.Option("--all", help="Every namespace holding unconsolidated episodes, one run each (local data only)"),
+        typer.Option("--all", help="Every namespace holding unconsolidated episodes, one run each"),
     ] = False,
     since: Annotated[str | None, typer.Option(help=described(ConsolidateRequest, "since"))] = None,
     max_clusters: Annotated[int | None, typer.Option(help=described(ConsolidateRequest, "max_clusters"))] = None,
     data_dir: DataDirOption = None,
     embedder: EmbedderOption = None,
     as_json: JsonOption = False,
+    verbose: VerboseOption = False,
 ) -> None:
     """Turn clusters of related episodes into preferences, facts and lessons, now (under the namespace's lease and
     the caps, recorded in stats)."""
@@ -125,27 +121,30 @@ def consolidate(
         fail("consolidate: give a NAMESPACE or --all (not both)")
     with user_errors():
         request = request_from_options(ConsolidateRequest, ctx)
-    remote = remote_target(ctx)
     if namespace is None:
-        _consolidate_all(request, remote is not None, data_dir, embedder, as_json)
+        _consolidate_all(ctx, request, data_dir, embedder, as_json)
         return
-    if remote is not None:
-        with user_errors():
-            result = remote.client().consolidate(namespace, request)
-    else:
-        with open_services(data_dir, embedder) as services:
-            result = services.consolidate(namespace, request)
-    print_result(result, as_json, render.consolidate_result)
+    result = run(ctx, data_dir, embedder, "consolidate", namespace, request)
+    print_result(result, as_json, lambda r: render.consolidate_result(r, verbose))
 
 
 def _consolidate_all(
-    request: ConsolidateRequest, remote: bool, data_dir: Path | None, embedder: EmbedderChoice | None, as_json: bool
+    ctx: typer.Context,
+    request: ConsolidateRequest,
+    data_dir: Path | None,
+    embedder: EmbedderChoice | None,
+    as_json: bool,
 ) -> None:
-    """One run per namespace with unconsolidated episodes; a line each; exit 1 if any failed."""
-    if remote:
-        fail("consolidate --all: works on the local data directory; a deployed service consolidates by itself")
-    with open_services(data_dir, embedder) as services:
-        outcomes = {ns: _run_one(services, ns, request) for ns in services.store.namespaces_with_unconsolidated()}
+    """One run per namespace with unconsolidated episodes (a server's: those its stats say have some); a line
+    each; exit 1 if any failed."""
+    local: list[str] = []
+
+    def local_backlog(services: Services) -> None:
+        local.extend(services.store.namespaces_with_unconsolidated())
+
+    with connected(ctx, data_dir, embedder, on_local=local_backlog) as call:
+        names = local if remote_target(ctx) is None else _remote_backlog(call)
+        outcomes = {ns: _run_one(call, ns, request) for ns in names}
     if as_json:
         typer.echo(json.dumps({ns: _as_json(outcome) for ns, outcome in outcomes.items()}, indent=2))
     else:
@@ -154,10 +153,17 @@ def _consolidate_all(
         raise typer.Exit(CONSOLIDATE_FAILED_EXIT)
 
 
-def _run_one(services: Services, namespace: str, request: ConsolidateRequest) -> ConsolidateResult | str:
+def _remote_backlog(call: OperationCall) -> list[str]:
+    """A server's namespaces holding unconsolidated episodes: those the key sees whose stats count a backlog."""
+    listed = call("list_namespaces").namespaces
+    return [n.namespace for n in listed if (h := call("stats", n.namespace).hindsight) and h.unconsolidated]
+
+
+def _run_one(call: OperationCall, namespace: str, request: ConsolidateRequest) -> ConsolidateResult | str:
     """The namespace's run, or why it failed (the runner recorded a failed run; the others go on)."""
     try:
-        return services.consolidate(namespace, request)
+        result: ConsolidateResult = call("consolidate", namespace, request)
+        return result
     except RearviewError as exc:
         return f"{exc.code}: {exc.message}"
     except Exception as exc:
@@ -173,17 +179,14 @@ def _as_json(outcome: ConsolidateResult | str) -> dict[str, Any]:
 def stats(
     ctx: typer.Context,
     namespace: Annotated[str, typer.Argument(help="Namespace")],
+    runs: Annotated[
+        int, typer.Option(min=1, max=MAX_RECENT_RUNS, help="How many of consolidation's latest runs to show")
+    ] = 5,
     data_dir: DataDirOption = None,
     embedder: EmbedderOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Counts per layer, the last write, how often recall found something, and consolidation's runs, next trigger
     and feedback."""
-    result = answer(
-        ctx,
-        data_dir,
-        embedder,
-        remote=lambda client: client.stats(namespace),
-        local=lambda services: services.stats(namespace),
-    )
+    result = run(ctx, data_dir, embedder, "stats", namespace, runs)
     print_result(result, as_json, render.stats)

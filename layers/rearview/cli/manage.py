@@ -19,8 +19,8 @@ from rearview.cli.invocation import (
     print_result,
     user_errors,
 )
-from rearview.cli.remote import answer, remote_target
 from rearview.cli.request_options import KindChoice, described, request_from_options
+from rearview.cli.target import remote_target, run
 from rearview.domain.edit import MemoryEdit
 from rearview.domain.listing import ListQuery
 from rearview.service.manage.transfer import TransferService
@@ -36,6 +36,8 @@ def ls(
     tag: Annotated[str | None, typer.Option(help=described(ListQuery, "tag"))] = None,
     event_type: Annotated[str | None, typer.Option(help=described(ListQuery, "event_type"))] = None,
     kind: Annotated[KindChoice | None, typer.Option(help=described(ListQuery, "kind"))] = None,
+    entity: Annotated[str | None, typer.Option(help=described(ListQuery, "entity"))] = None,
+    metadata: Annotated[str | None, typer.Option(help=described(ListQuery, "metadata"))] = None,
     since: Annotated[str | None, typer.Option(help=described(ListQuery, "since"))] = None,
     until: Annotated[str | None, typer.Option(help=described(ListQuery, "until"))] = None,
     include_superseded: Annotated[
@@ -50,13 +52,7 @@ def ls(
     """List memories newest first, a page at a time (the next page's --cursor is printed at the end)."""
     with user_errors():
         query = request_from_options(ListQuery, ctx)
-    page = answer(
-        ctx,
-        data_dir,
-        embedder,
-        remote=lambda client: client.list_memories(namespace, query),
-        local=lambda services: services.listing.page(namespace, query),
-    )
+    page = run(ctx, data_dir, embedder, "list_memories", namespace, query)
     print_result(page, as_json, manage_render.memory_page)
 
 
@@ -72,6 +68,10 @@ def edit(
     importance: Annotated[float | None, typer.Option(help=described(MemoryEdit, "importance"))] = None,
     confidence: Annotated[float | None, typer.Option(help=described(MemoryEdit, "confidence"))] = None,
     dimension: Annotated[str | None, typer.Option(help=described(MemoryEdit, "dimension"))] = None,
+    metadata: Annotated[str | None, typer.Option(help=described(MemoryEdit, "metadata", "JSON"))] = None,
+    source: Annotated[str | None, typer.Option(help=described(MemoryEdit, "source"))] = None,
+    expires_at: Annotated[str | None, typer.Option(help=described(MemoryEdit, "expires_at"))] = None,
+    ttl_seconds: Annotated[int | None, typer.Option(help=described(MemoryEdit, "ttl_seconds"))] = None,
     if_version: Annotated[
         int | None, typer.Option("--if-version", help="Refuse the edit unless the memory is still at this version")
     ] = None,
@@ -79,19 +79,11 @@ def edit(
     embedder: EmbedderOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Correct a memory: its text, tags, entities, importance, or a fact's confidence or dimension (version + 1;
-    the earlier version stays in its history)."""
+    """Correct a memory: its text, tags, entities, importance, metadata, source or expiry, or a fact's confidence or
+    dimension (version + 1; the earlier version stays in its history)."""
     with user_errors():
         change = request_from_options(MemoryEdit, ctx)
-    memory = answer(
-        ctx,
-        data_dir,
-        embedder,
-        remote=lambda client: client.edit_memory(namespace, memory_id, change, if_version),
-        local=lambda services: services.editor.edit(
-            namespace, memory_id, change, expected_version=if_version, actor="cli"
-        ),
-    )
+    memory = run(ctx, data_dir, embedder, "edit_memory", namespace, memory_id, change, if_version)
     print_result(memory, as_json, manage_render.memory_detail)
 
 
@@ -104,13 +96,7 @@ def history(
     as_json: JsonOption = False,
 ) -> None:
     """A memory's earlier versions and the facts it superseded, oldest first, with what changed each."""
-    found = answer(
-        ctx,
-        data_dir,
-        embedder,
-        remote=lambda client: client.memory_history(namespace, memory_id),
-        local=lambda services: services.history.history(namespace, memory_id),
-    )
+    found = run(ctx, data_dir, embedder, "memory_history", namespace, memory_id)
     print_result(found, as_json, manage_render.memory_history)
 
 
@@ -130,8 +116,8 @@ def export(
     count = 0
     try:
         if remote is not None:
-            with user_errors():
-                count = _write_lines(remote.client().export_lines(namespace), target)
+            with user_errors(), remote.client() as client:
+                count = _write_lines(_remote_lines(client.export_text(namespace)), target)
         else:
             with open_services(data_dir, embedder) as services:
                 count = _write_lines(_local_lines(services.transfer, namespace), target)
@@ -140,6 +126,11 @@ def export(
             target.close()
     if output:
         typer.echo(f"exported {count} memories to {output}", err=True)
+
+
+def _remote_lines(chunks: Iterator[str]) -> Iterator[str]:
+    for chunk in chunks:
+        yield from (line for line in chunk.splitlines() if line.strip())
 
 
 def _local_lines(transfer: TransferService, namespace: str) -> Iterator[str]:
@@ -174,11 +165,5 @@ def erase(
     if not yes:
         below = " and every namespace under it" if subtree else ""
         typer.confirm(f"Erase everything in {namespace}{below}, for good?", abort=True, err=True)
-    receipt = answer(
-        ctx,
-        data_dir,
-        embedder,
-        remote=lambda client: client.erase(namespace, subtree),
-        local=lambda services: services.eraser.erase(namespace, subtree),
-    )
+    receipt = run(ctx, data_dir, embedder, "erase_namespace", namespace, subtree)
     print_result(receipt, as_json, manage_render.erase_receipt)

@@ -6,7 +6,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from rearview.cli.render import when
+from rearview.cli.render import described_memory, memory_table, when
 from rearview.domain.erase import EraseReceipt
 from rearview.domain.history import MemoryHistory
 from rearview.domain.listing import MemoryPage
@@ -23,12 +23,14 @@ def _what(memory: Memory) -> str:
 
 
 def memory_page(page: MemoryPage) -> RenderableType:
-    table = Table(title=f"Memories ({len(page.items)})", title_justify="left")
-    for column in ("when", "id", "what", "v", "content"):
-        table.add_column(column, overflow="fold" if column in ("content", "id") else "ellipsis")
+    title = f"Memories ({len(page.items)})"
+    if page.scanned is not None:
+        title += f", of {page.scanned} read"
+    table = memory_table(title, ("when",))
     for memory in page.items:
         content = memory.content if len(memory.content) <= _SNIPPET else memory.content[: _SNIPPET - 1] + "…"
-        table.add_row(when(memory.occurred_at), memory.id, _what(memory), str(memory.version), content)
+        edited = f" · v{memory.version}" if memory.version > 1 else ""
+        table.add_row(when(memory.occurred_at), described_memory(content, f"{_what(memory)}{edited} · {memory.id}"))
     if page.next_cursor is None:
         return table
     return Group(table, Text(f"next page: --cursor {page.next_cursor}", style="dim"))
@@ -52,12 +54,11 @@ def memory_detail(memory: Memory) -> RenderableType:
 
 
 def memory_history(history: MemoryHistory) -> RenderableType:
-    table = Table(title=f"History of {history.memory_id}", title_justify="left")
-    for column in ("when", "v", "how", "by", "content"):
-        table.add_column(column, overflow="fold" if column == "content" else "ellipsis")
+    table = memory_table(f"History of {history.memory_id}", ("when",))
     for entry in history.versions:
         how = entry.changed_by if entry.relation == "version" else f"superseded fact {entry.memory.id}"
-        table.add_row(when(entry.changed_at), str(entry.version), how, entry.actor or "-", entry.memory.content)
+        by = f" by {entry.actor}" if entry.actor else ""
+        table.add_row(when(entry.changed_at), described_memory(entry.memory.content, f"v{entry.version} · {how}{by}"))
     return table
 
 

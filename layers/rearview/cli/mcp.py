@@ -1,6 +1,8 @@
 """`rearview mcp`: the MCP server over stdio, for desktop agents that launch it as a subprocess.
 
-It works on the local data directory (REARVIEW_DATA_DIR). stdio is a local, trusted channel (whoever can start
+It works on the local data directory (REARVIEW_DATA_DIR) and, as `rearview serve` does, runs the background
+consolidation worker (`REARVIEW_HINDSIGHT__WORKER=false` turns it off; the `consolidate` tool runs it by hand) and
+the retention timers, for as long as the agent keeps it running. stdio is a local, trusted channel (whoever can start
 the command can read the data directory anyway), so by default it runs in the open local mode: every namespace,
 every permission, and `Settings.default_namespace` when a tool names none. With `--token` / REARVIEW_TOKEN it
 acts as that API key instead: its scope is the default namespace and the limit of every call, its permissions
@@ -17,8 +19,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from rearview import bootstrap
-from rearview.cli.invocation import DataDirOption, EmbedderOption, build_settings, fail, user_errors
-from rearview.cli.remote import remote_target
+from rearview.cli.invocation import (
+    DataDirOption,
+    EmbedderOption,
+    build_settings,
+    fail,
+    say,
+    stderr_console,
+    user_errors,
+)
+from rearview.cli.serve import hindsight_banner
+from rearview.cli.store_location import store_name
+from rearview.cli.target import remote_target
 from rearview.domain.access import Principal
 from rearview.service.access import AccessService
 
@@ -63,6 +75,7 @@ def mcp(
     except ImportError as exc:
         fail(f"mcp: the MCP server needs the `mcp` extra (pip install 'rearview-memory[mcp]'): {exc}")
     settings = build_settings(data_dir=data_dir, embedder=embedder.value if embedder else None)
+    say(f"store: {store_name(settings)}")  # on stderr: stdout carries the protocol
     with user_errors():
         services = bootstrap.build(settings)
     try:
@@ -72,6 +85,14 @@ def mcp(
             provide = key_principal(services.access, token)
         else:
             provide = fixed_principal(Principal.open_local())
-        create_mcp_server(services, provide).run("stdio")
+        # As `rearview serve`: consolidation runs by itself (its triggers' jobs, the schedule) and the retention
+        # timers purge what expired, on threads of their own, stopped before the services close.
+        with bootstrap.local_consolidation(services) as worker, bootstrap.local_maintenance(services):
+            stderr_console().print(
+                f"Rearview MCP over stdio: {settings.data_dir.resolve()}; "
+                f"{hindsight_banner(settings.hindsight, worker is not None)}",
+                markup=False,
+            )
+            create_mcp_server(services, provide).run("stdio")
     finally:
         services.close()

@@ -15,14 +15,15 @@ from rearview.cli.invocation import (
     stdout_console,
     user_errors,
 )
-from rearview.cli.remote import answer
 from rearview.cli.request_options import KindChoice, OutcomeChoice, described, request_from_options
+from rearview.cli.target import run
 from rearview.domain.recall import RecallQuery
 
 
 class RecallLayer(StrEnum):
     EPISODIC = "episodic"
     SEMANTIC = "semantic"
+    WORKING = "working"
 
 
 def recall(
@@ -45,6 +46,12 @@ def recall(
     ] = None,
     kinds: Annotated[
         list[KindChoice] | None, typer.Option("--kind", help=described(RecallQuery, "kinds", "repeatable"))
+    ] = None,
+    entities: Annotated[
+        list[str] | None, typer.Option("--entity", help=described(RecallQuery, "entities", "repeatable"))
+    ] = None,
+    metadata: Annotated[
+        str | None, typer.Option(help=described(RecallQuery, "metadata", 'JSON, e.g. \'{"project": "apollo"}\''))
     ] = None,
     token_budget: Annotated[int | None, typer.Option(help=described(RecallQuery, "token_budget"))] = None,
     include_superseded: Annotated[
@@ -69,13 +76,7 @@ def recall(
     """Recall the memories most relevant to QUERY, best first; says so when nothing relevant is held."""
     with user_errors():
         request = request_from_options(RecallQuery, ctx)
-    response = answer(
-        ctx,
-        data_dir,
-        embedder,
-        remote=lambda client: client.recall(namespace, request),
-        local=lambda services: services.recaller.recall(namespace, request),
-    )
+    response = run(ctx, data_dir, embedder, "recall", namespace, request)
     if as_json:
         typer.echo(response.model_dump_json(indent=2))
         return

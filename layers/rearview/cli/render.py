@@ -6,6 +6,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -24,6 +25,8 @@ from rearview.errors import RunInProgress
 TRACE_CANDIDATES_SHOWN = 10
 # A stage's detail summary is cut to this many characters per value so the table stays readable.
 _DETAIL_VALUE_CHARS = 60
+# Ids listed in full without --verbose: as many as a person reads at a glance; more are counted.
+IDS_SHOWN = 5
 
 
 def when(value: datetime | None) -> str:
@@ -67,15 +70,10 @@ def recall_response(response: RecallResponse) -> RenderableType:
     if response.no_relevant_memory or not response.results:
         parts.append(Text("No relevant memory.", style="yellow"))
     else:
-        table = Table(title="Recall", title_justify="left")
-        table.add_column("rank", justify="right")
-        table.add_column("score", justify="right")
-        table.add_column("layer")
-        table.add_column("when", no_wrap=True)
-        table.add_column("content", overflow="fold", ratio=1)
-        table.add_column("id", overflow="fold")
+        table = memory_table("Recall", ("#", "score"))
         for rank, hit in enumerate(response.results, start=1):
-            table.add_row(str(rank), f"{hit.score:.3f}", hit.layer, when(hit.occurred_at), hit.content, hit.id)
+            what = " · ".join(part for part in (hit.kind or hit.layer, when(hit.occurred_at), hit.id) if part)
+            table.add_row(str(rank), f"{hit.score:.3f}", described_memory(hit.content, what))
         parts.append(table)
     if response.truncated:
         parts.append(Text("(truncated to token budget)", style="yellow"))
@@ -84,6 +82,34 @@ def recall_response(response: RecallResponse) -> RenderableType:
     if response.working:
         parts.append(_fields("Working memory", [(k, _short(v, 200)) for k, v in response.working.items()]))
     return Group(*parts)
+
+
+def memory_table(title: str, columns: tuple[str, ...]) -> Table:
+    """A table whose last column, `memory`, takes the width the others leave: a memory's text, and under it a dim
+    line of what it is, when, and its id (so the text keeps its width at 80 columns)."""
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for column in columns:
+        table.add_column(column, justify="right" if column in ("#", "score") else "left", no_wrap=True)
+    table.add_column("memory", overflow="fold", ratio=1)
+    return table
+
+
+def described_memory(content: str, what: str) -> Text:
+    """A memory's text, with what it is on a dim line of its own beneath."""
+    text = Text(content)
+    text.append("\n" + what, style="dim")
+    return text
+
+
+def listed_ids(ids: list[str], verbose: bool) -> str | None:
+    """The ids, each once and in order, with --verbose or when they are few, else their count and how to list
+    them; None for none."""
+    unique = list(dict.fromkeys(ids))
+    if not unique:
+        return None
+    if verbose or len(unique) <= IDS_SHOWN:
+        return ", ".join(unique)
+    return f"{len(unique)} (--verbose lists them)"
 
 
 def _query_form(response: RecallResponse) -> list[RenderableType]:
@@ -142,18 +168,14 @@ def _cell(value: Any) -> str:
     return _short(value)
 
 
-def forget_receipt(receipt: ForgetReceipt) -> RenderableType:
+def forget_receipt(receipt: ForgetReceipt, verbose: bool = False) -> RenderableType:
     total = sum(receipt.deleted.values())
-    table = Table(title=f"Forgot {total} in {receipt.namespace}", title_justify="left")
-    table.add_column("layer")
-    table.add_column("deleted", justify="right")
-    for layer, count in receipt.deleted.items():
-        table.add_row(layer, str(count))
-    parts: list[RenderableType] = [table]
-    if receipt.ids:
-        parts.append(Text("ids: " + ", ".join(receipt.ids)))
-    if receipt.facts_updated:
-        parts.append(Text("facts updated (provenance trimmed): " + ", ".join(receipt.facts_updated)))
+    counts = ", ".join(f"{count} {layer}" for layer, count in receipt.deleted.items() if count) or "nothing"
+    parts: list[RenderableType] = [Text(f"Forgot {total} in {receipt.namespace}: {counts}")]
+    for label, ids in (("ids", receipt.ids), ("facts updated (provenance trimmed)", receipt.facts_updated)):
+        listed = listed_ids(ids, verbose)
+        if listed is not None:
+            parts.append(Text(f"{label}: {listed}"))
     return Group(*parts)
 
 
@@ -161,25 +183,28 @@ def _induced(induced: dict[str, int]) -> str:
     return ", ".join(f"{count} {kind}" for kind, count in induced.items())
 
 
-def consolidate_result(result: ConsolidateResult) -> RenderableType:
+def consolidate_result(result: ConsolidateResult, verbose: bool = False) -> RenderableType:
+    """What a run did, each memory counted once however many clusters confirmed it; ids with --verbose."""
+    created = [d.memory_id for d in result.decisions if d.action in ("created", "superseded")]
+    confirmed = [d.memory_id for d in result.decisions if d.action in ("confirmed", "refined")]
+    kinds = ", ".join(f"{count} {kind}" for kind, count in result.induced.items() if count)
+    learned = f"{len(set(created))} new ({kinds})" if created else "nothing new"
+    distinct = len(set(confirmed))
+    times = f" ({len(confirmed)} times)" if len(confirmed) > distinct else ""
     rows = [
         ("reason", result.reason),
-        ("episodes considered", str(result.episodes_considered)),
-        ("new episodes", str(result.new_episodes)),
+        ("episodes", f"{result.episodes_considered} considered, {result.new_episodes} new"),
         ("clusters", str(result.clusters)),
-        ("induced", _induced(result.induced)),
-        ("facts created", str(result.facts_created)),
-        ("facts confirmed", str(result.facts_confirmed)),
-        ("superseded", str(result.superseded)),
-        ("episodes consolidated", str(result.episodes_consolidated)),
+        ("learned", f"{learned}, {distinct} confirmed{times}, {result.superseded} superseded"),
     ]
     if result.clusters_deferred or result.capped_by:
         rows.append(("deferred", f"{result.clusters_deferred} clusters (capped by {result.capped_by or '-'})"))
     if result.tokens:
         rows.append(("model tokens", str(result.tokens)))
-    if result.fact_ids:
-        rows.append(("fact ids", ", ".join(result.fact_ids)))
-    if result.run_id:
+    ids = listed_ids(result.fact_ids, verbose)
+    if ids is not None:
+        rows.append(("memories", ids))
+    if result.run_id and verbose:
         rows.append(("run", result.run_id))
     return _fields(f"Consolidated {result.namespace}", rows)
 
@@ -252,17 +277,11 @@ def brief_response(response: BriefResponse) -> RenderableType:
     if response.no_relevant_memory:
         parts.append(Text("No preference or lesson applies.", style="yellow"))
     else:
-        table = Table(title="Brief", title_justify="left")
-        table.add_column("rank", justify="right")
-        table.add_column("kind")
-        table.add_column("confidence", justify="right")
-        table.add_column("memory", overflow="fold", ratio=2)
-        table.add_column("why", overflow="fold", ratio=1)
-        table.add_column("id", overflow="fold")
+        table = memory_table("Brief", ("#", "conf"))
         for rank, item in enumerate(response.items, start=1):
             memory = item.memory
-            table.add_row(str(rank), memory.kind or memory.layer, f"{item.confidence:.2f}", memory.content, item.why,
-                          memory.id)  # fmt: skip
+            what = f"{memory.kind or memory.layer} · why: {item.why} · {memory.id}"
+            table.add_row(str(rank), f"{item.confidence:.2f}", described_memory(memory.content, what))
         parts.append(table)
     if response.truncated:
         parts.append(Text("(truncated to token budget)", style="yellow"))

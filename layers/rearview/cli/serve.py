@@ -12,7 +12,8 @@ import typer
 
 from rearview import bootstrap
 from rearview.api.local_server import LocalServer, auth_banner, check_bind
-from rearview.api.routes import DOCS_PATH, HEALTH_PATH
+from rearview.api.mcp_http import MCP_PATH
+from rearview.api.routes import DOCS_PATH, HEALTH_PATH, UI_PATH
 from rearview.cli.invocation import (
     DataDirOption,
     EmbedderOption,
@@ -22,6 +23,7 @@ from rearview.cli.invocation import (
     stdout_console,
     user_errors,
 )
+from rearview.cli.store_location import store_name
 from rearview.service.hindsight.local_worker import LocalConsolidationWorker, WorkerCounts
 from rearview.settings import HindsightSettings, Settings
 
@@ -122,9 +124,11 @@ def _announce(server: LocalServer, settings: Settings, worker: LocalConsolidatio
     out.print(f"Rearview listening on {url}", markup=False)
     if settings.host in _WILDCARDS:
         out.print(f"  (every interface; on this machine: http://127.0.0.1:{server.port})", markup=False)
+    out.print(f"  inspector: {url}{UI_PATH}", markup=False)
+    out.print(f"  MCP:       {url}{MCP_PATH} (Streamable HTTP; `rearview mcp` for stdio)", markup=False)
     out.print(f"  health:    {url}{HEALTH_PATH}", markup=False)
     out.print(f"  API docs:  {url}{DOCS_PATH}", markup=False)
-    out.print(f"  data:      {settings.data_dir.resolve()} (embedder {settings.embedder})", markup=False)
+    out.print(f"  data:      {store_name(settings)} (embedder {settings.embedder})", markup=False)
     out.print(f"  {auth_banner(server.gate)}", markup=False)
     out.print(f"  {hindsight_banner(settings.hindsight, worker is not None)}", markup=False)
 

@@ -2,31 +2,36 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from rearview.cli import render
 from rearview.cli.invocation import (
     DataDirOption,
     EmbedderOption,
     JsonOption,
-    open_services,
+    VerboseOption,
     print_result,
     stderr_console,
     stdout_console,
     user_errors,
 )
 from rearview.cli.jsonl_import import DUPLICATE_ID, ImportSummary, InvalidLine, import_lines
-from rearview.cli.remote import remote_target
 from rearview.cli.request_options import KindChoice, OutcomeChoice, described, request_from_options
+from rearview.cli.restore import RestoreSummary, restore_lines
+from rearview.cli.target import OperationCall, connected, run
 from rearview.domain.limits import MAX_BATCH
 from rearview.domain.namespaces import validate_namespace
-from rearview.domain.write import MemoryWrite
+from rearview.domain.write import BatchWrite, MemoryWrite, WriteResult
 
 # Exit code of an import that wrote the valid lines but found invalid ones.
 IMPORT_INVALID_LINES_EXIT = 1
@@ -55,6 +60,12 @@ def remember(
     kind: Annotated[KindChoice | None, typer.Option(help=described(MemoryWrite, "kind"))] = None,
     importance: Annotated[float | None, typer.Option(help=described(MemoryWrite, "importance"))] = None,
     occurred_at: Annotated[str | None, typer.Option(help=described(MemoryWrite, "occurred_at"))] = None,
+    metadata: Annotated[
+        str | None, typer.Option(help=described(MemoryWrite, "metadata", 'JSON, e.g. \'{"project": "apollo"}\''))
+    ] = None,
+    source: Annotated[str | None, typer.Option(help=described(MemoryWrite, "source"))] = None,
+    ttl_seconds: Annotated[int | None, typer.Option(help=described(MemoryWrite, "ttl_seconds"))] = None,
+    expires_at: Annotated[str | None, typer.Option(help=described(MemoryWrite, "expires_at"))] = None,
     id: Annotated[str | None, typer.Option("--id", help=described(MemoryWrite, "id"))] = None,
     data_dir: DataDirOption = None,
     embedder: EmbedderOption = None,
@@ -63,60 +74,97 @@ def remember(
     """Write one memory and print what became of it (stored, merged or skipped, and why)."""
     with user_errors():
         item = request_from_options(MemoryWrite, ctx)
-    remote = remote_target(ctx)
-    if remote is not None:
-        with user_errors():
-            result = remote.client().write(namespace, item)
-    else:
-        with open_services(data_dir, embedder) as services:
-            result = services.writer.write(namespace, item)
+    result = run(ctx, data_dir, embedder, "write_memory", namespace, item)
     print_result(result, as_json, render.write_result)
 
 
 def import_jsonl(
+    ctx: typer.Context,
     namespace: Annotated[str, typer.Argument(help="Namespace to import into")],
     file: Annotated[
         Path,
-        typer.Argument(help="JSONL file: one episode object per line", exists=True, dir_okay=False, readable=True),
+        typer.Argument(
+            help="JSONL file: one episode object per line (with --restore: an export's lines)",
+            exists=True,
+            dir_okay=False,
+            readable=True,
+        ),
     ],
+    restore: Annotated[
+        bool,
+        typer.Option(
+            "--restore",
+            help="FILE is what `rearview export` wrote: restore its memories as they were (ids, times, provenance, "
+            "versions and history; ids already stored are skipped)",
+        ),
+    ] = False,
     batch_size: Annotated[
         int, typer.Option(min=1, max=MAX_BATCH, help="Memories per write batch (one transaction each)")
     ] = 100,
     data_dir: DataDirOption = None,
     embedder: EmbedderOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
-    """Import episodes from a JSONL file; invalid lines are reported by number and skipped (exit code 1)."""
+    """Import episodes from a JSONL file, or (--restore) an export; invalid lines are reported by number and
+    skipped (exit code 1). Locally, or to the server at --url."""
     with user_errors():
         validate_namespace(namespace)
     with file.open("rb") as fh:
         total = sum(1 for _ in fh)
-    errors = stderr_console()
-    with open_services(data_dir, embedder) as services, file.open("rb") as fh:
-        progress = Progress(
-            TextColumn("[progress.description]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=errors,
-            transient=True,
-        )
-        with progress:
-            task = progress.add_task(f"importing {escape(file.name)}", total=total)
+    with connected(ctx, data_dir, embedder, creates=True) as call, file.open("rb") as fh, _progress(file, total) as bar:
 
-            def report(line: InvalidLine) -> None:
-                progress.console.print(f"line {line.line_no}: {line.message}", style="red", markup=False)
+        def report(line: InvalidLine) -> None:
+            bar.console.print(f"line {line.line_no}: {line.message}", style="red", markup=False)
 
-            summary = import_lines(
-                services.writer,
-                namespace,
-                fh,
-                batch_size,
-                on_progress=lambda n: progress.advance(task, n),
-                on_invalid=report,
-            )
-    _print_summary(summary, file)
+        if restore:
+            send = functools.partial(call, "import_memories", namespace)
+            restored = restore_lines(send, fh, on_progress=bar.advance_by, on_invalid=report)
+            summary: ImportSummary | RestoreSummary = restored
+        else:
+            writer = _CatalogueWriter(call)
+            summary = import_lines(writer, namespace, fh, batch_size, on_progress=bar.advance_by, on_invalid=report)
+    if isinstance(summary, RestoreSummary):
+        _print_restored(summary, file, verbose)
+    else:
+        _print_summary(summary, file)
     if summary.invalid:
         raise typer.Exit(IMPORT_INVALID_LINES_EXIT)
+
+
+@dataclass(frozen=True)
+class _CatalogueWriter:
+    """An import's batches, written by the catalogue's batch write (locally, or at --url)."""
+
+    call: OperationCall
+
+    def write_batch(self, namespace: str, items: Sequence[MemoryWrite]) -> list[WriteResult]:
+        return list(self.call("write_batch", namespace, BatchWrite(items=list(items))).results)
+
+
+class _Bar:
+    """A progress bar on stderr, advanced by a number of lines."""
+
+    def __init__(self, progress: Progress, task: TaskID) -> None:
+        self.progress = progress
+        self.console = progress.console
+        self._task = task
+
+    def advance_by(self, lines: int) -> None:
+        self.progress.advance(self._task, lines)
+
+
+@contextmanager
+def _progress(file: Path, total: int) -> Iterator[_Bar]:
+    progress = Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr_console(),
+        transient=True,
+    )
+    with progress:
+        yield _Bar(progress, progress.add_task(f"importing {escape(file.name)}", total=total))
 
 
 def _print_summary(summary: ImportSummary, file: Path) -> None:
@@ -131,6 +179,22 @@ def _print_summary(summary: ImportSummary, file: Path) -> None:
     if summary.ignored_keys:
         keys = ", ".join(f"{key} ({n} lines)" for key, n in sorted(summary.ignored_keys.items()))
         out.print(f"ignored unknown keys: {keys}", style="yellow", markup=False)
-    if summary.invalid:
-        lines = ", ".join(str(line.line_no) for line in sorted(summary.invalid, key=lambda line: line.line_no))
-        out.print(f"invalid lines (not imported): {lines}", style="red", markup=False)
+    _print_invalid(summary.invalid)
+
+
+def _print_restored(summary: RestoreSummary, file: Path, verbose: bool) -> None:
+    out = stdout_console()
+    out.print(
+        f"Restored {file.name}: restored {summary.restored}, already stored {summary.skipped}, "
+        f"invalid {len(summary.invalid)}",
+        markup=False,
+    )
+    if verbose and summary.ids:
+        out.print("ids: " + ", ".join(summary.ids), markup=False)
+    _print_invalid(summary.invalid)
+
+
+def _print_invalid(invalid: list[InvalidLine]) -> None:
+    if invalid:
+        lines = ", ".join(str(line.line_no) for line in sorted(invalid, key=lambda line: line.line_no))
+        stdout_console().print(f"invalid lines (not imported): {lines}", style="red", markup=False)

@@ -4,7 +4,8 @@ as RearviewClient, awaited."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+import functools
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -13,26 +14,22 @@ import httpx
 from rearview.client import calls
 from rearview.client.calls import Call
 from rearview.client.transport import RETRIED_STATUSES, Retry, answer, request_of
-from rearview.domain.brief import BriefRequest, BriefResponse, FeedbackRequest, FeedbackResult
-from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.edit import MemoryEdit
-from rearview.domain.erase import EraseReceipt, NamespaceList
-from rearview.domain.forget import ForgetReceipt, ForgetRequest
-from rearview.domain.history import MemoryHistory
-from rearview.domain.http_bodies import Cleared, Health, KeyCreated, KeyInfo, KeyList
+from rearview.domain.http_bodies import KeyCreated, KeyInfo
 from rearview.domain.listing import ListQuery, MemoryPage
 from rearview.domain.memory import Memory
 from rearview.domain.recall import RecallQuery, RecallResponse
-from rearview.domain.stats import Stats
 from rearview.domain.transfer import ExportedEpisode, ExportedFact, ImportResult
-from rearview.domain.working import SessionEnded, WorkingEntry, WorkingView, WorkingWrite
+from rearview.domain.working import WorkingEntry, WorkingWrite
 from rearview.domain.write import BatchResult, MemoryWrite, WriteResult
+from rearview.operations.offers import Operation
 
 T = TypeVar("T")
 
 
 class AsyncRearviewClient:
-    """The HTTP API: one method per route, taking and returning the service's own pydantic models. Errors come
+    """The HTTP API: a method per operation of the catalogue (named by its row, or shaped here where a method
+    builds its request from arguments or streams), taking and returning the service's own pydantic models. Errors come
     back as the domain's exceptions (`rearview.errors.NotFound`, `InvalidInput` with its `field` ...); 429 and
     503 are retried with backoff. Use it as a context manager, or call `close()`."""
 
@@ -68,10 +65,18 @@ class AsyncRearviewClient:
             await asyncio.sleep(self.retry.delay(attempt, response))
             attempt += 1
 
-    # --- memories and the operations
+    async def call(self, operation: Operation, *args: Any, **kwargs: Any) -> Any:
+        """Run `operation` of the catalogue with the arguments its function takes (the services and caller left
+        out): `rv.call(OPERATIONS.named("stats"), "acme")`."""
+        return await self.run(calls.call_of(operation, *args, **kwargs))
 
-    async def health(self) -> Health:
-        return await self.run(calls.health())
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        """Every operation the catalogue offers to the client (`rv.stats("acme")`, `rv.sources("acme", id)` ...),
+        as a method of the name its row gives, taking what the operation takes."""
+        operation = calls.client_operation(name)
+        return functools.partial(self.call, operation)
+
+    # --- memories and the operations
 
     async def write(self, namespace: str, item: MemoryWrite | str, **fields: Any) -> WriteResult:
         """Write one memory: a MemoryWrite, or its content with the other fields by keyword."""
@@ -81,34 +86,10 @@ class AsyncRearviewClient:
     async def write_batch(self, namespace: str, items: Sequence[MemoryWrite]) -> BatchResult:
         return await self.run(calls.write_batch(namespace, items))
 
-    async def get(self, namespace: str, memory_id: str) -> Memory:
-        return await self.run(calls.get(namespace, memory_id))
-
-    async def delete(self, namespace: str, memory_id: str, cascade: bool = True) -> ForgetReceipt:
-        return await self.run(calls.delete(namespace, memory_id, cascade))
-
     async def recall(self, namespace: str, query: RecallQuery | str, **fields: Any) -> RecallResponse:
         """Recall: a RecallQuery, or the query text with the other fields by keyword."""
         request = query if isinstance(query, RecallQuery) else RecallQuery(query=query, **fields)
         return await self.run(calls.recall(namespace, request))
-
-    async def forget(self, namespace: str, request: ForgetRequest) -> ForgetReceipt:
-        return await self.run(calls.forget(namespace, request))
-
-    async def consolidate(self, namespace: str, request: ConsolidateRequest | None = None) -> ConsolidateResult:
-        return await self.run(calls.consolidate(namespace, request))
-
-    async def stats(self, namespace: str) -> Stats:
-        return await self.run(calls.stats(namespace))
-
-    async def brief(self, namespace: str, request: BriefRequest) -> BriefResponse:
-        return await self.run(calls.brief(namespace, request))
-
-    async def feedback(self, namespace: str, request: FeedbackRequest) -> FeedbackResult:
-        return await self.run(calls.feedback(namespace, request))
-
-    async def end_session(self, namespace: str, session_id: str) -> SessionEnded:
-        return await self.run(calls.end_session(namespace, session_id))
 
     # --- working memory
 
@@ -117,12 +98,6 @@ class AsyncRearviewClient:
     ) -> WorkingEntry:
         write = WorkingWrite(value=value, ttl_seconds=ttl_seconds)
         return await self.run(calls.put_working(namespace, session_id, key, write))
-
-    async def get_working(self, namespace: str, session_id: str) -> WorkingView:
-        return await self.run(calls.get_working(namespace, session_id))
-
-    async def clear_working(self, namespace: str, session_id: str) -> Cleared:
-        return await self.run(calls.clear_working(namespace, session_id))
 
     # --- memory by hand
 
@@ -144,9 +119,6 @@ class AsyncRearviewClient:
         """Edit a memory (content=, tags=, entities=, importance=, confidence=, dimension=); with `if_version`,
         PreconditionFailed when it changed since that version."""
         return await self.run(calls.edit(namespace, memory_id, MemoryEdit(**changes), if_version))
-
-    async def history(self, namespace: str, memory_id: str) -> MemoryHistory:
-        return await self.run(calls.history(namespace, memory_id))
 
     async def export(self, namespace: str) -> AsyncIterator[ExportedEpisode | ExportedFact]:
         """Every memory of the namespace with its history, newest first, read page by page as the server sends."""
@@ -182,12 +154,6 @@ class AsyncRearviewClient:
     ) -> ImportResult:
         return await self.run(calls.import_memories(namespace, items))
 
-    async def list_namespaces(self, prefix: str | None = None) -> NamespaceList:
-        return await self.run(calls.list_namespaces(prefix))
-
-    async def erase(self, namespace: str, subtree: bool = False) -> EraseReceipt:
-        return await self.run(calls.erase(namespace, subtree))
-
     # --- API keys (admin)
 
     async def create_key(
@@ -199,12 +165,6 @@ class AsyncRearviewClient:
         requests_per_minute: int | None = None,
     ) -> KeyCreated:
         return await self.run(calls.create_key(namespace, permissions, expires_at, description, requests_per_minute))
-
-    async def list_keys(self) -> KeyList:
-        return await self.run(calls.list_keys())
-
-    async def revoke_key(self, key_id: str) -> KeyInfo:
-        return await self.run(calls.revoke_key(key_id))
 
     async def set_key_limit(self, key_id: str, requests_per_minute: int | None) -> KeyInfo:
         """Set a key's request limit per minute (None: the deployment's default; 0: unlimited)."""

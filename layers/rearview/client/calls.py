@@ -1,8 +1,10 @@
-"""Every call of the HTTP API as data: the request (method, path from the route table, query, headers, body) and how
-to read the answer. The sync and async clients run the same calls, so a route is described once for both."""
+"""Every call of the HTTP API as data: the request (method, path, query, headers, body) and how to read the answer,
+made from the operation catalogue (`call_of`), or shaped here where the client builds a body from arguments, sends
+a header or reads ndjson. The sync and async clients run the same calls."""
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -11,21 +13,18 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, TypeAdapter
 
-from rearview.api.routes import route_named
-from rearview.domain.brief import BriefRequest, BriefResponse, FeedbackRequest, FeedbackResult
-from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.edit import MemoryEdit
-from rearview.domain.erase import EraseReceipt, NamespaceList
-from rearview.domain.forget import ForgetReceipt, ForgetRequest
-from rearview.domain.history import MemoryHistory, StoredMemory
-from rearview.domain.http_bodies import Cleared, Health, KeyCreate, KeyCreated, KeyInfo, KeyLimit, KeyList
+from rearview.domain.history import StoredMemory
+from rearview.domain.http_bodies import KeyCreate, KeyCreated, KeyInfo, KeyLimit
 from rearview.domain.listing import ListQuery, MemoryPage
 from rearview.domain.memory import Memory
 from rearview.domain.recall import RecallQuery, RecallResponse
-from rearview.domain.stats import Stats
 from rearview.domain.transfer import NDJSON, ExportedEpisode, ExportedFact, ExportedMemory, ImportResult
-from rearview.domain.working import SessionEnded, WorkingEntry, WorkingView, WorkingWrite
+from rearview.domain.working import WorkingEntry, WorkingWrite
 from rearview.domain.write import BatchResult, BatchWrite, MemoryWrite, WriteResult
+from rearview.operations.catalogue import OPERATIONS
+from rearview.operations.offers import NAMESPACE_SEGMENT, Operation
+from rearview.operations.signature import signature
 
 T = TypeVar("T")
 MEMORY: TypeAdapter[Memory] = TypeAdapter(StoredMemory)
@@ -46,78 +45,90 @@ class Call(Generic[T]):
     content: bytes | None = None
 
 
-def _call(operation: str, read: Callable[[Any], T], body: Any = None, query: Any = None, **path: str) -> Call[T]:
-    route = route_named(operation)
-    params = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (query or {}).items() if v is not None}
-    return Call(route.method, route.url_path(**path), read, params=params, json_body=body)
-
-
 def _dump(model: BaseModel, **kw: Any) -> Any:
     return model.model_dump(mode="json", exclude_none=True, **kw)
 
 
-# --- the operations, one function each, named as the client methods are ------------------------------------------
+# --- every operation of the catalogue, from its row ---------------------------------------------------------------
 
 
-def health() -> Call[Health]:
-    return _call("health", Health.model_validate)
+def client_operation(name: str) -> Operation:
+    """The operation the client offers as method `name`; AttributeError if none."""
+    for operation in OPERATIONS:
+        if operation.client == name:
+            return operation
+    raise AttributeError(name)
+
+
+def call_of(operation: Operation, *args: Any, **kwargs: Any) -> Call[Any]:
+    """The call of `operation` with the arguments its function takes (the services and the caller left out):
+    the namespace and path parameters fill the path, the request model is the JSON body (a GET's query string),
+    the other parameters go in the query string. Answers are read as the operation's response type. The calls the
+    client shapes itself (a header, a null that is sent) are made as below."""
+    shaped = _SHAPED.get(operation.name)
+    if shaped is not None:
+        return shaped(*args, **kwargs)
+    taken = [p for p in signature(operation).parameters if p.kind != "caller"]
+    bound = inspect.Signature(
+        [inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=p.default) for p in taken]
+    ).bind(*args, **kwargs)
+    bound.apply_defaults()
+    path: dict[str, str] = {}
+    query: dict[str, Any] = {}
+    body: Any = None
+    for p in taken:
+        value = bound.arguments[p.name]
+        if p.kind == "namespace":
+            path[NAMESPACE_SEGMENT] = value
+        elif p.kind == "path":
+            path[p.wire] = value
+        elif p.kind == "query":
+            query[p.name] = value
+        elif value is not None:
+            model = value if isinstance(value, BaseModel) else p.model.model_validate(value)
+            if operation.route.method == "GET":
+                query.update(model.model_dump(mode="json", exclude_none=True))
+            else:
+                body = _dump(model)
+    read = _reader(operation)
+    route = operation.route
+    return Call(route.method, route.url_path(**path), read, params=_params(query), json_body=body)
+
+
+def _reader(operation: Operation) -> Callable[[Any], Any]:
+    return TypeAdapter(signature(operation).response).validate_python
+
+
+def _params(query: Mapping[str, Any]) -> dict[str, str]:
+    """Query parameters as text: a boolean as `true`/`false`, an object (a metadata filter) as its JSON."""
+    return {k: _param(v) for k, v in query.items() if v is not None}
+
+
+def _param(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return str(value)
+
+
+# --- the calls the client shapes itself: a body built from arguments, a header, ndjson ---------------------------
 
 
 def write(namespace: str, item: MemoryWrite) -> Call[WriteResult]:
-    return _call("write_memory", WriteResult.model_validate, _dump(item), ns=namespace)
+    return call_of(OPERATIONS.named("write_memory"), namespace, item)
 
 
 def write_batch(namespace: str, items: Sequence[MemoryWrite]) -> Call[BatchResult]:
-    return _call("write_batch", BatchResult.model_validate, _dump(BatchWrite(items=list(items))), ns=namespace)
-
-
-def get(namespace: str, memory_id: str) -> Call[Memory]:
-    return _call("get_memory", MEMORY.validate_python, ns=namespace, id=memory_id)
-
-
-def delete(namespace: str, memory_id: str, cascade: bool = True) -> Call[ForgetReceipt]:
-    return _call("delete_memory", ForgetReceipt.model_validate, query={"cascade": cascade}, ns=namespace, id=memory_id)
+    return call_of(OPERATIONS.named("write_batch"), namespace, BatchWrite(items=list(items)))
 
 
 def recall(namespace: str, query: RecallQuery) -> Call[RecallResponse]:
-    return _call("recall", RecallResponse.model_validate, _dump(query), ns=namespace)
-
-
-def forget(namespace: str, request: ForgetRequest) -> Call[ForgetReceipt]:
-    return _call("forget", ForgetReceipt.model_validate, _dump(request), ns=namespace)
-
-
-def consolidate(namespace: str, request: ConsolidateRequest | None = None) -> Call[ConsolidateResult]:
-    body = _dump(request or ConsolidateRequest())
-    return _call("consolidate", ConsolidateResult.model_validate, body, ns=namespace)
-
-
-def stats(namespace: str) -> Call[Stats]:
-    return _call("stats", Stats.model_validate, ns=namespace)
-
-
-def brief(namespace: str, request: BriefRequest) -> Call[BriefResponse]:
-    return _call("brief", BriefResponse.model_validate, _dump(request), ns=namespace)
-
-
-def feedback(namespace: str, request: FeedbackRequest) -> Call[FeedbackResult]:
-    return _call("feedback", FeedbackResult.model_validate, _dump(request), ns=namespace)
-
-
-def end_session(namespace: str, session_id: str) -> Call[SessionEnded]:
-    return _call("end_session", SessionEnded.model_validate, ns=namespace, sid=session_id)
+    return call_of(OPERATIONS.named("recall"), namespace, query)
 
 
 def put_working(namespace: str, session_id: str, key: str, write: WorkingWrite) -> Call[WorkingEntry]:
-    return _call("put_working", WorkingEntry.model_validate, _dump(write), ns=namespace, sid=session_id, key=key)
-
-
-def get_working(namespace: str, session_id: str) -> Call[WorkingView]:
-    return _call("get_working", WorkingView.model_validate, ns=namespace, sid=session_id)
-
-
-def clear_working(namespace: str, session_id: str) -> Call[Cleared]:
-    return _call("clear_working", Cleared.model_validate, ns=namespace, sid=session_id)
+    return call_of(OPERATIONS.named("put_working"), namespace, session_id, key, write)
 
 
 def create_key(
@@ -136,48 +147,43 @@ def create_key(
             "requests_per_minute": requests_per_minute,
         }
     )
-    return _call("create_key", KeyCreated.model_validate, _dump(request))
-
-
-def list_keys() -> Call[KeyList]:
-    return _call("list_keys", KeyList.model_validate)
-
-
-def revoke_key(key_id: str) -> Call[KeyInfo]:
-    return _call("revoke_key", KeyInfo.model_validate, key_id=key_id)
+    return call_of(OPERATIONS.named("create_key"), request)
 
 
 def set_key_limit(key_id: str, requests_per_minute: int | None) -> Call[KeyInfo]:
-    body = KeyLimit(requests_per_minute=requests_per_minute).model_dump(mode="json")
-    return _call("set_key_limit", KeyInfo.model_validate, body, key_id=key_id)
+    call = call_of(OPERATIONS.named("set_key_limit"), key_id, KeyLimit(requests_per_minute=requests_per_minute))
+    # null is the limit's own value here (back to the default), so it is sent, not left out.
+    body = {"requests_per_minute": requests_per_minute}
+    return Call(call.method, call.path, call.read, json_body=body)
 
 
 def list_memories(namespace: str, query: ListQuery | None = None) -> Call[MemoryPage]:
-    params = (query or ListQuery()).model_dump(mode="json", exclude_none=True)
-    return _call("list_memories", MemoryPage.model_validate, query=params, ns=namespace)
+    return call_of(OPERATIONS.named("list_memories"), namespace, query or ListQuery())
 
 
 def edit(namespace: str, memory_id: str, edit: MemoryEdit, if_version: int | None = None) -> Call[Memory]:
+    route = OPERATIONS.named("edit_memory").route
     body = edit.model_dump(mode="json", exclude_unset=True)
-    call = _call("edit_memory", MEMORY.validate_python, body, ns=namespace, id=memory_id)
-    if if_version is None:
-        return call
-    return Call(call.method, call.path, call.read, headers={"If-Match": str(if_version)}, json_body=call.json_body)
-
-
-def history(namespace: str, memory_id: str) -> Call[MemoryHistory]:
-    return _call("memory_history", MemoryHistory.model_validate, ns=namespace, id=memory_id)
+    headers = {} if if_version is None else {"If-Match": str(if_version)}
+    return Call(
+        route.method,
+        route.url_path(ns=namespace, id=memory_id),
+        MEMORY.validate_python,
+        headers=headers,
+        json_body=body,
+    )
 
 
 def export_page(namespace: str, cursor: str | None = None) -> Call[str]:
-    return _call("export_memories", str, query={"cursor": cursor}, ns=namespace)
+    route = OPERATIONS.named("export_memories").route
+    return Call(route.method, route.url_path(ns=namespace), str, params=_params({"cursor": cursor}))
 
 
 def import_memories(
     namespace: str, items: Iterable[ExportedEpisode | ExportedFact | Mapping[str, Any]] | str
 ) -> Call[ImportResult]:
     """Lines as `export` gives them: models, dicts, or ndjson text."""
-    route = route_named("import_memories")
+    route = OPERATIONS.named("import_memories").route
     if isinstance(items, str):
         text = items
     else:
@@ -194,14 +200,15 @@ def import_memories(
     )
 
 
-def list_namespaces(prefix: str | None = None) -> Call[NamespaceList]:
-    return _call("list_namespaces", NamespaceList.model_validate, query={"prefix": prefix})
-
-
-def erase(namespace: str, subtree: bool = False) -> Call[EraseReceipt]:
-    return _call("erase_namespace", EraseReceipt.model_validate, query={"subtree": subtree}, ns=namespace)
-
-
 def export_lines(text: str) -> list[ExportedEpisode | ExportedFact]:
     """The export lines of an ndjson body."""
     return [EXPORT_LINE.validate_json(line) for line in text.splitlines() if line.strip()]
+
+
+# The operations whose HTTP request is not made from the row alone: `call_of` makes these instead.
+_SHAPED: dict[str, Callable[..., Call[Any]]] = {
+    "edit_memory": lambda namespace, memory_id, edit_, expected_version=None: edit(
+        namespace, memory_id, edit_, expected_version
+    ),
+    "set_key_limit": lambda key_id, limit: set_key_limit(key_id, limit.requests_per_minute),
+}

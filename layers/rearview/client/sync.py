@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -12,26 +13,22 @@ import httpx
 from rearview.client import calls
 from rearview.client.calls import Call
 from rearview.client.transport import RETRIED_STATUSES, Retry, answer, request_of
-from rearview.domain.brief import BriefRequest, BriefResponse, FeedbackRequest, FeedbackResult
-from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.edit import MemoryEdit
-from rearview.domain.erase import EraseReceipt, NamespaceList
-from rearview.domain.forget import ForgetReceipt, ForgetRequest
-from rearview.domain.history import MemoryHistory
-from rearview.domain.http_bodies import Cleared, Health, KeyCreated, KeyInfo, KeyList
+from rearview.domain.http_bodies import KeyCreated, KeyInfo
 from rearview.domain.listing import ListQuery, MemoryPage
 from rearview.domain.memory import Memory
 from rearview.domain.recall import RecallQuery, RecallResponse
-from rearview.domain.stats import Stats
 from rearview.domain.transfer import ExportedEpisode, ExportedFact, ImportResult
-from rearview.domain.working import SessionEnded, WorkingEntry, WorkingView, WorkingWrite
+from rearview.domain.working import WorkingEntry, WorkingWrite
 from rearview.domain.write import BatchResult, MemoryWrite, WriteResult
+from rearview.operations.offers import Operation
 
 T = TypeVar("T")
 
 
 class RearviewClient:
-    """The HTTP API: one method per route, taking and returning the service's own pydantic models. Errors come
+    """The HTTP API: a method per operation of the catalogue (named by its row, or shaped here where a method
+    builds its request from arguments or streams), taking and returning the service's own pydantic models. Errors come
     back as the domain's exceptions (`rearview.errors.NotFound`, `InvalidInput` with its `field` ...); 429 and
     503 are retried with backoff. Use it as a context manager, or call `close()`."""
 
@@ -67,10 +64,18 @@ class RearviewClient:
             time.sleep(self.retry.delay(attempt, response))
             attempt += 1
 
-    # --- memories and the operations
+    def call(self, operation: Operation, *args: Any, **kwargs: Any) -> Any:
+        """Run `operation` of the catalogue with the arguments its function takes (the services and caller left
+        out): `rv.call(OPERATIONS.named("stats"), "acme")`."""
+        return self.run(calls.call_of(operation, *args, **kwargs))
 
-    def health(self) -> Health:
-        return self.run(calls.health())
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        """Every operation the catalogue offers to the client (`rv.stats("acme")`, `rv.sources("acme", id)` ...),
+        as a method of the name its row gives, taking what the operation takes."""
+        operation = calls.client_operation(name)
+        return functools.partial(self.call, operation)
+
+    # --- memories and the operations
 
     def write(self, namespace: str, item: MemoryWrite | str, **fields: Any) -> WriteResult:
         """Write one memory: a MemoryWrite, or its content with the other fields by keyword."""
@@ -80,34 +85,10 @@ class RearviewClient:
     def write_batch(self, namespace: str, items: Sequence[MemoryWrite]) -> BatchResult:
         return self.run(calls.write_batch(namespace, items))
 
-    def get(self, namespace: str, memory_id: str) -> Memory:
-        return self.run(calls.get(namespace, memory_id))
-
-    def delete(self, namespace: str, memory_id: str, cascade: bool = True) -> ForgetReceipt:
-        return self.run(calls.delete(namespace, memory_id, cascade))
-
     def recall(self, namespace: str, query: RecallQuery | str, **fields: Any) -> RecallResponse:
         """Recall: a RecallQuery, or the query text with the other fields by keyword."""
         request = query if isinstance(query, RecallQuery) else RecallQuery(query=query, **fields)
         return self.run(calls.recall(namespace, request))
-
-    def forget(self, namespace: str, request: ForgetRequest) -> ForgetReceipt:
-        return self.run(calls.forget(namespace, request))
-
-    def consolidate(self, namespace: str, request: ConsolidateRequest | None = None) -> ConsolidateResult:
-        return self.run(calls.consolidate(namespace, request))
-
-    def stats(self, namespace: str) -> Stats:
-        return self.run(calls.stats(namespace))
-
-    def brief(self, namespace: str, request: BriefRequest) -> BriefResponse:
-        return self.run(calls.brief(namespace, request))
-
-    def feedback(self, namespace: str, request: FeedbackRequest) -> FeedbackResult:
-        return self.run(calls.feedback(namespace, request))
-
-    def end_session(self, namespace: str, session_id: str) -> SessionEnded:
-        return self.run(calls.end_session(namespace, session_id))
 
     # --- working memory
 
@@ -116,12 +97,6 @@ class RearviewClient:
     ) -> WorkingEntry:
         write = WorkingWrite(value=value, ttl_seconds=ttl_seconds)
         return self.run(calls.put_working(namespace, session_id, key, write))
-
-    def get_working(self, namespace: str, session_id: str) -> WorkingView:
-        return self.run(calls.get_working(namespace, session_id))
-
-    def clear_working(self, namespace: str, session_id: str) -> Cleared:
-        return self.run(calls.clear_working(namespace, session_id))
 
     # --- memory by hand
 
@@ -142,9 +117,6 @@ class RearviewClient:
         """Edit a memory (content=, tags=, entities=, importance=, confidence=, dimension=); with `if_version`,
         PreconditionFailed when it changed since that version."""
         return self.run(calls.edit(namespace, memory_id, MemoryEdit(**changes), if_version))
-
-    def history(self, namespace: str, memory_id: str) -> MemoryHistory:
-        return self.run(calls.history(namespace, memory_id))
 
     def export(self, namespace: str) -> Iterator[ExportedEpisode | ExportedFact]:
         """Every memory of the namespace with its history, newest first, read page by page as the server sends."""
@@ -177,12 +149,6 @@ class RearviewClient:
     ) -> ImportResult:
         return self.run(calls.import_memories(namespace, items))
 
-    def list_namespaces(self, prefix: str | None = None) -> NamespaceList:
-        return self.run(calls.list_namespaces(prefix))
-
-    def erase(self, namespace: str, subtree: bool = False) -> EraseReceipt:
-        return self.run(calls.erase(namespace, subtree))
-
     # --- API keys (admin)
 
     def create_key(
@@ -194,12 +160,6 @@ class RearviewClient:
         requests_per_minute: int | None = None,
     ) -> KeyCreated:
         return self.run(calls.create_key(namespace, permissions, expires_at, description, requests_per_minute))
-
-    def list_keys(self) -> KeyList:
-        return self.run(calls.list_keys())
-
-    def revoke_key(self, key_id: str) -> KeyInfo:
-        return self.run(calls.revoke_key(key_id))
 
     def set_key_limit(self, key_id: str, requests_per_minute: int | None) -> KeyInfo:
         """Set a key's request limit per minute (None: the deployment's default; 0: unlimited)."""

@@ -13,12 +13,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from rearview.domain.hindsight_runs import FeedbackVerdict
 from rearview.domain.limits import LABEL_PATTERN, MAX_ENTITIES, MAX_ENTITY_CHARS, MAX_TOKEN_BUDGET, MemoryId, SessionId
 from rearview.domain.recall import RecallHit
+from rearview.domain.request_model import RequestModel
 from rearview.domain.timestamps import RequestDatetime
 
 MAX_TASK_CHARS = 2000
 
 
-class BriefRequest(BaseModel):
+class BriefRequest(RequestModel):
     """What an agent is about to do, to be told the preferences and lessons that apply."""
 
     model_config = ConfigDict(extra="forbid")
@@ -73,7 +74,7 @@ class BriefResponse(BaseModel):
     truncated: bool = False
 
 
-class FeedbackRequest(BaseModel):
+class FeedbackRequest(RequestModel):
     """What an agent says of a memory it was given: useful, not useful, or wrong (with the right statement)."""
 
     model_config = ConfigDict(extra="forbid")

@@ -8,10 +8,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rearview.domain.hindsight_runs import TriggerReason
 from rearview.domain.memory import Kind
+from rearview.domain.request_model import RequestModel
 from rearview.domain.timestamps import RequestDatetime
 
 
-class ConsolidateRequest(BaseModel):
+class ConsolidateRequest(RequestModel):
     """What a consolidation run considers. The descriptions are written for the model that calls the MCP tool;
     HTTP's OpenAPI and the CLI's help read the same words."""
 

@@ -22,12 +22,34 @@ class ErasedCounts(BaseModel):
         return self.working + self.episodic + self.semantic + self.versions + self.ledger
 
 
+class ErasureMark(BaseModel):
+    """What marking a namespace erased promises: writes accepted before the erase and still queued are dropped
+    until `holds_until`; `not_reached` names the copies no erase can reach, each with when it expires."""
+
+    holds_until: datetime
+    not_reached: list[str] = Field(default_factory=list)
+
+
 class EraseReceipt(BaseModel):
     namespace: str
     subtree: bool
     namespaces: dict[str, ErasedCounts] = Field(description="What went, per namespace erased")
     keys_revoked: list[str] = Field(
         default_factory=list, description="Ids of the API keys whose whole scope was erased (revoked, not deleted)"
+    )
+    queued_writes_dropped_until: datetime | None = Field(
+        None,
+        description="Writes accepted before the erase that are still queued are dropped until then, instead of "
+        "bringing the namespace back (null where writes are never queued: they were stored before the erase)",
+    )
+    not_reached: list[str] = Field(
+        default_factory=list,
+        description="Copies the erase cannot reach (dead-letter queues, backups), each with when it expires",
+    )
+    keys_left_active: int = Field(
+        0,
+        description="API keys whose whole scope was erased but which stay active: revoking a key takes the `admin` "
+        "permission, which the caller lacks",
     )
 
 

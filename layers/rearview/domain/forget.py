@@ -7,10 +7,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from rearview.domain.limits import MAX_TAGS, MemoryId, SessionId
+from rearview.domain.request_model import RequestModel
 from rearview.domain.timestamps import RequestDatetime
 
 
-class ForgetRequest(BaseModel):
+class ForgetRequest(RequestModel):
     """What to forget: ids, or a filter. The descriptions are written for the model that calls the MCP tool;
     HTTP's OpenAPI and the CLI's help read the same words."""
 

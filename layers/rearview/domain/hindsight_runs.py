@@ -69,6 +69,9 @@ class ConsolidationRun(BaseModel):
     error: str | None = Field(None, description="Why the run failed; it applied nothing")
 
 
+# The most runs `stats` returns: enough for the inspector's chart of the runs, still one page of a ledger's query.
+MAX_RECENT_RUNS = 100
+
 # How long a ledger keeps a run's record, and a day's spend (only the current day's is held against the caps; the
 # week before stays for a look back). DynamoDB's TTL removes them lazily; the other ledgers as runs are recorded.
 RUN_RETENTION = timedelta(days=90)

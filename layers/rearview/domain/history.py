@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rearview.domain.limits import Identifier
 from rearview.domain.memory import Episode, Fact, Memory
 from rearview.domain.timestamps import UtcDatetime
 
@@ -50,7 +51,7 @@ class ArchivedVersion(BaseModel):
     memory: StoredMemory = Field(description="The memory as it was at this version")
     replaced_by: ChangeCause = Field(description="What replaced this version: write, edit, consolidation, feedback")
     replaced_at: UtcDatetime
-    actor: str | None = Field(None, description="Who made the change, when a caller made it (an API key's id)")
+    actor: Identifier | None = Field(None, description="Who made the change, when a caller made it (an API key's id)")
 
     @property
     def version(self) -> int:

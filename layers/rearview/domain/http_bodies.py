@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rearview.domain.access import ApiKey
 from rearview.domain.permissions import Permission
 from rearview.domain.quota import MAX_REQUESTS_PER_MINUTE
+from rearview.domain.request_model import RequestModel
 from rearview.domain.timestamps import RequestDatetime
 
 
@@ -26,7 +27,7 @@ class Cleared(BaseModel):
     cleared: int = Field(description="How many working-memory keys were removed")
 
 
-class KeyCreate(BaseModel):
+class KeyCreate(RequestModel):
     """A new API key: its scope, its permissions, optionally an expiry and a note."""
 
     model_config = ConfigDict(extra="forbid")
@@ -48,7 +49,7 @@ class KeyCreate(BaseModel):
     )
 
 
-class KeyLimit(BaseModel):
+class KeyLimit(RequestModel):
     """A key's new request limit."""
 
     model_config = ConfigDict(extra="forbid")

@@ -17,13 +17,19 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from rearview.domain.history import StoredMemory
-from rearview.domain.limits import LABEL_PATTERN
+from rearview.domain.limits import LABEL_PATTERN, MAX_ENTITY_CHARS
 from rearview.domain.memory import Kind, Memory, StoredLayer
+from rearview.domain.metadata import METADATA_FILTER_DESCRIPTION, MetadataFilter
+from rearview.domain.request_model import RequestModel
 from rearview.domain.timestamps import RequestDatetime, as_utc
 from rearview.errors import InvalidInput
 
 MAX_PAGE = 500
 DEFAULT_PAGE = 50
+# The most memories one page filtered by `text` reads: a bounded request on every backend (a query, never a scan of
+# the namespace); its cursor goes on from the last memory read.
+TEXT_SCAN_LIMIT = 2000
+MAX_TEXT_FILTER_CHARS = 200
 _CURSOR_VERSION = "1"
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
@@ -67,7 +73,7 @@ def sort_key(memory: Memory) -> tuple[str, str]:
     return PagePosition.of(memory).key()
 
 
-class ListQuery(BaseModel):
+class ListQuery(RequestModel):
     """Which memories to list, newest first. The descriptions are written for the model that calls the MCP tool."""
 
     model_config = ConfigDict(extra="forbid")
@@ -80,9 +86,23 @@ class ListQuery(BaseModel):
         None, pattern=LABEL_PATTERN, max_length=64, description="Only episodes of this event type"
     )
     kind: Kind | None = Field(None, description="Only semantic memories of this kind: preference, fact or lesson")
+    entity: str | None = Field(
+        None, pattern=LABEL_PATTERN, max_length=MAX_ENTITY_CHARS, description="Only memories about this entity"
+    )
+    metadata: MetadataFilter | None = Field(
+        None, description=METADATA_FILTER_DESCRIPTION + "; in a query string, its JSON text"
+    )
     since: RequestDatetime | None = Field(None, description="Only memories from this time on, ISO 8601")
     until: RequestDatetime | None = Field(None, description="Only memories before this time, ISO 8601")
     include_superseded: bool = Field(False, description="Also facts that a later fact replaced")
+    text: str | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_TEXT_FILTER_CHARS,
+        description="Only memories whose text, tags or entities contain this, ignoring case (a filter, not a search: "
+        f"a page reads at most {TEXT_SCAN_LIMIT} memories, so it may hold fewer than `limit` while `next_cursor` "
+        "says there is more to read)",
+    )
     limit: int = Field(DEFAULT_PAGE, ge=1, le=MAX_PAGE, description=f"Page size, 1 to {MAX_PAGE}")
     cursor: str | None = Field(
         None, max_length=1024, description="The next_cursor of the previous page; omit for the first page"
@@ -92,3 +112,6 @@ class ListQuery(BaseModel):
 class MemoryPage(BaseModel):
     items: list[StoredMemory]
     next_cursor: str | None = Field(None, description="Pass it as `cursor` for the next page; null on the last page")
+    scanned: int | None = Field(
+        None, description="With `text`: how many memories this page read to find its items (the others did not match)"
+    )

@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rearview.domain.limits import Identifier
+from rearview.domain.metadata import StoredMetadata
 from rearview.domain.timestamps import UtcDatetime
 
 Kind = Literal["preference", "fact", "lesson"]
@@ -65,8 +67,8 @@ StoredLayer = Literal["episodic", "semantic"]
 class _Stored(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    id: str
-    namespace: str
+    id: Identifier
+    namespace: Identifier
     content: str
     tags: list[str] = Field(default_factory=list)
     importance: float = 0.5
@@ -78,6 +80,16 @@ class _Stored(BaseModel):
     redacted: bool = False
     # Optimistic-locking version: 1 on insert, +1 on every update through the write path.
     version: int = 1
+    # The caller's own JSON object (`rearview.domain.metadata`), stored and returned as given, filterable.
+    metadata: StoredMetadata = Field(default_factory=dict)
+    # Where it came from, in the caller's words: a URL, a document, "user said".
+    source: str | None = None
+    # When it expires (None: never): from then on no read returns it, and the sweep (or DynamoDB's TTL) deletes it.
+    expires_at: UtcDatetime | None = None
+
+    def expired(self, now: datetime) -> bool:
+        """True once its expiry has come (`expires_at <= now`)."""
+        return self.expires_at is not None and self.expires_at <= now
 
 
 class Episode(_Stored):
@@ -90,15 +102,20 @@ class Episode(_Stored):
     outcome: str | None = None
     # success / failure / partial / unknown: set by the caller, or recognised from `outcome`; None without one.
     outcome_status: OutcomeStatus | None = None
-    session_id: str | None = None
+    session_id: Identifier | None = None
     # A near-duplicate write merges into this episode and counts as another occurrence (`confirmations` is the
     # count): when the last one happened, and the distinct sessions they happened in (at most 16, latest last).
     last_occurred_at: UtcDatetime | None = None
-    session_ids: list[str] = Field(default_factory=list)
+    session_ids: list[Identifier] = Field(default_factory=list)
     consolidated: bool = False
     # The text of the turn(s) just before this one in its session, set by the write path (write.context_turns):
     # keyword search matches it at a lower weight (recall.context_weight), so a reply is found by its question.
     context: str = ""
+    # One chunk of a write too long for one episode (`rearview.domain.chunking`): the id of its first chunk, which
+    # the write answered and which forgetting forgets them all by, its position from 0, and how many there are.
+    parent_id: str | None = None
+    chunk_index: int | None = None
+    chunk_count: int | None = None
 
     @property
     def last_seen_at(self) -> datetime:
@@ -125,20 +142,22 @@ class Fact(_Stored):
 
     layer: Literal["semantic"] = "semantic"
     kind: Kind = "fact"
-    dimension: str | None = None
+    dimension: Identifier | None = None
     # What the memory says on its dimension, slot by slot (language: {replies: Chinese}): how consolidation tells
     # a repeat (same facets), a refinement (new slots) and a contradiction (a slot with another value) apart.
     facets: dict[str, str] = Field(default_factory=dict)
     confidence: float = 0.8
-    provenance: list[str] = Field(default_factory=list)
+    provenance: list[Identifier] = Field(default_factory=list)
     # The experience behind an induced memory (None for one written directly), and who stated it.
     evidence: Evidence | None = None
-    induced_by: str | None = None
+    induced_by: Identifier | None = None
     first_seen_at: UtcDatetime | None = None
     last_confirmed_at: UtcDatetime
     status: Literal["active", "superseded"] = "active"
-    superseded_by: str | None = None
+    superseded_by: Identifier | None = None
     superseded_at: UtcDatetime | None = None
+    # The people, places, products it is about, as a write named them.
+    entities: list[str] = Field(default_factory=list)
 
     @property
     def occurred_at(self) -> datetime:

@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rearview.domain.limits import (
     LABEL_PATTERN,
+    MAX_ENTITIES,
+    MAX_ENTITY_CHARS,
     MAX_EXCLUSION_CHARS,
     MAX_EXCLUSIONS,
     MAX_QUERY_CHARS,
@@ -18,11 +20,16 @@ from rearview.domain.limits import (
     MAX_TOP_K,
     SessionId,
 )
-from rearview.domain.memory import Evidence, Kind, Occurrences, OutcomeStatus, StoredLayer
+from rearview.domain.memory import Evidence, Kind, Occurrences, OutcomeStatus
+from rearview.domain.metadata import METADATA_FILTER_DESCRIPTION, MetadataFilter
+from rearview.domain.request_model import RequestModel
 from rearview.domain.timestamps import RequestDatetime
 
+# What recall searches: the stored layers, and a session's working memory.
+RecallLayer = Literal["working", "episodic", "semantic"]
 
-def _both_layers() -> list[StoredLayer]:
+
+def _both_layers() -> list[RecallLayer]:
     return ["episodic", "semantic"]
 
 
@@ -30,7 +37,7 @@ def _both_layers() -> list[StoredLayer]:
 ExcludedPhrase = Annotated[str, Field(pattern=LABEL_PATTERN, max_length=MAX_EXCLUSION_CHARS)]
 
 
-class RecallQuery(BaseModel):
+class RecallQuery(RequestModel):
     """What a recall asks. The descriptions are written for the model that calls the MCP tool; HTTP's OpenAPI and
     the CLI's help read the same words."""
 
@@ -46,10 +53,11 @@ class RecallQuery(BaseModel):
         f"(at most {MAX_QUERY_CHARS} characters)",
     )
     top_k: int = Field(10, ge=1, le=MAX_TOP_K, description=f"How many memories at most (1 to {MAX_TOP_K})")
-    layers: list[StoredLayer] = Field(
+    layers: list[RecallLayer] = Field(
         default_factory=_both_layers,
         min_length=1,
-        description="Which layers to search: 'episodic' (events), 'semantic' (facts); default both",
+        description="Which layers to search: 'episodic' (events), 'semantic' (facts), 'working' (the scratch state "
+        "of the session `session_id` names, its keys and values read as text); default episodic and semantic",
     )
     since: RequestDatetime | None = Field(None, description="Only memories from this time on, ISO 8601 (inclusive)")
     until: RequestDatetime | None = Field(None, description="Only memories before this time, ISO 8601 (exclusive)")
@@ -75,8 +83,16 @@ class RecallQuery(BaseModel):
         max_length=3,
         description="Only semantic memories of these kinds: preference, fact, lesson (episodes never match)",
     )
+    entities: list[Annotated[str, Field(pattern=LABEL_PATTERN, max_length=MAX_ENTITY_CHARS)]] = Field(
+        default_factory=list,
+        max_length=MAX_ENTITIES,
+        description="Only memories about any of these people, places or products (their `entities`)",
+    )
+    metadata: MetadataFilter | None = Field(None, description=METADATA_FILTER_DESCRIPTION)
     session_id: SessionId | None = Field(
-        None, description="Only episodes of this session; its working memory is returned too"
+        None,
+        description="The session (conversation or task) you are in: its working memory is returned too, and "
+        "searched with layers ['working']",
     )
     token_budget: int | None = Field(
         None,
@@ -131,8 +147,8 @@ class RecallQuery(BaseModel):
 
 
 class RecallHit(BaseModel):
-    id: str
-    layer: StoredLayer
+    id: str = Field(description="The memory's id (a working-memory key's name, for layer 'working')")
+    layer: RecallLayer
     content: str
     score: float
     occurred_at: datetime
@@ -156,6 +172,18 @@ class RecallHit(BaseModel):
     outcome_status: OutcomeStatus | None = None
     occurrences: Occurrences | None = Field(None, description="Episodic only: how often it happened (merged repeats)")
     collapsed: list[str] = Field(default_factory=list, description="Ids of near-duplicates folded into this hit")
+    folded_sources: list[str] = Field(
+        default_factory=list,
+        description="Semantic only: the episodes it was learned from that this recall matched too, folded under it "
+        "rather than returned apart (the knowledge first; follow the ids for the evidence)",
+    )
+    folded_sources_count: int = Field(0, description="How many sources are folded under it (len of folded_sources)")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="The memory's metadata, as written")
+    source: str | None = Field(None, description="Where it came from, as written")
+    expires_at: datetime | None = Field(None, description="When it expires (null: never)")
+    parent_id: str | None = Field(
+        None, description="A chunk of a long text: the id of its first chunk, the one the write answered"
+    )
 
 
 class StageTrace(BaseModel):

@@ -11,10 +11,12 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from rearview.domain.request_model import RequestModel
+
 MAX_RETENTION_DAYS = 36_500.0
 
 
-class RetentionPolicy(BaseModel):
+class RetentionPolicy(RequestModel):
     """What a namespace keeps. Every rule is optional; a policy with none keeps everything (as no policy does)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -81,7 +83,11 @@ class RetentionSweep(BaseModel):
     at: datetime
     namespaces: list[RetentionReport] = Field(default_factory=list)
     working_purged: int = Field(0, description="Expired working-memory rows deleted from storage")
+    expired: int = Field(0, description="Memories forgotten because their expiry came (and what went with them)")
     unfinished: int = Field(0, description="Namespaces under a policy the sweep ran out of time to reach")
+    access_settled: int = Field(
+        0, description="Memories whose access counts, kept apart from them by the store, were folded into them"
+    )
 
 
 def governing_policy(

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from rearview.domain.memory import Episode, Fact, Kind, Memory, OutcomeStatus, StoredLayer
+from rearview.domain.metadata import matches_terms, metadata_terms
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,12 @@ class MemoryFilter:
     ids: tuple[str, ...] | None = None
     outcomes: tuple[OutcomeStatus, ...] = ()  # any of (episodes only; facts never match a non-empty outcomes)
     kinds: tuple[Kind, ...] = ()  # any of (facts only; episodes never match a non-empty kinds)
+    entities: tuple[str, ...] = ()  # any of
+    # Per key of a metadata filter, the terms (`rearview.domain.metadata`) of which the memory must hold one.
+    metadata: tuple[tuple[str, ...], ...] = ()
+    # What a caller may still see: a memory that expired by then (`expires_at <= alive_at`) never matches. None:
+    # expiry is not looked at (the sweep that deletes expired memories, index maintenance).
+    alive_at: datetime | None = None
 
     def matchable_layers(self) -> tuple[StoredLayer, ...]:
         """The layers a memory matching this filter can be in: a fact has no event type, session or outcome, an
@@ -43,14 +50,25 @@ class MemoryFilter:
         """The filter evaluated in Python, with the semantics every backend implements: time ranges are half-open
         (`since <= t < until`, t = occurred_at or a fact's last_confirmed_at); a fact never matches a session_id,
         event_types or outcomes condition, an episode never a kinds condition; `consolidated` constrains episodes
-        only; superseded facts only when asked for."""
+        only; superseded facts only when asked for; entities any of; metadata as `rearview.domain.metadata` says;
+        nothing expired by `alive_at`."""
         if memory.layer not in self.matchable_layers() or (self.ids is not None and memory.id not in self.ids):
             return False
         if not self._in_time_range(memory.occurred_at) or (self.tags and not set(self.tags) & set(memory.tags)):
             return False
+        if not self._matches_common(memory):
+            return False
         if isinstance(memory, Fact):
             return self._matches_fact(memory)
         return self._matches_episode(memory)
+
+    def _matches_common(self, memory: Memory) -> bool:
+        """Entities (any of), metadata (a term of every condition) and expiry: the conditions of either layer."""
+        if self.entities and set(self.entities).isdisjoint(memory.entities):
+            return False
+        if self.alive_at is not None and memory.expired(self.alive_at):
+            return False
+        return not self.metadata or matches_terms(metadata_terms(memory.metadata), self.metadata)
 
     def _in_time_range(self, when: datetime) -> bool:
         return (self.since is None or when >= self.since) and (self.until is None or when < self.until)
@@ -70,11 +88,9 @@ class MemoryFilter:
 
 
 def searchable_text(memory: Memory) -> str:
-    """What keyword search matches as a memory's own text: its content, its tags and (an episode's) entities. An
-    episode's `context` is matched apart, at `context_weight`."""
-    if isinstance(memory, Episode):
-        return episode_searchable_text(memory.content, memory.tags, memory.entities)
-    return " ".join([memory.content, *memory.tags])
+    """What keyword search matches as a memory's own text: its content, its tags and its entities. An episode's
+    `context` is matched apart, at `context_weight`."""
+    return episode_searchable_text(memory.content, memory.tags, memory.entities)
 
 
 def episode_searchable_text(content: str, tags: Sequence[str], entities: Sequence[str]) -> str:

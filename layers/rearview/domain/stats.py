@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime, timedelta
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from rearview.domain.hindsight_runs import HindsightStats
 
@@ -23,6 +23,20 @@ class NamespaceUsage:
     recall_hits: int
 
 
+# How many UTC days of recall counters `stats` shows (today included): a month of the inspector's chart.
+RECALL_DAYS_SHOWN = 30
+# How long a store keeps a day's recall counters (DynamoDB's TTL removes them lazily; SQLite as recalls come).
+RECALL_DAY_RETENTION = timedelta(days=90)
+
+
+class RecallDay(BaseModel):
+    """A namespace's recalls on one UTC day, and how many of them found something."""
+
+    day: date
+    recalls: int = 0
+    hits: int = 0
+
+
 class Stats(BaseModel):
     namespace: str
     counts: dict[str, int]
@@ -30,6 +44,11 @@ class Stats(BaseModel):
     recall_count: int
     recall_hits: int
     hit_rate: float | None
+    recalls_by_day: list[RecallDay] = Field(
+        default_factory=list,
+        description=f"Recalls and those that found something, per UTC day of the last {RECALL_DAYS_SHOWN} (days "
+        "without a recall left out), oldest first",
+    )
     # Consolidation's side: runs, what they induced and spent, the next trigger, feedback and adoption.
     hindsight: HindsightStats | None = None
 

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from rearview.domain.limits import MAX_TTL_SECONDS, MAX_WORKING_VALUE_BYTES
+from rearview.domain.request_model import RequestModel
 from rearview.domain.timestamps import UtcDatetime
 
 
@@ -20,7 +21,7 @@ class WorkingEntry(BaseModel):
     expires_at: UtcDatetime
 
 
-class WorkingWrite(BaseModel):
+class WorkingWrite(RequestModel):
     """One working-memory key's new value. The descriptions are written for the model that calls the MCP tool;
     HTTP's OpenAPI reads the same words."""
 

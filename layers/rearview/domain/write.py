@@ -12,22 +12,30 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from rearview.domain.limits import (
     LABEL_PATTERN,
     MAX_BATCH,
+    MAX_CHUNKS,
     MAX_ENTITIES,
     MAX_ENTITY_CHARS,
     MAX_EPISODE_CHARS,
     MAX_FACT_CHARS,
+    MAX_MEMORY_TTL_SECONDS,
+    MAX_SOURCE_CHARS,
     MAX_TAG_CHARS,
     MAX_TAGS,
+    MAX_WRITE_CHARS,
+    SOURCE_PATTERN,
+    Dimension,
     MemoryId,
     SessionId,
 )
 from rearview.domain.memory import Kind, OutcomeStatus, StoredLayer
+from rearview.domain.metadata import MAX_METADATA_BYTES, MAX_METADATA_DEPTH, MAX_METADATA_KEYS, Metadata
 from rearview.domain.namespaces import Namespace
+from rearview.domain.request_model import RequestModel
 from rearview.domain.timestamps import RequestDatetime, UtcDatetime
 from rearview.errors import RearviewError
 
 
-class MemoryWrite(BaseModel):
+class MemoryWrite(RequestModel):
     """One memory to write. Content rules beyond length (control characters, dumps, secrets) run in the service.
 
     The descriptions are written for the model that calls the MCP tool; HTTP's OpenAPI and the CLI's help read
@@ -42,8 +50,10 @@ class MemoryWrite(BaseModel):
     )
     content: str = Field(
         description="The memory, as a self-contained sentence or short paragraph a later reader understands "
-        f"without this conversation (at most {MAX_EPISODE_CHARS} characters; {MAX_FACT_CHARS} for semantic). "
-        "Never include secrets such as passwords or API keys."
+        f"without this conversation ({MAX_FACT_CHARS} characters at most for semantic). An episodic text longer "
+        f"than {MAX_EPISODE_CHARS} characters (up to {MAX_WRITE_CHARS}) is stored as up to {MAX_CHUNKS} linked "
+        "chunks, each found by recall with the id of the first as its `parent_id`. Never include secrets such as "
+        "passwords or API keys."
     )
     occurred_at: RequestDatetime | None = Field(
         None, description="When it happened, ISO 8601 (UTC if no offset is given); default now"
@@ -81,9 +91,8 @@ class MemoryWrite(BaseModel):
     session_id: SessionId | None = Field(
         None, description="Optional id of the conversation or task this happened in, to filter or forget by later"
     )
-    dimension: str | None = Field(
+    dimension: Dimension | None = Field(
         None,
-        pattern=r"^[A-Za-z0-9_.-]{1,64}$",
         description="Semantic only: the attribute the fact sets, e.g. 'diet', 'home_city', 'language'. A new fact "
         "with the same dimension supersedes the old one",
     )
@@ -98,18 +107,43 @@ class MemoryWrite(BaseModel):
     importance: float | None = Field(
         None, ge=0.0, le=1.0, description="Optional override of the computed importance, 0 (trivial) to 1 (critical)"
     )
+    metadata: Metadata = Field(
+        default_factory=dict,
+        description="Optional JSON object of your own, stored and returned with the memory and filterable in "
+        'recall and list_memories, e.g. {"project": "apollo", "priority": 2} (at most '
+        f"{MAX_METADATA_KEYS} keys, nested {MAX_METADATA_DEPTH} levels, {MAX_METADATA_BYTES} bytes as JSON)",
+    )
+    source: str | None = Field(
+        None,
+        pattern=SOURCE_PATTERN,
+        max_length=MAX_SOURCE_CHARS,
+        description="Optional: where it came from, e.g. a URL, a document's name, 'user said' "
+        f"(one line, at most {MAX_SOURCE_CHARS} characters)",
+    )
+    ttl_seconds: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_MEMORY_TTL_SECONDS,
+        description="Optional: forget it this many seconds after it is written (it is never returned after that); "
+        "default never",
+    )
+    expires_at: RequestDatetime | None = Field(
+        None, description="Optional: forget it at this time, ISO 8601 (instead of ttl_seconds); default never"
+    )
 
     @field_validator("content")
     @classmethod
     def _content_not_empty(cls, value: str) -> str:
         if not value or not value.strip():
             raise ValueError("must not be empty")
-        if len(value) > MAX_EPISODE_CHARS:
-            raise ValueError(f"must be at most {MAX_EPISODE_CHARS} characters (got {len(value)})")
+        if len(value) > MAX_WRITE_CHARS:
+            raise ValueError(
+                f"must be at most {MAX_WRITE_CHARS} characters (got {len(value)}); split the text into several writes"
+            )
         return value
 
 
-class BatchWrite(BaseModel):
+class BatchWrite(RequestModel):
     model_config = ConfigDict(extra="forbid")
     items: list[MemoryWrite] = Field(min_length=1, max_length=MAX_BATCH)
 
@@ -125,6 +159,10 @@ class WriteResult(BaseModel):
     importance: float | None = None
     merged_into: str | None = None
     superseded: list[str] = Field(default_factory=list)
+    chunks: list[str] = Field(
+        default_factory=list,
+        description="A text too long for one memory, stored as linked chunks: every chunk's id, the first being `id`",
+    )
 
 
 class BatchResult(BaseModel):

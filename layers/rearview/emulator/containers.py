@@ -2,8 +2,11 @@
 importing its `handler.py` from the asset directory at start (the cold start) and taking one invocation at a
 time, as a Lambda execution environment does.
 
-On Linux the process is forked from a fork server that has imported the library already (`fork_server`), elsewhere
-spawned afresh. A process of its own keeps what Lambda keeps apart: the environment each function validates its
+With a `LambdaRuntime` (what `make emulate` runs), the process is the functions' own Python (python3.13) in isolated
+mode, started by `lambda_bootstrap`, with only the function's code directory, the layer's `python/` directory and
+what the Lambda runtime provides on its path: what Lambda runs. Without one, it is the emulator's own interpreter:
+forked on Linux from a fork server that has imported the library already (`fork_server`), elsewhere spawned afresh.
+A process of its own keeps what Lambda keeps apart: the environment each function validates its
 settings from, module globals (Powertools' logger and metrics, the cached services), and standard output, which goes to
 `<data dir>/logs/<function>.log` like a function's log group. An invocation that outlasts the function's timeout
 ends the process (the next invocation starts a new one, cold); so does one that crashes it.
@@ -11,9 +14,14 @@ ends the process (the next invocation starts a new one, cold); so does one that 
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import importlib.util
+import json
 import multiprocessing
 import os
+import select
+import subprocess
 import sys
 import threading
 import time
@@ -31,6 +39,93 @@ from rearview.emulator.template import ACCOUNT, REGION, FunctionSpec
 # function's process, and the child starts from a clean interpreter like a Lambda runtime.
 _CONTEXT = multiprocessing.get_context("spawn")
 _STOP_SECONDS = 5.0
+_BOOTSTRAP = Path(__file__).with_name("lambda_bootstrap.py")
+
+
+@dataclass(frozen=True)
+class LambdaRuntime:
+    """The interpreter a function runs on and what is on its path besides its code: the layer's `python/` directory
+    (`/opt/python` on Lambda), then the directories standing for what the runtime provides."""
+
+    python: Path
+    layer_dir: Path
+    runtime_dirs: tuple[Path, ...] = ()
+
+    def command(self, read_fd: int, write_fd: int, spec: FunctionSpec) -> list[str]:
+        paths = [str(self.layer_dir), *map(str, self.runtime_dirs)]
+        return [str(self.python), "-I", "-S", str(_BOOTSTRAP), str(read_fd), str(write_fd), str(spec.code_dir),
+                spec.handler, *paths]  # fmt: skip
+
+
+class _JsonConnection:
+    """The parent's end of a function process started by `lambda_bootstrap`: JSON lines over two pipes, with the
+    methods of a multiprocessing Connection that `FunctionContainer` uses."""
+
+    def __init__(self, inbox: int, outbox: int) -> None:
+        self._inbox = os.fdopen(inbox, "r", encoding="utf-8")
+        self._outbox = os.fdopen(outbox, "w", encoding="utf-8")
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        self._outbox.write(json.dumps(message, default=_as_json) + "\n")
+        self._outbox.flush()
+
+    def poll(self, timeout: float) -> bool:
+        ready, _, _ = select.select([self._inbox], [], [], timeout)
+        return bool(ready)
+
+    def recv(self) -> tuple[Any, ...]:
+        line = self._inbox.readline()
+        if not line:
+            raise EOFError("the function's process exited")
+        return tuple(json.loads(line))
+
+    def close(self) -> None:
+        for stream in (self._inbox, self._outbox):
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
+def _as_json(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return str(value)
+
+
+class _RuntimeProcess:
+    """A function's process on its own interpreter, with the methods of a multiprocessing Process used here."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self._popen = popen
+
+    def is_alive(self) -> bool:
+        return self._popen.poll() is None
+
+    def terminate(self) -> None:
+        self._popen.terminate()
+
+    def kill(self) -> None:
+        self._popen.kill()
+
+    def join(self, timeout: float) -> None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._popen.wait(timeout)
+
+
+def _start_on_runtime(
+    runtime: LambdaRuntime, spec: FunctionSpec, environment: dict[str, str], log_path: Path
+) -> tuple[_RuntimeProcess, _JsonConnection]:
+    """The function's process on `runtime`, and this side's end of its pipes (the child keeps the other ends)."""
+    to_child, from_parent = os.pipe()
+    to_parent, from_child = os.pipe()
+    with log_path.open("ab") as log:
+        popen = subprocess.Popen(
+            runtime.command(to_child, from_child, spec),
+            env=environment, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            pass_fds=(to_child, from_child), cwd=spec.code_dir, start_new_session=True,
+        )  # fmt: skip
+    os.close(to_child)
+    os.close(from_child)
+    return _RuntimeProcess(popen), _JsonConnection(to_parent, from_parent)
 
 
 class FunctionError(RuntimeError):
@@ -114,18 +209,25 @@ class FunctionContainer:
     """One function's execution environment: started on first use (or by `warm`), one invocation at a time."""
 
     def __init__(
-        self, spec: FunctionSpec, environment: dict[str, str], log_dir: Path, forks: ForkServer | None = None
+        self,
+        spec: FunctionSpec,
+        environment: dict[str, str],
+        log_dir: Path,
+        forks: ForkServer | None = None,
+        runtime: LambdaRuntime | None = None,
     ) -> None:
         self.spec = spec
-        # Where its process comes from: forked from the warm fork server, or spawned afresh (not on Linux).
+        # Where its process comes from: the functions' own interpreter with the layer (`runtime`), else forked from
+        # the warm fork server, or spawned afresh (not on Linux).
         self._forks = forks
+        self._runtime = runtime
         self.environment = environment
         self.log_path = log_dir / f"{spec.name}.log"
         self.cold_starts = 0
         self.invocations = 0
         self._lock = threading.Lock()
         self._process: Any = None
-        self._conn: Connection | None = None
+        self._conn: Any = None
         # The running process has answered its cold start.
         self._initialised = False
         # Stopped for good: no invocation starts a new process.
@@ -140,11 +242,14 @@ class FunctionContainer:
         with self._lock:
             self._start()
 
-    def _start(self) -> Connection:
+    def _start(self) -> Any:
         if self._conn is not None and self._process is not None and self._process.is_alive():
             return self._conn
         self._stop()
-        if self._forks is not None:
+        parent: Any
+        if self._runtime is not None:
+            self._process, parent = _start_on_runtime(self._runtime, self.spec, self.environment, self.log_path)
+        elif self._forks is not None:
             self._process, parent = self._forks.fork(_child, (self.spec, self.environment, str(self.log_path)))
         else:
             parent, child = _CONTEXT.Pipe()
@@ -183,7 +288,7 @@ class FunctionContainer:
             return value
         raise FunctionError(self.spec.name, str(value), message)
 
-    def _ready(self, conn: Connection, deadline: float) -> bool:
+    def _ready(self, conn: Any, deadline: float) -> bool:
         """Wait for the cold start's `ready` (once per process); an init error fails the invocation."""
         if self._initialised:
             return True

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from rearview import bootstrap
-from rearview.emulator import fork_server, snapshot
-from rearview.emulator.containers import FunctionContainer
+from rearview.emulator import fork_server, iam, snapshot
+from rearview.emulator.containers import FunctionContainer, LambdaRuntime
 from rearview.emulator.fork_server import ForkServer
 from rearview.emulator.http_front import ApiGateway, GatewayServer
 from rearview.emulator.resources import Deployment, deploy
@@ -66,6 +66,10 @@ class EmulatorOptions:
     api_token: str | None = None
     # REARVIEW_* settings given to every function over the template's own (not the resources it names).
     overrides: dict[str, str] = field(default_factory=dict)
+    # The functions' own Python with the layer (what Lambda runs); None: the emulator's interpreter and packages.
+    runtime: LambdaRuntime | None = None
+    # Each function with its role's credentials, checked by moto (in-process moto only; see `iam`).
+    enforce_iam: bool = True
 
     @staticmethod
     def overrides_from(environment: Mapping[str, str]) -> dict[str, str]:
@@ -93,8 +97,10 @@ class Emulator:
         self._pollers: list[Any] = []
         self._server: GatewayServer | None = None
         self._server_thread: threading.Thread | None = None
-        self._forks = ForkServer() if fork_server.supported() else None
+        self._forks = ForkServer() if fork_server.supported() and options.runtime is None else None
         self._stopped = False
+        # What the emulator and each function call AWS with: "emulated" until the roles are made (iam.Principals).
+        self.principals: iam.Principals | None = None
 
     # --- start ----------------------------------------------------------------------------------------------
 
@@ -115,6 +121,12 @@ class Emulator:
             self.restored = snapshot.restore(
                 self.deployment, self.state_dir, self._client("dynamodb"), self._client("sqs")
             )
+        if options.enforce_iam and self._moto is not None:
+            self.principals = iam.grant_roles(
+                self.template, self.deployment.resolver(), self._client("iam"), self._client("sts")
+            )
+            self._clients.clear()  # the emulator's own calls carry its administrator's credentials from now
+            iam.enforce(self.principals)
         if self._forks is not None:
             self._forks.start()
         functions = self.template.functions()
@@ -122,7 +134,7 @@ class Emulator:
         self._prepare_index(next(iter(environments.values())))
         for logical_id, spec in functions.items():
             self.containers[logical_id] = FunctionContainer(
-                spec, environments[logical_id], self.data_dir / "logs", self._forks
+                spec, environments[logical_id], self.data_dir / "logs", self._forks, options.runtime
             )
         for container in self.containers.values():
             container.warm()
@@ -160,12 +172,13 @@ class Emulator:
         if service not in self._clients:
             import boto3
 
+            credentials = self.principals.admin if self.principals else iam.Credentials("emulated", "emulated")
             self._clients[service] = boto3.client(
                 service,  # type: ignore[call-overload]
                 endpoint_url=self.moto_url,
                 region_name=REGION,
-                aws_access_key_id="emulated",
-                aws_secret_access_key="emulated",
+                aws_access_key_id=credentials.access_key_id,
+                aws_secret_access_key=credentials.secret_access_key,
             )
         return self._clients[service]
 
@@ -189,15 +202,19 @@ class Emulator:
             "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
             "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{name}",
             "AWS_EXECUTION_ENV": "AWS_Lambda_python_emulated",
+            "AWS_LAMBDA_INITIALIZATION_TYPE": "snap-start" if spec.snap_start else "on-demand",
             "LAMBDA_TASK_ROOT": str(spec.code_dir),
             # No X-Ray daemon here.
             "POWERTOOLS_TRACE_DISABLED": "true",
             "PYTHONUNBUFFERED": "1",
         }
+        if self.principals is not None:
+            env |= self.principals.functions[spec.logical_id].environment()
         env |= template_env
         env |= {k: v for k, v in self.options.overrides.items() if k not in wired}
         env["REARVIEW_API_TOKEN"] = self.api_token
-        env |= self._search_environment()
+        if env.get("REARVIEW_AWS__SEARCH") != "store":  # a deployment without a cluster searches the table
+            env |= self._search_environment()
         return env
 
     def _search_environment(self) -> dict[str, str]:
@@ -215,6 +232,8 @@ class Emulator:
     def _prepare_index(self, environment: dict[str, str]) -> None:
         """Create the index (as the stack's index custom resource would), once, before the functions search it: in
         a function's environment (its settings, and the credentials requests to OpenSearch are signed with)."""
+        if environment.get("REARVIEW_AWS__SEARCH") == "store":
+            return
         with function_environment(environment):
             settings = Settings()
             index = bootstrap.build_opensearch_index(settings, bootstrap.build_embedder(settings))
@@ -298,6 +317,8 @@ class Emulator:
                 logger.exception("saving the emulated state failed; the previous snapshot is kept")
         if self._moto is not None:
             self._moto.stop()
+        if self.principals is not None:
+            iam.release()
         return saved
 
     def _stop_front(self) -> None:
@@ -334,6 +355,10 @@ class Emulator:
             found["ApiUrl"] = self.url + "/"
         if "McpUrl" in found:
             found["McpUrl"] = self.url + "/mcp"
+        if self.principals is not None:
+            # moto checks every call against IAM: an operator's calls (a DLQ read) need these.
+            found["EmulatorAccessKeyId"] = self.principals.admin.access_key_id
+            found["EmulatorSecretAccessKey"] = self.principals.admin.secret_access_key
         return found
 
 

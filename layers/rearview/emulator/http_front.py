@@ -62,7 +62,8 @@ class _CompiledRoute:
             else:
                 pattern += f"(?P<{_group(match.group(1))}>[^/]+)"
         self.names = {_group(n.rstrip("+")): n.rstrip("+") for n in _PARAMETER.findall(route.path)}
-        self.regex = re.compile(pattern + "$")
+        # As API Gateway: a request with a trailing slash reaches the route without it (its raw path kept).
+        self.regex = re.compile(pattern + ("/?$" if not pattern.endswith("/") else "$"))
 
     def match(self, method: str, path: str) -> dict[str, str] | None:
         if self.route.method not in (method, "ANY"):

@@ -72,6 +72,9 @@ class Deployment:
             name = self.function_name(logical_id)
             arn = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}"
             return {"Ref": name, "Arn": arn}[attribute]
+        if attribute == "Arn" or attribute.endswith(("Arn", ".Arn")):
+            # An ARN in a role's policy (a domain, a secret, a topic): well formed, as IAM checks policies.
+            return f"arn:aws:{_service_of(resource.type)}:{REGION}:{ACCOUNT}:emulated/{logical_id}"
         if resource.type.startswith(("AWS::OpenSearchService::", "AWS::OpenSearchServerless::")):
             return self.search_endpoint
         # Anything else (a role, a topic): a name that says it is emulated; no function reads it.
@@ -88,6 +91,11 @@ class Deployment:
 
     def resolver(self) -> Resolver:
         return Resolver(self.lookup)
+
+
+def _service_of(resource_type: str) -> str:
+    """`AWS::OpenSearchService::Domain` -> `opensearchservice`: the service part of an emulated resource's ARN."""
+    return resource_type.split("::")[1].lower() if resource_type.count("::") == 2 else "emulated"
 
 
 def deploy(template: Template, dynamodb: Any, sqs: Any, events: Any, search_endpoint: str) -> Deployment:

@@ -54,6 +54,8 @@ class FunctionSpec:
     timeout_seconds: int
     memory_mb: int
     environment: dict[str, Any]
+    # Started from a SnapStart snapshot of its published version.
+    snap_start: bool = False
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,7 @@ class Template:
                 timeout_seconds=int(props.get("Timeout", 3)),
                 memory_mb=int(props.get("MemorySize", 128)),
                 environment=dict(props.get("Environment", {}).get("Variables", {})),
+                snap_start=props.get("SnapStart", {}).get("ApplyOn") == "PublishedVersions",
             )
         return found
 

@@ -58,7 +58,7 @@ def split_key(plaintext: str) -> tuple[str, str]:
     if not plaintext.startswith(KEY_PREFIX):
         raise Unauthorized("authorization: malformed API key (expected rv_<key id>_<secret>)")
     key_id, sep, secret = plaintext[len(KEY_PREFIX) :].partition("_")
-    if not sep or not secret or not _KEY_ID.match(key_id):
+    if not sep or not secret or not _KEY_ID.fullmatch(key_id):
         raise Unauthorized("authorization: malformed API key (expected rv_<key id>_<secret>)")
     return key_id, secret
 
@@ -111,6 +111,14 @@ class AccessService:
             raise InvalidInput("expires_at: must be in the future", field="expires_at")
         if description is not None and (len(description) > 200 or any(ord(c) < 32 for c in description)):
             raise InvalidInput("description: at most 200 characters, no control characters", field="description")
+        # The scope is stored and listed as given: refused if it holds a secret; the description, shown too, is
+        # redacted like any text a caller gives. Imported here: the authorizer, which imports this module, never
+        # creates keys and should not load the detectors.
+        from rearview.service.redaction import check_verbatim, redact_given_text
+
+        check_verbatim(scope, "namespace")
+        if description is not None:
+            description, _ = redact_given_text(description)
         for _ in range(_CREATE_ATTEMPTS):
             key_id = secrets.token_hex(8)
             secret = secrets.token_urlsafe(_SECRET_BYTES)
@@ -179,7 +187,7 @@ class AccessService:
 
     def revoke(self, key_id: str) -> ApiKey:
         """Revoke a key (at once, for good); revoking a revoked key changes nothing. NotFound if unknown."""
-        key = self.keys.get(key_id) if _KEY_ID.match(key_id) else None
+        key = self.keys.get(key_id) if _KEY_ID.fullmatch(key_id) else None
         if key is None:
             raise NotFound(f"key_id: no key {key_id[:40]!r}", field="key_id")
         if key.revoked_at is not None:
@@ -192,7 +200,7 @@ class AccessService:
     def revoke_as(self, principal: Principal, key_id: str) -> ApiKey:
         """Revoke on behalf of `principal`; a key outside its scope is reported as not found, like an unknown one."""
         self.require(principal, Permission.ADMIN)
-        key = self.keys.get(key_id) if _KEY_ID.match(key_id) else None
+        key = self.keys.get(key_id) if _KEY_ID.fullmatch(key_id) else None
         if key is None or not principal.reaches(key.scope):
             raise NotFound(f"key_id: no key {key_id[:40]!r}", field="key_id")
         return self.revoke(key_id)
@@ -202,7 +210,7 @@ class AccessService:
         unknown. On AWS the gateway authorizer's cached answer carries the old limit until its TTL runs out."""
         if requests_per_minute is not None:
             check_requests_per_minute(requests_per_minute)
-        updated = self.keys.set_requests_per_minute(key_id, requests_per_minute) if _KEY_ID.match(key_id) else None
+        updated = self.keys.set_requests_per_minute(key_id, requests_per_minute) if _KEY_ID.fullmatch(key_id) else None
         if updated is None:
             raise NotFound(f"key_id: no key {key_id[:40]!r}", field="key_id")
         return updated
@@ -211,7 +219,7 @@ class AccessService:
         """Set a key's limit on behalf of `principal` (admin, the key within its scope, else not found; a limit no
         higher than its own)."""
         self.require(principal, Permission.ADMIN)
-        key = self.keys.get(key_id) if _KEY_ID.match(key_id) else None
+        key = self.keys.get(key_id) if _KEY_ID.fullmatch(key_id) else None
         if key is None or not principal.reaches(key.scope):
             raise NotFound(f"key_id: no key {key_id[:40]!r}", field="key_id")
         self._require_limit_within(principal, requests_per_minute)
@@ -251,7 +259,8 @@ class AccessService:
             raise Unauthorized("authorization: missing 'Authorization: Bearer <API key>' header")
         scheme, _, credential = authorization_header.strip().partition(" ")
         credential = credential.strip()
-        if scheme.lower() != "bearer" or not credential:
+        # `Token` is how mem0's clients send a key (the mem0-compatible routes), the same key as a bearer token.
+        if scheme.lower() not in ("bearer", "token") or not credential:
             raise Unauthorized("authorization: expected 'Authorization: Bearer <API key>'")
         if self._admin_token is not None and hmac.compare_digest(
             credential.encode("utf-8", "surrogatepass"), self._admin_token.encode("utf-8", "surrogatepass")

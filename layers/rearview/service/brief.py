@@ -15,6 +15,7 @@ session's working memory comes with them when a session is given.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,11 +27,13 @@ from rearview.domain.memory import Fact
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.recall import RecallQuery
 from rearview.domain.search import MemoryFilter
-from rearview.ports import Clock, MemoryStore
+from rearview.errors import StorageFull
+from rearview.ports import Clock
 from rearview.service.hindsight.phrases import content_terms
 from rearview.service.hindsight.topics import EVERY_REPLY, topic_word
 from rearview.service.recall import RecallService
 from rearview.service.recall.results import cut_to_budget, hit_of
+from rearview.service.recall.state import RecallStore
 from rearview.settings import HindsightSettings, RecallTuning
 from rearview.text_analysis import names_subject
 
@@ -48,6 +51,8 @@ RECALL_BEST = 0.7
 RECALL_FLOOR = 0.3
 EVERY = 0.55
 
+logger = logging.getLogger(__name__)
+
 
 @dataclass
 class _Offer:
@@ -60,7 +65,7 @@ class _Offer:
 class BriefService:
     def __init__(
         self,
-        store: MemoryStore,
+        store: RecallStore,
         recaller: RecallService,
         clock: Clock,
         settings: HindsightSettings,
@@ -79,7 +84,9 @@ class BriefService:
         held = [
             m
             for m in self._store.list_memories(
-                namespace, MemoryFilter(layers=("semantic",), kinds=("preference", "lesson", "fact")), limit=MAX_HELD
+                namespace,
+                MemoryFilter(layers=("semantic",), kinds=("preference", "lesson", "fact"), alive_at=self._clock.now()),
+                limit=MAX_HELD,
             )
             if isinstance(m, Fact)
         ]
@@ -193,7 +200,10 @@ class BriefService:
             hit = hit_of(offer.fact, offer.score, [], now, self._recall_tuning)
             items.append(BriefItem(memory=hit, why=offer.why, confidence=confidence))
         if items:
-            self._store.record_access(namespace, [i.memory.id for i in items], self._clock.now())
+            try:
+                self._store.record_access(namespace, [i.memory.id for i in items], self._clock.now())
+            except StorageFull as exc:  # a counter: a store that cannot write still briefs
+                logger.warning("brief: the accesses of %s were not recorded: %s", namespace, exc.message)
         working = None
         if req.session_id:
             entries = self._store.get_working(namespace, req.session_id, self._clock.now())

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from rearview.domain.limits import MAX_EPISODE_CHARS, MAX_FACT_CHARS
+from rearview.domain.limits import MAX_EPISODE_CHARS, MAX_FACT_CHARS, MAX_WRITE_CHARS
 from rearview.errors import InvalidInput, MemoryTooLarge
 from rearview.service.redaction import Redaction, redact_text
 from rearview.text_analysis import CJK_FUNCTION_CHARS, STOP_WORDS, is_cjk, tokens
@@ -62,14 +62,19 @@ _CODE_SYMBOLS = frozenset("{}[]()<>;=+*/\\|&$^~`")
 _CODE_SYMBOL_DENSITY = 0.2
 
 
-def check_content(content: str, layer: Literal["episodic", "semantic"], *, field: str = "content") -> None:
-    """Raise InvalidInput (MemoryTooLarge for length) if `content` may not be stored in `layer`.
+def check_content(
+    content: str, layer: Literal["episodic", "semantic"], *, field: str = "content", chunked: bool = False
+) -> None:
+    """Raise InvalidInput (MemoryTooLarge for length) if `content` may not be stored in `layer`; `chunked`: an
+    episodic write, which may be as long as MAX_WRITE_CHARS (stored as chunks, `rearview.service.chunking`).
 
     Messages name `field` (batch callers pass `items[3].content`) and the rule broken. Positions are 0-based.
     """
     limit = _MAX_CHARS.get(layer)
     if limit is None:
         raise InvalidInput(f"layer: must be episodic or semantic (got {layer!r})", field="layer")
+    if chunked and layer == "episodic":
+        limit = MAX_WRITE_CHARS
     if not content or not content.strip():
         raise InvalidInput(f"{field}: must not be empty", field=field)
     if len(content) > limit:

@@ -1,5 +1,8 @@
 """Forgetting: by id, by session (working memory), or by filter; with cascade to the memories induced from what goes.
 
+A long text stored as chunks is forgotten whole by its first chunk's id (the id its write answered); a later chunk
+forgotten alone goes alone.
+
 Cascade (default on): a semantic memory induced from a forgotten episode is induced again from the sources left
 (its statement, facets, evidence and confidence then owe nothing to what was forgotten), or deleted when what is
 left no longer passes the guards; superseded history is treated alike. A memory written directly with provenance
@@ -25,7 +28,13 @@ from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import MemoryFilter
 from rearview.domain.timestamps import check_time_range
 from rearview.errors import InvalidInput, NotFound
-from rearview.ports import MemoryStore
+from rearview.ports import MemoryReader, MemoryWriter, WorkingMemoryStore
+from rearview.service.chunking import chunk_id
+
+
+class ForgetStore(MemoryReader, MemoryWriter, WorkingMemoryStore, Protocol):
+    """What a forget asks of the store: what matches and the facts citing it, working memory, one ChangeSet applied."""
+
 
 # How far after an episode the write path may have copied its text into a later episode's context.
 _CONTEXT_WINDOW = timedelta(days=1)
@@ -40,7 +49,7 @@ class Reinduction(Protocol):
 
 
 class ForgetService:
-    def __init__(self, store: MemoryStore, reinduction: Reinduction | None = None) -> None:
+    def __init__(self, store: ForgetStore, reinduction: Reinduction | None = None) -> None:
         self._store = store
         self._reinduction = reinduction
 
@@ -98,9 +107,24 @@ class ForgetService:
         self._delete(namespace, [memory], cascade, receipt)
         return receipt
 
+    def _with_chunks(self, namespace: str, victims: Sequence[Memory]) -> list[Memory]:
+        """The victims, and the other chunks of every long text whose first chunk (the id its write answered) is
+        among them: forgetting a text forgets all of it."""
+        found = {m.id: m for m in victims}
+        more = [
+            chunk_id(m.id, index)
+            for m in victims
+            if isinstance(m, Episode) and m.parent_id == m.id and m.chunk_count
+            for index in range(1, m.chunk_count)
+        ]
+        if more:
+            found.update((m.id, m) for m in self._store.get_many(namespace, more).values() if m.id not in found)
+        return list(found.values())
+
     def _delete(self, namespace: str, victims: Sequence[Memory], cascade: bool, receipt: ForgetReceipt) -> None:
         # Nothing forgotten survives in a memory's past: the history of what goes, and of what is restated
         # without it, goes too.
+        victims = self._with_chunks(namespace, victims)
         changes = ChangeSet(cause="forget")
         doomed = {m.id for m in victims}
         for memory in victims:

@@ -9,10 +9,16 @@ namespace's recall finds less than it should; rebuild out of hours, or into a fr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import MemoryFilter
-from rearview.ports import IndexMaintenance, MemoryStore
+from rearview.ports import IndexMaintenance, MemoryManagement, MemoryReader
+
+
+class ReindexStore(MemoryReader, MemoryManagement, Protocol):
+    """What reindex asks of the store: the namespaces, and their memories with their vectors."""
+
 
 # Memories per upsert call (the index splits its own bulk requests further if it needs to).
 DEFAULT_BATCH_SIZE = 200
@@ -31,9 +37,9 @@ class ReindexReport:
 
 
 class ReindexService:
-    """Rebuilds an index kept apart from the store (`SearchIndex.maintenance`) from a MemoryStore."""
+    """Rebuilds an index kept apart from the store (`SearchIndex.maintenance`) from the store."""
 
-    def __init__(self, store: MemoryStore, index: IndexMaintenance, *, batch_size: int = DEFAULT_BATCH_SIZE) -> None:
+    def __init__(self, store: ReindexStore, index: IndexMaintenance, *, batch_size: int = DEFAULT_BATCH_SIZE) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be positive")
         self.store = store

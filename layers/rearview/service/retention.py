@@ -1,6 +1,7 @@
 """Retention: each namespace's policy (how long episodes live, when consolidated ones are archived into what was
 learnt from them, which are kept for being used), kept by `RetentionPolicies` and enforced by `sweep`, which the
-local server runs on a timer and a scheduled function runs on AWS; and the purge of expired working memory.
+local server runs on a timer and a scheduled function runs on AWS; and the purge of expired working memory and of
+expired memories.
 
 Forgetting goes through the ForgetService, so a swept episode leaves exactly what a caller's forget would leave:
 with cascade (the max age) the facts induced from it alone go too; without (the archive) they stay.
@@ -11,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from rearview.domain.forget import ForgetRequest
 from rearview.domain.memory import Episode
@@ -23,10 +25,16 @@ from rearview.domain.retention import (
     governing_policy,
 )
 from rearview.domain.search import MemoryFilter
-from rearview.ports import Clock, MemoryStore, RetentionPolicies
+from rearview.ports import Clock, MemoryManagement, MemoryReader, MemoryUsage, RetentionPolicies, WorkingMemoryStore
 from rearview.service.forget import ForgetService
 
 logger = logging.getLogger(__name__)
+
+
+class RetentionStore(MemoryReader, MemoryManagement, MemoryUsage, WorkingMemoryStore, Protocol):
+    """What the sweep asks of the store: the namespaces and their old episodes, the access counts it settles, and the
+    purge of expired working memory."""
+
 
 # Episodes one rule handles in one namespace per sweep, at most (oldest first); the next sweep goes on. Bounds
 # the time a sweep holds the store, and the size of what one forget deletes.
@@ -41,7 +49,9 @@ def _chunks(ids: Sequence[str], size: int) -> Iterator[list[str]]:
 
 
 class RetentionService:
-    def __init__(self, store: MemoryStore, policies: RetentionPolicies, forgetter: ForgetService, clock: Clock) -> None:
+    def __init__(
+        self, store: RetentionStore, policies: RetentionPolicies, forgetter: ForgetService, clock: Clock
+    ) -> None:
         self._store = store
         self._policies = policies
         self._forgetter = forgetter
@@ -82,13 +92,12 @@ class RetentionService:
         namespaces are taken in an order that starts at a different one each hour, so a sweep cut short every time
         still reaches them all in turn."""
         now = self._clock.now()
-        result = RetentionSweep(at=now, working_purged=self.purge_working())
+        result = RetentionSweep(at=now, working_purged=self.purge_working(), expired=self.purge_expired(out_of_time))
+        namespaces = sorted(self._store.list_namespaces())
         policies = self._policies.all()
-        if not policies:
-            return result
         governed = [
             (namespace, governing[0], governing[1])
-            for namespace in sorted(self._store.list_namespaces())
+            for namespace in namespaces
             if (governing := governing_policy(namespace, policies)) is not None
         ]
         start = int(now.timestamp() // 3600) % len(governed) if governed else 0
@@ -99,13 +108,29 @@ class RetentionService:
                 logger.warning("retention sweep out of time: %d namespaces left for the next", result.unfinished)
                 break
             try:
+                # The counts `keep_accessed_at_least` reads, folded first (a store that keeps them apart).
+                result.access_settled += self._store.settle_access(namespace, now)
                 report = self.sweep_namespace(namespace, owner, policy, now, out_of_time)
             except Exception:
                 logger.exception("retention sweep of %s failed; the next sweep tries again", namespace)
                 continue
             if report.forgotten or report.archived or report.kept:
                 result.namespaces.append(report)
+        swept = {namespace for namespace, _, _ in governed}
+        result.access_settled += self._settle_access([n for n in namespaces if n not in swept], now, out_of_time)
         return result
+
+    def _settle_access(self, namespaces: list[str], now: datetime, out_of_time: Callable[[], bool] | None) -> int:
+        """The access counts of the namespaces no policy governs, folded while time remains (the next sweep goes on)."""
+        settled = 0
+        for namespace in namespaces:
+            if out_of_time is not None and out_of_time():
+                break
+            try:
+                settled += self._store.settle_access(namespace, now)
+            except Exception:
+                logger.exception("settling the access counts of %s failed; the next sweep tries again", namespace)
+        return settled
 
     def sweep_namespace(
         self,
@@ -171,3 +196,29 @@ class RetentionService:
         if purged:
             logger.info("retention: purged %d expired working-memory entries", purged)
         return purged
+
+    def purge_expired(self, out_of_time: Callable[[], bool] | None = None) -> int:
+        """Forget the memories whose `expires_at` has come (`ttl_seconds`, `expires_at` on a write), through the
+        forget path with cascade, as a caller's forget would (what was induced from them alone goes too), a batch
+        at a time until none is left or `out_of_time()`; how many went. Reads leave them out from their expiry on;
+        this deletes them. (DynamoDB deletes them itself, by its TTL: the store reports none.)"""
+        stop = out_of_time or (lambda: False)
+        forgotten = 0
+        while not stop():
+            due = self._store.expired_memories(self._clock.now(), _FORGET_CHUNK)
+            by_namespace: dict[str, list[str]] = {}
+            for namespace, memory_id in due:
+                by_namespace.setdefault(namespace, []).append(memory_id)
+            went = 0
+            for namespace, ids in by_namespace.items():
+                went += len(self._forgetter.forget(namespace, ForgetRequest(ids=ids, cascade=True)).ids)
+            forgotten += went
+            if len(due) < _FORGET_CHUNK or not went:
+                break
+        if forgotten:
+            logger.info("retention: forgot %d expired memories", forgotten)
+        return forgotten
+
+    def purge(self) -> int:
+        """The timer's purge: expired working memory and expired memories; how many went in all."""
+        return self.purge_working() + self.purge_expired()

@@ -13,24 +13,33 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Protocol
 
 import numpy as np
 
 from rearview.chat_text import plain_chat_text
 from rearview.domain.changes import ChangeSet
+from rearview.domain.limits import MAX_CHUNKS, MAX_EPISODE_CHARS
 from rearview.domain.memory import MAX_EPISODE_SESSIONS, Episode, Fact, Memory
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import Candidate, MemoryFilter
 from rearview.domain.write import MemoryWrite, WriteResult
-from rearview.errors import ConfigurationError, IdConflict, InvalidInput
+from rearview.errors import ConfigurationError, IdConflict, InvalidInput, MemoryTooLarge
 from rearview.ids import new_ulid
-from rearview.ports import Clock, Embedder, MemoryStore, SearchIndex, WriteQueue
+from rearview.ports import Clock, Embedder, MemoryReader, MemoryWriter, SearchIndex, WriteQueue
+from rearview.service.chunking import MAX_PARENT_ID_CHARS, chunk_id, chunk_text
 from rearview.service.content_rules import check_content, score_importance
 from rearview.service.contradiction import Scale, judge, opposite_polarity, related_similarity
 from rearview.service.hindsight.outcomes import recognise_outcome
-from rearview.service.redaction import redact_labels, redact_text
+from rearview.service.redaction import redact_request
 from rearview.settings import WriteTuning
 from rearview.text_analysis import asks_question, numbers_in, term_overlap, without_speaker_label
+
+
+class WriteStore(MemoryReader, MemoryWriter, Protocol):
+    """What the write path asks of the store: near-duplicates and the active fact of a dimension, one ChangeSet
+    applied."""
+
 
 # Share of content words a near-duplicate must share with the new memory, on top of the cosine threshold.
 _DEDUP_MIN_TERM_OVERLAP = 0.5
@@ -117,8 +126,29 @@ class _Plan:
 
 
 @dataclass(frozen=True)
+class _Chunk:
+    """Where a piece of a long write stands among its chunks (`rearview.service.chunking`)."""
+
+    parent_id: str
+    index: int
+    count: int
+    # The whole text's importance, which every chunk takes (a chunk is neither skipped nor merged on its own).
+    importance: float
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """What one item of a write is stored as: itself, or (a long text) one of its chunks."""
+
+    origin: int  # the item's position in the request
+    item: MemoryWrite  # redacted, with its expiry as a time, and (a chunk) the chunk's text and id
+    redacted: bool
+    chunk: _Chunk | None = None
+
+
+@dataclass(frozen=True)
 class _Prepared:
-    """One item of a write, ready to plan: its redacted content, its session context, its vector, and the nearest
+    """One piece of a write, ready to plan: its redacted content, its session context, its vector, and the nearest
     stored memories of its layer."""
 
     item: MemoryWrite
@@ -128,12 +158,13 @@ class _Prepared:
     vector: np.ndarray
     neighbours: list[Candidate]
     field: str  # where its id is, for errors: `items.3.id`, or `id` for a single write
+    chunk: _Chunk | None = None
 
 
 class WriteService:
     def __init__(
         self,
-        store: MemoryStore,
+        store: WriteStore,
         index: SearchIndex,
         embedder: Embedder,
         clock: Clock,
@@ -155,6 +186,12 @@ class WriteService:
         """True if writes go through a queue (`accept`) rather than straight to the store."""
         return self._queue is not None
 
+    def submit(self, namespace: str, items: Sequence[MemoryWrite], field_prefix: str = "items") -> list[WriteResult]:
+        """Write through the queue when one is configured (`accepted`, stored later by the worker), else now."""
+        if self.queued:
+            return self.accept(namespace, items, field_prefix=field_prefix)
+        return self.write_batch(namespace, items, field_prefix=field_prefix)
+
     # --- public -----------------------------------------------------------------------------------------------
 
     def write(self, namespace: str, item: MemoryWrite) -> WriteResult:
@@ -164,27 +201,60 @@ class WriteService:
         self, namespace: str, items: Sequence[MemoryWrite], field_prefix: str = "items"
     ) -> list[WriteResult]:
         """Write items in one transaction. Any invalid item rejects the whole batch before anything is stored."""
-        self._validate(namespace, items, field_prefix)
         now = self._clock.now()
-        # Every text field is redacted before it is embedded, stored or planned against anything.
-        redactions = [redact_write(item) for item in items]
-        items = [item for item, _ in redactions]
-        texts = [item.content for item in items]
-        contexts, vector_texts = self._session_contexts(namespace, items, texts, now)
+        self._validate(namespace, items, field_prefix, now)
+        # Every text field is redacted before it is chunked, embedded, stored or planned against anything.
+        pieces = [piece for i, item in enumerate(items) for piece in self._pieces(i, item, now, _item(field_prefix, i))]
+        stored = [piece.item for piece in pieces]
+        texts = [item.content for item in stored]
+        contexts, vector_texts = self._session_contexts(namespace, stored, texts, now)
         vectors = self._embedder.embed(vector_texts)
-        neighbours = self._stored_neighbours(namespace, items, vectors)
+        neighbours = self._stored_neighbours(namespace, stored, vectors, now)
         prepared = [
-            _Prepared(item, item.content, contexts[i], bool(kinds), vectors[i], neighbours[i], _field(field_prefix, i))
-            for i, (item, kinds) in enumerate(redactions)
+            _Prepared(
+                p.item,
+                p.item.content,
+                contexts[i],
+                p.redacted,
+                vectors[i],
+                neighbours[i],
+                _field(field_prefix, p.origin),
+                p.chunk,
+            )
+            for i, p in enumerate(pieces)
         ]
         plan = _Plan()
-        results = [self._plan_one(namespace, each, now, plan) for each in prepared]
+        planned = [self._plan_one(namespace, each, now, plan) for each in prepared]
         if plan.changes:
             self._store.apply(namespace, plan.changes)
             episodes = [m for m, _ in plan.changes.upserts if isinstance(m, Episode)]
             if episodes and self.on_stored is not None:
                 self.on_stored(namespace, episodes)
-        return results
+        return _per_item(len(items), pieces, planned)
+
+    def _pieces(self, origin: int, raw: MemoryWrite, now: datetime, field: str = "") -> list[_Piece]:
+        """The item redacted (a secret in an id refused naming `field`), with its expiry as a time; an episodic text
+        too long for one episode as its chunks."""
+        item, kinds = redact_write(raw, field)
+        item = with_expiry(item, now)
+        if item.layer != "episodic" or len(item.content) <= MAX_EPISODE_CHARS:
+            return [_Piece(origin, item, bool(kinds))]
+        parts = chunk_text(item.content)
+        if len(parts) > MAX_CHUNKS:
+            raise MemoryTooLarge(
+                f"content: splits into {len(parts)} chunks, at most {MAX_CHUNKS}; send a shorter text", field="content"
+            )
+        parent = item.id or new_ulid(now)
+        importance = score_importance(item.content, layer="episodic", entities=item.entities, explicit=item.importance)
+        return [
+            _Piece(
+                origin,
+                item.model_copy(update={"content": part, "id": chunk_id(parent, index)}),
+                bool(kinds),
+                _Chunk(parent, index, len(parts), importance),
+            )
+            for index, part in enumerate(parts)
+        ]
 
     def accept(self, namespace: str, items: Sequence[MemoryWrite], field_prefix: str = "items") -> list[WriteResult]:
         """Validate like `write_batch`, then queue the items for a worker and answer `accepted` with their ids.
@@ -195,15 +265,23 @@ class WriteService:
         """
         if self._queue is None:
             raise ConfigurationError("write queue: not configured; use write_batch", field="write_queue_url")
-        self._validate(namespace, items, field_prefix)
         now = self._clock.now()
+        self._validate(namespace, items, field_prefix, now)
         queued: list[MemoryWrite] = []
         results: list[WriteResult] = []
         for i, raw in enumerate(items):
-            # Redacted here, before the queue: SQS, the dead-letter queue and the worker never see a raw secret.
-            item, kinds = redact_write(raw)
+            # Redacted here, before the queue: SQS, the dead-letter queue and the worker never see a raw secret. A
+            # long text is queued whole (the worker chunks it, under the id given here).
+            item, kinds = redact_write(raw, _item(field_prefix, i))
+            item = with_expiry(item, now)
             if item.id is not None:
-                self._check_id_free(namespace, item, self._store.get(namespace, item.id), _field(field_prefix, i))
+                # A long text's id is its first chunk's: the same text sent again finds that chunk stored.
+                first = (
+                    item.model_copy(update={"content": chunk_text(item.content)[0]})
+                    if item.layer == "episodic"
+                    else item
+                )
+                self._check_id_free(namespace, first, self._store.get(namespace, item.id), _field(field_prefix, i))
             memory_id = item.id or new_ulid(now)
             importance = score_importance(
                 item.content, layer=item.layer, entities=item.entities, explicit=item.importance
@@ -225,12 +303,19 @@ class WriteService:
             self._queue.send(namespace, queued)
         return results
 
-    def _validate(self, namespace: str, items: Sequence[MemoryWrite], field_prefix: str) -> None:
+    def _validate(self, namespace: str, items: Sequence[MemoryWrite], field_prefix: str, now: datetime) -> None:
         """The checks every write passes before anything is stored or queued (a bad item rejects the request)."""
         validate_namespace(namespace)
         for i, item in enumerate(items):
             prefix = f"{field_prefix}.{i}." if field_prefix else ""
-            check_content(item.content, item.layer, field=f"{prefix}content")
+            check_content(item.content, item.layer, field=f"{prefix}content", chunked=True)
+            _check_expiry(item, now, prefix)
+            if len(item.content) > MAX_EPISODE_CHARS and item.id is not None and len(item.id) > MAX_PARENT_ID_CHARS:
+                raise InvalidInput(
+                    f"{prefix}id: at most {MAX_PARENT_ID_CHARS} characters for a text stored as chunks "
+                    f"(their ids add '#<n>'; got {len(item.id)})",
+                    field=f"{prefix}id",
+                )
             semantic_only = {"dimension": item.dimension, "confidence": item.confidence, "kind": item.kind}
             episodic_only = {
                 "outcome": item.outcome,
@@ -307,32 +392,36 @@ class WriteService:
         ]
 
     def _stored_neighbours(
-        self, namespace: str, items: Sequence[MemoryWrite], vectors: np.ndarray
+        self, namespace: str, items: Sequence[MemoryWrite], vectors: np.ndarray, now: datetime
     ) -> list[list[Candidate]]:
-        """The nearest stored memories of each item's layer (near-duplicate candidates), in one pass per layer
-        where the index can batch."""
+        """The nearest unexpired stored memories of each item's layer (near-duplicate candidates), in one pass per
+        layer where the index can batch."""
         found: list[list[Candidate]] = [[] for _ in items]
         for layer in ("episodic", "semantic"):
             rows = [i for i, item in enumerate(items) if item.layer == layer]
             if not rows:
                 continue
-            flt = MemoryFilter(layers=(layer,))
+            flt = MemoryFilter(layers=(layer,), alive_at=now)
             batch = self._index.vector_search_many(namespace, vectors[rows], flt, _DEDUP_NEIGHBOURS)
             for i, cands in zip(rows, batch, strict=True):
                 found[i] = cands
         return found
 
     def _plan_one(self, namespace: str, prepared: _Prepared, now: datetime, plan: _Plan) -> WriteResult:
-        """Plan one item: stored already (by id), skipped, merged into a near-duplicate, or inserted."""
+        """Plan one item: stored already (by id), skipped, merged into a near-duplicate, or inserted. A chunk of a
+        long text is never merged: it is part of its text, not a memory said again."""
         item, redacted = prepared.item, prepared.redacted
         if item.id is not None:
             existing = plan.pending.get(item.id) or self._store.get(namespace, item.id)
             if existing is not None:
                 self._check_id_free(namespace, item, existing, prepared.field)
                 return WriteResult(id=item.id, status="stored", reason="duplicate_id", redacted=redacted)
-        importance = score_importance(
-            prepared.content, layer=item.layer, entities=item.entities, explicit=item.importance
-        )
+        if prepared.chunk is not None:
+            importance = prepared.chunk.importance
+        else:
+            importance = score_importance(
+                prepared.content, layer=item.layer, entities=item.entities, explicit=item.importance
+            )
         if importance < self._tuning.importance_threshold:
             return WriteResult(
                 id=item.id or new_ulid(now),
@@ -341,7 +430,7 @@ class WriteService:
                 redacted=redacted,
                 importance=importance,
             )
-        duplicate = self._near_duplicate(namespace, prepared, plan)
+        duplicate = self._near_duplicate(namespace, prepared, plan) if prepared.chunk is None else None
         if duplicate is not None:
             merged = self._merge(duplicate, item, now)
             plan.update(merged)
@@ -354,22 +443,35 @@ class WriteService:
                 merged_into=merged.id,
             )
         memory = self._new_memory(namespace, prepared, importance, now)
-        judged = self._judged(namespace, memory, prepared.vector, plan) if isinstance(memory, Fact) else []
-        kept = next(((old, verdict) for old, verdict in judged if verdict in ("confirms", "refines")), None)
-        if isinstance(memory, Fact) and kept is not None and not any(v == "contradicts" for _, v in judged):
-            merged = self._supplemented(kept[0], memory, kept[1], prepared.vector, now, plan)
-            return WriteResult(
-                id=merged.id,
-                status="merged",
-                reason="confirms" if kept[1] == "confirms" else "refines",
-                redacted=redacted,
-                importance=importance,
-                merged_into=merged.id,
-            )
-        superseded = self._supersede(memory, judged, now, plan) if isinstance(memory, Fact) else []
+        superseded: list[str] = []
+        reason = None
+        if isinstance(memory, Fact):
+            judged = self._judged(namespace, memory, prepared.vector, plan)
+            kept = next(((old, verdict) for old, verdict in judged if verdict in ("confirms", "refines")), None)
+            if kept is not None and not any(v == "contradicts" for _, v in judged):
+                merged = self._supplemented(kept[0], memory, kept[1], prepared.vector, now, plan)
+                return WriteResult(
+                    id=merged.id,
+                    status="merged",
+                    reason="confirms" if kept[1] == "confirms" else "refines",
+                    redacted=redacted,
+                    importance=importance,
+                    merged_into=merged.id,
+                )
+            superseded, newer = self._supersede(memory, judged, now, plan)
+            if newer is not None:
+                # Said before what the namespace holds now (a late or retried write): kept as history, never current.
+                memory = memory.model_copy(update={"status": "superseded", "superseded_by": newer.id,
+                                                   "superseded_at": now})  # fmt: skip
+                reason = "superseded_on_arrival"
         plan.insert(memory, prepared.vector)
         return WriteResult(
-            id=memory.id, status="stored", redacted=redacted, importance=importance, superseded=superseded
+            id=memory.id,
+            status="stored",
+            reason=reason,
+            redacted=redacted,
+            importance=importance,
+            superseded=superseded,
         )
 
     @staticmethod
@@ -386,48 +488,50 @@ class WriteService:
 
     def _new_memory(self, namespace: str, prepared: _Prepared, importance: float, now: datetime) -> Memory:
         """The memory a new item becomes."""
-        item = prepared.item
+        item, chunk = prepared.item, prepared.chunk
         memory_id = item.id or new_ulid(now)
+        # The fields every layer has (the metadata and expiry as the caller gave them, redacted, `_pieces`).
+        common = {
+            "id": memory_id,
+            "namespace": namespace,
+            "content": prepared.content,
+            "entities": item.entities,
+            "tags": item.tags,
+            "importance": importance,
+            "created_at": now,
+            "redacted": prepared.redacted,
+            "metadata": item.metadata,
+            "source": item.source,
+            "expires_at": item.expires_at,
+        }
         if item.layer == "episodic":
             return Episode(
-                id=memory_id,
-                namespace=namespace,
-                content=prepared.content,
+                **common,
                 occurred_at=item.occurred_at or now,
                 event_type=item.event_type,
-                entities=item.entities,
-                tags=item.tags,
                 outcome=item.outcome,
                 outcome_status=item.outcome_status or recognise_outcome(item.outcome),
                 session_id=item.session_id,
                 context=prepared.context,
-                importance=importance,
-                created_at=now,
-                redacted=prepared.redacted,
+                parent_id=chunk.parent_id if chunk else None,
+                chunk_index=chunk.index if chunk else None,
+                chunk_count=chunk.count if chunk else None,
             )
         return Fact(
-            id=memory_id,
-            namespace=namespace,
-            content=prepared.content,
+            **common,
             kind=item.kind or "fact",
             first_seen_at=item.occurred_at or now,
             dimension=item.dimension,
             confidence=item.confidence if item.confidence is not None else self._tuning.default_fact_confidence,
-            tags=item.tags,
-            importance=importance,
-            created_at=now,
             last_confirmed_at=item.occurred_at or now,
-            redacted=prepared.redacted,
         )
 
     def _near_duplicate(self, namespace: str, prepared: _Prepared, plan: _Plan) -> Memory | None:
-        """The most similar memory of the same layer at or above the dedup threshold, with the same polarity, the
-        same numbers and (for an episode) the same outcome: "batch of 200: 413" and "batch of 50: OK" are two
-        episodes, the lesson lies in their difference."""
-        item, content, vector = prepared.item, prepared.content, prepared.vector
-        layer = item.layer
+        """The most similar memory of the same layer at or above the dedup threshold that says the same
+        (`_says_the_same`)."""
+        item, vector = prepared.item, prepared.vector
         best: tuple[float, str] | None = None
-        candidates = plan.mergeable_rows(layer)
+        candidates = plan.mergeable_rows(item.layer)
         if candidates.size:
             sims = plan.similarities(vector)[candidates]
             top = int(np.argmax(sims))
@@ -438,29 +542,22 @@ class WriteService:
         if best is None or best[0] < self._tuning.dedup_threshold:
             return None
         found = plan.pending.get(best[1]) or self._store.get(namespace, best[1])
-        if found is None or opposite_polarity(found.content, content):
-            return None
-        # Contextual vectors (context_turns) carry the turns before a memory: a short reply and the question it
-        # answers can then sit above the threshold without saying the same thing. Same wording is required too.
-        if term_overlap(found.content, content) < _DEDUP_MIN_TERM_OVERLAP:
-            return None
-        if numbers_in(found.content) != numbers_in(content):
-            return None
-        if isinstance(found, Episode):
-            status = item.outcome_status or recognise_outcome(item.outcome)
-            if found.outcome_status != status:
-                return None
-        return found
+        return found if found is not None and _says_the_same(found, item, prepared.content) else None
 
     def _merge(self, existing: Memory, item: MemoryWrite, now: datetime) -> Memory:
         """The same memory said again: confirm it, keep the union of labels."""
         update: dict[str, object] = {
             "confirmations": existing.confirmations + 1,
             "tags": _union(existing.tags, item.tags),
+            "entities": _union(existing.entities, item.entities),
+            # Kept as long as either write wants it: never, if one of them never expires.
+            "expires_at": None
+            if existing.expires_at is None or item.expires_at is None
+            else max(existing.expires_at, item.expires_at),
+            "source": existing.source or item.source,
         }
         if isinstance(existing, Episode):
             # One more occurrence of the same episode: consolidation counts it as evidence.
-            update["entities"] = _union(existing.entities, item.entities)
             when = item.occurred_at or now
             update["last_occurred_at"] = max(existing.last_seen_at, when)
             if item.session_id and item.session_id not in existing.sessions:
@@ -504,12 +601,19 @@ class WriteService:
             judged.append((old, verdict or judge(new.content, old.content, cosine, scale, same_dimension=same)))
         return judged
 
-    def _supersede(self, new: Fact, judged: list[tuple[Fact, str]], now: datetime, plan: _Plan) -> list[str]:
-        """The active facts the new fact contradicts, superseded by it (kept as history)."""
+    def _supersede(
+        self, new: Fact, judged: list[tuple[Fact, str]], now: datetime, plan: _Plan
+    ) -> tuple[list[str], Fact | None]:
+        """The active facts the new fact contradicts, superseded by it (kept as history), and the newest of them said
+        after it, if any: an older write never supersedes a newer one (writes go through a standard queue, which may
+        deliver a retried message after a later one), it is superseded by it instead."""
         victims = {old.id: old for old, verdict in judged if verdict == "contradicts"}
+        newer = [old for old in victims.values() if old.last_confirmed_at > new.last_confirmed_at]
+        if newer:
+            return [], max(newer, key=lambda f: (f.last_confirmed_at, f.id))
         for old in victims.values():
             plan.update(old.model_copy(update={"status": "superseded", "superseded_by": new.id, "superseded_at": now}))
-        return sorted(victims)
+        return sorted(victims), None
 
     def _supplemented(self, old: Fact, new: Fact, verdict: str, vector: np.ndarray, now: datetime, plan: _Plan) -> Fact:
         """The active fact a new one confirms (confirmed once more) or refines (its content becomes the new, more
@@ -527,29 +631,83 @@ class WriteService:
         return merged
 
 
+def _says_the_same(found: Memory, item: MemoryWrite, content: str) -> bool:
+    """Whether a near neighbour is the new memory said again: the same polarity, the same numbers, the same metadata
+    and (an episode) the same outcome. "batch of 200: 413" and "batch of 50: OK" are two episodes, the lesson lies in
+    their difference; the same words under another project's metadata are another project's memory. Never a chunk
+    of a long text (forgetting its text would forget what merged into it)."""
+    if opposite_polarity(found.content, content) or found.metadata != item.metadata:
+        return False
+    # Contextual vectors (context_turns) carry the turns before a memory: a short reply and the question it
+    # answers can then sit above the threshold without saying the same thing. Same wording is required too.
+    if term_overlap(found.content, content) < _DEDUP_MIN_TERM_OVERLAP or numbers_in(found.content) != numbers_in(
+        content
+    ):
+        return False
+    if isinstance(found, Episode):
+        status = item.outcome_status or recognise_outcome(item.outcome)
+        return found.parent_id is None and found.outcome_status == status
+    return True
+
+
 def _field(prefix: str, index: int) -> str:
     return f"{prefix}.{index}.id" if prefix else "id"
 
 
-def redact_write(item: MemoryWrite) -> tuple[MemoryWrite, tuple[str, ...]]:
-    """The item with every text field redacted (content, outcome, event type, tags, entities), and the kinds found."""
-    content = redact_text(item.content)
-    outcome = redact_text(item.outcome) if item.outcome is not None else None
-    event_type = redact_text(item.event_type) if item.event_type is not None else None
-    tags, tag_kinds = redact_labels(item.tags)
-    entities, entity_kinds = redact_labels(item.entities)
-    found = [*content.kinds, *(outcome.kinds if outcome else ()), *(event_type.kinds if event_type else ())]
-    kinds = tuple(dict.fromkeys([*found, *tag_kinds, *entity_kinds]))
-    if not kinds:
-        return item, ()
-    update = {
-        "content": content.text,
-        "outcome": outcome.text if outcome else None,
-        "event_type": event_type.text if event_type else None,
-        "tags": tags,
-        "entities": entities,
-    }
-    return item.model_copy(update=update), kinds
+def _item(prefix: str, index: int) -> str:
+    return f"{prefix}.{index}" if prefix else ""
+
+
+def redact_write(item: MemoryWrite, field: str = "") -> tuple[MemoryWrite, tuple[str, ...]]:
+    """The item with every string a caller chose redacted (`redact_request`), and the kinds found; InvalidInput
+    naming the field (under `field`) for an id or session id that holds a secret."""
+    return redact_request(item, field)
+
+
+def with_expiry(item: MemoryWrite, now: datetime) -> MemoryWrite:
+    """The item with its `ttl_seconds` turned into the time it expires (counted from `now`, when it is written)."""
+    if item.ttl_seconds is None:
+        return item
+    return item.model_copy(update={"expires_at": now + timedelta(seconds=item.ttl_seconds), "ttl_seconds": None})
+
+
+def _check_expiry(item: MemoryWrite, now: datetime, prefix: str) -> None:
+    """InvalidInput unless the item gives one expiry at most, and a time to come."""
+    if item.ttl_seconds is not None and item.expires_at is not None:
+        raise InvalidInput(
+            f"{prefix}ttl_seconds: give ttl_seconds or expires_at, not both", field=f"{prefix}ttl_seconds"
+        )
+    if item.expires_at is not None and item.expires_at <= now:
+        raise InvalidInput(
+            f"{prefix}expires_at: must be a time to come (got {item.expires_at.isoformat()}, now is {now.isoformat()})",
+            field=f"{prefix}expires_at",
+        )
+
+
+def _per_item(count: int, pieces: Sequence[_Piece], planned: Sequence[WriteResult]) -> list[WriteResult]:
+    """One result per item of the request: a piece's own, or for a long text stored as chunks, one for them all
+    under the first chunk's id, listing every chunk's (stored if any chunk was new; duplicate_id if none was)."""
+    results: list[WriteResult | None] = [None] * count
+    chunked: dict[int, list[tuple[_Chunk, WriteResult]]] = {}
+    for piece, result in zip(pieces, planned, strict=True):
+        if piece.chunk is None:
+            results[piece.origin] = result
+        else:
+            chunked.setdefault(piece.origin, []).append((piece.chunk, result))
+    for origin, parts in chunked.items():
+        first, answered = parts[0]
+        new = [r for _, r in parts if r.status == "stored" and r.reason is None]
+        status = "skipped" if answered.status == "skipped" else "stored"
+        reason = answered.reason if status == "skipped" or not new else None
+        results[origin] = WriteResult(
+            id=first.parent_id,
+            status=status,
+            reason=reason,
+            redacted=answered.redacted,
+            importance=first.importance,
+            chunks=[r.id for _, r in parts],
+        )
+    return [result for result in results if result is not None]
 
 
 def _union(a: Sequence[str], b: Sequence[str]) -> list[str]:

@@ -42,6 +42,7 @@ _MODULE_OF: dict[str, str] = {
     "TTL_ATTRIBUTE": "table",
     "create_table": "table",
     "table_definition": "table",
+    "DynamoDBErasureMarks": "erasure_marks",
 }
 
 
@@ -57,6 +58,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "MAX_TRANSACTION_ACTIONS",
     "TTL_ATTRIBUTE",
+    "DynamoDBErasureMarks",
     "DynamoDBHindsightLedger",
     "DynamoDBKeyStore",
     "DynamoDBMemoryStore",

@@ -1,31 +1,37 @@
 """Memories as DynamoDB items, in DynamoDB's typed JSON (a client request or response, or a stream image).
 
 Every model field is an attribute (datetimes as fixed-width ISO 8601 UTC strings, so they sort as text; lists as
-L; absent optional fields are absent attributes), plus `occurred_epoch` (episode's occurred_at or fact's
-last_confirmed_at) for range filters, the keys of the secondary indexes (see `table`), and `vec`, the embedding
-as float32 little-endian bytes. This is the one place that knows how a memory is laid out in the table: the store
-and the stream decoding both use it.
+L; the metadata as its JSON text; absent optional fields are absent attributes), plus `occurred_epoch` (episode's
+occurred_at or fact's last_confirmed_at) for range filters, the keys of the secondary indexes (see `table`), the
+table's TTL attribute for a memory that expires, and `vec`, the embedding as float32 little-endian bytes. This is
+the one place that knows how a memory is laid out in the table: the store and the stream decoding both use it.
 """
 
 from __future__ import annotations
 
 import base64
+import json
+import math
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
-from rearview.adapters.dynamodb.table import SK_PREFIX, Item, namespace_pk, uc_shard
+from rearview.adapters.dynamodb.table import SK_PREFIX, TTL_ATTRIBUTE, Item, namespace_pk, uc_shard
 from rearview.domain.memory import Episode, Fact, Memory
+from rearview.domain.metadata import metadata_json
 from rearview.domain.timestamps import as_utc
 
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 _DATETIME_FIELDS = frozenset(
     {"last_accessed_at", "created_at", "occurred_at", "last_confirmed_at", "superseded_at", "last_occurred_at",
-     "first_seen_at"}
+     "first_seen_at", "expires_at"}
 )  # fmt: skip
+# A memory's metadata is kept as its JSON text: a map would lose the difference between 2 and 2.0, a list's
+# numbers, and nulls (`_encode` writes lists of strings and leaves nulls out).
+_JSON_TEXT_FIELDS = frozenset({"metadata"})
 
 _FIELDS: dict[str, frozenset[str]] = {
     "episodic": frozenset(Episode.model_fields),
@@ -42,6 +48,12 @@ OPTIONAL_ATTRIBUTES: dict[str, tuple[str, ...]] = {
         "last_occurred_at",
         "uc_pk",
         "uc_sk",
+        "source",
+        "expires_at",
+        TTL_ATTRIBUTE,
+        "parent_id",
+        "chunk_index",
+        "chunk_count",
     ),
     "semantic": (
         "last_accessed_at",
@@ -51,6 +63,9 @@ OPTIONAL_ATTRIBUTES: dict[str, tuple[str, ...]] = {
         "evidence",
         "induced_by",
         "first_seen_at",
+        "source",
+        "expires_at",
+        TTL_ATTRIBUTE,
     ),
 }
 # Everything a memory is read back from (never `vec`, which only get_vectors reads).
@@ -68,6 +83,16 @@ def parse_iso(text: str) -> datetime:
 
 def _number(value: float) -> dict[str, str]:
     return {"N": repr(value) if isinstance(value, float) else str(value)}
+
+
+def _attribute(name: str, value: Any) -> dict[str, Any]:
+    """A model field as its attribute."""
+    return {"S": metadata_json(value)} if name in _JSON_TEXT_FIELDS else _encode(name, value)
+
+
+def _field(name: str, value: Mapping[str, Any]) -> Any:
+    """A model field from its attribute."""
+    return json.loads(value["S"]) if name in _JSON_TEXT_FIELDS else _decode(name, value)
 
 
 def _encode(name: str, value: Any) -> dict[str, Any]:
@@ -108,12 +133,16 @@ def memory_attributes(memory: Memory) -> Item:
     """Every attribute of a memory's item except its key and vector: model fields and index keys."""
     namespace = memory.namespace
     item: Item = {
-        name: _encode(name, value) for name, value in memory.model_dump(mode="python").items() if value is not None
+        name: _attribute(name, value) for name, value in memory.model_dump(mode="python").items() if value is not None
     }
     when = iso(memory.occurred_at)
     item["occurred_epoch"] = _number(as_utc(memory.occurred_at).timestamp())
     item["gsi_time_pk"] = {"S": f"NS#{namespace}#{memory.layer}"}
     item["gsi_time_sk"] = {"S": f"{when}#{memory.id}"}
+    if memory.expires_at is not None:
+        # DynamoDB deletes the item some time after this (its stream tells index sync, which drops the document);
+        # reads leave it out from `expires_at` on.
+        item[TTL_ATTRIBUTE] = {"N": str(math.ceil(as_utc(memory.expires_at).timestamp()))}
     if isinstance(memory, Episode):
         item["gsi_created_pk"] = {"S": namespace_pk(namespace)}
         item["gsi_created_sk"] = {"S": f"{iso(memory.created_at)}#{memory.id}"}
@@ -132,7 +161,7 @@ def is_memory_item(item: Mapping[str, Any]) -> bool:
 def memory_from_item(item: Mapping[str, Any]) -> Memory:
     """The memory stored in an item in DynamoDB's typed JSON (a client response or a stream image)."""
     layer = item["layer"]["S"]
-    fields = {name: _decode(name, value) for name, value in item.items() if name in _FIELDS[layer]}
+    fields = {name: _field(name, value) for name, value in item.items() if name in _FIELDS[layer]}
     if layer == "episodic":
         return Episode.model_validate(fields)
     return Fact.model_validate(fields)

@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from rearview.adapters.dynamodb.items import MEMORY_ATTRIBUTES, iso, memory_from_item
-from rearview.adapters.dynamodb.table import BY_TIME_INDEX, Item, item_key, namespace_pk
+from rearview.adapters.dynamodb.table import BY_TIME_INDEX, ERASED_SK, TTL_ATTRIBUTE, Item, item_key, namespace_pk
 from rearview.domain.changes import ChangeSet
 from rearview.domain.erase import ErasedCounts
 from rearview.domain.history import ArchivedVersion, archived_versions
 from rearview.domain.listing import PagePosition, sort_key
 from rearview.domain.memory import Fact, Memory, StoredLayer
 from rearview.domain.search import MemoryFilter
+from rearview.domain.timestamps import as_utc
 from rearview.errors import ConcurrentUpdate
 
 VERSION_SK_PREFIX = "VER#"
@@ -121,6 +124,8 @@ class DynamoDBManagement:
                 raise ConcurrentUpdate(f"memory {memory_id}: changed while this change set was applied")
         archives = [*changes.archived, *archived_versions(updates, previous, changes.cause, at, changes.actor)]
         kept = {version_sk(a.memory.id, a.version) for a in archives}
+        # An archive of a memory that expires goes with it: it carries the memory's TTL as this change leaves it.
+        expiry = {memory.id: memory.expires_at for memory, _ in changes.upserts}
         actions: list[Item] = [
             {
                 "Put": {
@@ -128,6 +133,7 @@ class DynamoDBManagement:
                     "Item": {
                         **item_key(namespace, version_sk(a.memory.id, a.version)),
                         "archive_json": {"S": a.model_dump_json()},
+                        **_ttl(expiry.get(a.memory.id, a.memory.expires_at)),
                     },
                 }
             }
@@ -139,6 +145,11 @@ class DynamoDBManagement:
                     actions.append({"Delete": {"TableName": self._table, "Key": item_key(namespace, item["sk"]["S"])}})
         return actions
 
+    def expired_memories(self, now: datetime, limit: int) -> list[tuple[str, str]]:
+        """None to sweep: a memory that expires carries the table's TTL attribute, and DynamoDB deletes it itself
+        (its stream takes it out of the index; reads leave it out before that)."""
+        return []
+
     # erase
 
     def erase_namespace(self, namespace: str) -> ErasedCounts:
@@ -148,6 +159,8 @@ class DynamoDBManagement:
         keys: list[Item] = []
         for item in self._partition(namespace, "", "sk"):
             sk = item["sk"]["S"]
+            if sk == ERASED_SK:
+                continue  # the mark that keeps queued writes from bringing the namespace back
             keys.append(item_key(namespace, sk))
             layer = next((name for prefix, name in _ERASED_PREFIXES if sk.startswith(prefix)), None)
             if layer is not None:
@@ -175,3 +188,10 @@ class DynamoDBManagement:
             ExpressionAttributeNames=names,
         ):
             yield from page
+
+
+def _ttl(expires_at: datetime | None) -> Item:
+    """The table's TTL attribute of an item that expires then (none for one that never does)."""
+    if expires_at is None:
+        return {}
+    return {TTL_ATTRIBUTE: {"N": str(math.ceil(as_utc(expires_at).timestamp()))}}

@@ -18,11 +18,12 @@ import itertools
 import json
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 import numpy as np
 
+from rearview.adapters.dynamodb import access_windows
 from rearview.adapters.dynamodb.items import (
     MEMORY_ATTRIBUTES,
     OPTIONAL_ATTRIBUTES,
@@ -33,6 +34,7 @@ from rearview.adapters.dynamodb.items import (
     vector_from_item,
 )
 from rearview.adapters.dynamodb.management import DynamoDBManagement
+from rearview.adapters.dynamodb.recall_days import read_days
 from rearview.adapters.dynamodb.table import (
     BY_CREATED_INDEX,
     BY_NAMESPACE_INDEX,
@@ -55,7 +57,7 @@ from rearview.domain.changes import ChangeSet, PendingUpsert
 from rearview.domain.episode_columns import EpisodeColumns
 from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.search import MemoryFilter
-from rearview.domain.stats import NamespaceUsage
+from rearview.domain.stats import NamespaceUsage, RecallDay
 from rearview.domain.timestamps import as_utc
 from rearview.domain.working import WorkingEntry
 from rearview.errors import ConcurrentUpdate, EmbeddingMismatch, InvalidInput
@@ -359,8 +361,19 @@ class DynamoDBMemoryStore(DynamoDBManagement):
         return found
 
     def get(self, namespace: str, memory_id: str) -> Memory | None:
-        """The memory with this id in this namespace, of either layer (a consistent read)."""
-        return self.get_many(namespace, [memory_id]).get(memory_id)
+        """The memory with this id in this namespace, of either layer (a consistent read), with the accesses its
+        namespace's unfolded windows hold (`access_windows`)."""
+        memory = self.get_many(namespace, [memory_id]).get(memory_id)
+        if memory is None:
+            return None
+        unfolded = access_windows.pending(self._client, self._table, namespace)
+        count = unfolded.counts.get(memory_id, 0)
+        if not count:
+            return memory
+        last = unfolded.last[memory_id]
+        if memory.last_accessed_at is not None:
+            last = max(last, memory.last_accessed_at)
+        return memory.model_copy(update={"access_count": memory.access_count + count, "last_accessed_at": last})
 
     def get_many(self, namespace: str, ids: Sequence[str], *, shared: bool = False) -> dict[str, Memory]:
         """The memories found among `ids`, by id (missing ids are absent)."""
@@ -462,7 +475,8 @@ class DynamoDBMemoryStore(DynamoDBManagement):
         values: Item = {":p": {"S": NAMESPACES_PK}, **({":prefix": {"S": prefix}} if prefix else {})}
         items = self._query(IndexName=BY_NAMESPACE_INDEX, KeyConditionExpression=condition,
                             ExpressionAttributeValues=values)  # fmt: skip
-        return [item["ns_sk"]["S"] for item in items]
+        # A namespace's STATE and its access windows not yet folded (`access_windows`) each carry its entry.
+        return list(dict.fromkeys(item["ns_sk"]["S"] for item in items))
 
     def namespaces_with_unconsolidated(self) -> list[str]:
         """Every namespace holding at least one unconsolidated episode (for the scheduled consolidation).
@@ -521,32 +535,36 @@ class DynamoDBMemoryStore(DynamoDBManagement):
     # counters
 
     def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
-        """Count one access of each memory; the version does not change (the write path's locking is unaffected)."""
-        for memory_id, layers in self._locate(namespace, ids).items():
-            for layer in layers:
-                try:
-                    self._client.update_item(
-                        TableName=self._table,
-                        Key=item_key(namespace, memory_sk(layer, memory_id)),
-                        UpdateExpression="ADD access_count :one SET last_accessed_at = :at",
-                        ConditionExpression="attribute_exists(pk)",
-                        ExpressionAttributeValues={":one": {"N": "1"}, ":at": {"S": iso(at)}},
-                    )
-                except self._client.exceptions.ConditionalCheckFailedException:
-                    continue  # deleted since it was recalled: nothing to count
+        """Count one access of each memory: one write, to the namespace's current window (`access_windows`); the
+        memories themselves (and so their versions) are not written."""
+        if ids:
+            self._client.update_item(**access_windows.window_update(self._table, namespace, at, ids, None))
 
-    def record_recall(self, namespace: str, hit: bool, at: datetime) -> None:
-        """Count one recall (and whether it found anything) for the namespace's hit rate."""
-        self._client.update_item(
-            TableName=self._table,
-            Key=item_key(namespace, STATE_SK),
-            UpdateExpression=f"ADD recall_count :one, recall_hits :hit SET {_LISTED}",
-            ExpressionAttributeValues={
-                ":one": {"N": "1"},
-                ":hit": {"N": "1" if hit else "0"},
-                **_listed_values(namespace),
-            },
-        )
+    def record_recall(self, namespace: str, hit: bool, at: datetime, accessed: Sequence[str] = ()) -> None:
+        """Count one recall (and whether it found anything) and an access of each memory it returned: one write, to
+        the namespace's current window."""
+        self._client.update_item(**access_windows.window_update(self._table, namespace, at, accessed, hit))
+
+    def settle_access(self, namespace: str, now: datetime) -> int:
+        """Fold the namespace's closed access windows into its memories and recall counters; how many memories
+        changed (one write each, however often they were recalled)."""
+
+        def locate(ids: list[str]) -> dict[str, Item]:
+            found = self._locate(namespace, ids)
+            return {i: item_key(namespace, memory_sk(layers[0], i)) for i, layers in found.items() if layers}
+
+        return access_windows.settle(self._client, self._table, namespace, locate)
+
+    def recall_days(self, namespace: str, since: date) -> list[RecallDay]:
+        """The namespace's recall counters per UTC day from `since` on, oldest first: the folded days and what its
+        access windows hold still."""
+        days = {d.day: [d.recalls, d.hits] for d in read_days(self._client, self._table, namespace, since)}
+        for day, (recalls, hits) in access_windows.pending(self._client, self._table, namespace).days.items():
+            if day >= since:
+                counts = days.setdefault(day, [0, 0])
+                counts[0] += recalls
+                counts[1] += hits
+        return [RecallDay(day=day, recalls=r, hits=h) for day, (r, h) in sorted(days.items())]
 
     def close(self) -> None:
         """Nothing to release: boto3 clients hold no connection that needs closing."""
@@ -583,8 +601,9 @@ class DynamoDBMemoryStore(DynamoDBManagement):
         state = self._client.get_item(
             TableName=self._table, Key=item_key(namespace, STATE_SK), ConsistentRead=True
         ).get("Item", {})
-        recall_count = int(state.get("recall_count", {}).get("N", "0"))
-        recall_hits = int(state.get("recall_hits", {}).get("N", "0"))
+        unfolded = access_windows.pending(self._client, self._table, namespace)
+        recall_count = int(state.get("recall_count", {}).get("N", "0")) + unfolded.recalls
+        recall_hits = int(state.get("recall_hits", {}).get("N", "0")) + unfolded.hits
         last_write = state.get("last_write_at", {}).get("S")
         return NamespaceUsage(
             working=working,

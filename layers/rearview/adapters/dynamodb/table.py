@@ -5,7 +5,8 @@ Items (`pk`, `sk` strings):
 - working memory: `NS#<namespace>` / `WM#<session_id>#<key>`, with `ttl` (epoch seconds) for DynamoDB TTL. TTL
   deletion is lazy (up to 48 h), so every read also filters on `expires_at`.
 - episodes: `NS#<namespace>` / `EP#<id>`; facts: `NS#<namespace>` / `FACT#<id>` (attributes: see `items`).
-- namespace state: `NS#<namespace>` / `STATE`: generation, last_write_at, recall_count, recall_hits.
+- namespace state: `NS#<namespace>` / `STATE`: generation, last_write_at, recall_count, recall_hits; the recall
+  counters of each UTC day `NS#<namespace>` / `RECALLS#<YYYY-MM-DD>` with `ttl` (see `recall_days`).
 - the embedder the vectors were made with: `META` / `EMBEDDER` (one table, one embedder).
 - API keys: `APIKEY#<key id>` / `APIKEY` (see `key_store`), and their request counters
   `QUOTA#<key id>` / `WINDOW#<epoch seconds>` with `ttl` (see `quota`).
@@ -49,9 +50,12 @@ UNCONSOLIDATED_SHARDS = 4
 LAYERS: tuple[StoredLayer, ...] = ("episodic", "semantic")
 SK_PREFIX: dict[StoredLayer, str] = {"episodic": "EP#", "semantic": "FACT#"}
 STATE_SK = "STATE"
+# The namespace's erasure mark (`erasure_marks`), which the erase of the partition keeps.
+ERASED_SK = "ERASED"
 LEASE_SK = "LEASE"
 RUN_SK_PREFIX = "RUN#"
 SPEND_SK_PREFIX = "SPEND#"
+RECALL_DAY_SK_PREFIX = "RECALLS#"
 HINDSIGHT_SK = "HINDSIGHT"
 META_KEY: Item = {"pk": {"S": "META"}, "sk": {"S": "EMBEDDER"}}
 

@@ -10,12 +10,14 @@ from typing import Any, Literal
 import numpy as np
 
 from rearview.domain.memory import Episode, Memory, StoredLayer
+from rearview.domain.metadata import metadata_terms
 
 ANALYZER = "rearview_text"
 TEXT_FIELD = "search_text"
 # An episode's context (the turn before it in its session), matched at a lower weight (recall.context_weight).
 CONTEXT_FIELD = "context"
 VECTOR_FIELD = "vector"
+METADATA_FIELD = "metadata_terms"
 # HNSW graph parameters: faiss defaults raised a little for recall on 256..1024-dimensional text embeddings.
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
@@ -82,6 +84,9 @@ def index_mapping(dim: int, engine: KnnEngine = "faiss") -> dict[str, Any]:
                 "kind": {"type": "keyword"},
                 "consolidated": {"type": "boolean"},
                 "occurred_at": {"type": "date_nanos"},
+                # The terms a metadata filter matches (`rearview.domain.metadata`), and when the memory expires.
+                METADATA_FIELD: {"type": "keyword"},
+                "expires_at": {"type": "date_nanos"},
                 "version": {"type": "long"},
                 TEXT_FIELD: {"type": "text", "analyzer": ANALYZER},
                 CONTEXT_FIELD: {"type": "text", "analyzer": ANALYZER},
@@ -110,11 +115,8 @@ def unit_vector(vector: np.ndarray | Sequence[float]) -> np.ndarray | None:
 
 
 def search_text(memory: Memory) -> str:
-    """What keyword search matches: the content, the tags and (episodes) the entities."""
-    parts = [memory.content, *memory.tags]
-    if isinstance(memory, Episode):
-        parts.extend(memory.entities)
-    return "\n".join(parts)
+    """What keyword search matches: the content, the tags and the entities."""
+    return "\n".join([memory.content, *memory.tags, *memory.entities])
 
 
 def index_document(memory: Memory, vector: np.ndarray | Sequence[float] | None) -> dict[str, Any]:
@@ -128,9 +130,13 @@ def index_document(memory: Memory, vector: np.ndarray | Sequence[float] | None) 
         "occurred_at": iso_utc(memory.occurred_at),
         "version": memory.version,
         TEXT_FIELD: search_text(memory),
+        "entities": list(memory.entities),
     }
+    if memory.metadata:
+        doc[METADATA_FIELD] = metadata_terms(memory.metadata)
+    if memory.expires_at is not None:
+        doc["expires_at"] = iso_utc(memory.expires_at)
     if isinstance(memory, Episode):
-        doc["entities"] = list(memory.entities)
         if memory.event_type is not None:
             doc["event_type"] = memory.event_type
         if memory.session_id is not None:

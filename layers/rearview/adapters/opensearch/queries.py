@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from rearview.adapters.opensearch.documents import CONTEXT_FIELD, TEXT_FIELD, VECTOR_FIELD, iso_utc
+from rearview.adapters.opensearch.documents import CONTEXT_FIELD, METADATA_FIELD, TEXT_FIELD, VECTOR_FIELD, iso_utc
 from rearview.domain.memory import StoredLayer
 from rearview.domain.search import Candidate, EntityShares, MemoryFilter
 from rearview.text_analysis import query_terms
@@ -23,8 +23,9 @@ def filter_clauses(namespace: str, flt: MemoryFilter) -> list[dict[str, Any]] | 
     """The `bool.filter` clauses of a MemoryFilter in a namespace; None when nothing can match.
 
     Same semantics as the embedded backend: time is half-open (`since <= t < until`), t being the episode's
-    occurred_at or the fact's last_confirmed_at; tags and event types are any-of; `consolidated` only
-    constrains episodes; superseded facts are left out unless asked for.
+    occurred_at or the fact's last_confirmed_at; tags, event types and entities are any-of; `consolidated` only
+    constrains episodes; superseded facts are left out unless asked for; each metadata condition is any of its
+    terms; what expired by `alive_at` is left out.
     """
     layers = list(flt.matchable_layers())
     if not layers:
@@ -39,6 +40,12 @@ def filter_clauses(namespace: str, flt: MemoryFilter) -> list[dict[str, Any]] | 
         clauses.append({"range": {"occurred_at": _time_bounds(flt)}})
     clauses.extend(_attribute_clauses(flt))
     clauses.extend(_state_clauses(flt, layers))
+    clauses.extend({"terms": {METADATA_FIELD: list(terms)}} for terms in flt.metadata)
+    if flt.alive_at is not None:
+        # Never expires, or not yet: a document without `expires_at` passes.
+        later = {"range": {"expires_at": {"gt": iso_utc(flt.alive_at)}}}
+        unset = {"bool": {"must_not": [{"exists": {"field": "expires_at"}}]}}
+        clauses.append({"bool": {"should": [unset, later], "minimum_should_match": 1}})
     return clauses
 
 
@@ -52,7 +59,7 @@ def _time_bounds(flt: MemoryFilter) -> dict[str, str]:
 
 
 def _attribute_clauses(flt: MemoryFilter) -> list[dict[str, Any]]:
-    """Tags, event types, session, outcomes and kinds: each any-of its values."""
+    """Tags, event types, session, outcomes, kinds and entities: each any-of its values."""
     clauses: list[dict[str, Any]] = []
     if flt.tags:
         clauses.append({"terms": {"tags": list(flt.tags)}})
@@ -64,6 +71,8 @@ def _attribute_clauses(flt: MemoryFilter) -> list[dict[str, Any]]:
         clauses.append({"terms": {"outcome_status": list(flt.outcomes)}})
     if flt.kinds:
         clauses.append(_kinds_clause(flt.kinds))
+    if flt.entities:
+        clauses.append({"terms": {"entities": list(flt.entities)}})
     return clauses
 
 

@@ -24,9 +24,9 @@ from rearview.adapters.sqlite.checkpointer import (
     SAFETY_NET_PAGES,
     WalCheckpointer,
 )
-from rearview.adapters.sqlite.schema import META_DDL, MIGRATIONS, Migration
+from rearview.adapters.sqlite.schema import META_DDL, MIGRATIONS, Migration, script_statements
 from rearview.domain.memory import StoredLayer
-from rearview.errors import ConfigurationError, EmbeddingMismatch
+from rearview.errors import ConfigurationError, EmbeddingMismatch, StorageFull
 
 DB_FILENAME = "rearview.db"
 # What SQLite keeps beside the database (it creates them with the database file's own mode).
@@ -52,24 +52,6 @@ def owner_only(path: Path) -> None:
             file.chmod(0o600)
 
 
-def _statements(script: str) -> list[str]:
-    """Split a script into statements (trigger bodies included) so they run inside one explicit transaction.
-
-    `executescript` would commit first, which would break the one-transaction-per-migration rule.
-    """
-    statements: list[str] = []
-    current = ""
-    for line in script.splitlines(keepends=True):
-        current += line
-        if sqlite3.complete_statement(current):
-            if current.strip():
-                statements.append(current.strip())
-            current = ""
-    if current.strip():
-        raise ConfigurationError(f"incomplete SQL statement in migration: {current.strip()[:80]!r}")
-    return statements
-
-
 def _meta_value(conn: sqlite3.Connection, key: str) -> str | None:
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return None if row is None else str(row[0])
@@ -86,6 +68,24 @@ def _set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
         "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         (key, value),
     )
+
+
+# What SQLite says when it cannot write (a full disk, a read-only file or directory, a write the OS refused).
+_CANNOT_WRITE = ("database or disk is full", "disk i/o error", "readonly database", "unable to open database file")
+
+
+@contextmanager
+def storage_errors() -> Iterator[None]:
+    """SQLite's "cannot write" errors as StorageFull (a 507 naming the data directory), every other error as is."""
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        if any(reason in str(exc).lower() for reason in _CANNOT_WRITE):
+            raise StorageFull(
+                f"storage: the data directory cannot be written ({exc}); free disk space or make it writable",
+                field="data_dir",
+            ) from exc
+        raise
 
 
 class CachedRow(NamedTuple):
@@ -213,7 +213,8 @@ class SqliteDatabase:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any exception; a nested call joins the outer one."""
+        """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any exception; a nested call joins the outer one. A disk that is
+        full or a database that cannot be written is StorageFull (507), whatever statement met it."""
         handle = self._handle()
         conn = handle.conn
         if handle.depth:
@@ -223,26 +224,40 @@ class SqliteDatabase:
             finally:
                 handle.depth -= 1
             return
-        conn.execute("BEGIN IMMEDIATE")
+        with storage_errors():
+            conn.execute("BEGIN IMMEDIATE")
         handle.depth = 1
         changes = conn.total_changes
         try:
-            yield conn
+            with storage_errors():
+                yield conn
         except BaseException:
             handle.depth = 0
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite rolls back by itself on some errors (a full disk among them)
+                conn.execute("ROLLBACK")
             raise
         handle.depth = 0
         if conn.total_changes - changes < CHECKPOINT_ROWS:
-            conn.execute("COMMIT")
+            with storage_errors():
+                self._commit(conn)
             return
         # A large commit: its checkpoint goes to the checkpointer's thread (the raised automatic one is a safety net).
         conn.execute(f"PRAGMA wal_autocheckpoint={SAFETY_NET_PAGES}")
         try:
-            conn.execute("COMMIT")
+            with storage_errors():
+                self._commit(conn)
         finally:
             conn.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
         self.checkpointer.request()
+
+    @staticmethod
+    def _commit(conn: sqlite3.Connection) -> None:
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
@@ -328,7 +343,7 @@ class SqliteDatabase:
                 if callable(migration):
                     migration(conn)
                 else:
-                    for statement in _statements(migration):
+                    for statement in script_statements(migration):
                         conn.execute(statement)
                 _set_meta(conn, "schema_version", str(version + 1))
 
@@ -344,6 +359,6 @@ class SqliteDatabase:
             raise EmbeddingMismatch(
                 f"{self.path} holds vectors made by embedder {stored_name!r} (dim {stored_dim}), but the "
                 f"configured embedder is {self.embedder_name!r} (dim {self.dim}). Configure the original "
-                "embedder, use another data directory, or rebuild the vectors with `rearview reindex`.",
+                "embedder, use another data directory, or re-embed its data with `rearview reindex --embedder <name>`.",
                 field="embedder",
             )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import heapq
 import sqlite3
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import date, datetime
 
 from rearview.adapters.sqlite.rows import (
     LAYERS,
@@ -26,7 +26,8 @@ from rearview.domain.history import ArchivedVersion
 from rearview.domain.listing import PagePosition, sort_key
 from rearview.domain.memory import Fact, Memory, StoredLayer
 from rearview.domain.search import MemoryFilter
-from rearview.domain.stats import NamespaceUsage
+from rearview.domain.stats import RECALL_DAY_RETENTION, NamespaceUsage, RecallDay
+from rearview.domain.timestamps import as_utc
 
 
 def page(
@@ -115,6 +116,7 @@ def erase(conn: sqlite3.Connection, namespace: str) -> tuple[ErasedCounts, list[
         counts = {**counts, layer: len(rows)}
     working = conn.execute("DELETE FROM working WHERE namespace = ?", (namespace,)).rowcount
     versions = conn.execute("DELETE FROM memory_versions WHERE namespace = ?", (namespace,)).rowcount
+    conn.execute("DELETE FROM recall_days WHERE namespace = ?", (namespace,))
     found = conn.execute(
         "UPDATE namespace_state SET generation = generation + 1, last_write_at = NULL, recall_count = 0, "
         "recall_hits = 0 WHERE namespace = ? RETURNING generation",
@@ -124,6 +126,33 @@ def erase(conn: sqlite3.Connection, namespace: str) -> tuple[ErasedCounts, list[
         working=working, episodic=counts.get("episodic", 0), semantic=counts.get("semantic", 0), versions=versions
     )
     return erased, deleted, int(found[0]) if found is not None else 0
+
+
+def record_recall(conn: sqlite3.Connection, namespace: str, hit: bool, at: datetime) -> None:
+    """Count one recall in the namespace's totals and in its UTC day's counters; the days past the retention go."""
+    conn.execute(
+        "INSERT INTO namespace_state(namespace, recall_count, recall_hits) VALUES (?, 1, ?) "
+        "ON CONFLICT(namespace) DO UPDATE SET recall_count = recall_count + 1, "
+        "recall_hits = recall_hits + excluded.recall_hits",
+        (namespace, int(hit)),
+    )
+    day = as_utc(at).date()
+    conn.execute(
+        "INSERT INTO recall_days(namespace, day, recalls, hits) VALUES (?, ?, 1, ?) "
+        "ON CONFLICT(namespace, day) DO UPDATE SET recalls = recalls + 1, hits = hits + excluded.hits",
+        (namespace, day.isoformat(), int(hit)),
+    )
+    oldest = (day - RECALL_DAY_RETENTION).isoformat()
+    conn.execute("DELETE FROM recall_days WHERE namespace = ? AND day < ?", (namespace, oldest))
+
+
+def recall_days(conn: sqlite3.Connection, namespace: str, since: date) -> list[RecallDay]:
+    """The namespace's recall counters per UTC day from `since` on, oldest first."""
+    rows = conn.execute(
+        "SELECT day, recalls, hits FROM recall_days WHERE namespace = ? AND day >= ? ORDER BY day",
+        (namespace, since.isoformat()),
+    )
+    return [RecallDay(day=date.fromisoformat(day), recalls=recalls, hits=hits) for day, recalls, hits in rows]
 
 
 def usage(conn: sqlite3.Connection, namespace: str, now: datetime) -> NamespaceUsage:
@@ -148,3 +177,17 @@ def usage(conn: sqlite3.Connection, namespace: str, now: datetime) -> NamespaceU
         recall_count=recall_count,
         recall_hits=recall_hits,
     )
+
+
+def expired(conn: sqlite3.Connection, now: datetime, limit: int) -> list[tuple[str, str]]:
+    """(namespace, id) of at most `limit` memories of any namespace that expired by `now`, soonest expired first:
+    the partial indexes `episodes_expiring` and `facts_expiring` hold only the memories that expire."""
+    found: list[tuple[float, str, str]] = []
+    for table in ("episodes", "facts"):
+        found.extend(
+            conn.execute(
+                f"SELECT expires_at, namespace, id FROM {table} WHERE expires_at <= ? ORDER BY expires_at LIMIT ?",
+                (epoch(now), max(limit, 0)),
+            ).fetchall()
+        )
+    return [(namespace, memory_id) for _, namespace, memory_id in sorted(found)[: max(limit, 0)]]

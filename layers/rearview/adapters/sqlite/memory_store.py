@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import heapq
-import json
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, TypeVar
 
 import numpy as np
@@ -55,6 +54,7 @@ from rearview.adapters.sqlite.rows import (
     update_sql,
 )
 from rearview.adapters.sqlite.schema import FTS_MERGED, STORE_INDEXES_INSERTS, STORE_TAGS_INSERTS
+from rearview.adapters.sqlite.working_memory import SqliteWorkingMemory
 from rearview.clock import SystemClock
 from rearview.collector import paused
 from rearview.domain.changes import ChangeSet, PendingUpsert
@@ -64,9 +64,7 @@ from rearview.domain.history import ArchivedVersion, archived_versions
 from rearview.domain.listing import PagePosition
 from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.search import MemoryFilter
-from rearview.domain.stats import NamespaceUsage
-from rearview.domain.timestamps import utc_from_epoch
-from rearview.domain.working import WorkingEntry
+from rearview.domain.stats import NamespaceUsage, RecallDay
 from rearview.errors import ConcurrentUpdate, InvalidInput
 from rearview.ports import Clock
 
@@ -77,6 +75,12 @@ _EPISODE_TAGS_INSERTED = (
     "WHERE e.ref BETWEEN ? AND ? AND e.namespace = ? AND e.tags_json <> '[]'"
 )
 
+# The metadata terms of the episodes one statement inserted (refs ?1..?2), as their tags are written.
+_EPISODE_METADATA_INSERTED = (
+    "INSERT OR IGNORE INTO memory_metadata(namespace, term, layer, ref) "
+    "SELECT e.namespace, t.value, 'episodic', e.ref FROM episodes AS e, json_each(e.metadata_terms) AS t "
+    "WHERE e.ref BETWEEN ? AND ? AND e.namespace = ? AND e.metadata_terms <> '[]'"
+)
 
 # How the store keeps a vector: float32, little-endian.
 _FLOAT32 = np.dtype("<f4")
@@ -84,8 +88,10 @@ _FLOAT32 = np.dtype("<f4")
 _Item = TypeVar("_Item")
 
 
-class SqliteMemoryStore:
+class SqliteMemoryStore(SqliteWorkingMemory):
     """MemoryStore over SqliteDatabase. Every query is restricted by `namespace = ?`."""
+
+    db: SqliteDatabase
 
     def __init__(self, db: SqliteDatabase, *, clock: Clock | None = None, own_fts_episodes: int = 20_000) -> None:
         self.db = db
@@ -104,65 +110,6 @@ class SqliteMemoryStore:
         self._index_inserts = version >= STORE_INDEXES_INSERTS
         self._tag_inserts = version >= STORE_TAGS_INSERTS
         self._merge_segments = version >= FTS_MERGED
-
-    # working memory
-
-    def put_working(self, entry: WorkingEntry) -> None:
-        """Insert or replace one entry; the session's expired rows are removed on the way."""
-        updated_at = epoch(entry.updated_at)
-        with self.db.transaction() as conn:
-            conn.execute(
-                "INSERT INTO working(namespace, session_id, key, value_json, updated_at, expires_at) "
-                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(namespace, session_id, key) DO UPDATE SET "
-                "value_json = excluded.value_json, updated_at = excluded.updated_at, "
-                "expires_at = excluded.expires_at",
-                (
-                    entry.namespace,
-                    entry.session_id,
-                    entry.key,
-                    json.dumps(entry.value, ensure_ascii=False),
-                    updated_at,
-                    epoch(entry.expires_at),
-                ),
-            )
-            conn.execute(
-                "DELETE FROM working WHERE namespace = ? AND session_id = ? AND expires_at <= ?",
-                (entry.namespace, entry.session_id, updated_at),
-            )
-
-    def get_working(self, namespace: str, session_id: str, now: datetime) -> list[WorkingEntry]:
-        """Unexpired entries of the session, by key."""
-        rows = self.db.connection().execute(
-            "SELECT key, value_json, updated_at, expires_at FROM working "
-            "WHERE namespace = ? AND session_id = ? AND expires_at > ? ORDER BY key",
-            (namespace, session_id, epoch(now)),
-        )
-        return [
-            WorkingEntry.model_construct(
-                namespace=namespace,
-                session_id=session_id,
-                key=key,
-                value=json.loads(value_json),
-                updated_at=utc_from_epoch(updated_at),
-                expires_at=utc_from_epoch(expires_at),
-            )
-            for key, value_json, updated_at, expires_at in rows
-        ]
-
-    def clear_working(self, namespace: str, session_id: str | None = None) -> int:
-        """Delete the session's entries (every session's with None); return how many rows went."""
-        with self.db.transaction() as conn:
-            if session_id is None:
-                cursor = conn.execute("DELETE FROM working WHERE namespace = ?", (namespace,))
-            else:
-                cursor = conn.execute(
-                    "DELETE FROM working WHERE namespace = ? AND session_id = ?", (namespace, session_id)
-                )
-            return cursor.rowcount
-
-    def purge_expired_working(self, now: datetime) -> int:
-        with self.db.transaction() as conn:
-            return conn.execute("DELETE FROM working WHERE expires_at <= ?", (epoch(now),)).rowcount
 
     # writes
 
@@ -353,6 +300,8 @@ class SqliteMemoryStore:
 
         tagged = any(memory.tags for memory in memories)
         inserted = self._insert_columns(conn, namespace, layer, memories, columns_of, tagged)
+        if layer == "episodic" and any(memory.metadata for memory in memories):
+            conn.execute(_EPISODE_METADATA_INSERTED, (inserted[0], inserted[-1], namespace))
         return {memory.id: ref for memory, ref in zip(memories, inserted, strict=True)}
 
     def _insert_columns(
@@ -588,15 +537,16 @@ class SqliteMemoryStore:
                     params,
                 )
 
-    def record_recall(self, namespace: str, hit: bool, at: datetime) -> None:
-        """Count one recall (and whether it found anything) for the namespace's hit rate."""
+    def record_recall(self, namespace: str, hit: bool, at: datetime, accessed: Sequence[str] = ()) -> None:
+        """Count one recall (and whether it found anything) for the namespace's hit rate, in total and by day, and
+        the accesses."""
+        self.record_access(namespace, accessed, at)
         with self.db.transaction() as conn:
-            conn.execute(
-                "INSERT INTO namespace_state(namespace, recall_count, recall_hits) VALUES (?, 1, ?) "
-                "ON CONFLICT(namespace) DO UPDATE SET recall_count = recall_count + 1, "
-                "recall_hits = recall_hits + excluded.recall_hits",
-                (namespace, int(hit)),
-            )
+            management.record_recall(conn, namespace, hit, at)
+
+    def settle_access(self, namespace: str, now: datetime) -> int:
+        """Nothing to fold: accesses are counted on the rows themselves."""
+        return 0
 
     def recent_episodes(self, namespace: str, since: datetime, limit: int = 200) -> list[Episode]:
         """Episodes created at or after `since`, newest first. (Recall does not need it here: this index is
@@ -647,6 +597,10 @@ class SqliteMemoryStore:
             self.db.publish(AppliedChanges(namespace, generation - 1, generation, tuple(deleted)))
         return counts
 
+    def expired_memories(self, now: datetime, limit: int) -> list[tuple[str, str]]:
+        """(namespace, id) of at most `limit` memories that expired by `now`, soonest expired first."""
+        return management.expired(self.db.connection(), now, limit)
+
     def namespaces_with_unconsolidated(self) -> list[str]:
         """Every namespace holding an unconsolidated episode (a partial index holds only those rows)."""
         rows = (
@@ -677,6 +631,11 @@ class SqliteMemoryStore:
         """Counts: working (unexpired), episodic, semantic (active), semantic_superseded; recall counters."""
         with self.db.snapshot() as conn:
             return management.usage(conn, namespace, now)
+
+    def recall_days(self, namespace: str, since: date) -> list[RecallDay]:
+        """The namespace's recall counters per UTC day from `since` on, oldest first."""
+        with self.db.snapshot() as conn:
+            return management.recall_days(conn, namespace, since)
 
 
 def _layer_then_id(memory: Memory) -> tuple[int, str]:

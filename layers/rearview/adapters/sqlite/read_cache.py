@@ -13,6 +13,7 @@ as with a row read afresh. Both caches are bounded by entries, least recently us
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -82,15 +83,20 @@ class GenerationCache(Generic[_V]):
 
 def copied(memory: Memory, access: dict[str, Any] | None = None) -> Memory:
     """A copy of a memory built from one of our rows (its fields set directly, as `rows._trusted` does), with its
-    own dict and its own lists (and facets and evidence), so that changing it leaves the cached one as it was;
+    own dict and its own lists (and facets, evidence and metadata), so that changing it leaves the cached one as it was;
     `access` replaces fields (the access columns read afresh). Through the slots' descriptors: `model_copy` took
     twice as long, and recall copies dozens a query."""
     model = _new(memory.__class__)
     fields = model.__dict__
     fields.update(memory.__dict__)
     fields["tags"] = list(memory.tags)
+    fields["entities"] = list(memory.entities)
+    if memory.metadata:
+        # Metadata nests (the limits allow four levels): a deep copy, for the few memories that carry any.
+        fields["metadata"] = copy.deepcopy(memory.metadata)
+    else:
+        fields["metadata"] = {}
     if isinstance(memory, Episode):
-        fields["entities"] = list(memory.entities)
         fields["session_ids"] = list(memory.session_ids)
     else:
         fields["provenance"] = list(memory.provenance)

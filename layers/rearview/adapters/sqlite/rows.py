@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from rearview.adapters.sqlite.connection import CachedRow
 from rearview.domain.episode_columns import EpisodeColumns
 from rearview.domain.memory import Episode, Evidence, Fact, Memory, StoredLayer
+from rearview.domain.metadata import metadata_json, metadata_terms
 from rearview.domain.search import MemoryFilter, episode_searchable_text, searchable_text
 from rearview.domain.timestamps import as_utc, utc_from_epoch
 from rearview.text_analysis import index_text
@@ -77,13 +78,17 @@ _COMMON_COLUMNS = (
 )
 EPISODE_COLUMNS = (
     _COMMON_COLUMNS + ", occurred_at, event_type, entities_json, outcome, session_id, consolidated, context, "
-    "outcome_status, last_occurred_at, session_ids_json"
+    "outcome_status, last_occurred_at, session_ids_json, metadata_json, source, expires_at, parent_id, chunk_index, "
+    "chunk_count"
 )
 FACT_COLUMNS = (
     _COMMON_COLUMNS
     + ", dimension, confidence, provenance_json, last_confirmed_at, status, superseded_by, superseded_at, "
-    "kind, facets_json, evidence_json, induced_by, first_seen_at"
+    "kind, facets_json, evidence_json, induced_by, first_seen_at, metadata_json, source, expires_at, entities_json"
 )
+# Where each layer's columns of the fields every memory has since migration 15 (metadata_json, source, expires_at)
+# start in a row of its SELECT_COLUMNS.
+_AGENT_FIELDS_AT = {"episodic": 21, "semantic": 23}
 SELECT_COLUMNS: dict[str, str] = {"episodic": EPISODE_COLUMNS, "semantic": FACT_COLUMNS}
 
 
@@ -92,8 +97,14 @@ def _json_list(text: str) -> list[Any]:
     return [] if text == "[]" else json.loads(text)
 
 
-def _common_fields(row: Sequence[Any]) -> dict[str, Any]:
+def _metadata(text: str) -> dict[str, Any]:
+    # Most memories have none: "{}" needs no parser.
+    return {} if text == "{}" else json.loads(text)
+
+
+def _common_fields(row: Sequence[Any], layer: StoredLayer) -> dict[str, Any]:
     """The fields every stored memory has, in their declaration order (see `_trusted`)."""
+    at = _AGENT_FIELDS_AT[layer]
     return {
         "id": row[0],
         "namespace": row[1],
@@ -106,6 +117,9 @@ def _common_fields(row: Sequence[Any]) -> dict[str, Any]:
         "confirmations": row[8],
         "redacted": bool(row[9]),
         "version": row[10],
+        "metadata": _metadata(row[at]),
+        "source": row[at + 1],
+        "expires_at": datetime_or_none(row[at + 2]),
     }
 
 
@@ -145,7 +159,7 @@ def _trusted(cls: type[_M], fields: dict[str, Any]) -> _M:
 
 
 def episode_from_row(row: Sequence[Any]) -> Episode:
-    fields = _common_fields(row)
+    fields = _common_fields(row, "episodic")
     fields.update(
         layer="episodic",
         occurred_at=_utc_from_epoch(row[11]),
@@ -158,12 +172,15 @@ def episode_from_row(row: Sequence[Any]) -> Episode:
         session_ids=_json_list(row[20]),
         consolidated=bool(row[16]),
         context=row[17],
+        parent_id=row[24],
+        chunk_index=row[25],
+        chunk_count=row[26],
     )
     return _trusted(Episode, fields)
 
 
 def fact_from_row(row: Sequence[Any]) -> Fact:
-    fields = _common_fields(row)
+    fields = _common_fields(row, "semantic")
     fields.update(
         layer="semantic",
         kind=row[18],
@@ -178,6 +195,7 @@ def fact_from_row(row: Sequence[Any]) -> Fact:
         status=row[15],
         superseded_by=row[16],
         superseded_at=datetime_or_none(row[17]),
+        entities=_json_list(row[26]),
     )
     return _trusted(Fact, fields)
 
@@ -229,6 +247,7 @@ def _episode_columns(field: Callable[[str], list[Any]], seconds: Callable[[str],
     """An episode's value columns (`_VALUE_COLUMNS["episodic"]`) from its fields' columns: `field` gives a field's
     values, `seconds` a time field's as epoch seconds (or None)."""
     content, tags, entities, context = field("content"), field("tags"), field("entities"), field("context")
+    metadata = field("metadata")
     return [
         content,
         _json_lists(tags),
@@ -251,6 +270,13 @@ def _episode_columns(field: Callable[[str], list[Any]], seconds: Callable[[str],
         field("outcome_status"),
         seconds("last_occurred_at"),
         _json_lists(field("session_ids")),
+        [metadata_text(each) for each in metadata],
+        [metadata_terms_text(each) for each in metadata],
+        field("source"),
+        seconds("expires_at"),
+        field("parent_id"),
+        field("chunk_index"),
+        field("chunk_count"),
     ]
 
 
@@ -259,6 +285,16 @@ _FIELD = {name: attrgetter(name) for name in Episode.model_fields}
 
 def _json_lists(lists: list[list[str]]) -> list[str]:
     return [json_list(values) if values else "[]" for values in lists]
+
+
+def metadata_text(metadata: dict[str, Any]) -> str:
+    """A memory's metadata as its column holds it (compact JSON; most memories have none)."""
+    return metadata_json(metadata) if metadata else "{}"
+
+
+def metadata_terms_text(metadata: dict[str, Any]) -> str:
+    """The terms a metadata filter matches (`rearview.domain.metadata`), as a JSON list for `memory_metadata`."""
+    return json_list(metadata_terms(metadata)) if metadata else "[]"
 
 
 def fact_values(f: Fact) -> tuple[Any, ...]:
@@ -285,6 +321,11 @@ def fact_values(f: Fact) -> tuple[Any, ...]:
         f.evidence.model_dump_json() if f.evidence is not None else None,
         f.induced_by,
         epoch_or_none(f.first_seen_at),
+        metadata_text(f.metadata),
+        metadata_terms_text(f.metadata),
+        f.source,
+        epoch_or_none(f.expires_at),
+        json_list(f.entities),
     )
 
 
@@ -298,13 +339,15 @@ _VALUE_COLUMNS: dict[str, tuple[str, ...]] = {
         "content", "tags_json", "importance", "access_count", "last_accessed_at", "created_at",
         "confirmations", "redacted", "version", "occurred_at", "event_type", "entities_json", "outcome",
         "session_id", "consolidated", "search_text", "context", "context_text", "outcome_status",
-        "last_occurred_at", "session_ids_json",
+        "last_occurred_at", "session_ids_json", "metadata_json", "metadata_terms", "source", "expires_at",
+        "parent_id", "chunk_index", "chunk_count",
     ),
     "semantic": (
         "content", "tags_json", "importance", "access_count", "last_accessed_at", "created_at",
         "confirmations", "redacted", "version", "dimension", "confidence", "provenance_json",
         "last_confirmed_at", "status", "superseded_by", "superseded_at", "search_text", "kind", "facets_json",
-        "evidence_json", "induced_by", "first_seen_at",
+        "evidence_json", "induced_by", "first_seen_at", "metadata_json", "metadata_terms", "source", "expires_at",
+        "entities_json",
     ),
 }  # fmt: skip
 
@@ -362,6 +405,7 @@ def filter_clause(layer: str, namespace: str, flt: MemoryFilter, alias: str) -> 
             json_list(flt.tags),
         )
     where.any_of("id", flt.ids)
+    _common_conditions(where, namespace, layer, flt)
     if layer == "episodic":
         _episode_conditions(where, flt)
     else:
@@ -369,6 +413,28 @@ def filter_clause(layer: str, namespace: str, flt: MemoryFilter, alias: str) -> 
             where.add("status = 'active'")
         where.any_of("kind", flt.kinds or None)
     return " AND ".join(where.clauses), where.params
+
+
+def _common_conditions(where: _Where, namespace: str, layer: str, flt: MemoryFilter) -> None:
+    """Entities (any of), metadata (a term of every condition, looked up in `memory_metadata`) and expiry."""
+    alias = where.alias
+    if flt.entities:
+        # No index: a namespace's entities are read row by row (what a vector search's mask asks reads them all).
+        where.clauses.append(
+            f"EXISTS (SELECT 1 FROM json_each({alias}.entities_json) WHERE value IN (SELECT value FROM json_each(?)))"
+        )
+        where.params.append(json_list(flt.entities))
+    for terms in flt.metadata:
+        where.add(
+            "ref IN (SELECT ref FROM memory_metadata WHERE namespace = ? AND layer = ? "
+            "AND term IN (SELECT value FROM json_each(?)))",
+            namespace,
+            layer,
+            json_list(terms),
+        )
+    if flt.alive_at is not None:
+        where.clauses.append(f"({alias}.expires_at IS NULL OR {alias}.expires_at > ?)")
+        where.params.append(epoch(flt.alive_at))
 
 
 def _episode_conditions(where: _Where, flt: MemoryFilter) -> None:

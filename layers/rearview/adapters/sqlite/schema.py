@@ -17,7 +17,7 @@
   migration 9), created with its triggers when the namespace grows past a threshold; the shared table's triggers
   skip them.
 - `namespace_state`: per-namespace write generation (bumped by every `apply`), last write time, recall
-  counters.
+  counters; `recall_days` the recall counters per UTC day (migration 15, for the stats' chart).
 - `api_keys`: the key store's table.
 - `hindsight_leases`, `hindsight_runs`, `hindsight_spend`, `hindsight_totals`, `hindsight_induced`,
   `hindsight_feedback`: consolidation's ledger (`hindsight_ledger`): the run lease per namespace, the runs, the
@@ -25,6 +25,8 @@
 - `memory_versions`: the archived earlier versions of each memory (see `rearview.domain.history`).
 - `request_quota`: per-key request counters, one row per key and window (`quota`, migration 10), and the keys'
   own limits (`api_keys.requests_per_minute`).
+- `memory_metadata`: the metadata terms of each memory (`rearview.domain.metadata`, migration 15), as
+  `memory_tags` holds its tags, so a metadata filter is an index lookup.
 
 `MIGRATIONS[i]` takes the schema from version i to i + 1, each in its own transaction (`SqliteDatabase` runs
 them). Append only.
@@ -37,6 +39,25 @@ import sqlite3
 from collections.abc import Callable
 
 from rearview.errors import ConfigurationError
+
+
+def script_statements(script: str) -> list[str]:
+    """Split a script into statements (trigger bodies included) so they run inside one explicit transaction.
+
+    `executescript` would commit first, which would break the one-transaction-per-migration rule.
+    """
+    statements: list[str] = []
+    current = ""
+    for line in script.splitlines(keepends=True):
+        current += line
+        if sqlite3.complete_statement(current):
+            if current.strip():
+                statements.append(current.strip())
+            current = ""
+    if current.strip():
+        raise ConfigurationError(f"incomplete SQL statement in migration: {current.strip()[:80]!r}")
+    return statements
+
 
 META_DDL = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID"
 
@@ -426,6 +447,91 @@ def set_usermerge(conn: sqlite3.Connection, table: str) -> None:
     conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('usermerge', ?)", (FTS_USERMERGE,))
 
 
+# What agents send with a memory (issue 37): its metadata (the JSON as given, and the terms a filter matches,
+# `rearview.domain.metadata`), where it came from, when it expires, a fact's entities, and an episode's place among
+# the chunks of a long text. `memory_metadata` holds the terms as `memory_tags` holds the tags: written by the store
+# for the episodes it inserts (one statement per change set, as their tags), by triggers otherwise. The expiring
+# rows (few) are indexed apart, for the sweep that deletes them and for the searches that leave them out.
+_AGENT_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("episodes", "metadata_json", "TEXT NOT NULL DEFAULT '{}'"),
+    ("episodes", "metadata_terms", "TEXT NOT NULL DEFAULT '[]'"),
+    ("episodes", "source", "TEXT"),
+    ("episodes", "expires_at", "REAL"),
+    ("episodes", "parent_id", "TEXT"),
+    ("episodes", "chunk_index", "INTEGER"),
+    ("episodes", "chunk_count", "INTEGER"),
+    ("facts", "metadata_json", "TEXT NOT NULL DEFAULT '{}'"),
+    ("facts", "metadata_terms", "TEXT NOT NULL DEFAULT '[]'"),
+    ("facts", "source", "TEXT"),
+    ("facts", "expires_at", "REAL"),
+    ("facts", "entities_json", "TEXT NOT NULL DEFAULT '[]'"),
+)
+
+
+def _metadata_triggers(table: str, layer: str, *, on_insert: bool) -> str:
+    inserted = f"""
+CREATE TRIGGER IF NOT EXISTS {table}_metadata_ai AFTER INSERT ON {table} WHEN new.metadata_terms <> '[]' BEGIN
+  INSERT OR IGNORE INTO memory_metadata(namespace, term, layer, ref)
+    SELECT new.namespace, value, '{layer}', new.ref FROM json_each(new.metadata_terms);
+END;"""
+    return (
+        (inserted if on_insert else "")
+        + f"""
+CREATE TRIGGER IF NOT EXISTS {table}_metadata_ad AFTER DELETE ON {table} WHEN old.metadata_terms <> '[]' BEGIN
+  DELETE FROM memory_metadata WHERE namespace = old.namespace AND layer = '{layer}' AND ref = old.ref;
+END;
+CREATE TRIGGER IF NOT EXISTS {table}_metadata_au AFTER UPDATE OF metadata_terms ON {table}
+WHEN old.metadata_terms IS NOT new.metadata_terms BEGIN
+  DELETE FROM memory_metadata WHERE namespace = old.namespace AND layer = '{layer}' AND ref = old.ref;
+  INSERT OR IGNORE INTO memory_metadata(namespace, term, layer, ref)
+    SELECT new.namespace, value, '{layer}', new.ref FROM json_each(new.metadata_terms);
+END;"""
+    )
+
+
+_AGENT_TABLES = f"""
+CREATE TABLE IF NOT EXISTS memory_metadata (
+  namespace TEXT NOT NULL,
+  term TEXT NOT NULL,
+  layer TEXT NOT NULL,
+  ref INTEGER NOT NULL,
+  PRIMARY KEY (namespace, term, layer, ref)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS episodes_expiring ON episodes(namespace, expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS facts_expiring ON facts(namespace, expires_at) WHERE expires_at IS NOT NULL;
+{_metadata_triggers("episodes", "episodic", on_insert=False)}
+{_metadata_triggers("facts", "semantic", on_insert=True)}
+"""
+
+
+def add_agent_fields(conn: sqlite3.Connection) -> None:
+    """Migration 15, what agents send with a memory (issue 37): its metadata (the JSON as given, and the terms a
+    filter matches, `rearview.domain.metadata`), where it came from, when it expires, a fact's entities, and an
+    episode's place among the chunks of a long text. `memory_metadata` holds the terms as `memory_tags` holds the
+    tags: written by the store for the episodes it inserts (one statement per change set, as their tags), by
+    triggers otherwise. The expiring rows (few) are indexed apart, for the sweep that deletes them and for the
+    searches that leave them out. Idempotent (a column or object already there is kept): a test that writes an
+    older schema through today's store gives it these first."""
+    for table, column, declaration in _AGENT_COLUMNS:
+        present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if column not in present:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+    for statement in script_statements(_AGENT_TABLES):
+        conn.execute(statement)
+
+
+# Recall counters per namespace and UTC day (`YYYY-MM-DD`), written in the same transaction as the totals in
+# `namespace_state`; days older than the retention go as recalls come (`management.record_recall`).
+_MIGRATION_16 = """
+CREATE TABLE recall_days (
+  namespace TEXT NOT NULL,
+  day TEXT NOT NULL,
+  recalls INTEGER NOT NULL DEFAULT 0,
+  hits INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (namespace, day)
+) WITHOUT ROWID;
+"""
+
 # A migration is a script of statements, or (when what it changes is named by the data, as each namespace's own
 # full-text table is) a function of the connection; either runs inside the migration's transaction.
 Migration = str | Callable[[sqlite3.Connection], None]
@@ -445,6 +551,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     _MIGRATION_12,
     _MIGRATION_13,
     _migration_14,
+    add_agent_fields,
+    _MIGRATION_16,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 # From this schema version on, the store indexes the episodes it inserts (migration 11).
@@ -453,3 +561,6 @@ STORE_INDEXES_INSERTS = 11
 STORE_TAGS_INSERTS = 13
 # From this one on, every full-text table has its `usermerge` and the store merges their segments (migration 14).
 FTS_MERGED = 14
+# From this one on, memories carry metadata, source and expiry, and the store writes the metadata terms of the
+# episodes it inserts (migration 15).
+AGENT_FIELDS = 15

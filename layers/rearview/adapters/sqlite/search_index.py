@@ -6,14 +6,14 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from itertools import repeat
 
 import numpy as np
 
 from rearview.adapters.sqlite.connection import SqliteDatabase
 from rearview.adapters.sqlite.namespace_fts import FtsTable, alone_in, episodes_at_least, fts_table
-from rearview.adapters.sqlite.rows import TABLE, filter_clause, json_list, unique_layers
+from rearview.adapters.sqlite.rows import TABLE, epoch, filter_clause, json_list, unique_layers
 from rearview.adapters.sqlite.vector_cache import Hits, VectorCache, normalised_rows
 from rearview.adapters.sqlite.vector_caches import VectorCaches, VectorOptions
 from rearview.domain.memory import StoredLayer
@@ -281,18 +281,60 @@ class SqliteSearchIndex(SearchIndex):
         for layer in unique_layers(flt.layers):
             if flt.ids is not None and not flt.ids:
                 continue
-            tagged = self._tagged_refs(namespace, layer, flt.tags) if flt.tags else None
+            chosen = self._chosen_refs(namespace, layer, flt)
+            expired = self._expired_refs(namespace, layer, flt)
             cache = self._vectors.get(namespace, layer, generation)
             with cache.lock:
-                yield layer, cache, cache.mask(flt, tagged)
+                yield layer, cache, cache.mask(flt, chosen, expired)
 
-    def _tagged_refs(self, namespace: str, layer: StoredLayer, tags: Sequence[str]) -> np.ndarray:
+    def _chosen_refs(self, namespace: str, layer: StoredLayer, flt: MemoryFilter) -> np.ndarray | None:
+        """The refs the conditions a vector cache does not hold allow (tags, metadata, entities), looked up in the
+        database; None without such conditions."""
+        if not (flt.tags or flt.metadata or flt.entities):
+            return None
+        conn = self.db.connection()
+        lookups: list[tuple[str, tuple[object, ...]]] = []
+        if flt.tags:
+            lookups.append(
+                (
+                    "SELECT DISTINCT ref FROM memory_tags WHERE namespace = ? AND layer = ? "
+                    "AND tag IN (SELECT value FROM json_each(?))",
+                    (namespace, layer, json_list(flt.tags)),
+                )
+            )
+        lookups.extend(
+            (
+                "SELECT DISTINCT ref FROM memory_metadata WHERE namespace = ? AND layer = ? "
+                "AND term IN (SELECT value FROM json_each(?))",
+                (namespace, layer, json_list(terms)),
+            )
+            for terms in flt.metadata
+        )
+        if flt.entities:
+            lookups.append(
+                (
+                    f"SELECT m.ref FROM {TABLE[layer]} AS m WHERE m.namespace = ? AND m.entities_json <> '[]' AND "
+                    "EXISTS (SELECT 1 FROM json_each(m.entities_json) WHERE value IN (SELECT value FROM json_each(?)))",
+                    (namespace, json_list(flt.entities)),
+                )
+            )
+        chosen: np.ndarray | None = None
+        for sql, params in lookups:
+            rows = conn.execute(sql, params).fetchall()
+            refs = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+            chosen = refs if chosen is None else np.intersect1d(chosen, refs)
+        return chosen
+
+    def _expired_refs(self, namespace: str, layer: StoredLayer, flt: MemoryFilter) -> np.ndarray | None:
+        """The refs of the namespace's memories expired by `flt.alive_at` (a lookup of the partial index of the
+        memories that expire, which is empty for most namespaces); None when expiry is not asked about."""
+        if flt.alive_at is None:
+            return None
         rows = (
             self.db.connection()
             .execute(
-                "SELECT DISTINCT ref FROM memory_tags WHERE namespace = ? AND layer = ? "
-                "AND tag IN (SELECT value FROM json_each(?))",
-                (namespace, layer, json_list(tags)),
+                f"SELECT ref FROM {TABLE[layer]} WHERE namespace = ? AND expires_at <= ?",
+                (namespace, epoch(flt.alive_at)),
             )
             .fetchall()
         )
@@ -322,9 +364,10 @@ class SqliteSearchIndex(SearchIndex):
 
 
 def _loose(flt: MemoryFilter) -> bool:
-    """True if the filter asks for nothing but its layers (and facts' status): what recall's own searches ask. The
-    match itself keeps a search to its namespace, so nearly every ranked hit passes such a filter."""
-    return flt == MemoryFilter(layers=flt.layers, include_superseded=flt.include_superseded)
+    """True if the filter asks for nothing but its layers (and facts' status and what has not expired): what
+    recall's own searches ask. The match itself keeps a search to its namespace, and few memories expire, so nearly
+    every ranked hit passes such a filter."""
+    return flt == MemoryFilter(layers=flt.layers, include_superseded=flt.include_superseded, alive_at=flt.alive_at)
 
 
 class _KeywordQuery:

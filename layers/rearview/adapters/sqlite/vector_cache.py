@@ -322,8 +322,12 @@ class VectorCache:
 
     # filters
 
-    def mask(self, flt: MemoryFilter, tagged_refs: np.ndarray | None) -> np.ndarray:
-        """The rows (of the first `size`) that pass the filter, as a boolean array."""
+    def mask(
+        self, flt: MemoryFilter, chosen_refs: np.ndarray | None, expired_refs: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The rows (of the first `size`) that pass the filter, as a boolean array: the conditions the cache holds
+        the columns of, among `chosen_refs` (what the conditions it does not hold allow: tags, metadata, entities;
+        None: every row) and not among `expired_refs`."""
         n = self.size
         if self.layer not in flt.matchable_layers():
             return np.zeros(n, dtype=bool)
@@ -340,8 +344,10 @@ class VectorCache:
             chosen = np.zeros(n, dtype=bool)
             chosen[self._positions_of_ids(flt.ids)] = True
             mask &= chosen
-        if tagged_refs is not None:
-            mask &= _positions_mask(self.refs[:n], tagged_refs)
+        if chosen_refs is not None:
+            mask &= _positions_mask(self.refs[:n], chosen_refs)
+        if expired_refs is not None and expired_refs.size:
+            mask &= ~_positions_mask(self.refs[:n], expired_refs)
         return mask
 
     def _positions_of_ids(self, ids: Sequence[str]) -> list[int]:

@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from rearview.domain.hindsight import EvidenceCluster, InducedMemory, Induction
 from rearview.domain.memory import Episode, Fact
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import MemoryFilter
-from rearview.ports import Clock, Embedder, Inducer, MemoryStore
+from rearview.ports import Clock, Embedder, Inducer, MemoryReader, MemoryWriter
 from rearview.service.contradiction import related_similarity
 from rearview.service.hindsight.budget import RunBudget
 from rearview.service.hindsight.checker import problem
@@ -35,10 +36,15 @@ from rearview.settings import ConsolidateTuning, WriteTuning
 logger = logging.getLogger(__name__)
 
 
+class ConsolidationStore(MemoryReader, MemoryWriter, Protocol):
+    """What a consolidation run asks of the store: the episodes and facts with their vectors, and one ChangeSet
+    applied."""
+
+
 class ConsolidationService:
     def __init__(
         self,
-        store: MemoryStore,
+        store: ConsolidationStore,
         embedder: Embedder,
         clock: Clock,
         tuning: ConsolidateTuning,
@@ -115,6 +121,8 @@ class ConsolidationService:
             since=req.since,
             consolidated=False,
             ids=tuple(only) if only is not None else None,
+            # An expired episode teaches nothing: the sweep forgets it (and what was induced from it alone).
+            alive_at=self._clock.now(),
         )
         found = self._store.list_memories(namespace, flt, limit=self._tuning.max_episodes)
         return [e for e in found if isinstance(e, Episode)]
@@ -212,8 +220,9 @@ class ConsolidationService:
 
     def _evidence_pool(self, namespace: str, new: Sequence[Episode]) -> list[Episode]:
         """The new episodes and the others of the lookback window, the newest `max_episodes` at most."""
-        since = self._clock.now() - timedelta(days=self._tuning.lookback_days)
-        window = self._store.list_memories(namespace, MemoryFilter(layers=("episodic",), since=since))
+        now = self._clock.now()
+        since = now - timedelta(days=self._tuning.lookback_days)
+        window = self._store.list_memories(namespace, MemoryFilter(layers=("episodic",), since=since, alive_at=now))
         merged = {e.id: e for e in window if isinstance(e, Episode)}
         merged.update({e.id: e for e in new})
         pool = sorted(merged.values(), key=lambda e: (e.occurred_at, e.id))
@@ -221,7 +230,11 @@ class ConsolidationService:
 
     def _reconciler(self, namespace: str, pool: dict[str, Episode]) -> Reconciler:
         active = [
-            m for m in self._store.list_memories(namespace, MemoryFilter(layers=("semantic",))) if isinstance(m, Fact)
+            m
+            for m in self._store.list_memories(
+                namespace, MemoryFilter(layers=("semantic",), alive_at=self._clock.now())
+            )
+            if isinstance(m, Fact)
         ]
         vectors = self._store.get_vectors(namespace, [f.id for f in active])
 

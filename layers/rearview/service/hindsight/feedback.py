@@ -13,6 +13,7 @@ recall or a brief had returned (`access_count > 0`) counts as adopted: how induc
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Protocol
 
 import numpy as np
 
@@ -22,10 +23,16 @@ from rearview.domain.memory import Episode, Fact, Memory
 from rearview.domain.namespaces import validate_namespace
 from rearview.errors import InvalidInput, NotFound
 from rearview.ids import new_ulid
-from rearview.ports import Clock, Embedder, HindsightLedger, MemoryStore
-from rearview.service.content_rules import check_content, redact_secrets
+from rearview.ports import Clock, Embedder, HindsightLedger, MemoryReader, MemoryWriter
+from rearview.service.content_rules import check_content
 from rearview.service.hindsight.signals import signals_of
+from rearview.service.redaction import redact_request
 from rearview.settings import HindsightSettings, RecallTuning
+
+
+class FeedbackStore(MemoryReader, MemoryWriter, Protocol):
+    """What feedback asks of the store: the memory, and its change applied."""
+
 
 # Confidence a confirmed memory reaches at most (certainty is never claimed).
 MAX_CONFIDENCE = 0.99
@@ -38,7 +45,7 @@ IMPORTANCE_STEP = 0.1
 class FeedbackService:
     def __init__(
         self,
-        store: MemoryStore,
+        store: FeedbackStore,
         ledger: HindsightLedger,
         embedder: Embedder,
         clock: Clock,
@@ -58,10 +65,11 @@ class FeedbackService:
             raise InvalidInput("correction: only with verdict 'wrong'", field="correction")
         if req.correction is not None:
             check_content(req.correction, "semantic", field="correction")
+        req, _ = redact_request(req)  # the one redaction path every stored text takes
         memory = self._store.get(namespace, req.memory_id)
-        if memory is None:
-            raise NotFound(f"memory_id: no memory {req.memory_id!r} in this namespace", field="memory_id")
         now = self._clock.now()
+        if memory is None or memory.expired(now):
+            raise NotFound(f"memory_id: no memory {req.memory_id!r} in this namespace", field="memory_id")
         adopted = memory.access_count > 0
         updated: Memory
         if isinstance(memory, Fact):
@@ -125,7 +133,7 @@ class FeedbackService:
     def _correction(self, namespace: str, wrong: Memory, text: str, now: datetime) -> Fact:
         """The correction as a semantic memory: the wrong one's kind and dimension, facets read from its text by
         the rules where they recognise it."""
-        content = redact_secrets(text).text
+        content = text
         kind = wrong.kind if isinstance(wrong, Fact) else "fact"
         dimension = wrong.dimension if isinstance(wrong, Fact) else None
         facets = {s.facet: s.value for s in signals_of(content) if s.kind == kind and s.dimension == dimension}

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from rearview.domain.hindsight_runs import HindsightStats
 from rearview.domain.memory import KINDS
-from rearview.ports import Clock, HindsightLedger, MemoryStore
+from rearview.ports import Clock, ConsolidationBacklog, HindsightLedger
 from rearview.service.hindsight.triggers import HindsightTriggers
 
+# The latest runs `stats` returns unless asked for more: what a model reading the tool's answer needs.
 RECENT_RUNS = 5
 
 
 def hindsight_stats(
-    namespace: str, store: MemoryStore, ledger: HindsightLedger, triggers: HindsightTriggers, clock: Clock
+    namespace: str,
+    store: ConsolidationBacklog,
+    ledger: HindsightLedger,
+    triggers: HindsightTriggers,
+    clock: Clock,
+    runs: int = RECENT_RUNS,
 ) -> HindsightStats:
     totals = ledger.totals(namespace)
     unconsolidated = store.unconsolidated_count(namespace)
@@ -26,5 +32,5 @@ def hindsight_stats(
         unconsolidated=unconsolidated,
         next_trigger=triggers.next_trigger(namespace, unconsolidated),
         feedback=totals.feedback,
-        recent_runs=ledger.runs(namespace, limit=RECENT_RUNS),
+        recent_runs=ledger.runs(namespace, limit=runs),
     )

@@ -1,7 +1,7 @@
 """Consolidation triggers read from the table's change stream (DynamoDB Streams on AWS, through index sync).
 
-The write path evaluates the triggers itself after each write (`Services.after_write`); the stream sees every
-change of the table whoever made it, and one thing the write path never sees: working memory that the store's TTL
+The write path evaluates the triggers itself after each write (`ConsolidationDispatch.after_write`); the stream sees
+every change of the table whoever made it, and one thing the write path never sees: working memory that the store's TTL
 removed, which means a session went quiet and timed out (a session-end trigger). Both ends may send the same job;
 the job queue folds such repeats (see `rearview.adapters.sqs_consolidation_jobs`).
 

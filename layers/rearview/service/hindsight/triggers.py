@@ -16,12 +16,18 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import timedelta
+from typing import Protocol
 
 from rearview.domain.hindsight_runs import ConsolidationJob, TriggerReason
 from rearview.domain.memory import Episode, Memory
-from rearview.ports import Clock, HindsightLedger, MemoryStore
+from rearview.ports import Clock, ConsolidationBacklog, HindsightLedger, MemoryReader
 from rearview.service.hindsight.lessons import subject_of
 from rearview.settings import ConsolidateTuning, HindsightSettings
+
+
+class TriggerStore(MemoryReader, ConsolidationBacklog, Protocol):
+    """What the triggers ask of the store: the recent episodes, and what consolidation has still to see."""
+
 
 # Episodes written this long ago at most are read to find a streak (a streak spread over weeks is the schedule's).
 STREAK_WINDOW = timedelta(days=7)
@@ -32,7 +38,7 @@ STREAK_READ_LIMIT = 300
 class HindsightTriggers:
     def __init__(
         self,
-        store: MemoryStore,
+        store: TriggerStore,
         ledger: HindsightLedger,
         clock: Clock,
         settings: HindsightSettings,

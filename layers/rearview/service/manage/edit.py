@@ -10,7 +10,8 @@ is refused changes nothing.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Protocol
 
 import numpy as np
 
@@ -19,15 +20,35 @@ from rearview.domain.edit import MemoryEdit
 from rearview.domain.memory import Episode, Fact, Memory
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import MemoryFilter
-from rearview.errors import InvalidInput, NotFound, PreconditionFailed
-from rearview.ports import Clock, Embedder, MemoryStore
-from rearview.service.content_rules import check_content, redact_secrets
+from rearview.errors import InvalidInput, PreconditionFailed
+from rearview.ports import Clock, Embedder, MemoryReader, MemoryWriter
+from rearview.service.content_rules import check_content
+from rearview.service.manage.listing import unexpired
+from rearview.service.redaction import redact_request
+
+
+class EditStore(MemoryReader, MemoryWriter, Protocol):
+    """What an edit asks of the store: the memory and the active fact of a dimension, and one ChangeSet applied."""
+
 
 # How far after an episode the write path may have copied its text into a later episode's context.
 _CONTEXT_WINDOW = timedelta(days=1)
-_EPISODIC_ONLY = ("entities",)
+_EPISODIC_ONLY: tuple[str, ...] = ()
 _SEMANTIC_ONLY = ("confidence", "dimension")
-_NOT_NULL = ("content", "tags", "entities", "importance", "confidence")
+_NOT_NULL = ("content", "tags", "entities", "importance", "confidence", "metadata", "ttl_seconds")
+
+
+def _expiry_update(update: dict[str, object], now: datetime) -> dict[str, object]:
+    """`ttl_seconds` as the time it ends (from `now`); InvalidInput for both, or an expiry already past."""
+    ttl = update.pop("ttl_seconds", None)
+    if isinstance(ttl, int):
+        if "expires_at" in update:
+            raise InvalidInput("ttl_seconds: give ttl_seconds or expires_at, not both", field="ttl_seconds")
+        update["expires_at"] = now + timedelta(seconds=ttl)
+    expires_at = update.get("expires_at")
+    if isinstance(expires_at, datetime) and expires_at <= now:
+        raise InvalidInput(f"expires_at: must be a time to come (got {expires_at.isoformat()})", field="expires_at")
+    return update
 
 
 def embedding_text(memory: Memory) -> str:
@@ -54,7 +75,7 @@ def replace_turn(context: str, old: str, new: str) -> str:
 
 
 class EditService:
-    def __init__(self, store: MemoryStore, embedder: Embedder, clock: Clock) -> None:
+    def __init__(self, store: EditStore, embedder: Embedder, clock: Clock) -> None:
         self._store = store
         self._embedder = embedder
         self._clock = clock
@@ -71,15 +92,14 @@ class EditService:
         """The memory as edited (version + 1). NotFound, PreconditionFailed on a stale `expected_version`,
         InvalidInput for a field its layer lacks or content that breaks a rule; ConcurrentUpdate on a race."""
         validate_namespace(namespace)
-        memory = self._store.get(namespace, memory_id)
-        if memory is None:
-            raise NotFound(f"memory {memory_id!r} not found in namespace {namespace!r}", field="id")
+        now = self._clock.now()
+        memory = unexpired(self._store.get(namespace, memory_id), namespace, memory_id, now)
         if expected_version is not None and memory.version != expected_version:
             raise PreconditionFailed(
                 f"if-match: memory {memory_id!r} is at version {memory.version}, not {expected_version}",
                 field="if-match",
             )
-        update = self._checked_update(memory, edit)
+        update = self._checked_update(memory, edit, now)
         edited = memory.model_copy(update={**update, "version": memory.version + 1})
         changes = ChangeSet(cause="edit", actor=actor)
         vector = self._embed(edited) if "content" in update else None
@@ -91,9 +111,10 @@ class EditService:
         self._store.apply(namespace, changes)
         return self._store.get(namespace, memory_id) or edited
 
-    def _checked_update(self, memory: Memory, edit: MemoryEdit) -> dict[str, object]:
-        """The model fields to change, checked against the memory's layer and the content rules."""
-        update = edit.changes()
+    def _checked_update(self, memory: Memory, edit: MemoryEdit, now: datetime) -> dict[str, object]:
+        """The model fields to change, checked against the memory's layer and the content rules; the new source
+        and metadata redacted as a write's are, a time to live turned into the time it expires."""
+        update = _expiry_update(edit.changes(), now)
         for name, value in update.items():
             if value is None and name in _NOT_NULL:
                 raise InvalidInput(f"{name}: must not be null (leave it out to keep it)", field=name)
@@ -101,12 +122,17 @@ class EditService:
             if name in wrong:
                 owner = "semantic" if memory.layer == "episodic" else "episodic"
                 raise InvalidInput(f"{name}: only {owner} memories have {name}", field=name)
+
         content = update.get("content")
         if isinstance(content, str):
             check_content(content, memory.layer, field="content")
-            redaction = redact_secrets(content)
-            update["content"] = redaction.text
-            update["redacted"] = memory.redacted or bool(redaction.kinds)
+        # Every field the caller gives, redacted on the one path every write takes (tags, entities, source and
+        # metadata too); a time to live stays the expiry worked out above.
+        redacted, kinds = redact_request(edit)
+        given = edit.changes()
+        update = {name: getattr(redacted, name) if name in given else value for name, value in update.items()}
+        if kinds:
+            update["redacted"] = True
         return update
 
     def _embed(self, memory: Memory) -> np.ndarray:

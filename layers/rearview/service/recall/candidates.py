@@ -23,7 +23,7 @@ def embed(ctx: Collaborators, run: RecallState) -> None:
         common = _common_entities(ctx, run.namespace)
         vector_text = strip_names(run.text, common) if common else run.text
         vector_text = plain_chat_text(vector_text)
-        run.query_vector = ctx.embedder.embed([vector_text])[0]
+        run.query_vector = ctx.embedder.embed_queries([vector_text])[0]
         st.detail = {
             "embedder": ctx.embedder.name,
             "dim": ctx.embedder.dim,

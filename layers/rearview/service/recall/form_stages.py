@@ -18,8 +18,8 @@ import numpy as np
 from rearview.domain.memory import Episode, Fact, Memory
 from rearview.domain.recall import Exclusion, QueryForm
 from rearview.service.recall.query_forms import Excluded, holds_terms, read_query_forms, requested_exclusion, sets_apart
+from rearview.service.recall.relevance import Evidence, term_share
 from rearview.service.recall.state import TRACE_CANDIDATES, Collaborators, RecallState
-from rearview.text_analysis import tokens
 
 
 def read_forms(run: RecallState) -> None:
@@ -130,14 +130,10 @@ def _relevant(ctx: Collaborators, run: RecallState) -> list[str]:
 
 
 def _relevance(run: RecallState, memory: Memory, vector: np.ndarray | None, keyword_relevance: float) -> float:
-    """The relevance stage's measure: the best of the cosine with the query and `keyword_relevance` times the share
-    of the query's terms the memory holds."""
+    """The relevance stage's measure of meaning and words (see relevance): the best of the cosine with the query
+    and `keyword_relevance` times the share of the query's terms the memory holds."""
     cosine = float(vector @ run.query_vector) if vector is not None and run.query_vector.size else 0.0
-    coverage = 0.0
-    if run.terms:
-        words = set(tokens(_searchable(memory)))
-        coverage = sum(1 for t in run.terms if t in words) / len(run.terms)
-    return max(cosine, keyword_relevance * coverage)
+    return Evidence(cosine=cosine, terms=term_share(run.terms, memory), named=False).relevance(keyword_relevance)
 
 
 def _searchable(memory: Memory) -> str:

@@ -1,28 +1,36 @@
 """Recall, the product, as a pipeline: filters -> the namespace's structure (and spelling) -> keyword and vector
 candidates -> fusion (-> pseudo-relevance feedback) -> decay and boosts -> session neighbours -> named entities, time
-answers, questions -> exclusions -> rerank -> "last time" -> collapse -> no-relevant-memory verdict -> token budget.
-Every stage is timed and, with `explain`, reported; a time budget skips the optional ones once it is spent (see
-deadline)."""
+answers, questions -> exclusions -> rerank -> "last time" -> what was learned first -> collapse -> no-relevant-memory
+verdict -> token budget. Every stage is timed and, with `explain`, reported; a time budget skips the optional ones
+once it is spent (see deadline)."""
 
 from __future__ import annotations
 
+import logging
 import time
+from datetime import datetime
 
 from rearview.domain.namespaces import validate_namespace
-from rearview.domain.recall import RecallQuery, RecallResponse, RecallTrace
+from rearview.domain.recall import RecallHit, RecallQuery, RecallResponse, RecallTrace
 from rearview.domain.timestamps import check_time_range
-from rearview.ports import Clock, Embedder, MemoryStore, Reranker, SearchIndex
+from rearview.errors import StorageFull
+from rearview.ports import Clock, Embedder, MemoryUsage, Reranker, SearchIndex
 from rearview.service.recall.candidates import embed, feedback, fresh, fuse, search
 from rearview.service.recall.deadline import Stage, run_stages
 from rearview.service.recall.form_stages import exclude, latest_first, query_form
+from rearview.service.recall.learned import learned_first
 from rearview.service.recall.lessons import lessons
-from rearview.service.recall.query import parse
+from rearview.service.recall.query import parse, stored_layers
 from rearview.service.recall.ranking import entities, neighbours, questions, rank, rerank, time_answers
-from rearview.service.recall.results import budget, collapse, hits, relevance
+from rearview.service.recall.relevance import relevance
+from rearview.service.recall.results import budget, collapse, hits
 from rearview.service.recall.spelling import spelling
-from rearview.service.recall.state import Collaborators, RecallState
+from rearview.service.recall.state import Collaborators, RecallState, RecallStore
 from rearview.service.recall.structure import structure
+from rearview.service.recall.working_layer import asks_working, fused, working_hits
 from rearview.settings import RecallTuning
+
+logger = logging.getLogger(__name__)
 
 # The stages in the order they run; a conditional one checks its condition first and, where it does not hold, adds
 # no trace entry.
@@ -44,8 +52,9 @@ STAGES: tuple[Stage, ...] = (
     exclude,  # with exclusions ("other than X", `exclude`): the memories about them go
     rerank,  # with a reranker, unless the query skips it: the best candidates re-ordered
     latest_first,  # for a "last time" query: the most recent relevant episode first
+    learned_first,  # a semantic memory above the episodes it was learned from that matched, which fold under it
     collapse,  # near-duplicates fold into the best; top_k kept
-    relevance,  # the no-relevant-memory verdict
+    relevance,  # the no-relevant-memory verdict: meaning, words, names, a time range; small talk asks for none
     budget,  # the token budget
 )
 
@@ -61,7 +70,7 @@ class RecallService:
 
     def __init__(
         self,
-        store: MemoryStore,
+        store: RecallStore,
         index: SearchIndex,
         embedder: Embedder,
         clock: Clock,
@@ -98,19 +107,26 @@ class RecallService:
         brief, records what it returns itself)."""
         validate_namespace(namespace)
         check_time_range(q.since, q.until)
+        searches_working = asks_working(q)
         run = RecallState(namespace=namespace, query=q, as_of=q.as_of or self._ctx.clock.now())
-        run_stages(self._ctx, run, STAGES, OPTIONAL_STAGES)
-        return self._respond(run, record)
+        if stored_layers(q):
+            run_stages(self._ctx, run, STAGES, OPTIONAL_STAGES)
+        return self._respond(run, record, searches_working)
 
-    def _respond(self, run: RecallState, record: bool) -> RecallResponse:
-        """The response, once the access and recall counters have recorded what was returned."""
+    def _respond(self, run: RecallState, record: bool, searches_working: bool = False) -> RecallResponse:
+        """The response, once the access and recall counters have recorded what was returned; with `working`, the
+        session's working memory fused in (`working_layer`)."""
         store, q = self._ctx.store, run.query
         results = hits(run, self._ctx.tuning)
         now = self._ctx.clock.now()
-        if results and record:
-            store.record_access(run.namespace, [h.id for h in results], now)
+        if searches_working:
+            found = working_hits(self._ctx, run.namespace, q, run.query_vector, now)
+            budget = q.token_budget or self._ctx.tuning.default_token_budget
+            results, cut = fused(results, found, q.top_k, budget)
+            run.truncated = run.truncated or cut
+            run.no_relevant_memory = not results
         if record:
-            store.record_recall(run.namespace, hit=bool(results), at=now)
+            _bookkeeping(run.namespace, results, now, store)
         working = None
         if q.session_id:
             working = {e.key: e.value for e in store.get_working(run.namespace, q.session_id, now)}
@@ -133,3 +149,14 @@ class RecallService:
             timed_out=run.timed_out,
             trace=trace,
         )
+
+
+def _bookkeeping(namespace: str, results: list[RecallHit], now: datetime, store: MemoryUsage) -> None:
+    """Count the recall, its hit and an access of each memory it returns, in one write where writes are billed.
+    Counters only: a store that cannot write (a full disk) still answers recalls, so its refusal is logged, never
+    the caller's."""
+    try:
+        accessed = [h.id for h in results if h.layer != "working"]
+        store.record_recall(namespace, hit=bool(results), at=now, accessed=accessed)
+    except StorageFull as exc:
+        logger.warning("recall: the counters of %s were not recorded: %s", namespace, exc.message)

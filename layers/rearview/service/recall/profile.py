@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from rearview.chat_text import Vocabulary
 from rearview.domain.memory import Episode, Memory
 from rearview.domain.search import MemoryFilter
-from rearview.ports import MemoryStore, SearchIndex
+from rearview.ports import MemoryReader, SearchIndex
 from rearview.service.recall.fusion import FusionWeights
 from rearview.settings import RecallTuning
 from rearview.text_analysis import asks_question, tokens
@@ -128,7 +128,7 @@ class ProfileCache:
         self._profiles: OrderedDict[str, tuple[int, NamespaceProfile]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, store: MemoryStore, index: SearchIndex, namespace: str, sample: int) -> NamespaceProfile:
+    def get(self, store: MemoryReader, index: SearchIndex, namespace: str, sample: int) -> NamespaceProfile:
         """The namespace's profile, measured again when it grew past the size it was measured at."""
         episodes = index.entity_shares(namespace).episodes
         with self._lock:

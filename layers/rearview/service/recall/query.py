@@ -4,6 +4,9 @@ keyword search matches, the fusion weights and the structured filter."""
 
 from __future__ import annotations
 
+from rearview.domain.memory import StoredLayer
+from rearview.domain.metadata import filter_terms
+from rearview.domain.recall import RecallQuery
 from rearview.domain.search import MemoryFilter
 from rearview.service.recall.form_stages import forms_detail, read_forms
 from rearview.service.recall.fusion import adaptive_weights
@@ -22,7 +25,7 @@ def parse(ctx: Collaborators, run: RecallState) -> None:
         run.terms = query_terms(run.text)
         run.weights = adaptive_weights(len(run.terms), tuning.vector_weight, has_time_expression)
         run.filter = MemoryFilter(
-            layers=tuple(dict.fromkeys(q.layers)),
+            layers=stored_layers(q),
             since=run.since,
             until=run.until,
             tags=tuple(q.tags),
@@ -30,6 +33,10 @@ def parse(ctx: Collaborators, run: RecallState) -> None:
             include_superseded=q.include_superseded,
             outcomes=tuple(q.outcomes),
             kinds=tuple(q.kinds),
+            entities=tuple(q.entities),
+            metadata=filter_terms(q.metadata),
+            # What expired is never returned: by the clock, not `as_of` (which only dates the query's words).
+            alive_at=ctx.clock.now(),
         )
         weights = run.weights
         st.detail = {
@@ -42,6 +49,11 @@ def parse(ctx: Collaborators, run: RecallState) -> None:
             **forms_detail(run),
         }
     run.pool = max(tuning.candidates_per_list, q.top_k * 3)
+
+
+def stored_layers(q: RecallQuery) -> tuple[StoredLayer, ...]:
+    """The stored layers a recall searches (working memory is searched apart, `working_layer`)."""
+    return tuple(layer for layer in dict.fromkeys(q.layers) if layer != "working")
 
 
 def _read_time_expression(ctx: Collaborators, run: RecallState) -> bool:

@@ -46,7 +46,14 @@ def rank(ctx: Collaborators, run: RecallState) -> None:
             factor = by_session.get(cid, 1.0)
             if run.boost_range is not None:
                 factor *= _time_range_factor(memory, run, tuning)
-            scored.append((scorer.score(memory, fscore) * factor, cid))
+            try:
+                scored.append((scorer.score(memory, fscore) * factor, cid))
+            except (ArithmeticError, ValueError, TypeError) as exc:
+                # A stored row no write could have made (a negative count, a time past the calendar): skipped and
+                # logged, so one bad row never fails every recall of its namespace.
+                logger.warning(
+                    "recall: memory %s of %s skipped, its stored fields do not rank (%s)", cid, run.namespace, exc
+                )
         run.scored = _by_score(scored)
         if run.explain:
             st.candidates = [_rank_row(cid, s, run, tuning, by_session) for s, cid in run.scored[:TRACE_CANDIDATES]]

@@ -1,5 +1,5 @@
-"""From the ranking to the results: the collapse (near-duplicates fold into the best), relevance (the
-no-relevant-memory verdict) and budget (the token budget) stages, and the hits a caller gets."""
+"""From the ranking to the results: the collapse (near-duplicates fold into the best) and budget (the token budget)
+stages, and the hits a caller gets (the relevance verdict between them is `relevance`)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,8 @@ from rearview.domain.memory import Fact, Memory
 from rearview.domain.recall import RecallHit
 from rearview.service.recall.scoring import is_stale
 from rearview.service.recall.state import Collaborators, RecallState
-from rearview.service.recall.text_features import word_set
 from rearview.settings import RecallTuning
-from rearview.text_analysis import estimate_tokens, is_vague_term
+from rearview.text_analysis import estimate_tokens
 
 
 def collapse(ctx: Collaborators, run: RecallState) -> None:
@@ -32,38 +31,6 @@ def collapse(ctx: Collaborators, run: RecallState) -> None:
         st.detail = {"threshold": ctx.tuning.collapse_threshold, "folded": collapsed.folded}
 
 
-def relevance(ctx: Collaborators, run: RecallState) -> None:
-    """The no-relevant-memory verdict: no result when the best of them falls below the relevance floor."""
-    with run.stage("relevance") as st:
-        # "What happened yesterday?" asks for the time range itself: whatever lies in it is relevant.
-        time_only = (run.since is not None or run.until is not None) and all(is_vague_term(t) for t in run.terms)
-        keyword_relevance = ctx.tuning.keyword_relevance
-        scores = {cid: 1.0 if time_only else _relevance(run, cid, keyword_relevance) for cid in run.top}
-        best = max(scores.values(), default=0.0)
-        run.no_relevant_memory = best < ctx.relevance_floor
-        st.detail = {
-            "best": round(best, 4),
-            "floor": ctx.relevance_floor,
-            "time_only_query": time_only,
-            "no_relevant_memory": run.no_relevant_memory,
-        }
-        st.candidates = [{"id": cid, "relevance": round(r, 4)} for cid, r in scores.items()]
-        if run.no_relevant_memory:
-            run.top = []
-
-
-def _relevance(run: RecallState, cid: str, keyword_relevance: float) -> float:
-    """An absolute relevance (unlike fused scores, which are rank-based): the best of the cosine with the query
-    and the share of query terms the memory contains, scaled by `keyword_relevance`."""
-    memory, vec, terms = run.memories[cid], run.vectors.get(cid), run.terms
-    cosine = float(vec @ run.query_vector) if vec is not None else 0.0
-    coverage = 0.0
-    if terms:
-        words = word_set(memory.content + " " + " ".join(memory.tags))
-        coverage = sum(1 for t in terms if t in words) / len(terms)
-    return max(cosine, keyword_relevance * coverage)
-
-
 def budget(ctx: Collaborators, run: RecallState) -> None:
     """The results that fit in the token budget."""
     with run.stage("budget") as st:
@@ -76,6 +43,9 @@ def hits(run: RecallState, tuning: RecallTuning) -> list[RecallHit]:
     """The results as the caller gets them: the memories kept, with their final scores and what folded into them."""
     final_scores = {cid: s for s, cid in run.scored}
     out = [hit_of(run.memories[cid], final_scores[cid], run.folded.get(cid, []), run.as_of, tuning) for cid in run.kept]
+    for hit in out:
+        if sources := run.learned_from.get(hit.id):
+            hit.folded_sources, hit.folded_sources_count = list(sources), len(sources)
     if run.shortened is not None and out:
         out[0].content = run.shortened
     return out
@@ -135,7 +105,11 @@ def hit_of(memory: Memory, score: float, folded: list[str], as_of: datetime, tun
         "score": round(score, 6),
         "occurred_at": memory.occurred_at,
         "tags": memory.tags,
+        "entities": memory.entities,
         "collapsed": folded,
+        "metadata": memory.metadata,
+        "source": memory.source,
+        "expires_at": memory.expires_at,
     }
     if isinstance(memory, Fact):
         return RecallHit(
@@ -155,8 +129,8 @@ def hit_of(memory: Memory, score: float, folded: list[str], as_of: datetime, tun
         layer="episodic",
         provenance=[memory.id],
         event_type=memory.event_type,
-        entities=memory.entities,
         session_id=memory.session_id,
+        parent_id=memory.parent_id,
         outcome=memory.outcome,
         outcome_status=memory.outcome_status,
         occurrences=memory.occurrences() if memory.confirmations > 1 else None,

@@ -7,18 +7,23 @@ import time
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from rearview.domain.memory import Memory
 from rearview.domain.recall import RecallQuery, StageTrace
 from rearview.domain.search import Candidate, MemoryFilter
-from rearview.ports import Clock, Embedder, MemoryStore, Reranker, SearchIndex
+from rearview.ports import Clock, Embedder, MemoryReader, MemoryUsage, Reranker, SearchIndex, WorkingMemoryStore
 from rearview.service.recall.fusion import FusionWeights
 from rearview.service.recall.profile import ProfileCache, Refinements
 from rearview.service.recall.query_forms import Excluded
 from rearview.settings import RecallTuning
+
+
+class RecallStore(MemoryReader, WorkingMemoryStore, MemoryUsage, Protocol):
+    """What recall asks of the store: memories and vectors, the session's working memory, and the use it records."""
+
 
 # Candidates shown per stage in an explain trace (the full lists can be hundreds long).
 TRACE_CANDIDATES = 25
@@ -31,7 +36,7 @@ Scored = list[tuple[float, str]]
 class Collaborators:
     """The ports and tuning a recall's stages work with, fixed for the service's life."""
 
-    store: MemoryStore
+    store: RecallStore
     index: SearchIndex
     embedder: Embedder
     clock: Clock
@@ -136,6 +141,9 @@ class RecallState:
     # rank to rerank
     memories: dict[str, Memory] = field(default_factory=dict)
     scored: Scored = field(default_factory=list)
+
+    # learned_first: each semantic memory's sources that matched too, folded under it (they left `scored`).
+    learned_from: dict[str, list[str]] = field(default_factory=dict)
 
     # collapse, relevance, budget
     vectors: dict[str, np.ndarray] = field(default_factory=dict)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from rearview.stemming import index_terms
 from rearview.text_analysis import mentions_time, tokens
 
 _CACHED_CHARS = 1_000
@@ -27,8 +28,8 @@ def _cached_says_when(text: str) -> bool:
 
 # Only the results' texts are checked this way (ten a query, not a hundred), and a set holds every word.
 @lru_cache(maxsize=_CACHED_TEXTS // 4)
-def _cached_word_set(text: str) -> frozenset[str]:
-    return frozenset(tokens(text))
+def _cached_stem_set(text: str) -> frozenset[str]:
+    return frozenset(index_terms(text))
 
 
 @lru_cache(maxsize=_CACHED_TEXTS)
@@ -47,6 +48,7 @@ def says_when(text: str) -> bool:
     return _cached_says_when(text) if len(text) <= _CACHED_CHARS else mentions_time(text)
 
 
-def word_set(text: str) -> frozenset[str]:
-    """The text's word tokens as a set (`set(tokens(text))`): what the relevance verdict checks the terms against."""
-    return _cached_word_set(text) if len(text) <= _CACHED_CHARS else frozenset(tokens(text))
+def stem_set(text: str) -> frozenset[str]:
+    """The terms keyword search indexes for the text (stemmed), as a set: what the relevance verdict checks the
+    query's terms against."""
+    return _cached_stem_set(text) if len(text) <= _CACHED_CHARS else frozenset(index_terms(text))

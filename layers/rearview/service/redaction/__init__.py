@@ -1,128 +1,43 @@
 """Redaction: secrets and personal numbers replaced by `[REDACTED:<kind>]` before anything is stored, queued,
-logged or embedded, in every text a caller gives (content, outcome, tags, entities, event type, working-memory
-values, feedback corrections).
+logged or embedded, in every text a caller gives (`rearview.service.redaction.requests` walks a request's fields;
+working-memory keys and values, feedback corrections and key descriptions take the same path).
 
-Detection reads the text normalised (`normalise`: NFKC, invisible characters removed) and replaces the matching
-characters of the original. The detectors, first finding kept where spans overlap:
+Detection reads the text normalised (`normalise`: NFKC, invisible characters removed, Latin look-alikes read as
+Latin) and replaces the matching characters of the original. The detectors, first finding kept where spans overlap:
 1. credentials (`credentials`): our rules, then detect-secrets' maintained vendor patterns, then long
    high-entropy tokens;
 2. personal numbers (`personal`): payment cards, IBANs and national ids, each validated by its checksum
-   (python-stdnum).
-A screen (`screen`) skips the pattern rules whose required strings a text lacks; the findings are those of running
-every rule (`find_secrets(text, screened=False)`, the reference its test compares with).
-`bench/redaction.py` measures recall on a labelled corpus and false positives on LoCoMo's turns.
+   (python-stdnum);
+3. vendor keys split by spaces (`spaced`).
+Every rule runs on RE2 (`rules`), so redaction takes time linear in the text whatever it holds. A screen (`screen`)
+skips the rules whose declared keywords a text lacks; the findings are those of running every rule
+(`find_secrets(text, screened=False)`, the reference its test compares with). `bench/redaction.py` measures recall
+on a labelled corpus and false positives on LoCoMo's turns; `bench/redaction_timing.py` times every rule on
+adversarial input.
 """
 
 from __future__ import annotations
 
-import re
-import threading
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from rearview.service.redaction.requests import check_verbatim, redact_given_text, redact_request
+from rearview.service.redaction.rules import Finding
+from rearview.service.redaction.text import (
+    Redaction,
+    find_secrets,
+    redact_json,
+    redact_label,
+    redact_labels,
+    redact_text,
+)
 
-from rearview.service.redaction.credentials import Finding, credential_findings
-from rearview.service.redaction.normalise import normalise
-from rearview.service.redaction.personal import personal_findings
-
-_MARKER = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
-
-
-@dataclass(frozen=True)
-class Redaction:
-    """The text with secrets replaced by `[REDACTED:<kind>]`, and the kinds found (in the order they appear)."""
-
-    text: str
-    kinds: tuple[str, ...]
-
-
-def _chosen(findings: Iterable[Finding], taken: list[tuple[int, int]]) -> list[Finding]:
-    """The findings that overlap neither a marker already in the text nor an earlier finding."""
-    kept: list[Finding] = []
-    for finding in findings:
-        if any(finding.start < end and start < finding.end for start, end in taken):
-            continue
-        kept.append(finding)
-        taken.append((finding.start, finding.end))
-    return kept
-
-
-def find_secrets(text: str, screened: bool = True) -> list[Finding]:
-    """The spans of `text` (original indices) to redact, in order, without overlaps. `screened=False` runs every
-    pattern rule instead of only those the text could match (`screen`): the same findings, the reference for tests
-    and benchmarks."""
-    norm = normalise(text)
-    markers = [m.span() for m in _MARKER.finditer(norm.text)]
-    found = [*credential_findings(norm.text, screened), *personal_findings(norm.text, screened)]
-    chosen = _chosen(found, markers)
-    spans = [Finding(*norm.original_span(f.start, f.end), f.kind) for f in chosen]
-    return sorted(spans, key=lambda f: f.start)
-
-
-def redact_text(text: str) -> Redaction:
-    """`text` with every secret and personal number found replaced by `[REDACTED:<kind>]`; labels around a secret
-    ("Bearer ", "password=") stay. Idempotent: a marker is never redacted again."""
-    if not text:
-        return Redaction(text, ())
-    findings = find_secrets(text)
-    if not findings:
-        return Redaction(text, ())
-    parts: list[str] = []
-    position = 0
-    for finding in findings:
-        parts.append(text[position : finding.start])
-        parts.append(f"[REDACTED:{finding.kind}]")
-        position = finding.end
-    parts.append(text[position:])
-    return Redaction("".join(parts), tuple(dict.fromkeys(f.kind for f in findings)))
-
-
-def redact_labels(values: Iterable[str]) -> tuple[list[str], tuple[str, ...]]:
-    """Each label (tag, entity) redacted, and the kinds found in any."""
-    redacted = [_redact_label(value) if len(value) <= _CACHED_LABEL_CHARS else redact_text(value) for value in values]
-    return [r.text for r in redacted], tuple(dict.fromkeys(k for r in redacted for k in r.kinds))
-
-
-# Labels repeat (the same speakers and tags on write after write) and their redaction depends on the text alone, so
-# the most recent short labels found clean are remembered: checking a speaker's name cost ~90 us on a loaded machine,
-# a quarter of the redaction of a write of bench/write_rate.py (issue 22). Only clean labels: a label holding a secret
-# is redacted afresh each time, so no secret outlives the write that carried it. At most 4,096 labels of 128
-# characters; the oldest remembered goes first.
-_CACHED_LABEL_CHARS = 128
-_CLEAN_LABELS_KEPT = 4096
-_clean_labels: dict[str, None] = {}
-_clean_labels_lock = threading.Lock()
-
-
-def _redact_label(value: str) -> Redaction:
-    if value in _clean_labels:
-        return Redaction(value, ())
-    redaction = redact_text(value)
-    if not redaction.kinds and redaction.text == value:
-        with _clean_labels_lock:  # writes from many threads: the oldest is taken while none is added
-            if len(_clean_labels) >= _CLEAN_LABELS_KEPT:
-                del _clean_labels[next(iter(_clean_labels))]
-            _clean_labels[value] = None
-    return redaction
-
-
-def redact_json(value: Any) -> tuple[Any, tuple[str, ...]]:
-    """A JSON value (working memory) with every string in it, keys included, redacted; and the kinds found."""
-    kinds: list[str] = []
-
-    def walk(item: Any) -> Any:
-        if isinstance(item, str):
-            result = redact_text(item)
-            kinds.extend(result.kinds)
-            return result.text
-        if isinstance(item, dict):
-            return {walk(k): walk(v) for k, v in item.items()}
-        if isinstance(item, list):
-            return [walk(v) for v in item]
-        return item
-
-    # Depth is bounded before a value gets here (rearview.domain.json_input), so recursion is safe.
-    return walk(value), tuple(dict.fromkeys(kinds))
-
-
-__all__ = ["Finding", "Redaction", "find_secrets", "redact_json", "redact_labels", "redact_text"]
+__all__ = [
+    "Finding",
+    "Redaction",
+    "check_verbatim",
+    "find_secrets",
+    "redact_given_text",
+    "redact_json",
+    "redact_label",
+    "redact_labels",
+    "redact_request",
+    "redact_text",
+]

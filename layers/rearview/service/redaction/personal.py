@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from stdnum import iban, luhn
 from stdnum.au import tfn
@@ -37,26 +36,10 @@ from stdnum.pl import pesel
 from stdnum.se import personnummer
 from stdnum.us import ssn
 
-from rearview.service.redaction.credentials import Finding
+from rearview.service.redaction.rules import ALNUM, DIGIT, Finding, PatternRule, Subject
 from rearview.service.redaction.screen import Screen
 
 Validator = Callable[[str], bool]
-
-
-@dataclass(frozen=True)
-class NumberRule:
-    """A written shape, the check its value must pass, and the kind it is. `group` holds the number."""
-
-    kind: str
-    pattern: re.Pattern[str]
-    valid: Validator
-    group: int = 0
-
-    def findings(self, text: str) -> Iterator[Finding]:
-        for match in self.pattern.finditer(text):
-            if self.valid(match.group(self.group)):
-                start, end = match.span(self.group)
-                yield Finding(start, end, self.kind)
 
 
 def _digits(value: str) -> str:
@@ -137,76 +120,103 @@ def _stdnum(module: object) -> Validator:
     return valid
 
 
-def _rule(kind: str, pattern: str, valid: Validator, group: int = 0, flags: int = 0) -> NumberRule:
-    return NumberRule(kind, re.compile(pattern, flags), valid, group)
+def _number(kind: str, pattern: str, valid: Validator, *, group: int = 0, bounded: bool = True) -> PatternRule:
+    """A number rule: every match holds a digit; `bounded`: no letter or digit may touch the match."""
+    edges = ALNUM if bounded else frozenset()
+    return PatternRule(kind, pattern, (DIGIT,), group=group, accept=valid, not_before=edges, not_after=edges)
 
 
-_NO_DIGIT_BEFORE = r"(?<![0-9A-Za-z])"
-_NO_DIGIT_AFTER = r"(?![0-9A-Za-z])"
+def _card_shapes() -> str:
+    """How card numbers are written: 13 to 19 digits in a row, or in groups of four (the last shorter) or 4-6-5
+    (American Express, Diners), grouped by spaces, hyphens or dots, one kind per number."""
+    grouped = [
+        rf"\d{{4}}{s}\d{{4}}{s}\d{{4}}{s}\d{{1,4}}(?:{s}\d{{1,3}})?|\d{{4}}{s}\d{{6}}{s}\d{{4,5}}"
+        for s in (" ", "-", r"\.")
+    ]
+    return "|".join([r"\d{13,19}", *grouped])
+
+
 _LABEL_GAP = r"(?:\s*(?:number|no\.?|num|#|nr\.?|号码?|號碼?)?\s*(?:is|was|:|：|=|是|为|は)?\s*)"
+_SEP = r"[ -]"  # how people group the digits of a number: spaces or hyphens
 
 # Earlier rules win overlaps: a resident id's 18 digits are a resident id before they are a card number.
-NUMBER_RULES: tuple[NumberRule, ...] = (
-    _rule(
+NUMBER_RULES: tuple[PatternRule, ...] = (
+    # 18 digits, or written in groups of 6-8-4 or 6-4-4-4 ("110105 19491231 002X").
+    _number(
         "cn_resident_id",
-        _NO_DIGIT_BEFORE + r"\d{6}(?:19|20)\d{2}[01]\d[0-3]\d{4}[\dXx]" + _NO_DIGIT_AFTER,
-        _stdnum(ric),
-    ),  # fmt: skip
-    _rule("us_ssn", _NO_DIGIT_BEFORE + r"\d{3}([- ])\d{2}\1\d{4}" + _NO_DIGIT_AFTER, _stdnum(ssn)),
-    _rule(
-        "us_ssn", r"\b(?:SSN|social\s+security)" + _LABEL_GAP + r"(\d{9}|\d{3}-\d{2}-\d{4})\b", _stdnum(ssn), 1, re.I
+        r"\d{6}" + _SEP + r"?(?:19|20)\d{2}" + _SEP + r"?[01]\d[0-3]\d" + _SEP + r"?\d{3}[\dXx]",
+        lambda value: _stdnum(ric)(_digits(value)),
     ),
-    _rule("uk_nino", r"\b[A-Z]{2}\s?\d{2}\s?\d{2}\s?\d{2}\s?[A-D]\b", _uk_nino),
-    _rule("payment_card", _NO_DIGIT_BEFORE + r"\d(?:[ -]?\d){12,18}" + _NO_DIGIT_AFTER, _card),
-    _rule("iban", r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]){11,30}\b", _stdnum(iban)),
-    _rule("ca_sin", _NO_DIGIT_BEFORE + r"\d{3}([- ])\d{3}\1\d{3}" + _NO_DIGIT_AFTER, _stdnum(sin)),
-    _rule("in_aadhaar", _NO_DIGIT_BEFORE + r"[2-9]\d{3}([- ])\d{4}\1\d{4}" + _NO_DIGIT_AFTER, _stdnum(aadhaar)),
-    _rule(
+    _number("us_ssn", r"\d{3}-\d{2}-\d{4}|\d{3} \d{2} \d{4}", _stdnum(ssn)),
+    _number(
+        "us_ssn",
+        r"(?i)\b(?:SSN|social\s+security)" + _LABEL_GAP + r"(\d{9}|\d{3}-\d{2}-\d{4})\b",
+        _stdnum(ssn),
+        group=1,
+        bounded=False,
+    ),
+    _number("uk_nino", r"\b[A-Z]{2}\s?\d{2}\s?\d{2}\s?\d{2}\s?[A-D]\b", _uk_nino, bounded=False),
+    # Grouped by spaces, hyphens or dots ("4111.1111.1111.1111").
+    _number("payment_card", _card_shapes(), _card),
+    _number("iban", r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]){11,30}\b", _stdnum(iban), bounded=False),
+    _number("ca_sin", r"\d{3}-\d{3}-\d{3}|\d{3} \d{3} \d{3}", _stdnum(sin)),
+    _number("in_aadhaar", r"[2-9]\d{3}-\d{4}-\d{4}|[2-9]\d{3} \d{4} \d{4}", _stdnum(aadhaar)),
+    _number(
         "jp_my_number",
-        r"(?:マイナンバー|個人番号|My\s*Number)" + _LABEL_GAP + r"(\d{4}[- ]?\d{4}[- ]?\d{4})",
+        r"(?i)(?:マイナンバー|個人番号|My\s*Number)" + _LABEL_GAP + r"(\d{4}[- ]?\d{4}[- ]?\d{4})",
         _stdnum(my_number),
-        1,
-        re.I,
-    ),  # fmt: skip
-    _rule("br_cpf", _NO_DIGIT_BEFORE + r"\d{3}\.\d{3}\.\d{3}-\d{2}" + _NO_DIGIT_AFTER, _stdnum(cpf)),
-    _rule("es_dni", _NO_DIGIT_BEFORE + r"\d{8}-?[A-Z]" + _NO_DIGIT_AFTER, _stdnum(dni)),
-    _rule("es_nie", r"\b[XYZ]-?\d{7}-?[A-Z]\b", _stdnum(nie)),
-    _rule("it_codice_fiscale", r"\b[A-Z]{6}\d{2}[A-EHLMPR-T]\d{2}[A-Z]\d{3}[A-Z]\b", _stdnum(codicefiscale)),
-    _rule(
-        "fr_nir",
-        _NO_DIGIT_BEFORE + r"[12] ?\d{2} ?\d{2} ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?\d{2}" + _NO_DIGIT_AFTER,
-        _stdnum(nir),
-    ),  # fmt: skip
-    _rule(
-        "de_tax_id",
-        r"(?:Steuer-?ID|Steueridentifikationsnummer|IdNr|tax\s+id)" + _LABEL_GAP + r"(\d{11})\b",
-        _stdnum(idnr),
-        1,
-        re.I,
-    ),  # fmt: skip
-    _rule("nl_bsn", r"\b(?:BSN|burgerservicenummer)" + _LABEL_GAP + r"(\d{8,9})\b", _stdnum(bsn), 1, re.I),
-    _rule("pl_pesel", r"\bPESEL" + _LABEL_GAP + r"(\d{11})\b", _stdnum(pesel), 1, re.I),
-    _rule("se_personnummer", _NO_DIGIT_BEFORE + r"(?:19|20)?\d{6}[-+]\d{4}" + _NO_DIGIT_AFTER, _stdnum(personnummer)),
-    _rule("kr_resident_id", _NO_DIGIT_BEFORE + r"\d{6}-[1-8]\d{6}" + _NO_DIGIT_AFTER, _stdnum(rrn)),
-    _rule("mx_curp", r"\b[A-Z]{4}\d{6}[HM][A-Z]{5}[0-9A-Z]\d\b", _stdnum(curp)),
-    _rule("au_tfn", r"\b(?:TFN|tax\s+file)" + _LABEL_GAP + r"(\d{3} ?\d{3} ?\d{2,3})\b", _stdnum(tfn), 1, re.I),
-    _rule("sg_nric", r"\b[STFGM]\d{7}[A-Z]\b", _sg_nric),
-    _rule("hk_identity_card", r"\b[A-Z]{1,2}\d{6}\s?\([0-9A]\)", _hk_id),
-    _rule("tw_national_id", r"\b[A-Z][12]\d{8}\b", _tw_id),
-    # No check digit: the label says what it is.
-    _rule(
-        "passport_number",
-        r"(?:\bpassport|护照|護照|パスポート)" + _LABEL_GAP + r"([A-Z0-9]{6,9})\b",
-        lambda value: any(c.isdigit() for c in value),
-        1,
-        re.I,
+        group=1,
+        bounded=False,
     ),
-    _rule(
+    _number("br_cpf", r"\d{3}\.\d{3}\.\d{3}-\d{2}|\d{3} \d{3} \d{3} \d{2}", _stdnum(cpf)),
+    _number("es_dni", r"\d{8}[ -]?[A-Z]", _stdnum(dni)),
+    _number("es_nie", r"\b[XYZ]-?\d{7}-?[A-Z]\b", _stdnum(nie), bounded=False),
+    _number(
+        "it_codice_fiscale", r"\b[A-Z]{6}\d{2}[A-EHLMPR-T]\d{2}[A-Z]\d{3}[A-Z]\b", _stdnum(codicefiscale), bounded=False
+    ),
+    _number("fr_nir", r"[12] ?\d{2} ?\d{2} ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?\d{2}", _stdnum(nir)),
+    _number(
+        "de_tax_id",
+        r"(?i)(?:Steuer-?ID|Steueridentifikationsnummer|IdNr|tax\s+id)" + _LABEL_GAP + r"(\d{11})\b",
+        _stdnum(idnr),
+        group=1,
+        bounded=False,
+    ),
+    _number(
+        "nl_bsn",
+        r"(?i)\b(?:BSN|burgerservicenummer)" + _LABEL_GAP + r"(\d{8,9})\b",
+        _stdnum(bsn),
+        group=1,
+        bounded=False,
+    ),
+    _number("pl_pesel", r"(?i)\bPESEL" + _LABEL_GAP + r"(\d{11})\b", _stdnum(pesel), group=1, bounded=False),
+    _number("se_personnummer", r"(?:19|20)?\d{6}[-+]\d{4}", _stdnum(personnummer)),
+    _number("kr_resident_id", r"\d{6}[- ][1-8]\d{6}", lambda value: _stdnum(rrn)(value.replace(" ", "-"))),
+    _number("mx_curp", r"\b[A-Z]{4}\d{6}[HM][A-Z]{5}[0-9A-Z]\d\b", _stdnum(curp), bounded=False),
+    _number(
+        "au_tfn",
+        r"(?i)\b(?:TFN|tax\s+file)" + _LABEL_GAP + r"(\d{3} ?\d{3} ?\d{2,3})\b",
+        _stdnum(tfn),
+        group=1,
+        bounded=False,
+    ),
+    _number("sg_nric", r"\b[STFGM]\d{7}[A-Z]\b", _sg_nric, bounded=False),
+    _number("hk_identity_card", r"\b[A-Z]{1,2}\d{6}\s?\([0-9A]\)", _hk_id, bounded=False),
+    _number("tw_national_id", r"\b[A-Z][12]\d{8}\b", _tw_id, bounded=False),
+    # No check digit: the label says what it is.
+    _number(
+        "passport_number",
+        r"(?i)(?:\bpassport|护照|護照|パスポート)" + _LABEL_GAP + r"([A-Z0-9]{6,9})\b",
+        lambda value: any(c.isdigit() for c in value),
+        group=1,
+        bounded=False,
+    ),
+    _number(
         "drivers_licence",
-        r"\bdriver'?s?\s+licen[cs]e" + _LABEL_GAP + r"([A-Z0-9-]{5,20})\b",
+        r"(?i)\bdriver'?s?\s+licen[cs]e" + _LABEL_GAP + r"([A-Z0-9-]{5,20})\b",
         lambda value: sum(c.isdigit() for c in value) >= 4,
-        1,
-        re.I,
+        group=1,
+        bounded=False,
     ),
 )
 
@@ -214,7 +224,8 @@ NUMBER_RULES: tuple[NumberRule, ...] = (
 PERSONAL_SCREEN = Screen(NUMBER_RULES)
 
 
-def personal_findings(text: str, screened: bool = True) -> Iterator[Finding]:
+def personal_findings(text: Subject | str, screened: bool = True) -> Iterator[Finding]:
     """Every personal number found in `text`; `screened=False` runs every rule (the screen's reference)."""
-    for rule in PERSONAL_SCREEN.candidates(text) if screened else PERSONAL_SCREEN.rules:
-        yield from rule.findings(text)
+    subject = Subject(text) if isinstance(text, str) else text
+    for each in PERSONAL_SCREEN.candidates(subject.text) if screened else PERSONAL_SCREEN.rules:
+        yield from each.findings(subject)
