@@ -248,13 +248,13 @@ def test_a_stopped_emulators_iam_checks_do_not_outlive_it() -> None:
 
     from rearview.emulator import iam as emulator_iam
 
-    before = settings.INITIAL_NO_AUTH_ACTION_COUNT
+    allowed_before = settings.INITIAL_NO_AUTH_ACTION_COUNT
     emulator_iam.enforce(emulator_iam.Principals(admin=emulator_iam.Credentials("AKIAADMIN", "secret")))
     try:
         assert settings.INITIAL_NO_AUTH_ACTION_COUNT == 0
     finally:
         emulator_iam.release()
-    assert settings.INITIAL_NO_AUTH_ACTION_COUNT == before
+    assert allowed_before == settings.INITIAL_NO_AUTH_ACTION_COUNT
     assert not emulator_iam.DynamoDBAccess.enforcing()
     with mock_aws():
         client = boto3.client("sqs", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="y")
