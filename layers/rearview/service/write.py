@@ -29,11 +29,13 @@ from rearview.ids import new_ulid
 from rearview.ports import Clock, Embedder, MemoryReader, MemoryWriter, SearchIndex, WriteQueue
 from rearview.service.chunking import MAX_PARENT_ID_CHARS, chunk_id, chunk_text
 from rearview.service.content_rules import check_content, score_importance
-from rearview.service.contradiction import Scale, judge, opposite_polarity, related_similarity
+from rearview.service.contradiction import Scale, judge, related_similarity
+from rearview.service.expiry import check_expiry, with_expiry
 from rearview.service.hindsight.outcomes import recognise_outcome
 from rearview.service.redaction import redact_request
+from rearview.service.same_memory import says_the_same
 from rearview.settings import WriteTuning
-from rearview.text_analysis import asks_question, numbers_in, term_overlap, without_speaker_label
+from rearview.text_analysis import asks_question, without_speaker_label
 
 
 class WriteStore(MemoryReader, MemoryWriter, Protocol):
@@ -41,8 +43,6 @@ class WriteStore(MemoryReader, MemoryWriter, Protocol):
     applied."""
 
 
-# Share of content words a near-duplicate must share with the new memory, on top of the cosine threshold.
-_DEDUP_MIN_TERM_OVERLAP = 0.5
 # How many stored nearest neighbours are checked for a near-duplicate of a new memory.
 _DEDUP_NEIGHBOURS = 3
 # How many nearest facts are checked for contradiction with a new fact.
@@ -309,7 +309,7 @@ class WriteService:
         for i, item in enumerate(items):
             prefix = f"{field_prefix}.{i}." if field_prefix else ""
             check_content(item.content, item.layer, field=f"{prefix}content", chunked=True)
-            _check_expiry(item, now, prefix)
+            check_expiry(item, now, prefix)
             if len(item.content) > MAX_EPISODE_CHARS and item.id is not None and len(item.id) > MAX_PARENT_ID_CHARS:
                 raise InvalidInput(
                     f"{prefix}id: at most {MAX_PARENT_ID_CHARS} characters for a text stored as chunks "
@@ -542,7 +542,7 @@ class WriteService:
         if best is None or best[0] < self._tuning.dedup_threshold:
             return None
         found = plan.pending.get(best[1]) or self._store.get(namespace, best[1])
-        return found if found is not None and _says_the_same(found, item, prepared.content) else None
+        return found if found is not None and says_the_same(found, item, prepared.content) else None
 
     def _merge(self, existing: Memory, item: MemoryWrite, now: datetime) -> Memory:
         """The same memory said again: confirm it, keep the union of labels."""
@@ -631,25 +631,6 @@ class WriteService:
         return merged
 
 
-def _says_the_same(found: Memory, item: MemoryWrite, content: str) -> bool:
-    """Whether a near neighbour is the new memory said again: the same polarity, the same numbers, the same metadata
-    and (an episode) the same outcome. "batch of 200: 413" and "batch of 50: OK" are two episodes, the lesson lies in
-    their difference; the same words under another project's metadata are another project's memory. Never a chunk
-    of a long text (forgetting its text would forget what merged into it)."""
-    if opposite_polarity(found.content, content) or found.metadata != item.metadata:
-        return False
-    # Contextual vectors (context_turns) carry the turns before a memory: a short reply and the question it
-    # answers can then sit above the threshold without saying the same thing. Same wording is required too.
-    if term_overlap(found.content, content) < _DEDUP_MIN_TERM_OVERLAP or numbers_in(found.content) != numbers_in(
-        content
-    ):
-        return False
-    if isinstance(found, Episode):
-        status = item.outcome_status or recognise_outcome(item.outcome)
-        return found.parent_id is None and found.outcome_status == status
-    return True
-
-
 def _field(prefix: str, index: int) -> str:
     return f"{prefix}.{index}.id" if prefix else "id"
 
@@ -662,26 +643,6 @@ def redact_write(item: MemoryWrite, field: str = "") -> tuple[MemoryWrite, tuple
     """The item with every string a caller chose redacted (`redact_request`), and the kinds found; InvalidInput
     naming the field (under `field`) for an id or session id that holds a secret."""
     return redact_request(item, field)
-
-
-def with_expiry(item: MemoryWrite, now: datetime) -> MemoryWrite:
-    """The item with its `ttl_seconds` turned into the time it expires (counted from `now`, when it is written)."""
-    if item.ttl_seconds is None:
-        return item
-    return item.model_copy(update={"expires_at": now + timedelta(seconds=item.ttl_seconds), "ttl_seconds": None})
-
-
-def _check_expiry(item: MemoryWrite, now: datetime, prefix: str) -> None:
-    """InvalidInput unless the item gives one expiry at most, and a time to come."""
-    if item.ttl_seconds is not None and item.expires_at is not None:
-        raise InvalidInput(
-            f"{prefix}ttl_seconds: give ttl_seconds or expires_at, not both", field=f"{prefix}ttl_seconds"
-        )
-    if item.expires_at is not None and item.expires_at <= now:
-        raise InvalidInput(
-            f"{prefix}expires_at: must be a time to come (got {item.expires_at.isoformat()}, now is {now.isoformat()})",
-            field=f"{prefix}expires_at",
-        )
 
 
 def _per_item(count: int, pieces: Sequence[_Piece], planned: Sequence[WriteResult]) -> list[WriteResult]:
