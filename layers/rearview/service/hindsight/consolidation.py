@@ -98,7 +98,8 @@ class ConsolidationService:
         taken, deferred = clusters[:done], clusters[done:]
         by_id = {e.id: e for e in pool}
         reconciler = self._reconciler(namespace, by_id)
-        for induced in sorted(_checked(induction.memories, taken, self._tuning, by_id), key=_evidence_end(by_id)):
+        checked = _values_apart(_checked(induction.memories, taken, self._tuning, by_id), by_id)
+        for induced in sorted(checked, key=_evidence_end(by_id)):
             reconciler.add(induced)
         changes = reconciler.changes
         waiting = {e.id for c in deferred for e in c.episodes}
@@ -320,6 +321,34 @@ def _checked(
             continue
         kept.append(memory.model_copy(update={"provenance": [e.id for e in cited]}))
     return kept
+
+
+def _values_apart(memories: list[InducedMemory], pool: dict[str, Episode]) -> list[InducedMemory]:
+    """Memories of one run that give one dimension different values ("replies in Chinese", "replies in Spanish")
+    each keep only the episodes that do not name a rival's value without naming their own: a cluster of similar
+    requests can hold both, and "Answer in Spanish please" must not confirm the Chinese preference (it would make
+    the old value the newer one). A memory left with no episode is dropped."""
+    out = []
+    for memory in memories:
+        own = _values(memory)
+        rivals = [o for o in memories if o is not memory and memory.dimension and o.dimension == memory.dimension]
+        other = {v for o in rivals if o.facets != memory.facets for v in _values(o)} - own
+        if not other:
+            out.append(memory)
+            continue
+        kept = [i for i in memory.provenance if i not in pool or not _names_only(pool[i].content, other, own)]
+        if kept:
+            out.append(memory.model_copy(update={"provenance": kept}))
+    return out
+
+
+def _values(memory: InducedMemory) -> set[str]:
+    return {v.casefold() for v in memory.facets.values() if v.strip()}
+
+
+def _names_only(text: str, other: set[str], own: set[str]) -> bool:
+    folded = text.casefold()
+    return any(v in folded for v in other) and not any(v in folded for v in own)
 
 
 def _same_text(a: str, b: str) -> bool:
