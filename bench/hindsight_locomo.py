@@ -88,6 +88,18 @@ def _ask(
     return out
 
 
+def locomo_summary(results: dict[str, Any]) -> dict[str, Any]:
+    """The figures a comparison needs: recall before and after consolidation, and how many memories it made."""
+    return {
+        "before_R@10": mean([s["R@10"] for s in results["before"]]),
+        "after_R@10": mean([s["R@10"] for s in results["after"]]),
+        "before_R@25": mean([s["R@25"] for s in results["before"]]),
+        "after_R@25": mean([s["R@25"] for s in results["after"]]),
+        "memories": sum(results["kinds"].values()),
+        "kinds": results["kinds"],
+    }
+
+
 def locomo_report(results: dict[str, Any]) -> str:
     rows = []
     for conv, row in results["per_conv"].items():

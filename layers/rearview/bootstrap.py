@@ -516,6 +516,14 @@ def build_inducer(settings: Settings) -> Inducer | None:
         return BedrockInducer(
             settings.aws.bedrock_induction_model, client=boto3_client("bedrock-runtime", settings.aws)
         )
+    if settings.inducer == "llama_cpp":
+        from rearview.adapters.llama_cpp_inducer import LlamaCppInducer
+
+        if settings.inducer_model_path is None:
+            raise ConfigurationError(
+                "inducer_model_path: the llama_cpp inducer needs a GGUF model file", field="inducer_model_path"
+            )
+        return LlamaCppInducer(settings.inducer_model_path)
     return None
 
 

@@ -21,8 +21,6 @@ class WriteTuning(BaseModel):
     importance_threshold: float = Field(0.2, ge=0.0, le=1.0)
     # Cosine at or above which a new memory is the same memory said again (merged, not inserted).
     dedup_threshold: float = Field(0.92, ge=0.5, le=1.0)
-    # Cosine above which a new fact of the opposite polarity contradicts (and supersedes) an active fact.
-    contradiction_threshold: float = Field(0.8, ge=0.5, le=1.0)
     # The confidence of a fact written without one: stated, not yet confirmed.
     default_fact_confidence: float = Field(0.8, ge=0.0, le=1.0)
     # An episode of a session is embedded with this many turns before it, kept as the `context` keyword search
@@ -431,8 +429,10 @@ class Settings(BaseSettings):
     # The hashing embedder's dimension: collisions, hence noise, shrink as 1/sqrt(dim).
     hashing_dim: int = Field(512, ge=32, le=4096)
     # `rules` is deterministic and offline; `openai` and `bedrock` state memories with a model, the rules where it
-    # fails.
-    inducer: Literal["rules", "openai", "bedrock"] = "rules"
+    # fails; `llama_cpp` with a GGUF model file in this process (the `local-llm` extra).
+    inducer: Literal["rules", "openai", "bedrock", "llama_cpp"] = "rules"
+    # The GGUF file `llama_cpp` runs: any chat model the user has (none is fetched).
+    inducer_model_path: Path | None = None
     # A static admin bearer token over every namespace, to create the first API keys with; keys are the credential.
     api_token: str | None = None
     # The namespace of MCP calls made without a key (stdio, the open local server).
