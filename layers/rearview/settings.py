@@ -175,8 +175,7 @@ class IndexTuning(BaseModel):
     # width against exact search, 64 against 128: 0.991 against 0.995 on LoCoMo's MiniLM turns grown one write at a
     # time past a graph of 1,000, 0.975 against 0.983 on the write benchmark's corpus grown by 80,000 writes from
     # 20,000 to 100,000 (48: 0.967). Duplicate decisions: the write benchmark's 3,000 writes into 100k the same as
-    # at 128; over those 80,000 writes 8 other (96: 7), 408 merges against 412 (bench/RESULTS.md, the write
-    # path, third pass).
+    # at 128; over those 80,000 writes 8 other (96: 7), 408 merges against 412 (bench/RESULTS.md, "The HNSW graph").
     ann_expansion_writes: int = Field(64, ge=16, le=1024)
     # Graph work (a build after a bulk load or past the threshold, and each write's insertions) on a background
     # thread, off the write path; rows not yet in the graph are searched exactly meanwhile. Off: in the write.
