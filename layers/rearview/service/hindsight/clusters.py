@@ -17,7 +17,13 @@ from collections.abc import Iterable, Sequence
 
 from rearview.domain.hindsight import EvidenceCluster, Signal
 from rearview.domain.memory import Episode, Kind
-from rearview.service.hindsight.evidence import enough, evidence_of
+from rearview.service.hindsight.evidence import (
+    LESSON_MIN_FAILURES,
+    PREFERENCE_REPEATS_ALONE,
+    RECURRING_FAILURE_MIN,
+    enough,
+    evidence_of,
+)
 from rearview.service.hindsight.lessons import outcome_patterns, subject_of
 from rearview.service.hindsight.phrases import content_terms, shared_phrase, tidy_phrase, without_speaker
 from rearview.service.hindsight.signals import signals_of
@@ -26,6 +32,10 @@ from rearview.settings import ConsolidateTuning
 from rearview.text_analysis import asks_question, without_asides
 
 # A request that states a lasting wish, not a one-off task: what a look-alike preference needs in one member.
+# Statements no rule recognises join one group when they share this share of the shorter one's content words (two
+# at least): one request said at two lengths.
+LOOKALIKE_OVERLAP = 0.6
+
 _LASTING = re.compile(
     r"\b(?:always|from now on|going forward|every time|each time|by default|in (?:the )?future|next time|"
     r"i (?:would |'d )?(?:prefer|like|want)|never|don't|do not|stop|keep)\b"
@@ -61,7 +71,7 @@ def learnable(episodes: Iterable[Episode], tuning: ConsolidateTuning) -> list[Ep
 def build_clusters(episodes: Sequence[Episode], new_ids: set[str], tuning: ConsolidateTuning) -> list[EvidenceCluster]:
     """Every cluster with a new episode whose evidence passes the guards, lessons first, then by evidence."""
     pool = learnable(episodes, tuning)
-    clusters = _lesson_clusters(pool, tuning)
+    clusters = _lesson_clusters(pool)
     in_lessons = {e.id for c in clusters for e in c.episodes}
     signalled: dict[str, list[Signal]] = {}
     for episode in pool:
@@ -75,13 +85,13 @@ def build_clusters(episodes: Sequence[Episode], new_ids: set[str], tuning: Conso
     defined = {e.id for c in definitions for e in c.episodes}
     clusters += definitions
     rest = [e for e in unsignalled if e.id not in defined]
-    clusters += _lookalike_clusters(rest, tuning)
+    clusters += _lookalike_clusters(rest)
     kept = []
     for cluster in clusters:
         if not any(e.id in new_ids for e in cluster.episodes):
             continue
         dimension = cluster.signal.dimension if cluster.signal else None
-        if enough(cluster.kind, dimension, evidence_of(cluster.episodes), tuning):
+        if enough(cluster.kind, dimension, evidence_of(cluster.episodes)):
             kept.append(cluster)
     return kept
 
@@ -190,7 +200,7 @@ def _canonical_values(signals: Sequence[Signal]) -> dict[Signal, Signal]:
     return mapping
 
 
-def _lesson_clusters(pool: Sequence[Episode], tuning: ConsolidateTuning) -> list[EvidenceCluster]:
+def _lesson_clusters(pool: Sequence[Episode]) -> list[EvidenceCluster]:
     by_subject: dict[str, list[Episode]] = defaultdict(list)
     names: dict[str, str] = {}
     for episode in pool:
@@ -207,8 +217,8 @@ def _lesson_clusters(pool: Sequence[Episode], tuning: ConsolidateTuning) -> list
         patterns = outcome_patterns(
             names[key],
             sequence,
-            min_failures=tuning.lesson_min_failures,
-            recurring_min=tuning.recurring_failure_min,
+            min_failures=LESSON_MIN_FAILURES,
+            recurring_min=RECURRING_FAILURE_MIN,
         )
         clusters += [EvidenceCluster(kind="lesson", episodes=p.episodes, subject=p.subject) for p in patterns]
     return clusters
@@ -219,7 +229,7 @@ def _said(episode: Episode) -> str:
     return without_speaker(without_asides(episode.content))
 
 
-def _lookalike_clusters(rest: Sequence[Episode], tuning: ConsolidateTuning) -> list[EvidenceCluster]:
+def _lookalike_clusters(rest: Sequence[Episode]) -> list[EvidenceCluster]:
     """Requests with a lasting wish, and stable statements, grouped by shared words; each group with a phrase
     most of its members share."""
     said = {e.id: _said(e) for e in rest}
@@ -234,14 +244,14 @@ def _lookalike_clusters(rest: Sequence[Episode], tuning: ConsolidateTuning) -> l
     ]
     clusters = []
     for kind, members, min_terms in (("preference", requests, 2), ("fact", statements, 3)):
-        for group in _groups(members, tuning.lookalike_overlap):
+        for group in _groups(members, LOOKALIKE_OVERLAP):
             choice = _choice(group) if kind == "preference" else None
             if choice is not None:
                 clusters.append(EvidenceCluster(kind="preference", episodes=group, signal=choice))
                 continue
             lasting = any(_LASTING.search(said[e.id]) for e in group)
             repeats = sum(max(1, e.confirmations) for e in group)
-            if kind == "preference" and not lasting and repeats < tuning.preference_repeats_alone:
+            if kind == "preference" and not lasting and repeats < PREFERENCE_REPEATS_ALONE:
                 continue
             phrase = shared_phrase([said[e.id] for e in group], min_terms=min_terms)
             # A fact is stated by a clause that says how things are, not by a topic ("improving education").

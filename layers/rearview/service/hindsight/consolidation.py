@@ -32,6 +32,10 @@ from rearview.settings import ConsolidateTuning, WriteTuning
 
 logger = logging.getLogger(__name__)
 
+# A run reads at most this many episodes, the newest, as evidence: a bound on a run's time and memory that a
+# namespace's lookback window rarely reaches.
+MAX_EPISODES = 5000
+
 
 class ConsolidationStore(MemoryReader, MemoryWriter, Protocol):
     """What a consolidation run asks of the store: the episodes and facts with their vectors, and one ChangeSet
@@ -94,7 +98,7 @@ class ConsolidationService:
         taken, deferred = clusters[:done], clusters[done:]
         by_id = {e.id: e for e in pool}
         reconciler = self._reconciler(namespace, by_id)
-        for induced in sorted(_checked(induction.memories, taken, self._tuning, by_id), key=_evidence_end(by_id)):
+        for induced in sorted(_checked(induction.memories, taken, by_id), key=_evidence_end(by_id)):
             reconciler.add(induced)
         changes = reconciler.changes
         waiting = {e.id for c in deferred for e in c.episodes}
@@ -120,7 +124,7 @@ class ConsolidationService:
             # An expired episode teaches nothing: the sweep forgets it (and what was induced from it alone).
             alive_at=self._clock.now(),
         )
-        found = self._store.list_memories(namespace, flt, limit=self._tuning.max_episodes)
+        found = self._store.list_memories(namespace, flt, limit=MAX_EPISODES)
         return [e for e in found if isinstance(e, Episode)]
 
     def _induce_within(
@@ -183,7 +187,7 @@ class ConsolidationService:
         by_id = {e.id: e for e in sources}
         matches = [
             m
-            for m in _checked(induction.memories, clusters, self._tuning, by_id)
+            for m in _checked(induction.memories, clusters, by_id)
             if m.kind == fact.kind and m.dimension == fact.dimension
         ]
         if not matches:
@@ -207,14 +211,14 @@ class ConsolidationService:
     # --- steps ----------------------------------------------------------------------------------------------
 
     def _evidence_pool(self, namespace: str, new: Sequence[Episode]) -> list[Episode]:
-        """The new episodes and the others of the lookback window, the newest `max_episodes` at most."""
+        """The new episodes and the others of the lookback window, the newest `MAX_EPISODES` at most."""
         now = self._clock.now()
         since = now - timedelta(days=self._tuning.lookback_days)
         window = self._store.list_memories(namespace, MemoryFilter(layers=("episodic",), since=since, alive_at=now))
         merged = {e.id: e for e in window if isinstance(e, Episode)}
         merged.update({e.id: e for e in new})
         pool = sorted(merged.values(), key=lambda e: (e.occurred_at, e.id))
-        return pool[-self._tuning.max_episodes :]
+        return pool[-MAX_EPISODES:]
 
     def _reconciler(self, namespace: str, pool: dict[str, Episode]) -> Reconciler:
         active = [
@@ -288,7 +292,6 @@ class ConsolidationService:
 def _checked(
     memories: Sequence[InducedMemory | None],
     clusters: Sequence[EvidenceCluster],
-    tuning: ConsolidateTuning,
     pool: dict[str, Episode],
 ) -> list[InducedMemory]:
     """The induced memories that keep to their cluster: provenance within it, the guards still passed on what it
@@ -299,7 +302,7 @@ def _checked(
             continue
         members = {e.id: e for e in cluster.episodes}
         cited = [members[i] for i in memory.provenance if i in members]
-        if not cited or not enough(memory.kind, memory.dimension, evidence_of(cited), tuning):
+        if not cited or not enough(memory.kind, memory.dimension, evidence_of(cited)):
             continue
         if any(_same_text(memory.statement, e.content) for e in cited):
             continue
