@@ -43,7 +43,7 @@ def run_locomo(data: Path, work: Path, embedder: str) -> dict[str, Any]:
     bench = Bench(services, clock)
     frozen = cast(MemoryStore, _AccessNotRecorded(services.store))
     recaller = RecallService(
-        frozen, services.index, services.embedder, clock, services.settings.recall, services.recaller.relevance_floor
+        frozen, services.index, services.embedder, clock, services.recaller.tuning, services.recaller.relevance_floor
     )
     per_conv: dict[str, dict[str, Any]] = {}
     before: list[dict[str, float]] = []

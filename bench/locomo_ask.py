@@ -65,7 +65,7 @@ def ask(data: Path, store: Path, embedder: str) -> dict[str, Any]:
     services = build(Settings(embedder=embedder, data_dir=store), clock=clock)
     frozen = cast(MemoryStore, locomo._AccessNotRecorded(services.store))
     recaller = RecallService(
-        frozen, services.index, services.embedder, clock, services.settings.recall, services.recaller.relevance_floor
+        frozen, services.index, services.embedder, clock, services.recaller.tuning, services.recaller.relevance_floor
     )
     scored, no_memory = [], 0
     try:

@@ -58,10 +58,8 @@ def server() -> Iterator[FakeOpenAIServer]:
 
 
 def inducer_for(server: FakeOpenAIServer, *, max_retries: int = 0, model: str = "qwen2.5:7b-instruct") -> Any:
-    settings = OpenAISettings(
-        base_url=server.url, model=model, api_key="sk-test", timeout_seconds=TIMEOUT, max_retries=max_retries
-    )
-    return OpenAICompatibleInducer(settings)
+    settings = OpenAISettings(base_url=server.url, model=model, api_key="sk-test", timeout_seconds=TIMEOUT)
+    return OpenAICompatibleInducer(settings, max_retries=max_retries)
 
 
 # --- the fault matrix -------------------------------------------------------------------------------------------

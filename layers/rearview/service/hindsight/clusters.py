@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 
 from rearview.domain.hindsight import EvidenceCluster, Signal
 from rearview.domain.memory import Episode, Kind
-from rearview.service.hindsight.evidence import enough, evidence_of
+from rearview.service.hindsight.evidence import LESSON_MIN_FAILURES, RECURRING_FAILURE_MIN, enough, evidence_of
 from rearview.service.hindsight.lessons import outcome_patterns, subject_of
 from rearview.service.hindsight.meaning import Embed, as_clusters, meaning_clusters
 from rearview.service.hindsight.phrases import content_terms, tidy_phrase
@@ -98,7 +98,7 @@ def _passes(cluster: EvidenceCluster, new_ids: set[str], tuning: ConsolidateTuni
     if not any(e.id in new_ids for e in cluster.episodes):
         return False
     dimension = "exercise" if cluster.habit else cluster.signal.dimension if cluster.signal else None
-    return enough(cluster.kind, dimension, evidence_of(cluster.episodes), tuning)
+    return enough(cluster.kind, dimension, evidence_of(cluster.episodes))
 
 
 def _signal_clusters(pool: Sequence[Episode], signalled: dict[str, list[Signal]]) -> list[EvidenceCluster]:
@@ -222,8 +222,8 @@ def _lesson_clusters(pool: Sequence[Episode], tuning: ConsolidateTuning) -> list
         patterns = outcome_patterns(
             names[key],
             sequence,
-            min_failures=tuning.lesson_min_failures,
-            recurring_min=tuning.recurring_failure_min,
+            min_failures=LESSON_MIN_FAILURES,
+            recurring_min=RECURRING_FAILURE_MIN,
         )
         clusters += [EvidenceCluster(kind="lesson", episodes=p.episodes, subject=p.subject) for p in patterns]
     return clusters

@@ -35,6 +35,10 @@ from rearview.settings import ConsolidateTuning, WriteTuning
 
 logger = logging.getLogger(__name__)
 
+# A run reads at most this many episodes, the newest, as evidence: a bound on a run's time and memory that a
+# namespace's lookback window rarely reaches.
+MAX_EPISODES = 5000
+
 
 class ConsolidationStore(MemoryReader, MemoryWriter, Protocol):
     """What a consolidation run asks of the store: the episodes and facts with their vectors, and one ChangeSet
@@ -125,7 +129,7 @@ class ConsolidationService:
             # An expired episode teaches nothing: the sweep forgets it (and what was induced from it alone).
             alive_at=self._clock.now(),
         )
-        found = self._store.list_memories(namespace, flt, limit=self._tuning.max_episodes)
+        found = self._store.list_memories(namespace, flt, limit=MAX_EPISODES)
         return [e for e in found if isinstance(e, Episode)]
 
     def _induce_within(
@@ -227,7 +231,7 @@ class ConsolidationService:
         merged = {e.id: e for e in window if isinstance(e, Episode)}
         merged.update({e.id: e for e in new})
         pool = sorted(merged.values(), key=lambda e: (e.occurred_at, e.id))
-        return pool[-self._tuning.max_episodes :]
+        return pool[-MAX_EPISODES:]
 
     def _reconciler(self, namespace: str, pool: dict[str, Episode]) -> Reconciler:
         active = [
@@ -315,7 +319,7 @@ def _checked(
             continue
         members = {e.id: e for e in cluster.episodes}
         cited = [members[i] for i in memory.provenance if i in members]
-        if not cited or not enough(memory.kind, memory.dimension, evidence_of(cited), tuning):
+        if not cited or not enough(memory.kind, memory.dimension, evidence_of(cited)):
             continue
         if any(_same_text(memory.statement, e.content) for e in cited):
             continue
