@@ -8,6 +8,8 @@ RUN_EXTRAS := onnx,local,embedded,mcp,llm
 ALL_EXTRAS := onnx,local,embedded,aws,emulate,mcp,infra,llm,client,langgraph,langchain,openai-agents,crewai,dev
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed-all
+## The test targets run a test file per core (pytest-xdist); `make test PARALLEL=` runs them in one process.
+PARALLEL ?= -n auto --dist loadfile
 # test-fast runs the contract suites on these backends only: the fakes and SQLite (as set up by default, with
 # every namespace searched as a large one is, and with its index apart from its store as the emulator has it).
 FAST_BACKENDS := memory,sqlite,sqlite-large,sqlite-replica,rules,fake
@@ -81,7 +83,7 @@ endif
 
 ## Run the whole test suite (as CI does), then the functions' tiers again on their Python (test-py313).
 test: $(STAMP) $(LLM_STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(PARALLEL)
 	$(MAKE) test-py313
 
 ## The functions run python3.13 on Lambda (infra/rearview_infra/layer.py) while .venv is this machine's python3
@@ -103,13 +105,13 @@ $(STAMP313): pyproject.toml
 
 test-py313: $(STAMP313)
 	@$(VENV313)/bin/python -c 'import sys; assert sys.version_info[:2] == (3, 13), sys.version'
-	$(VENV313)/bin/pytest -q tests/unit tests/contract tests/integration -m "not slow" --backends $(PY313_BACKENDS) \
+	$(VENV313)/bin/pytest -q $(PARALLEL) tests/unit tests/contract tests/integration -m "not slow" --backends $(PY313_BACKENDS) \
 		--ignore=tests/integration/test_opensearch_real.py --ignore=tests/integration/test_langgraph_store.py \
 		--ignore=tests/integration/test_agent_framework_examples.py
 
 ## Unit tests and the contract suites on the fakes and SQLite, without the tests marked slow: under a minute.
 test-fast: $(STAMP)
-	$(BIN)/pytest -q tests/unit tests/contract -m "not slow" --backends $(FAST_BACKENDS)
+	$(BIN)/pytest -q $(PARALLEL) tests/unit tests/contract -m "not slow" --backends $(FAST_BACKENDS)
 
 ## The whole suite with the long profile: the property, fuzz and fault tests with many more examples.
 test-long: $(STAMP)
