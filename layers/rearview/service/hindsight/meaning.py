@@ -217,6 +217,10 @@ def _grouped(units: list[Unit]) -> MeaningGroup | None:
         return None
     units = [u for u in units if set(shared) & set(u.signed_terms)]
     acts = Counter(u.act for u in units)
+    if acts["wish"]:
+        # Where the user asked for it at least once, what was done for the user in the same way is their wish too
+        # ("Ordered the user's latte with oat milk" beside "asked for oat milk").
+        acts["wish"] += sum(1 for u in units if u.act == "event" and set(shared) & u.values)
     kind: Kind
     if acts["wish"] * 2 >= len(units):
         # The evidence of a preference: the clauses that ask for a shared value, or say the wish lasts.
