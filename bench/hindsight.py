@@ -43,6 +43,7 @@ from hindsight_dev import DEV
 from hindsight_heldout import HELDOUT
 from hindsight_heldout2 import HELDOUT2
 from hindsight_heldout3 import HELDOUT3
+from hindsight_heldout4 import HELDOUT4
 from hindsight_scenarios import NOISE_EN, NOISE_ZH, SCENARIOS, Ep, Expect, Scenario
 from metrics import format_table
 from rearview.bootstrap import Services, build
@@ -68,6 +69,7 @@ SETS: dict[str, list[Scenario]] = {
     "held-out 1": HELDOUT,
     "held-out 2": HELDOUT2,
     "held-out 3": HELDOUT3,
+    "held-out 4": HELDOUT4,
     "dev": DEV,
 }
 NOISE_PER_SCENARIO = 8
@@ -448,13 +450,22 @@ def start_fake_server(fault_rate: float) -> FakeOpenAIServer:
     return server
 
 
+def set_label(name: str) -> str:
+    """A scenario set's label from its name as typed: "held-out 4", "heldout4" and "heldout" all name one."""
+    wanted = name.replace("-", "").replace(" ", "").lower()
+    for label in SETS:
+        if label.replace("-", "").replace(" ", "").lower() in (wanted, wanted + "1"):
+            return label
+    raise SystemExit(f"--sets: no scenario set {name!r}; the sets are {', '.join(SETS)}")
+
+
 def run_inducer(name: str, args: argparse.Namespace, work: Path, log: Callable[[str], None]) -> dict[str, Any]:
     fake = start_fake_server(args.fault_rate) if name == "openai-fake" else None
     try:
         update = inducer_settings(name, args, fake.url if fake is not None else None)
         sets: dict[str, list[ScenarioScore]] = {}
         for label in args.sets.split(","):
-            scenarios = SETS[label]
+            scenarios = SETS[set_label(label)]
             services, clock = make_services(work / f"{name}-{label}", update, args.embedder)
             started = time.perf_counter()
             sets[label] = run_suite(services, clock, scenarios)

@@ -76,3 +76,20 @@ def test_a_change_said_in_the_evidence_counts_as_said_by_the_new_memory() -> Non
 def test_on_one_dimension_another_value_contradicts_without_a_change_word() -> None:
     assert judge("The user is vegan", "The user is vegetarian", 0.8, SCALE, same_dimension=True) == "contradicts"
     assert judge("The user is vegan", "The user is vegetarian", 0.8, SCALE) == "unrelated"
+
+
+def test_a_change_said_of_what_the_old_memory_is_about_supersedes_it_however_worded() -> None:
+    old, new = "The user regularly: drives to work daily", "The user rides the metro to the office now"
+    said = ["The user said the car is sold, now takes the metro to work."]
+
+    assert judge(new, old, 0.3, SCALE) == "unrelated"
+    assert judge(new, old, 0.3, SCALE, evidence=said) == "contradicts"
+    assert judge("用户坐地铁通勤", "用户每天开车上班", 0.3, SCALE, evidence=["用户说车已经卖了，现在坐地铁上班。"]) == "contradicts"
+
+
+def test_a_change_about_something_else_leaves_the_old_memory_alone() -> None:
+    said = ["The user said the team moved to Notion for notes."]
+
+    assert judge("The user keeps notes in Notion", "The user drives to work daily", 0.3, SCALE, evidence=said) == (
+        "unrelated"
+    )

@@ -10,6 +10,7 @@ import pytest
 from rearview.adapters.hashing_embedder import HashingEmbedder
 from rearview.domain.memory import Episode
 from rearview.service.hindsight.clusters import build_clusters
+from rearview.service.hindsight.meaning import _constituents as constituents
 from rearview.service.hindsight.meaning import meaning_clusters
 from rearview.service.hindsight.rule_inducer import induce_one
 from rearview.service.voice import negated_terms, units_of, units_of_text
@@ -157,3 +158,52 @@ def test_a_fact_the_agent_reports_is_stated_of_the_user() -> None:
     assert statements == ["The user lives in Rotterdam"] or any(
         s.startswith("The user lives in Rotterdam") for s in statements
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The assistant ordered the user's flat white with oat milk.", "ordered the user's flat white with oat milk"),
+        ("助手给用户的猫年糕订了一袋猫粮。", "猫年糕订了一袋猫粮"),
+        ("助手帮用户把体检约在下午三点", "把体检约在下午三点"),
+    ],
+)
+def test_a_statement_never_keeps_the_assistant_as_its_actor(text: str, expected: str) -> None:
+    [unit] = units_of_text(text)
+
+    assert unit.holder == "user" and unit.text == expected
+    assert "assistant" not in unit.text and "助手" not in unit.text
+
+
+def test_a_fact_said_in_passing_in_the_agents_report_is_its_own_clause_about_the_user() -> None:
+    english = units_of_text("Checked the bin calendar for the user, who lives in Headingley, Leeds.")
+    chinese = units_of_text("把快递改到傍晚送，用户白天在补觉，他在医院上夜班。")
+
+    assert [(u.text, u.about_user) for u in english][-1] == ("lives in Headingley, Leeds", True)
+    assert [u.text for u in chinese if u.about_user] == ["白天在补觉", "在医院上夜班"]
+
+
+def test_asking_about_a_topic_is_not_a_wish_for_it() -> None:
+    [unit] = units_of_text("User asked about resident parking permits in Leeds.")
+
+    assert unit.act == "state"
+
+
+def test_a_place_name_ending_in_a_common_character_is_a_constituent() -> None:
+    [unit] = units_of_text("用户家在成都")
+
+    assert "成都" in constituents(unit) and "家在" in constituents(unit)
+
+
+def test_what_was_done_for_the_user_beside_their_request_is_their_preference() -> None:
+    episodes = _episodes(
+        [
+            "The assistant ordered the user's flat white with oat milk from the corner cafe.",
+            "User asked for oat milk in her latte again.",
+            "Placed the coffee order with oat milk for the user.",
+        ]
+    )
+
+    groups = meaning_clusters(episodes, EMBEDDER.embed, EMBEDDER.relevance_floor)
+
+    assert [g.kind for g in groups if "oat" in g.shared] == ["preference"]

@@ -74,6 +74,10 @@ class _Reading:
     chars: frozenset[str]
     negated_chars: frozenset[str]
     change: bool
+    # What the clauses that say a change are about ("the car is sold, now takes the metro to work": car, work):
+    # an old memory about one of them is the value that gave way, however the new memory is worded.
+    changed_terms: frozenset[str] = frozenset()
+    changed_chars: frozenset[str] = frozenset()
 
 
 def judge(new: str, old: str, cosine: float, scale: Scale, *, evidence: Sequence[str] = (),
@@ -87,7 +91,9 @@ def judge(new: str, old: str, cosine: float, scale: Scale, *, evidence: Sequence
     shared_chars = (a.chars | a.negated_chars) & (b.chars | b.negated_chars)
     substantive = bool(shared) or len(shared_chars) >= 2
     flipped = _flipped(a, b)
-    if not (same_dimension or flipped or substantive or cosine >= scale.related):
+    # A change said of what the old memory is about, in the clause that says it: the old value gave way.
+    changed_about = bool(a.changed_terms & b.terms) or len(a.changed_chars & b.chars) >= 2
+    if not (same_dimension or flipped or substantive or changed_about or cosine >= scale.related):
         return "unrelated"
     only_new = (a.terms | a.negated) - (b.terms | b.negated)
     only_old = (b.terms | b.negated) - (a.terms | a.negated)
@@ -95,7 +101,7 @@ def judge(new: str, old: str, cosine: float, scale: Scale, *, evidence: Sequence
     if flipped:
         # "quit coffee" against "drinks coffee"; but "not allergic to shellfish" says nothing of peanuts.
         return "contradicts" if not distinct or a.change or same_dimension else "unrelated"
-    close = cosine >= scale.related or same_dimension or substantive
+    close = cosine >= scale.related or same_dimension or substantive or changed_about
     rules: tuple[tuple[bool, Verdict], ...] = (
         # A change said of the same attribute: the old value gave way.
         (a.change and bool(only_old or same_dimension) and close, "contradicts"),
@@ -119,7 +125,12 @@ def _read(text: str, evidence: Sequence[str]) -> _Reading:
     for said in evidence:
         negated_chars |= _negated_chars(said)
     change = bool(_CHANGE.search(text)) or any(_CHANGE.search(said) for said in evidence)
-    return _Reading(holder, frozenset(terms - negated), frozenset(negated), chars, negated_chars, change)
+    changing = [u for said in (text, *evidence) for u in units_of_text(said) if u.holder == "user" and _CHANGE.search(u.text)]
+    changed_terms = frozenset(t for u in changing for t in u.terms) - frame_terms() - _FRAME
+    changed_chars = frozenset(ch for u in changing for ch in _cjk_chars(u.text))
+    return _Reading(
+        holder, frozenset(terms - negated), frozenset(negated), chars, negated_chars, change, changed_terms, changed_chars
+    )
 
 
 def _flipped(a: _Reading, b: _Reading) -> bool:

@@ -96,7 +96,7 @@ _NEGATION = re.compile(
 _CLAUSES = re.compile(
     r"(?<=[.!?])\s+|(?<=[。！？；])|\s*[;；]\s*|\s*\n\s*|,\s+(?=(?:and|but|so|because|since|as|while)\b)"
     r"|\s+(?=(?:because|since|as the user|so that|but)\b)|,\s+(?=who\b)"
-    r"|[，,]\s*(?=因为|所以|但是|但|而且|说|他说|她说)",
+    r"|[，,]\s*(?=因为|所以|但是|但|而且|说|他说|她说|用户(?!的)|他(?!们|的)|她(?!们|的)|问(?!题)|[让请叫]助手)",
     re.IGNORECASE,
 )
 _QUOTE = re.compile(
@@ -123,7 +123,8 @@ _SUBJECT_ZH = re.compile(
 _FRAME_ZH = re.compile(rf"^(?P<verb>{_WISH_ZH}|{_STATE_ZH})(?:了|过|道)?[:：，,]?\s*")
 # An agent's action done for the user: "at the user's request", "as the user prefers", "按用户要求".
 _ON_BEHALF = re.compile(
-    r"\b(?:at the user's request|as (?:the user|she|he|they) (?:asked|requested|prefers?|wants?|likes?)|"
+    r"\b(?:at the user's request|(?:as|the way|how|like) (?:the user|she|he|they) (?:asked|requested|prefers?|"
+    r"wants?|likes?)|"
     r"as requested|per the user|the user (?:always|usually) asks?)\b"
     r"|按(?:用户|客户|他|她)的?(?:要求|习惯|新要求|意思)|(?:用户|他|她)(?:一直|总是|每次都)要",
     re.IGNORECASE,
@@ -132,6 +133,12 @@ _ON_BEHALF = re.compile(
 _USERS_THING = re.compile(
     r"\b(?:the user's|his|her|their)\s+(?P<thing>\w+(?:\s+\w+)?)|\bfor the user\b|用户的|给用户|帮用户", re.IGNORECASE
 )
+# The agent as the actor of a clause ("The assistant booked ...", "助手帮用户..."): a statement never keeps it, so
+# the clause is read as what was done for the user (the agent's helping verb goes with it: "帮用户订了" -> "订了").
+_AGENT_ACTOR_EN = re.compile(r"^(?:the\s+)?(?:assistant|agent)\s+(?:(?:also|again|then|just)\s+)*(?=\w)", re.I)
+_AGENT_ACTOR_ZH = re.compile(r"^(?:助手|助理)?(?:又|也|再次|已)?(?:帮|给|为|替)?(?=用户)|^(?:助手|助理)(?:又|也|再次|已)?")
+# A frame that asks about a topic rather than for a value: "asked about", "asked whether".
+_ASKED_ABOUT = re.compile(r"\b(?:about|if|whether)\s*[:,]?\s*$", re.IGNORECASE)
 # The first person of the user's own turn.
 _FIRST_PERSON = re.compile(r"^(?:i|i'm|i've|i'd|my|we|we're|our)\b|^我", re.IGNORECASE)
 # A question reported without its question mark: "asked how to install ...", "问苹果手机怎么截屏".
@@ -226,6 +233,10 @@ def _unit(episode: Episode, clause: str, previous: Holder | None) -> Unit | None
 
 
 def _english(episode: Episode, clause: str, previous: Holder | None) -> Unit | None:
+    acting = _AGENT_ACTOR_EN.match(clause)
+    if acting:
+        # "The assistant ordered the user's latte": what the agent did, said without the agent as its actor.
+        return _unframed(episode, clause[acting.end() :])
     name = _NAME_SUBJECT.match(clause)
     if name and name.group("name").lower() not in ("user", "customer", "client"):
         return _made(episode, clause[name.end() :], "other", "state")
@@ -242,8 +253,10 @@ def _english(episode: Episode, clause: str, previous: Holder | None) -> Unit | N
 def _unframed(episode: Episode, clause: str) -> Unit | None:
     """A clause without a subject: what the agent did about the user's own thing, the user's own turn (a request,
     a statement, or what they did), or what the agent did."""
-    if _USERS_THING.search(clause) and not _mentions_other(clause):
-        return _made(episode, clause, "user", "event")
+    thing = _USERS_THING.search(clause)
+    if thing and not _mentions_other(clause):
+        # "ordered grain-free kibble for Biscuit, the user's beagle": the user's own thing says something of them.
+        return _made(episode, clause, "user", "event", about=bool(thing.group("thing")))
     if episode.event_type in _OWN_TURNS and not _mentions_other(clause):
         return _made(episode, clause, "user", _own_act(clause))
     return _made(episode, clause, "agent", "event")
@@ -266,6 +279,9 @@ def _reported(episode: Episode, clause: str, subject: re.Match[str], previous: H
         if (inner and inner.group("relation")) or _NAME_SUBJECT.match(complement):
             holder = "other"
         act: Act = "wish" if re.fullmatch(_WISH_EN, frame.group("verb").lower()) else _stated_act(complement)
+        if act == "wish" and _ASKED_ABOUT.search(frame.group(0)):
+            # "asked about parking permits in Leeds": a question about a topic, not a wish for it.
+            act = "state"
         return _made(episode, _drop_subject(complement), holder, act, about=True)
     if _mentions_other(rest):
         # "User forwarded Priya's note: she prefers ...": what follows is the other person's.
@@ -274,6 +290,7 @@ def _reported(episode: Episode, clause: str, subject: re.Match[str], previous: H
 
 
 def _chinese(episode: Episode, clause: str, previous: Holder | None) -> Unit | None:
+    clause = _AGENT_ACTOR_ZH.sub("", clause, count=1) or clause
     if _ON_BEHALF.search(clause):
         return _made(episode, _ON_BEHALF.sub("", clause), "user", "wish")
     subject = _SUBJECT_ZH.match(clause)
@@ -290,6 +307,7 @@ def _chinese(episode: Episode, clause: str, previous: Holder | None) -> Unit | N
             if inner and (inner.group("relation") or inner.group("other")):
                 holder = "other"
             act: Act = "wish" if re.fullmatch(_WISH_ZH, verb) else _stated_act(complement)
+            complement = _AGENT_ACTOR_ZH.sub("", complement, count=1) or complement
             return _made(episode, re.sub(rf"^(?:{_PRONOUN_ZH}|自己)", "", complement), holder, act, about=True)
         return _made(episode, rest, holder, _stated_act(rest), about=True)
     if "用户" in clause and not _mentions_other(clause):

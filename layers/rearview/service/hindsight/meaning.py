@@ -40,7 +40,8 @@ SMALL_CLOSE_SHARE = 0.067
 # a calendar assistant's log), not what makes a group.
 MAX_CONSTITUENT_SHARE = 0.25
 # Characters that end no constituent (a CJK pair ending in one is a word and its particle: "放了", "我的").
-_PARTICLES = frozenset("的地得了着过吗呢吧啊呀嘛们是在和与就都也还又很")
+# "都" and "在" end words too (成都, 现在), so they are not among them.
+_PARTICLES = frozenset("的地得了着过吗呢吧啊呀嘛们是和与就也还又很")
 # A group larger than this is a topic, not one wish or fact: it is split by its constituents.
 MAX_GROUP_UNITS = 40
 
@@ -216,6 +217,10 @@ def _grouped(units: list[Unit]) -> MeaningGroup | None:
         return None
     units = [u for u in units if set(shared) & set(u.signed_terms)]
     acts = Counter(u.act for u in units)
+    if acts["wish"]:
+        # Where the user asked for it at least once, what was done for the user in the same way is their wish too
+        # ("Ordered the user's latte with oat milk" beside "asked for oat milk").
+        acts["wish"] += sum(1 for u in units if u.act == "event" and set(shared) & u.values)
     kind: Kind
     if acts["wish"] * 2 >= len(units):
         # The evidence of a preference: the clauses that ask for a shared value, or say the wish lasts.
