@@ -84,7 +84,10 @@ def test_a_change_said_of_what_the_old_memory_is_about_supersedes_it_however_wor
 
     assert judge(new, old, 0.3, SCALE) == "unrelated"
     assert judge(new, old, 0.3, SCALE, evidence=said) == "contradicts"
-    assert judge("用户坐地铁通勤", "用户每天开车上班", 0.3, SCALE, evidence=["用户说车已经卖了，现在坐地铁上班。"]) == "contradicts"
+    assert (
+        judge("用户坐地铁通勤", "用户每天开车上班", 0.3, SCALE, evidence=["用户说车已经卖了，现在坐地铁上班。"])
+        == "contradicts"
+    )
 
 
 def test_a_change_about_something_else_leaves_the_old_memory_alone() -> None:

@@ -125,11 +125,20 @@ def _read(text: str, evidence: Sequence[str]) -> _Reading:
     for said in evidence:
         negated_chars |= _negated_chars(said)
     change = bool(_CHANGE.search(text)) or any(_CHANGE.search(said) for said in evidence)
-    changing = [u for said in (text, *evidence) for u in units_of_text(said) if u.holder == "user" and _CHANGE.search(u.text)]
+    changing = [
+        u for said in (text, *evidence) for u in units_of_text(said) if u.holder == "user" and _CHANGE.search(u.text)
+    ]
     changed_terms = frozenset(t for u in changing for t in u.terms) - frame_terms() - _FRAME
     changed_chars = frozenset(ch for u in changing for ch in _cjk_chars(u.text))
     return _Reading(
-        holder, frozenset(terms - negated), frozenset(negated), chars, negated_chars, change, changed_terms, changed_chars
+        holder,
+        frozenset(terms - negated),
+        frozenset(negated),
+        chars,
+        negated_chars,
+        change,
+        changed_terms,
+        changed_chars,
     )
 
 

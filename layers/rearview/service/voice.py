@@ -136,7 +136,9 @@ _USERS_THING = re.compile(
 # The agent as the actor of a clause ("The assistant booked ...", "助手帮用户..."): a statement never keeps it, so
 # the clause is read as what was done for the user (the agent's helping verb goes with it: "帮用户订了" -> "订了").
 _AGENT_ACTOR_EN = re.compile(r"^(?:the\s+)?(?:assistant|agent)\s+(?:(?:also|again|then|just)\s+)*(?=\w)", re.I)
-_AGENT_ACTOR_ZH = re.compile(r"^(?:助手|助理)?(?:又|也|再次|已)?(?:帮|给|为|替)?(?=用户)|^(?:助手|助理)(?:又|也|再次|已)?")
+_AGENT_ACTOR_ZH = re.compile(
+    r"^(?:助手|助理)?(?:又|也|再次|已)?(?:帮|给|为|替)?(?=用户)|^(?:助手|助理)(?:又|也|再次|已)?"
+)
 # A frame that asks about a topic rather than for a value: "asked about", "asked whether".
 _ASKED_ABOUT = re.compile(r"\b(?:about|if|whether)\s*[:,]?\s*$", re.IGNORECASE)
 # The first person of the user's own turn.
