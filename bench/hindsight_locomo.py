@@ -43,7 +43,7 @@ def run_locomo(data: Path, work: Path, embedder: str) -> dict[str, Any]:
     bench = Bench(services, clock)
     frozen = cast(MemoryStore, _AccessNotRecorded(services.store))
     recaller = RecallService(
-        frozen, services.index, services.embedder, clock, services.settings.recall, services.recaller.relevance_floor
+        frozen, services.index, services.embedder, clock, services.recaller.tuning, services.recaller.relevance_floor
     )
     per_conv: dict[str, dict[str, Any]] = {}
     before: list[dict[str, float]] = []
@@ -86,6 +86,18 @@ def _ask(
         _, ranked, _ = ask_recall(recaller, q)
         out.append(score(ranked, q, state))
     return out
+
+
+def locomo_summary(results: dict[str, Any]) -> dict[str, Any]:
+    """The figures a comparison needs: recall before and after consolidation, and how many memories it made."""
+    return {
+        "before_R@10": mean([s["R@10"] for s in results["before"]]),
+        "after_R@10": mean([s["R@10"] for s in results["after"]]),
+        "before_R@25": mean([s["R@25"] for s in results["before"]]),
+        "after_R@25": mean([s["R@25"] for s in results["after"]]),
+        "memories": sum(results["kinds"].values()),
+        "kinds": results["kinds"],
+    }
 
 
 def locomo_report(results: dict[str, Any]) -> str:

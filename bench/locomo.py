@@ -46,7 +46,8 @@ from rearview.domain.search import Candidate, MemoryFilter
 from rearview.domain.write import MemoryWrite
 from rearview.ports import Embedder, MemoryStore
 from rearview.service.recall import RecallService
-from rearview.settings import AwsSettings, RecallTuning, Settings
+from rearview.service.recall.parameters import RecallParameters
+from rearview.settings import AwsSettings, Settings
 from rearview.text_analysis import query_terms
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -432,10 +433,10 @@ def run_ablations(
     store = cast(MemoryStore, _AccessNotRecorded(services.store))
     embedder = _RememberedQueries(services.embedder)
     floor = services.recaller.relevance_floor
-    base = services.settings.recall.model_dump()
+    base = services.recaller.tuning.model_dump()
     out: dict[str, list[Scored]] = {}
     for name, change in ablation_changes(services, skip).items():
-        tuning = RecallTuning(**{**base, **change})
+        tuning = RecallParameters(**{**base, **change})
         recaller = RecallService(
             store, services.index, embedder, clock, tuning, floor, reranker=services.recaller.reranker
         )

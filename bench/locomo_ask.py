@@ -91,7 +91,7 @@ def ask(data: Path, store: Path, embedder: str, rerank_embedder: str | None = No
         services.index,
         services.embedder,
         clock,
-        services.settings.recall,
+        services.recaller.tuning,
         services.recaller.relevance_floor,
         reranker=reranker,
     )

@@ -274,7 +274,7 @@ def run_rearview(work: Workload, store: Path) -> dict[str, Any]:
     def primitives(i: int) -> object:
         flt = MemoryFilter()
         return services.index.hybrid_search(
-            TARGET, work.queries[i], work.query_vectors[i], flt, CANDIDATES, services.settings.recall.context_weight
+            TARGET, work.queries[i], work.query_vectors[i], flt, CANDIDATES, services.recaller.tuning.context_weight
         )
 
     embedder.recording = True

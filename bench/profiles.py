@@ -19,8 +19,8 @@ from pathlib import Path
 from locomo import Turn, load_turns
 from metrics import format_table
 from rearview.domain.memory import Episode
+from rearview.service.recall.parameters import RecallParameters
 from rearview.service.recall.profile import profile_of, refinements
-from rearview.settings import RecallTuning
 
 
 def episodes(turns: Sequence[Turn], sample: int) -> list[Episode]:
@@ -40,7 +40,7 @@ def episodes(turns: Sequence[Turn], sample: int) -> list[Episode]:
     ]
 
 
-def rows(data: Path, tuning: RecallTuning) -> list[list[object]]:
+def rows(data: Path, tuning: RecallParameters) -> list[list[object]]:
     """One row a conversation: its profile and the refinements the stage turns on."""
     out: list[list[object]] = []
     for conv, turns in load_turns(data / "locomo10_turns.jsonl").items():
@@ -66,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, required=True, help="directory with locomo10_turns.jsonl")
     args = parser.parse_args(argv)
-    tuning = RecallTuning()
+    tuning = RecallParameters()
     headers = ["conversation", "sampled", "sessions", "session turns", "median words", "questions", "reply share"]
     print(
         format_table(

@@ -504,7 +504,7 @@ def record_pass(services: Services, queries: Sequence[str], top_k: int) -> None:
         RecordOnlyIndex(services.index),
         embedder,
         services.clock,
-        services.settings.recall,
+        services.recaller.tuning,
         services.recaller.relevance_floor,
     )
     embedder.recording = True

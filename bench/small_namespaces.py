@@ -88,7 +88,7 @@ def _timed(services: Any, texts: list[str], vectors: list[Any], repeat: int) -> 
     from rearview.domain.recall import RecallQuery
     from rearview.domain.search import MemoryFilter
 
-    ns, pool = rl.TARGET_NAMESPACE, services.settings.recall.candidates_per_list
+    ns, pool = rl.TARGET_NAMESPACE, services.recaller.tuning.candidates_per_list
     for text in texts:
         services.recaller.recall(ns, RecallQuery(query=text, top_k=10))
     wall: list[float] = []

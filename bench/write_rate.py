@@ -18,11 +18,11 @@ memory merged into) differ from exact search's.
     .venv/bin/python bench/write_rate.py rate --sizes 10000 --window 1000      # smoke
     .venv/bin/python bench/write_rate.py agreement --data ../shared/benchmarks/locomo
     .venv/bin/python bench/write_rate.py candidates --size 100000                 # the synthetic corpus at 100k
-    .venv/bin/python bench/write_rate.py grown --widths 128 96 64 48     # index.ann_expansion_writes at 100k
+    .venv/bin/python bench/write_rate.py grown --widths 128 96 64 48     # AnnParams.expansion_writes at 100k
 
-`grown`: the construction width of written rows (`index.ann_expansion_writes`). For exact duplicate search and for
+`grown`: the construction width of written rows (`AnnParams.expansion_writes`). For exact duplicate search and for
 each width, in its own process: the rate corpus bulk-loaded to --first (the graph threshold: its graph built at
-`ann_expansion_add` by the first write), then grown to --size by `writer.write_batch` in batches of --batch, every
+`AnnParams.expansion_add` by the first write), then grown to --size by `writer.write_batch` in batches of --batch, every
 written row inserted into the graph by the write itself at that width (the keeper off, so each run is repeatable);
 every write's decision (id, status, the memory merged into) against exact search's and width 128's, and recall@50 of
 Rearview's vector search (the graph's candidates rescored, default search width) against exact search for --queries
@@ -211,22 +211,28 @@ def grown_worker(width: int, duplicates: int, args: argparse.Namespace) -> dict[
     """One configuration of `grown`: written rows' width, duplicate search width (width 0: exact duplicate search,
     no graph)."""
     from rearview.adapters.hashing_embedder import HashingEmbedder
-    from rearview.adapters.sqlite import SqliteSearchIndex, VectorOptions
-    from rearview.bootstrap import build
+    from rearview.adapters.sqlite import ANN_DIRNAME, AnnParams, SqliteSearchIndex, VectorOptions
+    from rearview.bootstrap import build, build_sqlite_backend
     from rearview.clock import ManualClock
     from rearview.domain.search import MemoryFilter
     from rearview.settings import Settings
 
     clock = ManualClock(START)
     embedder = HashingEmbedder(dim=512)
-    index: dict[str, Any] = {"ann_threshold": 0}
-    if width:  # the graph from --first on (the default threshold at the default --first)
-        index = {"ann_threshold": args.first, "ann_background": False, "ann_expansion_writes": width}
-        index["ann_expansion_duplicates"] = duplicates
     decided: list[tuple[str, str, str | None]] = []
     with tempfile.TemporaryDirectory(prefix="rearview-grown-") as tmp:
+        settings = Settings(embedder="hashing", data_dir=Path(tmp))
+        # Exact search, or the graph from --first on (the default threshold at the default --first), in the write.
+        vectors = VectorOptions(
+            max_bytes=settings.index.cache_bytes,
+            ann_threshold=args.first if width else 0,
+            ann_params=AnnParams(expansion_batch=duplicates, expansion_writes=width) if width else AnnParams(),
+            ann_dir=Path(tmp) / ANN_DIRNAME,
+        )
+        b = build_sqlite_backend(settings, embedder, clock, vectors)
         services = build(
-            Settings(embedder="hashing", data_dir=Path(tmp), index=index), clock=clock, embedder=embedder
+            settings, clock=clock, embedder=embedder, store=b.store, index=b.index, keys=b.keys, ledger=b.ledger,
+            policies=b.policies, quota=b.quota,
         )  # fmt: skip
         grown = Namespace(services.store, embedder, args.seed)
         grown.bulk_load(args.first)

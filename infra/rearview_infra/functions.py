@@ -88,7 +88,7 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
     # recorded. On the schedule it only enqueues.
     FunctionSpec("consolidate", "Consolidates a namespace on request; enqueues the scheduled jobs", 300, 1024, 5),
     # A job's run stops starting clusters `consolidation_safety_seconds` before this; shorter than a run's lease
-    # (`hindsight.lease_seconds`, 600 s), so a run never outlives the lease that keeps a second one out.
+    # (`LEASE_SECONDS`, 600 s), so a run never outlives the lease that keeps a second one out.
     FunctionSpec("consolidation_worker", "Runs consolidation jobs from the FIFO queue", 300, 1024, 5),
     FunctionSpec("mcp", "MCP server (Streamable HTTP, stateless)", 28, 1024, 20),
     # Cached 300 s per key by the gateway, so few invocations; a throttled authorizer fails requests (500).

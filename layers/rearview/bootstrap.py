@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rearview.clock import SystemClock
 from rearview.collector import freeze_start_up_heap
@@ -58,6 +58,9 @@ from rearview.service.throttle import RequestThrottle, ThrottleListener
 from rearview.service.working_memory import WorkingMemoryService
 from rearview.service.write import WriteService
 from rearview.settings import Settings, WriteTuning
+
+if TYPE_CHECKING:
+    from rearview.adapters.sqlite import VectorOptions
 
 
 @dataclass
@@ -180,12 +183,7 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
 def on_scale(write: WriteTuning, scale: CosineScale) -> WriteTuning:
     """The write path's cosine thresholds, stated on the reference scale, as cosines of the embedder's `scale`
     (consolidation's reconciling reads the same): the embedder's "same statement" is its own."""
-    return write.model_copy(
-        update={
-            "dedup_threshold": scale.raw(write.dedup_threshold),
-            "contradiction_threshold": scale.raw(write.contradiction_threshold),
-        }
-    )
+    return write.model_copy(update={"dedup_threshold": scale.raw(write.dedup_threshold)})
 
 
 @dataclass(frozen=True)
@@ -232,7 +230,7 @@ def _wired(settings: Settings, parts: _Parts) -> Services:
         reranker=parts.reranker,
     )
     forgetter = ForgetService(store, consolidator)
-    triggers = HindsightTriggers(store, ledger, clock, settings.hindsight, settings.consolidate)
+    triggers = HindsightTriggers(store, ledger, clock, settings.hindsight)
     runner = ConsolidationRunner(consolidator, ledger, clock, settings.hindsight)
     dispatch = ConsolidationDispatch(runner, triggers, clock, parts.jobs)
     policies = parts.backend.policies
@@ -252,8 +250,8 @@ def _wired(settings: Settings, parts: _Parts) -> Services:
         runner=runner,
         triggers=triggers,
         consolidation=dispatch,
-        briefer=BriefService(store, recaller, clock, settings.hindsight, settings.recall),
-        feedback=FeedbackService(store, ledger, embedder, clock, settings.hindsight, settings.recall),
+        briefer=BriefService(store, recaller, clock, settings.recall),
+        feedback=FeedbackService(store, ledger, embedder, clock, settings.recall),
         stats=StatsService(store, ledger, triggers, clock),
         retention=RetentionService(store, policies, forgetter, clock),
         listing=ListingService(store, clock),
@@ -300,11 +298,13 @@ def build_local_backend(settings: Settings, embedder: Embedder, clock: Clock) ->
     return build_sqlite_backend(settings, embedder, clock)
 
 
-def build_sqlite_backend(settings: Settings, embedder: Embedder, clock: Clock) -> LocalBackend:
-    """The embedded backend: store, index, API keys and ledger over one SQLite file in the data directory."""
+def build_sqlite_backend(
+    settings: Settings, embedder: Embedder, clock: Clock, vectors: VectorOptions | None = None
+) -> LocalBackend:
+    """The embedded backend: store, index, API keys and ledger over one SQLite file in the data directory. `vectors`:
+    how the index caches and searches vectors (None: as a served store does, within the settings' budget)."""
     from rearview.adapters.sqlite import (
         ANN_DIRNAME,
-        AnnParams,
         SqliteDatabase,
         SqliteHindsightLedger,
         SqliteKeyStore,
@@ -314,26 +314,19 @@ def build_sqlite_backend(settings: Settings, embedder: Embedder, clock: Clock) -
         SqliteSearchIndex,
         VectorOptions,
     )
+    from rearview.adapters.sqlite.vector_caches import SERVED_BULK_QUIET_SECONDS, SERVED_IN_BACKGROUND
 
     # The database creates its directory owner-only (SqliteDatabase: 0700, the file 0600).
     db = SqliteDatabase.in_data_dir(settings.data_dir, embedder_name=embedder.name, dim=embedder.dim)
-    tuning = settings.index
-    options = VectorOptions(
-        max_bytes=tuning.cache_bytes,
-        ann_threshold=tuning.ann_threshold,
-        ann_params=AnnParams(
-            tuning.ann_connectivity,
-            tuning.ann_expansion_add,
-            tuning.ann_expansion_search,
-            tuning.ann_expansion_duplicates,
-            tuning.ann_expansion_writes,
-        ),
+    options = vectors or VectorOptions(
+        max_bytes=settings.index.cache_bytes,
+        ann_threshold=settings.index.ann_threshold,
         ann_dir=settings.data_dir / ANN_DIRNAME,
-        background=tuning.ann_background,
-        bulk_quiet_seconds=tuning.ann_bulk_quiet_seconds,
+        background=SERVED_IN_BACKGROUND,
+        bulk_quiet_seconds=SERVED_BULK_QUIET_SECONDS,
     )
     index = SqliteSearchIndex(db, vectors=options)
-    store = SqliteMemoryStore(db, clock=clock, own_fts_episodes=tuning.own_fts_episodes)
+    store = SqliteMemoryStore(db, clock=clock)
     return LocalBackend(
         store,
         index,
@@ -527,6 +520,14 @@ def build_inducer(settings: Settings) -> Inducer | None:
         return BedrockInducer(
             settings.aws.bedrock_induction_model, client=boto3_client("bedrock-runtime", settings.aws)
         )
+    if settings.inducer == "llama_cpp":
+        from rearview.adapters.llama_cpp_inducer import LlamaCppInducer
+
+        if settings.inducer_model_path is None:
+            raise ConfigurationError(
+                "inducer_model_path: the llama_cpp inducer needs a GGUF model file", field="inducer_model_path"
+            )
+        return LlamaCppInducer(settings.inducer_model_path)
     return None
 
 
@@ -566,14 +567,15 @@ def build_opensearch_index(settings: Settings, embedder: Embedder) -> SearchInde
             "aws.opensearch_endpoint: required with backend aws (REARVIEW_AWS__OPENSEARCH_ENDPOINT)",
             field="aws.opensearch_endpoint",
         )
+    from rearview.adapters.aws_clients import MAX_ATTEMPTS, READ_TIMEOUT_SECONDS
     from rearview.adapters.opensearch import OpenSearchConnection, OpenSearchIndex
 
     connection = OpenSearchConnection(
         aws.opensearch_endpoint,
         service=aws.opensearch_service,
         region=aws.region,
-        timeout_seconds=aws.read_timeout_seconds,
-        max_retries=max(aws.max_attempts - 1, 0),
+        timeout_seconds=READ_TIMEOUT_SECONDS,
+        max_retries=MAX_ATTEMPTS - 1,
     )
     return OpenSearchIndex(connection, aws.opensearch_index, embedder.dim, engine=aws.opensearch_engine)
 

@@ -23,9 +23,6 @@ class WriteTuning(BaseModel):
     # other cosine thresholds are on the reference scale (MiniLM's); each embedder maps them onto its own
     # (`Embedder.scale`, measured by bench/calibrate.py): e5 merges at 0.983.
     dedup_threshold: float = Field(0.92, ge=0.5, le=1.0)
-    # Cosine above which a new fact of the opposite polarity contradicts (and supersedes) an active fact (on the
-    # reference scale, as above).
-    contradiction_threshold: float = Field(0.8, ge=0.5, le=1.0)
     # The confidence of a fact written without one: stated, not yet confirmed.
     default_fact_confidence: float = Field(0.8, ge=0.0, le=1.0)
     # An episode of a session is embedded with this many turns before it, kept as the `context` keyword search
@@ -47,14 +44,6 @@ class RecallTuning(BaseModel):
     """How recall finds, fuses and ranks. The measurements behind the defaults, with the command that reproduces
     each, are in bench/RESULTS.md under the setting's name."""
 
-    # `weighted` (min-max normalised scores) keeps how much better the best hits are; RRF keeps only their ranks.
-    fusion: Literal["rrf", "weighted"] = "weighted"
-    # RRF's k: 60, as in Cormack et al. and OpenSearch's hybrid search; larger flattens the ranks.
-    rrf_k: int = Field(60, ge=1, le=1000)
-    # The weight of an episode's context (the turn before it) in keyword search: a reply is found by its question.
-    context_weight: float = Field(0.4, ge=0.0, le=2.0)
-    # How many candidates each primitive search returns before fusion: enough for the stages that re-rank them.
-    candidates_per_list: int = Field(60, ge=5, le=1000)
     # Vector weight for a query of average length; short queries lean further on vectors (see service.recall.fusion).
     vector_weight: float = Field(0.5, ge=0.0, le=1.0)
     # Recency decay: at this age the decaying part of an episode's score is halved ...
@@ -63,76 +52,21 @@ class RecallTuning(BaseModel):
     semantic_half_life_days: float = Field(365.0, gt=0)
     # Share of the score that never decays, so an old but exact memory still beats a recent vague one.
     recency_floor: float = Field(0.9, ge=0.0, le=1.0)
-    # Lifts by a memory's importance and by how often recall returned it: tie-breakers, small on purpose.
-    importance_boost: float = Field(0.1, ge=0.0, le=1.0)
-    access_boost: float = Field(0.05, ge=0.0, le=1.0)
-    # Pseudo-relevance feedback: the query vector moves this far towards the first pass's best `feedback_docs`
-    # results and searches again, finding what the question's wording misses. 0 turns it off.
-    feedback_weight: float = Field(0.5, ge=0.0, le=2.0)
-    feedback_docs: int = Field(3, ge=1, le=20)
-    # Where the index scans locally (SQLite), the second search re-scores only the first one's best this many:
-    # a second scan of a large namespace costs more than it finds.
-    feedback_pool: int = Field(1000, ge=1, le=100_000)
-    # The turns around each of the best `neighbour_hits` episodes join at `neighbour_factor` of its score, the reply
-    # to a hit that asks a question at `reply_factor`: the answer is often the turn next to the match. 0 hits: off.
-    neighbour_hits: int = Field(10, ge=0, le=50)
-    neighbour_factor: float = Field(0.6, ge=0.0, le=1.0)
-    reply_factor: float = Field(0.9, ge=0.0, le=1.0)
-    # Keyword context and neighbours apply where adjacent turns are exchanges (at least this share of a namespace's
-    # questions is answered by the next turn, in sessions of at most this many turns), feedback where turns have at
-    # least this many words (median): measured on the namespace's oldest `structure_sample` episodes; a namespace
-    # of fewer than `structure_min_episodes` sessioned episodes keeps all three. False applies them everywhere.
-    structure_gates: bool = True
-    structure_min_reply_share: float = Field(0.6, ge=0.0, le=1.0)
-    structure_max_session_turns: int = Field(400, ge=1)
-    structure_min_turn_words: int = Field(6, ge=0)
-    structure_sample: int = Field(2000, ge=10, le=100_000)
-    structure_min_episodes: int = Field(50, ge=1)
-    # A memory that asks a question is multiplied by this once the neighbours joined, so the reply it lifted ranks
-    # above it: questions are less often the evidence than other turns. 1 turns it off.
-    question_factor: float = Field(0.7, ge=0.0, le=1.0)
-    # A query that asks when multiplies the memories that say when ("last week", "in May") by 1 + this: the turn
-    # that dates an event answers it, the turns that only name it do not. 0 turns it off.
-    time_answer_boost: float = Field(0.4, ge=0.0, le=2.0)
-    # Length prior (pivoted length normalisation, Singhal et al. 1996): BM25 discounts long memories more than their
-    # odds of holding the answer warrant. A memory of n words is multiplied by
-    # (min(max(n, 5), 2 * length_reference_words) / length_reference_words) ** length_prior; 0 turns it off.
-    length_prior: float = Field(0.3, ge=0.0, le=1.0)
-    length_reference_words: int = Field(25, ge=1, le=10_000)
-    # Entities named by at least this share of a namespace's episodes (its user, a chat's speakers) are left out of
-    # the vector query, where they pull towards everything that person said; keyword search keeps them.
-    common_entity_share: float = Field(0.2, ge=0.0, le=1.0)
-    # ... in namespaces of at least this many episodes (a share of a few is noise).
-    common_entity_min_episodes: int = Field(20, ge=1)
     # Keyword search also matches the namespace's own misspellings and elongations of a query word of at least this
-    # many letters (one edit away, at most `typo_max_share` as common, no English word). 0, off: the real slips it
-    # found lifted Chatlog a little and lowered two LoCoMo questions (bench/RESULTS.md); 5 turns it on.
+    # many letters (one edit away, rare in the namespace, no English word). Off (0): its matches lift Chatlog a little
+    # and lower two LoCoMo questions (bench/RESULTS.md); 5 turns it on.
     typo_min_length: int = Field(0, ge=0, le=50)
-    typo_max_share: float = Field(0.5, ge=0.0, le=1.0)
     # Query terms in at least this share of a namespace's sampled episodes (its speakers' names) are left out of
-    # keyword search, whose IDF is over every namespace: off, as it lowered most LoCoMo conversations. 0: off.
+    # keyword search, whose IDF is over every namespace: off (0), as it lowers most LoCoMo conversations.
     keyword_common_share: float = Field(0.0, ge=0.0, le=1.0)
-    # Vector weight added where a namespace's median turn is under `structure_min_turn_words`: one shared word decides
-    # a short turn's BM25. Check it where keywords are the stronger list (the issue's held-out chats). 0: off.
-    short_turn_vector_weight: float = Field(0.2, ge=0.0, le=1.0)
-    # A time expression next to a topic ("camping in June") boosts memories in its range by 1 + this rather than
-    # filtering (0 filters); a query about the range alone ("what happened yesterday?") always filters.
-    time_expression_boost: float = Field(2.0, ge=0.0, le=5.0)
-    # A memory whose entities (its speaker, say) the query names is multiplied by 1 + this once the neighbours
-    # joined: what the person asked about said ranks above what was said to them.
-    entity_boost: float = Field(0.2, ge=0.0, le=2.0)
-    # A lesson about a tool, task or entity the query names ranks at this place at least (0: off).
-    lesson_place: int = Field(3, ge=0, le=50)
     # A candidate's session lifts it by up to this share, by the session's summed fused score (see ranking): off,
-    # as it cost more than it found.
+    # as it costs more than it finds.
     session_boost: float = Field(0.0, ge=0.0, le=2.0)
     # With a reranker (`Settings.reranker`), its order and ours of the best `rerank_candidates` are fused, each rank
     # counting weight / (rerank_rrf_k + rank): ours keeps what it cannot see (dates, recency, the speaker).
     rerank_candidates: int = Field(50, ge=0, le=1000)
     # The reranker's share of that fusion (1: its order alone); chosen on a simulated reranker until a real one runs.
     rerank_weight: float = Field(0.5, ge=0.0, le=1.0)
-    # That fusion's k: small, since it fuses only the best few dozen.
-    rerank_rrf_k: int = Field(10, ge=1, le=1000)
     # Near-duplicates among results at this cosine (on the reference scale, see write.dedup_threshold) are
     # collapsed into the best one: one answer, said once.
     collapse_threshold: float = Field(0.92, ge=0.5, le=1.0)
@@ -142,11 +76,9 @@ class RecallTuning(BaseModel):
     # result must reach unless its words or a name speak for it; below it for every result, no_relevant_memory.
     # None: the embedder's own (`Embedder.scale.relevance_margin`, bench/calibrate.py).
     min_relevance: float | None = Field(None, ge=0.0, le=1.0)
-    # A semantic memory nothing confirms halves its confidence every `confidence_half_life_days`; below
-    # `stale_below` it is stale, returned marked at `stale_factor` of its score (an old habit under a current one).
+    # A semantic memory nothing confirms halves its confidence every `confidence_half_life_days`; a stale one (an
+    # old habit under a current one) is returned marked, at a fraction of its score.
     confidence_half_life_days: float = Field(180.0, gt=0)
-    stale_below: float = Field(0.3, ge=0.0, le=1.0)
-    stale_factor: float = Field(0.5, ge=0.0, le=1.0)
     # A memory is relevant by its words when it holds this share of the query's terms, each weighted by how rare
     # it is in the namespace (BM25's IDF over its sampled episodes: "hello", held by a fifth of a chat, weighs
     # little, a name or a place held by one memory in full).
@@ -161,8 +93,8 @@ class RecallTuning(BaseModel):
 
 
 class IndexTuning(BaseModel):
-    """The embedded backend's search index: vector caches in memory, an HNSW graph for large namespaces, and a
-    full-text table of their own for large namespaces. The measurements behind the defaults: bench/RESULTS.md."""
+    """The embedded backend's search index: vector caches in memory and an HNSW graph for large namespaces. The
+    measurements behind the defaults: bench/RESULTS.md."""
 
     # Bytes of vector caches (float16, their columns and graphs) a process keeps, least recently used namespaces
     # leaving first: 1.6 GB holds 1M memories of 512 dimensions with every cache loaded, under 2 GiB in all.
@@ -170,58 +102,12 @@ class IndexTuning(BaseModel):
     # A namespace's layer with at least this many vectors is searched through an HNSW graph, exactly below: a
     # batch's exact duplicate check grows with the namespace, the graph's with its logarithm. 0 turns it off.
     ann_threshold: int = Field(20_000, ge=0)
-    # The graph's edges per node (M) and its construction width, as the library comparison ran them.
-    ann_connectivity: int = Field(16, ge=4, le=64)
-    ann_expansion_add: int = Field(128, ge=16, le=1024)
-    # The search width (ef): recall@50 against exact search 0.994 on LoCoMo's MiniLM vectors (0.971 at 64). A
-    # search for more neighbours than this widens to that many.
-    ann_expansion_search: int = Field(128, ge=8, le=4096)
-    # The search width of the write path's duplicate check (a batch's nearest 3 of each new memory): a near
-    # duplicate sits very close, so a narrow search keeps exact search's decisions at a quarter of the cost.
-    ann_expansion_duplicates: int = Field(32, ge=8, le=4096)
-    # The construction width of the rows written into a namespace that already has its graph (a build uses
-    # ann_expansion_add): the graph keeper inserts every stored write, and its cost follows this width; at 64 it
-    # costs about half of 128's, and writes into a 100k namespace ran 1.4x as fast. recall@50 at the default search
-    # width against exact search, 64 against 128: 0.991 against 0.995 on LoCoMo's MiniLM turns grown one write at a
-    # time past a graph of 1,000, 0.975 against 0.983 on the write benchmark's corpus grown by 80,000 writes from
-    # 20,000 to 100,000 (48: 0.967). Duplicate decisions: the write benchmark's 3,000 writes into 100k the same as
-    # at 128; over those 80,000 writes 8 other (96: 7), 408 merges against 412 (bench/RESULTS.md, the write
-    # path, third pass).
-    ann_expansion_writes: int = Field(64, ge=16, le=1024)
-    # Graph work (a build after a bulk load or past the threshold, and each write's insertions) on a background
-    # thread, off the write path; rows not yet in the graph are searched exactly meanwhile. Off: in the write.
-    ann_background: bool = True
-    # With ann_background: a bulk load's graph is built once no large change set (1,000 rows) has come for this many
-    # seconds, after the load rather than beside it (on a busy 2-core machine the build beside it halved the load's
-    # rate). A query meanwhile loads the namespace and starts the build itself. 0: at once.
-    ann_bulk_quiet_seconds: float = Field(2.0, ge=0, le=3600)
-    # A namespace with at least this many episodes gets a full-text table of its own, so that keyword search reads
-    # only its postings (and its BM25 statistics are its own); smaller ones share one table. 0: never.
-    own_fts_episodes: int = Field(20_000, ge=0)
 
 
 class ConsolidateTuning(BaseModel):
-    # A run reads the episodes of the last `lookback_days` as evidence (new ones and those seen before), the newest
-    # `max_episodes` at most: a preference asked twice last month and once today is asked three times.
+    # A run reads the episodes of the last `lookback_days` as evidence (new ones and those seen before): a preference
+    # asked twice last month and once today is asked three times.
     lookback_days: float = Field(180.0, gt=0)
-    max_episodes: int = Field(5000, ge=10, le=100_000)
-    # A preference needs this many occurrences in at least `min_spread` sessions or days, or
-    # `preference_repeats_alone` occurrences anywhere (asked five times in one chat is a preference too).
-    preference_min_occurrences: int = Field(3, ge=1)
-    preference_repeats_alone: int = Field(5, ge=1)
-    # A fact needs this many mentions in at least `min_spread` sessions or days: stable, not said in passing.
-    fact_min_occurrences: int = Field(2, ge=1)
-    min_spread: int = Field(2, ge=1)
-    # A habit (an activity done again and again) needs this many occurrences on as many distinct days.
-    habit_min_occurrences: int = Field(3, ge=1)
-    habit_min_days: int = Field(3, ge=1)
-    # A lesson needs this many failures before the success that ended them, or `recurring_failure_min` failures
-    # in a row sharing an error: one failure then a success is a transient error, not a lesson.
-    lesson_min_failures: int = Field(2, ge=1)
-    recurring_failure_min: int = Field(3, ge=2)
-    # Statements no rule recognises join one group when they share this share of the shorter one's content words
-    # (two at least): one request said at two lengths.
-    lookalike_overlap: float = Field(0.6, ge=0.1, le=1.0)
     # Event types never learned from; when `allow_event_types` is not empty, the only ones learned from.
     deny_event_types: list[str] = Field(default_factory=lambda: ["chitchat", "small_talk", "greeting", "system"])
     allow_event_types: list[str] = Field(default_factory=list)
@@ -240,20 +126,11 @@ class HindsightSettings(BaseModel):
     schedule_hours: float = Field(24.0, ge=0)
     # The local server runs the triggers' jobs in a background worker; off, nothing runs until asked.
     worker: bool = True
-    # Jobs waiting for the local worker at most (one per namespace; more are dropped and the next trigger retries).
-    worker_queue: int = Field(1000, ge=1)
-    # A run holds its namespace's lease this long at most; a run that crashes frees it when it expires.
-    lease_seconds: float = Field(600.0, gt=0)
     # Caps per run and per namespace per UTC day: clusters induced and model tokens; what is left waits.
     run_max_clusters: int = Field(50, ge=1, le=1000)
     run_max_tokens: int = Field(50_000, ge=1)
     daily_max_clusters: int = Field(500, ge=1)
     daily_max_tokens: int = Field(500_000, ge=1)
-    # Feedback: `useful` closes this share of the gap to 1.0; `wrong` multiplies the confidence by this.
-    feedback_useful_step: float = Field(0.25, ge=0, le=1)
-    feedback_wrong_factor: float = Field(0.5, ge=0, le=1)
-    # Brief leaves out memories whose decayed confidence is under this.
-    brief_min_confidence: float = Field(0.2, ge=0, le=1)
 
 
 class AwsSettings(BaseModel):
@@ -313,10 +190,6 @@ class AwsSettings(BaseModel):
     # After the index fails, it is left alone this long (searches go to the store) before it is asked again: an
     # unreachable cluster costs one timeout, not one per request.
     search_fallback_seconds: float = Field(30.0, ge=0)
-    # botocore timeouts and retries for every AWS client.
-    connect_timeout_seconds: float = 2.0
-    read_timeout_seconds: float = 10.0
-    max_attempts: int = 3
 
     @field_validator("bedrock_embedding_dim")
     @classmethod
@@ -339,10 +212,6 @@ class OpenAISettings(BaseModel):
     # Generous: a local model on a CPU may take tens of seconds for one answer. A cluster that takes longer is
     # stated by the rules instead.
     timeout_seconds: float = Field(60.0, gt=0, le=600)
-    # The client's own retries of a timeout, a connection error, a 429 or a 5xx, before the cluster falls back.
-    max_retries: int = Field(2, ge=0, le=10)
-    # An answer is one JSON object of about 100 tokens; the cap stops a model that rambles, not a good answer.
-    max_tokens: int = Field(400, ge=64, le=8192)
 
     @field_validator("base_url")
     @classmethod
@@ -411,7 +280,7 @@ class ThrottleSettings(BaseModel):
 
 
 class Settings(BaseSettings):
-    """Every setting, with its environment variable `REARVIEW_<NAME>` (nested: `REARVIEW_RECALL__RRF_K`)."""
+    """Every setting, with its environment variable `REARVIEW_<NAME>` (nested: `REARVIEW_RECALL__VECTOR_WEIGHT`)."""
 
     model_config = SettingsConfigDict(env_prefix="REARVIEW_", env_nested_delimiter="__", extra="ignore")
 
@@ -441,8 +310,10 @@ class Settings(BaseSettings):
     # The hashing embedder's dimension: collisions, hence noise, shrink as 1/sqrt(dim).
     hashing_dim: int = Field(512, ge=32, le=4096)
     # `rules` is deterministic and offline; `openai` and `bedrock` state memories with a model, the rules where it
-    # fails.
-    inducer: Literal["rules", "openai", "bedrock"] = "rules"
+    # fails; `llama_cpp` with a GGUF model file in this process (the `local-llm` extra).
+    inducer: Literal["rules", "openai", "bedrock", "llama_cpp"] = "rules"
+    # The GGUF file `llama_cpp` runs: any chat model the user has (none is fetched).
+    inducer_model_path: Path | None = None
     # A static admin bearer token over every namespace, to create the first API keys with; keys are the credential.
     api_token: str | None = None
     # The namespace of MCP calls made without a key (stdio, the open local server).

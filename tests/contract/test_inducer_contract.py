@@ -43,7 +43,7 @@ def inducer(
     request: pytest.FixtureRequest, openai_server: FakeOpenAIServer, converse_double: BedrockConverseDouble
 ) -> Inducer:
     if request.param == "openai":
-        return OpenAICompatibleInducer(OpenAISettings(base_url=openai_server.url, model="fake", max_retries=0))
+        return OpenAICompatibleInducer(OpenAISettings(base_url=openai_server.url, model="fake"), max_retries=0)
     if request.param == "bedrock":
         client = boto3.client(
             "bedrock-runtime",

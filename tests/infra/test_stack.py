@@ -165,10 +165,11 @@ def test_the_consolidation_queue_is_fifo_per_namespace_and_redrives_to_a_fifo_dl
 
 
 def test_the_consolidation_worker_outlives_no_lease_and_keeps_a_safety_margin(synth: Synthesised) -> None:
-    from rearview.settings import AwsSettings, HindsightSettings
+    from rearview.service.hindsight.runner import LEASE_SECONDS
+    from rearview.settings import AwsSettings
 
     timeout = synth.function("consolidation_worker")["Timeout"]
-    assert AwsSettings().consolidation_safety_seconds < timeout < HindsightSettings().lease_seconds
+    assert AwsSettings().consolidation_safety_seconds < timeout < LEASE_SECONDS
 
 
 def test_every_queue_is_encrypted_and_refuses_plain_http(synth: Synthesised) -> None:

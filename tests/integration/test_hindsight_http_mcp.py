@@ -129,3 +129,31 @@ def test_over_mcp_remember_takes_outcomes_and_recall_filters_them(server: LocalS
     assert consolidated.structured_content["induced"]["lesson"] == 1
     [lesson] = lessons.structured_content["results"]
     assert lesson["kind"] == "lesson" and "permission denied" in lesson["content"]
+
+
+def test_over_http_a_habit_changed_in_the_third_person_supersedes_the_old_one(server: LocalServer, at: Days) -> None:
+    before = ["The user drives to work every day.",
+              "Checked traffic on the ring road for the user, who drives to work every day.",
+              "User asked when his car is due for its service; he drives to work every day."]  # fmt: skip
+    after = ["The user said the car is sold, now he rides the metro to work.",
+             "Checked metro delays for the user, who rides the metro.",
+             "The user rides the metro now."]  # fmt: skip
+    for day, text in enumerate(before):
+        body = {"content": text, "session_id": f"c{day}", "event_type": "agent_note", "occurred_at": at(5 * day)}
+        http(server, "POST", "/memories", body)
+    at(12)
+    first = http(server, "POST", "/consolidate", {})
+    assert first["induced"]["fact"] == 1
+    for day, text in enumerate(after):
+        body = {"content": text, "session_id": f"m{day}", "event_type": "agent_note", "occurred_at": at(45 + 4 * day)}
+        http(server, "POST", "/memories", body)
+    at(60)
+    second = http(server, "POST", "/consolidate", {})
+
+    assert second["superseded"] == 1
+    query = {"query": "how does the user get to work?", "kinds": ["fact"]}
+    active = http(server, "POST", "/recall", query)["results"]
+    assert [h["status"] for h in active] == ["active"] and "metro" in active[0]["content"]
+    history = http(server, "POST", "/recall", {**query, "include_superseded": True})["results"]
+    [old] = [h for h in history if h["status"] == "superseded"]
+    assert "drive" in old["content"]

@@ -58,10 +58,8 @@ def server() -> Iterator[FakeOpenAIServer]:
 
 
 def inducer_for(server: FakeOpenAIServer, *, max_retries: int = 0, model: str = "qwen2.5:7b-instruct") -> Any:
-    settings = OpenAISettings(
-        base_url=server.url, model=model, api_key="sk-test", timeout_seconds=TIMEOUT, max_retries=max_retries
-    )
-    return OpenAICompatibleInducer(settings)
+    settings = OpenAISettings(base_url=server.url, model=model, api_key="sk-test", timeout_seconds=TIMEOUT)
+    return OpenAICompatibleInducer(settings, max_retries=max_retries)
 
 
 # --- the fault matrix -------------------------------------------------------------------------------------------
@@ -299,3 +297,28 @@ def test_consolidation_states_with_the_rules_what_the_model_failed(
     assert induction.memories[1:] == rules[1:]
     assert fallback == "2 of 3 clusters: refused; timeout"
     assert service.inducer.name == "openai:qwen2.5:7b-instruct"
+
+
+def test_a_statement_its_episodes_do_not_support_is_stated_offline_and_the_run_says_why(
+    server: FakeOpenAIServer, services: Services, clock: ManualClock
+) -> None:
+    """A small model inverts negations ("stop using emoji" -> "prefers emoji"): the checker rejects its
+    statement, the offline path states the cluster, and the fallback reason names the checker."""
+    settings = services.settings
+    service = ConsolidationService(
+        services.store, services.embedder, clock, settings.consolidate, settings.write, inducer=inducer_for(server)
+    )
+    cluster = chinese_replies()
+    inverted = {
+        "kind": "preference",
+        "statement": "The user prefers replies in English",
+        "dimension": "language",
+        "facets": {"replies": "English"},
+        "provenance": cluster.ids,
+    }
+    server.script(answer(inverted))
+
+    induction, fallback = service.induce([cluster])
+
+    assert induction.memories == RuleInducer().induce([cluster]).memories
+    assert fallback is not None and "rejected by the checker" in fallback

@@ -152,6 +152,8 @@ def cluster_from_prompt(prompt: str) -> EvidenceCluster:
         signal=Signal(doc["grouped_as"], **recognised) if recognised else None,
         subject=doc.get("subject"),
         key_phrase=doc.get("key_phrase"),
+        shared=tuple(f"-{t[4:]}" if t.startswith("not ") else t for t in doc.get("shared") or ()),
+        habit=bool(doc.get("habit")),
     )
 
 

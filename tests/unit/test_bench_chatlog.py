@@ -11,7 +11,7 @@ from types import ModuleType
 
 import pytest
 
-from rearview.settings import RecallTuning
+from rearview.service.recall.parameters import RecallParameters
 from support.modules import load_module
 
 pytestmark = pytest.mark.unit
@@ -99,7 +99,7 @@ def test_profiles_turn_the_refinements_off_on_chatlog_and_on_for_turn_taking(tmp
     sys.modules.setdefault("folds", load_module("bench/folds.py", "folds"))
     sys.modules["locomo"] = load_module("bench/locomo.py", "locomo")
     profiles = load_module("bench/profiles.py", "bench_profiles")
-    tuning = RecallTuning()
+    tuning = RecallParameters()
     chat = profiles.rows(tmp_path / "chat", tuning)
     assert [row[-2:] for row in chat] == [["off", "off"], ["off", "off"]]
     # Two people taking turns in short sessions of full sentences, a question answered by the next turn.

@@ -211,3 +211,37 @@ def test_a_memory_nothing_confirms_goes_stale_and_ranks_lower(services: Services
     [hit] = old.results
     assert hit.stale and hit.confidence is not None and hit.confidence < fresh.results[0].confidence  # type: ignore[operator]
     assert hit.kind == "preference" and hit.evidence is not None
+
+
+def test_a_learned_habit_supersedes_the_written_fact_it_contradicts_in_free_text(
+    services: Services, clock: ManualClock
+) -> None:
+    """A fact written by hand, with no dimension, and a later habit the agent's notes say has stopped: the induced
+    memory is judged against it like any other and replaces it, the written one kept as history."""
+    written = services.writer.write(NS, MemoryWrite(layer="semantic", content="The user drinks coffee every morning"))
+    for day, note in enumerate(
+        ["The user said he quit coffee and drinks green tea now.", "Ordered green tea for the user, who quit coffee."]
+    ):
+        say(services, clock, note, 10 + 5 * day, f"s{day}", event_type="agent_note")
+
+    result = consolidate(services, clock, 30)
+
+    active = {f.content for f in facts(services)}
+    assert written.id in {s for d in result.decisions for s in d.superseded}
+    assert "The user drinks coffee every morning" not in active
+    assert any("coffee" in c or "tea" in c for c in active)
+
+
+def test_a_colleagues_repeated_wish_is_not_learned_as_the_users(services: Services, clock: ManualClock) -> None:
+    for day, note in enumerate(
+        [
+            "The user's colleague Priya prefers meetings after 3pm.",
+            "Priya, the user's teammate, asked again for meetings after 3pm.",
+            "User forwarded Priya's note: she prefers meetings after 3pm.",
+        ]
+    ):
+        say(services, clock, note, 3 * day, f"s{day}", event_type="agent_note")
+
+    consolidate(services, clock, 10)
+
+    assert facts(services) == []

@@ -6,6 +6,7 @@ import pytest
 from rearview.domain.memory import Episode, Fact, Memory
 from rearview.domain.search import Candidate
 from rearview.service.recall.fusion import FusionWeights, adaptive_weights, rrf, weighted_sum
+from rearview.service.recall.parameters import RecallParameters
 from rearview.service.recall.results import collapse_near_duplicates, cut_to_budget
 from rearview.service.recall.scoring import (
     Scorer,
@@ -15,7 +16,6 @@ from rearview.service.recall.scoring import (
     recency_factor,
     score_factors,
 )
-from rearview.settings import RecallTuning
 
 pytestmark = pytest.mark.unit
 
@@ -78,7 +78,7 @@ def test_recency_factor_halves_the_decaying_part_each_half_life() -> None:
 
 
 def test_facts_decay_slower_than_episodes() -> None:
-    tuning = RecallTuning(episodic_half_life_days=30, semantic_half_life_days=365)
+    tuning = RecallParameters(episodic_half_life_days=30, semantic_half_life_days=365)
     now = datetime(2026, 6, 1, tzinfo=UTC)
     old = now - timedelta(days=120)
     ep = Episode(id="e", namespace="n", content="x", occurred_at=old, created_at=old, importance=0.5)
@@ -89,7 +89,7 @@ def test_facts_decay_slower_than_episodes() -> None:
 
 
 def test_boosts_grow_with_importance_and_access_and_saturate() -> None:
-    tuning = RecallTuning(importance_boost=0.1, access_boost=0.05)
+    tuning = RecallParameters(importance_boost=0.1, access_boost=0.05)
     assert boost_factor(1.0, 0, tuning) > boost_factor(0.1, 0, tuning)
     assert boost_factor(0.5, 5, tuning) > boost_factor(0.5, 0, tuning)
     assert boost_factor(0.5, 10_000, tuning) == pytest.approx(boost_factor(0.5, 20, tuning))
@@ -128,16 +128,16 @@ def test_cut_to_budget_shortens_a_first_result_that_alone_is_too_long() -> None:
 
 
 def test_length_prior_favours_longer_memories_within_bounds() -> None:
-    tuning = RecallTuning(length_prior=0.3, length_reference_words=25)
+    tuning = RecallParameters(length_prior=0.3, length_reference_words=25)
     assert length_factor(25, tuning) == pytest.approx(1.0)
     assert length_factor(50, tuning) == pytest.approx(2**0.3)
     assert length_factor(500, tuning) == length_factor(50, tuning), "capped at twice the reference"
     assert length_factor(1, tuning) == length_factor(5, tuning) == pytest.approx(0.2**0.3), "floored at 5 words"
-    assert length_factor(500, RecallTuning(length_prior=0.0)) == 1.0
+    assert length_factor(500, RecallParameters(length_prior=0.0)) == 1.0
 
 
 def test_final_score_reports_the_length_factor() -> None:
-    tuning = RecallTuning(length_prior=0.3, length_reference_words=4, recency_floor=1.0)
+    tuning = RecallParameters(length_prior=0.3, length_reference_words=4, recency_floor=1.0)
     now = datetime(2026, 6, 1, tzinfo=UTC)
     short = Episode(id="s", namespace="n", content="one two", occurred_at=now, created_at=now, importance=0.5)
     long = short.model_copy(update={"id": "l", "content": "one two three four five six seven eight"})
@@ -154,12 +154,12 @@ def test_final_score_reports_the_length_factor() -> None:
 @pytest.mark.parametrize(
     "tuning",
     [
-        RecallTuning(),
-        RecallTuning(length_prior=0.0, recency_floor=0.2, access_boost=0.3),
-        RecallTuning(stale_below=0.9),
+        RecallParameters(),
+        RecallParameters(length_prior=0.0, recency_floor=0.2, access_boost=0.3),
+        RecallParameters(stale_below=0.9),
     ],
 )
-def test_the_rank_stages_scorer_gives_the_same_floats_as_the_factors(tuning: RecallTuning) -> None:
+def test_the_rank_stages_scorer_gives_the_same_floats_as_the_factors(tuning: RecallParameters) -> None:
     now = datetime(2026, 6, 1, tzinfo=UTC)
     memories: list[Memory] = []
     for i in range(40):

@@ -7,10 +7,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from rearview.adapters.hashing_embedder import HashingEmbedder
 from rearview.domain.memory import Episode
 from rearview.service.hindsight.clusters import build_clusters
-from rearview.service.hindsight.phrases import shared_phrase, substantive_terms, without_speaker
+from rearview.service.hindsight.phrases import shared_phrase, substantive_terms
 from rearview.service.hindsight.rule_inducer import induce_one
+from rearview.service.voice import without_speaker
 from rearview.settings import ConsolidateTuning
 
 pytestmark = pytest.mark.unit
@@ -30,7 +32,8 @@ def _episodes(texts: list[str]) -> list[Episode]:
 
 def _statements(texts: list[str]) -> list[str]:
     episodes = _episodes(texts)
-    clusters = build_clusters(episodes, {e.id for e in episodes}, ConsolidateTuning())
+    embedder = HashingEmbedder()
+    clusters = build_clusters(episodes, {e.id for e in episodes}, ConsolidateTuning(), embedder.embed, embedder.scale)
     return [m.statement for m in (induce_one(c) for c in clusters) if m is not None]
 
 
@@ -79,9 +82,9 @@ def test_a_table_in_a_photo_is_furniture_not_a_format() -> None:
 
 
 def test_a_stage_direction_is_not_what_was_said() -> None:
-    """A chat export's trailing aside ("[shares a photo of ...]") is neither grouped on nor stated: what the
-    look-alike clusters read is what the speaker said."""
-    from rearview.service.hindsight.clusters import _said
+    """A chat export's trailing aside ("[shares a photo of ...]") and its speaker label are neither grouped on nor
+    stated: what meaning reads is what the speaker said."""
+    from rearview.service.voice import units_of
 
     [episode] = _episodes(["Sam: Keep it up! [shares a photo of a man holding a fish] (laughs)"])
-    assert _said(episode) == "Keep it up!"
+    assert [u.text for u in units_of(episode)] == ["Keep it up!"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rearview.adapters.bedrock_inducer import BedrockInducer
-from rearview.adapters.openai_inducer import OpenAICompatibleInducer
+from rearview.adapters.openai_inducer import MAX_ANSWER_TOKENS, OpenAICompatibleInducer
 from rearview.bootstrap import build_inducer
 from rearview.errors import ConfigurationError
 from rearview.settings import OpenAISettings, Settings
@@ -37,13 +37,12 @@ def test_the_openai_settings_come_from_the_environment(monkeypatch: pytest.Monke
     monkeypatch.setenv("REARVIEW_OPENAI__BASE_URL", "https://api.openai.com/v1/")
     monkeypatch.setenv("REARVIEW_OPENAI__API_KEY", "sk-live")
     monkeypatch.setenv("REARVIEW_OPENAI__TIMEOUT_SECONDS", "20")
-    monkeypatch.setenv("REARVIEW_OPENAI__MAX_TOKENS", "300")
 
     inducer = OpenAICompatibleInducer(Settings().openai)
 
     assert str(inducer.client.base_url) == "https://api.openai.com/v1/"
     assert inducer.client.api_key == "sk-live" and inducer.client.timeout == 20.0
-    assert inducer.max_tokens == 300
+    assert inducer.max_tokens == MAX_ANSWER_TOKENS  # a constant: an answer's size is the prompt's, not the user's
 
 
 @pytest.mark.parametrize("url", ["127.0.0.1:11434/v1", "ftp://models.internal/v1", ""])

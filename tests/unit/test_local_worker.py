@@ -42,9 +42,9 @@ def job(
     return ConsolidationJob(namespace=ns, reason=reason, requested_at=at, episode_ids=list(episodes))
 
 
-def fake_worker(clock: ManualClock, runner: FakeRunner | None = None, **hindsight: Any) -> LocalConsolidationWorker:
-    settings = HindsightSettings(**{"schedule_hours": 0, **hindsight})
-    return LocalConsolidationWorker(runner or FakeRunner(), NoSchedule(), clock, settings)
+def fake_worker(clock: ManualClock, runner: FakeRunner | None = None, **options: Any) -> LocalConsolidationWorker:
+    settings = HindsightSettings(schedule_hours=0)
+    return LocalConsolidationWorker(runner or FakeRunner(), NoSchedule(), clock, settings, **options)
 
 
 @pytest.fixture
@@ -113,7 +113,7 @@ def test_a_session_end_folded_into_a_count_keeps_its_session(clock: ManualClock)
 def test_a_full_queue_drops_a_new_namespace_with_a_warning_but_still_folds(
     clock: ManualClock, caplog: pytest.LogCaptureFixture
 ) -> None:
-    worker = fake_worker(clock, worker_queue=2)
+    worker = fake_worker(clock, capacity=2)
     worker.send(job(clock, "count", ns="acme:a"))
     worker.send(job(clock, "count", ns="acme:b"))
     with caplog.at_level(logging.WARNING):

@@ -46,7 +46,7 @@ def seed(services: Services, clock: ManualClock, namespace: str = NS) -> dict[st
 def recaller(
     services: Services, clock: ManualClock, reranker: WordOverlapReranker | None, **tuning: object
 ) -> RecallService:
-    settings = services.settings.recall.model_copy(update=tuning)
+    settings = services.recaller.tuning.model_copy(update=tuning)
     return RecallService(services.store, services.index, services.embedder, clock, settings, 0.0, reranker=reranker)
 
 

@@ -14,6 +14,7 @@ from rearview.clock import ManualClock
 from rearview.domain.embedding import REFERENCE_ANCHORS, CosineScale
 from rearview.domain.recall import RecallQuery
 from rearview.domain.write import MemoryWrite
+from rearview.service.contradiction import related_similarity
 from rearview.service.recall.background import is_cjk_text
 from rearview.service.recall.relevance import idf_weights
 from rearview.settings import Settings, WriteTuning
@@ -39,11 +40,12 @@ def test_a_compressed_scale_maps_anchors_onto_its_anchors_and_keeps_the_order() 
     assert 0.981 < E5_LIKE.raw(0.92) < 0.99
 
 
-def test_the_write_path_gets_its_thresholds_on_the_embedder_scale() -> None:
+def test_the_write_path_and_hindsight_get_their_thresholds_on_the_embedder_scale() -> None:
     write = on_scale(WriteTuning(), E5_LIKE)
 
     assert write.dedup_threshold == pytest.approx(E5_LIKE.raw(0.92))
-    assert write.contradiction_threshold == pytest.approx(E5_LIKE.raw(0.8))
+    assert related_similarity(E5_LIKE) == pytest.approx(E5_LIKE.raw(0.55))
+    assert related_similarity(CosineScale(*REFERENCE_ANCHORS, relevance_margin=0.1)) == pytest.approx(0.55)
     assert on_scale(WriteTuning(), CosineScale(*REFERENCE_ANCHORS, relevance_margin=0.1)) == WriteTuning()
 
 

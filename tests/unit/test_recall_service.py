@@ -125,7 +125,7 @@ def test_explain_reports_every_stage(services: Services, seeded: dict[str, str])
         assert stage in names
     keyword = next(s for s in resp.trace.stages if s.stage == "keyword")
     assert keyword.candidates and keyword.candidates[0]["id"] == seeded["adoption"]
-    assert keyword.detail["context_weight"] == services.settings.recall.context_weight
+    assert keyword.detail["context_weight"] == services.recaller.tuning.context_weight
     rank = next(s for s in resp.trace.stages if s.stage == "rank")
     assert {"fused", "decay", "boost", "score"} <= set(rank.candidates[0])
     assert services.recaller.recall(NS, RecallQuery(query="adoption agency")).trace is None
@@ -184,7 +184,7 @@ def test_the_reply_after_a_matching_turn_joins_the_results(services: Services, c
     got = [h.id for h in resp.results]
     # The hit asks a question: its reply joins at reply_factor of the hit's score, whatever its own match; then
     # the question is demoted by question_factor, so the answer ranks first.
-    tuning = services.settings.recall
+    tuning = services.recaller.tuning
     assert tuning.question_factor < tuning.reply_factor
     assert got[:2] == [answer, asked] and other not in got[:2]
     scores = {h.id: h.score for h in resp.results}
@@ -196,7 +196,7 @@ def test_the_reply_after_a_matching_turn_joins_the_results(services: Services, c
 
 def test_without_the_question_factor_the_question_keeps_its_rank(services: Services, clock: ManualClock) -> None:
     asked, answer = _question_then_answer(services, clock)
-    plain = services.settings.recall.model_copy(update={"question_factor": 1.0})
+    plain = services.recaller.tuning.model_copy(update={"question_factor": 1.0})
     recaller = RecallService(services.store, services.index, services.embedder, clock, plain, 0.0)
     resp = recaller.recall(NS, RecallQuery(query="pottery studio in Lisbon", explain=True))
     assert [h.id for h in resp.results][:2] == [asked, answer]
@@ -214,7 +214,7 @@ def test_a_when_question_lifts_the_memory_that_dates_the_event(services: Service
         remember(services, other, occurred_at=start)
     talks = remember(services, "Nate: I get my turtles out for a walk, the turtles love it", occurred_at=start)
     dates = remember(services, "Nate: I got the turtles three years ago", occurred_at=start + timedelta(days=1))
-    tuning = services.settings.recall
+    tuning = services.recaller.tuning
     assert tuning.time_answer_boost > 0
     query = "When did Nate get his turtles?"
 
@@ -242,7 +242,7 @@ def test_what_the_named_person_said_is_lifted_by_the_entity_boost(services: Serv
     start = clock.now() - timedelta(days=5)
     melanie = remember(services, "I take the pottery class in Lisbon", occurred_at=start, entities=["Melanie"])
     caroline = remember(services, "I took a pottery class in Lisbon", occurred_at=start, entities=["Caroline"])
-    tuning = services.settings.recall
+    tuning = services.recaller.tuning
     assert tuning.entity_boost > 0
     query = "What pottery class did Caroline take in Lisbon?"
     plain = tuning.model_copy(update={"entity_boost": 0.0})
@@ -275,7 +275,7 @@ def test_the_reply_to_the_named_person_keeps_its_share_of_the_unboosted_score(
         services, "the small one near the river, every Thursday", session_id="s-7",
         occurred_at=start + timedelta(seconds=1), entities=["Caroline"],
     )  # fmt: skip
-    tuning = services.settings.recall
+    tuning = services.recaller.tuning
     resp = services.recaller.recall(NS, RecallQuery(query="Melanie's pottery studio in Lisbon"))
     scores = {h.id: h.score for h in resp.results}
     # The question was boosted (named) and demoted (asks) after its reply joined at reply_factor of its plain score.
@@ -286,7 +286,7 @@ def test_the_reply_to_the_named_person_keeps_its_share_of_the_unboosted_score(
 def test_the_turn_after_a_statement_joins_at_the_smaller_neighbour_factor(
     services: Services, clock: ManualClock
 ) -> None:
-    tuning = services.settings.recall
+    tuning = services.recaller.tuning
     assert tuning.neighbour_factor < tuning.reply_factor
     start = clock.now() - timedelta(days=3)
     said = remember(services, "Melanie: I joined the pottery studio in Lisbon.", session_id="s-7", occurred_at=start)
@@ -338,7 +338,7 @@ def test_names_most_episodes_carry_are_left_out_of_the_vector_query_only(service
         remember(
             services, f"Dana: talked about the {topic} on day {i}", entities=["Dana", *(["Noor"] if i < 3 else [])]
         )
-    assert services.settings.recall.common_entity_min_episodes <= len(TOPICS)
+    assert services.recaller.tuning.common_entity_min_episodes <= len(TOPICS)
 
     detail = _embed_stage(services, "What does Dana think about Noor's piano?")
 
@@ -381,7 +381,7 @@ class _RecordingIndex:
 def _feedback_recall(
     services: Services, clock: ManualClock, index_type: type[_RecordingIndex] | None = None, **update: object
 ) -> tuple[list[str], _RecordingIndex, dict[str, object]]:
-    tuning = services.settings.recall.model_copy(update={"candidates_per_list": 5, **update})
+    tuning = services.recaller.tuning.model_copy(update={"candidates_per_list": 5, **update})
     index = (index_type or _RecordingIndex)(services.index)
     recaller = RecallService(services.store, index, services.embedder, clock, tuning, 0.0)  # type: ignore[arg-type]
     resp = recaller.recall(NS, RecallQuery(query="pottery class with the kids", top_k=2, explain=True))
@@ -403,7 +403,7 @@ def thirty(services: Services, clock: ManualClock) -> None:
 def test_feedback_rescores_the_first_searchs_wider_list_not_the_namespace(
     services: Services, clock: ManualClock
 ) -> None:
-    assert services.settings.recall.feedback_weight > 0
+    assert services.recaller.tuning.feedback_weight > 0
 
     _, index, detail = _feedback_recall(services, clock, feedback_pool=12)
     assert detail["rescored"] == 12
@@ -475,7 +475,7 @@ class _RecordingHybridIndex(_RecordingIndex):
 def test_an_index_with_hybrid_search_runs_feedback_as_a_second_search_of_the_pool(
     services: Services, clock: ManualClock
 ) -> None:
-    tuning = services.settings.recall.model_copy(update={"candidates_per_list": 5, "feedback_pool": 12})
+    tuning = services.recaller.tuning.model_copy(update={"candidates_per_list": 5, "feedback_pool": 12})
     index = _RecordingHybridIndex(services.index)
     recaller = RecallService(services.store, index, services.embedder, clock, tuning, 0.0)  # type: ignore[arg-type]
     # With content words the searches go through hybrid_search; without (stop words only), through vector_search.

@@ -18,8 +18,9 @@ from rearview.domain.recall import RecallQuery
 from rearview.domain.search import MemoryFilter
 from rearview.domain.write import MemoryWrite
 from rearview.service.recall.fusion import FusionWeights
+from rearview.service.recall.parameters import RecallParameters
 from rearview.service.recall.profile import NamespaceProfile, profile_of, refinements, short_turn_weights
-from rearview.settings import RecallTuning, Settings, WriteTuning
+from rearview.settings import Settings, WriteTuning
 from rearview.text_analysis import without_speaker_label
 
 pytestmark = pytest.mark.unit
@@ -65,18 +66,18 @@ def _profile(reply_share: float, session_turns: float, turn_words: float, sample
 
 
 def test_exchanges_in_short_sessions_keep_every_refinement() -> None:
-    chosen = refinements(_profile(1.0, 24, 22), RecallTuning())
+    chosen = refinements(_profile(1.0, 24, 22), RecallParameters())
     assert (chosen.context, chosen.neighbours, chosen.feedback) == (True, True, True)
 
 
 def test_long_logs_of_short_bursty_turns_turn_the_refinements_off() -> None:
-    chosen = refinements(_profile(0.5, 900, 3), RecallTuning())
+    chosen = refinements(_profile(0.5, 900, 3), RecallParameters())
     assert (chosen.context, chosen.neighbours, chosen.feedback) == (False, False, False)
     assert "not exchanges" in chosen.reason and "too short" in chosen.reason
 
 
 def test_each_measure_gates_on_its_own() -> None:
-    tuning = RecallTuning()
+    tuning = RecallParameters()
     long_sessions = refinements(_profile(1.0, tuning.structure_max_session_turns + 1, 20), tuning)
     assert (long_sessions.context, long_sessions.neighbours, long_sessions.feedback) == (False, False, True)
     short_turns = refinements(_profile(1.0, 20, tuning.structure_min_turn_words - 1), tuning)
@@ -84,8 +85,8 @@ def test_each_measure_gates_on_its_own() -> None:
 
 
 def test_a_small_sample_or_gates_off_keep_the_defaults() -> None:
-    assert refinements(_profile(0.0, 5000, 1, sampled=10), RecallTuning()).feedback
-    assert refinements(_profile(0.0, 5000, 1), RecallTuning(structure_gates=False)).neighbours
+    assert refinements(_profile(0.0, 5000, 1, sampled=10), RecallParameters()).feedback
+    assert refinements(_profile(0.0, 5000, 1), RecallParameters(structure_gates=False)).neighbours
 
 
 @pytest.fixture
@@ -217,9 +218,9 @@ def test_each_namespace_is_profiled_from_its_own_turns_only(chat: Services, cloc
 
 def test_short_turns_move_weight_to_vectors_only_when_asked() -> None:
     base = FusionWeights(keyword=0.5, vector=0.5, reason="3 terms: base weights")
-    on = RecallTuning()
+    on = RecallParameters()
     moved = short_turn_weights(base, _profile(0.4, 900, 4), on)
     assert (moved.keyword, moved.vector) == (0.3, 0.7) and "median turn 4 words" in moved.reason
     assert short_turn_weights(base, _profile(1.0, 24, 22), on) == base  # long turns
     assert short_turn_weights(base, _profile(0.4, 900, 4, sampled=10), on) == base  # too few to tell
-    assert short_turn_weights(base, _profile(0.4, 900, 4), RecallTuning(short_turn_vector_weight=0)) == base
+    assert short_turn_weights(base, _profile(0.4, 900, 4), RecallParameters(short_turn_vector_weight=0)) == base

@@ -225,7 +225,7 @@ def test_the_write_paths_duplicate_check_finds_near_duplicates_through_the_graph
     assert set(write("acme", topics, "a")) == {"stored"}
     assert set(write("umbrella", topics[:10], "u")) == {"stored"}
     assert isinstance(services.index, SqliteSearchIndex)
-    assert services.index.wait_for_graphs(timeout=60)  # built in the background (index.ann_background)
+    assert services.index.wait_for_graphs(timeout=60)  # built in the background (SERVED_IN_BACKGROUND)
     searched: list[int] = []
     real_search = HnswIndex.search
 
@@ -247,8 +247,8 @@ def test_the_write_paths_duplicate_check_finds_near_duplicates_through_the_graph
 def test_written_rows_go_into_the_graph_at_their_own_construction_width(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """index.ann_expansion_writes: a build (and the graph's own width) stays at expansion_add, the rows written
-    once the graph exists go in at expansion_writes, and the default reaches the search index from the settings."""
+    """AnnParams.expansion_writes: a build (and the graph's own width) stays at expansion_add, the rows written
+    once the graph exists go in at expansion_writes, and the default reaches the search index bootstrap builds."""
     from usearch.index import Index
 
     from rearview.bootstrap import build
@@ -286,5 +286,5 @@ def test_written_rows_go_into_the_graph_at_their_own_construction_width(
 
     services = build(Settings(embedder="hashing", data_dir=tmp_path / "built"), clock=ManualClock(T0))
     assert isinstance(services.index, SqliteSearchIndex)
-    assert services.index._vectors.ann.ann_params.expansion_writes == Settings().index.ann_expansion_writes == 64
+    assert services.index._vectors.ann.ann_params.expansion_writes == AnnParams().expansion_writes == 64
     services.close()

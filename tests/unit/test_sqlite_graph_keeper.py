@@ -1,4 +1,4 @@
-"""Graph work in the background (`index.ann_background`, `graph_keeper`): a bulk load leaves its namespace's graph
+"""Graph work in the background (`SERVED_IN_BACKGROUND`, `graph_keeper`): a bulk load leaves its namespace's graph
 built without a query; rows the graph does not hold yet are searched exactly beside it; a graph saved while rows
 were pending is checked vector by vector when opened again, so what was pending is never silently lost; the keeper
 stops with the database."""

@@ -22,19 +22,32 @@ from rearview.settings import OpenAISettings
 
 logger = logging.getLogger(__name__)
 
+# The client's own retries of a timeout, a connection error, a 429 or a 5xx, before the cluster falls back to the
+# rules.
+MAX_RETRIES = 2
+# An answer is one JSON object of about 100 tokens: the cap stops a model that rambles, not a good answer.
+MAX_ANSWER_TOKENS = 400
+
 
 class OpenAICompatibleInducer:
     """States memories with the chat model `settings.model` at `settings.base_url`; `name` says which model."""
 
-    def __init__(self, settings: OpenAISettings, *, client: OpenAI | None = None) -> None:
+    def __init__(
+        self,
+        settings: OpenAISettings,
+        *,
+        client: OpenAI | None = None,
+        max_retries: int = MAX_RETRIES,
+        max_tokens: int = MAX_ANSWER_TOKENS,
+    ) -> None:
         self.model = settings.model
         self.name = f"openai:{settings.model}"
-        self.max_tokens = settings.max_tokens
+        self.max_tokens = max_tokens
         self.client = client or OpenAI(
             base_url=settings.base_url,
             api_key=settings.api_key,
             timeout=settings.timeout_seconds,
-            max_retries=settings.max_retries,
+            max_retries=max_retries,
         )
         # Cleared when the server rejects `response_format` (LM Studio takes only a JSON schema there).
         self.json_mode = True

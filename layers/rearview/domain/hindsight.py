@@ -35,14 +35,18 @@ class Signal:
 @dataclass
 class EvidenceCluster:
     """Episodes that may support one semantic memory, as grouped by consolidation: an inducer decides whether
-    they do and states it. `signal` is what the grouping recognised (None for a group of look-alike statements);
-    `subject` names the tool, task or entity of a lesson's outcome sequence."""
+    they do and states it. `signal` is what the grouping recognised (None for a group found by meaning);
+    `subject` names the tool, task or entity of a lesson's outcome sequence; `shared` holds the constituents a
+    group found by meaning shares (its terms, "-term" for a negated one: "-emoji" is "no emojis"); `habit` says its
+    episodes report things the user does again and again."""
 
     kind: Kind
     episodes: list[Episode]
     signal: Signal | None = None
     subject: str | None = None
     key_phrase: str | None = None
+    shared: tuple[str, ...] = ()
+    habit: bool = False
 
     @property
     def ids(self) -> list[str]:

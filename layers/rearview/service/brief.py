@@ -9,7 +9,7 @@ A memory applies, from the strongest reason to the weakest:
 4. a preference or lesson recall finds for the task's words and meaning (its relevance, against the best found);
 5. a preference that shapes every reply (language, format, length, style).
 The strength of the reason times the memory's confidence now (decayed since last confirmed) orders the offers;
-memories under `brief_min_confidence` are left out. The offers are cut to `top_k` and the token budget; the
+memories under `MIN_CONFIDENCE` are left out. The offers are cut to `top_k` and the token budget; the
 session's working memory comes with them when a session is given.
 """
 
@@ -34,7 +34,7 @@ from rearview.service.hindsight.topics import EVERY_REPLY, topic_word
 from rearview.service.recall import RecallService
 from rearview.service.recall.results import cut_to_budget, hit_of
 from rearview.service.recall.state import RecallStore
-from rearview.settings import HindsightSettings, RecallTuning
+from rearview.settings import RecallTuning
 from rearview.text_analysis import names_subject
 
 DEFAULT_TOKEN_BUDGET = 800
@@ -50,6 +50,8 @@ TOPIC = 0.75
 RECALL_BEST = 0.7
 RECALL_FLOOR = 0.3
 EVERY = 0.55
+# Memories whose decayed confidence is under this are left out: a brief carries what is still believed.
+MIN_CONFIDENCE = 0.2
 
 logger = logging.getLogger(__name__)
 
@@ -68,13 +70,11 @@ class BriefService:
         store: RecallStore,
         recaller: RecallService,
         clock: Clock,
-        settings: HindsightSettings,
         recall_tuning: RecallTuning,
     ) -> None:
         self._store = store
         self._recaller = recaller
         self._clock = clock
-        self._settings = settings
         self._recall_tuning = recall_tuning
 
     def brief(self, namespace: str, req: BriefRequest) -> BriefResponse:
@@ -177,7 +177,7 @@ class BriefService:
         kept = []
         for offer in offers:
             confidence = offer.fact.confidence_at(now, half_life)
-            if confidence < self._settings.brief_min_confidence:
+            if confidence < MIN_CONFIDENCE:
                 continue
             offer.score = offer.strength * (0.5 + 0.5 * confidence)
             kept.append((offer, confidence))
@@ -197,7 +197,7 @@ class BriefService:
         items = []
         for memory_id in ids:
             offer, confidence = by_id[memory_id]
-            hit = hit_of(offer.fact, offer.score, [], now, self._recall_tuning)
+            hit = hit_of(offer.fact, offer.score, [], now, self._recaller.tuning)
             items.append(BriefItem(memory=hit, why=offer.why, confidence=confidence))
         if items:
             try:

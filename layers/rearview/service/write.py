@@ -29,11 +29,13 @@ from rearview.ids import new_ulid
 from rearview.ports import Clock, Embedder, MemoryReader, MemoryWriter, SearchIndex, WriteQueue
 from rearview.service.chunking import MAX_PARENT_ID_CHARS, chunk_id, chunk_text
 from rearview.service.content_rules import check_content, score_importance
-from rearview.service.contradiction import contradicts, opposite_polarity
+from rearview.service.contradiction import Scale, judge, related_similarity
+from rearview.service.expiry import check_expiry, with_expiry
 from rearview.service.hindsight.outcomes import recognise_outcome
 from rearview.service.redaction import redact_request
+from rearview.service.same_memory import says_the_same
 from rearview.settings import WriteTuning
-from rearview.text_analysis import asks_question, numbers_in, term_overlap, without_speaker_label
+from rearview.text_analysis import asks_question, without_speaker_label
 
 
 class WriteStore(MemoryReader, MemoryWriter, Protocol):
@@ -41,8 +43,6 @@ class WriteStore(MemoryReader, MemoryWriter, Protocol):
     applied."""
 
 
-# Share of content words a near-duplicate must share with the new memory, on top of the cosine threshold.
-_DEDUP_MIN_TERM_OVERLAP = 0.5
 # How many stored nearest neighbours are checked for a near-duplicate of a new memory.
 _DEDUP_NEIGHBOURS = 3
 # How many nearest facts are checked for contradiction with a new fact.
@@ -74,14 +74,15 @@ class _Plan:
         self.inserted.add(memory.id)
         self._put(memory.model_copy(update={"version": 1}), vector)
 
-    def update(self, memory: Memory) -> None:
-        """Update a memory read from the store or planned earlier in this batch (optimistic locking kept right)."""
+    def update(self, memory: Memory, vector: np.ndarray | None = None) -> None:
+        """Update a memory read from the store or planned earlier in this batch (optimistic locking kept right);
+        `vector` when its content changed."""
         if memory.id in self.inserted:
             version = 1
         else:
             base = self.base_versions.setdefault(memory.id, memory.version)
             version = base + 1
-        self._put(memory.model_copy(update={"version": version}), None)
+        self._put(memory.model_copy(update={"version": version}), vector)
 
     def _put(self, memory: Memory, vector: np.ndarray | None) -> None:
         previous = [v for m, v in self.changes.upserts if m.id == memory.id]
@@ -308,7 +309,7 @@ class WriteService:
         for i, item in enumerate(items):
             prefix = f"{field_prefix}.{i}." if field_prefix else ""
             check_content(item.content, item.layer, field=f"{prefix}content", chunked=True)
-            _check_expiry(item, now, prefix)
+            check_expiry(item, now, prefix)
             if len(item.content) > MAX_EPISODE_CHARS and item.id is not None and len(item.id) > MAX_PARENT_ID_CHARS:
                 raise InvalidInput(
                     f"{prefix}id: at most {MAX_PARENT_ID_CHARS} characters for a text stored as chunks "
@@ -445,7 +446,19 @@ class WriteService:
         superseded: list[str] = []
         reason = None
         if isinstance(memory, Fact):
-            superseded, newer = self._supersede(namespace, memory, prepared.vector, now, plan)
+            judged = self._judged(namespace, memory, prepared.vector, plan)
+            kept = next(((old, verdict) for old, verdict in judged if verdict in ("confirms", "refines")), None)
+            if kept is not None and not any(v == "contradicts" for _, v in judged):
+                merged = self._supplemented(kept[0], memory, kept[1], prepared.vector, now, plan)
+                return WriteResult(
+                    id=merged.id,
+                    status="merged",
+                    reason="confirms" if kept[1] == "confirms" else "refines",
+                    redacted=redacted,
+                    importance=importance,
+                    merged_into=merged.id,
+                )
+            superseded, newer = self._supersede(memory, judged, now, plan)
             if newer is not None:
                 # Said before what the namespace holds now (a late or retried write): kept as history, never current.
                 memory = memory.model_copy(update={"status": "superseded", "superseded_by": newer.id,
@@ -529,7 +542,7 @@ class WriteService:
         if best is None or best[0] < self._tuning.dedup_threshold:
             return None
         found = plan.pending.get(best[1]) or self._store.get(namespace, best[1])
-        return found if found is not None and _says_the_same(found, item, prepared.content) else None
+        return found if found is not None and says_the_same(found, item, prepared.content) else None
 
     def _merge(self, existing: Memory, item: MemoryWrite, now: datetime) -> Memory:
         """The same memory said again: confirm it, keep the union of labels."""
@@ -555,13 +568,11 @@ class WriteService:
             update["confidence"] = round(existing.confidence + (1.0 - existing.confidence) * 0.2, 4)
         return existing.model_copy(update=update)
 
-    def _supersede(
-        self, namespace: str, new: Fact, vector: np.ndarray, now: datetime, plan: _Plan
-    ) -> tuple[list[str], Fact | None]:
-        """Active facts that the new fact replaces (same dimension, or a contradiction of the same statement), and
-        the newest of them said after it, if any: an older write never supersedes a newer one (writes go through a
-        standard queue, which may deliver a retried message after a later one), it is superseded by it instead."""
-        victims: dict[str, Fact] = {}
+    def _judged(self, namespace: str, new: Fact, vector: np.ndarray, plan: _Plan) -> list[tuple[Fact, str]]:
+        """The active facts near a new one (and the one on its dimension), each with the verdict on the new one
+        against it: confirms, refines, contradicts or unrelated (`contradiction.judge`). A fact on the same
+        dimension is contradicted by any other value of it."""
+        candidates: dict[str, tuple[Fact, float]] = {}
         if new.dimension:
             same_dimension = [
                 m
@@ -571,22 +582,32 @@ class WriteService:
             stored = self._store.active_fact_for_dimension(namespace, new.dimension)
             if stored is not None and stored.id not in plan.pending:
                 same_dimension.append(stored)
-            victims.update({f.id: f for f in same_dimension})
+            candidates.update({f.id: (f, 0.0) for f in same_dimension})
         neighbours = self._index.vector_search(
             namespace, vector, MemoryFilter(layers=("semantic",)), limit=_CONTRADICTION_NEIGHBOURS
         )
         scored = [(c.id, c.score) for c in neighbours]
         scored += [(mid, float(v @ vector)) for mid, v in plan.vectors.items() if mid in plan.pending]
         for memory_id, cosine in scored:
-            if memory_id in victims:
-                continue
             old = plan.pending.get(memory_id) or self._store.get(namespace, memory_id)
-            if (
-                isinstance(old, Fact)
-                and old.status == "active"
-                and contradicts(new.content, old.content, cosine, self._tuning.contradiction_threshold)
-            ):
-                victims[old.id] = old
+            if isinstance(old, Fact) and old.status == "active":
+                previous = candidates.get(old.id)
+                candidates[old.id] = (old, max(cosine, previous[1] if previous else cosine))
+        scale = Scale(related=related_similarity(self._embedder.scale), same=self._tuning.dedup_threshold)
+        judged = []
+        for old, cosine in candidates.values():
+            same = bool(new.dimension) and old.dimension == new.dimension
+            verdict = "contradicts" if same and old.content != new.content else None
+            judged.append((old, verdict or judge(new.content, old.content, cosine, scale, same_dimension=same)))
+        return judged
+
+    def _supersede(
+        self, new: Fact, judged: list[tuple[Fact, str]], now: datetime, plan: _Plan
+    ) -> tuple[list[str], Fact | None]:
+        """The active facts the new fact contradicts, superseded by it (kept as history), and the newest of them said
+        after it, if any: an older write never supersedes a newer one (writes go through a standard queue, which may
+        deliver a retried message after a later one), it is superseded by it instead."""
+        victims = {old.id: old for old, verdict in judged if verdict == "contradicts"}
         newer = [old for old in victims.values() if old.last_confirmed_at > new.last_confirmed_at]
         if newer:
             return [], max(newer, key=lambda f: (f.last_confirmed_at, f.id))
@@ -594,24 +615,20 @@ class WriteService:
             plan.update(old.model_copy(update={"status": "superseded", "superseded_by": new.id, "superseded_at": now}))
         return sorted(victims), None
 
-
-def _says_the_same(found: Memory, item: MemoryWrite, content: str) -> bool:
-    """Whether a near neighbour is the new memory said again: the same polarity, the same numbers, the same metadata
-    and (an episode) the same outcome. "batch of 200: 413" and "batch of 50: OK" are two episodes, the lesson lies in
-    their difference; the same words under another project's metadata are another project's memory. Never a chunk
-    of a long text (forgetting its text would forget what merged into it)."""
-    if opposite_polarity(found.content, content) or found.metadata != item.metadata:
-        return False
-    # Contextual vectors (context_turns) carry the turns before a memory: a short reply and the question it
-    # answers can then sit above the threshold without saying the same thing. Same wording is required too.
-    if term_overlap(found.content, content) < _DEDUP_MIN_TERM_OVERLAP or numbers_in(found.content) != numbers_in(
-        content
-    ):
-        return False
-    if isinstance(found, Episode):
-        status = item.outcome_status or recognise_outcome(item.outcome)
-        return found.parent_id is None and found.outcome_status == status
-    return True
+    def _supplemented(self, old: Fact, new: Fact, verdict: str, vector: np.ndarray, now: datetime, plan: _Plan) -> Fact:
+        """The active fact a new one confirms (confirmed once more) or refines (its content becomes the new, more
+        precise statement; the store keeps the old version as history)."""
+        update: dict[str, object] = {
+            "confirmations": old.confirmations + 1,
+            "last_confirmed_at": max(old.last_confirmed_at, new.last_confirmed_at),
+            "confidence": round(old.confidence + (1.0 - old.confidence) * 0.2, 4),
+            "tags": _union(old.tags, new.tags),
+        }
+        if verdict == "refines":
+            update.update({"content": new.content, "dimension": old.dimension or new.dimension})
+        merged = old.model_copy(update=update)
+        plan.update(merged, vector if verdict == "refines" else None)
+        return merged
 
 
 def _field(prefix: str, index: int) -> str:
@@ -626,26 +643,6 @@ def redact_write(item: MemoryWrite, field: str = "") -> tuple[MemoryWrite, tuple
     """The item with every string a caller chose redacted (`redact_request`), and the kinds found; InvalidInput
     naming the field (under `field`) for an id or session id that holds a secret."""
     return redact_request(item, field)
-
-
-def with_expiry(item: MemoryWrite, now: datetime) -> MemoryWrite:
-    """The item with its `ttl_seconds` turned into the time it expires (counted from `now`, when it is written)."""
-    if item.ttl_seconds is None:
-        return item
-    return item.model_copy(update={"expires_at": now + timedelta(seconds=item.ttl_seconds), "ttl_seconds": None})
-
-
-def _check_expiry(item: MemoryWrite, now: datetime, prefix: str) -> None:
-    """InvalidInput unless the item gives one expiry at most, and a time to come."""
-    if item.ttl_seconds is not None and item.expires_at is not None:
-        raise InvalidInput(
-            f"{prefix}ttl_seconds: give ttl_seconds or expires_at, not both", field=f"{prefix}ttl_seconds"
-        )
-    if item.expires_at is not None and item.expires_at <= now:
-        raise InvalidInput(
-            f"{prefix}expires_at: must be a time to come (got {item.expires_at.isoformat()}, now is {now.isoformat()})",
-            field=f"{prefix}expires_at",
-        )
 
 
 def _per_item(count: int, pieces: Sequence[_Piece], planned: Sequence[WriteResult]) -> list[WriteResult]:

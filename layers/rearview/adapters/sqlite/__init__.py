@@ -13,7 +13,7 @@ One module per job:
   history and namespace erasure.
 - `bulk_insert`: a large change set's rows and statements made on a helper thread a chunk ahead of SQLite, a chunk
   per statement, each value bound once where the chunk allows.
-- `namespace_fts`: which FTS5 table holds a namespace (the shared one, or its own past `index.own_fts_episodes`),
+- `namespace_fts`: which FTS5 table holds a namespace (the shared one, or its own past `OWN_FTS_EPISODES`),
   and the store's one-statement indexing of the episodes a change set inserts.
 - `vector_cache`: one namespace's vectors of one layer (float16) with its filter columns, searched exactly or
   through its graph; `vector_caches`: every cache of the file, loaded in chunks, within a byte budget.

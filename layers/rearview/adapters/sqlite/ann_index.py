@@ -28,17 +28,22 @@ _REPAIR_SHARE = 0.25
 
 @dataclass(frozen=True)
 class AnnParams:
-    """How the graph is built and searched; see IndexTuning in settings for why these values."""
+    """How the graph is built and searched (bench/RESULTS.md has the measurements behind each value)."""
 
+    # The graph's edges per node (M) and its construction width, as the library comparison (bench/ann_libraries.py)
+    # ran them.
     connectivity: int = 16
     expansion_add: int = 128
+    # The search width (ef): recall@50 against exact search stays above 0.99 on LoCoMo's MiniLM vectors. A search
+    # for more neighbours than this widens to that many.
     expansion_search: int = 128
     # The width of `vector_search_many`, the write path's duplicate check: it wants the 3 nearest of each new
     # memory, and a near-duplicate sits so close that a narrow search finds it (bench/write_rate.py measures its
     # decisions against exact search).
     expansion_batch: int = 32
     # The construction width of the rows written into a namespace that already has its graph (one at a time, on
-    # the graph keeper's thread): see IndexTuning.ann_expansion_writes.
+    # the graph keeper's thread): the keeper's cost follows it, and 64 costs half of 128's for a recall@50 within
+    # 0.01 of it and the same duplicate decisions (bench/write_rate.py).
     expansion_writes: int = 64
 
 

@@ -38,7 +38,7 @@ _T = TypeVar("_T")
 _R = TypeVar("_R")
 
 # Rows per statement: 256 rows of an episode (25 columns) bind 6,400 parameters, well under SQLite's 32,766, and
-# run for milliseconds without the GIL (bench/RESULTS.md, "Bulk apply, sixth pass").
+# run for milliseconds without the GIL (bench/RESULTS.md, "Bulk load").
 CHUNK_ROWS = 256
 # Fewer rows than this are inserted by `executemany`, on the caller's thread alone: below two chunks there is
 # nothing to overlap, and a VALUES statement for an odd row count would be compiled for that count.

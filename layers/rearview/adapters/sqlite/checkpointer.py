@@ -3,7 +3,7 @@ database file.
 
 SQLite's automatic checkpoint runs inside COMMIT, on the thread that committed, once the WAL holds
 `wal_autocheckpoint` pages (1,000 by default): a bulk load's change set of 10,000 episodes (~5,600 pages) paid
-about as much for that copy as for its own FTS5 indexing (bench/RESULTS.md, "Bulk apply, third pass"). A commit of
+about as much for that copy as for its own FTS5 indexing (bench/RESULTS.md, "Bulk load"). A commit of
 `CHECKPOINT_ROWS` rows or more (`SqliteDatabase.transaction`) therefore commits with the automatic checkpoint raised
 to `SAFETY_NET_PAGES`, and asks the database's `WalCheckpointer` to copy it: a thread with a connection of its own
 that runs a PASSIVE checkpoint, beside whatever the committing thread does next (a bulk load prepares its next

@@ -88,12 +88,19 @@ _FLOAT32 = np.dtype("<f4")
 _Item = TypeVar("_Item")
 
 
+# A namespace with at least this many episodes gets a full-text table of its own, so that keyword search reads only
+# its postings (and its BM25 statistics are its own); smaller ones share one table.
+OWN_FTS_EPISODES = 20_000
+
+
 class SqliteMemoryStore(SqliteWorkingMemory):
     """MemoryStore over SqliteDatabase. Every query is restricted by `namespace = ?`."""
 
     db: SqliteDatabase
 
-    def __init__(self, db: SqliteDatabase, *, clock: Clock | None = None, own_fts_episodes: int = 20_000) -> None:
+    def __init__(
+        self, db: SqliteDatabase, *, clock: Clock | None = None, own_fts_episodes: int = OWN_FTS_EPISODES
+    ) -> None:
         self.db = db
         self.embedder_name = db.embedder_name
         self.dim = db.dim

@@ -18,7 +18,7 @@ segment for every term. FTS5's own automerge paces its work by pages written (64
 (a write path's hundred episodes, about three pages) pile up to 16 segments before a merge. The store therefore
 merges each table it wrote after every change set (`merge_segments`, in the change set's transaction): FTS5's
 `merge` command, at most `MERGE_PAGES` pages of output a call, merging any level that holds `FTS_USERMERGE` (2)
-segments: a log-structured merge that keeps about one segment per level (bench/RESULTS.md, "branch fts1k").
+segments: a log-structured merge that keeps about one segment per level (bench/RESULTS.md, "Bulk load").
 """
 
 from __future__ import annotations

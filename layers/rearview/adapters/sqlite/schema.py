@@ -403,7 +403,7 @@ def _migration_11(conn: sqlite3.Connection) -> None:
     """Episodes inserted are indexed by the store (`namespace_fts.index_inserted`: one `INSERT ... SELECT` per
     change set), not by a trigger per row: FTS5 flushes its pending terms at every statement a trigger runs, so a
     row inserted through the trigger cost about five times what the same row costs inserted with its change set
-    (bench/RESULTS.md, "Bulk apply"). The insert triggers of the shared table and of every namespace's own table go;
+    (bench/RESULTS.md, "Bulk load"). The insert triggers of the shared table and of every namespace's own table go;
     the update and delete triggers stay."""
     conn.execute("DROP TRIGGER episodes_fts_ai")
     for (table,) in conn.execute("SELECT fts FROM fts_namespaces").fetchall():
@@ -417,7 +417,7 @@ _OWN_FTS_TABLE = re.compile(r"fts_ep_ns[0-9a-f]{32}")
 # Two indexes no query uses: every query that filters episodes by session or event type orders by time with a
 # limit (list_memories, the management pages) or reads rows by ref (keyword search), and SQLite's planner takes
 # (namespace, occurred_at) for those, with or without these two (no ANALYZE statistics are kept); the vector caches
-# filter in memory. Each cost every insert an index entry (bench/RESULTS.md, "Bulk apply"). Query plans before and
+# filter in memory. Each cost every insert an index entry (bench/RESULTS.md, "Bulk load"). Query plans before and
 # after: tests/unit/test_sqlite_migrations.py.
 _MIGRATION_12 = """
 DROP INDEX episodes_by_session;
@@ -427,7 +427,7 @@ DROP INDEX episodes_by_event_type;
 # Tags of the episodes inserted are written by the store, one statement per change set (`SqliteMemoryStore._insert`),
 # not by an insert trigger: SQLite runs an AFTER INSERT trigger's program at every row inserted, even when its WHEN
 # is false (most episodes have no tags), and that cost half again the insert with its indexes (bench/RESULTS.md,
-# "Bulk apply ... (issue 22, bulk2)"). The update and delete triggers of the tags stay.
+# "Bulk load"). The update and delete triggers of the tags stay.
 _MIGRATION_13 = "DROP TRIGGER episodes_ai;"
 
 

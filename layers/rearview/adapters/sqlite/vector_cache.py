@@ -25,8 +25,8 @@ _BLOCK = 16_384
 # What a cached row costs beside its vector: its id (a str), its entry in `position`, and the filter columns.
 ROW_OVERHEAD_BYTES = 200
 # An ANN search asks the graph for this many times the keys wanted (on top of what the filter removes): the graph's
-# search width, never below ann_expansion_search, does the rest. At recall's wide first pass (1,000) every extra key
-# widens the search.
+# search width, never below AnnParams.expansion_search, does the rest. At recall's wide first pass (1,000) every extra
+# key widens the search.
 _ANN_MARGIN = 1.1
 # Below this share of the namespace passing the filter, the passing rows are scored exactly instead.
 _ANN_MIN_PASSING = 0.5

@@ -63,7 +63,7 @@ _ROWS_QUERY: dict[str, str] = {
 @dataclass(frozen=True)
 class VectorOptions:
     """The caches' byte budget; when a cache gets an HNSW graph, how it is built, and where it is saved (None:
-    never saved). See IndexTuning in settings for the defaults."""
+    never saved). `IndexTuning` in settings says why the byte budget and the threshold are what they are."""
 
     max_bytes: int = 1_600_000_000
     ann_threshold: int = 20_000
@@ -89,6 +89,13 @@ class VectorOptions:
             return None
         digest = hashlib.blake2b(namespace.encode("utf-8"), digest_size=16).hexdigest()
         return self.ann_dir / f"{digest}-{layer}.usearch"
+
+
+# A served store's index (`bootstrap`) does its graph work off the write path, on the keeper's thread ...
+SERVED_IN_BACKGROUND = True
+# ... and builds a bulk load's graph once the load has been quiet this long, after it rather than beside it (on a
+# busy 2-core machine a build beside the load halves the load's rate).
+SERVED_BULK_QUIET_SECONDS = 2.0
 
 
 class VectorCaches:

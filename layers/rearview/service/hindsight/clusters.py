@@ -1,10 +1,12 @@
 """Grouping a namespace's episodes into the clusters an inducer may learn from.
 
-Three ways, each cheap and deterministic, so every inducer (rules or a model) sees the same clusters and the cost
-caps count the same things:
-- *signals*: episodes in which the rules recognise the same preference, fact or habit (`signals`), however worded;
+Three ways, deterministic, so every inducer (rules or a model) sees the same clusters and the cost caps count the
+same things:
 - *outcomes*: a subject's outcome sequence yields lessons (`lessons`);
-- *look-alikes*: requests or stable statements no rule recognises, grouped by the words they share.
+- *signals*: episodes in which the rules recognise the same preference, fact or habit (`signals`), and statements
+  that define a named thing as an identifier;
+- *meaning*: the user's requests, choices, corrections and observations, in any voice, grouped by what they mean
+  (`meaning`, through the embedder); a group in which the rules recognise one signal takes its dimension.
 A cluster only matters if it holds at least one new episode (its knowledge is otherwise held already) and its
 evidence passes the guards (`evidence.enough`).
 """
@@ -15,34 +17,16 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
+from rearview.domain.embedding import CosineScale
 from rearview.domain.hindsight import EvidenceCluster, Signal
 from rearview.domain.memory import Episode, Kind
-from rearview.service.hindsight.evidence import enough, evidence_of
+from rearview.service.hindsight.evidence import LESSON_MIN_FAILURES, RECURRING_FAILURE_MIN, enough, evidence_of
 from rearview.service.hindsight.lessons import outcome_patterns, subject_of
-from rearview.service.hindsight.phrases import content_terms, shared_phrase, tidy_phrase, without_speaker
+from rearview.service.hindsight.meaning import Embed, as_clusters, meaning_clusters
+from rearview.service.hindsight.phrases import content_terms, tidy_phrase
 from rearview.service.hindsight.signals import signals_of
-from rearview.service.hindsight.wording import is_request, normalise
+from rearview.service.hindsight.wording import normalise
 from rearview.settings import ConsolidateTuning
-from rearview.text_analysis import asks_question, without_asides
-
-# A request that states a lasting wish, not a one-off task: what a look-alike preference needs in one member.
-_LASTING = re.compile(
-    r"\b(?:always|from now on|going forward|every time|each time|by default|in (?:the )?future|next time|"
-    r"i (?:would |'d )?(?:prefer|like|want)|never|don't|do not|stop|keep)\b"
-    r"|以后|今后|每次|总是|一直|默认|我(?:更)?喜欢|我希望|不要|别",
-    re.IGNORECASE,
-)
-# A statement of how things are (not of something that happened): what a look-alike fact needs.
-_STATIVE = re.compile(
-    r"\b(?:is|are|has|have|uses|runs on|lives|works|belongs|costs|located|stored|hosted|sits|means|equals|"
-    r"remember that|note that)\b|是|在|有|用|叫",
-    re.IGNORECASE,
-)
-_EVENT = re.compile(
-    r"\b(?:yesterday|today|tonight|last (?:night|week|month|year)|ago|just now|this (?:morning|afternoon|evening)|"
-    r"went|did|had|was|were|got|made|saw|met|bought|called)\b|昨天|今天|刚才|上周|了",
-    re.IGNORECASE,
-)
 
 
 def learnable(episodes: Iterable[Episode], tuning: ConsolidateTuning) -> list[Episode]:
@@ -58,8 +42,15 @@ def learnable(episodes: Iterable[Episode], tuning: ConsolidateTuning) -> list[Ep
     return out
 
 
-def build_clusters(episodes: Sequence[Episode], new_ids: set[str], tuning: ConsolidateTuning) -> list[EvidenceCluster]:
-    """Every cluster with a new episode whose evidence passes the guards, lessons first, then by evidence."""
+def build_clusters(
+    episodes: Sequence[Episode],
+    new_ids: set[str],
+    tuning: ConsolidateTuning,
+    embed: Embed | None = None,
+    scale: CosineScale | None = None,
+) -> list[EvidenceCluster]:
+    """Every cluster with a new episode whose evidence passes the guards, lessons first, then by evidence. Without
+    `embed` and `scale` (the embedder's function and its `CosineScale`), no group is found by meaning."""
     pool = learnable(episodes, tuning)
     clusters = _lesson_clusters(pool, tuning)
     in_lessons = {e.id for c in clusters for e in c.episodes}
@@ -71,19 +62,44 @@ def build_clusters(episodes: Sequence[Episode], new_ids: set[str], tuning: Conso
                 signalled[episode.id] = found
     unsignalled = [e for e in pool if e.id not in in_lessons and e.id not in signalled]
     clusters += _with_mentions(_signal_clusters(pool, signalled), unsignalled, signalled)
-    definitions = _definition_clusters([e for e in pool if e.id not in in_lessons])
-    defined = {e.id for c in definitions for e in c.episodes}
-    clusters += definitions
-    rest = [e for e in unsignalled if e.id not in defined]
-    clusters += _lookalike_clusters(rest, tuning)
-    kept = []
-    for cluster in clusters:
-        if not any(e.id in new_ids for e in cluster.episodes):
-            continue
-        dimension = cluster.signal.dimension if cluster.signal else None
-        if enough(cluster.kind, dimension, evidence_of(cluster.episodes), tuning):
-            kept.append(cluster)
+    clusters += _definition_clusters([e for e in pool if e.id not in in_lessons])
+    kept = [c for c in clusters if _passes(c, new_ids, tuning)]
+    if embed is not None and scale is not None:
+        held = {e.id for c in kept for e in c.episodes}
+        rest = [e for e in pool if e.id not in in_lessons]
+        for cluster in as_clusters(meaning_clusters(rest, embed, scale)):
+            mine = [e for e in cluster.episodes if e.id not in held]
+            if len(mine) * 2 <= len(cluster.episodes):
+                continue
+            named = _named_by_signal(cluster, signalled)
+            if _passes(named, new_ids, tuning):
+                kept.append(named)
+                held |= {e.id for e in named.episodes}
     return kept
+
+
+def _named_by_signal(cluster: EvidenceCluster, signalled: dict[str, list[Signal]]) -> EvidenceCluster:
+    """A group found by meaning in which the rules recognise one signal in most episodes, as that signal's cluster:
+    meaning found the group (however its episodes are worded), the rules name its dimension."""
+    counts: dict[Signal, int] = defaultdict(int)
+    for episode in cluster.episodes:
+        for signal in signalled.get(episode.id, []):
+            if signal.kind == cluster.kind:
+                counts[signal] += 1
+    if not counts:
+        return cluster
+    signal, count = max(counts.items(), key=lambda kv: kv[1])
+    if count * 2 < len(cluster.episodes):
+        return cluster
+    return EvidenceCluster(kind=signal.kind, episodes=cluster.episodes, signal=signal)
+
+
+def _passes(cluster: EvidenceCluster, new_ids: set[str], tuning: ConsolidateTuning) -> bool:
+    """A cluster with a new episode whose evidence passes its kind's guards."""
+    if not any(e.id in new_ids for e in cluster.episodes):
+        return False
+    dimension = "exercise" if cluster.habit else cluster.signal.dimension if cluster.signal else None
+    return enough(cluster.kind, dimension, evidence_of(cluster.episodes))
 
 
 def _signal_clusters(pool: Sequence[Episode], signalled: dict[str, list[Signal]]) -> list[EvidenceCluster]:
@@ -207,95 +223,8 @@ def _lesson_clusters(pool: Sequence[Episode], tuning: ConsolidateTuning) -> list
         patterns = outcome_patterns(
             names[key],
             sequence,
-            min_failures=tuning.lesson_min_failures,
-            recurring_min=tuning.recurring_failure_min,
+            min_failures=LESSON_MIN_FAILURES,
+            recurring_min=RECURRING_FAILURE_MIN,
         )
         clusters += [EvidenceCluster(kind="lesson", episodes=p.episodes, subject=p.subject) for p in patterns]
     return clusters
-
-
-def _said(episode: Episode) -> str:
-    """What an episode's speaker said: without a speaker label or trailing asides ("[shares a photo of ...]")."""
-    return without_speaker(without_asides(episode.content))
-
-
-def _lookalike_clusters(rest: Sequence[Episode], tuning: ConsolidateTuning) -> list[EvidenceCluster]:
-    """Requests with a lasting wish, and stable statements, grouped by shared words; each group with a phrase
-    most of its members share."""
-    said = {e.id: _said(e) for e in rest}
-    requests = [e for e in rest if is_request(said[e.id]) and not asks_question(said[e.id])]
-    statements = [
-        e
-        for e in rest
-        if e not in requests
-        and _STATIVE.search(said[e.id])
-        and not _EVENT.search(said[e.id])
-        and not asks_question(said[e.id])
-    ]
-    clusters = []
-    for kind, members, min_terms in (("preference", requests, 2), ("fact", statements, 3)):
-        for group in _groups(members, tuning.lookalike_overlap):
-            choice = _choice(group) if kind == "preference" else None
-            if choice is not None:
-                clusters.append(EvidenceCluster(kind="preference", episodes=group, signal=choice))
-                continue
-            lasting = any(_LASTING.search(said[e.id]) for e in group)
-            repeats = sum(max(1, e.confirmations) for e in group)
-            if kind == "preference" and not lasting and repeats < tuning.preference_repeats_alone:
-                continue
-            phrase = shared_phrase([said[e.id] for e in group], min_terms=min_terms)
-            # A fact is stated by a clause that says how things are, not by a topic ("improving education").
-            if phrase and (kind == "preference" or _STATIVE.search(phrase)):
-                clusters.append(EvidenceCluster(kind=kind, episodes=group, key_phrase=phrase))  # type: ignore[arg-type]
-    return clusters
-
-
-_AGAINST = (
-    r"(?:instead of|rather than|not|no|stopped using|stop using|don'?t use|avoid|without|over|than|别用|不要用|不用|别)"
-)
-
-
-def _choice(group: Sequence[Episode]) -> Signal | None:
-    """One thing every request of the group asks for, and another most of them turn away from ("rewrite it in
-    polars, I've stopped using pandas", "no pandas please, port it to polars"): a preference of one over the
-    other, however each request words it."""
-    texts = [normalise(e.content) for e in group]
-    terms = [set(content_terms(t)) for t in texts]
-    common = set.intersection(*terms) if terms else set()
-    against: dict[str, int] = {}
-    for text in texts:
-        for term in {t for ts in terms for t in ts}:
-            if re.search(rf"{_AGAINST}\s+(?:\w+\s+){{0,2}}?{re.escape(term)}\b", text, re.IGNORECASE):
-                against[term] = against.get(term, 0) + 1
-    avoided = [t for t, n in against.items() if n * 2 >= len(texts) and n >= 2]
-    chosen = [t for t in common if t not in against]
-    if len(avoided) != 1 or not chosen:
-        return None
-    return Signal("preference", "tools", avoided[0], max(chosen, key=len))
-
-
-def _groups(episodes: Sequence[Episode], overlap: float) -> list[list[Episode]]:
-    """Greedy single-link grouping by the words two texts share, as a share of the shorter one's content words
-    (at least two shared): "always add type hints to Python functions" and "add type hints everywhere" are one
-    request said at two lengths. Embedder-independent: a contextual vector carries the turn before, which says
-    nothing about whether two requests are the same."""
-    terms = [set(content_terms(_said(e))) for e in episodes]
-    groups: list[list[int]] = []
-    for i, words in enumerate(terms):
-        if not words:
-            continue
-        home = None
-        for g, members in enumerate(groups):
-            if any(_shared(words, terms[j]) >= overlap for j in members):
-                home = g
-                break
-        if home is None:
-            groups.append([i])
-        else:
-            groups[home].append(i)
-    return [[episodes[i] for i in g] for g in groups if sum(max(1, episodes[i].confirmations) for i in g) >= 2]
-
-
-def _shared(a: set[str], b: set[str]) -> float:
-    common = len(a & b)
-    return common / min(len(a), len(b)) if common >= 2 else 0.0

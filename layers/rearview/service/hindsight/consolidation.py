@@ -23,14 +23,21 @@ from rearview.domain.memory import Episode, Fact
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import MemoryFilter
 from rearview.ports import Clock, Embedder, Inducer, MemoryReader, MemoryWriter
+from rearview.service.contradiction import related_similarity
 from rearview.service.hindsight.budget import RunBudget
+from rearview.service.hindsight.checker import problem
 from rearview.service.hindsight.clusters import build_clusters
 from rearview.service.hindsight.evidence import confidence_of, enough, evidence_of
+from rearview.service.hindsight.lessons import read_in_sequence
 from rearview.service.hindsight.reconcile import Reconciler, merge_on_dimension
 from rearview.service.hindsight.rule_inducer import RuleInducer
 from rearview.settings import ConsolidateTuning, WriteTuning
 
 logger = logging.getLogger(__name__)
+
+# A run reads at most this many episodes, the newest, as evidence: a bound on a run's time and memory that a
+# namespace's lookback window rarely reaches.
+MAX_EPISODES = 5000
 
 
 class ConsolidationStore(MemoryReader, MemoryWriter, Protocol):
@@ -86,15 +93,17 @@ class ConsolidationService:
         )
         if not new:
             return result
-        pool = self._evidence_pool(namespace, new)
+        pool = read_in_sequence(self._evidence_pool(namespace, new))
+        new = [e for e in pool if e.id in {n.id for n in new}] + [e for e in new if e.id not in {p.id for p in pool}]
         new_ids = {e.id for e in new}
-        clusters = build_clusters(pool, new_ids, self._tuning)
+        clusters = build_clusters(pool, new_ids, self._tuning, self._embed_many, self._embedder.scale)
         cap = min(req.max_clusters, budget.max_clusters)
         induction, fallback, done = self._induce_within(clusters[:cap], budget)
         taken, deferred = clusters[:done], clusters[done:]
         by_id = {e.id: e for e in pool}
         reconciler = self._reconciler(namespace, by_id)
-        for induced in sorted(_checked(induction.memories, taken, self._tuning, by_id), key=_evidence_end(by_id)):
+        checked = _values_apart(_checked(induction.memories, taken, self._tuning, by_id), by_id)
+        for induced in sorted(checked, key=_evidence_end(by_id)):
             reconciler.add(induced)
         changes = reconciler.changes
         waiting = {e.id for c in deferred for e in c.episodes}
@@ -120,7 +129,7 @@ class ConsolidationService:
             # An expired episode teaches nothing: the sweep forgets it (and what was induced from it alone).
             alive_at=self._clock.now(),
         )
-        found = self._store.list_memories(namespace, flt, limit=self._tuning.max_episodes)
+        found = self._store.list_memories(namespace, flt, limit=MAX_EPISODES)
         return [e for e in found if isinstance(e, Episode)]
 
     def _induce_within(
@@ -165,6 +174,11 @@ class ConsolidationService:
         except Exception as exc:  # noqa: BLE001 - any model failure falls back to the rules, and the result says so
             logger.warning("inducer %s failed; the rule inducer states this run: %s", self._inducer.name, exc)
             return self._fallback.induce(clusters), f"{type(exc).__name__}: {exc}"[:300]
+        for i, (memory, cluster) in enumerate(zip(induction.memories, clusters, strict=True)):
+            wrong = problem(memory, cluster.episodes) if memory is not None and i not in induction.failed else None
+            if wrong is not None:
+                logger.info("%s: a statement rejected by the checker (%s): %s", self._inducer.name, wrong, memory)
+                induction.failed[i] = f"rejected by the checker: {wrong}"
         if not induction.failed:
             return induction, None
         redo = sorted(induction.failed)
@@ -178,7 +192,10 @@ class ConsolidationService:
         """`fact` stated again from `sources` alone (some of its episodes were forgotten), with its new vector; None
         when they no longer support a memory of its kind and dimension. Nothing of a forgotten episode survives:
         statement, facets, evidence and confidence all come from the sources."""
-        clusters = build_clusters(sources, {e.id for e in sources}, self._tuning)
+        sources = read_in_sequence(sources)
+        clusters = build_clusters(
+            sources, {e.id for e in sources}, self._tuning, self._embed_many, self._embedder.scale
+        )
         induction, _ = self.induce(clusters)
         by_id = {e.id: e for e in sources}
         matches = [
@@ -214,7 +231,7 @@ class ConsolidationService:
         merged = {e.id: e for e in window if isinstance(e, Episode)}
         merged.update({e.id: e for e in new})
         pool = sorted(merged.values(), key=lambda e: (e.occurred_at, e.id))
-        return pool[-self._tuning.max_episodes :]
+        return pool[-MAX_EPISODES:]
 
     def _reconciler(self, namespace: str, pool: dict[str, Episode]) -> Reconciler:
         active = [
@@ -243,9 +260,12 @@ class ConsolidationService:
             episodes=episodes,
             now=self._clock.now(),
             dedup_threshold=self._write_tuning.dedup_threshold,
-            contradiction_threshold=self._write_tuning.contradiction_threshold,
+            related_threshold=related_similarity(self._embedder.scale),
             induced_by=self._inducer.name,
         )
+
+    def _embed_many(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self._embedder.embed(texts), dtype=np.float32)
 
     def _embed_one(self, text: str) -> np.ndarray:
         return np.asarray(self._embedder.embed([text])[0], dtype=np.float32)
@@ -299,12 +319,40 @@ def _checked(
             continue
         members = {e.id: e for e in cluster.episodes}
         cited = [members[i] for i in memory.provenance if i in members]
-        if not cited or not enough(memory.kind, memory.dimension, evidence_of(cited), tuning):
+        if not cited or not enough(memory.kind, memory.dimension, evidence_of(cited)):
             continue
         if any(_same_text(memory.statement, e.content) for e in cited):
             continue
         kept.append(memory.model_copy(update={"provenance": [e.id for e in cited]}))
     return kept
+
+
+def _values_apart(memories: list[InducedMemory], pool: dict[str, Episode]) -> list[InducedMemory]:
+    """Memories of one run that give one dimension different values ("replies in Chinese", "replies in Spanish")
+    each keep only the episodes that do not name a rival's value without naming their own: a cluster of similar
+    requests can hold both, and "Answer in Spanish please" must not confirm the Chinese preference (it would make
+    the old value the newer one). A memory left with no episode is dropped."""
+    out = []
+    for memory in memories:
+        own = _values(memory)
+        rivals = [o for o in memories if o is not memory and memory.dimension and o.dimension == memory.dimension]
+        other = {v for o in rivals if o.facets != memory.facets for v in _values(o)} - own
+        if not other:
+            out.append(memory)
+            continue
+        kept = [i for i in memory.provenance if i not in pool or not _names_only(pool[i].content, other, own)]
+        if kept:
+            out.append(memory.model_copy(update={"provenance": kept}))
+    return out
+
+
+def _values(memory: InducedMemory) -> set[str]:
+    return {v.casefold() for v in memory.facets.values() if v.strip()}
+
+
+def _names_only(text: str, other: set[str], own: set[str]) -> bool:
+    folded = text.casefold()
+    return any(v in folded for v in other) and not any(v in folded for v in own)
 
 
 def _same_text(a: str, b: str) -> bool:

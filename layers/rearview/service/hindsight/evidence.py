@@ -7,7 +7,22 @@ import math
 from collections.abc import Sequence
 
 from rearview.domain.memory import Episode, Evidence, Kind
-from rearview.settings import ConsolidateTuning
+
+# The guards that keep one-off events out of semantic memory (bench/hindsight.py measures what they let through).
+# A preference: this many occurrences in at least MIN_SPREAD sessions or days ...
+PREFERENCE_MIN_OCCURRENCES = 3
+# ... or this many anywhere: asked five times in one chat is a preference too.
+PREFERENCE_REPEATS_ALONE = 5
+# A fact: this many mentions in at least MIN_SPREAD sessions or days, stable rather than said in passing.
+FACT_MIN_OCCURRENCES = 2
+MIN_SPREAD = 2
+# A habit (an activity done again and again): this many occurrences on as many distinct days.
+HABIT_MIN_OCCURRENCES = 3
+HABIT_MIN_DAYS = 3
+# A lesson: this many failures before the success that ended them (one failure then a success is transient) ...
+LESSON_MIN_FAILURES = 2
+# ... or this many failures in a row sharing an error.
+RECURRING_FAILURE_MIN = 3
 
 
 def evidence_of(episodes: Sequence[Episode]) -> Evidence:
@@ -39,21 +54,19 @@ def _days_between_repeats(episode: Episode) -> int:
     return max(0, min(repeats, days_between))
 
 
-def enough(kind: Kind, dimension: str | None, evidence: Evidence, tuning: ConsolidateTuning) -> bool:
-    """Whether the evidence is more than a one-off (see ConsolidateTuning for each guard)."""
+def enough(kind: Kind, dimension: str | None, evidence: Evidence) -> bool:
+    """Whether the evidence is more than a one-off (see the guards above)."""
     spread = max(evidence.sessions, evidence.days)
     if kind == "lesson":
         fixed = evidence.successes >= 1 and evidence.failures >= 1
-        return evidence.occurrences - evidence.successes >= (
-            tuning.lesson_min_failures if fixed else tuning.recurring_failure_min
-        )
+        return evidence.occurrences - evidence.successes >= (LESSON_MIN_FAILURES if fixed else RECURRING_FAILURE_MIN)
     if dimension == "exercise":
-        return evidence.occurrences >= tuning.habit_min_occurrences and evidence.days >= tuning.habit_min_days
+        return evidence.occurrences >= HABIT_MIN_OCCURRENCES and evidence.days >= HABIT_MIN_DAYS
     if kind == "preference":
-        if evidence.occurrences >= tuning.preference_repeats_alone:
+        if evidence.occurrences >= PREFERENCE_REPEATS_ALONE:
             return True
-        return evidence.occurrences >= tuning.preference_min_occurrences and spread >= tuning.min_spread
-    return evidence.occurrences >= tuning.fact_min_occurrences and spread >= tuning.min_spread
+        return evidence.occurrences >= PREFERENCE_MIN_OCCURRENCES and spread >= MIN_SPREAD
+    return evidence.occurrences >= FACT_MIN_OCCURRENCES and spread >= MIN_SPREAD
 
 
 def confidence_of(kind: Kind, evidence: Evidence) -> float:

@@ -1,9 +1,9 @@
 """Feedback: what an agent says of a memory it was given, and what that does to the memory.
 
-- `useful`: the memory is confirmed: its confidence closes `feedback_useful_step` of the gap to 1.0 (from what is
+- `useful`: the memory is confirmed: its confidence closes `USEFUL_STEP` of the gap to 1.0 (from what is
   left of it after decay), and `last_confirmed_at` is now, so the decay starts again;
 - `not_useful`: it did not apply to this task: counted, nothing changes (it may apply to the next);
-- `wrong`: it is not true: its confidence is multiplied by `feedback_wrong_factor`; with a correction, the
+- `wrong`: it is not true: its confidence is multiplied by `WRONG_FACTOR`; with a correction, the
   correction is stored as a memory of the same kind and dimension that supersedes it (kept as history).
 An episode's importance plays the part of a semantic memory's confidence (a correction of an episode is stored as
 a fact citing it). Every verdict is counted per namespace and kind in the ledger; a `useful` on a memory that a
@@ -27,7 +27,7 @@ from rearview.ports import Clock, Embedder, HindsightLedger, MemoryReader, Memor
 from rearview.service.content_rules import check_content
 from rearview.service.hindsight.signals import signals_of
 from rearview.service.redaction import redact_request
-from rearview.settings import HindsightSettings, RecallTuning
+from rearview.settings import RecallTuning
 
 
 class FeedbackStore(MemoryReader, MemoryWriter, Protocol):
@@ -40,6 +40,10 @@ MAX_CONFIDENCE = 0.99
 CORRECTION_CONFIDENCE = 0.9
 # How much a useful episode gains in importance.
 IMPORTANCE_STEP = 0.1
+# `useful` closes this share of the gap to 1.0: confirmations add up, none reaches certainty at once.
+USEFUL_STEP = 0.25
+# `wrong` multiplies the confidence by this: one report halves it, so a memory reported wrong soon leaves briefs.
+WRONG_FACTOR = 0.5
 
 
 class FeedbackService:
@@ -49,14 +53,12 @@ class FeedbackService:
         ledger: HindsightLedger,
         embedder: Embedder,
         clock: Clock,
-        settings: HindsightSettings,
         recall_tuning: RecallTuning,
     ) -> None:
         self._store = store
         self._ledger = ledger
         self._embedder = embedder
         self._clock = clock
-        self._settings = settings
         self._half_life = recall_tuning.confidence_half_life_days
 
     def feedback(self, namespace: str, req: FeedbackRequest) -> FeedbackResult:
@@ -110,7 +112,7 @@ class FeedbackService:
     def _fact(self, fact: Fact, req: FeedbackRequest, now: datetime) -> tuple[float, Fact]:
         before = fact.confidence_at(now, self._half_life)
         if req.verdict == "useful":
-            confidence = min(MAX_CONFIDENCE, before + (1.0 - before) * self._settings.feedback_useful_step)
+            confidence = min(MAX_CONFIDENCE, before + (1.0 - before) * USEFUL_STEP)
             update = {
                 "confidence": round(max(confidence, before), 4),
                 "last_confirmed_at": now,
@@ -118,7 +120,7 @@ class FeedbackService:
             }
             return before, fact.model_copy(update=update)
         if req.verdict == "wrong":
-            confidence = round(fact.confidence * self._settings.feedback_wrong_factor, 4)
+            confidence = round(fact.confidence * WRONG_FACTOR, 4)
             return before, fact.model_copy(update={"confidence": confidence})
         return before, fact
 
@@ -127,7 +129,7 @@ class FeedbackService:
         if req.verdict == "useful":
             return before, episode.model_copy(update={"importance": min(1.0, before + IMPORTANCE_STEP)})
         if req.verdict == "wrong":
-            return before, episode.model_copy(update={"importance": before * self._settings.feedback_wrong_factor})
+            return before, episode.model_copy(update={"importance": before * WRONG_FACTOR})
         return before, episode
 
     def _correction(self, namespace: str, wrong: Memory, text: str, now: datetime) -> Fact:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rearview.domain.memory import Episode
+from rearview.service.hindsight.outcomes import failure_shaped
 from rearview.service.hindsight.phrases import shared_phrase, tidy_phrase
 from rearview.service.hindsight.wording import normalise
 from rearview.text_analysis import STOP_WORDS, is_chinese
@@ -210,6 +211,37 @@ def _failed_range(failed: list[float], worked: float, unit: str, chinese: bool) 
         return f"{_number(high)}{unit}及以下" if chinese else f"{_number(high)} or fewer {unit}"
     joined = ("、" if chinese else ", ").join(_number(v) for v in failed)
     return f"{joined}{unit}" if chinese else f"{joined} {unit}"
+
+
+def read_in_sequence(pool: Sequence[Episode]) -> list[Episode]:
+    """The pool with each outcome no word settled (unknown) read from its subject's sequence: after failures of
+    its subject, an outcome that has neither a failure's shape nor the error the failures share is what finally
+    worked ("parsed 4,812 rows" after two ValueErrors). Other episodes are returned as they are."""
+    by_subject: dict[str, list[Episode]] = {}
+    for episode in pool:
+        subject = subject_of(episode)
+        if subject is not None and episode.outcome:
+            by_subject.setdefault(subject.lower(), []).append(episode)
+    read: dict[str, Episode] = {}
+    for sequence in by_subject.values():
+        failures: list[Episode] = []
+        for episode in sorted(sequence, key=lambda e: (e.occurred_at, e.id)):
+            status = episode.outcome_status
+            if status == "failure":
+                failures.append(episode)
+                continue
+            if status == "unknown" and failures and _unlike_failures(episode, failures):
+                read[episode.id] = episode.model_copy(update={"outcome_status": "success"})
+            failures = []
+    return [read.get(e.id, e) for e in pool]
+
+
+def _unlike_failures(episode: Episode, failures: Sequence[Episode]) -> bool:
+    text = _outcome_text(episode)
+    if failure_shaped(text):
+        return False
+    shared = error_signature(failures) if len(failures) > 1 else None
+    return not (shared and shared.lower() in text.lower())
 
 
 def subject_of(episode: Episode) -> str | None:

@@ -3,7 +3,7 @@ send (the `ConsolidationJobs` port; on AWS an SQS queue and a worker function do
 
 - `send` never blocks a write: it files the job and returns. At most one job waits per namespace; another one for
   that namespace is folded into it (their episodes united, a job over every episode absorbing a targeted one, the
-  strongest reason kept). When `worker_queue` namespaces wait, a job for another one is dropped with a warning:
+  strongest reason kept). When `WORKER_QUEUE` namespaces wait, a job for another one is dropped with a warning:
   its episodes stay unconsolidated for the next trigger or the schedule.
 - The thread runs one job at a time through the runner (lease, caps, record). A namespace whose lease another
   process holds (RunInProgress) is tried again later, a few times, each time after a longer delay; any other
@@ -31,6 +31,7 @@ from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.hindsight_runs import ConsolidationJob, TriggerReason
 from rearview.errors import RunInProgress
 from rearview.ports import Clock
+from rearview.service.hindsight.runner import LEASE_SECONDS
 from rearview.settings import HindsightSettings
 
 logger = logging.getLogger(__name__)
@@ -44,10 +45,12 @@ REASON_STRENGTH: dict[TriggerReason, int] = {
     "failure_streak": 4,
 }
 # A job whose namespace another run holds is tried again after these delays, then given up: a lease lasts
-# `lease_seconds` (10 minutes by default) at most, so the last try comes after any lease has expired.
+# `LEASE_SECONDS` (10 minutes) at most, so the last try comes after any lease has expired.
 RETRY_DELAYS = (timedelta(seconds=5), timedelta(seconds=30), timedelta(minutes=2), timedelta(minutes=10))
 # The schedule is swept this often (its period, within these bounds): a run comes due at most this late.
 MIN_SWEEP_INTERVAL = timedelta(minutes=1)
+# Jobs waiting at most (one per namespace): more are dropped, and the next trigger of a namespace retries.
+WORKER_QUEUE = 1000
 MAX_SWEEP_INTERVAL = timedelta(hours=1)
 # A run stops starting clusters when this share of its lease has passed, so that it never outlives the lease.
 LEASE_SHARE = 0.9
@@ -125,12 +128,21 @@ class LocalConsolidationWorker:
     """The triggers' jobs, run by one background thread of this process. `start()`, `send(job)`, `stop(timeout)`;
     `drain(timeout)` waits until nothing waits or runs (tests, and a graceful hand-over)."""
 
-    def __init__(self, runner: JobRunner, schedule: Schedule, clock: Clock, settings: HindsightSettings) -> None:
+    def __init__(
+        self,
+        runner: JobRunner,
+        schedule: Schedule,
+        clock: Clock,
+        settings: HindsightSettings,
+        *,
+        capacity: int = WORKER_QUEUE,
+        lease_seconds: float = LEASE_SECONDS,
+    ) -> None:
         self._runner = runner
         self._schedule = schedule
         self._clock = clock
-        self._capacity = settings.worker_queue
-        self._lease = timedelta(seconds=settings.lease_seconds * LEASE_SHARE)
+        self._capacity = capacity
+        self._lease = timedelta(seconds=lease_seconds * LEASE_SHARE)
         hours = timedelta(hours=settings.schedule_hours)
         self._sweep_interval = min(max(hours, MIN_SWEEP_INTERVAL), MAX_SWEEP_INTERVAL) if hours else None
         self._next_sweep: datetime | None = None

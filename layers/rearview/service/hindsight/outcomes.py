@@ -30,6 +30,23 @@ _SUCCESS = re.compile(
 )
 
 
+# The shapes a failure report takes whatever its words: a typed error ("ValueError: ...", "QuotaExceeded: ..."), an
+# exception class, an errno name (ECONNRESET), an error constant (RATE_LIMITED), a non-zero exit, a status of 4xx or
+# 5xx after "returned" in Chinese, or an ability denied ("could not convert", "无法连接").
+_FAILURE_SHAPE = re.compile(
+    r"^\s*(?:[A-Z][a-z0-9]+){2,}\s*:|\b[A-Z][A-Za-z]*(?:Error|Exception)\b|\bE[A-Z]{4,}\b|\b[A-Z]{3,}(?:_[A-Z0-9]+)+\b"
+    r"|\bexit(?:ed)?\b[^.;,]{0,16}?\b(?:status|code)\s*:?\s*[1-9]\d{0,2}\b|\bexit status [1-9]"
+    r"|\b(?:could not|couldn'?t|unable to|can'?t|cannot)\b|(?:返回|状态码?)\s*[:：]?\s*[45]\d\d"
+)
+# The shapes of a success: a zero exit, a whole count done ("34/34"), or finished in Chinese.
+_SUCCESS_SHAPE = re.compile(r"\bexit(?:ed)?\b[^.;,]{0,16}?\b(?:status|code)\s*:?\s*0\b|\b(\d+)/\1\b|完毕|全部完成")
+
+
+def failure_shaped(text: str) -> bool:
+    """Whether an outcome text has the shape of a failure report, whatever its words."""
+    return bool(_FAILURE_SHAPE.search(text))
+
+
 def recognise_outcome(text: str | None) -> OutcomeStatus | None:
     """The status an outcome text states: failure before partial before success (a "partial success" is
     partial, "succeeded after 2 errors" counts its failure words second); None for no text, unknown for text
@@ -38,7 +55,8 @@ def recognise_outcome(text: str | None) -> OutcomeStatus | None:
         return None
     if _PARTIAL.search(text):
         return "partial"
-    failure, success = _FAILURE.search(text), _SUCCESS.search(text)
+    failure = _FAILURE.search(text) or _FAILURE_SHAPE.search(text)
+    success = _SUCCESS.search(text) or _SUCCESS_SHAPE.search(text)
     if failure and (not success or failure.start() <= success.start()):
         return "failure"
     if success:

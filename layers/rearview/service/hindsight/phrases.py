@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from difflib import SequenceMatcher
 
-from rearview.service.hindsight.wording import normalise
+from rearview.service.voice import normalise
 from rearview.text_analysis import query_terms
 
 _EDGE_WORDS = re.compile(
@@ -21,7 +21,7 @@ _PUNCT_EDGES = " \t\n,.;:!?，。；：！？、\"'()[]{}-–—"
 
 
 # Chat filler that says nothing about what a request is about (on top of the search stop words).
-_FILLER = frozenset(
+FILLER = frozenset(
     [
         "pls",
         "plz",
@@ -72,7 +72,7 @@ _FILLER = frozenset(
 
 # Social talk: thanks, praise, farewells and cheering that carry no preference or fact, however often repeated
 # ("Take care!", "Thanks, your support means a lot", "Wow, that's amazing"). Not counted as a phrase's content.
-_PHATIC = frozenset(
+PHATIC = frozenset(
     [
         "appreciate",
         "appreciated",
@@ -129,23 +129,16 @@ _PHATIC = frozenset(
         "辛苦",
     ]
 )
-# A chat transcript's speaker label at the start of a turn ("Deborah: take care"): who spoke, not what was said.
-_SPEAKER = re.compile(r"^[A-Z][a-z]+(?: [A-Z][a-z]+)?:\s+")
-
-
-def without_speaker(text: str) -> str:
-    """The text without a leading speaker label ("Deborah: take care" -> "take care")."""
-    return _SPEAKER.sub("", text.lstrip(), count=1)
 
 
 def content_terms(text: str) -> list[str]:
     """The words that say what a text is about: query terms without chat filler."""
-    return [t for t in query_terms(text) if t not in _FILLER]
+    return [t for t in query_terms(text) if t not in FILLER]
 
 
 def substantive_terms(text: str) -> list[str]:
     """Content terms that are not social talk: what a phrase must have enough of to be worth stating."""
-    return [t for t in content_terms(text) if t not in _PHATIC]
+    return [t for t in content_terms(text) if t not in PHATIC]
 
 
 def tidy_phrase(phrase: str) -> str:

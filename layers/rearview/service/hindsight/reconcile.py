@@ -21,7 +21,7 @@ from rearview.domain.changes import ChangeSet
 from rearview.domain.hindsight import InducedMemory
 from rearview.domain.memory import Episode, Evidence, Fact
 from rearview.ids import new_ulid
-from rearview.service.contradiction import contradicts
+from rearview.service.contradiction import Scale, judge
 from rearview.service.hindsight import statements
 from rearview.service.hindsight.evidence import confidence_of, evidence_of
 from rearview.text_analysis import is_chinese
@@ -30,6 +30,9 @@ from rearview.text_analysis import is_chinese
 MULTI_VALUED = frozenset({"exercise"})
 # Facets that describe a memory without being what it holds (when a habit happens): never a contradiction.
 _DESCRIPTIVE = frozenset({"when"})
+
+# How many of the nearest active memories a new one is judged against.
+_JUDGED = 5
 
 Action = str  # created | confirmed | refined | superseded | history
 
@@ -57,7 +60,7 @@ class Reconciler:
     episodes: Callable[[Sequence[str]], dict[str, Episode]]
     now: datetime
     dedup_threshold: float
-    contradiction_threshold: float
+    related_threshold: float
     induced_by: str
     changes: ChangeSet = field(default_factory=ChangeSet)
     decisions: list[Decision] = field(default_factory=list)
@@ -73,10 +76,15 @@ class Reconciler:
             if same_dimension:
                 return self._on_dimension(induced, evidence, same_dimension)
         vector = self.embed(induced.statement)
+        said = [e.content for e in self.episodes(induced.provenance).values()]
+        scale = Scale(related=self.related_threshold, same=self.dedup_threshold)
         for fact, cosine in self._nearest(vector, induced.kind):
-            if cosine >= self.dedup_threshold:
+            verdict = judge(induced.statement, fact.content, cosine, scale, evidence=said)
+            if verdict == "confirms":
                 return self._confirm(fact, induced, evidence, restate=True)
-            if contradicts(induced.statement, fact.content, cosine, self.contradiction_threshold):
+            if verdict == "refines":
+                return self._refine(fact, induced, evidence)
+            if verdict == "contradicts":
                 return self._contradict(fact, induced, evidence, vector)
         return self._insert(induced, evidence, vector)
 
@@ -93,16 +101,29 @@ class Reconciler:
             if cosine >= self.dedup_threshold:
                 return self._confirm(fact, induced, evidence, restate=False)
             return self._contradict(fact, induced, evidence, None)
-        if conflicts:
-            if induced.dimension in MULTI_VALUED and _overlap(fact.evidence, evidence):
-                merged = {
-                    k: _join_values(fact.facets[k], v) if k in conflicts else v for k, v in induced.facets.items()
-                }
-                return self._refine(fact, induced.model_copy(update={"facets": merged}), evidence)
+        if conflicts and induced.dimension in MULTI_VALUED and _overlap(fact.evidence, evidence):
+            merged = {k: _join_values(fact.facets[k], v) if k in conflicts else v for k, v in induced.facets.items()}
+            return self._refine(fact, induced.model_copy(update={"facets": merged}), evidence)
+        # Another value, or only a facet that describes it changed ("when": evening, then morning) and its episodes
+        # say so.
+        if conflicts or self._changed(fact, induced):
             return self._contradict(fact, induced, evidence, None)
         if set(induced.facets) <= set(fact.facets):
             return self._confirm(fact, induced, evidence, restate=fact.kind == "lesson")
         return self._refine(fact, induced, evidence)
+
+    def _changed(self, fact: Fact, induced: InducedMemory) -> bool:
+        """A descriptive facet with another value, and the new memory's episodes saying the old value gave way."""
+        differs = any(
+            k in _DESCRIPTIVE and k in fact.facets and not same_value(fact.facets[k], v)
+            for k, v in induced.facets.items()
+        )
+        if not differs:
+            return False
+        said = [e.content for e in self.episodes(induced.provenance).values()]
+        cosine = float(self._vector_of(fact) @ self.embed(induced.statement))
+        scale = Scale(related=self.related_threshold, same=self.dedup_threshold)
+        return judge(induced.statement, fact.content, cosine, scale, evidence=said) == "contradicts"
 
     # --- the outcomes ---------------------------------------------------------------------------------------
 
@@ -134,8 +155,9 @@ class Reconciler:
     def _refine(self, fact: Fact, induced: InducedMemory, evidence: Evidence) -> Decision:
         facets = {**fact.facets, **induced.facets}
         chinese = is_chinese(fact.content)
-        if fact.kind == "lesson":
-            # A lesson is stated from its subject's whole outcome sequence: the newer statement holds the older.
+        if fact.kind == "lesson" or (fact.dimension is None and fact.induced_by):
+            # A lesson is stated from its subject's whole outcome sequence, a memory found by meaning from all its
+            # evidence: the newer statement holds the older.
             content = induced.statement
         else:
             content = statements.state(fact.dimension, facets, chinese=chinese) or _join_statements(
@@ -237,14 +259,15 @@ class Reconciler:
         return vector
 
     def _nearest(self, vector: np.ndarray, kind: str) -> list[tuple[Fact, float]]:
-        """The active memories of the same kind that have no dimension (a memory on another dimension is about
-        something else), most similar first."""
+        """The active memories a new one is judged against, most similar first: of any kind but a lesson's against
+        a lesson (a learned preference against a written fact too), on no dimension or one the rules do not name
+        (a rule's dimension is compared by its facets)."""
         scored = [
             (fact, float(self._vector_of(fact) @ vector))
             for fact in self.active.values()
-            if fact.kind == kind and fact.dimension is None
+            if (fact.kind == "lesson") == (kind == "lesson") and (fact.dimension is None or not fact.facets)
         ]
-        return sorted(scored, key=lambda fc: -fc[1])[:5]
+        return sorted(scored, key=lambda fc: -fc[1])[:_JUDGED]
 
 
 def merge_on_dimension(memories: Sequence[InducedMemory]) -> InducedMemory:

@@ -14,6 +14,7 @@ from rearview.domain.hindsight import EvidenceCluster, InducedMemory, Induction,
 from rearview.domain.limits import MAX_FACT_CHARS
 from rearview.domain.memory import Kind
 from rearview.service.hindsight import statements
+from rearview.service.hindsight.abstraction import state_group
 from rearview.service.hindsight.lessons import error_signature, what_changed
 from rearview.service.hindsight.phrases import shared_phrase
 from rearview.service.hindsight.signals import time_slot
@@ -35,6 +36,8 @@ def induce_one(cluster: EvidenceCluster) -> InducedMemory | None:
     if cluster.kind == "lesson":
         return _lesson(cluster, chinese)
     ids = cluster.ids
+    if cluster.shared:
+        return state_group(cluster)
     if cluster.signal is not None:
         value = cluster.signal.value
         if value == "a table" and any("markdown" in e.content.lower() for e in cluster.episodes):
@@ -91,11 +94,17 @@ def _memory(kind: Kind, statement: str, dimension: str | None, facets: dict[str,
 
 
 def _usual_time(cluster: EvidenceCluster) -> dict[str, str]:
-    """When the activity usually happens, if most of its episodes say the same (morning, evening, weekend)."""
-    slots = [time_slot(e.content) for e in cluster.episodes]
+    """When the activity usually happens now, if most of its latest episodes say the same (morning, evening,
+    weekend): a habit that moved from the evening to the morning is a morning habit."""
+    latest = sorted(cluster.episodes, key=lambda e: e.last_seen_at)[-_RECENT_EPISODES:]
+    slots = [time_slot(e.content) for e in latest]
     named = [s for s in slots if s is not None]
     if named:
         best = max(set(named), key=named.count)
         if named.count(best) * 2 > len(slots):
             return {"when": best}
     return {}
+
+
+# How many of a habit's latest episodes say when it happens now.
+_RECENT_EPISODES = 3

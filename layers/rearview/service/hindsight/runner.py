@@ -24,6 +24,10 @@ from rearview.service.hindsight.budget import RunBudget
 from rearview.service.hindsight.consolidation import ConsolidationService
 from rearview.settings import HindsightSettings
 
+# A run holds its namespace's lease this long at most: a run that crashes frees it when it expires, and a run of
+# the largest window finishes well within it.
+LEASE_SECONDS = 600.0
+
 logger = logging.getLogger(__name__)
 
 
@@ -56,10 +60,10 @@ class ConsolidationRunner:
         req = req or ConsolidateRequest()
         now = self._clock.now()
         run_id = new_ulid(now)
-        if not self._ledger.acquire_lease(namespace, run_id, now, self._settings.lease_seconds):
+        if not self._ledger.acquire_lease(namespace, run_id, now, LEASE_SECONDS):
             raise RunInProgress(
                 f"namespace {namespace!r}: a consolidation run is in progress; retry when it is done "
-                f"(its lease lasts {self._settings.lease_seconds:g} s at most)"
+                f"(its lease lasts {LEASE_SECONDS:g} s at most)"
             )
         try:
             return self._run(job, req, run_id, now, seconds_left)

@@ -582,7 +582,7 @@ _GIVEN_UP_BEFORE = re.compile(r"\b(?:quit|stopped|gave up|no more|give up)\s+(?:
 
 def habit_signals(text: str) -> list[Signal]:
     """ "Went for my morning run, 5k" -> exercise: routine = running. One such episode is an event; consolidation
-    makes it a habit only when it recurs (see ConsolidateTuning.habit_min_occurrences). Of several activities, the
+    makes it a habit only when it recurs (see evidence.HABIT_MIN_OCCURRENCES). Of several activities, the
     last one not given up counts ("羽毛球先停了，开始去练瑜伽" is yoga)."""
     if _NOT_EXERCISE.search(text):
         return []

@@ -3,7 +3,7 @@
 - *count*: the namespace holds `count_trigger` episodes no run has seen (read after every write that stored one);
 - *failure streak*: the latest `failure_streak` outcomes of one subject (a tool, task or entity: what a lesson is
   about, `lessons.subject_of`) are all failures, or a success just ended a streak of at least
-  `consolidate.lesson_min_failures` failures (what finally worked): a targeted job over those episodes;
+  `LESSON_MIN_FAILURES` failures (what finally worked): a targeted job over those episodes;
 - *session end*: a session's working memory was cleared, or the session was ended;
 - *schedule*: every namespace with unconsolidated episodes whose last run is `schedule_hours` old (or that never
   ran), unless its day's caps are spent.
@@ -21,8 +21,9 @@ from typing import Protocol
 from rearview.domain.hindsight_runs import ConsolidationJob, TriggerReason
 from rearview.domain.memory import Episode, Memory
 from rearview.ports import Clock, ConsolidationBacklog, HindsightLedger, MemoryReader
+from rearview.service.hindsight.evidence import LESSON_MIN_FAILURES
 from rearview.service.hindsight.lessons import subject_of
-from rearview.settings import ConsolidateTuning, HindsightSettings
+from rearview.settings import HindsightSettings
 
 
 class TriggerStore(MemoryReader, ConsolidationBacklog, Protocol):
@@ -42,13 +43,11 @@ class HindsightTriggers:
         ledger: HindsightLedger,
         clock: Clock,
         settings: HindsightSettings,
-        tuning: ConsolidateTuning,
     ) -> None:
         self._store = store
         self._ledger = ledger
         self._clock = clock
         self._settings = settings
-        self._tuning = tuning
 
     def after_write(self, namespace: str, written: Sequence[Memory]) -> list[ConsolidationJob]:
         """The jobs the episodes just stored (or merged into a held one) make due: failure streaks first, then the
@@ -130,7 +129,7 @@ class HindsightTriggers:
     def _streak(self, outcomes: list[Episode], streak: int, just_written: set[str]) -> list[str]:
         """The ids of the streak the subject's latest outcomes end with, when this write makes it due; else [].
 
-        Due: a success just ended at least `lesson_min_failures` failures (what finally worked), or the failures
+        Due: a success just ended at least `LESSON_MIN_FAILURES` failures (what finally worked), or the failures
         in a row (merged repeats count) just reached `streak`, or another multiple of it: a streak that goes on
         confirms its lesson every `streak` failures, not at every one."""
         ordered = sorted(outcomes, key=lambda e: (e.last_seen_at, e.id), reverse=True)
@@ -146,7 +145,7 @@ class HindsightTriggers:
             fresh += episode.id in just_written
             ids.append(episode.id)
         if resolved:
-            return ids if failures >= self._tuning.lesson_min_failures else []
+            return ids if failures >= LESSON_MIN_FAILURES else []
         return ids if failures >= streak and failures // streak > (failures - fresh) // streak else []
 
     def _job(

@@ -4,13 +4,10 @@ whether the text asks for something (a request or a stated preference) rather th
 from __future__ import annotations
 
 import re
-import unicodedata
 
+from rearview.service.voice import normalise
 
-def normalise(text: str) -> str:
-    """NFKC (full-width forms to ASCII), curly quotes straightened, whitespace folded."""
-    text = unicodedata.normalize("NFKC", text).replace("\u2019", "'").replace("\u2018", "'")
-    return re.sub(r"\s+", " ", text).strip()
+__all__ = ["is_request", "negated_before", "normalise"]
 
 
 _NEGATION_BEFORE = re.compile(

@@ -21,6 +21,7 @@ from rearview.service.recall.deadline import Stage, run_stages
 from rearview.service.recall.form_stages import exclude, latest_first, query_form
 from rearview.service.recall.learned import learned_first
 from rearview.service.recall.lessons import lessons
+from rearview.service.recall.parameters import RecallParameters, recall_parameters
 from rearview.service.recall.query import parse, stored_layers
 from rearview.service.recall.ranking import entities, neighbours, questions, rank, rerank, time_answers
 from rearview.service.recall.relevance import relevance
@@ -88,13 +89,18 @@ class RecallService:
             index=index,
             embedder=embedder,
             clock=clock,
-            tuning=tuning,
+            tuning=recall_parameters(tuning),
             relevance_floor=tuning.min_relevance if tuning.min_relevance is not None else relevance_floor,
             background=Background(embedder),
             freshness_seconds=freshness_seconds,
             # Optional: re-orders the best candidates after ranking (see the rerank stage).
             reranker=reranker,
         )
+
+    @property
+    def tuning(self) -> RecallParameters:
+        """The settings and constants this service ranks with."""
+        return self._ctx.tuning
 
     @property
     def reranker(self) -> Reranker | None:

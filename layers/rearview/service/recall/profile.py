@@ -14,7 +14,7 @@ from rearview.domain.memory import Episode, Memory
 from rearview.domain.search import MemoryFilter
 from rearview.ports import MemoryReader, SearchIndex
 from rearview.service.recall.fusion import FusionWeights
-from rearview.settings import RecallTuning
+from rearview.service.recall.parameters import RecallParameters
 from rearview.text_analysis import asks_question, tokens
 
 # How many namespaces' profiles a service keeps.
@@ -89,7 +89,7 @@ def _without_label(episode: Episode) -> str:
     return episode.content
 
 
-def refinements(profile: NamespaceProfile, tuning: RecallTuning) -> Refinements:
+def refinements(profile: NamespaceProfile, tuning: RecallParameters) -> Refinements:
     """The refinements the namespace's structure supports (every one while the sample is too small to tell)."""
     if not tuning.structure_gates or profile.sampled < tuning.structure_min_episodes:
         return Refinements(reason=f"{profile.sampled} sessioned episodes sampled: too few to tell")
@@ -107,7 +107,7 @@ def refinements(profile: NamespaceProfile, tuning: RecallTuning) -> Refinements:
     return Refinements(context=adjacent, neighbours=adjacent, feedback=wordy, reason="; ".join(reasons))
 
 
-def short_turn_weights(weights: FusionWeights, profile: NamespaceProfile, tuning: RecallTuning) -> FusionWeights:
+def short_turn_weights(weights: FusionWeights, profile: NamespaceProfile, tuning: RecallParameters) -> FusionWeights:
     """The fusion weights with `short_turn_vector_weight` moved to vectors where the namespace's median turn is under
     `structure_min_turn_words` (one shared word decides a short turn's BM25); as they are elsewhere."""
     shift = tuning.short_turn_vector_weight

@@ -12,10 +12,10 @@ from rearview.domain.memory import Episode, Memory
 from rearview.domain.search import MemoryFilter
 from rearview.ports import Reranker
 from rearview.service.recall.fusion import fuse_rerank
+from rearview.service.recall.parameters import RecallParameters
 from rearview.service.recall.scoring import Scorer, names_an_entity, score_factors, session_factors
 from rearview.service.recall.state import TRACE_CANDIDATES, Collaborators, RecallState, Scored
 from rearview.service.recall.text_features import says_when
-from rearview.settings import RecallTuning
 from rearview.text_analysis import asks_question, asks_when
 
 logger = logging.getLogger(__name__)
@@ -64,13 +64,13 @@ def rank(ctx: Collaborators, run: RecallState) -> None:
 
 
 def _rank_row(
-    cid: str, score: float, run: RecallState, tuning: RecallTuning, by_session: dict[str, float]
+    cid: str, score: float, run: RecallState, tuning: RecallParameters, by_session: dict[str, float]
 ) -> dict[str, Any]:
     made = score_factors(run.memories[cid], run.fused[cid], run.as_of, tuning)
     return {"id": cid, "score": round(score, 6), **made.explained(), "session": round(by_session.get(cid, 1.0), 4)}
 
 
-def _time_range_factor(memory: Memory, run: RecallState, tuning: RecallTuning) -> float:
+def _time_range_factor(memory: Memory, run: RecallState, tuning: RecallParameters) -> float:
     in_range = run.boost_range is not None and run.boost_range[0] <= memory.occurred_at < run.boost_range[1]
     return 1.0 + tuning.time_expression_boost if in_range else 1.0
 
@@ -185,7 +185,7 @@ def _rerank(
     query: str,
     scored: Scored,
     memories: Mapping[str, Memory],
-    tuning: RecallTuning,
+    tuning: RecallParameters,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Re-order the best `rerank_candidates` of `scored` in place by fusing our ranks with the reranker's. The
     head keeps its scores in descending order, so a result's score still orders it among the others. If the

@@ -12,9 +12,9 @@ import numpy as np
 
 from rearview.domain.memory import Fact, Memory
 from rearview.domain.recall import RecallHit
+from rearview.service.recall.parameters import RecallParameters
 from rearview.service.recall.scoring import is_stale
 from rearview.service.recall.state import Collaborators, RecallState
-from rearview.settings import RecallTuning
 from rearview.text_analysis import estimate_tokens
 
 
@@ -39,7 +39,7 @@ def budget(ctx: Collaborators, run: RecallState) -> None:
         st.detail = {"budget": limit, "kept": len(run.kept), "dropped": len(run.top) - len(run.kept)}
 
 
-def hits(run: RecallState, tuning: RecallTuning) -> list[RecallHit]:
+def hits(run: RecallState, tuning: RecallParameters) -> list[RecallHit]:
     """The results as the caller gets them: the memories kept, with their final scores and what folded into them."""
     final_scores = {cid: s for s, cid in run.scored}
     out = [hit_of(run.memories[cid], final_scores[cid], run.folded.get(cid, []), run.as_of, tuning) for cid in run.kept]
@@ -98,7 +98,7 @@ def cut_to_budget(ids: Sequence[str], text_of: Callable[[str], str], budget: int
     return kept, False, None
 
 
-def hit_of(memory: Memory, score: float, folded: list[str], as_of: datetime, tuning: RecallTuning) -> RecallHit:
+def hit_of(memory: Memory, score: float, folded: list[str], as_of: datetime, tuning: RecallParameters) -> RecallHit:
     shared: dict[str, Any] = {
         "id": memory.id,
         "content": memory.content,

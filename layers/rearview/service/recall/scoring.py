@@ -9,8 +9,8 @@ from datetime import datetime
 from typing import NamedTuple
 
 from rearview.domain.memory import Fact, Memory
+from rearview.service.recall.parameters import RecallParameters
 from rearview.service.recall.text_features import entity_words, word_count
-from rearview.settings import RecallTuning
 
 # Access counts stop adding to the boost past this many recalls.
 _ACCESS_SATURATION = 20
@@ -22,12 +22,12 @@ def recency_factor(age_days: float, half_life_days: float, floor: float) -> floa
     return floor + (1.0 - floor) * math.pow(0.5, age / half_life_days)
 
 
-def boost_factor(importance: float, access_count: int, tuning: RecallTuning) -> float:
+def boost_factor(importance: float, access_count: int, tuning: RecallParameters) -> float:
     access = min(1.0, math.log1p(access_count) / math.log1p(_ACCESS_SATURATION))
     return 1.0 + tuning.importance_boost * importance + tuning.access_boost * access
 
 
-def length_factor(n_words: int, tuning: RecallTuning) -> float:
+def length_factor(n_words: int, tuning: RecallParameters) -> float:
     """Longer memories are likelier to hold an answer than BM25's length normalisation grants (pivoted length
     normalisation): (n / reference) ** length_prior, with n clamped to [5, 2 * reference]."""
     if tuning.length_prior <= 0:
@@ -65,7 +65,7 @@ class Factors(NamedTuple):
         return shown
 
 
-def score_factors(memory: Memory, fused: float, as_of: datetime, tuning: RecallTuning) -> Factors:
+def score_factors(memory: Memory, fused: float, as_of: datetime, tuning: RecallParameters) -> Factors:
     """The factors of the score a result is ranked by (`Factors.score`)."""
     half_life = tuning.episodic_half_life_days if memory.layer == "episodic" else tuning.semantic_half_life_days
     age_days = (as_of - memory.occurred_at).total_seconds() / 86400.0
@@ -81,7 +81,7 @@ class Scorer:
     same floats), with the tuning read once and each access count's and word count's factor remembered: the rank
     stage scores every fused candidate (80-100 a query), and building each one's `Factors` took most of its time."""
 
-    def __init__(self, as_of: datetime, tuning: RecallTuning) -> None:
+    def __init__(self, as_of: datetime, tuning: RecallParameters) -> None:
         self.as_of, self.tuning = as_of, tuning
         self._half_life = {"episodic": tuning.episodic_half_life_days, "semantic": tuning.semantic_half_life_days}
         self._floor = tuning.recency_floor
@@ -106,13 +106,15 @@ class Scorer:
         return score
 
 
-def final_score(memory: Memory, fused: float, as_of: datetime, tuning: RecallTuning) -> tuple[float, dict[str, float]]:
+def final_score(
+    memory: Memory, fused: float, as_of: datetime, tuning: RecallParameters
+) -> tuple[float, dict[str, float]]:
     """The score a result is ranked by, and the factors that made it (for explain)."""
     factors = score_factors(memory, fused, as_of, tuning)
     return factors.score, factors.explained()
 
 
-def is_stale(fact: Fact, as_of: datetime, tuning: RecallTuning) -> bool:
+def is_stale(fact: Fact, as_of: datetime, tuning: RecallParameters) -> bool:
     """True when the fact's confidence, decayed since it was last confirmed, fell below the stale floor."""
     return fact.confidence_at(as_of, tuning.confidence_half_life_days) < tuning.stale_below
 
@@ -125,7 +127,7 @@ def names_an_entity(memory: Memory, query_words: set[str]) -> bool:
 
 
 def session_factors(
-    memories: Mapping[str, Memory], fused: Mapping[str, float], tuning: RecallTuning
+    memories: Mapping[str, Memory], fused: Mapping[str, float], tuning: RecallParameters
 ) -> dict[str, float]:
     """Session-level aggregation: a session holding several strong candidates lifts all of them (the evidence of
     a question often spans a few turns of one conversation). The factor grows with the session's summed fused

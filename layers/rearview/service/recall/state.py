@@ -17,9 +17,9 @@ from rearview.domain.search import Candidate, MemoryFilter
 from rearview.ports import Clock, Embedder, MemoryReader, MemoryUsage, Reranker, SearchIndex, WorkingMemoryStore
 from rearview.service.recall.background import Background
 from rearview.service.recall.fusion import FusionWeights
+from rearview.service.recall.parameters import RecallParameters
 from rearview.service.recall.profile import ProfileCache, Refinements
 from rearview.service.recall.query_forms import Excluded
-from rearview.settings import RecallTuning
 
 
 class RecallStore(MemoryReader, WorkingMemoryStore, MemoryUsage, Protocol):
@@ -41,7 +41,7 @@ class Collaborators:
     index: SearchIndex
     embedder: Embedder
     clock: Clock
-    tuning: RecallTuning
+    tuning: RecallParameters
     # The margin by meaning (see background) a memory must reach to be relevant, when nothing else speaks for it.
     relevance_floor: float
     # 0 for an index that is consistent with the store (SQLite: same transaction); the AWS index lags.

@@ -13,7 +13,7 @@ first pass's best few memories say something about the topic; a namespace of mes
 - `turn_words`: the median words of a turn (without a leading speaker label);
 - `session_turns`: the size of the session an average turn is in;
 
-and turns each refinement off where its assumption does not hold (`RecallTuning.structure_*`). A namespace with
+and turns each refinement off where its assumption does not hold (`RecallParameters.structure_*`). A namespace with
 too few sessioned episodes to tell keeps every refinement on: the defaults are what a small namespace gets.
 """
 

@@ -1,0 +1,207 @@
+"""Induction by meaning: who says what in an episode whatever its voice (`voice`), the user's clauses grouped by
+what they mean (`meaning`) and stated offline from what they share (`abstraction`)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from rearview.adapters.hashing_embedder import HashingEmbedder
+from rearview.domain.memory import Episode
+from rearview.service.hindsight.clusters import build_clusters
+from rearview.service.hindsight.meaning import _constituents as constituents
+from rearview.service.hindsight.meaning import meaning_clusters
+from rearview.service.hindsight.rule_inducer import induce_one
+from rearview.service.voice import negated_terms, units_of, units_of_text
+from rearview.settings import ConsolidateTuning
+
+pytestmark = pytest.mark.unit
+
+T0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
+EMBEDDER = HashingEmbedder()
+
+
+def _episodes(texts: list[str], *, event_type: str = "agent_note", start: int = 0) -> list[Episode]:
+    return [
+        Episode(
+            id=f"ep-{start + i}",
+            namespace="acme:u",
+            content=text,
+            occurred_at=T0 + timedelta(days=3 * (start + i)),
+            created_at=T0,
+            session_id=f"s-{start + i}",
+            event_type=event_type,
+        )
+        for i, text in enumerate(texts)
+    ]
+
+
+def _statements(episodes: list[Episode]) -> list[str]:
+    clusters = build_clusters(episodes, {e.id for e in episodes}, ConsolidateTuning(), EMBEDDER.embed, EMBEDDER.scale)
+    return [m.statement for m in (induce_one(c) for c in clusters) if m is not None]
+
+
+@pytest.mark.parametrize(
+    ("text", "holder", "act"),
+    [
+        ("The user asked for the forecast in Celsius.", "user", "wish"),
+        ('User: "dark mode please"', "user", "wish"),
+        ("The user mentioned she lives in Rotterdam.", "user", "state"),
+        ("The user's colleague Priya prefers meetings after 3pm.", "other", "wish"),
+        ("User said his wife is vegetarian.", "other", "state"),
+        ("用户要求用公里表示距离。", "user", "wish"),
+        ("用户的老板喜欢用Excel看数据。", "other", "wish"),
+        ("Please keep your answers short.", "user", "wish"),
+    ],
+)
+def test_each_clause_knows_whose_it_is_and_what_it_does(text: str, holder: str, act: str) -> None:
+    unit = units_of_text(text)[0]
+
+    assert (unit.holder, unit.act) == (holder, act)
+
+
+def test_what_the_agent_did_at_the_users_request_is_the_users_wish() -> None:
+    [episode] = _episodes(["Exported the quarterly report to PDF since the user always asks for PDFs."])
+
+    units = units_of(episode)
+
+    assert units and all(u.holder == "user" for u in units)
+    assert any(u.act == "wish" and "pdf" in u.terms for u in units)
+
+
+def test_a_question_is_not_a_wish_but_a_request_put_as_one_is() -> None:
+    assert units_of_text("The user asked how to install Python 3.12.") == []
+    assert units_of_text("用户问苹果手机怎么截屏。") == []
+    assert units_of_text("can you set the dashboard to dark mode?")[0].act == "wish"
+
+
+def test_negation_and_giving_up_mark_their_terms() -> None:
+    assert "emoji" in negated_terms("please stop using emoji in replies") or "emoji" in {
+        t.rstrip("s") for t in negated_terms("please stop using emojis in replies")
+    }
+    assert "coffe" in negated_terms("he quit coffee last month")
+    assert "30" not in negated_terms("meetings should never run past 30 minutes")
+    assert "-邮件" in units_of_text("用户要求用微信通知，不要发邮件")[0].signed_terms
+
+
+def test_an_agent_reported_habit_of_asking_becomes_a_preference_stated_from_what_it_shares() -> None:
+    episodes = _episodes(
+        [
+            "User asked for the Lisbon forecast in Celsius.",
+            "Gave the Porto forecast in Celsius at the user's request.",
+            "The user wants the Madrid forecast in Celsius again.",
+        ]
+    )
+
+    statements = _statements(episodes)
+
+    assert len(statements) == 1 and "celsius" in statements[0].lower()
+    assert statements[0] not in {e.content for e in episodes}
+
+
+def test_a_colleagues_preference_is_not_the_users() -> None:
+    episodes = _episodes(
+        [
+            "The user's colleague Priya prefers meetings after 3pm.",
+            "Priya, the user's teammate, asked for meetings after 3pm again.",
+            "User forwarded Priya's note: she prefers meetings after 3pm.",
+        ]
+    )
+
+    assert _statements(episodes) == []
+
+
+def test_one_word_repeated_about_unrelated_things_is_no_memory() -> None:
+    episodes = _episodes(
+        [
+            "User asked for the Python docs on asyncio.",
+            "The user saw a python at the zoo with her kids.",
+            "User asked for a Python course for her nephew.",
+        ]
+    )
+
+    assert _statements(episodes) == []
+
+
+def test_a_value_that_changes_is_two_groups_not_one() -> None:
+    episodes = _episodes(
+        [
+            "用户要求把例会安排在周一。",
+            "按用户要求例会定在周一上午。",
+            "用户说例会还是放周一。",
+            "用户说以后例会不放周一了，改到周三。",
+            "按用户新要求把例会改到周三。",
+            "用户确认例会固定在周三。",
+        ]
+    )
+
+    groups = meaning_clusters(episodes, EMBEDDER.embed, EMBEDDER.scale)
+
+    values = sorted(tuple(g.shared) for g in groups)
+    assert len(groups) == 2
+    assert any("周一" in v for v in values) and any("周三" in v for v in values)
+
+
+def test_a_fact_the_agent_reports_is_stated_of_the_user() -> None:
+    episodes = _episodes(
+        [
+            "The user mentioned she lives in Rotterdam.",
+            "Booked a table near home; the user lives in Rotterdam, close to the station.",
+        ]
+    )
+
+    statements = _statements(episodes)
+
+    assert statements == ["The user lives in Rotterdam"] or any(
+        s.startswith("The user lives in Rotterdam") for s in statements
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The assistant ordered the user's flat white with oat milk.", "ordered the user's flat white with oat milk"),
+        ("助手给用户的猫年糕订了一袋猫粮。", "猫年糕订了一袋猫粮"),
+        ("助手帮用户把体检约在下午三点", "把体检约在下午三点"),
+    ],
+)
+def test_a_statement_never_keeps_the_assistant_as_its_actor(text: str, expected: str) -> None:
+    [unit] = units_of_text(text)
+
+    assert unit.holder == "user" and unit.text == expected
+    assert "assistant" not in unit.text and "助手" not in unit.text
+
+
+def test_a_fact_said_in_passing_in_the_agents_report_is_its_own_clause_about_the_user() -> None:
+    english = units_of_text("Checked the bin calendar for the user, who lives in Headingley, Leeds.")
+    chinese = units_of_text("把快递改到傍晚送，用户白天在补觉，他在医院上夜班。")
+
+    assert [(u.text, u.about_user) for u in english][-1] == ("lives in Headingley, Leeds", True)
+    assert [u.text for u in chinese if u.about_user] == ["白天在补觉", "在医院上夜班"]
+
+
+def test_asking_about_a_topic_is_not_a_wish_for_it() -> None:
+    [unit] = units_of_text("User asked about resident parking permits in Leeds.")
+
+    assert unit.act == "state"
+
+
+def test_a_place_name_ending_in_a_common_character_is_a_constituent() -> None:
+    [unit] = units_of_text("用户家在成都")
+
+    assert "成都" in constituents(unit) and "家在" in constituents(unit)
+
+
+def test_what_was_done_for_the_user_beside_their_request_is_their_preference() -> None:
+    episodes = _episodes(
+        [
+            "The assistant ordered the user's flat white with oat milk from the corner cafe.",
+            "User asked for oat milk in her latte again.",
+            "Placed the coffee order with oat milk for the user.",
+        ]
+    )
+
+    groups = meaning_clusters(episodes, EMBEDDER.embed, EMBEDDER.scale)
+
+    assert [g.kind for g in groups if "oat" in g.shared] == ["preference"]
