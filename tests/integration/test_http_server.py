@@ -114,6 +114,21 @@ def test_port_zero_binds_an_ephemeral_port(server: LocalServer) -> None:
     assert server.url == f"http://127.0.0.1:{server.port}"
 
 
+def test_a_client_that_connects_before_the_server_runs_waits_rather_than_is_refused(
+    settings: Settings, services: Services
+) -> None:
+    # `rearview serve` prints "listening on" once the server is built, before uvicorn runs: a client that connects
+    # then (a script waiting for the banner) must queue in the backlog, not get "connection refused".
+    server = LocalServer(settings, services, host="127.0.0.1", port=0)
+    with ThreadPoolExecutor(1) as pool:
+        early = pool.submit(Client(server.url).get, "/v1/health")
+        server.start()
+        try:
+            assert early.result(timeout=30).status == 200
+        finally:
+            server.shutdown()
+
+
 def test_health(client: Client, services: Services) -> None:
     reply = client.get("/v1/health")
     assert reply.status == 200

@@ -115,12 +115,15 @@ class _Uvicorn(uvicorn.Server):
 
 
 def _bound_socket(host: str, port: int) -> socket.socket:
-    """A socket bound to (host, port) (port 0: a free one); OSError if it cannot be."""
+    """A socket bound to (host, port) (port 0: a free one) and listening: a client that connects once the banner
+    says "listening" waits in the backlog while the server starts, rather than being refused; OSError if it cannot
+    be."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
+        sock.listen(LISTEN_BACKLOG)
     except BaseException:
         sock.close()
         raise
