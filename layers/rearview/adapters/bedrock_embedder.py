@@ -34,7 +34,7 @@ class BedrockEmbedder:
 
     # NOT MEASURED (Bedrock cannot be reached here): the reference scale and MiniLM's margin until
     # bench/calibrate.py runs with Titan; RecallTuning.min_relevance overrides the margin.
-    scale = CosineScale(*REFERENCE_ANCHORS, relevance_margin=0.127)
+    scale = CosineScale(*REFERENCE_ANCHORS, relevance_margin=0.127, topic_floor=0.3)
 
     def __init__(
         self,

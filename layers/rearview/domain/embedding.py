@@ -35,6 +35,12 @@ class CosineScale:
     # knows, where its cosines say nothing of meaning (MiniLM puts any two Chinese sentences near 0.65).
     reads_latin: bool = True
     reads_cjk: bool = True
+    # Below this cosine two of its texts share no subject: where consolidation starts to group an agent's log by
+    # meaning and the write path looks for a statement on the same attribute. Not a linear image of MiniLM's 0.25:
+    # e5 puts two log lines on one subject ("the user's home in Rotterdam" / "the user's Rotterdam address") at
+    # 0.83-0.89, under its unrelated anchor, so `raw(0.25)` (0.90) grouped nothing (blind hindsight recall 0.36);
+    # 0.8, its relevance floor before the margins, gives MiniLM's figures (0.46; bench/RESULTS.md, round 2).
+    topic_floor: float = 0.25
 
     def reads(self, cjk: bool) -> bool:
         """Whether the model reads text of that script (CJK or not)."""

@@ -55,21 +55,15 @@ class Scale:
     same: float
 
 
-# Below this cosine on the reference scale (MiniLM's, domain/embedding.py) two texts share no subject.
-TOPIC_FLOOR = 0.25
-# Where between that floor and 1 two statements are about the same attribute: MiniLM's statements of one attribute
-# with different values sit at 0.55-0.9, different attributes below 0.55.
+# Where between an embedder's topic floor (`CosineScale.topic_floor`) and 1 two statements are about the same
+# attribute: MiniLM's floor is 0.25, and its statements of one attribute with different values sit at 0.55-0.9,
+# different attributes below 0.55.
 RELATED_SHARE_ABOVE_FLOOR = 0.4
-
-
-def topic_floor(scale: CosineScale) -> float:
-    """`TOPIC_FLOOR` on an embedder's own scale."""
-    return scale.raw(TOPIC_FLOOR)
 
 
 def related_similarity(scale: CosineScale) -> float:
     """The similarity at which two statements may be about the same attribute, on an embedder's own scale."""
-    return scale.raw(TOPIC_FLOOR + RELATED_SHARE_ABOVE_FLOOR * (1.0 - TOPIC_FLOOR))
+    return scale.topic_floor + RELATED_SHARE_ABOVE_FLOOR * (1.0 - scale.topic_floor)
 
 
 @dataclass(frozen=True)

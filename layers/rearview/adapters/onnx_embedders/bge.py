@@ -58,9 +58,13 @@ class OnnxBgeEmbedder(OnnxTextEncoder):
         # BGE's cosines of unrelated texts sit higher than MiniLM's (0.4: its contrastive training's temperature);
         # measured in the model's language by bench/calibrate.py.
         self.scale = (
-            CosineScale(unrelated=0.440, related=0.698, same=0.947, relevance_margin=0.229, reads_cjk=False)
+            CosineScale(
+                unrelated=0.440, related=0.698, same=0.947, relevance_margin=0.229, reads_cjk=False, topic_floor=0.55
+            )
             if language == "en"
-            else CosineScale(unrelated=0.407, related=0.688, same=0.922, relevance_margin=0.177, reads_latin=False)
+            else CosineScale(
+                unrelated=0.407, related=0.688, same=0.922, relevance_margin=0.177, reads_latin=False, topic_floor=0.45
+            )
         )
         self._cache = cache or default_model_cache()
 

@@ -22,7 +22,6 @@ import numpy as np
 from rearview.domain.embedding import CosineScale
 from rearview.domain.hindsight import EvidenceCluster
 from rearview.domain.memory import Episode, Kind
-from rearview.service.contradiction import TOPIC_FLOOR, topic_floor
 from rearview.service.hindsight.phrases import FILLER, PHATIC
 from rearview.service.voice import STANDING, Unit, frame_terms, units_of
 from rearview.text_analysis import CJK_FUNCTION_CHARS, is_cjk
@@ -34,8 +33,8 @@ Embed = Callable[[list[str]], np.ndarray]
 # scale (MiniLM's unrelated pairs sit near 0.1, e5's near 0.75).
 CLOSE_PERCENTILE = 75.0
 VERY_CLOSE_PERCENTILE = 99.5
-# Below this many clauses the percentiles are not measured: "close" is a little above the topic floor (this share of
-# the way to 1 on the reference scale: 0.25 gives 0.30, then mapped onto the embedder's), and nothing is linked by its
+# Below this many clauses the percentiles are not measured: "close" is a little above the embedder's topic floor
+# (`CosineScale.topic_floor`; this share of the way to 1: MiniLM's 0.25 gives 0.30), and nothing is linked by its
 # vector alone.
 MIN_UNITS_FOR_PERCENTILES = 40
 SMALL_CLOSE_SHARE = 0.067
@@ -110,9 +109,9 @@ def _constituents(unit: Unit) -> list[str]:
 def _thresholds(vectors: np.ndarray, scale: CosineScale) -> tuple[float, float]:
     """The namespace's "close" and "very close" similarities."""
     n = len(vectors)
-    floor = topic_floor(scale)
+    floor = scale.topic_floor
     if n < MIN_UNITS_FOR_PERCENTILES:
-        return scale.raw(TOPIC_FLOOR + SMALL_CLOSE_SHARE * (1.0 - TOPIC_FLOOR)), 1.01
+        return floor + SMALL_CLOSE_SHARE * (1.0 - floor), 1.01
     sims = vectors @ vectors.T
     upper = sims[np.triu_indices(n, k=1)]
     close = float(np.percentile(upper, CLOSE_PERCENTILE))
