@@ -15,7 +15,7 @@ PARALLEL ?= -n auto --dist loadfile
 FAST_BACKENDS := memory,sqlite,sqlite-large,sqlite-replica,rules,fake
 
 PHONY_EMULATE := emulate emulate-template
-.PHONY: $(PHONY_EMULATE) ts-client venv local-llm run test test-py313 test-fast test-long lint bench bench-locomo bench-chatlog bench-memorybank bench-crosslingual bench-offtopic bench-latency bench-peers clean layer synth synth-check deploy opensearch opensearch-stop
+.PHONY: $(PHONY_EMULATE) ts-client venv local-llm run test test-py313 test-fast test-long lint bench bench-locomo bench-chatlog bench-memorybank bench-crosslingual bench-offtopic bench-calibrate bench-latency bench-peers clean layer synth synth-check deploy opensearch opensearch-stop
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -163,6 +163,11 @@ bench-memorybank: $(STAMP)
 ## Facts told in one language and asked in the other (bench/data/crosslingual.json): top-1 and top-2 accuracy.
 bench-crosslingual: $(STAMP)
 	$(BIN)/python bench/crosslingual.py
+
+## Each embedder's cosine scale (the anchors the thresholds map through, the relevance margins) measured on the
+## calibration set (bench/data/calibration.json), which no test uses: the figures each adapter's `scale` holds.
+bench-calibrate: $(STAMP)
+	$(BIN)/python bench/calibrate.py
 
 ## no_relevant_memory on both sides: greetings and off-topic queries must get it, real questions must not, over the
 ## MemoryBank namespaces and LoCoMo's.

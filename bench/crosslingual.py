@@ -11,7 +11,7 @@ is asked a day after the last, top 10. The figure is the share of questions whos
 or among the first two (top-2), for Rearview's recall and, in the same run, vector search alone and keyword search
 alone; "distractor first" is the share where the question-language distractor ranks above the fact.
 
-    .venv/bin/python bench/crosslingual.py [--data bench/data/crosslingual.json] [--embedder minilm]
+    .venv/bin/python bench/crosslingual.py [--data bench/data/crosslingual.json] [--embedder e5]
 """
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ def report(results: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the set (JSON)")
-    parser.add_argument("--embedder", choices=EMBEDDERS, default="minilm")
+    parser.add_argument("--embedder", choices=EMBEDDERS, default="e5")
     parser.add_argument("--seed", type=int, default=SEED, help="the order the memories are written in")
     parser.add_argument("--json-out", type=Path, default=None, help="write every figure as JSON here")
     args = parser.parse_args(argv)

@@ -13,7 +13,7 @@ with a ManualClock so that every time is exact. Reports, per code (this tree, an
   refining or unrelated statement that superseded the held memory; target 0), and right by label;
 - the run's seconds, model tokens and inducer fallbacks.
 
-    .venv/bin/python bench/hindsight_blind.py                                  # this tree, rule inducer, MiniLM
+    .venv/bin/python bench/hindsight_blind.py                                  # this tree, rule inducer, e5
     .venv/bin/python bench/hindsight_blind.py --baseline c7d40cd               # and another commit, same run
     .venv/bin/python bench/hindsight_blind.py --only 'zh-lesson-*' --verbose   # what was held, and why it failed
     .venv/bin/python bench/hindsight_blind.py --inducer openai --openai-base-url http://127.0.0.1:8080/v1 \\
@@ -262,7 +262,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--baseline", default=None, help="a git ref whose library runs the same suite, same run")
     parser.add_argument("--inducer", choices=("rules", "openai"), default="rules")
-    parser.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
+    parser.add_argument("--embedder", choices=("e5", "minilm", "hashing"), default="e5")
     parser.add_argument("--openai-base-url", default="http://127.0.0.1:11434/v1")
     parser.add_argument("--openai-model", default="qwen2.5:7b-instruct")
     parser.add_argument("--openai-api-key", default="bench")

@@ -5,7 +5,7 @@ in order through the service write path as an episode (id = dia_id, occurred_at 
 entity); each question is asked verbatim with as_of = ask_ts. Only the question text and ask_ts reach the
 pipeline: gold ids, answers and categories are read by the scorer alone.
 
-    .venv/bin/python bench/locomo.py --data ../shared/benchmarks/locomo [--embedder minilm|e5|bge-en|bge-zh|hashing]
+    .venv/bin/python bench/locomo.py --data ../shared/benchmarks/locomo [--embedder e5|minilm|bge-en|bge-zh|hashing]
 """
 
 from __future__ import annotations
@@ -86,6 +86,8 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "spelling variants (typo_min_length 5)": {"typo_min_length": 5},
     "namespace-common words out of keyword search": {"keyword_common_share": 0.2},
     "no short-turn vector weight": {"short_turn_vector_weight": 0.0},
+    "vector weight 0.6": {"vector_weight": 0.6},
+    "vector weight 0.4": {"vector_weight": 0.4},
 }
 # Added to the ablations when a reranker is configured (--reranker).
 NO_RERANKER = {"rerank_candidates": 0}
@@ -400,7 +402,7 @@ class _RememberedQueries:
     def __init__(self, embedder: Embedder) -> None:
         self._embedder = embedder
         self._vectors: dict[str, np.ndarray] = {}
-        self.name, self.dim, self.relevance_floor = embedder.name, embedder.dim, embedder.relevance_floor
+        self.name, self.dim, self.scale = embedder.name, embedder.dim, embedder.scale
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self._embedder.embed(texts)
@@ -749,7 +751,7 @@ def folds_report(figures: dict[str, Any]) -> str:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, required=True, help="directory with locomo10_turns/gold.jsonl")
-    parser.add_argument("--embedder", choices=["minilm", "e5", "bge-en", "bge-zh", "hashing"], default="minilm")
+    parser.add_argument("--embedder", choices=["minilm", "e5", "bge-en", "bge-zh", "hashing"], default="e5")
     parser.add_argument(
         "--reranker",
         choices=["none", "bedrock", "onnx"],

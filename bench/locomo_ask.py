@@ -5,8 +5,8 @@ only the questions asked again. This script ingests the data once into `--store`
 every question with this tree's recall and, with `--baseline <commit>`, with that commit's (its `layers`, in a process
 of its own), both with the access counts the ingest left frozen, so neither run changes what the other ranks.
 
-    .venv/bin/python bench/locomo_ask.py --data ../shared/benchmarks/locomo --store .bench/locomo-minilm \\
-        --baseline main [--embedder minilm]
+    .venv/bin/python bench/locomo_ask.py --data ../shared/benchmarks/locomo --store .bench/locomo-e5 \\
+        --baseline main [--embedder e5] [--rerank-embedder bge-en]
 """
 
 from __future__ import annotations
@@ -49,7 +49,28 @@ def ingest(data: Path, store: Path, embedder: str) -> None:
         pickle.dump(states, f)
 
 
-def ask(data: Path, store: Path, embedder: str) -> dict[str, Any]:
+class EmbedderReranker:
+    """A second embedder as the rerank stage (issue 35's "second opinion"): each candidate scored by its cosine with
+    the query in that model's space. A memory's vector is embedded once and kept, as an index of the second model
+    would keep it, so the figure is what a deployment holding both vectors would rank."""
+
+    def __init__(self, name: str) -> None:
+        from rearview.bootstrap import build_embedder
+        from rearview.settings import Settings
+
+        self._embedder = build_embedder(Settings(embedder=name))
+        self.name = f"second opinion: {self._embedder.name}"
+        self._kept: dict[str, Any] = {}
+
+    def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
+        missing = [d for d in dict.fromkeys(documents) if d not in self._kept]
+        if missing:
+            self._kept.update(zip(missing, self._embedder.embed(missing), strict=True))
+        vector = self._embedder.embed_queries([query])[0]
+        return [float(self._kept[d] @ vector) for d in documents]
+
+
+def ask(data: Path, store: Path, embedder: str, rerank_embedder: str | None = None) -> dict[str, Any]:
     """Every question through the recall of the `rearview` on the path, the counts frozen: R@k per category."""
     from rearview.bootstrap import build
     from rearview.clock import ManualClock
@@ -64,8 +85,15 @@ def ask(data: Path, store: Path, embedder: str) -> dict[str, Any]:
     clock = ManualClock()
     services = build(Settings(embedder=embedder, data_dir=store), clock=clock)
     frozen = cast(MemoryStore, locomo._AccessNotRecorded(services.store))
+    reranker = EmbedderReranker(rerank_embedder) if rerank_embedder else None
     recaller = RecallService(
-        frozen, services.index, services.embedder, clock, services.recaller.tuning, services.recaller.relevance_floor
+        frozen,
+        services.index,
+        services.embedder,
+        clock,
+        services.recaller.tuning,
+        services.recaller.relevance_floor,
+        reranker=reranker,
     )
     scored, no_memory = [], 0
     try:
@@ -100,8 +128,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--store", type=Path, required=True, help="the ingested store, made on the first run")
-    parser.add_argument("--embedder", default="minilm", choices=["minilm", "e5", "bge-en", "bge-zh", "hashing"])
+    parser.add_argument("--embedder", default="e5", choices=["minilm", "e5", "bge-en", "bge-zh", "hashing"])
     parser.add_argument("--baseline", default=None, help="a commit whose recall asks the same store too")
+    parser.add_argument(
+        "--rerank-embedder",
+        default=None,
+        choices=["minilm", "e5", "bge-en", "bge-zh"],
+        help="also ask with this embedder's cosine as the rerank stage (a second opinion), beside the plain run",
+    )
     parser.add_argument("--ask-only", action="store_true", help=argparse.SUPPRESS)  # a baseline's process
     args = parser.parse_args(argv)
     if args.ask_only:
@@ -111,6 +145,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.store.mkdir(parents=True, exist_ok=True)
         ingest(args.data, args.store, args.embedder)
     runs = {"this tree": ask(args.data, args.store, args.embedder)}
+    if args.rerank_embedder:
+        runs[f"this tree, rerank by {args.rerank_embedder}"] = ask(
+            args.data, args.store, args.embedder, args.rerank_embedder
+        )
     if args.baseline:
         runs[f"baseline {args.baseline}"] = _in_baseline(args.baseline, args)
     labels = [label for label in next(iter(runs.values()))["by_category"] if not label.startswith("overall")]

@@ -202,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--data", type=Path, action="append", help="a benchmark directory in LoCoMo's shape (repeatable)"
     )
     parser.add_argument("--queries", type=Path, default=DEFAULT_QUERIES, help="the negative and short queries (JSON)")
-    parser.add_argument("--embedder", choices=EMBEDDERS, default="minilm")
+    parser.add_argument("--embedder", choices=EMBEDDERS, default="e5")
     parser.add_argument("--limit-convs", type=int, default=None, help="only the first N conversations of each")
     parser.add_argument("--json-out", type=Path, default=None, help="write every answer as JSON here")
     args = parser.parse_args(argv)

@@ -277,6 +277,8 @@ class PrecomputedQueryEmbedder:
         self.inner = inner
         self.name = inner.name
         self.dim = inner.dim
+        # Either port's attribute: this file also drives a baseline commit's library.
+        self.scale = getattr(inner, "scale", None)
         self.relevance_floor = float(getattr(inner, "relevance_floor", 0.3))
         self._cache: dict[str, np.ndarray] = {}
         self.recording = False

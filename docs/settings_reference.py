@@ -47,8 +47,8 @@ STORIES: dict[str, str] = {
     ),
     "port": "Change it when 8765 is taken, or to run two servers side by side.",
     "embedder": (
-        "Set `e5` or `bge-zh` when your memories are not in English; `bedrock` on AWS; `hashing` for tests "
-        "without a model."
+        "Set `minilm` when every memory is English and embedding speed matters more (half e5's layers); "
+        "`bge-zh` for Chinese alone; `bedrock` on AWS; `hashing` for tests without a model."
     ),
     "reranker": (
         "Set `onnx` (with a cross-encoder file) or `bedrock` when a model that reads query and memory "
@@ -118,8 +118,8 @@ STORIES: dict[str, str] = {
     ),
     "recall.confidence_half_life_days": "Lower it when unconfirmed preferences and lessons should go stale sooner.",
     "recall.keyword_relevance": (
-        "Raise it when exact word matches should count as relevant on their own; lower it when they pass the "
-        "floor too easily."
+        "Lower it when memories holding a question's rare words are still judged irrelevant; raise it when "
+        "a few shared words make unrelated memories relevant."
     ),
     "recall.latest_match_share": (
         'Lower it when "last time" should prefer the most recent even of weaker matches; raise it to keep '

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from rearview.clock import SystemClock
 from rearview.collector import freeze_start_up_heap
 from rearview.domain.changes import IndexChange
+from rearview.domain.embedding import CosineScale
 from rearview.errors import ConfigurationError
 from rearview.ports import (
     Clock,
@@ -56,7 +57,7 @@ from rearview.service.stats import StatsService
 from rearview.service.throttle import RequestThrottle, ThrottleListener
 from rearview.service.working_memory import WorkingMemoryService
 from rearview.service.write import WriteService
-from rearview.settings import Settings
+from rearview.settings import Settings, WriteTuning
 
 if TYPE_CHECKING:
     from rearview.adapters.sqlite import VectorOptions
@@ -179,6 +180,12 @@ def build(settings: Settings | None = None, **overrides: Any) -> Services:
     return _started(settings, _wired(settings, parts))
 
 
+def on_scale(write: WriteTuning, scale: CosineScale) -> WriteTuning:
+    """The write path's cosine thresholds, stated on the reference scale, as cosines of the embedder's `scale`
+    (consolidation's reconciling reads the same): the embedder's "same statement" is its own."""
+    return write.model_copy(update={"dedup_threshold": scale.raw(write.dedup_threshold)})
+
+
 @dataclass(frozen=True)
 class _Parts:
     """What the services are wired from: the clock, the models, the backend, and where writes and jobs go."""
@@ -210,14 +217,15 @@ def _wired(settings: Settings, parts: _Parts) -> Services:
         parts.backend.quota, clock, settings.throttle.requests_per_minute, on_throttled=parts.on_throttled
     )
     access = AccessService(parts.backend.keys, clock, admin_token=settings.api_token, throttle=throttle)
-    consolidator = ConsolidationService(store, embedder, clock, settings.consolidate, settings.write, parts.inducer)
+    write = on_scale(settings.write, embedder.scale)
+    consolidator = ConsolidationService(store, embedder, clock, settings.consolidate, write, parts.inducer)
     recaller = RecallService(
         store,
         index,
         embedder,
         clock,
         settings.recall,
-        embedder.relevance_floor,
+        embedder.scale.relevance_margin,
         freshness_seconds=freshness_seconds,
         reranker=parts.reranker,
     )
@@ -233,9 +241,7 @@ def _wired(settings: Settings, parts: _Parts) -> Services:
         embedder=embedder,
         clock=clock,
         working=WorkingMemoryService(store, clock, settings.working_ttl_seconds, on_session_end=dispatch.session_ended),
-        writer=WriteService(
-            store, index, embedder, clock, settings.write, queue=parts.queue, on_stored=dispatch.after_write
-        ),
+        writer=WriteService(store, index, embedder, clock, write, queue=parts.queue, on_stored=dispatch.after_write),
         recaller=recaller,
         forgetter=forgetter,
         consolidator=consolidator,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from rearview.domain.access import ApiKey
 from rearview.domain.changes import ChangeSet
+from rearview.domain.embedding import CosineScale
 from rearview.domain.episode_columns import EpisodeColumns
 from rearview.domain.erase import ErasedCounts, ErasureMark
 from rearview.domain.hindsight import EvidenceCluster, Induction
@@ -55,9 +56,9 @@ class Embedder(Protocol):
 
     name: str
     dim: int
-    # The cosine below which a query and a memory are unrelated for this model: a recall whose best candidate
-    # falls under it answers no_relevant_memory (unless RecallTuning.min_relevance overrides it).
-    relevance_floor: float
+    # What this model's cosines mean (calibrated by bench/calibrate.py): the write path's and recall's cosine
+    # thresholds, stated on the reference scale, are mapped onto it, and recall judges relevance by its margin.
+    scale: CosineScale
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Memories: an array of shape (len(texts), dim), each row L2-normalised."""

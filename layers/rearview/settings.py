@@ -19,7 +19,9 @@ class WriteTuning(BaseModel):
 
     # Below this importance an episode is skipped (low_importance): low, so only greetings and acknowledgements fall.
     importance_threshold: float = Field(0.2, ge=0.0, le=1.0)
-    # Cosine at or above which a new memory is the same memory said again (merged, not inserted).
+    # Cosine at or above which a new memory is the same memory said again (merged, not inserted). This and the
+    # other cosine thresholds are on the reference scale (MiniLM's); each embedder maps them onto its own
+    # (`Embedder.scale`, measured by bench/calibrate.py): e5 merges at 0.983.
     dedup_threshold: float = Field(0.92, ge=0.5, le=1.0)
     # The confidence of a fact written without one: stated, not yet confirmed.
     default_fact_confidence: float = Field(0.8, ge=0.0, le=1.0)
@@ -65,24 +67,29 @@ class RecallTuning(BaseModel):
     rerank_candidates: int = Field(50, ge=0, le=1000)
     # The reranker's share of that fusion (1: its order alone); chosen on a simulated reranker until a real one runs.
     rerank_weight: float = Field(0.5, ge=0.0, le=1.0)
-    # Near-duplicates among results at this cosine are collapsed into the best one: one answer, said once.
+    # Near-duplicates among results at this cosine (on the reference scale, see write.dedup_threshold) are
+    # collapsed into the best one: one answer, said once.
     collapse_threshold: float = Field(0.92, ge=0.5, le=1.0)
     # The token budget of a recall that names none: room for a prompt's worth of memories.
     default_token_budget: int = Field(2000, ge=1)
-    # Below this relevance for the best candidate, recall answers no_relevant_memory. None: the embedder's own floor.
+    # The margin by meaning (a memory's cosine above the query's background, service/recall/background.py) a
+    # result must reach unless its words or a name speak for it; below it for every result, no_relevant_memory.
+    # None: the embedder's own (`Embedder.scale.relevance_margin`, bench/calibrate.py).
     min_relevance: float | None = Field(None, ge=0.0, le=1.0)
     # A semantic memory nothing confirms halves its confidence every `confidence_half_life_days`; a stale one (an
     # old habit under a current one) is returned marked, at a fraction of its score.
     confidence_half_life_days: float = Field(180.0, gt=0)
-    # The relevance a memory holding every query term counts as against that floor (cosine gives the rest of it).
-    keyword_relevance: float = Field(0.6, ge=0.0, le=1.0)
+    # A memory is relevant by its words when it holds this share of the query's terms, each weighted by how rare
+    # it is in the namespace (BM25's IDF over its sampled episodes: "hello", held by a fifth of a chat, weighs
+    # little, a name or a place held by one memory in full).
+    keyword_relevance: float = Field(0.5, ge=0.0, le=1.0)
     # A "last time" query ranks the most recent of the relevant memories first, and an exclusion that refers back
     # ("the previous approach") leaves out the most recent of them: relevant is at least this share of the best
-    # candidate's relevance (the measure above). Lower lets recency lift weaker matches; 1 keeps only the best's ties.
-    # With the hashing embedder, for "(上次)部署账单服务的时候出了什么问题" the latest billing deploy scores 0.68 of an
-    # older one that shares more of the question's words, and for "last time I deployed the billing service" a later
-    # deploy of another service scores 0.56 (tests/unit/test_recall_forms.py).
-    latest_match_share: float = Field(0.6, ge=0.0, le=1.0)
+    # candidate's relevance strength (see the relevance stage). Lower lets recency lift weaker matches; 1 keeps only
+    # the best's ties. With the hashing embedder, for "(上次)部署账单服务的时候出了什么问题" the latest billing deploy
+    # has 0.59 of the strength of an older one that shares more of the question's words, and for "last time I
+    # deployed the billing service" a later deploy of another service 0.47 (tests/unit/test_recall_forms.py).
+    latest_match_share: float = Field(0.5, ge=0.0, le=1.0)
 
 
 class IndexTuning(BaseModel):
@@ -286,11 +293,13 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     # The local server's port.
     port: int = Field(8765, ge=1, le=65535)
-    # `minilm` (offline all-MiniLM-L6-v2, English, PyPI), `e5` (offline multilingual-e5-small, PyPI), `bge-en` /
-    # `bge-zh` (offline BGE small, one language, from Maven Central on first use: needs Java and Maven), `hashing`
-    # (no model: tests, demos), `bedrock` (Titan). A store keeps the embedder it was written with: another needs
-    # `rearview reindex --embedder`.
-    embedder: Literal["minilm", "e5", "bge-en", "bge-zh", "hashing", "bedrock"] = "minilm"
+    # `e5` (offline multilingual-e5-small, PyPI: Chinese, English and ~100 languages, and across them), `minilm`
+    # (offline all-MiniLM-L6-v2, English only, PyPI), `bge-en` / `bge-zh` (offline BGE small, one language, from
+    # Maven Central on first use: needs Java and Maven), `hashing` (no model: tests, demos), `bedrock` (Titan). e5
+    # by default: as good as MiniLM on English recall and the only one that reads Chinese and across languages
+    # (bench/RESULTS.md, "Recall that understands, round 2"). A store keeps the embedder it was written with:
+    # another needs `rearview reindex --embedder`.
+    embedder: Literal["minilm", "e5", "bge-en", "bge-zh", "hashing", "bedrock"] = "e5"
     # A model that re-orders recall's best candidates, reading the query and each memory together: `bedrock`
     # (aws.bedrock_rerank_model) or `onnx` (a local cross-encoder file).
     reranker: Literal["none", "bedrock", "onnx"] = "none"

@@ -161,6 +161,11 @@ def tokens(text: str) -> list[str]:
 _CJK_RUN = re.compile("[" + "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in _CJK_RANGES) + "]+")
 
 
+def cjk_characters(text: str) -> int:
+    """How many of the text's characters are CJK (`is_cjk`)."""
+    return sum(len(run) for run in _CJK_RUN.findall(text))
+
+
 def _cjk_and_ascii_tokens(normalised: str) -> list[str] | None:
     """`tokens` of normalised text made of CJK runs, ASCII, and other characters that neither make words nor join
     them (separators); None for any other text."""

@@ -69,7 +69,7 @@ def test_embedder_name_records_model_and_dimension() -> None:
     embedder = BedrockEmbedder(MODEL, 1024, client=object())
 
     assert (embedder.name, embedder.dim) == (f"bedrock:{MODEL}:1024", 1024)
-    assert 0.0 < embedder.relevance_floor < 1.0
+    assert 0.0 < embedder.scale.relevance_margin < 1.0
 
 
 def test_embedder_refuses_a_dimension_titan_v2_does_not_make() -> None:

@@ -13,6 +13,7 @@ import pytest
 from rearview.bootstrap import Services, build
 from rearview.chat_text import Vocabulary, known_word, plain_chat_text, unelongated, without_emoji
 from rearview.clock import ManualClock
+from rearview.domain.embedding import REFERENCE_ANCHORS, CosineScale
 from rearview.domain.recall import RecallQuery
 from rearview.domain.search import MemoryFilter
 from rearview.domain.write import MemoryWrite
@@ -65,7 +66,7 @@ def test_a_word_the_namespace_never_says_takes_only_variants_said_once() -> None
 class _Recording:
     """An embedder that remembers what it was asked to embed."""
 
-    name, dim, relevance_floor = "recording", 4, 0.0
+    name, dim, scale = "recording", 4, CosineScale(*REFERENCE_ANCHORS, relevance_margin=0.0)
 
     def __init__(self) -> None:
         self.texts: list[str] = []

@@ -38,9 +38,7 @@ def _episodes(texts: list[str], *, event_type: str = "agent_note", start: int = 
 
 
 def _statements(episodes: list[Episode]) -> list[str]:
-    clusters = build_clusters(
-        episodes, {e.id for e in episodes}, ConsolidateTuning(), EMBEDDER.embed, EMBEDDER.relevance_floor
-    )
+    clusters = build_clusters(episodes, {e.id for e in episodes}, ConsolidateTuning(), EMBEDDER.embed, EMBEDDER.scale)
     return [m.statement for m in (induce_one(c) for c in clusters) if m is not None]
 
 
@@ -138,7 +136,7 @@ def test_a_value_that_changes_is_two_groups_not_one() -> None:
         ]
     )
 
-    groups = meaning_clusters(episodes, EMBEDDER.embed, EMBEDDER.relevance_floor)
+    groups = meaning_clusters(episodes, EMBEDDER.embed, EMBEDDER.scale)
 
     values = sorted(tuple(g.shared) for g in groups)
     assert len(groups) == 2
@@ -204,6 +202,6 @@ def test_what_was_done_for_the_user_beside_their_request_is_their_preference() -
         ]
     )
 
-    groups = meaning_clusters(episodes, EMBEDDER.embed, EMBEDDER.relevance_floor)
+    groups = meaning_clusters(episodes, EMBEDDER.embed, EMBEDDER.scale)
 
     assert [g.kind for g in groups if "oat" in g.shared] == ["preference"]

@@ -33,9 +33,7 @@ def _episodes(texts: list[str]) -> list[Episode]:
 def _statements(texts: list[str]) -> list[str]:
     episodes = _episodes(texts)
     embedder = HashingEmbedder()
-    clusters = build_clusters(
-        episodes, {e.id for e in episodes}, ConsolidateTuning(), embedder.embed, embedder.relevance_floor
-    )
+    clusters = build_clusters(episodes, {e.id for e in episodes}, ConsolidateTuning(), embedder.embed, embedder.scale)
     return [m.statement for m in (induce_one(c) for c in clusters) if m is not None]
 
 

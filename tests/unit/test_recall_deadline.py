@@ -30,7 +30,7 @@ class SlowEmbedder:
     def __init__(self, clock: ManualClock) -> None:
         self._inner = HashingEmbedder(dim=512)
         self._clock = clock
-        self.name, self.dim, self.relevance_floor = self._inner.name, self._inner.dim, self._inner.relevance_floor
+        self.name, self.dim, self.scale = self._inner.name, self._inner.dim, self._inner.scale
         self.seconds = 0.0
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -12,6 +12,7 @@ import pytest
 
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
+from rearview.domain.embedding import REFERENCE_ANCHORS, CosineScale
 from rearview.domain.memory import Episode
 from rearview.domain.recall import RecallQuery
 from rearview.domain.search import MemoryFilter
@@ -127,7 +128,7 @@ def test_recall_skips_the_refinements_a_bursty_log_does_not_support(chat: Servic
 class _Recording:
     """An embedder that remembers what it was asked to embed."""
 
-    name, dim, relevance_floor = "recording", 4, 0.0
+    name, dim, scale = "recording", 4, CosineScale(*REFERENCE_ANCHORS, relevance_margin=0.0)
 
     def __init__(self) -> None:
         self.texts: list[str] = []

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from rearview.domain.embedding import REFERENCE_ANCHORS, CosineScale
 from rearview.errors import ConfigurationError, InvalidInput
 from rearview.settings import AwsSettings
 
@@ -31,10 +32,9 @@ def titan_request_body(text: str, dim: int) -> str:
 class BedrockEmbedder:
     """Titan Text Embeddings v2 through bedrock-runtime; `name` records model and dimension with the data."""
 
-    # A GUESS, to be calibrated on real data as hashing_embedder's floor was: Titan v2 cosines between a
-    # question and its answer typically sit around 0.4..0.7 and unrelated short texts around 0.0..0.25, so 0.3
-    # is placed just above that noise. Until measured, RecallTuning.min_relevance can override it.
-    relevance_floor = 0.3
+    # NOT MEASURED (Bedrock cannot be reached here): the reference scale and MiniLM's margin until
+    # bench/calibrate.py runs with Titan; RecallTuning.min_relevance overrides the margin.
+    scale = CosineScale(*REFERENCE_ANCHORS, relevance_margin=0.127, topic_floor=0.3)
 
     def __init__(
         self,

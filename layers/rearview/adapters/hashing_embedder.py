@@ -14,6 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from rearview.domain.embedding import REFERENCE_ANCHORS, CosineScale
 from rearview.errors import ConfigurationError
 from rearview.text_analysis import CJK_FUNCTION_CHARS, STOP_WORDS, is_cjk, tokens
 
@@ -29,15 +30,10 @@ _STOPWORD_WEIGHT = 0.2
 class HashingEmbedder:
     """Deterministic feature hashing: the same text gives the same vector in every process and machine."""
 
-    # Measured at dim 512 on 25 personal memories and a question about each that reuses some of its
-    # words: the question's own memory scores median 0.63, 10th percentile 0.24 (a question that shares
-    # no word, "Which city did I move to?" / "I moved to Berlin last year", scores 0.0: no synonyms here).
-    # The best hit of an off-topic question scores 0.07..0.23 (median 0.11), and short unrelated pairs
-    # reach 0.23 ("Please water the plants" / "Quantum computers use qubits": 3-grams "ant", "ter", "ts>"
-    # plus bucket collisions, whose spread is about 1/sqrt(dim)). That noise grows with the store (the best
-    # of more unrelated memories), so the floor sits above it: 0.25 keeps 22 of 25 answers above it and
-    # every off-topic question below.
-    relevance_floor = 0.25
+    # Its cosine is shared words and 3-grams, which the reference pairs of other models do not measure (two
+    # wordings of one statement sit at 0.5 here): the thresholds keep their reference values, a near-duplicate at
+    # 0.92 of shared text. The relevance margin is bench/calibrate.py's.
+    scale = CosineScale(*REFERENCE_ANCHORS, relevance_margin=0.257)
 
     def __init__(self, dim: int = 512) -> None:
         if dim < 2:

@@ -45,7 +45,8 @@ EmbedderOption = Annotated[
     EmbedderChoice | None,
     typer.Option(
         "--embedder",
-        help="minilm (offline MiniLM) or hashing (fast, lexical) (env REARVIEW_EMBEDDER; default minilm)",
+        help="e5 (offline, multilingual), minilm (offline, English), bge-en, bge-zh, or hashing (fast, lexical) "
+        "(env REARVIEW_EMBEDDER; default e5)",
         show_default=False,
         case_sensitive=False,
     ),

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from rearview.domain.embedding import CosineScale
 from rearview.service.voice import frame_terms, negated_terms, units_of_text
 from rearview.text_analysis import CJK_FUNCTION_CHARS, is_cjk, query_terms
 
@@ -54,14 +55,15 @@ class Scale:
     same: float
 
 
-# Where between an embedder's relevance floor and 1 two statements are about the same attribute: MiniLM's floor is
-# 0.25, and its statements of one attribute with different values sit at 0.55-0.9, different attributes below 0.55.
+# Where between an embedder's topic floor (`CosineScale.topic_floor`) and 1 two statements are about the same
+# attribute: MiniLM's floor is 0.25, and its statements of one attribute with different values sit at 0.55-0.9,
+# different attributes below 0.55.
 RELATED_SHARE_ABOVE_FLOOR = 0.4
 
 
-def related_similarity(relevance_floor: float) -> float:
+def related_similarity(scale: CosineScale) -> float:
     """The similarity at which two statements may be about the same attribute, on an embedder's own scale."""
-    return relevance_floor + RELATED_SHARE_ABOVE_FLOOR * (1.0 - relevance_floor)
+    return scale.topic_floor + RELATED_SHARE_ABOVE_FLOOR * (1.0 - scale.topic_floor)
 
 
 @dataclass(frozen=True)

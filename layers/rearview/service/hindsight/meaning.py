@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from rearview.domain.embedding import CosineScale
 from rearview.domain.hindsight import EvidenceCluster
 from rearview.domain.memory import Episode, Kind
 from rearview.service.hindsight.phrases import FILLER, PHATIC
@@ -32,8 +33,9 @@ Embed = Callable[[list[str]], np.ndarray]
 # scale (MiniLM's unrelated pairs sit near 0.1, e5's near 0.75).
 CLOSE_PERCENTILE = 75.0
 VERY_CLOSE_PERCENTILE = 99.5
-# Below this many clauses the percentiles are not measured: "close" is a little above the embedder's relevance floor
-# (this share of the way to 1: MiniLM's 0.25 gives 0.30), and nothing is linked by its vector alone.
+# Below this many clauses the percentiles are not measured: "close" is a little above the embedder's topic floor
+# (`CosineScale.topic_floor`; this share of the way to 1: MiniLM's 0.25 gives 0.30), and nothing is linked by its
+# vector alone.
 MIN_UNITS_FOR_PERCENTILES = 40
 SMALL_CLOSE_SHARE = 0.067
 # A constituent carried by more than this share of the namespace's clauses is a topic of everything ("meeting" in
@@ -59,15 +61,15 @@ class MeaningGroup:
         return list({u.episode.id: u.episode for u in self.units}.values())
 
 
-def meaning_clusters(pool: Sequence[Episode], embed: Embed, relevance_floor: float) -> list[MeaningGroup]:
+def meaning_clusters(pool: Sequence[Episode], embed: Embed, scale: CosineScale) -> list[MeaningGroup]:
     """The candidate groups of the user's clauses among `pool` (episodes with an outcome are lessons' and left
-    out)."""
+    out), by the cosines of an embedder whose scale is `scale`."""
     units = [u for e in pool if e.outcome_status not in ("failure", "success", "partial") for u in _users(e)]
     units = [u for u in units if _constituents(u)]
     if len(units) < 2 and not any(u.episode.confirmations > 1 for u in units):
         return []
     vectors = np.asarray(embed([u.text for u in units]), dtype=np.float32) if units else np.zeros((0, 1))
-    close, very_close = _thresholds(vectors, relevance_floor)
+    close, very_close = _thresholds(vectors, scale)
     common = _too_common(units)
     groups = _linked(units, vectors, close, very_close, common)
     out: list[MeaningGroup] = []
@@ -104,9 +106,10 @@ def _constituents(unit: Unit) -> list[str]:
     return out
 
 
-def _thresholds(vectors: np.ndarray, floor: float) -> tuple[float, float]:
+def _thresholds(vectors: np.ndarray, scale: CosineScale) -> tuple[float, float]:
     """The namespace's "close" and "very close" similarities."""
     n = len(vectors)
+    floor = scale.topic_floor
     if n < MIN_UNITS_FOR_PERCENTILES:
         return floor + SMALL_CLOSE_SHARE * (1.0 - floor), 1.01
     sims = vectors @ vectors.T

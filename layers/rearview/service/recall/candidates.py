@@ -10,6 +10,7 @@ import numpy as np
 
 from rearview.chat_text import plain_chat_text
 from rearview.domain.search import Candidate
+from rearview.service.recall.background import is_cjk_text, margin
 from rearview.service.recall.deadline import out_of_time
 from rearview.service.recall.fusion import rrf, weighted_sum
 from rearview.service.recall.spelling import keyword_text
@@ -150,9 +151,38 @@ def fuse(ctx: Collaborators, run: RecallState) -> None:
 
 
 def _fused(ctx: Collaborators, run: RecallState) -> dict[str, float]:
+    vector, across = across_scripts(ctx, run)
     if ctx.tuning.fusion == "rrf":
-        return rrf(run.keyword, run.vector, run.weights, ctx.tuning.rrf_k)
-    return weighted_sum(run.keyword, run.vector, run.weights)
+        fused = rrf(run.keyword, vector, run.weights, ctx.tuning.rrf_k)
+    else:
+        fused = weighted_sum(run.keyword, vector, run.weights)
+    # Keyword search cannot match a memory in another script than the query's: its silence is no vote against it,
+    # so such a memory is scored by the vector list alone (fusion divided by both weights; this divides by one).
+    blind = across - {c.id for c in run.keyword}
+    weights = run.weights
+    if blind and weights.vector > 0:
+        share = (weights.keyword + weights.vector) / weights.vector
+        fused.update({cid: fused[cid] * share for cid in blind if cid in fused})
+    return fused
+
+
+def across_scripts(ctx: Collaborators, run: RecallState) -> tuple[list[Candidate], set[str]]:
+    """The vector list scored by each memory's margin above the query's background of its script (see background),
+    best first, and the ids of the memories in another script than the query's. A multilingual model puts every
+    pair of one script above every pair across scripts (e5: a Chinese question meets an unrelated Chinese memory
+    at 0.85, its English answer at 0.80); the margin compares them fairly. Within one script it is the cosine's
+    order, and fusion's min-max normalisation leaves the scores as they were, so a namespace in one script ranks
+    exactly as by cosine. Only for a model that reads across scripts (its scale states a margin across them); the
+    memories read are kept for the rank stage."""
+    if not run.vector or not run.query_vector.size or ctx.embedder.scale.across_margin is None:
+        return run.vector, set()
+    levels = ctx.background.levels(run.query_vector)
+    memories = ctx.store.get_many(run.namespace, [c.id for c in run.vector], shared=True)
+    run.memories.update(memories)
+    script = {cid: is_cjk_text(memory.content) for cid, memory in memories.items()}
+    fair = [c._replace(score=margin(c.score, levels[script[c.id]])) for c in run.vector if c.id in script]
+    query_script = is_cjk_text(run.query.query)
+    return sorted(fair, key=lambda c: -c.score), {cid for cid, s in script.items() if s != query_script}
 
 
 def feedback(ctx: Collaborators, run: RecallState) -> None:

@@ -2,9 +2,10 @@
 stage leaves out the memories about what the query excludes, and the latest_first stage ranks the most recent of the
 relevant episodes first for a "last time" query.
 
-"Relevant" is the relevance stage's absolute measure (the best of the cosine with the query and the share of its
-terms a memory holds) among the head of the ranking, at least `latest_match_share` of the best one's: recency
-decides among the memories that match about as well as the best, never lifts one that barely matches.
+"Relevant" is the relevance stage's measure (the strongest of a memory's margin by meaning, the weighted share of
+the query's terms it holds and a name) among the head of the ranking, at least `latest_match_share` of the best
+one's: recency decides among the memories that match about as well as the best, never lifts one that barely
+matches.
 """
 
 from __future__ import annotations
@@ -13,12 +14,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-
 from rearview.domain.memory import Episode, Fact, Memory
 from rearview.domain.recall import Exclusion, QueryForm
 from rearview.service.recall.query_forms import Excluded, holds_terms, read_query_forms, requested_exclusion, sets_apart
-from rearview.service.recall.relevance import Evidence, term_share
+from rearview.service.recall.relevance import evidence_of
 from rearview.service.recall.state import TRACE_CANDIDATES, Collaborators, RecallState
 
 
@@ -118,22 +117,16 @@ def _latest_relevant(ctx: Collaborators, run: RecallState, eligible: Callable[[M
 
 
 def _relevant(ctx: Collaborators, run: RecallState) -> list[str]:
-    """The ids of the ranking's head (as many as collapse reads) whose relevance is at least `latest_match_share`
-    of the best one's, in ranking order."""
+    """The ids of the ranking's head (as many as collapse reads) whose relevance strength (the relevance stage's)
+    is at least `latest_match_share` of the best one's, in ranking order."""
     q = run.query
     head = [cid for _, cid in run.scored[: max(q.top_k * 3, q.top_k + 10)] if cid in run.memories]
     vectors = ctx.store.get_vectors(run.namespace, head)
-    scores = {cid: _relevance(run, run.memories[cid], vectors.get(cid), ctx.tuning.keyword_relevance) for cid in head}
+    evidence = evidence_of(ctx, run, head, vectors)
+    scores = {cid: e.strength(ctx.tuning.keyword_relevance) for cid, e in evidence.items()}
     best = max(scores.values(), default=0.0)
     bar = ctx.tuning.latest_match_share * best
     return [cid for cid in head if best > 0 and scores[cid] >= bar]
-
-
-def _relevance(run: RecallState, memory: Memory, vector: np.ndarray | None, keyword_relevance: float) -> float:
-    """The relevance stage's measure of meaning and words (see relevance): the best of the cosine with the query
-    and `keyword_relevance` times the share of the query's terms the memory holds."""
-    cosine = float(vector @ run.query_vector) if vector is not None and run.query_vector.size else 0.0
-    return Evidence(cosine=cosine, terms=term_share(run.terms, memory), named=False).relevance(keyword_relevance)
 
 
 def _searchable(memory: Memory) -> str:

@@ -15,6 +15,7 @@ from rearview.domain.recall import RecallHit, RecallQuery, RecallResponse, Recal
 from rearview.domain.timestamps import check_time_range
 from rearview.errors import StorageFull
 from rearview.ports import Clock, Embedder, MemoryUsage, Reranker, SearchIndex
+from rearview.service.recall.background import Background
 from rearview.service.recall.candidates import embed, feedback, fresh, fuse, search
 from rearview.service.recall.deadline import Stage, run_stages
 from rearview.service.recall.form_stages import exclude, latest_first, query_form
@@ -80,6 +81,9 @@ class RecallService:
         freshness_seconds: int = 0,
         reranker: Reranker | None = None,
     ) -> None:
+        # The collapse threshold is stated on the reference scale (see domain.embedding); recall compares cosines
+        # of this embedder.
+        tuning = tuning.model_copy(update={"collapse_threshold": embedder.scale.raw(tuning.collapse_threshold)})
         self._ctx = Collaborators(
             store=store,
             index=index,
@@ -87,6 +91,7 @@ class RecallService:
             clock=clock,
             tuning=recall_parameters(tuning),
             relevance_floor=tuning.min_relevance if tuning.min_relevance is not None else relevance_floor,
+            background=Background(embedder),
             freshness_seconds=freshness_seconds,
             # Optional: re-orders the best candidates after ranking (see the rerank stage).
             reranker=reranker,
@@ -104,7 +109,8 @@ class RecallService:
 
     @property
     def relevance_floor(self) -> float:
-        """Below this relevance of its best candidate, a recall answers no_relevant_memory."""
+        """The margin by meaning (see relevance) below which, with no other evidence, a recall answers
+        no_relevant_memory."""
         return self._ctx.relevance_floor
 
     def recall(self, namespace: str, q: RecallQuery, *, record: bool = True) -> RecallResponse:

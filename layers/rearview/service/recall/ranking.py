@@ -34,8 +34,12 @@ def rank(ctx: Collaborators, run: RecallState) -> None:
     for a memory in its range), best first."""
     tuning = ctx.tuning
     with run.stage("rank") as st:
-        # Shared: recall reads the memories and never changes them (a hit copies what it takes).
-        run.memories = ctx.store.get_many(run.namespace, list(run.fused), shared=True)
+        # Shared: recall reads the memories and never changes them (a hit copies what it takes); those fusion read
+        # already are not read again.
+        known = run.memories
+        missing = [cid for cid in run.fused if cid not in known]
+        read = ctx.store.get_many(run.namespace, missing, shared=True) if missing else {}
+        run.memories = {cid: m for cid in run.fused if (m := known.get(cid) or read.get(cid)) is not None}
         scored: Scored = []
         by_session = session_factors(run.memories, run.fused, tuning)
         scorer, memories = Scorer(run.as_of, tuning), run.memories

@@ -15,6 +15,7 @@ from rearview.domain.memory import Memory
 from rearview.domain.recall import RecallQuery, StageTrace
 from rearview.domain.search import Candidate, MemoryFilter
 from rearview.ports import Clock, Embedder, MemoryReader, MemoryUsage, Reranker, SearchIndex, WorkingMemoryStore
+from rearview.service.recall.background import Background
 from rearview.service.recall.fusion import FusionWeights
 from rearview.service.recall.parameters import RecallParameters
 from rearview.service.recall.profile import ProfileCache, Refinements
@@ -41,13 +42,23 @@ class Collaborators:
     embedder: Embedder
     clock: Clock
     tuning: RecallParameters
-    # Below this relevance of its best candidate, a recall answers no_relevant_memory.
+    # The margin by meaning (see background) a memory must reach to be relevant, when nothing else speaks for it.
     relevance_floor: float
     # 0 for an index that is consistent with the store (SQLite: same transaction); the AWS index lags.
     freshness_seconds: int
     reranker: Reranker | None
+    # Everyday text the relevance stage measures a query's background against.
+    background: Background
     # Each namespace's conversational structure (see the structure stage), measured once and kept.
     profiles: ProfileCache = field(default_factory=ProfileCache)
+
+    def margin_floor(self, same_script: bool) -> float:
+        """The margin by meaning a memory needs: `relevance_floor`, the query and it in the same script; else that
+        in the proportion the embedder's scale sets for a pair across scripts."""
+        if same_script:
+            return self.relevance_floor
+        scale = self.embedder.scale
+        return self.relevance_floor * scale.margin_for(False) / max(scale.relevance_margin, 1e-6)
 
 
 class Tracer:
