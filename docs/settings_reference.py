@@ -47,8 +47,9 @@ STORIES: dict[str, str] = {
     ),
     "port": "Change it when 8765 is taken, or to run two servers side by side.",
     "embedder": (
-        "Set `minilm` when every memory is English and embedding speed matters more (half e5's layers); "
-        "`bge-zh` for Chinese alone; `bedrock` on AWS; `hashing` for tests without a model."
+        "Set `minilm` when every memory is English, above all short chat turns (Chatlog R@10 0.555 against "
+        "e5's 0.510), and it embeds 2.7x as fast; `bge-zh` for Chinese alone; `bedrock` on AWS; `hashing` for "
+        "tests without a model."
     ),
     "reranker": (
         "Set `onnx` (with a cross-encoder file) or `bedrock` when a model that reads query and memory "
