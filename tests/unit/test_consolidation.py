@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
@@ -10,10 +12,13 @@ from rearview.bootstrap import Services
 from rearview.clock import ManualClock
 from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.forget import ForgetRequest
+from rearview.domain.hindsight import Induction
 from rearview.domain.memory import Episode, Fact
 from rearview.domain.recall import RecallQuery
 from rearview.domain.search import MemoryFilter
 from rearview.domain.write import MemoryWrite
+from rearview.service.hindsight.consolidation import ConsolidationService
+from rearview.service.hindsight.reconcile import Decision, Reconciler
 
 pytestmark = pytest.mark.unit
 NS = "acme:u-7"
@@ -245,3 +250,24 @@ def test_a_colleagues_repeated_wish_is_not_learned_as_the_users(services: Servic
     consolidate(services, clock, 10)
 
     assert facts(services) == []
+
+
+def test_a_memory_made_and_confirmed_in_one_run_is_listed_once() -> None:
+    # Two clusters stating one memory: the first makes it, the second confirms it; a superseded version kept as
+    # history is not a memory of the run.
+    decisions = [
+        Decision("pref-1", "created", "preference", None),
+        Decision("pref-1", "confirmed", "preference", None),
+        Decision("pref-0", "history", "preference", None),
+        Decision("fact-2", "refined", "fact", None),
+    ]
+    result = ConsolidateResult(
+        namespace="acme:u-1", episodes_considered=0, clusters=0, facts_created=0, facts_confirmed=0,
+        episodes_consolidated=0,
+    )  # fmt: skip
+    ConsolidationService._fill(
+        result, cast(Reconciler, SimpleNamespace(decisions=decisions)), [], [], [], Induction([]), None
+    )
+
+    assert result.fact_ids == ["pref-1", "fact-2"]
+    assert (result.facts_created, result.facts_confirmed) == (1, 2)

@@ -45,6 +45,10 @@ class ConsolidationStore(MemoryReader, MemoryWriter, Protocol):
     applied."""
 
 
+# The decisions whose memory the run made or kept active: the ids a result lists (not a version kept as history).
+_HELD_ACTIONS = ("created", "superseded", "confirmed", "refined")
+
+
 class ConsolidationService:
     def __init__(
         self,
@@ -298,9 +302,10 @@ class ConsolidationService:
             if decision.action in ("created", "superseded"):
                 result.facts_created += 1
                 result.induced[decision.kind] = result.induced.get(decision.kind, 0) + 1
-                result.fact_ids.append(decision.memory_id)
             elif decision.action in ("confirmed", "refined"):
                 result.facts_confirmed += 1
+            # A memory two clusters stated (made by one, confirmed by the other) is one memory of the run.
+            if decision.action in _HELD_ACTIONS and decision.memory_id not in result.fact_ids:
                 result.fact_ids.append(decision.memory_id)
             result.superseded += len(decision.superseded)
 
