@@ -257,7 +257,10 @@ def test_a_new_user_learns_what_the_agent_learnt_from_what_and_why_a_recall_miss
     assert fell.count() >= 3
     reason = fell.first.get_by_test_id("dropped-reason")
     assert fell.first.get_attribute("data-reason") == "floor" and "relevant" in reason.inner_text()
-    assert "floor" in (reason.get_attribute("title") or "")  # the figure, on hover
+    # The figures, on hover and in words: the trace's own fields, never NaN.
+    assert re.search(r"strength \d\.\d{3} < floor 1\.000", reason.get_attribute("title") or "")
+    assert re.search(r"the closest scored \d\.\d\d where 1\.00 counts as relevant", miss.inner_text())
+    assert "NaN" not in miss.inner_text()
     expect(fell.first).not_to_contain_text(fell.first.get_attribute("data-id") or "?")  # its text, not its id
     page.screenshot(path=shots / "5-a-miss-explained.png", full_page=True)
 

@@ -163,7 +163,7 @@ function Searched({ response }) {
 
 function Miss({ response, contents, dropped, onOpen }) {
   const relevance = stagesOf(response).relevance;
-  const technical = relevance ? `relevance: best ${relevance.detail.best} < floor ${relevance.detail.floor}` : "no relevance stage in the trace";
+  const technical = relevance ? `relevance: best strength ${relevance.detail.best} < floor ${relevance.detail.floor}` : "no relevance stage in the trace";
   return html`<div class="warning" role="status" data-testid="no-relevant">
     <strong>No relevant memory.</strong> The agent is told it remembers nothing about this.
     <p title=${technical}>${relevance && relevance.detail.best !== undefined

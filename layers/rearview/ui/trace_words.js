@@ -132,14 +132,14 @@ export function droppedCandidates(response) {
   if (relevance) {
     const floor = relevance.detail.floor;
     for (const row of relevance.candidates) {
-      const score = row.relevance;
+      const score = row.strength;
       if (response.no_relevant_memory) {
         add(row.id, "floor", floorWords(score, floor),
-          `relevance ${fixed(score, 3)} < floor ${fixed(floor, 3)}${extra(row, ["id", "relevance"])}`);
+          `strength ${fixed(score, 3)} < floor ${fixed(floor, 3)}${extra(row, ["id", "strength"])}`);
       } else {
         const budget = stages.budget ? stages.budget.detail.budget : undefined;
         add(row.id, "budget", "relevant, but cut by the token budget",
-          `relevance ${fixed(score, 3)}; budget ${budget} tokens${extra(row, ["id", "relevance"])}`);
+          `strength ${fixed(score, 3)}; budget ${budget} tokens${extra(row, ["id", "strength"])}`);
       }
     }
   }

@@ -37,6 +37,9 @@ from rearview.service.recall.text_features import stem_set
 from rearview.stemming import index_terms
 from rearview.text_analysis import is_vague_term
 
+# The strength at which a memory is relevant: each kind of evidence is scaled so that 1 is its own floor.
+RELEVANT_STRENGTH = 1.0
+
 
 @dataclass(frozen=True)
 class Evidence:
@@ -55,9 +58,9 @@ class Evidence:
     in_range: bool = False
 
     def strength(self, keyword_relevance: float) -> float:
-        """The strongest evidence, 1 where it reaches its floor: above 1, relevant."""
+        """The strongest evidence, `RELEVANT_STRENGTH` where it reaches its floor: at or above it, relevant."""
         words = self.terms / keyword_relevance if keyword_relevance > 0 else math.inf
-        return max(self.meaning, words, 1.0 if self.named or self.in_range else 0.0)
+        return max(self.meaning, words, RELEVANT_STRENGTH if self.named or self.in_range else 0.0)
 
     def shown(self, keyword_relevance: float) -> dict[str, float | bool]:
         return {
@@ -79,11 +82,13 @@ def relevance(ctx: Collaborators, run: RecallState) -> None:
         time_only = (run.since is not None or run.until is not None) and all(is_vague_term(t) for t in run.terms)
         share = ctx.tuning.keyword_relevance
         evidence = best_evidence(ctx, run, run.top, run.vectors)
-        scores = {cid: 1.0 if time_only else e.strength(share) for cid, e in evidence.items()}
+        scores = {cid: RELEVANT_STRENGTH if time_only else e.strength(share) for cid, e in evidence.items()}
         best = max(scores.values(), default=0.0)
-        run.no_relevant_memory = small_talk or best < 1.0
+        run.no_relevant_memory = small_talk or best < RELEVANT_STRENGTH
         st.detail = {
+            # The best candidate's strength against the one that counts as relevant (each candidate's below).
             "best": round(best, 4),
+            "floor": RELEVANT_STRENGTH,
             "margin_floor": ctx.relevance_floor,
             "keyword_relevance": share,
             "time_only_query": time_only,
