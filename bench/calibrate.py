@@ -40,7 +40,6 @@ from metrics import format_table
 from rearview.bootstrap import build_embedder
 from rearview.domain.embedding import REFERENCE_ANCHORS, CosineScale
 from rearview.ports import Embedder
-from rearview.service.contradiction import related_similarity
 from rearview.service.recall.background import Background, is_cjk_text, margin
 from rearview.settings import Settings, WriteTuning
 
@@ -172,7 +171,7 @@ def report(results: dict[str, dict[str, Any]]) -> str:
         same = [v for lang in r["reads"] for v in r["pair_values"][lang]["same"]]
         related = [v for lang in r["reads"] for v in r["pair_values"][lang]["related"]]
         rows.append(
-            [name, *r["anchors"], dedup, related_similarity(scale),
+            [name, *r["anchors"], dedup,
              float(np.mean([v >= dedup for v in same])), float(np.mean([v >= dedup for v in related]))]
         )  # fmt: skip
     out.append("")
@@ -184,7 +183,6 @@ def report(results: dict[str, dict[str, Any]]) -> str:
                 "related",
                 "same",
                 "dedup 0.92 ->",
-                "same attribute 0.55 ->",
                 "same >= dedup",
                 "related >= dedup",
             ],
