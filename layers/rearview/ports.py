@@ -349,11 +349,11 @@ class RequestQuota(Protocol):
     """The request counters of API keys, one per key and window, shared by every process and function that serves
     requests (SQLite's file locally, the DynamoDB table on AWS): what per-key throttling counts against."""
 
-    def take(self, key_id: str, window: QuotaWindow, limit: int) -> bool:
-        """Count one request of `key_id` in `window` unless `limit` requests are counted there already; True if
-        counted (the request may proceed), False if the window's quota is spent (nothing counted). Atomic: callers
-        racing on one key never get more than `limit` Trues in a window between them. A window's counter is
-        dropped some time after `window.expires_at`."""
+    def take(self, key_id: str, window: QuotaWindow, limit: int, count: int = 1) -> bool:
+        """Count `count` requests of `key_id` in `window` unless that would put the window's count past `limit`;
+        True if counted (all of them), False if not (nothing counted). Atomic: callers racing on one key never get
+        more than `limit` requests counted in a window between them. A window's counter is dropped some time after
+        `window.expires_at`."""
         ...
 
 

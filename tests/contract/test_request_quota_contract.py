@@ -141,3 +141,16 @@ def test_sqlite_processes_on_one_file_share_the_counter(tmp_path: Path) -> None:
     assert sum(admitted) == 69, f"3 processes x 40 tries at a limit of 70 (1 taken before): {admitted}"
     assert backend.quota.counted(KEY, window()) == 70
     next(opened, None)  # closes its databases
+
+
+def test_a_lease_counts_several_requests_at_once_only_while_they_fit(backend: QuotaBackend) -> None:
+    quota = backend.quota
+    assert quota.take(KEY, window(), 10, 4)
+    assert quota.take(KEY, window(), 10, 4)
+    assert not quota.take(KEY, window(), 10, 4), "8 + 4 would pass 10: nothing counted"
+    assert quota.counted(KEY, window()) == 8
+    assert quota.take(KEY, window(), 10, 2)
+    assert not quota.take(KEY, window(), 10)
+    assert not quota.take(OTHER, window(), 3, 4), "a lease larger than the limit never fits"
+    assert not quota.take(OTHER, window(), 3, 0)
+    assert quota.counted(OTHER, window()) == 0

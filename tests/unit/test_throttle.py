@@ -3,6 +3,7 @@ key's flood never throttling another (service.throttle, domain.quota, AccessServ
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,6 +12,7 @@ from rearview.adapters.in_memory import InMemoryData, InMemoryKeyStore
 from rearview.adapters.in_memory_quota import InMemoryRequestQuota
 from rearview.clock import ManualClock
 from rearview.domain.access import Principal
+from rearview.domain.permissions import Permission
 from rearview.domain.quota import QuotaWindow, RequestLimit
 from rearview.errors import InvalidInput, NamespaceForbidden, NotFound, Throttled, Unauthorized
 from rearview.service.access import AccessGate, AccessService
@@ -173,3 +175,64 @@ def test_a_tenants_admin_key_grants_no_more_than_its_own_limit() -> None:
         access.set_requests_per_minute_as(reader, child.key_id, 1)
     operator = access.authenticate(f"Bearer {ADMIN_TOKEN}")
     assert access.set_requests_per_minute_as(operator, child.key_id, 0).requests_per_minute == 0
+
+
+class CountingTakes(InMemoryRequestQuota):
+    """The in-memory counter, telling how many times it was written (each `take` that counted)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    def take(self, key_id: str, window: QuotaWindow, limit: int, count: int = 1) -> bool:
+        taken = super().take(key_id, window, limit, count)
+        self.writes += taken
+        return taken
+
+
+def _principal(limit: int) -> Principal:
+    return Principal(
+        key_id="0123456789abcdef", scope="acme", permissions=frozenset({Permission.READ}), requests_per_minute=limit
+    )
+
+
+def test_a_busy_process_counts_its_requests_in_leases_and_a_few_writes() -> None:
+    clock, quota = ManualClock(T0), CountingTakes()
+    throttle = RequestThrottle(quota, clock, 1200)
+    principal = _principal(1200)
+    for _ in range(500):
+        throttle.admit(principal)
+    window = QuotaWindow.containing(T0)
+    # Leases of 1, 2, 4, 8, 16, then 24 (1/50 of the limit) at a time: 500 requests counted in 26 writes.
+    assert quota.writes == 5 + math.ceil((500 - 31) / 24)
+    assert 500 <= quota.counted(principal.key_id, window) < 500 + 24, "what is counted is at most a lease ahead"
+
+
+def test_processes_sharing_a_counter_never_admit_past_the_limit_and_end_exact() -> None:
+    clock, quota = ManualClock(T0), CountingTakes()
+    principal = _principal(300)  # leases up to 6
+    throttles = [RequestThrottle(quota, clock, 1200) for _ in range(3)]
+    admitted = refused = 0
+    for i in range(600):
+        try:
+            throttles[i % 3].admit(principal)
+            admitted += 1
+        except Throttled:
+            refused += 1
+    assert quota.counted(principal.key_id, QuotaWindow.containing(T0)) == 300, "the counter stops at the limit"
+    # What the processes admit is what they counted, less what they still hold: at most a lease each (6).
+    assert 300 - 3 * 6 <= admitted <= 300 and admitted + refused == 600
+
+
+def test_a_lease_never_outlives_its_window() -> None:
+    clock, quota = ManualClock(T0), CountingTakes()
+    throttle = RequestThrottle(quota, clock, 1200)
+    principal = _principal(150)  # leases up to 3
+    for _ in range(4):
+        throttle.admit(principal)  # leases of 1, 2 and 3: 6 counted, 4 admitted
+    clock.set(datetime(2026, 3, 1, 9, 31, tzinfo=UTC))
+    throttle.admit(principal)
+    assert quota.counted(principal.key_id, QuotaWindow.containing(clock.now())) == 1, "counted anew, lease of 1"
+    clock.set(T0)  # a clock that went back: the earlier window again, counted anew, never from the later lease
+    throttle.admit(principal)
+    assert quota.counted(principal.key_id, QuotaWindow.containing(T0)) == 6 + 1

@@ -17,7 +17,7 @@ class InMemoryRequestQuota:
         self._counts: dict[tuple[str, int], int] = {}
         self._newest = 0.0
 
-    def take(self, key_id: str, window: QuotaWindow, limit: int) -> bool:
+    def take(self, key_id: str, window: QuotaWindow, limit: int, count: int = 1) -> bool:
         with self._lock:
             if window.epoch > self._newest:
                 self._newest = window.epoch
@@ -25,9 +25,9 @@ class InMemoryRequestQuota:
                 self._counts = {slot: n for slot, n in self._counts.items() if slot[1] > kept}
             slot = (key_id, window.epoch)
             counted = self._counts.get(slot, 0)
-            if counted >= limit:
+            if count < 1 or counted + count > limit:
                 return False
-            self._counts[slot] = counted + 1
+            self._counts[slot] = counted + count
             return True
 
     def counted(self, key_id: str, window: QuotaWindow) -> int:

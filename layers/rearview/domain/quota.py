@@ -3,8 +3,9 @@
 Every authenticated request of a key is counted in the fixed window (a UTC minute) it arrives in; once the key's
 limit is reached, its further requests in that window are refused (429) and not counted, and the next window
 starts from zero. A fixed window lets a key make up to twice its limit across a window boundary (the end of one
-minute and the start of the next); in exchange a request costs one atomic counter update, shared by every process
-and Lambda container, where a sliding window needs two reads or a log of requests.
+minute and the start of the next); in exchange counting costs one atomic counter update, shared by every process
+and Lambda container, where a sliding window needs two reads or a log of requests. A process counts a lease of
+several requests in one update (`rearview.service.throttle`), so most requests cost no write at all.
 
 A key's own limit (`ApiKey.requests_per_minute`) overrides the deployment's default (`throttle.requests_per_minute`);
 0, on a key or as the default, means unlimited, and only where set so explicitly.

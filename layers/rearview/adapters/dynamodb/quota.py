@@ -1,10 +1,11 @@
 """RequestQuota in the AWS backend's single table: one counter item per API key and window,
 pk=`QUOTA#<key id>`, sk=`WINDOW#<window start, epoch seconds>`, with `requests` and `ttl`.
 
-A request is counted by one conditional `UpdateItem` (`ADD requests :one` only while `requests < limit`), atomic
-across every Lambda container; a refusal is the condition failing, and counts nothing. The `ttl` attribute lets
-DynamoDB's TTL drop the item an hour after its window ends. A key's counters sit in a partition of their own, so
-one tenant's flood neither slows another's counting nor shares its quota; the functions that serve requests are
+Requests are counted by one conditional `UpdateItem` (`ADD requests :n` only while `requests <= limit - n`), atomic
+across every Lambda container; a refusal is the condition failing, and counts nothing. A function counts a lease of
+several requests at a time (`rearview.service.throttle`), so most requests write nothing here. The `ttl` attribute
+lets DynamoDB's TTL drop the item an hour after its window ends. A key's counters sit in a partition of their own,
+so one tenant's flood neither slows another's counting nor shares its quota; the functions that serve requests are
 granted the `QUOTA#*` leading keys (infra/rearview_infra/functions.py). Index sync's stream filter passes these
 items by (only `EP#`, `FACT#` and expired working memory reach it).
 """
@@ -42,19 +43,19 @@ class DynamoDBRequestQuota:
         self.table_name = table_name
         self.client = client
 
-    def take(self, key_id: str, window: QuotaWindow, limit: int) -> bool:
-        if limit < 1:
+    def take(self, key_id: str, window: QuotaWindow, limit: int, count: int = 1) -> bool:
+        if count < 1 or count > limit:
             return False
         try:
             self.client.update_item(
                 TableName=self.table_name,
                 Key=counter_key(key_id, window),
-                UpdateExpression="ADD requests :one SET #ttl = if_not_exists(#ttl, :ttl)",
-                ConditionExpression="attribute_not_exists(requests) OR requests < :limit",
+                UpdateExpression="ADD requests :n SET #ttl = if_not_exists(#ttl, :ttl)",
+                ConditionExpression="attribute_not_exists(requests) OR requests <= :room",
                 ExpressionAttributeNames={"#ttl": TTL_ATTRIBUTE},
                 ExpressionAttributeValues={
-                    ":one": {"N": "1"},
-                    ":limit": {"N": str(limit)},
+                    ":n": {"N": str(count)},
+                    ":room": {"N": str(limit - count)},
                     ":ttl": {"N": str(int(window.expires_at.timestamp()))},
                 },
             )
