@@ -213,6 +213,44 @@ def test_erasing_a_subtree_takes_its_memories_and_index_and_revokes_its_keys(emu
     assert revoked["revoked_at"] is not None
 
 
+def test_the_same_erase_with_the_forget_functions_role_is_refused(template: Path, tmp_path: Path) -> None:
+    """What the emulated IAM catches (issue 36, finding 2): the erase used to run in `forget`, whose role reaches
+    neither the API keys nor the index, and moto alone answered 200 while on AWS the data went, then a 500, and the
+    keys stayed valid. Here the erase function is given forget's role: the emulator refuses it as AWS would."""
+    document = json.loads(template.read_text())
+    functions = {
+        name: resource
+        for name, resource in document["Resources"].items()
+        if resource["Type"] == "AWS::Lambda::Function"
+    }
+    (erase,) = [f for name, f in functions.items() if name.startswith("FunctionsErase")]
+    (forget,) = [f for name, f in functions.items() if name.startswith("FunctionsForget")]
+    erase["Properties"]["Role"] = forget["Properties"]["Role"]
+    # Beside the template, with its assets' manifest: the assets' paths are relative to it.
+    swapped = template.with_name("Rearview.erase-as-forget.template.json")
+    swapped.write_text(json.dumps(document))
+    assets = template.with_name("Rearview.assets.json")
+    swapped.with_name("Rearview.erase-as-forget.assets.json").write_text(assets.read_text())
+    with running_emulator(swapped, tmp_path / "data", tmp_path / "logs") as emulation:
+        status, created = request(
+            "POST", f"{emulation.url}/v1/keys", {"namespace": "erase-me", "permissions": ["read"]}, emulation.token
+        )
+        assert status == 201, created
+        _write(emulation, "erase-me:u-1", {"content": "Booked the night train to Vienna", "id": "ep-vienna"})
+        eventually(lambda: _recall(emulation, "erase-me:u-1", {"query": "night train"}) or None, "the write is found")
+
+        status, answer = request(
+            "DELETE", f"{emulation.url}/v1/namespaces/erase-me?subtree=true", None, emulation.token
+        )
+
+        assert status == 500, answer
+        erase_log = (tmp_path / "data" / "logs" / "erase.log").read_text(errors="replace")
+        assert "AccessDenied" in erase_log, "refused by the role's policies, not by a fault"
+        status, keys = request("GET", f"{emulation.url}/v1/keys", None, emulation.token)
+        (kept,) = [k for k in keys["keys"] if k["key_id"] == created["key_id"]]
+        assert kept["revoked_at"] is None, "the keys stay valid: what finding 2 saw on AWS"
+
+
 def test_a_poison_message_goes_to_the_dead_letter_queue_with_its_reason(emulation: Emulation) -> None:
     sqs = emulation.aws("sqs")
     sqs.send_message(QueueUrl=emulation.outputs["WriteQueueUrl"], MessageBody="{not a queued write")

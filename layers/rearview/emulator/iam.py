@@ -72,18 +72,12 @@ def grant_roles(template: Template, resolver: Resolver, iam: Any, sts: Any) -> P
     iam.put_user_policy(UserName=_ADMIN_USER, PolicyName="emulator", PolicyDocument=json.dumps(allow_all))
     key = iam.create_access_key(UserName=_ADMIN_USER)["AccessKey"]
     principals = Principals(admin=Credentials(key["AccessKeyId"], key["SecretAccessKey"]))
+    roles: dict[str, tuple[str, list[dict[str, Any]]]] = {}  # a role several functions share is made once
     for function_id, spec in template.functions().items():
         (role_id,) = referenced_ids(template.resource(function_id).properties["Role"])
-        role = template.resource(role_id).properties
-        name = f"{template.stack_name}-{role_id}"[:64]
-        arn = iam.create_role(
-            RoleName=name, AssumeRolePolicyDocument=json.dumps(role.get("AssumeRolePolicyDocument", {}))
-        )["Role"]["Arn"]
-        statements: list[dict[str, Any]] = []
-        for n, document in enumerate(role_policies(template, role_id)):
-            resolved = resolver.resolve(document)
-            iam.put_role_policy(RoleName=name, PolicyName=f"policy{n}", PolicyDocument=json.dumps(resolved))
-            statements.extend(_as_list(resolved.get("Statement", [])))
+        if role_id not in roles:
+            roles[role_id] = _make_role(template, resolver, iam, role_id)
+        arn, statements = roles[role_id]
         assumed = sts.assume_role(RoleArn=arn, RoleSessionName=spec.name, DurationSeconds=_SESSION_SECONDS)
         creds = assumed["Credentials"]
         principals.functions[function_id] = Credentials(
@@ -91,6 +85,20 @@ def grant_roles(template: Template, resolver: Resolver, iam: Any, sts: Any) -> P
         )
         principals.statements[creds["AccessKeyId"]] = statements
     return principals
+
+
+def _make_role(template: Template, resolver: Resolver, iam: Any, role_id: str) -> tuple[str, list[dict[str, Any]]]:
+    """A role of the template made on moto with its policies resolved: its ARN and the statements it holds."""
+    role = template.resource(role_id).properties
+    name = f"{template.stack_name}-{role_id}"[:64]
+    trust = json.dumps(role.get("AssumeRolePolicyDocument", {}))
+    arn = iam.create_role(RoleName=name, AssumeRolePolicyDocument=trust)["Role"]["Arn"]
+    statements: list[dict[str, Any]] = []
+    for n, document in enumerate(role_policies(template, role_id)):
+        resolved = resolver.resolve(document)
+        iam.put_role_policy(RoleName=name, PolicyName=f"policy{n}", PolicyDocument=json.dumps(resolved))
+        statements.extend(_as_list(resolved.get("Statement", [])))
+    return str(arn), statements
 
 
 def enforce(principals: Principals) -> None:
