@@ -84,8 +84,6 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "structure gates off (context, neighbours, feedback everywhere)": {"structure_gates": False},
     "context and neighbours everywhere": {"structure_min_reply_share": 0.0, "structure_max_session_turns": 10**9},
     "feedback everywhere": {"structure_min_turn_words": 0},
-    "spelling variants (typo_min_length 5)": {"typo_min_length": 5},
-    "namespace-common words out of keyword search": {"keyword_common_share": 0.2},
     "no short-turn vector weight": {"short_turn_vector_weight": 0.0},
     "vector weight 0.6": {"vector_weight": 0.6},
     "vector weight 0.4": {"vector_weight": 0.4},
