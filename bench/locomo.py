@@ -49,6 +49,7 @@ from rearview.service.recall import RecallService
 from rearview.service.recall.parameters import RecallParameters
 from rearview.settings import AwsSettings, Settings
 from rearview.text_analysis import query_terms
+from recall_params import add_param_argument, with_params
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KS = (5, 10, 25, 50)
@@ -83,8 +84,6 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "structure gates off (context, neighbours, feedback everywhere)": {"structure_gates": False},
     "context and neighbours everywhere": {"structure_min_reply_share": 0.0, "structure_max_session_turns": 10**9},
     "feedback everywhere": {"structure_min_turn_words": 0},
-    "spelling variants (typo_min_length 5)": {"typo_min_length": 5},
-    "namespace-common words out of keyword search": {"keyword_common_share": 0.2},
     "no short-turn vector weight": {"short_turn_vector_weight": 0.0},
     "vector weight 0.6": {"vector_weight": 0.6},
     "vector weight 0.4": {"vector_weight": 0.4},
@@ -433,7 +432,8 @@ def run_ablations(
     store = cast(MemoryStore, _AccessNotRecorded(services.store))
     embedder = _RememberedQueries(services.embedder)
     floor = services.recaller.relevance_floor
-    base = services.recaller.tuning.model_dump()
+    # The settings' values, not the recaller's: its collapse threshold is already on the embedder's scale.
+    base = services.settings.recall.model_dump()
     out: dict[str, list[Scored]] = {}
     for name, change in ablation_changes(services, skip).items():
         tuning = RecallParameters(**{**base, **change})
@@ -518,13 +518,16 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
     convs = list(turns_by_conv)[: args.limit_convs] if args.limit_convs else list(turns_by_conv)
 
     clock = ManualClock()
-    settings = Settings(
-        embedder=args.embedder,
-        data_dir=data_dir,
-        reranker=args.reranker,
-        rerank_model_path=args.rerank_model_path,
-        rerank_tokenizer_path=args.rerank_tokenizer_path,
-        aws=AwsSettings(region=args.region, bedrock_rerank_model=args.rerank_model),
+    settings = with_params(
+        Settings(
+            embedder=args.embedder,
+            data_dir=data_dir,
+            reranker=args.reranker,
+            rerank_model_path=args.rerank_model_path,
+            rerank_tokenizer_path=args.rerank_tokenizer_path,
+            aws=AwsSettings(region=args.region, bedrock_rerank_model=args.rerank_model),
+        ),
+        args.param,
     )
     services = build(settings, clock=clock)
     reranker = services.recaller.reranker
@@ -559,6 +562,7 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
             "data": str(args.data),
             "embedder": services.embedder.name,
             "reranker": reranker.name if reranker is not None else None,
+            "params": list(args.param),
             "conversations": convs,
             "top_k": TOP_K,
             "token_budget": TOKEN_BUDGET,
@@ -766,6 +770,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--rerank-tokenizer-path", type=Path, default=None, help="its tokenizer.json (default MiniLM's)"
     )
     parser.add_argument("--limit-convs", type=int, default=None, help="only the first N conversations")
+    add_param_argument(parser)
     parser.add_argument(
         "--questions",
         choices=["all", "thirds", "others"],

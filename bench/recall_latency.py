@@ -47,6 +47,7 @@ from rearview.ports import Embedder, SearchIndex
 from rearview.service.recall import RecallService
 from rearview.settings import Settings
 from rearview.text_analysis import query_terms
+from recall_params import add_param_argument, with_params
 
 TARGET_NAMESPACE = "bench:target"
 OTHER_NAMESPACE_SIZE = 1000
@@ -576,9 +577,9 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
     plan = Plan.make(args.total, args.in_namespace)
     write_path_limit = min(args.write_path, args.total)
     clock = ManualClock(START)
-    inner = HashingEmbedder(dim=512)
-    embedder = PrecomputedQueryEmbedder(inner)
-    services = build(Settings(embedder="hashing", data_dir=data_dir), clock=clock, embedder=embedder)
+    embedder = PrecomputedQueryEmbedder(HashingEmbedder(dim=512))
+    settings = with_params(Settings(embedder="hashing", data_dir=data_dir), args.param)
+    services = build(settings, clock=clock, embedder=embedder)
     generator = SentenceGenerator(seed=args.seed)
     log(
         f"ingesting {args.total:,} episodes ({len(plan.namespaces)} namespaces; {args.in_namespace:,} in "
@@ -639,7 +640,7 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
             "queries": len(queries),
             "top_k": args.top_k,
             "seed": args.seed,
-            "embedder": inner.name,
+            "embedder": embedder.name,
             "vocabulary": generator.vocabulary_size(),
             "latency_excludes": "query embedding (query vectors precomputed, served from a dict while timed)",
         },
@@ -814,6 +815,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "store.apply (default 100000: 1M through the write path takes too long on a small machine)",
     )
     parser.add_argument("--seed", type=int, default=42)
+    add_param_argument(parser)
     parser.add_argument("--json-out", type=Path, default=None)
     return parser.parse_args(argv)
 

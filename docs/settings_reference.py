@@ -52,8 +52,8 @@ STORIES: dict[str, str] = {
         "tests without a model."
     ),
     "reranker": (
-        "Set `onnx` (with a cross-encoder file) or `bedrock` when a model that reads query and memory "
-        "together is worth its latency."
+        "Set `onnx` (your cross-encoder file) or `bedrock` when a model that reads query and memory together "
+        "is worth its latency (`bench/locomo.py --reranker` measures it)."
     ),
     "rerank_model_path": "Set it to your cross-encoder's `.onnx` file when `reranker` is `onnx`.",
     "rerank_tokenizer_path": "Set it when your cross-encoder does not use MiniLM's BERT uncased vocabulary.",
@@ -77,13 +77,6 @@ STORIES: dict[str, str] = {
     ),
     "write.context_turns": "Set 0 when your episodes are standalone notes rather than turns of a conversation.",
     "write.embed_context": "Set `replies` or `none` when your turns stand alone better than with the turn before them.",
-    "write.embed_speaker_labels": (
-        "Turn it on when speakers' names carry meaning in your chats (no benchmark lifts the fused ranking with it on)."
-    ),
-    "write.embed_plain_chat": (
-        "Turn it on when your chats are heavy with emoji and elongations (no benchmark lifts the fused "
-        "ranking with it on)."
-    ),
     "recall.vector_weight": (
         "Raise it when users ask in other words than they wrote; lower it when they search for names, codes and ids."
     ),
@@ -92,16 +85,6 @@ STORIES: dict[str, str] = {
     ),
     "recall.semantic_half_life_days": "Lower it when preferences and facts change often in your domain.",
     "recall.recency_floor": "Lower it when the newest memory should win more often over an older, closer match.",
-    "recall.typo_min_length": (
-        "Set 5 when your users' chats are full of misspellings (on: Chatlog +0.003, LoCoMo -0.001 R@10)."
-    ),
-    "recall.keyword_common_share": (
-        "Set 0.2 when speakers' names swamp keyword search in your chats (on: Chatlog +0.003, LoCoMo -0.001 R@10)."
-    ),
-    "recall.session_boost": (
-        "Raise it when answers cluster in one session of a long history (no benchmark lifts the fused "
-        "ranking with it on)."
-    ),
     "recall.rerank_candidates": (
         "Lower it when the reranker is slow or priced per document; 0 turns it off per deployment."
     ),
@@ -225,7 +208,6 @@ REMOVED: list[tuple[str, str, str]] = [
     ("REARVIEW_RECALL__LENGTH_REFERENCE_WORDS", "25", "`RecallParameters.length_reference_words`"),
     ("REARVIEW_RECALL__COMMON_ENTITY_SHARE", "0.2", "`RecallParameters.common_entity_share`"),
     ("REARVIEW_RECALL__COMMON_ENTITY_MIN_EPISODES", "20", "`RecallParameters.common_entity_min_episodes`"),
-    ("REARVIEW_RECALL__TYPO_MAX_SHARE", "0.5", "`RecallParameters.typo_max_share`"),
     ("REARVIEW_RECALL__SHORT_TURN_VECTOR_WEIGHT", "0.2", "`RecallParameters.short_turn_vector_weight`"),
     ("REARVIEW_RECALL__TIME_EXPRESSION_BOOST", "2.0", "`RecallParameters.time_expression_boost`"),
     ("REARVIEW_RECALL__ENTITY_BOOST", "0.2", "`RecallParameters.entity_boost`"),
@@ -266,6 +248,19 @@ REMOVED: list[tuple[str, str, str]] = [
     ("REARVIEW_AWS__READ_TIMEOUT_SECONDS", "10.0", "`READ_TIMEOUT_SECONDS` (adapters.aws_clients)"),
     ("REARVIEW_AWS__MAX_ATTEMPTS", "3", "`MAX_ATTEMPTS` (adapters.aws_clients)"),
 ]
+# Features that were off by default and went, code and all, for winning on no two benchmarks (bench/RESULTS.md,
+# "Off by default: kept or gone"): the variable, the value it was, and what it did. Setting the variable does nothing.
+GONE: list[tuple[str, str, str]] = [
+    ("REARVIEW_WRITE__EMBED_SPEAKER_LABELS", "false", "an episode's vector kept its leading speaker label"),
+    ("REARVIEW_WRITE__EMBED_PLAIN_CHAT", "false", "an episode's vector left out emoji and evened out elongations"),
+    (
+        "REARVIEW_RECALL__TYPO_MIN_LENGTH",
+        "0",
+        "keyword search matched the namespace's own misspellings of a query word",
+    ),
+    ("REARVIEW_RECALL__KEYWORD_COMMON_SHARE", "0.0", "terms common in the namespace left keyword search"),
+    ("REARVIEW_RECALL__SESSION_BOOST", "0.0", "a session holding strong candidates lifted all of them"),
+]
 
 PREFACE = """# Configuration
 
@@ -273,7 +268,8 @@ Every setting is a `REARVIEW_*` environment variable, read and validated once at
 nested ones take `__` (`REARVIEW_RECALL__VECTOR_WEIGHT=0.6`). Commands of the CLI take the common ones as options too
 (`rearview serve --port 9000`). The meaning column is the comment above the setting in `settings.py`, the last
 column says when a user changes it; the measurements behind the defaults are in `bench/RESULTS.md`. A value no user
-changes is a constant next to the code that uses it: the last section lists the settings that became constants.
+changes is a constant next to the code that uses it: the last sections list the settings that became constants
+and the features that went.
 
 This file is generated: `.venv/bin/python docs/settings_reference.py > docs/configuration.md`.
 
@@ -360,11 +356,17 @@ def reference() -> str:
     )
     listed = "\n".join(parts)
     stale = [n for n in STORIES if f"`{PREFIX}{n.replace('.', '__').upper()}`" not in listed]
-    stale += [variable for variable, _, _ in REMOVED if f"| `{variable}` |" in listed]
+    stale += [variable for variable, _, _ in [*REMOVED, *GONE] if f"| `{variable}` |" in listed]
     if stale:
         raise ValueError(f"stories of no setting, or constants that are still settings: {stale}")
     removed = [f"| `{variable}` | `{value}` | {where} |" for variable, value, where in REMOVED]
     parts.append("| variable | fixed at | now |\n|---|---|---|\n" + "\n".join(removed) + "\n")
+    parts.append(
+        '## Features removed\n\nOff by default, and no better on two benchmarks (`bench/RESULTS.md`, "Off by '
+        'default: kept or gone"): each went with its code. Setting the variable does nothing.\n'
+    )
+    gone = [f"| `{variable}` | `{value}` | {what} |" for variable, value, what in GONE]
+    parts.append("| variable | was | what it did |\n|---|---|---|\n" + "\n".join(gone) + "\n")
     return "\n".join(parts)
 
 

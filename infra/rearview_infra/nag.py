@@ -1,4 +1,5 @@
-"""The cdk-nag findings this deployment accepts, each with its reason; `make synth-check` (and tests/infra) fail on
+"""The cdk-nag findings this deployment accepts, each with its reason (the stack attaches each group to the
+constructs it covers, `RearviewStack._accept_findings`); `make synth-check` (and tests/infra) fail on
 any other finding of the AwsSolutions and Serverless packs.
 
 A suppression names the constructs it covers and, for wildcard and managed-policy findings, exactly what it
@@ -8,14 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from aws_cdk import Aspects
 from cdk_nag import AwsSolutionsChecks, NagPackSuppression, NagSuppressions, RegexAppliesTo, ServerlessChecks
 from constructs import IConstruct
-
-if TYPE_CHECKING:
-    from rearview_infra.stack import RearviewStack
 
 
 @dataclass(frozen=True)
@@ -197,33 +194,9 @@ def add_checks(scope: IConstruct) -> None:
     Aspects.of(scope).add(ServerlessChecks())
 
 
-def apply_suppressions(stack: RearviewStack) -> None:
-    """Attach every accepted finding to the constructs it covers."""
-    functions = stack.functions.functions.values()
-    _suppress(functions, FUNCTIONS)
-    _suppress(stack.functions.aliases.values(), FUNCTIONS)
-    dead_letters: list[IConstruct] = [
-        stack.queues.dead_letter_queue,
-        stack.queues.index_failures,
-        stack.consolidation_queues.dead_letter_queue,
-        stack.retention.dead_letter_queue,
-    ]
-    if stack.schedule is not None:
-        dead_letters.append(stack.schedule.dead_letter_queue)
-    _suppress(dead_letters, DEAD_LETTER_QUEUES)
-    _suppress(stack.deployment.groups.values(), CODEDEPLOY_ROLES)
-    _suppress([stack.api.api], HEALTH_ROUTE)
-    _suppress([stack.monitoring.topic], ALARM_TOPIC)
-    if stack.edge is not None:
-        _suppress([stack.edge.distribution], EDGE)
-    if stack.origin_secret is not None:
-        _suppress([stack.origin_secret], EDGE_ORIGIN_SECRET)
-    domain = getattr(stack.search, "domain", None)
-    if domain is not None:
-        _suppress([domain], MANAGED_DOMAIN)
-
-
-def _suppress(constructs: Iterable[IConstruct], accepted: Sequence[Accepted]) -> None:
+def suppress(constructs: Iterable[IConstruct], accepted: Sequence[Accepted]) -> None:
+    """Attach these accepted findings to each of `constructs` and its children (the stack says which constructs
+    each group covers: this module imports nothing of it)."""
     suppressions = [item.suppression() for item in accepted]
     for construct in constructs:
         NagSuppressions.add_resource_suppressions(construct, suppressions, apply_to_children=True)

@@ -13,9 +13,10 @@ from typing import Any
 from aws_cdk import CfnOutput, Duration, Stack
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 from rearview.api.routes import EDGE_ORIGIN_HEADER, MCP_ROUTE
+from rearview_infra import nag
 from rearview_infra.api import RearviewHttpApi
 from rearview_infra.deployment import DEFAULT_DEPLOYMENT_CONFIG, GradualDeployment
 from rearview_infra.edge import DEFAULT_WAF_RATE_LIMIT, ApiEdge, origin_secret
@@ -35,7 +36,6 @@ from rearview_infra.functions import (
 )
 from rearview_infra.layer import ARCHITECTURES, RearviewLayer
 from rearview_infra.monitoring import MonitoringOptions, RearviewMonitoring, Watched
-from rearview_infra.nag import apply_suppressions
 from rearview_infra.queues import (
     DEFAULT_CONSOLIDATION_MAX_RECEIVE_COUNT,
     DEFAULT_MAX_RECEIVE_COUNT,
@@ -272,7 +272,7 @@ class RearviewStack(Stack):
             config_name=props.deployment_config,
         )
         self._outputs()
-        apply_suppressions(self)
+        self._accept_findings()
 
     def _storage_and_queues(self, props: RearviewProps, protection: QueueProtection) -> None:
         """The table (the source of truth), the write queues and the consolidation queues, each with its DLQ."""
@@ -437,6 +437,30 @@ class RearviewStack(Stack):
             retain=props.retain_data,
             encryption_key=self.key,
         )
+
+    def _accept_findings(self) -> None:
+        """Attach each group of accepted cdk-nag findings (nag.py, with their reasons) to the constructs it covers."""
+        nag.suppress(self.functions.functions.values(), nag.FUNCTIONS)
+        nag.suppress(self.functions.aliases.values(), nag.FUNCTIONS)
+        dead_letters: list[IConstruct] = [
+            self.queues.dead_letter_queue,
+            self.queues.index_failures,
+            self.consolidation_queues.dead_letter_queue,
+            self.retention.dead_letter_queue,
+        ]
+        if self.schedule is not None:
+            dead_letters.append(self.schedule.dead_letter_queue)
+        nag.suppress(dead_letters, nag.DEAD_LETTER_QUEUES)
+        nag.suppress(self.deployment.groups.values(), nag.CODEDEPLOY_ROLES)
+        nag.suppress([self.api.api], nag.HEALTH_ROUTE)
+        nag.suppress([self.monitoring.topic], nag.ALARM_TOPIC)
+        if self.edge is not None:
+            nag.suppress([self.edge.distribution], nag.EDGE)
+        if self.origin_secret is not None:
+            nag.suppress([self.origin_secret], nag.EDGE_ORIGIN_SECRET)
+        domain = getattr(self.search, "domain", None)
+        if domain is not None:
+            nag.suppress([domain], nag.MANAGED_DOMAIN)
 
     def _outputs(self) -> None:
         """What the CLI (`rearview reindex`, a remote client) needs to find the deployment."""

@@ -32,12 +32,6 @@ class WriteTuning(BaseModel):
     # speaker's question: "yes, twice!" means what it answers) or `none`. `all`: the others lifted vector-only
     # search on short chat turns a little but cost the fused ranking more (bench/RESULTS.md, embed_context).
     embed_context: Literal["all", "replies", "none"] = "all"
-    # Whether an episode's vector embeds a leading speaker label ("Ana: ...") naming one of its entities: off, as in
-    # a chat of short turns the name outweighs what was said (recall leaves common names out of the query too).
-    embed_speaker_labels: bool = False
-    # Whether an episode's vector leaves out emoji and evens out elongations ("soooo", "!!!"): off, as MiniLM's
-    # vectors of chat turns lost more by it than its one unknown token per emoji cost them (bench/RESULTS.md).
-    embed_plain_chat: bool = False
 
 
 class RecallTuning(BaseModel):
@@ -52,16 +46,6 @@ class RecallTuning(BaseModel):
     semantic_half_life_days: float = Field(365.0, gt=0)
     # Share of the score that never decays, so an old but exact memory still beats a recent vague one.
     recency_floor: float = Field(0.9, ge=0.0, le=1.0)
-    # Keyword search also matches the namespace's own misspellings and elongations of a query word of at least this
-    # many letters (one edit away, rare in the namespace, no English word). Off (0): its matches lift Chatlog a little
-    # and lower two LoCoMo questions (bench/RESULTS.md); 5 turns it on.
-    typo_min_length: int = Field(0, ge=0, le=50)
-    # Query terms in at least this share of a namespace's sampled episodes (its speakers' names) are left out of
-    # keyword search, whose IDF is over every namespace: off (0), as it lowers most LoCoMo conversations.
-    keyword_common_share: float = Field(0.0, ge=0.0, le=1.0)
-    # A candidate's session lifts it by up to this share, by the session's summed fused score (see ranking): off,
-    # as it costs more than it finds.
-    session_boost: float = Field(0.0, ge=0.0, le=2.0)
     # With a reranker (`Settings.reranker`), its order and ours of the best `rerank_candidates` are fused, each rank
     # counting weight / (rerank_rrf_k + rank): ours keeps what it cannot see (dates, recency, the speaker).
     rerank_candidates: int = Field(50, ge=0, le=1000)
@@ -301,7 +285,8 @@ class Settings(BaseSettings):
     # another needs `rearview reindex --embedder`.
     embedder: Literal["minilm", "e5", "bge-en", "bge-zh", "hashing", "bedrock"] = "e5"
     # A model that re-orders recall's best candidates, reading the query and each memory together: `bedrock`
-    # (aws.bedrock_rerank_model) or `onnx` (a local cross-encoder file).
+    # (aws.bedrock_rerank_model) or `onnx` (your cross-encoder file). `none` by default because no rerank model
+    # ships offline; the one offline stand-in, a second embedder's opinion, lowered LoCoMo R@10 (bench/RESULTS.md).
     reranker: Literal["none", "bedrock", "onnx"] = "none"
     # The `onnx` reranker's cross-encoder file (none is bundled: no package on the registries ships one).
     rerank_model_path: Path | None = None

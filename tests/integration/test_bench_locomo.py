@@ -65,6 +65,7 @@ def data_dir(tmp_path: Path) -> Path:
 def _load_locomo() -> ModuleType:
     sys.modules["metrics"] = load_module("bench/metrics.py", "metrics")  # locomo.py imports its siblings
     sys.modules["folds"] = load_module("bench/folds.py", "folds")
+    sys.modules["recall_params"] = load_module("bench/recall_params.py", "recall_params")
     return load_module("bench/locomo.py", "bench_locomo")
 
 
@@ -146,3 +147,19 @@ def test_the_benchmark_can_ask_through_a_local_cross_encoder(data_dir: Path, tmp
     results = json.loads(out_json.read_text(encoding="utf-8"))
     assert results["config"]["reranker"] == "onnx:ce.onnx"
     assert results["systems"]["rearview"]["by_category"]["overall 1-5"]["R@10"] == 1.0
+
+
+def test_a_recall_constant_runs_at_another_value_by_param(data_dir: Path, tmp_path: Path) -> None:
+    """`--param NAME=VALUE` changes one of recall's values for the run, a constant too (no environment variable
+    reaches those); a name that is no field of RecallParameters stops the run before anything is ingested."""
+    locomo = _load_locomo()
+    settings = locomo.Settings(embedder="hashing", data_dir=tmp_path / "s")
+    changed = locomo.with_params(settings, ["question_factor=0.85", "vector_weight=0.6"])
+    assert (changed.recall.question_factor, changed.recall.vector_weight) == (0.85, 0.6)
+    assert changed.recall.entity_boost == 0.2 and settings.recall.vector_weight == 0.5
+    with pytest.raises(SystemExit, match="question_factr"):
+        locomo.with_params(settings, ["question_factr=0.85"])
+    out_json = tmp_path / "out.json"
+    argv = ["--data", str(data_dir), "--embedder", "hashing", "--param", "fusion=rrf", "--json-out", str(out_json)]
+    assert locomo.main(argv) == 0
+    assert json.loads(out_json.read_text(encoding="utf-8"))["config"]["params"] == ["fusion=rrf"]

@@ -17,7 +17,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 def test_the_latency_benchmark_times_recall_and_each_of_its_stages(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    sys.modules["metrics"] = load_module("bench/metrics.py", "metrics")  # recall_latency.py imports its sibling
+    sys.modules["metrics"] = load_module("bench/metrics.py", "metrics")  # recall_latency.py imports its siblings
+    sys.modules["recall_params"] = load_module("bench/recall_params.py", "recall_params")
     bench = load_module("bench/recall_latency.py", "bench_recall_latency")
     out_json = tmp_path / "out.json"
     argv = ["--total", "600", "--in-namespace", "400", "--write-path", "300", "--queries", "12"]

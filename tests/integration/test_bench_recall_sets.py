@@ -30,6 +30,7 @@ ITEMS = {
 def _bench(name: str) -> ModuleType:
     sys.modules["metrics"] = load_module("bench/metrics.py", "metrics")
     sys.modules["folds"] = load_module("bench/folds.py", "folds")
+    sys.modules["recall_params"] = load_module("bench/recall_params.py", "recall_params")
     if name == "offtopic":
         sys.modules["locomo"] = load_module("bench/locomo.py", "locomo")
     return load_module(f"bench/{name}.py", f"bench_{name}")

@@ -19,6 +19,7 @@ pytestmark = pytest.mark.unit
 
 def _bench(name: str) -> ModuleType:
     sys.modules.setdefault("metrics", load_module("bench/metrics.py", "metrics"))
+    sys.modules.setdefault("recall_params", load_module("bench/recall_params.py", "recall_params"))
     if name == "chatgen":
         sys.modules.setdefault("chatgen_content", load_module("bench/chatgen_content.py", "chatgen_content"))
     return load_module(f"bench/{name}.py", name)

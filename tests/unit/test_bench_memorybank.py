@@ -86,6 +86,7 @@ def test_the_files_are_what_locomo_py_reads_with_the_categories_named(tmp_path: 
     assert memorybank.main(argv) == 0
     sys.modules["metrics"] = load_module("bench/metrics.py", "metrics")
     sys.modules["folds"] = load_module("bench/folds.py", "folds")
+    sys.modules["recall_params"] = load_module("bench/recall_params.py", "recall_params")
     locomo = load_module("bench/locomo.py", "bench_locomo_memorybank")
     folder = tmp_path / "memorybank-cn"
     questions, skipped = locomo.load_questions(folder / "locomo10_gold.jsonl")

@@ -176,15 +176,12 @@ def test_every_turn_or_none_embeds_its_context(tmp_path: Path, clock: ManualCloc
         "did you name the puppy?", "did you name the puppy?\nyes, Mochi", "yes, Mochi\nNote: cute", "Note: cute\nlol",
     ]  # fmt: skip
     assert _embedded(tmp_path / "none", clock, _PUPPY, embed_context="none")[1] == "yes, Mochi"
-    labelled = _embedded(tmp_path / "labels", clock, _PUPPY, embed_speaker_labels=True, embed_context="replies")
-    assert labelled[1] == "Ana: did you name the puppy?\nBen: yes, Mochi"
 
 
 def test_a_label_goes_only_when_it_names_an_entity() -> None:
     assert without_speaker_label("Ana: see you at 5", ["ana"]) == "see you at 5"
     assert without_speaker_label("Note: see you at 5", ["Ana"]) == "Note: see you at 5"
     assert without_speaker_label("Ana:", ["Ana"]) == "Ana:"
-    assert WriteTuning().embed_speaker_labels is False
 
 
 def test_each_namespace_is_profiled_from_its_own_turns_only(chat: Services, clock: ManualClock) -> None:

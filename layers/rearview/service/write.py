@@ -17,7 +17,6 @@ from typing import Protocol
 
 import numpy as np
 
-from rearview.chat_text import plain_chat_text
 from rearview.domain.changes import ChangeSet
 from rearview.domain.limits import MAX_CHUNKS, MAX_EPISODE_CHARS
 from rearview.domain.memory import MAX_EPISODE_SESSIONS, Episode, Fact, Memory
@@ -337,14 +336,14 @@ class WriteService:
         the episodes just before an episode in its session (stored, or earlier in the batch), else "". An episode
         is embedded with its context and keyword search matches the context at a lower weight (contextual
         indexing): a reply such as "Yes, twice last year!" means nothing alone, and is found by the question it
-        answers. The embedded text leaves out the speaker labels ("Ana: ...") naming a turn's own entities (with
-        `embed_speaker_labels` off): in a chat of short turns the name would outweigh what was said."""
+        answers. The embedded text leaves out the speaker labels ("Ana: ...") naming a turn's own entities: in a chat
+        of short turns the name would outweigh what was said (bench/RESULTS.md, "Off by default: kept or gone")."""
         turns = self._tuning.context_turns
         contexts: list[str] = []
         embedded: list[str] = []
         previous: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {}
         for item, text in zip(items, texts, strict=True):
-            own = self._embedded(text, item.entities)
+            own = without_speaker_label(text, item.entities)
             session = item.session_id
             if turns <= 0 or item.layer != "episodic" or not session:
                 contexts.append("")
@@ -370,12 +369,6 @@ class WriteService:
         # Without speakers on either turn, a question's next turn is taken as its answer.
         return asks_question(content) and (set(speakers) != set(item.entities) or not item.entities)
 
-    def _embedded(self, text: str, entities: Sequence[str]) -> str:
-        """What the vector of a text holds: the text, without a leading label naming one of its entities unless
-        `embed_speaker_labels`."""
-        said = text if self._tuning.embed_speaker_labels else without_speaker_label(text, entities)
-        return plain_chat_text(said) if self._tuning.embed_plain_chat else said
-
     def _stored_session_tail(
         self, namespace: str, session: str, before: datetime, turns: int
     ) -> list[tuple[str, str, tuple[str, ...]]]:
@@ -386,7 +379,7 @@ class WriteService:
             MemoryFilter(layers=("episodic",), session_id=session, since=before - timedelta(days=1), until=before),
         )
         return [
-            (m.content, self._embedded(m.content, entities), tuple(entities))
+            (m.content, without_speaker_label(m.content, entities), tuple(entities))
             for m in earlier[-turns:]
             for entities in [getattr(m, "entities", [])]
         ]

@@ -56,7 +56,6 @@ const STAGE_WORDS = {
     return `Read the question as “${d.keyword_text}”${range}`;
   },
   structure: (d) => `Looked at how this namespace's conversations are shaped${d.reason ? ` (${d.reason})` : ""}`,
-  spelling: () => "Looked for the namespace's own spellings of the question's words",
   embed: () => "Turned the question into a vector of its meaning",
   search: (d) => `Found ${d.keyword_count} memories sharing words with the question and ${d.vector_count} close in meaning`,
   keyword: (d) => `Found ${d.count} memories sharing words with the question`,
@@ -94,14 +93,12 @@ const FACTOR_WORDS = {
   decay: (v) => (v < 0.995 ? `older: counts ${pct(v)}` : null),
   boost: (v) => (v > 1.005 ? `important or often recalled: +${pct(v - 1)}` : v < 0.995 ? `less important: ${pct(v)}` : null),
   length: (v) => (v < 0.995 ? `short text: counts ${pct(v)}` : v > 1.005 ? `fuller text: +${pct(v - 1)}` : null),
-  session: (v) => (v > 1.005 ? `same conversation as a better match: +${pct(v - 1)}` : v < 0.995 ? `counts ${pct(v)} (session)` : null),
   stale: (v) => `not confirmed for long: counts ${pct(v)}`,
 };
 const FACTOR_TECHNICAL = {
   decay: "recency decay",
   boost: "importance and access boost",
   length: "length prior",
-  session: "session neighbour factor",
   stale: "stale factor",
 };
 const NOT_FACTORS = ["id", "score", "fused", "rank", "layer"];

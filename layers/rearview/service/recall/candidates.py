@@ -13,7 +13,6 @@ from rearview.domain.search import Candidate
 from rearview.service.recall.background import is_cjk_text, margin
 from rearview.service.recall.deadline import out_of_time
 from rearview.service.recall.fusion import rrf, weighted_sum
-from rearview.service.recall.spelling import keyword_text
 from rearview.service.recall.state import Collaborators, RecallState, candidate_rows, fused_rows
 from rearview.text_analysis import strip_names
 
@@ -68,7 +67,7 @@ def _hybrid_search(ctx: Collaborators, run: RecallState) -> None:
     context = _context_weight(ctx, run)
     with run.stage("search") as st:
         run.keyword, run.searched = ctx.index.hybrid_search(
-            run.namespace, keyword_text(run), run.query_vector, run.filter, run.pool, context
+            run.namespace, run.text, run.query_vector, run.filter, run.pool, context
         )
         st.detail = {
             "mode": "hybrid",
@@ -84,8 +83,7 @@ def _keyword_search(ctx: Collaborators, run: RecallState) -> None:
     context = _context_weight(ctx, run)
     with run.stage("keyword") as st:
         if run.terms:
-            text = keyword_text(run)
-            run.keyword = ctx.index.keyword_search(run.namespace, text, run.filter, run.pool, context)
+            run.keyword = ctx.index.keyword_search(run.namespace, run.text, run.filter, run.pool, context)
         if run.explain:
             st.candidates = candidate_rows(run.keyword)
         st.detail = {"count": len(run.keyword), "context_weight": context}

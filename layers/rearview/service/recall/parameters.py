@@ -58,8 +58,6 @@ class RecallParameters(RecallTuning):
     # where they pull towards everything that person said, in namespaces of at least `common_entity_min_episodes`.
     common_entity_share: float = 0.2
     common_entity_min_episodes: int = 20
-    # With `typo_min_length`: a spelling variant matches only if at most this share of episodes holds it.
-    typo_max_share: float = 0.5
     # Vector weight added where a namespace's median turn is short: one shared word decides a short turn's BM25.
     short_turn_vector_weight: float = 0.2
     # A time expression next to a topic boosts memories in its range by 1 + this rather than filtering (0 filters).

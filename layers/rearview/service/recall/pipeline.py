@@ -1,4 +1,4 @@
-"""Recall, the product, as a pipeline: filters -> the namespace's structure (and spelling) -> keyword and vector
+"""Recall, the product, as a pipeline: filters -> the namespace's structure -> keyword and vector
 candidates -> fusion (-> pseudo-relevance feedback) -> decay and boosts -> session neighbours -> named entities, time
 answers, questions -> exclusions -> rerank -> "last time" -> what was learned first -> collapse -> no-relevant-memory
 verdict -> token budget. Every stage is timed and, with `explain`, reported; a time budget skips the optional ones
@@ -26,7 +26,6 @@ from rearview.service.recall.query import parse, stored_layers
 from rearview.service.recall.ranking import entities, neighbours, questions, rank, rerank, time_answers
 from rearview.service.recall.relevance import relevance
 from rearview.service.recall.results import budget, collapse, hits
-from rearview.service.recall.spelling import spelling
 from rearview.service.recall.state import Collaborators, RecallState, RecallStore
 from rearview.service.recall.structure import structure
 from rearview.service.recall.working_layer import asks_working, fused, working_hits
@@ -39,13 +38,12 @@ logger = logging.getLogger(__name__)
 STAGES: tuple[Stage, ...] = (
     parse,  # time expression -> filter or boost; terms, fusion weights, filter
     structure,  # with structure_gates: which of context, neighbours and feedback the namespace's structure supports
-    spelling,  # with typo_min_length > 0 and terms: the namespace's misspellings of the terms, for keyword search
     embed,  # the query's vector, common names left out
     search,  # keyword + vector lists, or one hybrid call where the index is a round trip
     fresh,  # with a freshness window: recent episodes the index does not return yet
     fuse,
     feedback,  # with feedback_weight > 0 and candidates: a second vector search from the best results
-    rank,  # decay, importance, access, length, session, time-range boost
+    rank,  # decay, importance, access, length, time-range boost
     neighbours,  # with neighbour_hits > 0: the turns around the best episodes join
     entities,  # with entity_boost > 0 and query terms: memories of the entities the query names rise
     lessons,  # with lesson_place > 0 and query terms: a lesson about a subject the query names takes a fair place

@@ -33,7 +33,7 @@ class NamespaceProfile:
     turn_words: float
     questions: int
     reply_share: float
-    # The words of the sampled episodes and how many hold each: what spelling variants are looked up in.
+    # The words of the sampled episodes and how many hold each: the terms' weights of the relevance stage.
     vocabulary: Vocabulary = field(default_factory=lambda: Vocabulary({}), repr=False, compare=False)
 
     def figures(self) -> dict[str, float | int]:

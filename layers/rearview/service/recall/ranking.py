@@ -13,7 +13,7 @@ from rearview.domain.search import MemoryFilter
 from rearview.ports import Reranker
 from rearview.service.recall.fusion import fuse_rerank
 from rearview.service.recall.parameters import RecallParameters
-from rearview.service.recall.scoring import Scorer, names_an_entity, score_factors, session_factors
+from rearview.service.recall.scoring import Scorer, names_an_entity, score_factors
 from rearview.service.recall.state import TRACE_CANDIDATES, Collaborators, RecallState, Scored
 from rearview.service.recall.text_features import says_when
 from rearview.text_analysis import asks_question, asks_when
@@ -30,8 +30,8 @@ def _by_score(scored: Scored) -> Scored:
 
 
 def rank(ctx: Collaborators, run: RecallState) -> None:
-    """Each fused candidate's score times its decay, boosts and session factor (and the time expression's boost
-    for a memory in its range), best first."""
+    """Each fused candidate's score times its decay and boosts (and the time expression's boost for a memory in its
+    range), best first."""
     tuning = ctx.tuning
     with run.stage("rank") as st:
         # Shared: recall reads the memories and never changes them (a hit copies what it takes); those fusion read
@@ -41,15 +41,12 @@ def rank(ctx: Collaborators, run: RecallState) -> None:
         read = ctx.store.get_many(run.namespace, missing, shared=True) if missing else {}
         run.memories = {cid: m for cid in run.fused if (m := known.get(cid) or read.get(cid)) is not None}
         scored: Scored = []
-        by_session = session_factors(run.memories, run.fused, tuning)
         scorer, memories = Scorer(run.as_of, tuning), run.memories
         for cid, fscore in run.fused.items():
             memory = memories.get(cid)
             if memory is None:  # deleted between index and store read (eventual consistency on AWS)
                 continue
-            factor = by_session.get(cid, 1.0)
-            if run.boost_range is not None:
-                factor *= _time_range_factor(memory, run, tuning)
+            factor = _time_range_factor(memory, run, tuning) if run.boost_range is not None else 1.0
             try:
                 scored.append((scorer.score(memory, fscore) * factor, cid))
             except (ArithmeticError, ValueError, TypeError) as exc:
@@ -60,14 +57,12 @@ def rank(ctx: Collaborators, run: RecallState) -> None:
                 )
         run.scored = _by_score(scored)
         if run.explain:
-            st.candidates = [_rank_row(cid, s, run, tuning, by_session) for s, cid in run.scored[:TRACE_CANDIDATES]]
+            st.candidates = [_rank_row(cid, s, run, tuning) for s, cid in run.scored[:TRACE_CANDIDATES]]
 
 
-def _rank_row(
-    cid: str, score: float, run: RecallState, tuning: RecallParameters, by_session: dict[str, float]
-) -> dict[str, Any]:
+def _rank_row(cid: str, score: float, run: RecallState, tuning: RecallParameters) -> dict[str, Any]:
     made = score_factors(run.memories[cid], run.fused[cid], run.as_of, tuning)
-    return {"id": cid, "score": round(score, 6), **made.explained(), "session": round(by_session.get(cid, 1.0), 4)}
+    return {"id": cid, "score": round(score, 6), **made.explained()}
 
 
 def _time_range_factor(memory: Memory, run: RecallState, tuning: RecallParameters) -> float:

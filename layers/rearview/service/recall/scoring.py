@@ -1,10 +1,9 @@
 """What a memory's score is made of after fusion: recency decay, importance, access and length boosts, and the
-session and named-entity factors."""
+named-entity factor."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from datetime import datetime
 from typing import NamedTuple
 
@@ -124,28 +123,3 @@ def names_an_entity(memory: Memory, query_words: set[str]) -> bool:
     of the query's words."""
     entities = getattr(memory, "entities", None) or []
     return any(not query_words.isdisjoint(entity_words(entity)) for entity in entities)
-
-
-def session_factors(
-    memories: Mapping[str, Memory], fused: Mapping[str, float], tuning: RecallParameters
-) -> dict[str, float]:
-    """Session-level aggregation: a session holding several strong candidates lifts all of them (the evidence of
-    a question often spans a few turns of one conversation). The factor grows with the session's summed fused
-    score relative to the best session's."""
-    if tuning.session_boost <= 0:
-        return {}
-    totals: dict[str, float] = {}
-    for cid, score in fused.items():
-        memory = memories.get(cid)
-        session = getattr(memory, "session_id", None)
-        if session:
-            totals[session] = totals.get(session, 0.0) + score
-    if not totals:
-        return {}
-    best = max(totals.values())
-    factors: dict[str, float] = {}
-    for cid in fused:
-        session = getattr(memories.get(cid), "session_id", None)
-        if session:
-            factors[cid] = 1.0 + tuning.session_boost * totals[session] / best
-    return factors

@@ -135,10 +135,6 @@ class RecallState:
     skipped: list[str] = field(default_factory=list)
 
     # embed, search, fresh, fuse, feedback
-    # spelling: the namespace's misspellings and elongations of each query term, which keyword search matches too.
-    variants: dict[str, list[str]] = field(default_factory=dict)
-    # ... and the terms so common in the namespace that keyword search leaves them out.
-    common_terms: list[str] = field(default_factory=list)
     query_vector: np.ndarray = field(default_factory=_no_vector)
     keyword: list[Candidate] = field(default_factory=list)
     # The vector search's whole answer; a local scan returns more than the pool, for feedback to re-score.
