@@ -81,21 +81,30 @@ emulate: $(EMULATE_TEMPLATE)
 	$(BIN)/rearview emulate --template $(EMULATE_TEMPLATE)
 endif
 
-## Run the whole test suite (as CI does), then the functions' tiers again on their Python (test-py313).
+## Run the whole test suite (as CI does), then what differs on the functions' Python again on it (test-py313).
 test: $(STAMP) $(LLM_STAMP)
 	$(BIN)/pytest -q $(PARALLEL)
 	$(MAKE) test-py313
 
 ## The functions run python3.13 on Lambda (infra/rearview_infra/layer.py) while .venv is this machine's python3
-## (3.11, the oldest supported). This runs what the functions run on 3.13 too, in a second environment: the unit
-## tests, the contract suites (all but the real-OpenSearch backend, which needs a Java node; it runs above) and the
-## integration tests (the AWS path on moto, MCP, HTTP), without the tests marked slow, the benches' and the CDK's,
-## and without the agent frameworks' (client-side code: their extras are installed and tested in .venv only).
-## PYTHON313=/path/to/python3.13 where it is not found by itself.
+## (3.11, the oldest supported). The code is the same on both: what can differ is the interpreter, its standard
+## library and the wheels resolved for it. So the suite runs once, on 3.11, and this tier runs again on 3.13 only
+## what those differences can reach, in a second environment:
+## - the functions' code as Lambda drives it: the handlers on their sample events, the authorizer, index setup and
+##   sync, a cold start's imports, the layer's contents, and the AWS adapters' requests and items (tests/unit);
+## - the AWS deployment end to end through the real handlers on moto (tests/integration/test_aws_*, not the slow
+##   fault run);
+## - what rests on the standard library's own version: Unicode's tables (text analysis, stemming), the regular
+##   expressions (redaction), the JSON parser's depth (content rules), datetime parsing (time expressions).
+## `make test` runs every function on python3.13 with the layer's own wheels too (tests/infra/test_layer_handlers.py,
+## in the run above). PYTHON313=/path/to/python3.13 where it is not found by itself.
 PYTHON313 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) $(shell command -v python3.13 2>/dev/null))
 VENV313 ?= .venv313
 STAMP313 := $(VENV313)/.installed
-PY313_BACKENDS := bedrock,dynamodb,fake,memory,onnx,openai,opensearch-serverless,rules,sqlite,sqlite-replica
+PY313_UNIT := http_routes_events http_manage_events authorizer_function index_setup index_sync lambda_cold_start \
+	layer_contents bedrock_adapters opensearch_requests dynamodb_items dynamodb_management_queries \
+	dynamodb_hindsight_ledger text_analysis stemming redaction content_rules time_expressions timestamps
+PY313_TESTS := $(PY313_UNIT:%=tests/unit/test_%.py) $(wildcard tests/integration/test_aws_*.py)
 $(STAMP313): pyproject.toml
 	@test -n "$(PYTHON313)" || { echo "python3.13 not found: make test-py313 PYTHON313=/path/to/python3.13"; exit 1; }
 	$(PYTHON313) -m venv $(VENV313)
@@ -105,9 +114,7 @@ $(STAMP313): pyproject.toml
 
 test-py313: $(STAMP313)
 	@$(VENV313)/bin/python -c 'import sys; assert sys.version_info[:2] == (3, 13), sys.version'
-	$(VENV313)/bin/pytest -q $(PARALLEL) tests/unit tests/contract tests/integration -m "not slow" --backends $(PY313_BACKENDS) \
-		--ignore=tests/integration/test_opensearch_real.py --ignore=tests/integration/test_langgraph_store.py \
-		--ignore=tests/integration/test_agent_framework_examples.py
+	$(VENV313)/bin/pytest -q $(PARALLEL) -m "not slow" $(PY313_TESTS)
 
 ## Unit tests and the contract suites on the fakes and SQLite, without the tests marked slow: under a minute.
 test-fast: $(STAMP)

@@ -20,7 +20,7 @@ T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)  # a Tuesday
 # nothing is frozen here (tests/unit/test_collector.py checks the freeze in a process of its own).
 os.environ.setdefault("REARVIEW_FREEZE_START_UP_HEAP", "false")
 # The fixtures through which the contract suites take each backend (storage, key store, inducer, reranker).
-CONTRACT_FIXTURES = ("backend", "keys", "inducer", "reranker")
+CONTRACT_FIXTURES = ("backend", "filter_backend", "keys", "inducer", "reranker")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

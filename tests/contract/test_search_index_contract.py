@@ -170,12 +170,12 @@ EVERY_MEMORY_QUERY = "Berlin hotel rent novel Paris vegetarian cache"
 
 
 @pytest.mark.parametrize("name", list(FILTERS))
-def test_keyword_search_applies_every_filter(backend: Backend, name: str) -> None:
+def test_keyword_search_applies_every_filter(filter_backend: Backend, name: str) -> None:
     data = filter_dataset()
-    backend.write("acme", *data)
-    assert len(backend.index.keyword_search("acme", EVERY_MEMORY_QUERY, EVERYTHING, 100)) == len(data)
+    index = filter_backend.index
+    assert len(index.keyword_search("acme", EVERY_MEMORY_QUERY, EVERYTHING, 100)) == len(data)
 
-    found = backend.index.keyword_search("acme", EVERY_MEMORY_QUERY, FILTERS[name], 100)
+    found = index.keyword_search("acme", EVERY_MEMORY_QUERY, FILTERS[name], 100)
 
     assert set(_ids(found)) == expected_ids(data, FILTERS[name])
     assert len(found) == len(set(_ids(found)))
@@ -184,12 +184,11 @@ def test_keyword_search_applies_every_filter(backend: Backend, name: str) -> Non
 
 
 @pytest.mark.parametrize("name", list(FILTERS))
-def test_vector_search_applies_every_filter(backend: Backend, name: str) -> None:
+def test_vector_search_applies_every_filter(filter_backend: Backend, name: str) -> None:
     data = filter_dataset()
-    backend.write("acme", *data)
-    query = backend.query_vector("a trip to Berlin")
+    query = filter_backend.query_vector("a trip to Berlin")
 
-    found = backend.index.vector_search("acme", query, FILTERS[name], 100)
+    found = filter_backend.index.vector_search("acme", query, FILTERS[name], 100)
 
     assert set(_ids(found)) == expected_ids(data, FILTERS[name])
     assert len(found) == len(set(_ids(found)))
@@ -198,23 +197,22 @@ def test_vector_search_applies_every_filter(backend: Backend, name: str) -> None
 
 @pytest.mark.parametrize("name", list(FILTERS))
 def test_searches_all_says_whether_a_search_of_the_limit_returns_every_memory_it_chooses_from(
-    backend: Backend, name: str
+    filter_backend: Backend, name: str
 ) -> None:
     data = filter_dataset()
-    backend.write("acme", *data)
-    backend.write("other", *filter_dataset("other"), make_episode("other", "extra", "a trip to Berlin"))
+    index = filter_backend.index
     flt = FILTERS[name]
-    query = backend.query_vector("a trip to Berlin")
-    passing = len(backend.index.vector_search("acme", query, flt, 100))
+    query = filter_backend.query_vector("a trip to Berlin")
+    passing = len(index.vector_search("acme", query, flt, 100))
     assert passing == len(expected_ids(data, flt))
 
     # None where the index cannot tell; otherwise exactly whether `limit` reaches the number that pass (the other
     # namespace's memories, one more of them, count for nothing).
     # An index that scans in this process can tell once the search above has loaded what it uses (a filter that
     # passes nothing may load nothing).
-    counts = backend.index.traits.local_scan and not backend.index.traits.round_trip and passing > 0
+    counts = index.traits.local_scan and not index.traits.round_trip and passing > 0
     for limit in {0, max(passing - 1, 0), passing, passing + 1, 100}:
-        told = backend.index.searches_all("acme", flt, limit)
+        told = index.searches_all("acme", flt, limit)
         assert (told is None and not counts) or told == (passing <= limit), limit
 
 
