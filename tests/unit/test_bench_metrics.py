@@ -105,6 +105,7 @@ def test_format_table_aligns_columns() -> None:
 def _load_locomo() -> ModuleType:
     sys.modules.setdefault("metrics", m)  # locomo.py imports its siblings as `metrics` and `folds`, as a script does
     sys.modules.setdefault("folds", load_module("bench/folds.py", "folds"))
+    sys.modules.setdefault("recall_params", load_module("bench/recall_params.py", "recall_params"))
     return load_module("bench/locomo.py", "bench_locomo")
 
 
