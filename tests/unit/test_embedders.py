@@ -107,7 +107,14 @@ def hashing() -> HashingEmbedder:
     return HashingEmbedder()
 
 
-@pytest.fixture(params=["minilm", "e5", "bge_en", "bge_zh", "hashing"])
+# The shipped models beside MiniLM run their real weights (a second or so per test): in `make test`, not test-fast.
+_HEAVY = pytest.mark.slow
+
+
+@pytest.fixture(
+    params=["minilm", pytest.param("e5", marks=_HEAVY), pytest.param("bge_en", marks=_HEAVY),
+            pytest.param("bge_zh", marks=_HEAVY), "hashing"]
+)  # fmt: skip
 def embedder(request: pytest.FixtureRequest) -> Iterator[Embedder]:
     yield request.getfixturevalue(request.param)
 
@@ -405,6 +412,7 @@ def test_e5_matches_across_chinese_and_english(e5: OnnxE5Embedder) -> None:
     assert english_question @ chinese_memory > english_question @ other_memory
 
 
+@pytest.mark.slow  # builds e5's ONNX graph
 def test_e5_builds_its_graph_once_into_the_cache(tmp_path: Path, e5: OnnxE5Embedder) -> None:
     first = OnnxE5Embedder(cache=tmp_path)
     first.embed(["hello"])
@@ -418,6 +426,7 @@ def test_e5_builds_its_graph_once_into_the_cache(tmp_path: Path, e5: OnnxE5Embed
     assert list(tmp_path.glob("*.partial")) == []
 
 
+@pytest.mark.slow  # builds e5's ONNX graph
 def test_e5_without_a_writable_cache_builds_its_graph_in_memory(tmp_path: Path, e5: OnnxE5Embedder) -> None:
     blocked = tmp_path / "a-file-not-a-directory"
     blocked.write_text("")

@@ -84,6 +84,7 @@ def _acquire_in_another_process(path: Path, owner: str, now: datetime) -> str:
     return done.stdout.strip()
 
 
+@pytest.mark.slow  # other processes
 def test_the_lease_holds_across_processes_on_one_file(db: SqliteDatabase) -> None:
     ledger = SqliteHindsightLedger(db)
 

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.unit
+# Each test imports a handler in a fresh interpreter (a subprocess): slow, in `make test`.
+pytestmark = [pytest.mark.unit, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 ENV = {

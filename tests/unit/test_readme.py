@@ -37,6 +37,7 @@ def test_the_python_example_learns_the_preference_and_recalls_it(
     assert printed.startswith("['The user prefers replies in Chinese'")
 
 
+@pytest.mark.slow  # a live server in a subprocess
 def test_the_python_client_example_runs_against_a_live_server(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

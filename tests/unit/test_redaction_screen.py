@@ -71,6 +71,7 @@ def test_every_library_pattern_is_taken() -> None:
     assert len(library_rules()) == expected
 
 
+@pytest.mark.slow  # every rule's drawn examples: about 14 s of the fast tier
 @pytest.mark.parametrize("index", range(len(RULES)), ids=[f"{i}-{rule.kind}" for i, rule in enumerate(RULES)])
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(data=st.data(), before=AROUND, after=AROUND)
@@ -101,6 +102,7 @@ def _texts() -> list[str]:
     return texts
 
 
+@pytest.mark.slow  # thousands of texts
 def test_every_match_in_the_corpora_holds_its_rule_s_keyword() -> None:
     texts = list(dict.fromkeys(normalise(text).text for text in _texts()))
     assert len(texts) > 2000, len(texts)
@@ -113,6 +115,7 @@ def test_every_match_in_the_corpora_holds_its_rule_s_keyword() -> None:
     assert missing == []
 
 
+@pytest.mark.slow  # thousands of texts, redacted twice
 def test_the_corpora_are_redacted_identically_with_and_without_the_screen() -> None:
     texts = _texts()
     differ = [t[:80] for t in texts if find_secrets(t) != find_secrets(t, screened=False)]
@@ -133,7 +136,7 @@ def test_a_digit_is_a_keyword_of_its_own() -> None:
     assert screen.candidates("card 4111 1111 1111 1111") != [] and DIGIT in screen.present("a 1")
 
 
-@pytest.mark.parametrize("size", [4096, 65536])
+@pytest.mark.parametrize("size", [4096, pytest.param(65536, marks=pytest.mark.slow)])
 def test_split_by_spaces_reads_each_character_at_most_about_twice(size: int) -> None:
     """The windows of the split-by-spaces view never overlap past WINDOW_BEFORE characters, whatever the density of
     keywords: the characters read are bounded by the text's length, not by the number of keywords in it."""
