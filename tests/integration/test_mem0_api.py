@@ -160,6 +160,12 @@ def test_refusals_name_the_field(live: tuple[LocalServer, Services]) -> None:
     assert refused(
         "POST", "/v1/memories/", json={"messages": [{"role": "user", "content": "x" * 50_001}], "user_id": "a"}
     ) == (422, "messages.0.content")
+    # A run names a session: what cannot be one is refused on every route that takes it (a 500 before).
+    assert refused("DELETE", "/v1/memories/", params={"user_id": "a", "run_id": "run one!"}) == (422, "run_id")
+    assert refused("POST", "/v1/memories/", json={"messages": message, "user_id": "a", "run_id": "é"}) == (
+        422,
+        "run_id",
+    )
     too_many = [{"role": "user", "content": f"Trip note number {n}"} for n in range(101)]
     assert refused("POST", "/v1/memories/", json={"messages": too_many, "user_id": "a"})[0] == 422
     assert services.listing.namespaces_of(Principal.bootstrap_admin(), "acme").namespaces == []

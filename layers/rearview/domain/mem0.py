@@ -31,7 +31,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from rearview.domain.limits import MAX_BATCH, MAX_QUERY_CHARS, MAX_TOP_K, SessionId
+from rearview.domain.limits import MAX_BATCH, MAX_QUERY_CHARS, MAX_TOP_K, SESSION_PATTERN, SessionId
 from rearview.domain.metadata import Metadata, MetadataFilter
 from rearview.domain.namespaces import MAX_NAMESPACE_SEGMENTS, Namespace
 from rearview.domain.timestamps import RequestDatetime
@@ -111,6 +111,10 @@ class Entities(BaseModel):
             raise InvalidInput(
                 "user_id: name at least one of user_id, agent_id or app_id (at the top level or in filters)",
                 field="user_id",
+            )
+        if self.run_id is not None and not re.fullmatch(SESSION_PATTERN, self.run_id):
+            raise InvalidInput(
+                "run_id: must be 1 to 128 characters of A-Z a-z 0-9 _ . : @ - (it names a session)", field="run_id"
             )
         if len(segments) > MAX_NAMESPACE_SEGMENTS:
             raise InvalidInput(
