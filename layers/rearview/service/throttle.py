@@ -56,6 +56,7 @@ class RequestThrottle:
         self.default_per_minute = default_per_minute
         self._on_throttled = on_throttled
         self._lock = threading.Lock()
+        self._window = 0  # the window the leases were counted in
         self._leases: dict[str, _Lease] = {}
 
     def limit_for(self, principal: Principal) -> RequestLimit | None:
@@ -87,24 +88,23 @@ class RequestThrottle:
         """Admit one request from the key's lease in this process, else count a new lease (or one request) in the
         shared counter; False when the window's quota is spent."""
         with self._lock:
-            lease = self._leases.get(key_id)
-            if lease is None or lease.window != window.epoch:
-                # A new window (or a clock that went back): a lease never outlives the window it was counted in.
-                self._leases = {k: v for k, v in self._leases.items() if v.window >= window.epoch}
-                lease = self._leases[key_id] = _Lease(window.epoch)
+            if window.epoch != self._window:
+                # A new window (or a clock that went back): no lease outlives the window it was counted in.
+                self._window, self._leases = window.epoch, {}
+            lease = self._leases.setdefault(key_id, _Lease())
             if lease.left > 0:
                 lease.left -= 1
                 return True
-            size = 1 if lease.exact else min(lease.size * 2 if lease.taken else 1, lease_cap(limit))
+            size = 1 if lease.exact or lease.size == 0 else min(lease.size * 2, lease_cap(limit))
         if size > 1 and self.quota.take(key_id, window, limit.per_minute, size):
             with self._lock:
-                lease.left, lease.size, lease.taken = lease.left + size - 1, size, True
+                lease.left, lease.size = lease.left + size - 1, size
             return True
         if self.quota.take(key_id, window, limit.per_minute):
             with self._lock:
                 # A lease that did not fit: the key is near its limit, counted one request at a time from now on.
                 lease.exact = lease.exact or size > 1
-                lease.taken = True
+                lease.size = max(lease.size, 1)
             return True
         return False
 
@@ -116,11 +116,9 @@ def lease_cap(limit: RequestLimit) -> int:
 
 @dataclass
 class _Lease:
-    """A key's requests counted by this process in one window: how many are left to admit, the size of the last
-    lease, and whether the window is counted one request at a time (a lease did not fit)."""
+    """A key's requests counted by this process in the current window: how many are left to admit, the size of the
+    last lease (0: none yet), and whether the window is counted one request at a time (a lease did not fit)."""
 
-    window: int
     left: int = 0
-    size: int = 1
-    taken: bool = False
+    size: int = 0
     exact: bool = False
