@@ -51,8 +51,9 @@ class _SwitchInterval:
         with self._lock:
             if self._running == 0:
                 self._saved = sys.getswitchinterval()
-                self._set = min(self._saved, _SWITCH_INTERVAL)
-                sys.setswitchinterval(self._set)
+                sys.setswitchinterval(min(self._saved, _SWITCH_INTERVAL))
+                # What the interpreter keeps (whole microseconds), so that `release` recognises its own setting.
+                self._set = sys.getswitchinterval()
             self._running += 1
 
     def release(self) -> None:
