@@ -10,6 +10,10 @@ RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed-all
 ## The test targets run a test file per core (pytest-xdist); `make test PARALLEL=` runs them in one process.
 PARALLEL ?= -n auto --dist loadfile
+# Python caches compiled modules (and pytest its rewritten test modules) in __pycache__: where the environment
+# turns that off, every xdist worker and every process a test starts (the emulator's functions, the CLI, the
+# servers) compiles the library again from source. The targets here leave it on.
+unexport PYTHONDONTWRITEBYTECODE
 # test-fast runs the contract suites on these backends only: the fakes and SQLite (as set up by default, with
 # every namespace searched as a large one is, and with its index apart from its store as the emulator has it).
 FAST_BACKENDS := memory,sqlite,sqlite-large,sqlite-replica,rules,fake

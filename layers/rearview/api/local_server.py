@@ -29,6 +29,7 @@ request's path values, query string, body or key (`rearview.api.request_log`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import ipaddress
 import logging
@@ -103,15 +104,41 @@ def auth_banner(gate: AccessGate) -> str:
 
 
 class _Uvicorn(uvicorn.Server):
-    """uvicorn's server, saying when it listens."""
+    """uvicorn's server, saying when it listens, and stopping as soon as `stop()` is called from another thread
+    (uvicorn's own loop looks at `should_exit` every 100 ms)."""
 
     def __init__(self, config: uvicorn.Config, listening: threading.Event) -> None:
         super().__init__(config)
         self.listening = listening
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake: asyncio.Event | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
         await super().startup(sockets)
         self.listening.set()
+
+    async def main_loop(self) -> None:
+        """uvicorn's loop (a tick every 100 ms for its date header and limits), woken early by `stop()`."""
+        counter = 0
+        should_exit = await self.on_tick(counter)
+        while not should_exit:
+            counter = (counter + 1) % 864000
+            if self._wake is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), timeout=0.1)
+            else:
+                await asyncio.sleep(0.1)
+            should_exit = await self.on_tick(counter)
+
+    def stop(self) -> None:
+        """Ask the server to exit (from any thread)."""
+        self.should_exit = True
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: it has stopped already
+                loop.call_soon_threadsafe(wake.set)
 
 
 def _bound_socket(host: str, port: int) -> socket.socket:
@@ -291,7 +318,7 @@ class LocalServer:
         if self._closed:
             return
         self._closed = True
-        self._server.should_exit = True
+        self._server.stop()
         if self._thread is not None:
             self._thread.join()
         self._socket.close()
