@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from rearview import settings
-from rearview.settings import Settings
+from rearview.settings import RETIRED_VARIABLES, Settings
 
 PREFIX = "REARVIEW_"
 # The meaning of a setting that shares the comment of the one above it in settings.py.
@@ -352,18 +352,22 @@ def reference() -> str:
         parts.append(header + "\n".join(rows(model, section)) + "\n")
     parts.append(
         "## Settings that became constants\n\nNo user changes these; each is a constant with its reason beside it in "
-        "the code. Setting the variable does nothing.\n"
+        "the code. Setting the variable does nothing, and a process warns at its start, naming it.\n"
     )
     listed = "\n".join(parts)
     stale = [n for n in STORIES if f"`{PREFIX}{n.replace('.', '__').upper()}`" not in listed]
     stale += [variable for variable, _, _ in [*REMOVED, *GONE] if f"| `{variable}` |" in listed]
     if stale:
         raise ValueError(f"stories of no setting, or constants that are still settings: {stale}")
+    retired = {variable for variable, _, _ in [*REMOVED, *GONE]}
+    if retired != RETIRED_VARIABLES:
+        raise ValueError(f"rearview.settings.RETIRED_VARIABLES differs by {sorted(retired ^ RETIRED_VARIABLES)}")
     removed = [f"| `{variable}` | `{value}` | {where} |" for variable, value, where in REMOVED]
     parts.append("| variable | fixed at | now |\n|---|---|---|\n" + "\n".join(removed) + "\n")
     parts.append(
         '## Features removed\n\nOff by default, and no better on two benchmarks (`bench/RESULTS.md`, "Off by '
-        'default: kept or gone"): each went with its code. Setting the variable does nothing.\n'
+        'default: kept or gone"): each went with its code. Setting the variable does nothing, and a process warns '
+        "at its start, naming it.\n"
     )
     gone = [f"| `{variable}` | `{value}` | {what} |" for variable, value, what in GONE]
     parts.append("| variable | was | what it did |\n|---|---|---|\n" + "\n".join(gone) + "\n")

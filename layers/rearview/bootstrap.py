@@ -57,7 +57,7 @@ from rearview.service.stats import StatsService
 from rearview.service.throttle import RequestThrottle, ThrottleListener
 from rearview.service.working_memory import WorkingMemoryService
 from rearview.service.write import WriteService
-from rearview.settings import Settings, WriteTuning
+from rearview.settings import Settings, WriteTuning, from_environment
 
 if TYPE_CHECKING:
     from rearview.adapters.sqlite import VectorOptions
@@ -142,7 +142,7 @@ def build_embedder(settings: Settings) -> Embedder:
 def build(settings: Settings | None = None, **overrides: Any) -> Services:
     """Wire the services. Overrides (by keyword): clock, embedder, store, index, inducer, keys, ledger, queue, reranker,
     jobs, policies, quota, erasure_marks, and the listeners on_search_fallback and on_throttled (for metrics)."""
-    settings = settings or Settings()
+    settings = settings or from_environment()
     clock: Clock = overrides.pop("clock", None) or SystemClock()
     embedder: Embedder = overrides.pop("embedder", None) or build_embedder(settings)
     inducer: Inducer | None = overrides.pop("inducer", None) or build_inducer(settings)

@@ -5,6 +5,9 @@ The domain code never reads the environment; it receives the tuning sub-models i
 
 from __future__ import annotations
 
+import logging
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -322,3 +325,92 @@ class Settings(BaseSettings):
     server: ServerSettings = ServerSettings()
     retention: RetentionSettings = RetentionSettings()
     throttle: ThrottleSettings = ThrottleSettings()
+
+
+# Variables that were settings and are no longer: settings that became constants, and features removed with their
+# code (docs/configuration.md lists each and what became of it; docs/settings_reference.py checks the two lists
+# agree). Settings ignore variables they do not know, so setting one of these does nothing: `from_environment` says
+# so.
+RETIRED_VARIABLES: frozenset[str] = frozenset(
+    {
+        "REARVIEW_AWS__CONNECT_TIMEOUT_SECONDS",
+        "REARVIEW_AWS__MAX_ATTEMPTS",
+        "REARVIEW_AWS__READ_TIMEOUT_SECONDS",
+        "REARVIEW_CONSOLIDATE__FACT_MIN_OCCURRENCES",
+        "REARVIEW_CONSOLIDATE__HABIT_MIN_DAYS",
+        "REARVIEW_CONSOLIDATE__HABIT_MIN_OCCURRENCES",
+        "REARVIEW_CONSOLIDATE__LESSON_MIN_FAILURES",
+        "REARVIEW_CONSOLIDATE__LOOKALIKE_OVERLAP",
+        "REARVIEW_CONSOLIDATE__MAX_EPISODES",
+        "REARVIEW_CONSOLIDATE__MIN_SPREAD",
+        "REARVIEW_CONSOLIDATE__PREFERENCE_MIN_OCCURRENCES",
+        "REARVIEW_CONSOLIDATE__PREFERENCE_REPEATS_ALONE",
+        "REARVIEW_CONSOLIDATE__RECURRING_FAILURE_MIN",
+        "REARVIEW_HINDSIGHT__BRIEF_MIN_CONFIDENCE",
+        "REARVIEW_HINDSIGHT__FEEDBACK_USEFUL_STEP",
+        "REARVIEW_HINDSIGHT__FEEDBACK_WRONG_FACTOR",
+        "REARVIEW_HINDSIGHT__LEASE_SECONDS",
+        "REARVIEW_HINDSIGHT__WORKER_QUEUE",
+        "REARVIEW_INDEX__ANN_BACKGROUND",
+        "REARVIEW_INDEX__ANN_BULK_QUIET_SECONDS",
+        "REARVIEW_INDEX__ANN_CONNECTIVITY",
+        "REARVIEW_INDEX__ANN_EXPANSION_ADD",
+        "REARVIEW_INDEX__ANN_EXPANSION_DUPLICATES",
+        "REARVIEW_INDEX__ANN_EXPANSION_SEARCH",
+        "REARVIEW_INDEX__ANN_EXPANSION_WRITES",
+        "REARVIEW_INDEX__OWN_FTS_EPISODES",
+        "REARVIEW_OPENAI__MAX_RETRIES",
+        "REARVIEW_OPENAI__MAX_TOKENS",
+        "REARVIEW_RECALL__ACCESS_BOOST",
+        "REARVIEW_RECALL__CANDIDATES_PER_LIST",
+        "REARVIEW_RECALL__COMMON_ENTITY_MIN_EPISODES",
+        "REARVIEW_RECALL__COMMON_ENTITY_SHARE",
+        "REARVIEW_RECALL__CONTEXT_WEIGHT",
+        "REARVIEW_RECALL__ENTITY_BOOST",
+        "REARVIEW_RECALL__FEEDBACK_DOCS",
+        "REARVIEW_RECALL__FEEDBACK_POOL",
+        "REARVIEW_RECALL__FEEDBACK_WEIGHT",
+        "REARVIEW_RECALL__FUSION",
+        "REARVIEW_RECALL__IMPORTANCE_BOOST",
+        "REARVIEW_RECALL__KEYWORD_COMMON_SHARE",
+        "REARVIEW_RECALL__LENGTH_PRIOR",
+        "REARVIEW_RECALL__LENGTH_REFERENCE_WORDS",
+        "REARVIEW_RECALL__LESSON_PLACE",
+        "REARVIEW_RECALL__NEIGHBOUR_FACTOR",
+        "REARVIEW_RECALL__NEIGHBOUR_HITS",
+        "REARVIEW_RECALL__QUESTION_FACTOR",
+        "REARVIEW_RECALL__REPLY_FACTOR",
+        "REARVIEW_RECALL__RERANK_RRF_K",
+        "REARVIEW_RECALL__RRF_K",
+        "REARVIEW_RECALL__SESSION_BOOST",
+        "REARVIEW_RECALL__SHORT_TURN_VECTOR_WEIGHT",
+        "REARVIEW_RECALL__STALE_BELOW",
+        "REARVIEW_RECALL__STALE_FACTOR",
+        "REARVIEW_RECALL__STRUCTURE_GATES",
+        "REARVIEW_RECALL__STRUCTURE_MAX_SESSION_TURNS",
+        "REARVIEW_RECALL__STRUCTURE_MIN_EPISODES",
+        "REARVIEW_RECALL__STRUCTURE_MIN_REPLY_SHARE",
+        "REARVIEW_RECALL__STRUCTURE_MIN_TURN_WORDS",
+        "REARVIEW_RECALL__STRUCTURE_SAMPLE",
+        "REARVIEW_RECALL__TIME_ANSWER_BOOST",
+        "REARVIEW_RECALL__TIME_EXPRESSION_BOOST",
+        "REARVIEW_RECALL__TYPO_MIN_LENGTH",
+        "REARVIEW_WRITE__EMBED_PLAIN_CHAT",
+        "REARVIEW_WRITE__EMBED_SPEAKER_LABELS",
+    }
+)
+
+
+def retired_variables_set(environ: Mapping[str, str]) -> list[str]:
+    """The retired variables set in `environ` (names compared case-insensitively, as settings read them)."""
+    return sorted(name for name in environ if name.upper() in RETIRED_VARIABLES)
+
+
+def from_environment() -> Settings:
+    """The settings a process reads at its start, warning about each retired variable that is set."""
+    settings = Settings()
+    for name in retired_variables_set(os.environ):
+        logging.getLogger(__name__).warning(
+            "%s is set but does nothing: it is no longer a setting (docs/configuration.md says what became of it)", name
+        )
+    return settings

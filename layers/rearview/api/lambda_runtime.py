@@ -31,7 +31,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
 from rearview.api import snapstart
-from rearview.settings import Settings
+from rearview.settings import Settings, from_environment
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
@@ -137,7 +137,7 @@ class FunctionRuntime:
         consolidation_dead_letters: DeadLetters | None = None,
     ) -> None:
         self.name = name
-        self.settings = settings or Settings()
+        self.settings = settings or from_environment()
         # What a SnapStart snapshot of this function holds loaded (see rearview.api.snapstart); a handler adds its
         # own before the snapshot is taken (the mcp function: its SDK).
         self.snapshot_modules: list[str] = list(snapstart.PRIMED_MODULES)
