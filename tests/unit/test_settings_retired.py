@@ -1,33 +1,20 @@
 """A variable that is no longer a setting (a setting that became a constant, a feature removed) does nothing, as
 settings ignore variables they do not know: reading the settings at a process's start says so, naming it. The
-variables are those docs/configuration.md lists as retired, and none of them is a setting again."""
+variables are those docs/configuration.md lists as retired, and none of them is a setting again: its generator,
+docs/settings_reference.py, refuses to run otherwise (tests/unit/test_configuration_doc.py runs it)."""
 
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
 
 import pytest
-from test_settings_budget import leaf_settings
 
 from rearview.api.lambda_runtime import FunctionRuntime
 from rearview.bootstrap import build
-from rearview.settings import RETIRED_VARIABLES, Settings, from_environment, retired_variables_set
+from rearview.settings import RETIRED_VARIABLES, from_environment, retired_variables_set
 
 pytestmark = pytest.mark.unit
-
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
-
-
-def _variable(setting: str) -> str:
-    return "REARVIEW_" + setting.replace(".", "__").upper()
-
-
-def test_the_retired_variables_are_those_the_docs_list_and_no_setting() -> None:
-    retired_sections = DOCS.read_text().split("## Settings that became constants", 1)[1]
-    assert set(re.findall(r"^\| `(REARVIEW_[A-Z0-9_]+)`", retired_sections, re.MULTILINE)) == RETIRED_VARIABLES
-    assert not RETIRED_VARIABLES & {_variable(name) for name in leaf_settings(Settings)}
 
 
 def test_only_retired_variables_are_named_whatever_their_case() -> None:
