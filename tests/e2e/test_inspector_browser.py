@@ -21,7 +21,7 @@ from rearview.domain.recall import RecallQuery
 from rearview.domain.write import MemoryWrite
 from rearview.settings import Settings
 from support.artifacts import artifact_dir
-from support.browser import LAUNCH_ARGS, playwright_and_chromium
+from support.browser import LAUNCH_ARGS, PageLog, body_failed, playwright_and_chromium
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -48,7 +48,7 @@ def world(tmp_path: Path) -> Iterator[tuple[LocalServer, Services, str]]:
 
 
 @pytest.fixture
-def page(world: tuple[LocalServer, Services, str]) -> Iterator[Any]:
+def page(world: tuple[LocalServer, Services, str], request: pytest.FixtureRequest) -> Iterator[Any]:
     sync_playwright, chromium = playwright_and_chromium()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=LAUNCH_ARGS)
@@ -60,7 +60,10 @@ def page(world: tuple[LocalServer, Services, str]) -> Iterator[Any]:
         page.on(
             "console", lambda msg: errors.append(msg.text) if msg.type == "error" and "401" not in msg.text else None
         )
+        log = PageLog(page)
         yield page
+        if body_failed(request.node):
+            print(f"the page at the failure, and what it did: {log.keep(page, artifact_dir(request.node.name))}")
         context.close()
         browser.close()
         assert errors == [], errors
@@ -170,3 +173,42 @@ def test_a_wrong_key_is_told_and_nothing_is_shown(world: tuple[LocalServer, Serv
     # The page's first request went without a key: its error may show before the wrong key's, never after it.
     expect(page.get_by_test_id("error").first).to_contain_text("unknown or invalid API key", ignore_case=True)
     assert page.get_by_test_id("memory").count() == 0
+
+
+def _key_then_into_the_namespace_field(server: LocalServer, key: str, page: Any) -> Any:
+    """The key typed, then a click into the empty namespace field, which commits the key; returns the field once the
+    key's namespaces have come back (and the page has picked the first), with the field still in focus."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{server.url}/ui")
+    page.get_by_test_id("key-prompt").wait_for()
+    page.get_by_test_id("api-key").fill(key)
+    field = page.get_by_test_id("namespace")
+    field.click()
+    expect(page.locator("#namespaces option")).to_have_count(1)
+    page.get_by_test_id("tab-timeline").wait_for()
+    return field
+
+
+def test_the_page_never_writes_under_the_users_cursor(world: tuple[LocalServer, Services, str], page: Any) -> None:
+    """The key's namespaces come back while the user is in the namespace field: what they type there is what they
+    open, not the page's pick with their text after it."""
+    from playwright.sync_api import expect
+
+    server, _, key = world
+    field = _key_then_into_the_namespace_field(server, key, page)
+    expect(field).to_have_value("")
+    page.keyboard.type(NS)
+    page.get_by_test_id("open").click()
+    expect(field).to_have_value(NS)
+    assert "Dana sent the slides" in page.get_by_test_id("memory").first.inner_text()
+
+
+def test_a_field_left_without_typing_shows_the_pages_pick(world: tuple[LocalServer, Services, str], page: Any) -> None:
+    from playwright.sync_api import expect
+
+    server, _, key = world
+    field = _key_then_into_the_namespace_field(server, key, page)
+    field.press("Tab")
+    expect(field).to_have_value(NS)
+    assert "Dana sent the slides" in page.get_by_test_id("memory").first.inner_text()

@@ -27,7 +27,7 @@ from rearview.domain.recall import RecallQuery
 from rearview.domain.write import MemoryWrite
 from rearview.settings import Settings
 from support.artifacts import artifact_dir
-from support.browser import LAUNCH_ARGS, playwright_and_chromium
+from support.browser import LAUNCH_ARGS, PageLog, body_failed, playwright_and_chromium
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -120,28 +120,41 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     services.close()
 
 
+class Browser:
+    """Chromium, and the pages a test opened in it with what each did (kept when the test fails)."""
+
+    def __init__(self, launched: Any) -> None:
+        self._launched = launched
+        self.opened: list[tuple[Any, PageLog]] = []
+
+    def page(self, width: int) -> tuple[Any, list[str]]:
+        """A page `width` px wide, and the script errors it meets (an API's 4xx answer the page shows is not one)."""
+        page = self._launched.new_page(viewport={"width": width, "height": 900})
+        page.set_default_timeout(WAIT_MS)
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.on(
+            "console",
+            lambda msg: (
+                errors.append(msg.text) if msg.type == "error" and not re.search(r"status of 4\d\d", msg.text) else None
+            ),
+        )
+        self.opened.append((page, PageLog(page)))
+        return page, errors
+
+
 @pytest.fixture
-def browser() -> Iterator[Any]:
+def browser(request: pytest.FixtureRequest) -> Iterator[Browser]:
     sync_playwright, chromium = playwright_and_chromium()
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=chromium, headless=True, args=LAUNCH_ARGS)
-        yield launched
+        opened = Browser(launched)
+        yield opened
+        if body_failed(request.node):
+            for n, (page, log) in enumerate(opened.opened):
+                kept = log.keep(page, artifact_dir(f"{request.node.name}-{n}"))
+                print(f"page {n} at the failure, and what it did: {kept}")
         launched.close()
-
-
-def _page(browser: Any, width: int) -> tuple[Any, list[str]]:
-    """A page `width` px wide, and the script errors it meets (an API's 4xx answer the page shows is not one)."""
-    page = browser.new_page(viewport={"width": width, "height": 900})
-    page.set_default_timeout(WAIT_MS)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on(
-        "console",
-        lambda msg: (
-            errors.append(msg.text) if msg.type == "error" and not re.search(r"status of 4\d\d", msg.text) else None
-        ),
-    )
-    return page, errors
 
 
 def _sign_in(page: Any, world: World, namespace: str) -> None:
@@ -184,12 +197,12 @@ def _assert_readable(page: Any, width: int, *, with_detail: bool = False) -> Non
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_a_new_user_learns_what_the_agent_learnt_from_what_and_why_a_recall_missed(
-    world: World, browser: Any, width: int
+    world: World, browser: Browser, width: int
 ) -> None:
     from playwright.sync_api import expect
 
     shots = artifact_dir(f"inspector-views-{width}")
-    page, errors = _page(browser, width)
+    page, errors = browser.page(width)
     page.goto(f"{world.server.url}/ui")
     page.get_by_test_id("key-prompt").wait_for()
     page.screenshot(path=shots / "0-asks-for-a-key.png", full_page=True)
@@ -288,11 +301,11 @@ def test_a_new_user_learns_what_the_agent_learnt_from_what_and_why_a_recall_miss
     assert errors == [], errors
 
 
-def test_an_error_empties_the_list_and_a_switch_never_asks_for_the_old_memory(world: World, browser: Any) -> None:
+def test_an_error_empties_the_list_and_a_switch_never_asks_for_the_old_memory(world: World, browser: Browser) -> None:
     from playwright.sync_api import expect
 
     shots = artifact_dir("inspector-state")
-    page, errors = _page(browser, 1024)
+    page, errors = browser.page(1024)
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
     _sign_in(page, world, NS)
@@ -328,11 +341,11 @@ def test_an_error_empties_the_list_and_a_switch_never_asks_for_the_old_memory(wo
 
 
 @pytest.mark.parametrize("width", [360, 1440])
-def test_a_big_namespace_has_counts_and_a_text_filter(world: World, browser: Any, width: int) -> None:
+def test_a_big_namespace_has_counts_and_a_text_filter(world: World, browser: Browser, width: int) -> None:
     from playwright.sync_api import expect
 
     shots = artifact_dir(f"inspector-big-{width}")
-    page, errors = _page(browser, width)
+    page, errors = browser.page(width)
     _sign_in(page, world, BIG)
     expect(page.get_by_test_id("counts")).to_have_text("Showing 50 of 1,600 episodes")
     page.get_by_test_id("more").click()

@@ -18,19 +18,14 @@ const NS_STORE = "rearview.namespace";
 const TABS = [["timeline", "Episodes"], ["knowledge", "What it learnt"], ["search", "Search"], ["stats", "Stats"]];
 
 function KeyBar({ apiKey, onKey, namespace, onNamespace, namespaces, onExport }) {
-  const [draft, setDraft] = useState(apiKey);
-  const [nsDraft, setNsDraft] = useState(namespace);
-  // Follow a key or namespace set elsewhere (the key prompt, the first namespace offered), and only then: what the
-  // user typed before the page's effects ran stays.
-  useFollow(apiKey, setDraft);
-  useFollow(namespace, setNsDraft);
+  const [draft, keyField] = useDraft(apiKey);
+  const [nsDraft, nsField] = useDraft(namespace);
   return html`<header>
     <h1>Rearview inspector</h1>
-    <label>API key<input type="password" data-testid="api-key" placeholder="rv_… (none in open mode)" value=${draft}
-      onInput=${(e) => setDraft(e.target.value)} onChange=${() => onKey(draft.trim())} /></label>
+    <label>API key<input type="password" data-testid="api-key" placeholder="rv_… (none in open mode)" ...${keyField}
+      onChange=${() => onKey(draft.trim())} /></label>
     <label>namespace
-      <input list="namespaces" data-testid="namespace" value=${nsDraft} onInput=${(e) => setNsDraft(e.target.value)}
-        onChange=${() => onNamespace(nsDraft.trim())} />
+      <input list="namespaces" data-testid="namespace" ...${nsField} onChange=${() => onNamespace(nsDraft.trim())} />
       <datalist id="namespaces">${namespaces.map((n) => html`<option value=${n.namespace}>${number(n.episodic)} episodes, ${number(n.semantic)} learnt</option>`)}</datalist>
     </label>
     <button data-testid="open" onClick=${() => { onKey(draft.trim()); onNamespace(nsDraft.trim()); }}>Open</button>
@@ -38,12 +33,25 @@ function KeyBar({ apiKey, onKey, namespace, onNamespace, namespaces, onExport })
   </header>`;
 }
 
-function useFollow(value, set) {
-  const last = useRef(value);
+// A field's text, and the props that keep it: it follows `value` when that is set elsewhere (the key prompt, the
+// first namespace offered), except while the user is in the field, where what they type stays theirs; a field left
+// without typing shows `value` again.
+function useDraft(value) {
+  const [draft, setDraft] = useState(value);
+  const input = useRef(null);
+  const latest = useRef(value);
+  const typed = useRef(false);
   useEffect(() => {
-    if (last.current !== value) set(value);
-    last.current = value;
+    if (latest.current !== value && document.activeElement !== input.current) setDraft(value);
+    latest.current = value;
   }, [value]);
+  return [draft, {
+    ref: input,
+    value: draft,
+    onFocus: () => { typed.current = false; },
+    onInput: (e) => { typed.current = true; setDraft(e.target.value); },
+    onBlur: () => { if (!typed.current) setDraft(latest.current); },
+  }];
 }
 
 // The first thing a server with API keys shows: a prompt for one, not an error.
