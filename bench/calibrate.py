@@ -40,7 +40,7 @@ from metrics import format_table
 from rearview.bootstrap import build_embedder
 from rearview.domain.embedding import REFERENCE_ANCHORS, CosineScale
 from rearview.ports import Embedder
-from rearview.service.recall.background import Background, is_cjk_text, margin
+from rearview.service.recall.background import Background, is_cjk_text
 from rearview.settings import Settings, WriteTuning
 
 DEFAULT_DATA = Path(__file__).resolve().parent / "data" / "calibration.json"
@@ -72,7 +72,7 @@ def pair_cosines(embedder: Embedder, user: dict[str, Any]) -> dict[str, list[flo
 
 
 def question_margins(
-    embedder: Embedder, background: Background, user: dict[str, Any], other: dict[str, Any]
+    embedder: Embedder, background: Background, user: dict[str, Any], other: dict[str, Any], multilingual: bool
 ) -> dict[str, list[float]]:
     """Answered questions' margins (their memory's, same language and other), unanswered queries' best margins."""
     ids = list(user["memories"])
@@ -82,9 +82,10 @@ def question_margins(
     def margins_of(queries: Sequence[str]) -> np.ndarray:
         vectors = embedder.embed_queries(list(queries))
         rows = []
-        for vector in vectors:
-            level = background.levels(vector)[script]
-            rows.append([margin(float(m @ vector), level) for m in memories])
+        for query, vector in zip(queries, vectors, strict=True):
+            # As recall measures them: a pair across scripts centred on its scripts, for a model that reads both.
+            backdrop = background.for_query(vector, is_cjk_text(query), across=multilingual)
+            rows.append([backdrop.margin(float(m @ vector), script, m) for m in memories])
         return np.array(rows)
 
     out: dict[str, list[float]] = {}
@@ -127,7 +128,7 @@ def calibrate(name: str, users: dict[str, Any]) -> dict[str, Any]:
     margins: dict[str, dict[str, list[float]]] = {}
     for lang in reads:
         other = users["zh" if lang == "en" else "en"]
-        margins[lang] = found = question_margins(embedder, background, users[lang], other)
+        margins[lang] = found = question_margins(embedder, background, users[lang], other, name in MULTILINGUAL)
         positives += found["answered"]
         negatives += found["unanswered"]
         across[0].extend(found["answered, other language"])

@@ -412,6 +412,40 @@ def test_e5_matches_across_chinese_and_english(e5: OnnxE5Embedder) -> None:
     assert english_question @ chinese_memory > english_question @ other_memory
 
 
+# A question, the memory in the other script that answers it, and one in the question's script on its subject that
+# does not (written for this test; bench/crosslingual.py measures the same on its own set).
+ACROSS_SCRIPTS = [
+    ("我的猫叫什么名字？", "My cat is called Miso and she sleeps on the piano.", "邻居家的猫昨天跑到我们院子里了。"),
+    ("我妹妹在哪里工作？", "My sister works as a pharmacist in Leeds.", "我妹妹小时候很喜欢游泳。"),
+    ("Which city did I move to last year?", "去年我搬到了成都，离父母更近。", "I moved the sofa to the other room."),
+    ("What instrument do I play?", "我每天晚上练半个小时大提琴。", "I listened to a great jazz album while cooking."),
+]
+
+
+@pytest.mark.parametrize(("question", "answer", "same_script"), ACROSS_SCRIPTS)
+def test_e5_an_answer_across_scripts_stands_out_once_centred(
+    e5: OnnxE5Embedder, question: str, answer: str, same_script: str
+) -> None:
+    """Centred on their scripts, the answer in the other script stands above the margin across scripts, above its
+    margin not centred, and above the memory in the question's script, whose margin is the plain cosine's."""
+    background = Background(e5)
+    query = e5.embed_queries([question])[0]
+    answer_vector, other_vector = e5.embed([answer, same_script])
+    centred = background.for_query(query, is_cjk_text(question), across=True)
+    plain = background.for_query(query, is_cjk_text(question), across=False)
+
+    answer_centred = centred.margin(float(answer_vector @ query), is_cjk_text(answer), answer_vector)
+    other_margin = centred.margin(float(other_vector @ query), is_cjk_text(same_script), other_vector)
+    answer_plain = plain.margin(float(answer_vector @ query), is_cjk_text(answer), answer_vector)
+
+    assert e5.scale.across_margin is not None
+    assert answer_centred >= e5.scale.across_margin
+    assert answer_centred > answer_plain
+    assert answer_centred > other_margin
+    levels = background.levels(query)
+    assert other_margin == margin(float(other_vector @ query), levels[is_cjk_text(same_script)])
+
+
 @pytest.mark.slow  # builds e5's ONNX graph
 def test_e5_builds_its_graph_once_into_the_cache(tmp_path: Path, e5: OnnxE5Embedder) -> None:
     first = OnnxE5Embedder(cache=tmp_path)

@@ -3,7 +3,7 @@ the query's background, words weighted by their rarity, and ranking across scrip
 
 from __future__ import annotations
 
-import math
+import zlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -23,7 +23,7 @@ from rearview.settings import Settings, WriteTuning
 pytestmark = pytest.mark.unit
 
 NS = "acme:scale"
-E5_LIKE = CosineScale(unrelated=0.879, related=0.925, same=0.981, relevance_margin=0.186, across_margin=0.133)
+E5_LIKE = CosineScale(unrelated=0.879, related=0.925, same=0.981, relevance_margin=0.186, across_margin=0.203)
 
 
 def test_the_reference_scale_maps_every_threshold_onto_itself() -> None:
@@ -70,36 +70,33 @@ def test_a_namespace_too_small_to_tell_weighs_every_term_fully() -> None:
 # --- across scripts -------------------------------------------------------------------------------------------
 
 
-def _unit(*parts: tuple[int, float]) -> np.ndarray:
-    vector = np.zeros(8, dtype=np.float32)
-    for axis, value in parts:
-        vector[axis] = value
-    return vector / np.linalg.norm(vector)
-
-
 QUERY = "我对什么过敏？"
 UNRELATED_ZH = "今天的会议改到了下午三点。"
 ANSWER_EN = "I am allergic to peanuts."
+# The fake model's axes: its language part (Chinese, English), then what a text is about.
+LANGUAGE_AXIS = {True: 0, False: 1}
+ALLERGY, MEETING = 2, 3
+OTHER_SUBJECTS = range(4, 16)
 
 
 class _Multilingual:
-    """A model whose cosines sit higher within a script: the Chinese question meets the unrelated Chinese memory at
-    0.86 and its English answer at 0.75, while its background sits at 0.85 in Chinese and 0.6 in English."""
+    """A model whose vectors carry their language as much as their meaning, as a multilingual model's do: each is
+    its script's language axis plus half as much of its subject. The Chinese question meets the unrelated Chinese
+    memory at 0.8 and its English answer at 0.2; each background text is about a subject of its own (by a hash of
+    its text), so a script's mean vector holds its language and little else."""
 
-    name, dim = "multilingual-fake", 8
+    name, dim = "multilingual-fake", 16
 
     def __init__(self, scale: CosineScale) -> None:
         self.scale = scale
-        self.vectors = {
-            QUERY: _unit((0, 1.0)),
-            UNRELATED_ZH: _unit((0, 0.86), (3, math.sqrt(1 - 0.86**2))),
-            ANSWER_EN: _unit((0, 0.75), (4, math.sqrt(1 - 0.75**2))),
-        }
-        self.background = {True: _unit((0, 0.85), (1, math.sqrt(1 - 0.85**2))), False: _unit((0, 0.6), (2, 0.8))}
+        self.subjects = {QUERY: ALLERGY, UNRELATED_ZH: MEETING, ANSWER_EN: ALLERGY}
 
     def _one(self, text: str) -> np.ndarray:
-        known = [v for key, v in self.vectors.items() if key in text]
-        return known[0] if known else self.background[is_cjk_text(text)]
+        subject = self.subjects.get(text, OTHER_SUBJECTS[zlib.crc32(text.encode()) % len(OTHER_SUBJECTS)])
+        vector = np.zeros(self.dim, dtype=np.float32)
+        vector[LANGUAGE_AXIS[is_cjk_text(text)]] = 1.0
+        vector[subject] = 0.5
+        return vector / np.linalg.norm(vector)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return np.stack([self._one(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)

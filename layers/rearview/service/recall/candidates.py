@@ -10,7 +10,7 @@ import numpy as np
 
 from rearview.chat_text import plain_chat_text
 from rearview.domain.search import Candidate
-from rearview.service.recall.background import is_cjk_text, margin
+from rearview.service.recall.background import is_cjk_text
 from rearview.service.recall.deadline import out_of_time
 from rearview.service.recall.fusion import rrf, weighted_sum
 from rearview.service.recall.state import Collaborators, RecallState, candidate_rows, fused_rows
@@ -168,19 +168,27 @@ def across_scripts(ctx: Collaborators, run: RecallState) -> tuple[list[Candidate
     """The vector list scored by each memory's margin above the query's background of its script (see background),
     best first, and the ids of the memories in another script than the query's. A multilingual model puts every
     pair of one script above every pair across scripts (e5: a Chinese question meets an unrelated Chinese memory
-    at 0.85, its English answer at 0.80); the margin compares them fairly. Within one script it is the cosine's
-    order, and fusion's min-max normalisation leaves the scores as they were, so a namespace in one script ranks
-    exactly as by cosine. Only for a model that reads across scripts (its scale states a margin across them); the
-    memories read are kept for the rank stage."""
+    at 0.85, its English answer at 0.80); the margin, centred across scripts, compares them fairly. Within one
+    script it is the cosine's order, and fusion's min-max normalisation leaves the scores as they were, so a
+    namespace in one script ranks exactly as by cosine. Only for a model that reads across scripts (its scale states
+    a margin across them); the memories read are kept for the rank stage, the vectors of those across scripts in
+    `run.vectors`."""
     if not run.vector or not run.query_vector.size or ctx.embedder.scale.across_margin is None:
         return run.vector, set()
-    levels = ctx.background.levels(run.query_vector)
+    backdrop = ctx.query_background(run, run.scored_with)
     memories = ctx.store.get_many(run.namespace, [c.id for c in run.vector], shared=True)
     run.memories.update(memories)
     script = {cid: is_cjk_text(memory.content) for cid, memory in memories.items()}
-    fair = [c._replace(score=margin(c.score, levels[script[c.id]])) for c in run.vector if c.id in script]
-    query_script = is_cjk_text(run.query.query)
-    return sorted(fair, key=lambda c: -c.score), {cid for cid, s in script.items() if s != query_script}
+    across = {cid for cid, s in script.items() if s != backdrop.query_cjk}
+    missing = [cid for cid in across if cid not in run.vectors]
+    if missing:
+        run.vectors.update(ctx.store.get_vectors(run.namespace, missing))
+    fair = [
+        c._replace(score=backdrop.margin(c.score, script[c.id], run.vectors.get(c.id)))
+        for c in run.vector
+        if c.id in script
+    ]
+    return sorted(fair, key=lambda c: -c.score), across
 
 
 def feedback(ctx: Collaborators, run: RecallState) -> None:
@@ -219,4 +227,5 @@ def _search_again(ctx: Collaborators, run: RecallState, centroid: np.ndarray, wi
     # The not-yet-indexed episodes stay candidates of the second search as of the first.
     again = ctx.index.vector_search(run.namespace, moved, within, run.pool)
     run.vector = sorted([*again, *run.fresh], key=lambda c: -c.score)
+    run.scored_with = moved
     run.fused = _fused(ctx, run)

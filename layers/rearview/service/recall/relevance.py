@@ -30,7 +30,7 @@ import numpy as np
 
 from rearview.domain.memory import Memory
 from rearview.service.content_rules import is_small_talk
-from rearview.service.recall.background import is_cjk_text, margin
+from rearview.service.recall.background import is_cjk_text
 from rearview.service.recall.scoring import names_an_entity
 from rearview.service.recall.state import Collaborators, RecallState
 from rearview.service.recall.text_features import stem_set
@@ -119,15 +119,15 @@ def evidence_of(
     ctx: Collaborators, run: RecallState, ids: list[str], vectors: Mapping[str, np.ndarray]
 ) -> dict[str, Evidence]:
     """The evidence for each of `ids` (memories of the ranking, with their `vectors`)."""
-    levels = ctx.background.levels(run.query_vector) if run.query_vector.size else {}
+    backdrop = ctx.query_background(run)
     weights = term_weights(ctx, run)
-    query_words, query_script = set(run.terms), is_cjk_text(run.query.query)
+    query_words, query_script = set(run.terms), backdrop.query_cjk
     out: dict[str, Evidence] = {}
     for cid in ids:
         memory = run.memories[cid]
         vector, script = vectors.get(cid), is_cjk_text(memory.content)
         cosine = float(vector @ run.query_vector) if vector is not None and run.query_vector.size else 0.0
-        above = margin(cosine, levels[script]) if vector is not None and levels else 0.0
+        above = backdrop.margin(cosine, script, vector) if vector is not None else 0.0
         floor = ctx.margin_floor(script == query_script)
         out[cid] = Evidence(
             cosine=cosine,

@@ -15,7 +15,7 @@ from rearview.domain.memory import Memory
 from rearview.domain.recall import RecallQuery, StageTrace
 from rearview.domain.search import Candidate, MemoryFilter
 from rearview.ports import Clock, Embedder, MemoryReader, MemoryUsage, Reranker, SearchIndex, WorkingMemoryStore
-from rearview.service.recall.background import Background
+from rearview.service.recall.background import Background, QueryBackground, is_cjk_text
 from rearview.service.recall.fusion import FusionWeights
 from rearview.service.recall.parameters import RecallParameters
 from rearview.service.recall.profile import ProfileCache, Refinements
@@ -59,6 +59,17 @@ class Collaborators:
             return self.relevance_floor
         scale = self.embedder.scale
         return self.relevance_floor * scale.margin_for(False) / max(scale.relevance_margin, 1e-6)
+
+    def query_background(self, run: RecallState, vector: np.ndarray | None = None) -> QueryBackground:
+        """The query (or `vector`, the query as feedback moved it) measured against the background (see
+        background), kept for the run's query vector."""
+        across = self.embedder.scale.across_margin is not None
+        query_cjk = is_cjk_text(run.query.query)
+        if vector is not None and vector is not run.query_vector:
+            return self.background.for_query(vector, query_cjk, across=across)
+        if run.background is None or run.background.query is not run.query_vector:
+            run.background = self.background.for_query(run.query_vector, query_cjk, across=across)
+        return run.background
 
 
 class Tracer:
@@ -142,6 +153,8 @@ class RecallState:
     # Whether `searched` holds every memory the filter passes (the search returned fewer than it asked for).
     searched_all: bool = False
     vector: list[Candidate] = field(default_factory=list)
+    # The vector the vector list was scored with: the query's, or after feedback the query moved.
+    scored_with: np.ndarray | None = None
     fresh: list[Candidate] = field(default_factory=list)
     fused: dict[str, float] = field(default_factory=dict)
 
@@ -151,6 +164,9 @@ class RecallState:
 
     # learned_first: each semantic memory's sources that matched too, folded under it (they left `scored`).
     learned_from: dict[str, list[str]] = field(default_factory=dict)
+
+    # The query against the background (see background; `Collaborators.query_background`).
+    background: QueryBackground | None = None
 
     # collapse, relevance, budget
     vectors: dict[str, np.ndarray] = field(default_factory=dict)

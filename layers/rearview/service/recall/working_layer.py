@@ -22,7 +22,7 @@ import numpy as np
 from rearview.domain.recall import RecallHit, RecallQuery
 from rearview.domain.working import WorkingEntry
 from rearview.errors import InvalidInput
-from rearview.service.recall.background import is_cjk_text, margin
+from rearview.service.recall.background import is_cjk_text
 from rearview.service.recall.relevance import readable, text_term_share
 from rearview.service.recall.results import cut_to_budget
 from rearview.service.recall.state import Collaborators
@@ -70,18 +70,21 @@ def working_hits(
     texts = [working_text(e.key, e.value) for e in entries]
     given = query_vector is not None and query_vector.size
     vector = query_vector if given else ctx.embedder.embed_queries([query.query])[0]
-    cosines = np.asarray(ctx.embedder.embed(texts)) @ np.asarray(vector)
+    vectors = np.asarray(ctx.embedder.embed(texts))
+    cosines = vectors @ np.asarray(vector)
     terms = query_terms(query.query)
     # Relevant as a stored memory is (the relevance stage): its margin above the query's background reaches the
     # embedder's floor, or it holds `keyword_relevance` of the query's terms; scored by that strength.
-    levels = ctx.background.levels(np.asarray(vector))
-    query_script = is_cjk_text(query.query)
+    backdrop = ctx.background.for_query(
+        np.asarray(vector), is_cjk_text(query.query), across=ctx.embedder.scale.across_margin is not None
+    )
+    query_script = backdrop.query_cjk
     share = ctx.tuning.keyword_relevance
     scored: list[tuple[float, WorkingEntry, str]] = []
-    for entry, text, cosine in zip(entries, texts, cosines.tolist(), strict=True):
+    for entry, text, cosine, entry_vector in zip(entries, texts, cosines.tolist(), vectors, strict=True):
         script = is_cjk_text(text)
         floor = ctx.margin_floor(script == query_script)
-        above = margin(float(cosine), levels[script]) if levels else 0.0
+        above = backdrop.margin(float(cosine), script, entry_vector)
         meaning = above / floor if floor > 0 and readable(ctx, script, query_script) else 0.0
         words = text_term_share(terms, text) / share if share > 0 else 0.0
         relevance = max(meaning, words)
