@@ -11,7 +11,14 @@ is asked a day after the last, top 10. The figure is the share of questions whos
 or among the first two (top-2), for Rearview's recall and, in the same run, vector search alone and keyword search
 alone; "distractor first" is the share where the question-language distractor ranks above the fact.
 
+`--filler FILE` (repeatable) writes turns of other conversations into every namespace first (LoCoMo-format turns,
+as `bench/memorybank.py` writes them): with MemoryBank's Chinese and English chats a namespace holds 1,210 memories,
+so the facts compete with a namespace's worth of text in both scripts, not with 78 memories. `--param` runs recall
+with another value of a `RecallParameters` field (`--param across_search=false`: the search in the other script off).
+
     .venv/bin/python bench/crosslingual.py [--data bench/data/crosslingual.json] [--embedder e5]
+    .venv/bin/python bench/crosslingual.py --filler .bench/memorybank-cn/locomo10_turns.jsonl \
+        --filler .bench/memorybank-en/locomo10_turns.jsonl [--param across_search=false]
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from rearview.domain.search import MemoryFilter
 from rearview.domain.write import MemoryWrite
 from rearview.settings import Settings
 from rearview.text_analysis import query_terms
+from recall_params import add_param_argument, with_params
 
 DEFAULT_DATA = Path(__file__).resolve().parent / "data" / "crosslingual.json"
 EMBEDDERS = typing.get_args(Settings.model_fields["embedder"].annotation)
@@ -89,6 +97,28 @@ def memories_of(items: Sequence[Item], rng: random.Random) -> list[tuple[str, st
     return out
 
 
+def load_filler(paths: Sequence[Path]) -> list[tuple[str, str]]:
+    """The filler turns of the files (LoCoMo-format turns, a JSON object a line) as (id, text)."""
+    out: list[tuple[str, str]] = []
+    for n, path in enumerate(paths):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                turn = json.loads(line)
+                out.append((f"filler-{n}-{turn['conv']}-{turn['dia_id']}", turn["text"]))
+    return out
+
+
+def ingest_filler(services: Services, namespace: str, filler: Sequence[tuple[str, str]]) -> None:
+    """The filler turns, a minute apart ending before START, in batches of 100 (each stored: none is a fact)."""
+    first = START - timedelta(minutes=len(filler) + 1)
+    writes = [
+        MemoryWrite(layer="episodic", id=memory_id, content=text, occurred_at=first + timedelta(minutes=i))
+        for i, (memory_id, text) in enumerate(filler)
+    ]
+    for start in range(0, len(writes), 100):
+        services.writer.write_batch(namespace, writes[start : start + 100])
+
+
 def ingest(services: Services, clock: ManualClock, namespace: str, memories: Sequence[tuple[str, str]]) -> datetime:
     """Write the memories as episodes, GAP apart; the time of the last."""
     at = START
@@ -131,12 +161,15 @@ def score(ranked: Sequence[str], item: Item, no_memory: bool) -> dict[str, float
 def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) -> dict[str, Any]:
     items = load_items(args.data)
     clock = ManualClock()
-    services = build(Settings(embedder=args.embedder, data_dir=data_dir), clock=clock)
+    services = build(with_params(Settings(embedder=args.embedder, data_dir=data_dir), args.param), clock=clock)
+    filler = load_filler(args.filler)
     rows: list[dict[str, Any]] = []
     try:
         for user in dict.fromkeys(item.user for item in items):
             mine = [item for item in items if item.user == user]
             namespace = namespace_of(user)
+            clock.set(START)
+            ingest_filler(services, namespace, filler)
             last = ingest(services, clock, namespace, memories_of(mine, random.Random(f"{args.seed}:{user}")))
             ask_at = last + timedelta(days=1)
             clock.set(ask_at)
@@ -144,10 +177,11 @@ def run(args: argparse.Namespace, data_dir: Path, log: Callable[[str], None]) ->
                 for system, (ranked, no_memory) in ranked_by(services, namespace, item.question, ask_at).items():
                     rows.append({"id": item.id, "direction": item.fact_lang, "system": system, "ranked": ranked[:3],
                                  **score(ranked, item, no_memory)})  # fmt: skip
-            log(f"{user}: {len(mine)} questions over {3 * len(mine)} memories")
+            log(f"{user}: {len(mine)} questions over {3 * len(mine) + len(filler)} memories")
     finally:
         services.close()
-    return {"embedder": services.embedder.name, "items": len(items), "seed": args.seed, "rows": rows}
+    return {"embedder": services.embedder.name, "items": len(items), "seed": args.seed, "filler": len(filler),
+            "params": list(args.param), "rows": rows}  # fmt: skip
 
 
 METRICS = ("top-1", "top-2", "R@10", "distractor first", "no memory")
@@ -177,8 +211,9 @@ def report(results: dict[str, Any]) -> str:
         ["system", "questions", "n", *METRICS],
         table,
         title=(
-            f"== cross-lingual recall: {results['items']} facts, embedder {results['embedder']}, seed "
-            f"{results['seed']} (no memory: Rearview answered no_relevant_memory) =="
+            f"== cross-lingual recall: {results['items']} facts, {results['filler']} filler memories a namespace, "
+            f"embedder {results['embedder']}, seed {results['seed']}, params {results['params'] or 'none'} "
+            "(no memory: Rearview answered no_relevant_memory) =="
         ),
     )
 
@@ -188,7 +223,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the set (JSON)")
     parser.add_argument("--embedder", choices=EMBEDDERS, default="e5")
     parser.add_argument("--seed", type=int, default=SEED, help="the order the memories are written in")
+    parser.add_argument("--filler", type=Path, action="append", default=[], help="turns (JSONL) written first")
     parser.add_argument("--json-out", type=Path, default=None, help="write every figure as JSON here")
+    add_param_argument(parser)
     args = parser.parse_args(argv)
 
     def log(msg: str) -> None:

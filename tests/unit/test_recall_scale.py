@@ -17,6 +17,7 @@ from rearview.domain.recall import RecallQuery
 from rearview.domain.write import MemoryWrite
 from rearview.service.contradiction import related_similarity
 from rearview.service.recall.background import is_cjk_text
+from rearview.service.recall.parameters import RecallParameters
 from rearview.service.recall.relevance import idf_weights
 from rearview.settings import Settings, WriteTuning
 
@@ -73,29 +74,33 @@ def test_a_namespace_too_small_to_tell_weighs_every_term_fully() -> None:
 QUERY = "我对什么过敏？"
 UNRELATED_ZH = "今天的会议改到了下午三点。"
 ANSWER_EN = "I am allergic to peanuts."
-# The fake model's axes: its language part (Chinese, English), then what a text is about.
+# The fake model's axes: its language part (Chinese, English), two subjects, then the rest of what texts are about.
 LANGUAGE_AXIS = {True: 0, False: 1}
 ALLERGY, MEETING = 2, 3
-OTHER_SUBJECTS = range(4, 16)
+OTHER_SUBJECTS = slice(4, 64)
 
 
 class _Multilingual:
     """A model whose vectors carry their language as much as their meaning, as a multilingual model's do: each is
-    its script's language axis plus half as much of its subject. The Chinese question meets the unrelated Chinese
-    memory at 0.8 and its English answer at 0.2; each background text is about a subject of its own (by a hash of
-    its text), so a script's mean vector holds its language and little else."""
+    its script's language axis plus half as much of what it is about. The Chinese question meets the unrelated
+    Chinese memory at 0.8 and its English answer at 0.2; any other text is about a direction of its own (drawn from
+    a hash of it), so a script's mean vector holds its language and little else."""
 
-    name, dim = "multilingual-fake", 16
+    name, dim = "multilingual-fake", 64
 
     def __init__(self, scale: CosineScale) -> None:
         self.scale = scale
         self.subjects = {QUERY: ALLERGY, UNRELATED_ZH: MEETING, ANSWER_EN: ALLERGY}
 
     def _one(self, text: str) -> np.ndarray:
-        subject = self.subjects.get(text, OTHER_SUBJECTS[zlib.crc32(text.encode()) % len(OTHER_SUBJECTS)])
-        vector = np.zeros(self.dim, dtype=np.float32)
+        subject = np.zeros(self.dim, dtype=np.float32)
+        if text in self.subjects:
+            subject[self.subjects[text]] = 1.0
+        else:
+            drawn = np.random.default_rng(zlib.crc32(text.encode())).normal(size=self.dim)[OTHER_SUBJECTS]
+            subject[OTHER_SUBJECTS] = drawn / np.linalg.norm(drawn)
+        vector = subject * 0.5
         vector[LANGUAGE_AXIS[is_cjk_text(text)]] = 1.0
-        vector[subject] = 0.5
         return vector / np.linalg.norm(vector)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -105,8 +110,14 @@ class _Multilingual:
         return self.embed(texts)
 
 
-def _services(scale: CosineScale, clock: ManualClock) -> Services:
-    services = build(Settings(backend="memory"), embedder=_Multilingual(scale), clock=clock)
+def _services(
+    scale: CosineScale, clock: ManualClock, *, chinese_chatter: int = 0, across_search: bool = True
+) -> Services:
+    """The two memories, after `chinese_chatter` Chinese memories on other subjects."""
+    recall = RecallParameters(across_search=across_search)
+    services = build(Settings(backend="memory", recall=recall), embedder=_Multilingual(scale), clock=clock)
+    chatter = [MemoryWrite(content=f"第{n}天的日记：天气不错，出门散步了。") for n in range(chinese_chatter)]
+    assert all(r.status == "stored" for r in services.writer.write_batch(NS, chatter))
     for text in (UNRELATED_ZH, ANSWER_EN):
         assert services.writer.write(NS, MemoryWrite(content=text)).status == "stored"
     return services
@@ -127,3 +138,22 @@ def test_a_model_of_one_language_ranks_by_cosine(clock: ManualClock) -> None:
     response = services.recaller.recall(NS, RecallQuery(query=QUERY))
 
     assert [h.content for h in response.results][0] == UNRELATED_ZH
+
+
+def test_a_search_in_the_other_script_finds_the_answer_the_query_scripts_memories_hide(clock: ManualClock) -> None:
+    """More Chinese memories than a search returns candidates: the question's own vector search holds none of the
+    English ones, the search with the question moved into English finds its answer."""
+    chatter = RecallParameters().candidates_per_list + 10
+
+    response = _services(E5_LIKE, clock, chinese_chatter=chatter).recaller.recall(
+        NS, RecallQuery(query=QUERY, explain=True)
+    )
+    without = _services(E5_LIKE, clock, chinese_chatter=chatter, across_search=False).recaller.recall(
+        NS, RecallQuery(query=QUERY)
+    )
+
+    assert [h.content for h in response.results][0] == ANSWER_EN
+    assert response.trace is not None
+    (across,) = [s for s in response.trace.stages if s.stage == "across"]
+    assert across.detail["added"] >= 1
+    assert ANSWER_EN not in [h.content for h in without.results]

@@ -60,6 +60,7 @@ const STAGE_WORDS = {
   search: (d) => `Found ${d.keyword_count} memories sharing words with the question and ${d.vector_count} close in meaning`,
   keyword: (d) => `Found ${d.count} memories sharing words with the question`,
   vector: (d) => `Found ${d.count} memories close in meaning`,
+  across: (d) => `Searched again as if asked in the other language (Chinese or not), and added ${count(d.added)} memories written in it`,
   fresh: (d) => `Added ${count(d.added)} episodes written in the last moments`,
   fuse: (d) => `Merged both lists into one ranking of ${d.count}`,
   feedback: () => "Searched again, from what the best first answers have in common",

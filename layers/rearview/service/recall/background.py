@@ -97,6 +97,15 @@ class Background:
         return self._centring
 
 
+def in_other_script(background: Background, query_vector: np.ndarray, query_cjk: bool) -> np.ndarray:
+    """The query as if asked in the other script: less its own script's mean query vector, plus the other's,
+    renormalised. A plain search with it finds the memories in the other script that the query means, which the
+    query's own vector leaves below every memory in its script."""
+    centring = background.centring()
+    moved = query_vector - centring.queries[query_cjk] + centring.queries[not query_cjk]
+    return np.asarray(moved / (np.linalg.norm(moved) or 1.0), dtype=np.float32)
+
+
 class _Centring:
     """Each script's mean passage and query vectors, and its background texts centred on the passage mean."""
 

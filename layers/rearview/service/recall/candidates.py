@@ -10,7 +10,7 @@ import numpy as np
 
 from rearview.chat_text import plain_chat_text
 from rearview.domain.search import Candidate
-from rearview.service.recall.background import is_cjk_text
+from rearview.service.recall.background import in_other_script, is_cjk_text
 from rearview.service.recall.deadline import out_of_time
 from rearview.service.recall.fusion import rrf, weighted_sum
 from rearview.service.recall.state import Collaborators, RecallState, candidate_rows, fused_rows
@@ -109,6 +109,39 @@ def _vector_search(ctx: Collaborators, run: RecallState) -> None:
         if run.explain:
             st.candidates = candidate_rows(run.searched)
         st.detail = {"count": len(run.searched)}
+
+
+def across(ctx: Collaborators, run: RecallState) -> None:
+    """For a model that reads across scripts: a multilingual model puts a question nearer every memory in its own
+    script than its answer in the other (e5: a Chinese question meets unrelated Chinese memories at 0.85, its
+    English answer at 0.80), so the vector list, cut to the pool, holds none of the other script once the namespace
+    holds a pool's worth of the query's. A second search with the query moved into the other script (see
+    background.in_other_script) finds them; what it adds joins the list scored by the query's own cosine, and
+    across_scripts compares them fairly. Not where the list holds every memory the filter passes."""
+    if not ctx.tuning.across_search or ctx.embedder.scale.across_margin is None or not run.query_vector.size:
+        return
+    if len(run.searched) < run.pool:  # the search ran out of memories: every one is in the list already
+        return
+    if out_of_time(ctx, run, "across"):
+        run.skipped.append("across")
+        return
+    with run.stage("across") as st:
+        query_cjk = is_cjk_text(run.query.query)
+        moved = in_other_script(ctx.background, run.query_vector, query_cjk)
+        found = ctx.index.vector_search(run.namespace, moved, run.filter, run.pool)
+        have = {c.id for c in run.vector}
+        new = [c for c in found if c.id not in have]
+        memories = ctx.store.get_many(run.namespace, [c.id for c in new], shared=True)
+        run.memories.update(memories)
+        # Only what is in the other script: in a namespace of one script the search finds nothing it should add.
+        other = [c for c in new if c.id in memories and is_cjk_text(memories[c.id].content) != query_cjk]
+        vectors = ctx.store.get_vectors(run.namespace, [c.id for c in other])
+        run.vectors.update(vectors)
+        run.across = [c._replace(score=float(vectors[c.id] @ run.query_vector)) for c in other if c.id in vectors]
+        run.vector = sorted([*run.vector, *run.across], key=lambda c: -c.score)
+        st.detail = {"searched": len(found), "added": len(run.across)}
+        if run.explain:
+            st.candidates = candidate_rows(run.across)
 
 
 def fresh(ctx: Collaborators, run: RecallState) -> None:
@@ -226,6 +259,9 @@ def _search_again(ctx: Collaborators, run: RecallState, centroid: np.ndarray, wi
     within = replace(run.filter, ids=tuple(c.id for c in run.searched)) if widened else run.filter
     # The not-yet-indexed episodes stay candidates of the second search as of the first.
     again = ctx.index.vector_search(run.namespace, moved, within, run.pool)
-    run.vector = sorted([*again, *run.fresh], key=lambda c: -c.score)
+    # What the search in the other script added stays, scored by the moved vector as the rest.
+    found = {c.id for c in again}
+    kept = [c._replace(score=float(run.vectors[c.id] @ moved)) for c in run.across if c.id not in found]
+    run.vector = sorted([*again, *kept, *run.fresh], key=lambda c: -c.score)
     run.scored_with = moved
     run.fused = _fused(ctx, run)

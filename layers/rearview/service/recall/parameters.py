@@ -26,6 +26,9 @@ class RecallParameters(RecallTuning):
     # Lifts by a memory's importance and by how often recall returned it: tie-breakers, small on purpose.
     importance_boost: float = 0.1
     access_boost: float = 0.05
+    # For a model that reads across scripts: a second vector search with the query moved into the other script
+    # (see background.in_other_script) adds the memories in that script it finds (False: off).
+    across_search: bool = True
     # Pseudo-relevance feedback: the query vector moves this far towards the first pass's best `feedback_docs`
     # results and searches again, finding what the question's wording misses (0: off).
     feedback_weight: float = 0.5

@@ -16,7 +16,7 @@ from rearview.domain.timestamps import check_time_range
 from rearview.errors import StorageFull
 from rearview.ports import Clock, Embedder, MemoryUsage, Reranker, SearchIndex
 from rearview.service.recall.background import Background
-from rearview.service.recall.candidates import embed, feedback, fresh, fuse, search
+from rearview.service.recall.candidates import across, embed, feedback, fresh, fuse, search
 from rearview.service.recall.deadline import Stage, run_stages
 from rearview.service.recall.form_stages import exclude, latest_first, query_form
 from rearview.service.recall.learned import learned_first
@@ -40,6 +40,8 @@ STAGES: tuple[Stage, ...] = (
     structure,  # with structure_gates: which of context, neighbours and feedback the namespace's structure supports
     embed,  # the query's vector, common names left out
     search,  # keyword + vector lists, or one hybrid call where the index is a round trip
+    across,  # for a model that reads across scripts: the memories a search in the other script finds join (a
+    # refinement: a spent time budget skips it)
     fresh,  # with a freshness window: recent episodes the index does not return yet
     fuse,
     feedback,  # with feedback_weight > 0 and candidates: a second vector search from the best results

@@ -153,6 +153,8 @@ class RecallState:
     # Whether `searched` holds every memory the filter passes (the search returned fewer than it asked for).
     searched_all: bool = False
     vector: list[Candidate] = field(default_factory=list)
+    # What the search in the other script added to the vector list (see across), scored by the query's cosine.
+    across: list[Candidate] = field(default_factory=list)
     # The vector the vector list was scored with: the query's, or after feedback the query moved.
     scored_with: np.ndarray | None = None
     fresh: list[Candidate] = field(default_factory=list)
