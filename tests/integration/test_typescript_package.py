@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -16,10 +15,10 @@ import pytest
 from rearview.api.local_server import LocalServer
 from rearview.bootstrap import build
 from rearview.settings import Settings
+from support import typescript_package
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-PACKAGE = Path(__file__).resolve().parents[2] / "clients" / "typescript"
 # Bound on npm (an install from the registry, a build); not a timing assertion.
 NPM_TIMEOUT_SECONDS = 600
 
@@ -40,13 +39,6 @@ test("the packed client writes and recalls against a live server", async () => {
 """
 
 
-def _npm() -> str:
-    npm = shutil.which("npm")
-    if npm is None or shutil.which("node") is None:
-        pytest.skip("TypeScript package: node and npm are needed (Node 20+)")
-    return npm
-
-
 def _run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=NPM_TIMEOUT_SECONDS)
     assert done.returncode == 0, f"{command}: {done.stdout[-4000:]}\n{done.stderr[-4000:]}"
@@ -54,12 +46,9 @@ def _run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> st
 
 
 def test_npm_pack_installs_into_a_scratch_project_that_calls_a_live_server(tmp_path: Path) -> None:
-    npm = _npm()
-    lock = PACKAGE / "package-lock.json"
-    installed = PACKAGE / "node_modules" / ".package-lock.json"
-    if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
-        _run([npm, "ci", "--no-audit", "--no-fund"], PACKAGE)
-    packed = json.loads(_run([npm, "pack", "--json", "--pack-destination", str(tmp_path)], PACKAGE))
+    npm = typescript_package.npm()
+    with typescript_package.installed_package() as package:
+        packed = json.loads(_run([npm, "pack", "--json", "--pack-destination", str(tmp_path)], package))
     (tarball,) = [tmp_path / entry["filename"] for entry in packed]
     shipped = {entry["path"] for entry in packed[0]["files"]}
     assert {"dist/src/index.js", "dist/src/index.d.ts", "dist/src/schema.d.ts", "package.json"} <= shipped
