@@ -20,7 +20,8 @@ answer); the means hold that language part, and what is left compares meaning (L
 Neutrality of Pre-trained Multilingual Representations", 2020). The margin across scripts is then measured against
 the query's centred background of the memory's script, and judged by `CosineScale.across_margin`. Within one
 script nothing changes: the margin is the plain cosine's, so a namespace in one language ranks exactly by cosine.
-bench/crosslingual.py: top-1 0.596 -> 0.808, top-2 0.779 -> 0.865 (bench/RESULTS.md, round 3).
+bench/crosslingual.py: top-1 0.596 -> 0.808, top-2 0.779 -> 0.865 (bench/RESULTS.md, round 3). The same means
+move a query into the other script (`in_other_script`) for recall's search there (`candidates.across`).
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ class Background:
         return QueryBackground(self, query_vector, query_cjk, across=across)
 
     def centring(self) -> _Centring:
+        """Each script's mean vectors and centred texts, made on first use (the background embedded as queries too)."""
         if self._centring is None:
             by_script = self.by_script()
             with self._lock:
