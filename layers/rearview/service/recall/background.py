@@ -130,16 +130,12 @@ class QueryBackground:
         self.levels = background.levels(query_vector) if query_vector.size else {}
         self._centred: tuple[np.ndarray, dict[bool, float]] | None = None
 
-    def needs_vector(self, cjk: bool) -> bool:
-        """Whether a memory in script `cjk` is measured on its vector (centred), not on its plain cosine alone."""
-        return self._across and cjk != self.query_cjk
-
     def margin(self, cosine: float, cjk: bool, vector: np.ndarray | None = None) -> float:
         """The margin of a memory in script `cjk` with plain cosine `cosine` to the query (and its `vector`, for a
         memory across scripts: without it, the plain margin)."""
         if not self.levels:
             return 0.0
-        if vector is None or not self.needs_vector(cjk):
+        if vector is None or not self._across or cjk == self.query_cjk:
             return margin(cosine, self.levels[cjk])
         centring = self._background.centring()
         if self._centred is None:

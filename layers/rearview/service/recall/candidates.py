@@ -209,9 +209,11 @@ def across_scripts(ctx: Collaborators, run: RecallState) -> tuple[list[Candidate
     if not run.vector or not run.query_vector.size or ctx.embedder.scale.across_margin is None:
         return run.vector, set()
     backdrop = ctx.query_background(run, run.scored_with)
-    memories = ctx.store.get_many(run.namespace, [c.id for c in run.vector], shared=True)
-    run.memories.update(memories)
-    script = {cid: is_cjk_text(memory.content) for cid, memory in memories.items()}
+    # Read once a recall: the search in the other script and the first fusion read theirs already.
+    unread = [c.id for c in run.vector if c.id not in run.memories]
+    if unread:
+        run.memories.update(ctx.store.get_many(run.namespace, unread, shared=True))
+    script = {c.id: is_cjk_text(run.memories[c.id].content) for c in run.vector if c.id in run.memories}
     across = {cid for cid, s in script.items() if s != backdrop.query_cjk}
     missing = [cid for cid in across if cid not in run.vectors]
     if missing:
