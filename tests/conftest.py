@@ -12,13 +12,15 @@ import pytest
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
 from rearview.settings import Settings
-from support import opensearch_node
+from support import moto_speedups, opensearch_node
 from support.opensearch_node import OpenSearchCluster
 
 T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)  # a Tuesday
 # The suite builds services thousands of times in one process, and some tests collect what they built unclosed:
 # nothing is frozen here (tests/unit/test_collector.py checks the freeze in a process of its own).
 os.environ.setdefault("REARVIEW_FREEZE_START_UP_HEAP", "false")
+# moto without its quadratic projections and retention checks (same answers): see support/moto_speedups.
+moto_speedups.install()
 # The fixtures through which the contract suites take each backend (storage, key store, inducer, reranker).
 CONTRACT_FIXTURES = ("backend", "filter_backend", "keys", "inducer", "reranker")
 

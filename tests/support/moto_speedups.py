@@ -1,0 +1,60 @@
+"""Two of moto's answers computed without the work that makes them quadratic, with the same result: the test suite
+spends most of its AWS time in them, and neither is what a test checks.
+
+- **A projected DynamoDB read** (`GetItem`, `BatchGetItem`, `Query` with a `ProjectionExpression`): moto turns the
+  whole item into plain JSON once per projected attribute, so reading the 30 attributes of a memory converts it
+  30 times. For a projection of top-level attributes (every projection Rearview sends) this converts each named
+  attribute once; a nested or indexed path (`a.b`, `a[0]`) takes moto's own code.
+- **The retention check on a received SQS message** asks for the queue's attributes, and moto computes every one
+  of them to answer, counting the queue's messages twice, for each message received. This reads the retention
+  period alone.
+
+`install()` is idempotent; tests/conftest.py calls it once per process. The emulator's moto (its own process) is
+not patched.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from moto.dynamodb.models import dynamo_type
+from moto.sqs import models as sqs_models
+
+_ORIGINAL_PROJECT = dynamo_type.Item.project
+_ORIGINAL_RETENTION_CHECK = sqs_models.SQSBackend.is_message_valid_based_on_retention_period
+_INDEXED = re.compile(r".+\[\d+\]$")
+_INSTALLED = False
+
+
+def _project(self: dynamo_type.Item, projection_expressions: list[list[str]]) -> dynamo_type.Item:
+    if any(len(path) != 1 or _INDEXED.match(path[0]) for path in projection_expressions):
+        return _ORIGINAL_PROJECT(self, projection_expressions)
+    result: dict[str, Any] = {}
+    for (name,) in projection_expressions:
+        if name in self.attrs and name not in result:
+            result[name] = dynamo_type.deserializer.deserialize(self.attrs[name].to_regular_json())
+    return dynamo_type.Item(
+        hash_key=self.hash_key,
+        range_key=self.range_key,
+        attrs=dict(dynamo_type.serializer.serialize(result)["M"]),
+    )
+
+
+def _is_message_valid_based_on_retention_period(
+    self: sqs_models.SQSBackend, queue_name: str, message: sqs_models.Message
+) -> bool:
+    # Queue sets its attributes by name (`setattr`), MessageRetentionPeriod as an int.
+    retention_period: int = getattr(self.get_queue(queue_name), "message_retention_period")  # noqa: B009
+    return bool(retention_period + message.sent_timestamp / 1000 > sqs_models.unix_time())  # type: ignore[operator]
+
+
+def install() -> None:
+    global _INSTALLED
+    if _INSTALLED:
+        return
+    dynamo_type.Item.project = _project  # type: ignore[method-assign]
+    sqs_models.SQSBackend.is_message_valid_based_on_retention_period = (  # type: ignore[method-assign]
+        _is_message_valid_based_on_retention_period
+    )
+    _INSTALLED = True

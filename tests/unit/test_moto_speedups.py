@@ -1,0 +1,64 @@
+"""The suite's faster moto answers (support/moto_speedups) are moto's own answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from moto.dynamodb.models.dynamo_type import DynamoType, Item
+from moto.sqs import models as sqs_models
+
+from support import moto_speedups
+
+pytestmark = pytest.mark.unit
+
+ATTRIBUTES: dict[str, Any] = {
+    "pk": {"S": "ns#acme"},
+    "sk": {"S": "m#1"},
+    "content": {"S": "Booked the 9:40 train"},
+    "confidence": {"N": "0.750"},
+    "version": {"N": "3"},
+    "vec": {"B": b"\x00\x01\x02\x03"},
+    "tags": {"SS": ["travel", "work"]},
+    "scores": {"NS": ["1", "2.5"]},
+    "provenance": {"L": [{"S": "e1"}, {"N": "2"}, {"M": {"a": {"BOOL": True}}}]},
+    "meta": {"M": {"source": {"S": "chat"}, "depth": {"M": {"n": {"N": "1"}}}}},
+    "pinned": {"BOOL": False},
+    "gone": {"NULL": True},
+}
+
+
+def _item() -> Item:
+    return Item(hash_key=DynamoType(ATTRIBUTES["pk"]), range_key=DynamoType(ATTRIBUTES["sk"]), attrs=ATTRIBUTES)
+
+
+@pytest.mark.parametrize(
+    "paths",
+    [
+        [["content"]],
+        [[name] for name in ATTRIBUTES],
+        [["vec"], ["missing"], ["confidence"], ["vec"]],
+        [["missing"]],
+        # Nested and indexed paths take moto's own code.
+        [["meta", "depth", "n"], ["meta", "source"]],
+        [["provenance[1]"], ["content"]],
+    ],
+)
+def test_a_projection_reads_what_motos_own_does(paths: list[list[str]]) -> None:
+    expected = moto_speedups._ORIGINAL_PROJECT(_item(), paths)
+    projected = moto_speedups._project(_item(), paths)
+    assert projected.to_json() == expected.to_json()
+    assert (projected.hash_key, projected.range_key) == (expected.hash_key, expected.range_key)
+
+
+@pytest.mark.parametrize("age_seconds, retention", [(10, 60), (61, 60), (59, 60), (4 * 86400 - 1, None)])
+def test_the_retention_check_answers_as_motos_own(age_seconds: int, retention: int | None) -> None:
+    backend = sqs_models.SQSBackend("us-east-1", "123456789012")
+    attributes: dict[str, Any] = {} if retention is None else {"MessageRetentionPeriod": str(retention)}
+    backend.create_queue("q", **attributes)
+    message = sqs_models.Message("m1", "body")
+    message.sent_timestamp = int((sqs_models.unix_time() - age_seconds) * 1000)  # type: ignore[assignment]
+    original = sqs_models.SQSBackend.__dict__["is_message_valid_based_on_retention_period"]
+    fast = moto_speedups._is_message_valid_based_on_retention_period
+    assert fast(backend, "q", message) == moto_speedups._ORIGINAL_RETENTION_CHECK(backend, "q", message)
+    assert original is fast, "installed by tests/conftest.py"
