@@ -387,6 +387,9 @@ def _dynamodb_backend(
     from support.dynamodb_stream import StreamReader, apply_records_to_index, moto_streams_client
     from support.opensearch_double import OpenSearchDouble
 
+    # A table of its own: a module's shared backend (`filter_backend`) keeps moto's state alive while the tests'
+    # own backends come and go, so a fixed name would meet the table of the backend before.
+    table = f"rearview-contract-{uuid.uuid4().hex[:12]}"
     mock = mock_aws()
     mock.start()
     double = OpenSearchDouble().start()
@@ -402,17 +405,15 @@ def _dynamodb_backend(
     try:
         client = boto3.client("dynamodb", region_name="us-east-1")
         streams = moto_streams_client("us-east-1")
-        create_table(client, "rearview-contract")
-        reader = StreamReader(client, streams, "rearview-contract")
+        create_table(client, table)
+        reader = StreamReader(client, streams, table)
     except BaseException:
         close()
         raise
 
     def open_backend(with_embedder: Embedder | None) -> Backend:
         chosen = with_embedder or embedder
-        store = DynamoDBMemoryStore(
-            "rearview-contract", client=client, clock=clock, embedder_name=chosen.name, dim=chosen.dim
-        )
+        store = DynamoDBMemoryStore(table, client=client, clock=clock, embedder_name=chosen.name, dim=chosen.dim)
         index = OpenSearchIndex(OpenSearchConnection(double.url, service=None), "rearview-contract", chosen.dim)
         index.ensure_index()
         backend = Backend(
