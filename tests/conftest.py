@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +25,8 @@ os.environ.setdefault("REARVIEW_FREEZE_START_UP_HEAP", "false")
 moto_speedups.install()
 # The fixtures through which the contract suites take each backend (storage, key store, inducer, reranker).
 CONTRACT_FIXTURES = ("backend", "filter_backend", "keys", "inducer", "reranker")
+# Where the run's processes find what they share (the OpenSearch node its workers use): set by the controller.
+SHARED_RUN_DIR = "REARVIEW_TEST_RUN_DIR"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -63,10 +67,25 @@ def _contract_backends(item: pytest.Item) -> list[str]:
     return [str(callspec.params[name]) for name in CONTRACT_FIXTURES if name in callspec.params]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput") and SHARED_RUN_DIR not in os.environ:
+        # The run's controller: a directory its xdist workers share (they inherit the environment).
+        os.environ[SHARED_RUN_DIR] = tempfile.mkdtemp(prefix="rearview-test-run-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    run_dir = os.environ.get(SHARED_RUN_DIR)
+    if not hasattr(config, "workerinput") and run_dir:
+        opensearch_node.end_shared(Path(run_dir))
+        shutil.rmtree(run_dir, ignore_errors=True)
+        del os.environ[SHARED_RUN_DIR]
+
+
 @pytest.fixture(scope="session")
 def opensearch_cluster() -> Iterator[OpenSearchCluster]:
     """A real OpenSearch cluster for the session: the one OPENSEARCH_URL names, else a node assembled from Maven
-    Central and started on first use (stopped when the session ends). When there is none, the tests that need it
+    Central and started on first use (stopped when the session ends; under xdist, one node for all the workers,
+    stopped when the run ends). When there is none, the tests that need it
     skip, saying why (pytest keeps the reason for the session: the node is tried once)."""
     named = OpenSearchCluster.from_environment()
     if named is not None:
@@ -74,6 +93,15 @@ def opensearch_cluster() -> Iterator[OpenSearchCluster]:
         return
     if os.environ.get("REARVIEW_OPENSEARCH_NODE", "1") == "0":
         pytest.skip("no OpenSearch cluster: REARVIEW_OPENSEARCH_NODE=0 and no OPENSEARCH_URL")
+    run_dir = os.environ.get(SHARED_RUN_DIR)
+    if run_dir and os.environ.get("PYTEST_XDIST_WORKER"):
+        # One node for every worker of the run (each test makes indices of its own names), ended by the controller.
+        try:
+            url = opensearch_node.shared(Path(run_dir), owner_pid=os.getppid())
+        except opensearch_node.NodeUnavailable as exc:
+            pytest.skip(f"no OpenSearch cluster: set OPENSEARCH_URL, or fix the local node: {exc}")
+        yield OpenSearchCluster(url)
+        return
     try:
         node = opensearch_node.start()
     except opensearch_node.NodeUnavailable as exc:

@@ -487,6 +487,63 @@ def _alive(pid: int, wait: object) -> bool:
     return True
 
 
+# --- one node for the workers of a test run -----------------------------------------------------------------
+
+SHARED_STATE = "opensearch-node.json"
+# Ends the node once the run's controller has ended, however it ended (a killed CI run leaves no JVM behind).
+_WATCHDOG = """
+import os, signal, sys, time
+owner, node = map(int, sys.argv[1:])
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+while alive(owner) and alive(node):
+    time.sleep(1)
+if alive(node):
+    os.kill(node, signal.SIGTERM)
+"""
+
+
+def shared(directory: Path, *, owner_pid: int) -> str:
+    """The URL of the one node the processes sharing `directory` use (a test run's xdist workers): the first to ask
+    starts it, outliving itself, and the others read it from `directory`. `end_shared(directory)` ends it, and so
+    does the end of `owner_pid` (the run's controller). A start that failed is kept too: every worker raises
+    `NodeUnavailable` with its reason, the node tried once."""
+    state_path = directory / SHARED_STATE
+    with open(directory / "opensearch-node.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not state_path.exists():
+            try:
+                node = start(detach=True)
+            except NodeUnavailable as exc:
+                state_path.write_text(json.dumps({"error": str(exc)}))
+            else:
+                watchdog = [sys.executable, "-c", _WATCHDOG, str(owner_pid), str(node.process.pid)]
+                subprocess.Popen(watchdog, start_new_session=True, stdin=subprocess.DEVNULL)
+                state = {"url": node.url, "pid": node.process.pid, "run_dir": str(node.run_dir)}
+                state_path.write_text(json.dumps(state))
+        state = json.loads(state_path.read_text())
+    if "error" in state:
+        raise NodeUnavailable(state["error"])
+    return str(state["url"])
+
+
+def end_shared(directory: Path) -> None:
+    """End the node `shared` started for `directory`, if it did."""
+    try:
+        state = json.loads((directory / SHARED_STATE).read_text())
+    except (OSError, ValueError):
+        return
+    if "pid" in state and _is_opensearch(int(state["pid"])):
+        _end(int(state["pid"]), None, 30.0)
+    if "run_dir" in state:
+        shutil.rmtree(state["run_dir"], ignore_errors=True)
+    (directory / SHARED_STATE).unlink(missing_ok=True)
+
+
 # --- the command line (`make opensearch`) -------------------------------------------------------------------
 
 
