@@ -9,10 +9,12 @@ ALL_EXTRAS := onnx,local,embedded,aws,emulate,mcp,infra,llm,client,langgraph,lan
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed-all
 ## `make test` runs a test file per core and one more (pytest-xdist): many of its tests wait on a process or a socket
-## they started, and the extra worker fills that time (on 2 cores: 9:35 against 10:52 with one a core).
+## they started, and the extra worker fills that time (on 2 cores: 9:35 against 10:52 with one a core). The files
+## go out in the order tests/conftest.py gives them, those with a slow test first (`--no-loadscope-reorder`: xdist's
+## own order, the files with the most tests first, started the longest files last; 8:21 against 8:36).
 ## `make test PARALLEL=` runs them in one process. test-fast's tests wait on nothing: one worker a core, each taking
 ## tests from the other's queue when its own runs out (56.8 s against 60.8 s with a file a core, on 2 cores).
-PARALLEL ?= -n $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 1)') --dist loadfile
+PARALLEL ?= -n $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 1)') --dist loadfile --no-loadscope-reorder
 FAST_PARALLEL ?= -n auto --dist worksteal
 # Python caches compiled modules (and pytest its rewritten test modules) in __pycache__: where the environment
 # turns that off, every xdist worker and every process a test starts (the emulator's functions, the CLI, the
@@ -89,11 +91,6 @@ emulate: $(EMULATE_TEMPLATE)
 	$(BIN)/rearview emulate --template $(EMULATE_TEMPLATE)
 endif
 
-## Run the whole test suite (as CI does), then what differs on the functions' Python again on it (test-py313).
-test: $(STAMP) $(LLM_STAMP)
-	$(BIN)/pytest -q $(PARALLEL)
-	$(MAKE) test-py313
-
 ## The functions run python3.13 on Lambda (infra/rearview_infra/layer.py) while .venv is this machine's python3
 ## (3.11, the oldest supported). The code is the same on both: what can differ is the interpreter, its standard
 ## library and the wheels resolved for it. So the suite runs once, on 3.11, and this tier runs again on 3.13 only
@@ -123,6 +120,20 @@ $(STAMP313): pyproject.toml
 test-py313: $(STAMP313)
 	@$(VENV313)/bin/python -c 'import sys; assert sys.version_info[:2] == (3, 13), sys.version'
 	$(VENV313)/bin/pytest -q $(PARALLEL) -m "not slow" $(PY313_TESTS)
+
+## Run the whole test suite (as CI does) and, beside it, what differs on the functions' Python (test-py313's tests,
+## in one process): the suite's workers leave part of a core idle while they wait on a process or a socket, which
+## the tier fills (after the suite, it added 42 s on 2 cores). The tier's output follows the suite's.
+test: $(STAMP) $(LLM_STAMP) $(STAMP313)
+	@$(VENV313)/bin/python -c 'import sys; assert sys.version_info[:2] == (3, 13), sys.version'
+	@tier_log=$$(mktemp); \
+	$(VENV313)/bin/pytest -q -p no:cacheprovider -m "not slow" $(PY313_TESTS) >"$$tier_log" 2>&1 & tier=$$!; \
+	echo "$(BIN)/pytest -q $(PARALLEL)"; \
+	$(BIN)/pytest -q $(PARALLEL); suite=$$?; \
+	wait $$tier; tier_status=$$?; \
+	echo "python 3.13 tier, run beside it ($(VENV313)/bin/pytest -q -m 'not slow' <make test-py313's files>):"; \
+	cat "$$tier_log"; rm -f "$$tier_log"; \
+	[ $$suite -eq 0 ] && [ $$tier_status -eq 0 ]
 
 ## Unit tests and the contract suites on the fakes and SQLite, without the tests marked slow: under a minute.
 test-fast: $(STAMP)

@@ -40,6 +40,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _keep_chosen_backends(config, items)
+    # The files holding a test marked slow first, each file's tests in their own order (a stable sort): `make test`
+    # hands whole files to its workers in this order (`--no-loadscope-reorder`), so the long files start early and
+    # the many short ones even the workers out at the end. xdist's own order, the files with the most tests first,
+    # left the longest files (one or two tests each) to start last, on an otherwise finished run.
+    slow_files = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.path not in slow_files)
+
+
+def _keep_chosen_backends(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`--backends`: deselect the contract tests on any other backend."""
     chosen = config.getoption("--backends")
     if not chosen:
         return
