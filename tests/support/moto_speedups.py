@@ -5,6 +5,10 @@ spends most of its AWS time in them, and neither is what a test checks.
   whole item into plain JSON once per projected attribute, so reading the 30 attributes of a memory converts it
   30 times. For a projection of top-level attributes (every projection Rearview sends) this converts each named
   attribute once; a nested or indexed path (`a.b`, `a[0]`) takes moto's own code.
+- **A DynamoDB transaction** (`TransactWriteItems`) keeps a copy of each table it writes, to roll back to on
+  failure; moto deep-copies the whole table again for every item of the transaction that names it (a transaction
+  of 25 writes copies the table 25 times), all before any write. This copies each table once, and serialises
+  transactions (moto does not, and the copy-once swaps a name in moto's module for the length of one).
 - **The retention check on a received SQS message** asks for the queue's attributes, and moto computes every one
   of them to answer, counting the queue's messages twice, for each message received. This reads the retention
   period alone.
@@ -15,14 +19,20 @@ not patched.
 
 from __future__ import annotations
 
+import copy
 import re
+import threading
+from types import SimpleNamespace
 from typing import Any
 
+import moto.dynamodb.models as dynamodb_models
 from moto.dynamodb.models import dynamo_type
 from moto.sqs import models as sqs_models
 
 _ORIGINAL_PROJECT = dynamo_type.Item.project
 _ORIGINAL_RETENTION_CHECK = sqs_models.SQSBackend.is_message_valid_based_on_retention_period
+_ORIGINAL_TRANSACT = dynamodb_models.DynamoDBBackend.transact_write_items
+_TRANSACTIONS = threading.RLock()
 _INDEXED = re.compile(r".+\[\d+\]$")
 _INSTALLED = False
 
@@ -41,6 +51,24 @@ def _project(self: dynamo_type.Item, projection_expressions: list[list[str]]) ->
     )
 
 
+def _transact_write_items(self: dynamodb_models.DynamoDBBackend, transact_items: list[dict[str, Any]]) -> None:
+    copies: dict[int, Any] = {}
+
+    def deepcopy(value: Any, memo: dict[int, Any] | None = None) -> Any:
+        if isinstance(value, dynamodb_models.Table):
+            if id(value) not in copies:
+                copies[id(value)] = copy.deepcopy(value, memo)
+            return copies[id(value)]
+        return copy.deepcopy(value, memo)
+
+    with _TRANSACTIONS:
+        dynamodb_models.copy = SimpleNamespace(deepcopy=deepcopy)  # type: ignore[assignment]
+        try:
+            _ORIGINAL_TRANSACT(self, transact_items)
+        finally:
+            dynamodb_models.copy = copy
+
+
 def _is_message_valid_based_on_retention_period(
     self: sqs_models.SQSBackend, queue_name: str, message: sqs_models.Message
 ) -> bool:
@@ -54,6 +82,7 @@ def install() -> None:
     if _INSTALLED:
         return
     dynamo_type.Item.project = _project  # type: ignore[method-assign]
+    dynamodb_models.DynamoDBBackend.transact_write_items = _transact_write_items  # type: ignore[method-assign]
     sqs_models.SQSBackend.is_message_valid_based_on_retention_period = (  # type: ignore[method-assign]
         _is_message_valid_based_on_retention_period
     )

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+import boto3
+import moto.dynamodb.models as dynamodb_models
 import pytest
+from moto import mock_aws
 from moto.dynamodb.models.dynamo_type import DynamoType, Item
 from moto.sqs import models as sqs_models
 
@@ -62,3 +66,40 @@ def test_the_retention_check_answers_as_motos_own(age_seconds: int, retention: i
     fast = moto_speedups._is_message_valid_based_on_retention_period
     assert fast(backend, "q", message) == moto_speedups._ORIGINAL_RETENTION_CHECK(backend, "q", message)
     assert original is fast, "installed by tests/conftest.py"
+
+
+def test_a_transaction_applies_whole_or_rolls_back_whole() -> None:
+    with mock_aws():
+        client: Any = boto3.client("dynamodb", region_name="us-east-1")
+        client.create_table(
+            TableName="t",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        client.put_item(TableName="t", Item={"pk": {"S": "kept"}, "n": {"N": "1"}})
+        puts = [{"Put": {"TableName": "t", "Item": {"pk": {"S": f"new-{i}"}}}} for i in range(10)]
+        bump: dict[str, Any] = {
+            "Update": {
+                "TableName": "t",
+                "Key": {"pk": {"S": "kept"}},
+                "UpdateExpression": "SET n = :two",
+                "ConditionExpression": "n = :expected",
+                "ExpressionAttributeValues": {":two": {"N": "2"}, ":expected": {"N": "7"}},
+            }
+        }
+
+        with pytest.raises(client.exceptions.TransactionCanceledException):
+            client.transact_write_items(TransactItems=[*puts, bump])
+        assert _keys(client) == {"kept"}, "nothing of a cancelled transaction stays"
+        assert dynamodb_models.copy is copy, "moto's module is left as it was"
+
+        bump["Update"]["ExpressionAttributeValues"][":expected"] = {"N": "1"}
+        client.transact_write_items(TransactItems=[*puts, bump])
+        assert _keys(client) == {"kept", *(f"new-{i}" for i in range(10))}
+        assert client.get_item(TableName="t", Key={"pk": {"S": "kept"}})["Item"]["n"] == {"N": "2"}
+        assert dynamodb_models.DynamoDBBackend.transact_write_items is moto_speedups._transact_write_items
+
+
+def _keys(client: Any) -> set[str]:
+    return {item["pk"]["S"] for item in client.scan(TableName="t")["Items"]}
