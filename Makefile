@@ -97,19 +97,21 @@ endif
 ## what those differences can reach, in a second environment:
 ## - the functions' code as Lambda drives it: the handlers on their sample events, the authorizer, index setup and
 ##   sync, a cold start's imports, the layer's contents, and the AWS adapters' requests and items (tests/unit);
-## - the AWS deployment end to end through the real handlers on moto (tests/integration/test_aws_*, not the slow
-##   fault run);
 ## - what rests on the standard library's own version: Unicode's tables (text analysis, stemming), the regular
 ##   expressions (redaction), the JSON parser's depth (content rules), datetime parsing (time expressions).
-## `make test` runs every function on python3.13 with the layer's own wheels too (tests/infra/test_layer_handlers.py,
-## in the run above). PYTHON313=/path/to/python3.13 where it is not found by itself.
+## The AWS deployment end to end on python3.13 is proven in the main run, on the layer's own wheels rather than this
+## environment's: every function with only its code and the layer (tests/infra/test_layer_handlers.py), and the
+## deployment's flows through the emulator, whose functions run on python3.13 under their roles' IAM
+## (tests/e2e/test_emulate_process.py). The in-process AWS scenarios (tests/integration/test_aws_*) run on 3.11
+## alone: on 3.13 they ran the same code again on this environment's wheels, which are not the layer's.
+## PYTHON313=/path/to/python3.13 where it is not found by itself.
 PYTHON313 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) $(shell command -v python3.13 2>/dev/null))
 VENV313 ?= .venv313
 STAMP313 := $(VENV313)/.installed
 PY313_UNIT := http_routes_events http_manage_events authorizer_function index_setup index_sync lambda_cold_start \
 	layer_contents bedrock_adapters opensearch_requests dynamodb_items dynamodb_management_queries \
 	dynamodb_hindsight_ledger text_analysis stemming redaction content_rules time_expressions timestamps
-PY313_TESTS := $(PY313_UNIT:%=tests/unit/test_%.py) $(wildcard tests/integration/test_aws_*.py)
+PY313_TESTS := $(PY313_UNIT:%=tests/unit/test_%.py)
 $(STAMP313): pyproject.toml
 	@test -n "$(PYTHON313)" || { echo "python3.13 not found: make test-py313 PYTHON313=/path/to/python3.13"; exit 1; }
 	$(PYTHON313) -m venv $(VENV313)
