@@ -21,12 +21,13 @@ T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)  # a Tuesday
 # The suite builds services thousands of times in one process, and some tests collect what they built unclosed:
 # nothing is frozen here (tests/unit/test_collector.py checks the freeze in a process of its own).
 os.environ.setdefault("REARVIEW_FREEZE_START_UP_HEAP", "false")
-# moto without its quadratic projections and retention checks (same answers): see support/moto_speedups.
+# moto without its quadratic projections, transactions and retention checks (same answers): support/moto_speedups.
 moto_speedups.install()
 # The fixtures through which the contract suites take each backend (storage, key store, inducer, reranker).
 CONTRACT_FIXTURES = ("backend", "filter_backend", "keys", "inducer", "reranker")
 # Where the run's processes find what they share (the OpenSearch node its workers use): set by the controller.
 SHARED_RUN_DIR = "REARVIEW_TEST_RUN_DIR"
+_OWN_RUN_DIR = pytest.StashKey[str]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -80,16 +81,17 @@ def _contract_backends(item: pytest.Item) -> list[str]:
 
 def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput") and SHARED_RUN_DIR not in os.environ:
-        # The run's controller: a directory its xdist workers share (they inherit the environment).
-        os.environ[SHARED_RUN_DIR] = tempfile.mkdtemp(prefix="rearview-test-run-")
+        # The run's controller: a directory its xdist workers share (they inherit the environment). A pytest run
+        # started inside a test inherits it too, and leaves it to the run that made it.
+        config.stash[_OWN_RUN_DIR] = os.environ[SHARED_RUN_DIR] = tempfile.mkdtemp(prefix="rearview-test-run-")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    run_dir = os.environ.get(SHARED_RUN_DIR)
-    if not hasattr(config, "workerinput") and run_dir:
+    run_dir = config.stash.get(_OWN_RUN_DIR, None)
+    if run_dir is not None:
         opensearch_node.end_shared(Path(run_dir))
         shutil.rmtree(run_dir, ignore_errors=True)
-        del os.environ[SHARED_RUN_DIR]
+        os.environ.pop(SHARED_RUN_DIR, None)
 
 
 @pytest.fixture(scope="session")

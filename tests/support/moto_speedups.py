@@ -1,5 +1,5 @@
-"""Two of moto's answers computed without the work that makes them quadratic, with the same result: the test suite
-spends most of its AWS time in them, and neither is what a test checks.
+"""Three of moto's answers computed without the work that makes them quadratic, with the same result: the test
+suite spent most of its AWS time in them, and none is what a test checks.
 
 - **A projected DynamoDB read** (`GetItem`, `BatchGetItem`, `Query` with a `ProjectionExpression`): moto turns the
   whole item into plain JSON once per projected attribute, so reading the 30 attributes of a memory converts it
