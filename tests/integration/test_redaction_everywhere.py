@@ -338,7 +338,7 @@ def _mcp_body(tool: str, arguments: dict[str, Any], namespace: str) -> dict[str,
     return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
 
 
-def _stored(services: Services, server: LocalServer) -> int:
+def _parts_stored(services: Services, server: LocalServer) -> int:
     """How many times the secret's part is in the database's files and the key listing (they hold every namespace).
     Counted in the files' bytes: the part is ASCII, so that is the count in their text, without decoding files
     that grow with every case."""
@@ -375,7 +375,7 @@ def test_no_field_brings_a_secret_back(
     clock.advance(minutes=1)  # a fresh minute of the admin token's request limit for each case
     ns = f"t:{abs(hash((case.surface, case.operation, case.where))) % 10**12}"
     _prepare(services, server, ns)
-    on_disk = _stored(services, server)  # the module's server is shared: what earlier cases left is not ours
+    on_disk = _parts_stored(services, server)  # the module's server is shared: what earlier cases left is not ours
     caplog.set_level(logging.DEBUG)
     if case.surface == "mcp":
         status, text = _send(server, "POST", "/mcp", _mcp_body(case.operation, case.body, ns))
@@ -386,7 +386,7 @@ def test_no_field_brings_a_secret_back(
         assert status < 300 and '"isError": true' not in text.replace('"isError":true', '"isError": true'), text
     back = _read_back(services, server, ns)
     assert PART not in back, f"{case}: the secret came back"
-    assert _stored(services, server) == on_disk, f"{case}: the secret was stored"
+    assert _parts_stored(services, server) == on_disk, f"{case}: the secret was stored"
     assert PART not in caplog.text, f"{case}: the secret reached the log"
 
 

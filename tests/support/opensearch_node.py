@@ -36,7 +36,7 @@ import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 OPENSEARCH_VERSION = "2.19.1"
 # The newest k-NN plugin Maven Central holds for 2.19; a plugin starts only on the server version it names.
@@ -523,8 +523,7 @@ def shared(directory: Path, *, owner_pid: int) -> str:
             else:
                 watchdog = [sys.executable, "-c", _WATCHDOG, str(owner_pid), str(node.process.pid)]
                 subprocess.Popen(watchdog, start_new_session=True, stdin=subprocess.DEVNULL)
-                state = {"url": node.url, "pid": node.process.pid, "run_dir": str(node.run_dir)}
-                state_path.write_text(json.dumps(state))
+                record(node, state_path)
         state = json.loads(state_path.read_text())
     if "error" in state:
         raise NodeUnavailable(state["error"])
@@ -533,15 +532,27 @@ def shared(directory: Path, *, owner_pid: int) -> str:
 
 def end_shared(directory: Path) -> None:
     """End the node `shared` started for `directory`, if it did."""
+    end_recorded(directory / SHARED_STATE)
+
+
+def record(node: OpenSearchNode, state_path: Path) -> None:
+    """Write where a detached node is (its URL, pid and directory) for `end_recorded` and other processes."""
+    state_path.write_text(json.dumps({"pid": node.process.pid, "url": node.url, "run_dir": str(node.run_dir)}))
+
+
+def end_recorded(state_path: Path) -> dict[str, Any] | None:
+    """End the node `record` wrote to `state_path` (if it is still that node), remove its directory and the record;
+    the record, or None where there was none."""
     try:
-        state = json.loads((directory / SHARED_STATE).read_text())
+        state: dict[str, Any] = json.loads(state_path.read_text())
     except (OSError, ValueError):
-        return
+        return None
     if "pid" in state and _is_opensearch(int(state["pid"])):
         _end(int(state["pid"]), None, 30.0)
     if "run_dir" in state:
         shutil.rmtree(state["run_dir"], ignore_errors=True)
-    (directory / SHARED_STATE).unlink(missing_ok=True)
+    state_path.unlink(missing_ok=True)
+    return state
 
 
 # --- the command line (`make opensearch`) -------------------------------------------------------------------
@@ -576,8 +587,7 @@ def main(argv: list[str]) -> int:
     except NodeUnavailable as exc:
         print(f"OpenSearch node unavailable: {exc}", file=sys.stderr)
         return 1
-    state = {"pid": node.process.pid, "url": node.url, "run_dir": str(node.run_dir)}
-    _state_file().write_text(json.dumps(state))
+    record(node, _state_file())
     print(f"OpenSearch {OPENSEARCH_VERSION} with k-NN {KNN_VERSION} (lucene engine), single node, security off")
     print(f"  home {home} ({assembled}), started in {node.started_in_seconds:.1f} s")
     print(f"  log  {node.log}")
@@ -587,16 +597,11 @@ def main(argv: list[str]) -> int:
 
 
 def _stop_background(*, quiet: bool = False) -> int:
-    try:
-        state = json.loads(_state_file().read_text())
-    except (OSError, ValueError):
+    state = end_recorded(_state_file())
+    if state is None:
         if not quiet:
             print("no OpenSearch node started by `make opensearch` is running")
         return 0
-    if _is_opensearch(int(state["pid"])):
-        _end(int(state["pid"]), None, 30.0)
-    shutil.rmtree(state["run_dir"], ignore_errors=True)
-    _state_file().unlink(missing_ok=True)
     if not quiet:
         print(f"stopped the OpenSearch node at {state['url']} (pid {state['pid']})")
     return 0
