@@ -122,10 +122,13 @@ def main(argv: list[str] | None = None) -> int:
         "--platform", action="append", required=True, help="pip --platform tags, e.g. manylinux2014_aarch64"
     )
     parser.add_argument("--lock", type=Path, help="install this lock instead of resolving one (another platform)")
+    parser.add_argument(
+        "--wheel", type=Path, help="the project's wheel, built already (by `pip wheel --no-deps .`): not built again"
+    )
     args = parser.parse_args(argv)
     out: Path = args.out.resolve()
     with tempfile.TemporaryDirectory() as scratch:
-        wheel = project_wheel(Path(scratch) / "wheels")
+        wheel = args.wheel.resolve() if args.wheel else project_wheel(Path(scratch) / "wheels")
         pins = args.lock.read_text().split() if args.lock else resolve(wheel, args.platform)
         lock = Path(scratch) / "requirements.lock"
         lock.write_text("\n".join(pins) + "\n")

@@ -60,8 +60,8 @@ def python313() -> Path | None:
     return None
 
 
-def build_layer(out: Path, platforms: tuple[str, ...], lock: Path | None = None) -> Path:
-    command = [sys.executable, str(REPO_ROOT / "infra" / "build_layer.py"), "--out", str(out)]
+def build_layer(out: Path, platforms: tuple[str, ...], wheel: Path, lock: Path | None = None) -> Path:
+    command = [sys.executable, str(REPO_ROOT / "infra" / "build_layer.py"), "--out", str(out), "--wheel", str(wheel)]
     command += [arg for p in platforms for arg in ("--platform", p)]
     if lock is not None:
         command += ["--lock", str(lock)]
@@ -129,8 +129,13 @@ def deployed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployed]:
         lambda_layer, layer = None, Path(given).resolve()
         synth_layer = layer
     else:
-        lambda_layer = build_layer(root / "layer-lambda", LAMBDA_PLATFORMS)
-        layer = build_layer(root / "layer-local", LOCAL_PLATFORMS, lambda_layer / "requirements.lock")
+        # The project's wheel is pure Python: built once, for both platforms.
+        wheels = root / "wheels"
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(wheels),
+                        str(REPO_ROOT)], check=True)  # fmt: skip
+        (wheel,) = wheels.glob("rearview_memory-*.whl")
+        lambda_layer = build_layer(root / "layer-lambda", LAMBDA_PLATFORMS, wheel)
+        layer = build_layer(root / "layer-local", LOCAL_PLATFORMS, wheel, lambda_layer / "requirements.lock")
         synth_layer = lambda_layer
     runtime_dir = root / "runtime"
     pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(runtime_dir)]
