@@ -59,11 +59,12 @@ run: $(RUN_STAMP)
 	$(BIN)/rearview serve
 
 ## The AWS deployment's shape on this machine: the stack's template (synthesised once into build/emulate/, again when
-## infra/ or functions/ change) on moto, the real handlers, OpenSearch at OPENSEARCH_URL or the embedded index.
+## infra/, functions/ or the operation catalogue change) on moto, the real handlers, OpenSearch at OPENSEARCH_URL or
+## the embedded index.
 EMULATE_DIR := build/emulate
 EMULATE_TEMPLATE := $(EMULATE_DIR)/Rearview.template.json
 EMULATE_CONTEXT := -c rearview:search=domain -c rearview:embedder=hashing
-$(EMULATE_TEMPLATE): $(STAMP) $(shell find infra/app.py infra/cdk.json infra/rearview_infra functions layers/rearview/api/routes.py -name '*.py' -o -name '*.json' 2>/dev/null)
+$(EMULATE_TEMPLATE): $(STAMP) $(shell find infra/app.py infra/cdk.json infra/rearview_infra functions layers/rearview/api/routes.py layers/rearview/operations -name '*.py' -o -name '*.json' 2>/dev/null)
 	@command -v node >/dev/null || { echo "make emulate: synthesising the stack's template needs Node.js (the CDK's jsii runs on it): install Node.js 18+ and run it again" >&2; exit 1; }
 	rm -rf $(EMULATE_DIR) build/emulate-layer
 	mkdir -p build/emulate-layer/python
