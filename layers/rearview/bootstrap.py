@@ -37,6 +37,7 @@ from rearview.ports import (
 )
 from rearview.service.access import AccessService
 from rearview.service.brief import BriefService
+from rearview.service.bulk_load import BulkLoadService
 from rearview.service.consolidation_dispatch import ConsolidationDispatch
 from rearview.service.forget import ForgetService
 from rearview.service.hindsight.consolidation import ConsolidationService
@@ -96,6 +97,8 @@ class Services:
     editor: EditService
     history: HistoryService
     transfer: TransferService
+    # A history of episodes through the store's bulk path (`rearview load`, `POST .../load`).
+    bulk_load: BulkLoadService
     eraser: EraseService
     # The write side of an index kept apart from the store (OpenSearch), for index sync and reindex; None when
     # the index is written in the store's own transaction (SQLite).
@@ -234,6 +237,7 @@ def _wired(settings: Settings, parts: _Parts) -> Services:
     runner = ConsolidationRunner(consolidator, ledger, clock, settings.hindsight)
     dispatch = ConsolidationDispatch(runner, triggers, clock, parts.jobs)
     policies = parts.backend.policies
+    writer = WriteService(store, index, embedder, clock, write, queue=parts.queue, on_stored=dispatch.after_write)
     return Services(
         settings=settings,
         store=store,
@@ -241,7 +245,7 @@ def _wired(settings: Settings, parts: _Parts) -> Services:
         embedder=embedder,
         clock=clock,
         working=WorkingMemoryService(store, clock, settings.working_ttl_seconds, on_session_end=dispatch.session_ended),
-        writer=WriteService(store, index, embedder, clock, write, queue=parts.queue, on_stored=dispatch.after_write),
+        writer=writer,
         recaller=recaller,
         forgetter=forgetter,
         consolidator=consolidator,
@@ -258,6 +262,7 @@ def _wired(settings: Settings, parts: _Parts) -> Services:
         editor=EditService(store, embedder, clock),
         history=HistoryService(store, clock),
         transfer=TransferService(store, embedder, clock, parts.queue),
+        bulk_load=BulkLoadService(store, writer, embedder, clock, write),
         eraser=EraseService(store, ledger, access, maintenance, policies, _dated(parts.erasure_marks, settings, clock)),
         index_maintenance=maintenance,
     )

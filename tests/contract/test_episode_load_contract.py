@@ -42,6 +42,13 @@ def _columns(count: int, prefix: str = "ld", *, every_field: bool = True) -> Epi
             "outcome": [None if i % 2 else f"outcome {i}" for i in range(count)],
             "outcome_status": [None if i % 5 == 4 else OUTCOME_STATUSES[i % 4] for i in range(count)],
             "session_id": [None if i % 7 == 0 else f"s-{i % 4}" for i in range(count)],
+            "context": ["" if i % 3 else f"the turn before row {i}" for i in range(count)],
+            "redacted": [i % 4 == 1 for i in range(count)],
+            "metadata": [
+                {} if i % 2 else {"project": f"p{i % 3}", "rank": i, "flags": {"a": i % 2 == 1}} for i in range(count)
+            ],
+            "source": [None if i % 3 else f"chat export {i}" for i in range(count)],
+            "expires_at": [None if i % 5 else T0.timestamp() + 86_400 * 365 + i for i in range(count)],
         }
     return EpisodeColumns.of(**columns)
 

@@ -112,6 +112,28 @@ def test_a_write_answers_202_and_becomes_readable_over_http_and_mcp(emulation: E
     assert "IndexUpserts" in (emulation.data_dir / "logs" / "index_sync.log").read_text()
 
 
+def test_a_load_is_stored_by_the_write_function_under_its_role_and_recalled(emulation: Emulation) -> None:
+    """The bulk door on the AWS shape: the write function stores the load itself (its role's grant on the table,
+    checked by moto), the stream indexes it, and recall finds it; a line without its vector is refused."""
+    namespace = "acme:loaded"
+    status, health = request("GET", f"{emulation.url}/v1/health", None, emulation.token)
+    assert status == 200, health
+    vector = [0.0] * health["dim"]
+    vector[3] = 1.0
+    path = f"{emulation.url}/v1/namespaces/{namespace}/load"
+    line = {"id": "loaded-1", "content": "The harbour ferry to Cacilhas leaves every twenty minutes", "vector": vector}
+
+    status, refused = request("POST", path, {"items": [{"content": "No vector here"}]}, emulation.token)
+    assert status == 422 and refused["field"] == "items.0.vector", refused
+    status, loaded = request("POST", path, {"items": [line]}, emulation.token)
+    assert status == 200 and loaded["ids"] == ["loaded-1"], loaded
+
+    hits = eventually(
+        lambda: _recall(emulation, namespace, {"query": "ferry to Cacilhas"}) or None, "the load never became readable"
+    )
+    assert hits[0]["id"] == "loaded-1"
+
+
 async def _sdk_session(url: str, token: str, mode: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client

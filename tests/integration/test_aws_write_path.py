@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from support.aws_stack import OPENSEARCH_INDEX, AwsStack, FakeLambdaContext, StreamDriver, aws_stack
+from support.aws_stack import EMBEDDING_DIM, OPENSEARCH_INDEX, AwsStack, FakeLambdaContext, StreamDriver, aws_stack
 from support.events import load_event
 from support.stats import usage_stats
 
@@ -141,3 +141,28 @@ def test_working_memory_is_written_synchronously_by_the_write_function(stack: Aw
         ]["ApproximateNumberOfMessages"]
         == "0"
     )
+
+
+def test_a_load_with_its_vectors_is_stored_by_the_write_function_and_indexed(stack: AwsStack) -> None:
+    write = stack.load_function("write").handler
+    worker = stack.load_function("write_worker").handler
+    recall = stack.load_function("recall").handler
+    path = f"/v1/namespaces/{NS}/load"
+    unit = [0.0] * EMBEDDING_DIM
+    unit[7] = 2.0
+    items = [
+        {"id": "h1", "content": "Signed the lease for the flat on Rua Augusta", "vector": unit, "session_id": "s"},
+        {"id": "h2", "content": "Paid the deposit for the Rua Augusta flat", "vector": unit, "session_id": "s"},
+    ]
+
+    status, refused = call(write, load_event("memory_load", path=path, body={"items": [*items, {"content": "No"}]}))
+    assert status == 422 and refused["field"] == "items.2.vector" and "queued" in refused["message"], refused
+    status, loaded = call(write, load_event("memory_load", path=path, body={"items": items}))
+
+    assert status == 200 and (loaded["loaded"], loaded["embedded"], loaded["ids"]) == (2, 0, ["h1", "h2"]), loaded
+    assert stack.deliver(worker)["received"] == 0, "a load is stored by the request, not queued"
+    status, stored = call(recall, load_event("memory_get", path=f"/v1/namespaces/{NS}/memories/h2"))
+    assert status == 200 and stored["context"] == items[0]["content"]
+    StreamDriver(stack).pump(index_sync_handler(stack))
+    assert {"h1", "h2"} <= indexed_ids(stack)
+    assert call(write, load_event("memory_load", path=path, body={"items": items}))[1]["skipped"] == 2

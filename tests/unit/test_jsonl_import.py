@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
 import pytest
 
-from rearview.cli.jsonl_import import LineError, parse_line
+from rearview.cli.jsonl_import import LOAD_REQUEST_BYTES, LineError, load_lines, parse_line
+from rearview.domain.bulk_load import EpisodeLoad, LoadResult
 
 pytestmark = pytest.mark.unit
 
@@ -78,3 +80,24 @@ def test_invalid_lines_name_the_field(raw: bytes, message: str) -> None:
     with pytest.raises(LineError) as err:
         parse_line(raw)
     assert str(err.value).startswith(message)
+
+
+def test_a_load_line_may_bring_its_vector_and_requests_stay_under_the_body_limit() -> None:
+    item, ignored = parse_line(line({"text": "Ana booked the Alfama flat", "vector": [0.25, -1, 0.5]}), EpisodeLoad)
+    assert item.vector == [0.25, -1, 0.5] and item.content == "Ana booked the Alfama flat" and not ignored
+    with pytest.raises(LineError, match="vector"):
+        parse_line(line({"text": "A vector of words", "vector": ["0.1", "0.2"]}), EpisodeLoad)
+
+    dim = 384
+    lines = [line({"text": f"Turn {i} of the chat", "vector": [0.123456789] * dim}) for i in range(400)]
+    sizes: list[int] = []
+
+    def send(items: list[EpisodeLoad]) -> LoadResult:
+        sizes.append(len(items))
+        return LoadResult(namespace="acme", loaded=len(items), skipped=0)
+
+    summary = load_lines(send, lines, batch_size=1000)
+
+    assert summary.loaded == 400 and sum(sizes) == 400 and len(sizes) > 1
+    for start, size in zip(itertools.accumulate([0, *sizes]), sizes, strict=False):
+        assert sum(len(raw) for raw in lines[start : start + size]) <= LOAD_REQUEST_BYTES

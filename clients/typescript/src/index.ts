@@ -78,6 +78,9 @@ export function createRearview(options: RearviewOptions = {}) {
       unwrap(await raw.POST("/v1/namespaces/{ns}/memories", { params: ns(namespace), body: item })),
     writeBatch: async (namespace: string, items: Schemas["MemoryWrite"][]) =>
       unwrap(await raw.POST("/v1/namespaces/{ns}/memories/batch", { params: ns(namespace), body: { items } })),
+    /** A history of episodes through the bulk path (up to 1,000 a call), each with its `vector` if you bring one. */
+    load: async (namespace: string, items: Schemas["EpisodeLoad"][]) =>
+      unwrap(await raw.POST("/v1/namespaces/{ns}/load", { params: ns(namespace), body: { items } })),
     get: async (namespace: string, id: string): Promise<Memory> =>
       unwrap(await raw.GET("/v1/namespaces/{ns}/memories/{id}", { params: memory(namespace, id) })),
     delete: async (namespace: string, id: string) =>

@@ -157,6 +157,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/namespaces/{ns}/load": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Load a history of episodes (up to 1,000 a request) through the store's bulk path, each with the vector you bring (this deployment's embedder's) or embedded here in one batch: checked and redacted as a write is, each line one episode (no near-duplicate merging, no chunking); ids already stored are skipped, so a load repeats safely */
+        post: operations["load_episodes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/namespaces/{ns}": {
         parameters: {
             query?: never;
@@ -925,6 +942,109 @@ export interface components {
             /** Chunk Count */
             chunk_count?: number | null;
         };
+        /**
+         * EpisodeLoad
+         * @description One episode of a bulk load: a write's fields (episodic only) and, optionally, its vector.
+         */
+        EpisodeLoad: {
+            /**
+             * Layer
+             * @description 'episodic' for something that happened (an event, a decision, a conversation turn), 'semantic' for a lasting fact or preference about the user or the world
+             * @default episodic
+             * @enum {string}
+             */
+            layer?: "episodic" | "semantic";
+            /**
+             * Content
+             * @description The memory, as a self-contained sentence or short paragraph a later reader understands without this conversation (500 characters at most for semantic). An episodic text longer than 2000 characters (up to 50000) is stored as up to 64 linked chunks, each found by recall with the id of the first as its `parent_id`. Never include secrets such as passwords or API keys.
+             */
+            content: string;
+            /**
+             * Occurred At
+             * @description When it happened, ISO 8601 (UTC if no offset is given); default now
+             */
+            occurred_at?: string | null;
+            /**
+             * Id
+             * @description Optional idempotency id of your choosing: the same id written twice is stored once
+             */
+            id?: string | null;
+            /**
+             * Event Type
+             * @description Episodic only: a short kind of event, e.g. 'booking', 'meeting', 'purchase'
+             */
+            event_type?: string | null;
+            /**
+             * Entities
+             * @description Optional names of the people, places, products the memory is about (at most 32)
+             */
+            entities?: string[];
+            /**
+             * Tags
+             * @description Optional labels to filter by later, e.g. ['travel', 'work'] (at most 32)
+             */
+            tags?: string[];
+            /**
+             * Outcome
+             * @description Episodic only: how it turned out, in words, e.g. 'confirmed', 'HTTP 413 Payload Too Large', 'timed out after 30s'. Consolidation learns lessons from failures and what worked after them
+             */
+            outcome?: string | null;
+            /**
+             * Outcome Status
+             * @description Episodic only: success, failure, partial or unknown; default recognised from `outcome` ('failed', 'error', 'timeout', '413' are failures; 'ok', 'done', '成功' successes)
+             */
+            outcome_status?: ("success" | "failure" | "partial" | "unknown") | null;
+            /**
+             * Session Id
+             * @description Optional id of the conversation or task this happened in, to filter or forget by later
+             */
+            session_id?: string | null;
+            /**
+             * Dimension
+             * @description Semantic only: the attribute the fact sets, e.g. 'diet', 'home_city', 'language'. A new fact with the same dimension supersedes the old one
+             */
+            dimension?: string | null;
+            /**
+             * Confidence
+             * @description Semantic only: how sure the fact is, 0 to 1 (default 0.8)
+             */
+            confidence?: number | null;
+            /**
+             * Kind
+             * @description Semantic only: 'preference' (something the user wants), 'fact' (the default: something true about the user or the world) or 'lesson' (what failed and what worked)
+             */
+            kind?: ("preference" | "fact" | "lesson") | null;
+            /**
+             * Importance
+             * @description Optional override of the computed importance, 0 (trivial) to 1 (critical)
+             */
+            importance?: number | null;
+            /**
+             * Metadata
+             * @description Optional JSON object of your own, stored and returned with the memory and filterable in recall and list_memories, e.g. {"project": "apollo", "priority": 2} (at most 32 keys, nested 4 levels, 4096 bytes as JSON)
+             */
+            metadata?: Record<string, never>;
+            /**
+             * Source
+             * @description Optional: where it came from, e.g. a URL, a document's name, 'user said' (one line, at most 2048 characters)
+             */
+            source?: string | null;
+            /**
+             * Ttl Seconds
+             * @description Optional: forget it this many seconds after it is written (it is never returned after that); default never
+             */
+            ttl_seconds?: number | null;
+            /**
+             * Expires At
+             * @description Optional: forget it at this time, ISO 8601 (instead of ttl_seconds); default never
+             */
+            expires_at?: string | null;
+            /**
+             * Vector
+             * @description Optional: the episode's embedding by this deployment's embedder (its model and dimension; `GET /v1/health` names them), stored as given after scaling to unit length; without it the service embeds the text. Required where writes are queued (AWS), where a request has no time to embed a thousand texts
+             */
+            vector?: (number)[] | null;
+        };
         /** EraseReceipt */
         EraseReceipt: {
             /** Namespace */
@@ -1575,6 +1695,52 @@ export interface components {
         KeyList: {
             /** Keys */
             keys: components["schemas"]["KeyInfo"][];
+        };
+        /**
+         * LoadRequest
+         * @description Episodes to load, in the order they happened within each session (a turn's context is the turn before).
+         */
+        LoadRequest: {
+            /** Items */
+            items: components["schemas"]["EpisodeLoad"][];
+        };
+        /** LoadResult */
+        LoadResult: {
+            /** Namespace */
+            namespace: string;
+            /**
+             * Loaded
+             * @description Episodes stored by this load
+             */
+            loaded: number;
+            /**
+             * Skipped
+             * @description Episodes whose id is stored already: left as they are, so a load repeats safely
+             */
+            skipped: number;
+            /**
+             * Low Importance
+             * @description Episodes under the importance threshold, not stored (as a write)
+             * @default 0
+             */
+            low_importance?: number;
+            /**
+             * Embedded
+             * @description Episodes the service embedded (those that came without a vector)
+             * @default 0
+             */
+            embedded?: number;
+            /**
+             * Redacted
+             * @description Episodes stored with a secret or personal datum redacted
+             * @default 0
+             */
+            redacted?: number;
+            /**
+             * Ids
+             * @description The ids stored, in the request's order
+             */
+            ids?: string[];
         };
         /**
          * Mem0Add
@@ -4301,6 +4467,114 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The API key's scope does not include the namespace, or it lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a concurrent update (retry), or `consolidation_running` while another run holds the namespace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body larger than 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field breaks a rule; `field` names it and the message gives the limit */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `throttled`: the API key made its limit of requests this minute; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error (details are logged, never returned) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    load_episodes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description 1 to 4 `:`-separated segments of `[A-Za-z0-9_.@-]{1,64}`, e.g. `acme:u-42` */
+                ns: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoadRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoadResult"];
                 };
             };
             /** @description Malformed JSON */

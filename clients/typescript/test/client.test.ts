@@ -101,6 +101,15 @@ test("write, recall, list, edit, history, export, import, namespaces, erase", as
   const receipt = await rv.erase("acme:u-43", true);
   assert.equal(receipt.namespaces["acme:u-43"]?.episodic, 1);
   await assert.rejects(rv.get("acme:u-43", flight.id), (err: RearviewError) => err.status === 404);
+
+  const line = { id: "h-1", content: "Ana: the Alfama flat has a terrace", session_id: "chat-1" };
+  assert.deepEqual((await rv.load("acme:u-44", [line])).ids, ["h-1"]);
+  assert.equal((await rv.load("acme:u-44", [line])).skipped, 1);
+  await assert.rejects(
+    rv.load("acme:u-44", [{ content: "A fact", layer: "semantic" }]),
+    (err: RearviewError) => err.status === 422 && err.field === "items.0.layer",
+  );
+  await rv.erase("acme:u-44", true);
 });
 
 test("working memory, brief, feedback, consolidate, stats, forget, keys", async () => {

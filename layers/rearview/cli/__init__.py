@@ -24,7 +24,7 @@ from rearview.cli.recall import recall
 from rearview.cli.reindex import reindex
 from rearview.cli.serve import serve
 from rearview.cli.target import RemoteTarget
-from rearview.cli.write import import_jsonl, remember
+from rearview.cli.write import import_jsonl, load_jsonl, remember
 
 app = typer.Typer(
     name="rearview",
@@ -70,6 +70,7 @@ app.command("forget")(forget)
 app.command("consolidate")(consolidate)
 app.command("stats")(stats)
 app.command("import")(import_jsonl)
+app.command("load")(load_jsonl)
 app.command("reindex")(reindex)
 app.command("ls")(ls)
 app.command("edit")(edit)

@@ -1,4 +1,5 @@
-"""Importing a JSONL file of episodes: one JSON object per line, written in batches through the write service.
+"""Importing a JSONL file of episodes: one JSON object per line, written in batches through the write service
+(`rearview import`) or loaded through the bulk path (`rearview load`, whose lines may carry a `vector`).
 
 A line carries the MemoryWrite fields. So that conversation dumps such as LoCoMo's turns import as they are,
 it may instead say `text` (content), `ts` or `timestamp` (occurred_at), `dia_id` (id) and `speaker` (added to
@@ -14,22 +15,27 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, overload
 
 from pydantic import ValidationError
 
+from rearview.api.http_errors import MAX_BODY_BYTES
+from rearview.domain.bulk_load import EpisodeLoad, LoadResult
 from rearview.domain.write import MemoryWrite, WriteResult
 from rearview.errors import InvalidInput
 
 # Alternative key -> MemoryWrite field. A line may give one or the other, not both.
 ALIASES: dict[str, str] = {"text": "content", "ts": "occurred_at", "timestamp": "occurred_at", "dia_id": "id"}
 SPEAKER_KEY = "speaker"
-_KNOWN_KEYS = frozenset(MemoryWrite.model_fields) | frozenset(ALIASES) | {SPEAKER_KEY}
 # Summary key of a line whose id was stored before: the service answers "stored" (idempotent); nothing new is.
 DUPLICATE_ID = "duplicate_id"
+# The lines of one load request at most: a request's body is at most MAX_BODY_BYTES (1 MiB), and a line grows a
+# little as a request (the fields it left to their defaults); about 120 lines with 384-dimensional vectors.
+LOAD_REQUEST_BYTES = MAX_BODY_BYTES * 3 // 4
 # The write service names an item of a batch `items.<index>.<field>` in its errors.
 _BATCH_FIELD = re.compile(r"^items\.(\d+)\.?")
 Item = TypeVar("Item")
+Line = TypeVar("Line", bound=MemoryWrite)
 Answer = TypeVar("Answer")
 
 
@@ -66,17 +72,21 @@ def describe(exc: ValidationError) -> str:
     return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'line'}: {e['msg']}" for e in exc.errors())
 
 
-def parse_line(raw: bytes) -> tuple[MemoryWrite, list[str]]:
-    """The MemoryWrite a line describes and the unknown keys it ignored. LineError if the line is invalid."""
+@overload
+def parse_line(raw: bytes) -> tuple[MemoryWrite, list[str]]: ...
+@overload
+def parse_line(raw: bytes, model: type[Line]) -> tuple[Line, list[str]]: ...
+def parse_line(raw: bytes, model: type[MemoryWrite] = MemoryWrite) -> tuple[MemoryWrite, list[str]]:
+    """The MemoryWrite (or `model`) a line describes and the unknown keys it ignored. LineError if it is invalid."""
     obj = _json_object(raw)
-    fields, ignored = _write_fields(obj)
+    fields, ignored = _write_fields(obj, frozenset(model.model_fields) | frozenset(ALIASES) | {SPEAKER_KEY})
     if "content" not in fields:
         raise LineError("content: required (or text)")
     speaker = obj.get(SPEAKER_KEY)
     if speaker is not None:
         fields["entities"] = _entities_with_speaker(fields.get("entities", []), speaker)
     try:
-        return MemoryWrite.model_validate(fields), ignored
+        return model.model_validate(fields), ignored
     except ValidationError as exc:
         raise LineError(describe(exc)) from None
 
@@ -95,7 +105,7 @@ def _json_object(raw: bytes) -> dict[str, Any]:
     return obj
 
 
-def _write_fields(obj: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def _write_fields(obj: dict[str, Any], known: frozenset[str]) -> tuple[dict[str, Any], list[str]]:
     """The MemoryWrite fields of a line's keys (aliases resolved; the speaker apart), and the keys ignored."""
     fields: dict[str, Any] = {}
     ignored: list[str] = []
@@ -105,9 +115,9 @@ def _write_fields(obj: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
             if target in fields or target in obj:
                 raise LineError(f"{key}: give {target} or {key}, not both")
             fields[target] = value
-        elif key in _KNOWN_KEYS and key != SPEAKER_KEY:
+        elif key in known and key != SPEAKER_KEY:
             fields[key] = value
-        elif key not in _KNOWN_KEYS:
+        elif key not in known:
             ignored.append(key)
     return fields, ignored
 
@@ -151,10 +161,13 @@ def send_lines(
     on_answer: Callable[[Answer], None],
     on_invalid: Callable[[InvalidLine], None],
     on_progress: Callable[[int], None],
+    max_bytes: int | None = None,
 ) -> None:
     """Parse every numbered line (`parse` raises LineError for a bad one) and send the items in batches of
-    `batch_size`, an item the receiver rejects reported against its line; `on_progress(n)` after n more lines."""
+    `batch_size` (and of at most `max_bytes` of lines), an item the receiver rejects reported against its line;
+    `on_progress(n)` after n more lines."""
     pending: list[tuple[int, Item]] = []
+    pending_bytes = 0
 
     def flush() -> None:
         answer, rejected = send_isolating_invalid(send, pending)
@@ -170,13 +183,19 @@ def send_lines(
             on_progress(1)
             continue
         try:
-            pending.append((line_no, parse(raw)))
+            item = parse(raw)
         except LineError as exc:
             on_invalid(InvalidLine(line_no, str(exc)))
             on_progress(1)
             continue
+        if pending and max_bytes is not None and pending_bytes + len(raw) > max_bytes:
+            flush()
+            pending_bytes = 0
+        pending.append((line_no, item))
+        pending_bytes += len(raw)
         if len(pending) >= batch_size:
             flush()
+            pending_bytes = 0
     if pending:
         flush()
 
@@ -206,4 +225,48 @@ def import_lines(
 
     send = functools.partial(writer.write_batch, namespace)
     send_lines(lines, parse, send, batch_size, written, reject, on_progress)
+    return summary
+
+
+@dataclass
+class LoadSummary:
+    """What a load did: the service's counts summed over its requests, the invalid lines, the keys it ignored."""
+
+    loaded: int = 0
+    skipped: int = 0
+    low_importance: int = 0
+    embedded: int = 0
+    redacted: int = 0
+    invalid: list[InvalidLine] = field(default_factory=list)
+    ignored_keys: Counter[str] = field(default_factory=Counter)
+
+    def add(self, result: LoadResult) -> None:
+        self.loaded += result.loaded
+        self.skipped += result.skipped
+        self.low_importance += result.low_importance
+        self.embedded += result.embedded
+        self.redacted += result.redacted
+
+
+def load_lines(
+    send: Callable[[list[EpisodeLoad]], LoadResult],
+    lines: Iterable[bytes],
+    batch_size: int,
+    on_progress: Callable[[int], None] = lambda done: None,
+    on_invalid: Callable[[InvalidLine], None] = lambda line: None,
+) -> LoadSummary:
+    """Parse every line as an `EpisodeLoad` and `send` them in requests of `batch_size`; a line the service refuses
+    is reported against its number and the rest of its request sent again."""
+    summary = LoadSummary()
+
+    def parse(raw: bytes) -> EpisodeLoad:
+        item, ignored = parse_line(raw, EpisodeLoad)
+        summary.ignored_keys.update(ignored)
+        return item
+
+    def reject(line: InvalidLine) -> None:
+        summary.invalid.append(line)
+        on_invalid(line)
+
+    send_lines(lines, parse, send, batch_size, summary.add, reject, on_progress, max_bytes=LOAD_REQUEST_BYTES)
     return summary

@@ -1,4 +1,5 @@
-"""`rearview remember` (one memory) and `rearview import` (a JSONL file of them)."""
+"""`rearview remember` (one memory), `rearview import` (a JSONL file of them, through the write path) and `rearview
+load` (a JSONL history of episodes, through the bulk path)."""
 
 from __future__ import annotations
 
@@ -25,10 +26,11 @@ from rearview.cli.invocation import (
     stdout_console,
     user_errors,
 )
-from rearview.cli.jsonl_import import DUPLICATE_ID, ImportSummary, InvalidLine, import_lines
+from rearview.cli.jsonl_import import DUPLICATE_ID, ImportSummary, InvalidLine, LoadSummary, import_lines, load_lines
 from rearview.cli.request_options import KindChoice, OutcomeChoice, described, request_from_options
 from rearview.cli.restore import RestoreSummary, restore_lines
 from rearview.cli.target import OperationCall, connected, run
+from rearview.domain.bulk_load import MAX_LOAD_ITEMS, EpisodeLoad, LoadRequest, LoadResult
 from rearview.domain.limits import MAX_BATCH
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.write import BatchWrite, MemoryWrite, WriteResult
@@ -131,6 +133,50 @@ def import_jsonl(
         raise typer.Exit(IMPORT_INVALID_LINES_EXIT)
 
 
+def load_jsonl(
+    ctx: typer.Context,
+    namespace: Annotated[str, typer.Argument(help="Namespace to load into")],
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="JSONL file: one episode a line, as `rearview import` reads them, each with its `vector` if you "
+            "bring one (this deployment's embedder's; the others are embedded in batches)",
+            exists=True,
+            dir_okay=False,
+            readable=True,
+        ),
+    ],
+    batch_size: Annotated[
+        int,
+        typer.Option(
+            min=1, max=MAX_LOAD_ITEMS, help="Episodes per load request (one transaction each; at most 768 KiB of lines)"
+        ),
+    ] = 500,
+    data_dir: DataDirOption = None,
+    embedder: EmbedderOption = None,
+) -> None:
+    """Load a history of episodes from a JSONL file through the bulk path: checked and redacted as writes are, each
+    line one episode (no merging, no chunking), ids already stored skipped; invalid lines are reported by number and
+    skipped (exit code 1). Locally, or to the server at --url."""
+    with user_errors():
+        validate_namespace(namespace)
+    with file.open("rb") as fh:
+        total = sum(1 for _ in fh)
+    with connected(ctx, data_dir, embedder, creates=True) as call, file.open("rb") as fh, _progress(file, total) as bar:
+
+        def report(line: InvalidLine) -> None:
+            bar.console.print(f"line {line.line_no}: {line.message}", style="red", markup=False)
+
+        def send(items: list[EpisodeLoad]) -> LoadResult:
+            result: LoadResult = call("load_episodes", namespace, LoadRequest(items=items))
+            return result
+
+        summary = load_lines(send, fh, batch_size, on_progress=bar.advance_by, on_invalid=report)
+    _print_loaded(summary, file)
+    if summary.invalid:
+        raise typer.Exit(IMPORT_INVALID_LINES_EXIT)
+
+
 @dataclass(frozen=True)
 class _CatalogueWriter:
     """An import's batches, written by the catalogue's batch write (locally, or at --url)."""
@@ -176,6 +222,20 @@ def _print_summary(summary: ImportSummary, file: Path) -> None:
     parts.append(f"invalid {len(summary.invalid)}")
     out = stdout_console()
     out.print(f"Imported {file.name}: " + ", ".join(parts), markup=False)
+    if summary.ignored_keys:
+        keys = ", ".join(f"{key} ({n} lines)" for key, n in sorted(summary.ignored_keys.items()))
+        out.print(f"ignored unknown keys: {keys}", style="yellow", markup=False)
+    _print_invalid(summary.invalid)
+
+
+def _print_loaded(summary: LoadSummary, file: Path) -> None:
+    out = stdout_console()
+    out.print(
+        f"Loaded {file.name}: loaded {summary.loaded} ({summary.embedded} embedded here), already stored "
+        f"{summary.skipped}, low importance {summary.low_importance}, redacted {summary.redacted}, "
+        f"invalid {len(summary.invalid)}",
+        markup=False,
+    )
     if summary.ignored_keys:
         keys = ", ".join(f"{key} ({n} lines)" for key, n in sorted(summary.ignored_keys.items()))
         out.print(f"ignored unknown keys: {keys}", style="yellow", markup=False)

@@ -14,6 +14,7 @@ import httpx
 from rearview.client import calls
 from rearview.client.calls import Call
 from rearview.client.transport import RETRIED_STATUSES, Retry, answer, request_of
+from rearview.domain.bulk_load import EpisodeLoad, LoadResult
 from rearview.domain.edit import MemoryEdit
 from rearview.domain.http_bodies import KeyCreated, KeyInfo
 from rearview.domain.listing import ListQuery, MemoryPage
@@ -85,6 +86,11 @@ class AsyncRearviewClient:
 
     async def write_batch(self, namespace: str, items: Sequence[MemoryWrite]) -> BatchResult:
         return await self.run(calls.write_batch(namespace, items))
+
+    async def load(self, namespace: str, items: Sequence[EpisodeLoad | Mapping[str, Any]]) -> LoadResult:
+        """Load a history of episodes (up to 1,000 a call) through the bulk path, each with its `vector` if you
+        bring one; ids already stored are skipped."""
+        return await self.run(calls.load(namespace, items))
 
     async def recall(self, namespace: str, query: RecallQuery | str, **fields: Any) -> RecallResponse:
         """Recall: a RecallQuery, or the query text with the other fields by keyword."""

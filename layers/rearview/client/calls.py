@@ -13,6 +13,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, TypeAdapter
 
+from rearview.domain.bulk_load import EpisodeLoad, LoadRequest, LoadResult
 from rearview.domain.edit import MemoryEdit
 from rearview.domain.history import StoredMemory
 from rearview.domain.http_bodies import KeyCreate, KeyCreated, KeyInfo, KeyLimit
@@ -121,6 +122,12 @@ def write(namespace: str, item: MemoryWrite) -> Call[WriteResult]:
 
 def write_batch(namespace: str, items: Sequence[MemoryWrite]) -> Call[BatchResult]:
     return call_of(OPERATIONS.named("write_batch"), namespace, BatchWrite(items=list(items)))
+
+
+def load(namespace: str, items: Sequence[EpisodeLoad | Mapping[str, Any]]) -> Call[LoadResult]:
+    """Episodes for the bulk load: models, or dicts of their fields (`vector` optional)."""
+    request = LoadRequest(items=[i if isinstance(i, EpisodeLoad) else EpisodeLoad.model_validate(i) for i in items])
+    return call_of(OPERATIONS.named("load_episodes"), namespace, request)
 
 
 def recall(namespace: str, query: RecallQuery) -> Call[RecallResponse]:

@@ -24,12 +24,15 @@ from rearview.domain.limits import (
     MAX_ENTITIES,
     MAX_ENTITY_CHARS,
     MAX_EPISODE_CHARS,
+    MAX_SOURCE_CHARS,
     MAX_TAG_CHARS,
     MAX_TAGS,
+    SOURCE_PATTERN,
     MemoryId,
     SessionId,
 )
 from rearview.domain.memory import Episode, OutcomeStatus
+from rearview.domain.metadata import Metadata
 from rearview.domain.timestamps import EARLIEST_YEAR, LATEST_YEAR, utc_from_epoch
 from rearview.errors import InvalidInput
 
@@ -45,6 +48,9 @@ _Entity = Annotated[str, Field(pattern=LABEL_PATTERN, max_length=MAX_ENTITY_CHAR
 _Tag = Annotated[str, Field(pattern=LABEL_PATTERN, max_length=MAX_TAG_CHARS)]
 _Label = Annotated[str, Field(pattern=LABEL_PATTERN, max_length=64)]
 _Outcome = Annotated[str, Field(max_length=500)]
+_Source = Annotated[str, Field(pattern=SOURCE_PATTERN, max_length=MAX_SOURCE_CHARS)]
+# A context is at most the five turns before an episode (`WriteTuning.context_turns`).
+MAX_CONTEXT_CHARS = 5 * MAX_EPISODE_CHARS + 4
 
 
 class EpisodeColumns(BaseModel):
@@ -64,6 +70,12 @@ class EpisodeColumns(BaseModel):
     outcome: list[_Outcome | None] | None = None
     outcome_status: list[OutcomeStatus | None] | None = None
     session_id: list[SessionId | None] | None = None
+    # The text of the turns before each (the write path's `context`), and what a write would have stored with it.
+    context: list[Annotated[str, Field(max_length=MAX_CONTEXT_CHARS)]] | None = None
+    redacted: list[bool] | None = None
+    metadata: list[Metadata] | None = None
+    source: list[_Source | None] | None = None
+    expires_at: list[EpochSeconds | None] | None = None
 
     @model_validator(mode="after")
     def _rows_line_up(self) -> EpisodeColumns:
@@ -105,13 +117,19 @@ class EpisodeColumns(BaseModel):
         """The rows as `Episode` models, in order: what a store without a column path inserts."""
         count = len(self.id)
         present = {name: getattr(self, name) for name in type(self).model_fields if getattr(self, name) is not None}
-        times = {"occurred_at", "created_at"}
+        times = {"occurred_at", "created_at", "expires_at"}
         rows = []
         for i in range(count):
             fields = {name: column[i] for name, column in present.items() if name not in times}
             occurred_at = utc_from_epoch(self.occurred_at[i])
             created_at = utc_from_epoch(self.created_at[i]) if self.created_at is not None else occurred_at
-            rows.append(Episode(namespace=namespace, occurred_at=occurred_at, created_at=created_at, **fields))
+            expires = self.expires_at[i] if self.expires_at is not None else None
+            expires_at = utc_from_epoch(expires) if expires is not None else None
+            rows.append(
+                Episode(
+                    namespace=namespace, occurred_at=occurred_at, created_at=created_at, expires_at=expires_at, **fields
+                )
+            )
         return rows
 
 

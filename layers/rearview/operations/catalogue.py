@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from rearview.bootstrap import Services
     from rearview.domain.access import Principal
     from rearview.domain.brief import BriefRequest, BriefResponse, FeedbackRequest, FeedbackResult
+    from rearview.domain.bulk_load import LoadRequest, LoadResult
     from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
     from rearview.domain.edit import MemoryEdit
     from rearview.domain.erase import EraseReceipt, NamespaceList
@@ -297,6 +298,14 @@ def import_memories(s: Services, namespace: Namespace, request: ImportRequest) -
     """Restore exported memories (JSON `{items}` of up to 1,000, or ndjson lines): ids, times, provenance, versions
     and history kept; ids already stored are skipped"""
     return s.transfer.restore(namespace, request)
+
+
+@operation(WRITE, Http("POST", f"{NS}/load", "write", "memories"), client="load")
+def load_episodes(s: Services, namespace: Namespace, request: LoadRequest) -> LoadResult:
+    """Load a history of episodes (up to 1,000 a request) through the store's bulk path, each with the vector you
+    bring (this deployment's embedder's) or embedded here in one batch: checked and redacted as a write is, each line
+    one episode (no near-duplicate merging, no chunking); ids already stored are skipped, so a load repeats safely"""
+    return s.bulk_load.load(namespace, request)
 
 
 @operation(READ, Http("GET", "/v1/namespaces", "recall", "manage"), client="list_namespaces")

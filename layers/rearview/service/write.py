@@ -201,12 +201,12 @@ class WriteService:
     ) -> list[WriteResult]:
         """Write items in one transaction. Any invalid item rejects the whole batch before anything is stored."""
         now = self._clock.now()
-        self._validate(namespace, items, field_prefix, now)
+        self.validate(namespace, items, field_prefix, now)
         # Every text field is redacted before it is chunked, embedded, stored or planned against anything.
         pieces = [piece for i, item in enumerate(items) for piece in self._pieces(i, item, now, _item(field_prefix, i))]
         stored = [piece.item for piece in pieces]
         texts = [item.content for item in stored]
-        contexts, vector_texts = self._session_contexts(namespace, stored, texts, now)
+        contexts, vector_texts = self.session_contexts(namespace, stored, texts, now)
         vectors = self._embedder.embed(vector_texts)
         neighbours = self._stored_neighbours(namespace, stored, vectors, now)
         prepared = [
@@ -265,7 +265,7 @@ class WriteService:
         if self._queue is None:
             raise ConfigurationError("write queue: not configured; use write_batch", field="write_queue_url")
         now = self._clock.now()
-        self._validate(namespace, items, field_prefix, now)
+        self.validate(namespace, items, field_prefix, now)
         queued: list[MemoryWrite] = []
         results: list[WriteResult] = []
         for i, raw in enumerate(items):
@@ -280,7 +280,7 @@ class WriteService:
                     if item.layer == "episodic"
                     else item
                 )
-                self._check_id_free(namespace, first, self._store.get(namespace, item.id), _field(field_prefix, i))
+                self.check_id_free(namespace, first, self._store.get(namespace, item.id), _field(field_prefix, i))
             memory_id = item.id or new_ulid(now)
             importance = score_importance(
                 item.content, layer=item.layer, entities=item.entities, explicit=item.importance
@@ -302,7 +302,7 @@ class WriteService:
             self._queue.send(namespace, queued)
         return results
 
-    def _validate(self, namespace: str, items: Sequence[MemoryWrite], field_prefix: str, now: datetime) -> None:
+    def validate(self, namespace: str, items: Sequence[MemoryWrite], field_prefix: str, now: datetime) -> None:
         """The checks every write passes before anything is stored or queued (a bad item rejects the request)."""
         validate_namespace(namespace)
         for i, item in enumerate(items):
@@ -329,7 +329,7 @@ class WriteService:
 
     # --- planning ---------------------------------------------------------------------------------------------
 
-    def _session_contexts(
+    def session_contexts(
         self, namespace: str, items: Sequence[MemoryWrite], texts: list[str], now: datetime
     ) -> tuple[list[str], list[str]]:
         """Each item's context and the text its vector embeds. The context: with `context_turns` > 0, the text of
@@ -407,7 +407,7 @@ class WriteService:
         if item.id is not None:
             existing = plan.pending.get(item.id) or self._store.get(namespace, item.id)
             if existing is not None:
-                self._check_id_free(namespace, item, existing, prepared.field)
+                self.check_id_free(namespace, item, existing, prepared.field)
                 return WriteResult(id=item.id, status="stored", reason="duplicate_id", redacted=redacted)
         if prepared.chunk is not None:
             importance = prepared.chunk.importance
@@ -468,7 +468,7 @@ class WriteService:
         )
 
     @staticmethod
-    def _check_id_free(namespace: str, item: MemoryWrite, existing: Memory | None, field: str) -> None:
+    def check_id_free(namespace: str, item: MemoryWrite, existing: Memory | None, field: str) -> None:
         """IdConflict when the id is held by a memory of other content or layer: the same write said again is
         idempotent (`duplicate_id`), a different one under its id is not."""
         if existing is None or (existing.content == item.content and existing.layer == item.layer):
