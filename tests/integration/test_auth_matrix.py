@@ -104,6 +104,11 @@ REQUESTS: dict[tuple[str, str], RequestBuilder] = {
         ns_path(ns, "/memories/batch"),
         {"items": [{"content": "Dana confirmed the catering order for the Lisbon offsite"}]},
     ),
+    ("POST", "/v1/namespaces/<ns>/load"): lambda w, ns: Request(
+        "POST",
+        ns_path(ns, "/load"),
+        {"items": [{"content": "Dana's notes from the Lisbon offsite, loaded from the old tool"}]},
+    ),
     ("GET", "/v1/namespaces/<ns>/memories/<id>"): lambda w, ns: Request(
         "GET", ns_path(ns, f"/memories/{w.memory(ns)}")
     ),

@@ -53,6 +53,9 @@ BODIES: dict[str, dict[str, Any]] = {
         "session_id": "s-1",
     },
     "write_batch": {"items": [{"content": "Deployment notes for the Lisbon release", "tags": ["ops"]}]},
+    "load_episodes": {
+        "items": [{"content": "Deployment notes for the Lisbon release", "tags": ["ops"], "session_id": "s-1"}]
+    },
     "edit_memory": {"content": "Deployment notes for the Lisbon release, revised", "tags": ["ops"]},
     "recall": {"query": "deployment notes Lisbon", "tags": ["ops"], "session_id": "s-1"},
     "forget": {"tags": ["nothing-carries-this"]},
@@ -409,4 +412,12 @@ def test_the_walk_covers_what_the_issue_found() -> None:
     # Every route that takes a body with a string in it is walked.
     with_strings = {op for op, model in _body_models().items() if list(string_paths(model, BODIES.get(op, {})))}
     assert {c.operation for c in CASES if c.surface == "http"} >= with_strings
-    assert with_strings >= {"write_memory", "write_batch", "edit_memory", "import_memories", "put_working", "feedback"}
+    assert with_strings >= {
+        "write_memory",
+        "write_batch",
+        "load_episodes",
+        "edit_memory",
+        "import_memories",
+        "put_working",
+        "feedback",
+    }
