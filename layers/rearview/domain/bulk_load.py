@@ -14,7 +14,8 @@ from pydantic import BaseModel, Field, StrictFloat, StrictInt
 from rearview.domain.request_model import RequestModel
 from rearview.domain.write import MemoryWrite
 
-# Episodes per load request: a thousand with 1,024-dimensional vectors is about 10 MB of JSON.
+# Episodes per load request, as an import's. The body is at most 1 MiB: a thousand lines fit without vectors, about
+# 120 with 384-dimensional ones (`rearview load` splits its requests by bytes too).
 MAX_LOAD_ITEMS = 1000
 # The longest vector a line may carry (the widest embedders in use give 3,072).
 MAX_VECTOR_DIM = 4096
