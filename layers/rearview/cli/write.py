@@ -162,7 +162,11 @@ def load_jsonl(
         validate_namespace(namespace)
     with file.open("rb") as fh:
         total = sum(1 for _ in fh)
-    with connected(ctx, data_dir, embedder, creates=True) as call, file.open("rb") as fh, _progress(file, total) as bar:
+    with (
+        connected(ctx, data_dir, embedder, creates=True) as call,
+        file.open("rb") as fh,
+        _progress(file, total, "loading") as bar,
+    ):
 
         def report(line: InvalidLine) -> None:
             bar.console.print(f"line {line.line_no}: {line.message}", style="red", markup=False)
@@ -200,7 +204,7 @@ class _Bar:
 
 
 @contextmanager
-def _progress(file: Path, total: int) -> Iterator[_Bar]:
+def _progress(file: Path, total: int, verb: str = "importing") -> Iterator[_Bar]:
     progress = Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
@@ -210,7 +214,7 @@ def _progress(file: Path, total: int) -> Iterator[_Bar]:
         transient=True,
     )
     with progress:
-        yield _Bar(progress, progress.add_task(f"importing {escape(file.name)}", total=total))
+        yield _Bar(progress, progress.add_task(f"{verb} {escape(file.name)}", total=total))
 
 
 def _print_summary(summary: ImportSummary, file: Path) -> None:
