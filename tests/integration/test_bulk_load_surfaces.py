@@ -7,7 +7,6 @@ import asyncio
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,14 +37,6 @@ TURNS = [
 ]  # fmt: skip
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[LocalServer, Services]]:
-    services = build(Settings(data_dir=tmp_path / "data", embedder="hashing"))
-    with LocalServer(services.settings, services, host="127.0.0.1", port=0) as running:
-        yield running, services
-    services.close()
-
-
 def _post(url: str, token: str, body: Any) -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(
         url, data=json.dumps(body).encode(), method="POST",
@@ -59,9 +50,9 @@ def _post(url: str, token: str, body: Any) -> tuple[int, dict[str, Any]]:
 
 
 def test_a_load_over_http_is_stored_recalled_and_refused_naming_the_field(
-    server: tuple[LocalServer, Services],
+    live: tuple[LocalServer, Services],
 ) -> None:
-    running, services = server
+    running, services = live
     key = services.access.create_key("acme", ["read", "write"])[1]
     url = f"{running.url}/v1/namespaces/{NS}/load"
     dim = services.embedder.dim
@@ -95,8 +86,8 @@ def test_a_load_over_http_is_stored_recalled_and_refused_naming_the_field(
     assert status == 403, body
 
 
-def test_the_python_client_loads_sync_and_async(server: tuple[LocalServer, Services]) -> None:
-    running, services = server
+def test_the_python_client_loads_sync_and_async(live: tuple[LocalServer, Services]) -> None:
+    running, services = live
     key = services.access.create_key("acme", ["read", "write"])[1]
     with RearviewClient(running.url, token=key) as rv:
         loaded = rv.load(NS, [{"id": "c1", "content": "Booked the night train to Vienna"}])
@@ -122,9 +113,9 @@ def _jsonl(path: Path, lines: list[Any]) -> Path:
 
 @pytest.mark.parametrize("remote", [False, True], ids=["local", "url"])
 def test_rearview_load_reads_a_conversation_dump_and_reports_bad_lines(
-    server: tuple[LocalServer, Services], tmp_path: Path, remote: bool
+    live: tuple[LocalServer, Services], tmp_path: Path, remote: bool
 ) -> None:
-    running, services = server
+    running, services = live
     dim = services.embedder.dim
     file = _jsonl(
         tmp_path / "history.jsonl",
@@ -160,9 +151,9 @@ def test_rearview_load_reads_a_conversation_dump_and_reports_bad_lines(
 
 
 def test_rearview_load_sends_a_large_history_in_requests_under_the_body_limit(
-    server: tuple[LocalServer, Services], tmp_path: Path
+    live: tuple[LocalServer, Services], tmp_path: Path
 ) -> None:
-    running, services = server
+    running, services = live
     key = services.access.create_key("acme", ["read", "write"])[1]
     vectors = np.random.default_rng(5).normal(size=(300, services.embedder.dim))
     file = _jsonl(

@@ -174,5 +174,7 @@ def test_where_writes_are_queued_each_line_brings_its_vector(tmp_path: Any, cloc
 def test_a_load_stays_in_its_namespace(services: Services, clock: ManualClock) -> None:
     services.bulk_load.load(NS, LoadRequest(items=[EpisodeLoad(**line) for line in _history(clock)]))
 
+    assert len(services.store.list_memories(NS, EVERY)) == 4
+    assert services.recaller.recall(NS, RecallQuery(query="Where should we stay in Lisbon?")).results
     assert services.store.list_memories(OTHER, EVERY) == []
     assert services.recaller.recall(OTHER, RecallQuery(query="Where should we stay in Lisbon?")).results == []

@@ -56,12 +56,10 @@ class BulkLoadService:
         now = self._clock.now()
         items = request.items
         self._check(namespace, items, now)
-        redacted: list[bool] = []
-        kept: list[tuple[int, MemoryWrite, float]] = []
+        kept: list[tuple[int, MemoryWrite, float, bool]] = []
         low_importance = 0
         for i, raw in enumerate(items):
-            # The vector holds numbers only (kept apart: `_vectors` reads it from the request).
-            item, kinds = redact_write(raw.model_copy(update={"vector": None}), f"items.{i}")
+            item, kinds = redact_write(raw, f"items.{i}")
             item = with_expiry(item, now)
             importance = score_importance(
                 item.content, layer="episodic", entities=item.entities, explicit=item.importance
@@ -69,20 +67,19 @@ class BulkLoadService:
             if importance < self._tuning.importance_threshold:
                 low_importance += 1
                 continue
-            kept.append((i, item.model_copy(update={"id": item.id or new_ulid(now)}), importance))
-            redacted.append(bool(kinds))
-        stored = self._store.get_many(namespace, [item.id for _, item, _ in kept if item.id is not None])
-        for i, item, _ in kept:
+            kept.append((i, item.model_copy(update={"id": item.id or new_ulid(now)}), importance, bool(kinds)))
+        stored = self._store.get_many(namespace, [item.id for _, item, _, _ in kept if item.id is not None])
+        for i, item, _, _ in kept:
             # The same episode loaded again is skipped; another under its id is a conflict, as for a write.
             WriteService.check_id_free(namespace, item, stored.get(item.id or ""), f"items.{i}.id")
-        fresh = [(n, each) for n, each in enumerate(kept) if each[1].id not in stored]
+        fresh = [each for each in kept if each[1].id not in stored]
         result = LoadResult(
             namespace=namespace, loaded=0, skipped=len(kept) - len(fresh), low_importance=low_importance
         )
         if not fresh:
             return result
-        origins = [i for _, (i, _, _) in fresh]
-        episodes = [item for _, (_, item, _) in fresh]
+        origins = [i for i, _, _, _ in fresh]
+        episodes = [item for _, item, _, _ in fresh]
         contexts, vector_texts = self._writer.session_contexts(namespace, episodes, [e.content for e in episodes], now)
         vectors, embedded = self._vectors([items[i].vector for i in origins], vector_texts)
         columns = EpisodeColumns.of(
@@ -92,13 +89,13 @@ class BulkLoadService:
             created_at=[now.timestamp()] * len(episodes),
             entities=[e.entities for e in episodes],
             tags=[e.tags for e in episodes],
-            importance=[importance for _, (_, _, importance) in fresh],
+            importance=[importance for _, _, importance, _ in fresh],
             event_type=[e.event_type for e in episodes],
             outcome=[e.outcome for e in episodes],
             outcome_status=[e.outcome_status or recognise_outcome(e.outcome) for e in episodes],
             session_id=[e.session_id for e in episodes],
             context=contexts,
-            redacted=[redacted[n] for n, _ in fresh],
+            redacted=[redacted for _, _, _, redacted in fresh],
             metadata=[e.metadata for e in episodes],
             source=[e.source for e in episodes],
             expires_at=[e.expires_at.timestamp() if e.expires_at else None for e in episodes],

@@ -76,6 +76,8 @@ class _Walk:
             }
             return value if list(walked_map.items()) == list(value.items()) else walked_map
         inner = _argument(annotation, 0)
+        if _holds_no_text(inner):
+            return value  # a list of numbers (a vector: hundreds of them) has nothing to redact
         walked = [self.value(item, inner, f"{path}.{i}", verbatim) for i, item in enumerate(value)]
         changed = any(a is not b for a, b in zip(walked, value, strict=True))
         return type(value)(walked) if changed else value
@@ -104,6 +106,14 @@ def _unwrapped(annotation: Any, verbatim: bool) -> tuple[Any, bool]:
             annotation = members[0]
         else:
             return annotation, verbatim
+
+
+def _holds_no_text(annotation: Any) -> bool:
+    """True for a type no string fits in: numbers and booleans, or a union of them."""
+    annotation, _ = _unwrapped(annotation, False)
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return all(_holds_no_text(member) for member in typing.get_args(annotation) if member is not type(None))
+    return annotation in (bool, int, float)
 
 
 def _argument(annotation: Any, index: int) -> Any:
