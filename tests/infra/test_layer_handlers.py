@@ -195,6 +195,14 @@ def _with_dimension(event: dict[str, Any], dim: int) -> dict[str, Any]:
     return event
 
 
+def _load_with_vectors(dim: int) -> dict[str, Any]:
+    """The load sample with each line's vector (where writes are queued, the write function embeds none)."""
+    body = json.loads(load_event("memory_load")["body"])
+    for i, item in enumerate(body["items"]):
+        item["vector"] = [1.0 if j == i else 0.0 for j in range(dim)]
+    return load_event("memory_load", body=body)
+
+
 def _calls(deployed: Deployed) -> dict[str, list[tuple[str, dict[str, Any]]]]:
     """Each function's sample events, in the order a deployment meets them."""
     token = f"Bearer {ADMIN_TOKEN}"
@@ -206,7 +214,11 @@ def _calls(deployed: Deployed) -> dict[str, list[tuple[str, dict[str, Any]]]]:
             ("request", load_event("request", kind="authorizer", identitySource=[token])),
             ("without token", load_event("request_without_token", kind="authorizer")),
         ],
-        "write": [("memory_write", load_event("memory_write")), ("working_put", load_event("working_put"))],
+        "write": [
+            ("memory_write", load_event("memory_write")),
+            ("working_put", load_event("working_put")),
+            ("memory_load", _load_with_vectors(EMBEDDING_DIM)),
+        ],
         "write_worker": [("queued write", load_event("write_queue_message", kind="sqs"))],
         "index_sync": [("insert", _with_dimension(load_event("insert_episode", kind="dynamodb"), EMBEDDING_DIM))],
         "recall": [
@@ -246,6 +258,7 @@ def test_every_function_runs_with_only_its_code_the_layer_and_the_runtime(deploy
     assert [r["Status"] for r in deployed.responses.bodies] == ["SUCCESS"]
     _http_ok(results["write memory_write"], 202)
     _http_ok(results["write working_put"], 200)
+    assert json.loads(_http_ok(results["write memory_load"], 200)["body"])["loaded"] == 2
     _no_batch_failures(results["write_worker queued write"])
     _no_batch_failures(results["index_sync insert"])
     _no_batch_failures(results["consolidation_worker job"])
