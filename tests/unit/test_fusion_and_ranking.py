@@ -53,6 +53,24 @@ def test_weighted_sum_normalises_each_list() -> None:
     assert weighted_sum([], [], EQUAL) == {}
 
 
+def test_a_keyword_list_that_holds_every_match_is_normalised_from_zero() -> None:
+    # Two memories hold the query's name; the second's BM25 is close to the first's. Cut at the pool, the list's
+    # lowest is the weakest of many matches (0); holding every match, its lowest still matched.
+    kw = [Candidate("birthday", "episodic", 4.15), Candidate("answer", "episodic", 3.70)]
+    vec = [
+        Candidate("answer", "episodic", 0.30),
+        Candidate("other", "episodic", 0.25),
+        Candidate("birthday", "episodic", 0.10),
+    ]
+    cut = weighted_sum(kw, vec, EQUAL)
+    every = weighted_sum(kw, vec, EQUAL, keyword_all=True)
+    assert cut["answer"] == pytest.approx(0.5)
+    assert every["answer"] == pytest.approx(0.5 + 0.5 * 3.70 / 4.15)
+    assert every["birthday"] == cut["birthday"] == pytest.approx(0.5)
+    assert every["other"] == cut["other"]
+    assert max(every, key=every.__getitem__) == "answer"
+
+
 @pytest.mark.parametrize(("terms", "expect_more_vector"), [(1, True), (2, True), (5, None), (9, False)])
 def test_adaptive_weights_follow_query_length(terms: int, expect_more_vector: bool | None) -> None:
     w = adaptive_weights(terms, 0.5, has_time_expression=False)

@@ -126,6 +126,9 @@ def test_explain_reports_every_stage(services: Services, seeded: dict[str, str])
     keyword = next(s for s in resp.trace.stages if s.stage == "keyword")
     assert keyword.candidates and keyword.candidates[0]["id"] == seeded["adoption"]
     assert keyword.detail["context_weight"] == services.recaller.tuning.context_weight
+    # A namespace this small holds fewer keyword matches than the pool: the list is every match (weighted_sum).
+    fuse = next(s for s in resp.trace.stages if s.stage == "fuse")
+    assert fuse.detail["keyword_all"] is True
     rank = next(s for s in resp.trace.stages if s.stage == "rank")
     assert {"fused", "decay", "boost", "score"} <= set(rank.candidates[0])
     assert services.recaller.recall(NS, RecallQuery(query="adoption agency")).trace is None

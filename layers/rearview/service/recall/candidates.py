@@ -176,7 +176,13 @@ def fuse(ctx: Collaborators, run: RecallState) -> None:
     tuning = ctx.tuning
     with run.stage("fuse") as st:
         run.fused = _fused(ctx, run)
-        st.detail = {"method": tuning.fusion, "rrf_k": tuning.rrf_k, "count": len(run.fused)}
+        st.detail = {
+            "method": tuning.fusion,
+            "rrf_k": tuning.rrf_k,
+            "count": len(run.fused),
+            # Every memory holding a query term is in the keyword list: it is normalised from 0 (weighted_sum).
+            "keyword_all": len(run.keyword) < run.pool,
+        }
         if run.explain:
             st.candidates = fused_rows(run.fused)
 
@@ -186,7 +192,7 @@ def _fused(ctx: Collaborators, run: RecallState) -> dict[str, float]:
     if ctx.tuning.fusion == "rrf":
         fused = rrf(run.keyword, vector, run.weights, ctx.tuning.rrf_k)
     else:
-        fused = weighted_sum(run.keyword, vector, run.weights)
+        fused = weighted_sum(run.keyword, vector, run.weights, keyword_all=len(run.keyword) < run.pool)
     # Keyword search cannot match a memory in another script than the query's: its silence is no vote against it,
     # so such a memory is scored by the vector list alone (fusion divided by both weights; this divides by one).
     blind = across - {c.id for c in run.keyword}

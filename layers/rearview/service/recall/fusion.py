@@ -44,14 +44,22 @@ def rrf(keyword: Sequence[Candidate], vector: Sequence[Candidate], weights: Fusi
     return {cid: s / top for cid, s in scores.items()} if top > 0 else scores
 
 
-def weighted_sum(keyword: Sequence[Candidate], vector: Sequence[Candidate], weights: FusionWeights) -> dict[str, float]:
-    """Min-max normalised scores of each list, weighted and summed (absent from a list = 0 there)."""
+def weighted_sum(
+    keyword: Sequence[Candidate], vector: Sequence[Candidate], weights: FusionWeights, keyword_all: bool = False
+) -> dict[str, float]:
+    """Min-max normalised scores of each list, weighted and summed (absent from a list = 0 there).
+
+    With `keyword_all` (keyword search returned fewer than asked for, so every memory that holds a query term),
+    the keyword list is normalised from 0, not from its lowest score: its last memory still holds a term, and a
+    list of two ("Raj" in two memories) must not score the second as if it held none."""
     scores: dict[str, float] = {}
     for weight, ranked in ((weights.keyword, keyword), (weights.vector, vector)):
         if not ranked:
             continue
         values = [c.score for c in ranked]
         low, high = min(values), max(values)
+        if keyword_all and ranked is keyword:
+            low = min(0.0, low)
         span = high - low
         for cand in ranked:
             norm = (cand.score - low) / span if span > 0 else 1.0
