@@ -126,6 +126,28 @@ def test_batches_are_accepted_whole_and_stored_once_even_when_delivered_twice(st
     assert usage_stats(store, NS, stored["lease"].created_at).counts["episodic"] == 1
 
 
+def test_a_write_that_merged_confirms_its_memory_once_when_delivered_twice(stack: AwsStack) -> None:
+    # A merged write stores no id of its own: its redelivery is known as the occurrence the memory took in.
+    write = stack.load_function("write").handler
+    worker = stack.load_function("write_worker").handler
+    content = "The user prefers an aisle seat on long flights"
+    path = f"/v1/namespaces/{NS}/memories"
+    status, first = call(write, load_event("memory_write", path=path, body={"content": content}))
+    assert status == 202
+    stack.deliver(worker)
+    StreamDriver(stack).pump(index_sync_handler(stack))  # indexed: the next write finds it as a near-duplicate
+    call(write, load_event("memory_write", path=path, body={"content": content, "session_id": "s-2"}))
+
+    once = stack.deliver(worker, lose_delete=lambda _: True)
+    twice = stack.deliver(worker)
+
+    assert (once["received"], twice["received"]) == (1, 1) and twice["message_ids"] == once["message_ids"]
+    from rearview.adapters.dynamodb import DynamoDBMemoryStore
+
+    stored = DynamoDBMemoryStore("rearview-test", client=stack.dynamodb).get(NS, first["id"])
+    assert stored is not None and stored.confirmations == 2 and "s-2" in stored.sessions
+
+
 def test_working_memory_is_written_synchronously_by_the_write_function(stack: AwsStack) -> None:
     write = stack.load_function("write").handler
     path = f"/v1/namespaces/{NS}/sessions/s1/working/task"

@@ -138,6 +138,20 @@ def test_repeated_fact_is_confirmed_not_duplicated(services: Services, clock: Ma
     assert isinstance(stored, Fact) and stored.confidence > 0.6 and stored.last_confirmed_at == clock.now()
 
 
+def test_a_fact_said_again_for_the_time_of_its_last_confirmation_is_that_confirmation(
+    services: Services, clock: ManualClock
+) -> None:
+    # The same statement for the same time (a redelivered queued write, a line imported twice) is one occurrence.
+    first = services.writer.write(NS, fact("The user's name is Dana Okafor", confidence=0.6))
+    when = clock.now() + timedelta(days=1)
+    confirmed = services.writer.write(NS, fact("The user's name is Dana Okafor", occurred_at=when))
+    again = services.writer.write(NS, fact("The user's name is Dana Okafor", occurred_at=when))
+    assert (confirmed.status, again.status, again.reason) == ("merged", "merged", "same_occurrence")
+    assert again.merged_into == first.id
+    stored = services.store.get(NS, first.id)
+    assert isinstance(stored, Fact) and stored.confirmations == 2 and stored.last_confirmed_at == when
+
+
 def test_invalid_item_rejects_the_whole_batch(services: Services) -> None:
     with pytest.raises(InvalidInput) as err:
         services.writer.write_batch(NS, [ep("Valid memory about the Lisbon trip"), fact("x" * 501)])

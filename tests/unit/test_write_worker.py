@@ -11,6 +11,7 @@ import pytest
 
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
+from rearview.domain.memory import Episode
 from rearview.domain.write import MemoryWrite, parse_queued_write, queued_write_body
 from rearview.errors import ConcurrentUpdate, InvalidInput
 from rearview.service.write_worker import WriteWorker
@@ -109,6 +110,37 @@ def test_the_worker_stores_a_message_once_however_often_it_is_delivered(
     stored = queued.store.get("acme", accepted[0].id)
     assert stored is not None and stored.version == 1 and stored.confirmations == 1
     assert dead.letters == []
+
+
+def test_a_redelivered_write_that_merged_confirms_its_memory_once(
+    queued: Services, queue: FakeQueue, clock: ManualClock
+) -> None:
+    # A write that merged into a near-duplicate stores no id of its own, so the redelivery is not known by its id:
+    # it is known as the occurrence the memory last took in, at the time the write was accepted for.
+    worker = WriteWorker(queued.writer, FakeDeadLetters(), max_receive_count=3)
+    text = "The user prefers dark mode in every editor they use"
+    queued.writer.submit("acme", [MemoryWrite(content=text, session_id="s-1")])
+    clock.advance(hours=1)
+    queued.writer.submit("acme", [MemoryWrite(content=text, session_id="s-2")])
+    first_body, second_body = queue.bodies(clock)
+    (stored,) = worker.process(first_body, 1).results
+
+    merged = [worker.process(second_body, n).results[0] for n in (1, 2, 3)]
+
+    assert [(r.status, r.reason) for r in merged] == [
+        ("merged", "near_duplicate"),
+        ("merged", "same_occurrence"),
+        ("merged", "same_occurrence"),
+    ]
+    assert {r.merged_into for r in merged} == {stored.id}
+    memory = queued.store.get("acme", stored.id)
+    assert isinstance(memory, Episode) and memory.confirmations == 2 and memory.sessions == ["s-1", "s-2"]
+    # The same words said again later are a new occurrence, confirmed as ever.
+    clock.advance(hours=1)
+    queued.writer.submit("acme", [MemoryWrite(content=text, session_id="s-2")])
+    assert worker.process(queue.bodies(clock)[-1], 1).results[0].reason == "near_duplicate"
+    again = queued.store.get("acme", stored.id)
+    assert again is not None and again.confirmations == 3
 
 
 def test_poison_and_invalid_messages_go_straight_to_the_dead_letters(queued: Services, clock: ManualClock) -> None:

@@ -425,16 +425,12 @@ class WriteService:
             )
         duplicate = self._near_duplicate(namespace, prepared, plan) if prepared.chunk is None else None
         if duplicate is not None:
-            merged = self._merge(duplicate, item, now)
-            plan.update(merged)
-            return WriteResult(
-                id=merged.id,
-                status="merged",
-                reason="near_duplicate",
-                redacted=redacted,
-                importance=importance,
-                merged_into=merged.id,
-            )
+            target, how = duplicate.id, "same_occurrence"
+            if not _said_again(duplicate, item):
+                merged = self._merge(duplicate, item, now)
+                plan.update(merged)
+                target, how = merged.id, "near_duplicate"
+            return _merged(target, how, redacted, importance)
         memory = self._new_memory(namespace, prepared, importance, now)
         superseded: list[str] = []
         reason = None
@@ -442,15 +438,8 @@ class WriteService:
             judged = self._judged(namespace, memory, prepared.vector, plan)
             kept = next(((old, verdict) for old, verdict in judged if verdict in ("confirms", "refines")), None)
             if kept is not None and not any(v == "contradicts" for _, v in judged):
-                merged = self._supplemented(kept[0], memory, kept[1], prepared.vector, now, plan)
-                return WriteResult(
-                    id=merged.id,
-                    status="merged",
-                    reason="confirms" if kept[1] == "confirms" else "refines",
-                    redacted=redacted,
-                    importance=importance,
-                    merged_into=merged.id,
-                )
+                target, how = self._kept(kept[0], memory, kept[1], item, prepared.vector, now, plan)
+                return _merged(target, how, redacted, importance)
             superseded, newer = self._supersede(memory, judged, now, plan)
             if newer is not None:
                 # Said before what the namespace holds now (a late or retried write): kept as history, never current.
@@ -608,6 +597,15 @@ class WriteService:
             plan.update(old.model_copy(update={"status": "superseded", "superseded_by": new.id, "superseded_at": now}))
         return sorted(victims), None
 
+    def _kept(
+        self, old: Fact, new: Fact, verdict: str, item: MemoryWrite, vector: np.ndarray, now: datetime, plan: _Plan
+    ) -> tuple[str, str]:
+        """The active fact a new one confirms or refines, updated (`_supplemented`), and how: "confirms",
+        "refines", or "same_occurrence" for a confirmation it took in already (`_said_again`)."""
+        if verdict == "confirms" and _said_again(old, item):
+            return old.id, "same_occurrence"
+        return self._supplemented(old, new, verdict, vector, now, plan).id, verdict
+
     def _supplemented(self, old: Fact, new: Fact, verdict: str, vector: np.ndarray, now: datetime, plan: _Plan) -> Fact:
         """The active fact a new one confirms (confirmed once more) or refines (its content becomes the new, more
         precise statement; the store keeps the old version as history)."""
@@ -622,6 +620,26 @@ class WriteService:
         merged = old.model_copy(update=update)
         plan.update(merged, vector if verdict == "refines" else None)
         return merged
+
+
+def _merged(target: str, reason: str, redacted: bool, importance: float) -> WriteResult:
+    """The answer to a write that merged into `target` (confirmed it, refined it, or was its occurrence again)."""
+    return WriteResult(
+        id=target, status="merged", reason=reason, redacted=redacted, importance=importance, merged_into=target
+    )
+
+
+def _said_again(existing: Memory, item: MemoryWrite) -> bool:
+    """Whether a write that matches `existing` is the occurrence `existing` last took in, delivered again: written
+    for the very time of its latest occurrence (a queued write redelivered after it merged, a line imported
+    twice). That is one occurrence, not a new confirmation. Only for a write that states its time (a queued write
+    always does: `accept` sets it); a write timed by the clock is a new occurrence."""
+    when = item.occurred_at
+    if when is None:
+        return False
+    if isinstance(existing, Episode):
+        return existing.last_seen_at == when and (item.session_id is None or item.session_id in existing.sessions)
+    return isinstance(existing, Fact) and existing.last_confirmed_at == when
 
 
 def _field(prefix: str, index: int) -> str:
