@@ -1,7 +1,8 @@
 """The write path: validate, redact, score importance, then insert, merge a near-duplicate, or supersede.
 
 A batch is planned item by item (each item sees the ones before it) and applied as one ChangeSet, so a batch is
-stored whole or not at all. Idempotency: an id written twice is stored once.
+stored whole or not at all. Idempotency: an id written twice is stored once, and a write that merged, sent again
+for the same time, confirms its memory once (`_said_again`).
 
 With a WriteQueue (the AWS backend), `accept` validates a request exactly as `write_batch` does, assigns the ids and
 times now, and queues it; a worker later calls `write_batch` with the same items, so a redelivered message stores

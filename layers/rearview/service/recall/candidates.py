@@ -180,8 +180,7 @@ def fuse(ctx: Collaborators, run: RecallState) -> None:
             "method": tuning.fusion,
             "rrf_k": tuning.rrf_k,
             "count": len(run.fused),
-            # Every memory holding a query term is in the keyword list: it is normalised from 0 (weighted_sum).
-            "keyword_all": len(run.keyword) < run.pool,
+            "keyword_all": _keyword_all(run),
         }
         if run.explain:
             st.candidates = fused_rows(run.fused)
@@ -192,7 +191,7 @@ def _fused(ctx: Collaborators, run: RecallState) -> dict[str, float]:
     if ctx.tuning.fusion == "rrf":
         fused = rrf(run.keyword, vector, run.weights, ctx.tuning.rrf_k)
     else:
-        fused = weighted_sum(run.keyword, vector, run.weights, keyword_all=len(run.keyword) < run.pool)
+        fused = weighted_sum(run.keyword, vector, run.weights, keyword_all=_keyword_all(run))
     # Keyword search cannot match a memory in another script than the query's: its silence is no vote against it,
     # so such a memory is scored by the vector list alone (fusion divided by both weights; this divides by one).
     blind = across - {c.id for c in run.keyword}
@@ -201,6 +200,12 @@ def _fused(ctx: Collaborators, run: RecallState) -> dict[str, float]:
         share = (weights.keyword + weights.vector) / weights.vector
         fused.update({cid: fused[cid] * share for cid in blind if cid in fused})
     return fused
+
+
+def _keyword_all(run: RecallState) -> bool:
+    """Whether the keyword list holds every memory with a query term (fewer than the pool came back): fusion then
+    normalises it from 0 (`weighted_sum`)."""
+    return len(run.keyword) < run.pool
 
 
 def across_scripts(ctx: Collaborators, run: RecallState) -> tuple[list[Candidate], set[str]]:
