@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -39,6 +39,16 @@ class LoadStore(MemoryReader, MemoryWriter, Protocol):
     """What a load asks of the store: which ids it holds, and the bulk insert."""
 
 
+class _Line(NamedTuple):
+    """A line the load keeps: its place in the request, the line redacted (with its id), its importance, and
+    whether redaction changed it."""
+
+    origin: int
+    item: MemoryWrite
+    importance: float
+    redacted: bool
+
+
 class BulkLoadService:
     def __init__(
         self, store: LoadStore, writer: WriteService, embedder: Embedder, clock: Clock, tuning: WriteTuning
@@ -56,7 +66,7 @@ class BulkLoadService:
         now = self._clock.now()
         items = request.items
         self._check(namespace, items, now)
-        kept: list[tuple[int, MemoryWrite, float, bool]] = []
+        kept: list[_Line] = []
         low_importance = 0
         for i, raw in enumerate(items):
             item, kinds = redact_write(raw, f"items.{i}")
@@ -67,19 +77,20 @@ class BulkLoadService:
             if importance < self._tuning.importance_threshold:
                 low_importance += 1
                 continue
-            kept.append((i, item.model_copy(update={"id": item.id or new_ulid(now)}), importance, bool(kinds)))
-        stored = self._store.get_many(namespace, [item.id for _, item, _, _ in kept if item.id is not None])
-        for i, item, _, _ in kept:
+            kept.append(_Line(i, item.model_copy(update={"id": item.id or new_ulid(now)}), importance, bool(kinds)))
+        stored = self._store.get_many(namespace, [line.item.id for line in kept if line.item.id is not None])
+        for line in kept:
             # The same episode loaded again is skipped; another under its id is a conflict, as for a write.
-            WriteService.check_id_free(namespace, item, stored.get(item.id or ""), f"items.{i}.id")
-        fresh = [each for each in kept if each[1].id not in stored]
+            item = line.item
+            WriteService.check_id_free(namespace, item, stored.get(item.id or ""), f"items.{line.origin}.id")
+        fresh = [line for line in kept if line.item.id not in stored]
         result = LoadResult(
             namespace=namespace, loaded=0, skipped=len(kept) - len(fresh), low_importance=low_importance
         )
         if not fresh:
             return result
-        origins = [i for i, _, _, _ in fresh]
-        episodes = [item for _, item, _, _ in fresh]
+        origins = [line.origin for line in fresh]
+        episodes = [line.item for line in fresh]
         contexts, vector_texts = self._writer.session_contexts(namespace, episodes, [e.content for e in episodes], now)
         vectors, embedded = self._vectors([items[i].vector for i in origins], vector_texts)
         columns = EpisodeColumns.of(
@@ -89,13 +100,13 @@ class BulkLoadService:
             created_at=[now.timestamp()] * len(episodes),
             entities=[e.entities for e in episodes],
             tags=[e.tags for e in episodes],
-            importance=[importance for _, _, importance, _ in fresh],
+            importance=[line.importance for line in fresh],
             event_type=[e.event_type for e in episodes],
             outcome=[e.outcome for e in episodes],
             outcome_status=[e.outcome_status or recognise_outcome(e.outcome) for e in episodes],
             session_id=[e.session_id for e in episodes],
             context=contexts,
-            redacted=[redacted for _, _, _, redacted in fresh],
+            redacted=[line.redacted for line in fresh],
             metadata=[e.metadata for e in episodes],
             source=[e.source for e in episodes],
             expires_at=[e.expires_at.timestamp() if e.expires_at else None for e in episodes],

@@ -53,12 +53,12 @@ def weighted_sum(
     the keyword list is normalised from 0, not from its lowest score: its last memory still holds a term, and a
     list of two ("Raj" in two memories) must not score the second as if it held none."""
     scores: dict[str, float] = {}
-    for weight, ranked in ((weights.keyword, keyword), (weights.vector, vector)):
+    for weight, ranked, from_zero in ((weights.keyword, keyword, keyword_all), (weights.vector, vector, False)):
         if not ranked:
             continue
         values = [c.score for c in ranked]
         low, high = min(values), max(values)
-        if keyword_all and ranked is keyword:
+        if from_zero:
             low = min(0.0, low)
         span = high - low
         for cand in ranked:
