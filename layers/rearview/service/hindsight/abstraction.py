@@ -49,12 +49,17 @@ def state_group(cluster: EvidenceCluster) -> InducedMemory | None:
     units = [u for u in user_units(cluster.episodes) if shared & set(u.signed_terms)]
     if not units:
         return None
-    # The clause that says it most plainly: of the user (a fact) or a wish (a preference), holding the most of what
-    # is shared, in the fewest words.
+    # The clause that says it most plainly: a wish (a preference; then one of the user), of the user (a fact),
+    # holding the most of what is shared, in the fewest words.
     wanted = "wish" if cluster.kind == "preference" else None
     best = max(
         units,
-        key=lambda u: (u.about_user or u.act == wanted, len(shared & set(u.signed_terms)), -len(u.text)),
+        key=lambda u: (
+            u.act == wanted,
+            u.about_user or u.act == wanted,
+            len(shared & set(u.signed_terms)),
+            -len(u.text),
+        ),
     )
     predicate = _cut(best.text, [t for t in best.signed_terms if t in shared])
     if not predicate:

@@ -44,6 +44,9 @@ MAX_CONSTITUENT_SHARE = 0.25
 # Characters that end no constituent (a CJK pair ending in one is a word and its particle: "放了", "我的").
 # "都" and "在" end words too (成都, 现在), so they are not among them.
 _PARTICLES = frozenset("的地得了着过吗呢吧啊呀嘛们是和与就也还又很")
+# Function characters that begin many content words all the same (地铁, 地址, 过敏): a pair starting with one is
+# a word, not grammar.
+_WORD_STARTS = frozenset("地过")
 # A group larger than this is a topic, not one wish or fact: it is split by its constituents.
 MAX_GROUP_UNITS = 40
 
@@ -100,7 +103,7 @@ def _constituents(unit: Unit) -> list[str]:
             continue
         if bare.isdigit() and len(bare) < 2:
             continue
-        if is_cjk(bare[0]) and (bare[0] in CJK_FUNCTION_CHARS or bare[-1] in _PARTICLES):
+        if is_cjk(bare[0]) and (bare[0] in CJK_FUNCTION_CHARS - _WORD_STARTS or bare[-1] in _PARTICLES):
             continue
         out.append(term)
     return out
@@ -176,29 +179,53 @@ def _may_link(a: Unit, b: Unit) -> bool:
 
 def _split_by_constituents(members: list[Unit], common: set[str]) -> list[list[Unit]]:
     """A linked group that falls into parts by the constituents its episodes carry ("周一" in three episodes,
-    "周三" in three others): the parts, each a constituent held by at least two episodes that no other part holds,
-    largest first; the group itself when it does not fall into two or more."""
+    "周三" in three others): the parts, each a constituent held by at least two episodes that no earlier part holds
+    (for a value the user asks for, most of its holders are enough), largest first; the group itself when it does
+    not fall into two or more."""
     holders: dict[str, set[str]] = defaultdict(set)
+    asked: dict[str, set[str]] = defaultdict(set)
     for unit in members:
         for term in set(_constituents(unit)) - common:
             holders[term].add(unit.episode.id)
+            if term in unit.values:
+                asked[term].add(unit.episode.id)
     episodes = len({u.episode.id for u in members})
+    gaps = _gaps_in_time(members, holders)
     parts: list[set[str]] = []
-    # Constituents held by at most half the group first (what a group's topic is not), then by most of it.
+    # Constituents held by at most half the group first (what a group's topic is not), then by most of it; of as
+    # many holders, one held through a stretch of time first (a value of its period, "开车" then "地铁"), not one
+    # spread over the group's whole span ("通勤", said of both).
     for share in (0.5, 0.8):
         telling = sorted(
             (t for t, held in holders.items() if 2 <= len(held) <= share * episodes and len(held) < episodes),
-            key=lambda t: (-len(holders[t]), t),
+            key=lambda t: (-len(holders[t]), gaps[t], t),
         )
         parts = []
         for term in telling:
-            if not any(holders[term] & part for part in parts):
-                parts.append(holders[term])
+            rest = holders[term].difference(*parts)
+            if rest == holders[term] or (
+                # An episode already in a part stays there ("a morning slot pls, my afternoons are for deep work"):
+                # a value the user asks for makes a part of the rest of its holders when they are most of them.
+                len(rest) >= 2 and len(rest) * 2 > len(holders[term]) and len(rest & asked[term]) * 2 > len(rest)
+            ):
+                parts.append(rest)
         if len(parts) >= 2:
             break
     if len(parts) < 2:
         return [members] if len(members) <= MAX_GROUP_UNITS else []
     return [[u for u in members if u.episode.id in part] for part in parts]
+
+
+def _gaps_in_time(members: list[Unit], holders: dict[str, set[str]]) -> dict[str, int]:
+    """For each constituent, how many of the group's episodes that do not hold it fall between the first and the
+    last that do, in time."""
+    order = sorted({u.episode.id: u.episode for u in members}.values(), key=lambda e: (e.occurred_at, e.id))
+    position = {e.id: i for i, e in enumerate(order)}
+    out = {}
+    for term, held in holders.items():
+        at = sorted(position[i] for i in held)
+        out[term] = at[-1] - at[0] + 1 - len(at)
+    return out
 
 
 def _grouped(units: list[Unit]) -> MeaningGroup | None:
