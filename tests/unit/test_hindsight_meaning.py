@@ -69,6 +69,9 @@ def _statements(episodes: list[Episode]) -> list[str]:
         ("用户要求用公里表示距离。", "user", "wish"),
         ("用户的老板喜欢用Excel看数据。", "other", "wish"),
         ("Please keep your answers short.", "user", "wish"),
+        ("The user said she would rather not be on camera.", "user", "wish"),
+        ("用户说晚上九点后别打扰他。", "user", "wish"),
+        ("The user mentioned the meeting ran late.", "user", "event"),
     ],
 )
 def test_each_clause_knows_whose_it_is_and_what_it_does(text: str, holder: str, act: str) -> None:

@@ -72,6 +72,9 @@ STANDING = re.compile(
     r"\b(?:should|must|never|from now on|going forward|by default|please|pls)\b|^以后|^今后|一律|都要|默认|务必|^请",
     re.IGNORECASE,
 )
+# A modal or a negative imperative that says what the user wants, in a reported statement ("the user said to call
+# after nine, 别打扰他").
+_WISHED = re.compile(r"\b(?:would rather|'d rather)\b|别|不要", re.IGNORECASE)
 # What opens a value slot: the way something is to be done ("in Celsius", "as a PDF", "用微信", "改到上午"), as
 # against the task's topic ("the Python docs"). A preference is a value asked for again; a topic asked about again
 # is a run of tasks.
@@ -328,8 +331,14 @@ def _drop_subject(complement: str) -> str:
 
 
 def _stated_act(text: str) -> Act:
-    """A statement's act: a standing wish ("meetings should be short"), a state, or a past event."""
-    if STANDING.search(text) or re.search(rf"\b(?:{_WISH_EN})\b", text, re.IGNORECASE) or re.search(_WISH_ZH, text):
+    """A statement's act: a standing wish ("meetings should be short"), a wish said in the user's words ("别打扰他",
+    "she would rather not be on camera"), a state, or a past event."""
+    if (
+        STANDING.search(text)
+        or re.search(rf"\b(?:{_WISH_EN})\b", text, re.IGNORECASE)
+        or re.search(_WISH_ZH, text)
+        or _WISHED.search(text)
+    ):
         return "wish"
     return "event" if _PAST.search(text[:40]) else "state"
 
