@@ -295,3 +295,17 @@ def test_a_preference_is_stated_from_a_request_not_from_what_someone_else_did() 
 
     assert len(statements) == 1 and "notion" in statements[0].lower()
     assert "team" not in statements[0].lower()
+
+
+@pytest.mark.parametrize(
+    ("text", "clause"),
+    [
+        ("Heat the oven to 200 degrees", "Heat the oven to 200 degrees"),
+        ("Ice cream for dessert again please", "Ice cream for dessert again please"),
+        ("Heading to Berlin on Monday", "Heading to Berlin on Monday"),
+        ("I'm an ICU nurse", "is an ICU nurse"),
+        ("I've switched to tea", "has switched to tea"),
+    ],
+)
+def test_a_subject_is_a_whole_word_and_its_contraction_is_read(text: str, clause: str) -> None:
+    assert units_of_text(text)[0].text == clause

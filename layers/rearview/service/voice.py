@@ -112,10 +112,13 @@ _CHINESE_QUOTE = re.compile(r"^用户(?:说|问|写道)?[:：]\s*[\"'“‘「]?
 
 _SUBJECT_EN = re.compile(
     rf"^(?P<subject>(?:(?:the\s+)?(?:user|customer|client)(?:'s)?|{_PRONOUN_EN}|who|his|her|their|i|we|my|our)"
+    rf"(?:'(?P<contraction>m|re|ve|d|ll|s)\b|\b)"
     rf"(?:\s+(?P<relation>{OTHER_PEOPLE_EN})\b)?)\s*,?\s*(?:(?-i:[A-Z])[\w-]+\s*,?\s*)?"
     rf"(?:(?:also|again|then|just|now|still|once again|has|had|have)\s+)*",
     re.IGNORECASE,
 )
+# What a subject's contraction stands for, said of the user ("I'm" -> "is", "we've" -> "has").
+_CONTRACTED = {"m": "is", "re": "is", "ve": "has", "d": "would", "ll": "will", "s": "is"}
 _NAME_SUBJECT = re.compile(r"^(?P<name>[A-Z][a-z]+)(?:'s\b|\s*,|\s+(?=[a-z]+(?:s|ed)\b|is\b|was\b|has\b))")
 _FRAME_EN = re.compile(
     rf"^(?P<verb>{_WISH_EN}|{_STATE_EN})\b(?:\s+(?:the agent|the assistant|us|me|him|her|them)\b)?"
@@ -280,6 +283,9 @@ def _reported(episode: Episode, clause: str, subject: re.Match[str], previous: H
     pronoun = word in ("he", "she", "they", "who", "his", "her", "their")
     holder: Holder = "other" if subject.group("relation") else (previous or "user") if pronoun else "user"
     rest = clause[subject.end() :]
+    if subject.group("contraction"):
+        # "I'm an ICU nurse" -> "is an ICU nurse": the statement says it of the user.
+        rest = f"{_CONTRACTED[subject.group('contraction').lower()]} {rest}"
     frame = _FRAME_EN.match(rest)
     if frame:
         complement = rest[frame.end() :]
