@@ -44,6 +44,7 @@ from hindsight_heldout import HELDOUT
 from hindsight_heldout2 import HELDOUT2
 from hindsight_heldout3 import HELDOUT3
 from hindsight_heldout4 import HELDOUT4
+from hindsight_heldout5 import HELDOUT5
 from hindsight_scenarios import NOISE_EN, NOISE_ZH, SCENARIOS, Ep, Expect, Scenario
 from metrics import format_table
 from rearview.bootstrap import Services, build
@@ -70,6 +71,7 @@ SETS: dict[str, list[Scenario]] = {
     "held-out 2": HELDOUT2,
     "held-out 3": HELDOUT3,
     "held-out 4": HELDOUT4,
+    "held-out 5": HELDOUT5,
     "dev": DEV,
 }
 NOISE_PER_SCENARIO = 8

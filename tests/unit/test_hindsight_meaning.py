@@ -309,3 +309,23 @@ def test_a_preference_is_stated_from_a_request_not_from_what_someone_else_did() 
 )
 def test_a_subject_is_a_whole_word_and_its_contraction_is_read(text: str, clause: str) -> None:
     assert units_of_text(text)[0].text == clause
+
+
+def test_what_the_agent_did_for_the_users_own_thing_is_about_the_user() -> None:
+    [unit] = units_of(_episodes(["Booked a table for the user at his favourite ramen place."])[0])
+
+    assert unit.holder == "user" and unit.about_user
+
+
+def test_someone_named_after_the_user_says_i_leaves_the_clause_the_users() -> None:
+    [unit] = units_of(_episodes(["new routine: I run at dawn now, before the kids wake up"], event_type="chat")[0])
+
+    assert unit.holder == "user"
+
+
+def test_evening_is_a_constituent_and_an_agents_opening_verb_is_not() -> None:
+    [evening] = units_of_text("another evening run today, 6k along the canal")
+    [found] = units_of(_episodes(["Found meat-free lunch options near the user's office."])[0])
+
+    assert "evening" in constituents(evening)
+    assert "found" not in constituents(found) and "lunch" in constituents(found)

@@ -264,13 +264,28 @@ def _english(episode: Episode, clause: str, previous: Holder | None) -> Unit | N
 def _unframed(episode: Episode, clause: str) -> Unit | None:
     """A clause without a subject: what the agent did about the user's own thing, the user's own turn (a request,
     a statement, or what they did), or what the agent did."""
-    thing = _USERS_THING.search(clause)
-    if thing and not _mentions_other(clause):
+    # Every match: "a table for the user at his favourite ramen place" is for the user, and of his own liking.
+    found = list(_USERS_THING.finditer(clause))
+    if found and not _mentions_other(clause):
         # "ordered grain-free kibble for Biscuit, the user's beagle": the user's own thing says something of them.
-        return _made(episode, clause, "user", "event", about=bool(thing.group("thing")))
+        return _made(episode, clause, "user", "event", about=any(m.group("thing") for m in found))
     if episode.event_type in _OWN_TURNS and not _mentions_other(clause):
         return _made(episode, clause, "user", _own_act(clause))
     return _made(episode, clause, "agent", "event")
+
+
+# A verb in the past tense, as an agent's note opens with one.
+_DONE = re.compile(r"[a-z]+ed|found|got|made|put|sent|set|wrote|gave|brought|bought|took|paid|kept|ran|did|saw|met")
+
+
+def leading_verb(unit: Unit) -> str | None:
+    """The term of the past-tense verb a clause opens with ("Found the user a coworking space", "Ordered ..."): the
+    act that was done, not what the clause is about."""
+    first = unit.text.split(maxsplit=1)[0].lower() if unit.text else ""
+    if not _DONE.fullmatch(first):
+        return None
+    term = _term(first)
+    return term if unit.terms and unit.terms[0] == term else None
 
 
 # Event types of a turn the user wrote themselves (no type at all is taken as one too).
@@ -359,12 +374,18 @@ def _own_act(text: str) -> Act:
 
 
 def _mentions_other(text: str) -> bool:
-    """Whether a clause names someone other than the user: a relation, or a named person's thing ("Priya's")."""
-    return bool(
-        re.search(rf"\b(?:{OTHER_PEOPLE_EN})\b", text, re.IGNORECASE)
-        or re.search(OTHER_PEOPLE_ZH, text)
-        or re.search(r"\b(?!User's)[A-Z][a-z]+'s\b", text)
-    )
+    """Whether a clause names someone other than the user: a relation, or a named person's thing ("Priya's"); not
+    one named after the user said "I" ("I run at dawn now, before the kids wake up" is the user's)."""
+    found = [
+        m.start()
+        for m in (
+            re.search(rf"\b(?:{OTHER_PEOPLE_EN})\b", text, re.IGNORECASE),
+            re.search(OTHER_PEOPLE_ZH, text),
+            re.search(r"\b(?!User's)[A-Z][a-z]+'s\b", text),
+        )
+        if m is not None
+    ]
+    return bool(found) and not re.search(r"\bI\b", text[: min(found)])
 
 
 def _made(episode: Episode, text: str, holder: Holder, act: Act, *, about: bool = False) -> Unit | None:
@@ -377,7 +398,13 @@ def _made(episode: Episode, text: str, holder: Holder, act: Act, *, about: bool 
     return Unit(episode, text, holder, act, terms, negated_terms(text), about, value_terms(text, act == "wish"))
 
 
+# Words whose stem is a word of another meaning: "evening" stems to "even".
+_OWN_STEMS = {"evening": "evening", "evenings": "evening"}
+
+
 def _term(token: str) -> str:
+    if token.lower() in _OWN_STEMS:
+        return _OWN_STEMS[token.lower()]
     stemmed = index_terms(token)
     return stemmed[0] if stemmed else token
 
