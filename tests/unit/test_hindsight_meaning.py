@@ -329,3 +329,16 @@ def test_evening_is_a_constituent_and_an_agents_opening_verb_is_not() -> None:
 
     assert "evening" in constituents(evening)
     assert "found" not in constituents(found) and "lunch" in constituents(found)
+
+
+def test_a_clause_that_opens_with_saying_goes_on_with_the_users_subject() -> None:
+    units = units_of(_episodes(["用户体检血糖偏高，说从今天起戒奶茶了。"])[0])
+
+    assert units[-1].holder == "user" and "奶茶" in units[-1].negated
+
+
+@pytest.mark.parametrize("text", ["还是淘宝买吧", "京东上看看有没有当天能到的打印纸", "会议纪要发我微信就行"])
+def test_a_chinese_request_without_please_is_a_wish_and_a_question_whether_negates_nothing(text: str) -> None:
+    [unit] = units_of(_episodes([text], event_type="user_message")[0])
+
+    assert unit.act == "wish" and not unit.negated

@@ -322,6 +322,9 @@ def _chinese(episode: Episode, clause: str, previous: Holder | None) -> Unit | N
     clause = _AGENT_ACTOR_ZH.sub("", clause, count=1) or clause
     if _ON_BEHALF.search(clause):
         return _made(episode, _ON_BEHALF.sub("", clause), "user", "wish")
+    if previous == "user" and _FRAME_ZH.match(clause):
+        # "用户体检血糖偏高，说从今天起戒奶茶了": a clause that opens with a verb of saying goes on with its subject.
+        clause = "用户" + clause
     subject = _SUBJECT_ZH.match(clause)
     if subject:
         relation = subject.group("relation") or subject.group("other")
@@ -364,11 +367,16 @@ def _stated_act(text: str) -> Act:
     return "event" if _PAST.search(text[:40]) else "state"
 
 
+# What makes a Chinese turn a request without a "please": a suggestion or a softener ("还是淘宝买吧", "看一下",
+# "发我微信就行").
+_REQUEST_ZH = re.compile(r"(?:吧|就行|就好|就可以)$|一下|看看")
+
+
 def _own_act(text: str) -> Act:
     """The act of the user's own words: a request (imperative, please, a modal of wish), or a statement."""
     if STANDING.search(text) or _ASKS_FOR.match(text) or re.match(r"^(?:use|keep|make|give|send|put|write|"
                                           r"reply|answer|switch|stop|don'?t|no)\b|^(?:请|麻烦|帮我|给我|以后|别|不要)",
-                                          text, re.IGNORECASE):  # fmt: skip
+                                          text, re.IGNORECASE) or _REQUEST_ZH.search(text):  # fmt: skip
         return "wish"
     return _stated_act(text)
 
@@ -435,6 +443,9 @@ def negated_terms(text: str) -> frozenset[str]:
     found: set[str] = set()
     for m in _NEGATION.finditer(text):
         after = text[m.end() :]
+        if text[max(0, m.start() - 1) : m.start() + 2] in ("有没有", "是不是", "要不要", "能不能", "好不好"):
+            # "有没有当天能到的": a question whether, not a negation.
+            continue
         if is_cjk(m.group(0)[0]):
             scope = re.split(r"[，,。；;！!？?]|而|改|换", after, maxsplit=1)[0][:8]
         elif _CLAUSE_FINAL.match(m.group(0)) and _CLAUSE_END.match(after):
