@@ -342,3 +342,9 @@ def test_a_chinese_request_without_please_is_a_wish_and_a_question_whether_negat
     [unit] = units_of(_episodes([text], event_type="user_message")[0])
 
     assert unit.act == "wish" and not unit.negated
+
+
+def test_a_short_word_ending_in_ed_is_not_taken_for_an_opening_verb() -> None:
+    [unit] = units_of(_episodes(["Red wine with dinner for the user's anniversary."])[0])
+
+    assert "red" in constituents(unit)

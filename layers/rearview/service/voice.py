@@ -275,7 +275,7 @@ def _unframed(episode: Episode, clause: str) -> Unit | None:
 
 
 # A verb in the past tense, as an agent's note opens with one.
-_DONE = re.compile(r"[a-z]+ed|found|got|made|put|sent|set|wrote|gave|brought|bought|took|paid|kept|ran|did|saw|met")
+_DONE = re.compile(r"[a-z]{3,}ed|found|got|made|put|sent|set|wrote|gave|brought|bought|took|paid|kept|ran|did|saw|met")
 
 
 def leading_verb(unit: Unit) -> str | None:
