@@ -11,6 +11,7 @@ from rearview.service.hindsight.lessons import error_signature, outcome_patterns
 from rearview.service.hindsight.outcomes import recognise_outcome
 from rearview.service.hindsight.phrases import shared_phrase
 from rearview.service.hindsight.signals import signals_of
+from rearview.service.hindsight.wording import is_request
 from rearview.text_analysis import is_chinese
 
 pytestmark = pytest.mark.unit
@@ -145,3 +146,9 @@ def test_one_failure_then_a_success_is_no_lesson_and_three_failures_in_a_row_are
 def test_chinese_is_told_from_english() -> None:
     assert is_chinese("请用中文回答") and is_chinese("用 pnpm 而不是 npm 安装依赖")
     assert not is_chinese("Reply in Chinese (中文) please")
+
+
+def test_the_user_named_in_chinese_is_no_request_to_use_something() -> None:
+    assert not is_request("用户每天早上跑步五公里。")
+    assert not any(s.dimension == "units" for s in signals_of("帮用户记录了早上的跑步数据，五公里。"))
+    assert any(s.dimension == "units" for s in signals_of("用户要求距离用公里表示"))

@@ -250,7 +250,8 @@ _UNITS = (
     (re.compile(r"\b12[- ]?h(?:our)?\b|12小时制|\bam/pm\b", re.I), "time", "12-hour clock"),
 )  # fmt: skip
 _UNIT_REQUEST = re.compile(
-    r"\b(?:in|use|using|convert|give|show|switch|prefer|not|into|to|please|pls|only)\b|用|换算|换成|改成|折成|按", re.I
+    r"\b(?:in|use|using|convert|give|show|switch|prefer|not|into|to|please|pls|only)\b|用(?!户)|换算|换成|改成|折成|按",
+    re.I,
 )
 
 

@@ -36,8 +36,8 @@ _REQUEST = re.compile(
     r"too short|give me|send me|show me|use|reply|respond|answer|write|works? (?:best|better)|easier (?:for me|to)|"
     r"i find|best for me|as usual|usual rules|like before|like last time|same as (?:always|usual|before)|again)\b"
     r"|请|以后|今后|每次|总是|一直|默认|我(?:更)?喜欢|我想要|我希望|我要|给我|帮我|麻烦|不要|别|还是|就好|就行|可以吗|能不能|能否"
-    # Chinese instructions name what to do with the text: 用 (use), 做成 (make into), 改成 (change to) ...
-    r"|用|做成|列成|整理成|改成|换成|列出|一点|一些"
+    # Chinese instructions name what to do with the text: 用 (use; not 用户, the user), 做成 (make into), 改成 ...
+    r"|用(?!户)|做成|列成|整理成|改成|换成|列出|一点|一些"
     # ... and softened or asked: 详细点, 解释下, 能说中文不, 可以吗; or repeated: 说过了, 老规矩, 记得.
     r"|[点下些]$|[点下些][，,。！!~吧]|能.{1,8}[吗不]|可以.{0,6}吗|行不行|好不好|好吗|说过|记得|记住|老规矩|老样子|统一"
     r"|最好|比较好|更好|方便|习惯|照旧|照例|又",
