@@ -88,6 +88,8 @@ _VALUE_OPENERS_EN = frozenset(
 _VALUE_OPENERS_ZH = ("改用", "换成", "通过", "都要", "用", "以", "按", "成", "到", "在", "走", "得", "只", "更", "比较")
 _SKIPPED_EN = frozenset({"the", "a", "an", "my", "his", "her", "their", "your", "our", "some"})
 # Negation and giving up: the terms after one of these, in its clause, are negated.
+# A Chinese yes-no question holds a 不 or 没 that negates nothing: 能不能 (can you), 有没有, 要不要, 可不可以.
+ZH_YES_NO = re.compile(r"(.)[不没]\1|可不可以")
 _NEGATION = re.compile(
     r"\b(?:not|no|never|don'?t|doesn'?t|didn'?t|won'?t|isn'?t|aren'?t|cannot|can'?t|without|avoid|avoids|"
     r"no longer|no more|any ?more|stop(?:ped)?|quit|quitting|gave up|give up|instead of|rather than|"
@@ -192,6 +194,9 @@ class Unit:
     about_user: bool = False
     # Its terms in a value slot ("in Celsius", "用微信"): how something is to be done, not what it is about.
     values: frozenset[str] = frozenset()
+    # The term of the past-tense verb an agent's note opens with ("Found ...", "Ordered ..."): the act that was
+    # done, not what the clause is about.
+    leading_verb: str | None = None
 
     @property
     def signed_terms(self) -> tuple[str, ...]:
@@ -278,14 +283,13 @@ def _unframed(episode: Episode, clause: str) -> Unit | None:
 _DONE = re.compile(r"[a-z]{3,}ed|found|got|made|put|sent|set|wrote|gave|brought|bought|took|paid|kept|ran|did|saw|met")
 
 
-def leading_verb(unit: Unit) -> str | None:
-    """The term of the past-tense verb a clause opens with ("Found the user a coworking space", "Ordered ..."): the
-    act that was done, not what the clause is about."""
-    first = unit.text.split(maxsplit=1)[0].lower() if unit.text else ""
+def _leading_verb(text: str, terms: tuple[str, ...]) -> str | None:
+    """The term of the past-tense verb a clause opens with, when it is the clause's first term."""
+    first = text.split(maxsplit=1)[0].lower() if text else ""
     if not _DONE.fullmatch(first):
         return None
     term = _term(first)
-    return term if unit.terms and unit.terms[0] == term else None
+    return term if terms and terms[0] == term else None
 
 
 # Event types of a turn the user wrote themselves (no type at all is taken as one too).
@@ -369,7 +373,8 @@ def _stated_act(text: str) -> Act:
 
 # What makes a Chinese turn a request without a "please": a suggestion or a softener ("还是淘宝买吧", "看一下",
 # "发我微信就行").
-_REQUEST_ZH = re.compile(r"(?:吧|就行|就好|就可以)$|一下|看看")
+ZH_SOFTENERS = "就行|就好|就可以"
+_REQUEST_ZH = re.compile(rf"(?:吧|{ZH_SOFTENERS})$|一下|看看")
 
 
 def _own_act(text: str) -> Act:
@@ -403,7 +408,8 @@ def _made(episode: Episode, text: str, holder: Holder, act: Act, *, about: bool 
     terms = tuple(dict.fromkeys(_term(t) for t in query_terms(text) if not t.isdigit() or len(t) > 1))
     if not terms:
         return None
-    return Unit(episode, text, holder, act, terms, negated_terms(text), about, value_terms(text, act == "wish"))
+    values = value_terms(text, act == "wish")
+    return Unit(episode, text, holder, act, terms, negated_terms(text), about, values, _leading_verb(text, terms))
 
 
 # Words whose stem is a word of another meaning: "evening" stems to "even".
@@ -441,9 +447,10 @@ def negated_terms(text: str) -> frozenset[str]:
     """The terms of `text` in the scope of a negation or of giving up: from the marker to the end of its clause
     (English: at most six words; Chinese: at most eight characters)."""
     found: set[str] = set()
+    questions = list(ZH_YES_NO.finditer(text))
     for m in _NEGATION.finditer(text):
         after = text[m.end() :]
-        if text[max(0, m.start() - 1) : m.start() + 2] in ("有没有", "是不是", "要不要", "能不能", "好不好"):
+        if any(q.start() <= m.start() < q.end() for q in questions):
             # "有没有当天能到的": a question whether, not a negation.
             continue
         if is_cjk(m.group(0)[0]):

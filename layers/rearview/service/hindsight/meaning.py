@@ -23,7 +23,7 @@ from rearview.domain.embedding import CosineScale
 from rearview.domain.hindsight import EvidenceCluster
 from rearview.domain.memory import Episode, Kind
 from rearview.service.hindsight.phrases import FILLER, PHATIC
-from rearview.service.voice import STANDING, Unit, frame_terms, leading_verb, units_of
+from rearview.service.voice import STANDING, Unit, frame_terms, units_of
 from rearview.text_analysis import CJK_FUNCTION_CHARS, is_cjk
 
 Embed = Callable[[list[str]], np.ndarray]
@@ -97,10 +97,9 @@ def _constituents(unit: Unit) -> list[str]:
     """The signed terms of a clause that can say what it is about: not filler, small talk, the verbs of voice, the
     verb an agent's note opens with ("Found ...", "Ordered ..."), numbers alone or CJK pairs of grammar characters."""
     out = []
-    verb = leading_verb(unit)
     for term in unit.signed_terms:
         bare = term.lstrip("-")
-        if bare == verb:
+        if bare == unit.leading_verb:
             continue
         if bare in FILLER or bare in PHATIC or bare in frame_terms() or bare in ("user", "agent", "用户"):
             continue

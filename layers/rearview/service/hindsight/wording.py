@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from rearview.service.voice import normalise
+from rearview.service.voice import ZH_SOFTENERS, ZH_YES_NO, normalise
 
 __all__ = ["is_request", "negated_before", "normalise"]
 
@@ -18,13 +18,9 @@ _NEGATION_BEFORE = re.compile(
 )
 
 
-# Chinese yes-no questions hold a 不 that negates nothing: 能不能 (can you), 可不可以, 要不要, 是不是.
-_ZH_QUESTION_FORMS = re.compile(r"(.)不\1|可不可以")
-
-
 def negated_before(text: str, start: int) -> bool:
     """True when a negation stands within a few words before `start` in the same clause."""
-    window = _ZH_QUESTION_FORMS.sub("", text[max(0, start - 24) : start])
+    window = ZH_YES_NO.sub("", text[max(0, start - 24) : start])
     return bool(_NEGATION_BEFORE.search(window))
 
 
@@ -35,8 +31,9 @@ _REQUEST = re.compile(
     r"make sure|keep|stick (?:to|with)|stop|don't|do not|never|no more|only|instead|rather than|too long|"
     r"too short|give me|send me|show me|use|reply|respond|answer|write|works? (?:best|better)|easier (?:for me|to)|"
     r"i find|best for me|as usual|usual rules|like before|like last time|same as (?:always|usual|before)|again)\b"
-    r"|请|以后|今后|每次|总是|一直|默认|我(?:更)?喜欢|我想要|我希望|我要|给我|帮我|麻烦|不要|别|还是|就好|就行|可以吗|能不能|能否"
+    r"|请|以后|今后|每次|总是|一直|默认|我(?:更)?喜欢|我想要|我希望|我要|给我|帮我|麻烦|不要|别|还是|可以吗|能不能|能否"
     # Chinese instructions name what to do with the text: 用 (use; not 用户, the user), 做成 (make into), 改成 ...
+    rf"|{ZH_SOFTENERS}"
     r"|用(?!户)|做成|列成|整理成|改成|换成|列出|一点|一些"
     # ... and softened or asked: 详细点, 解释下, 能说中文不, 可以吗; or repeated: 说过了, 老规矩, 记得.
     r"|[点下些]$|[点下些][，,。！!~吧]|能.{1,8}[吗不]|可以.{0,6}吗|行不行|好不好|好吗|说过|记得|记住|老规矩|老样子|统一"
