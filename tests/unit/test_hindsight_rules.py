@@ -152,3 +152,17 @@ def test_the_user_named_in_chinese_is_no_request_to_use_something() -> None:
     assert not is_request("用户每天早上跑步五公里。")
     assert not any(s.dimension == "units" for s in signals_of("帮用户记录了早上的跑步数据，五公里。"))
     assert any(s.dimension == "units" for s in signals_of("用户要求距离用公里表示"))
+
+
+@pytest.mark.parametrize(
+    ("text", "seat"),
+    [
+        ("usual rules: aisle, no connections", "aisle"),  # a bare aisle is a seat
+        ("seat 14C by the window, please", "window"),  # a seat number says a trip is booked
+        ("I made this stained glass window for the church", None),  # "made" is no seat number
+        ("The window in my office faces east", None),
+    ],
+)
+def test_a_bare_window_is_a_seat_only_on_a_trip(text: str, seat: str | None) -> None:
+    found = [s.value for s in signals_of(text) if s.dimension == "travel" and s.facet == "seat"]
+    assert found == ([seat] if seat else [])

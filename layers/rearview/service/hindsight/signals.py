@@ -315,11 +315,12 @@ def _converted_to(text: str, value: str) -> bool:
 
 
 _SEAT = re.compile(r"\b(?P<a>window|aisle)\s+seats?\b|(?P<b>靠窗|靠过道|过道)", re.IGNORECASE)
-# A bare "aisle" or "window" names a seat only where a trip is being booked.
+# A bare "aisle" names a seat; a bare "window" only where a trip is being booked.
+_BARE_AISLE = re.compile(r"\b(?P<a>aisle)\b", re.IGNORECASE)
 _BARE_SEAT = re.compile(r"\b(?P<a>aisle|window)\b", re.IGNORECASE)
 _TRAVEL = re.compile(
     r"\b(?:flights?|fly|flying|plane|seat|check(?:ed)? (?:me )?in|book(?:ed|ing)?|trip|train|return|red-?eye|"
-    r"boarding|airline)\b|[\dA-Z]{1,3}[A-F]\b|航班|机票|高铁|火车|座|订票|票",
+    r"boarding|airline)\b|(?-i:\b\d{1,3}[A-F]\b)|航班|机票|高铁|火车|座|订票|票",
     re.IGNORECASE,
 )
 _DIRECT = re.compile(
@@ -333,8 +334,8 @@ def travel_signals(text: str) -> list[Signal]:
     """ "Book me a window seat", "只订直飞" -> travel: seat = window."""
     found: list[Signal] = []
     m = _SEAT.search(text)
-    if m is None and _TRAVEL.search(text):
-        m = _BARE_SEAT.search(text)
+    if m is None:
+        m = _BARE_SEAT.search(text) if _TRAVEL.search(text) else _BARE_AISLE.search(text)
     if m and not negated_before(text, m.start()):
         word = (m.group("a") or m.group("b") or "").lower()
         found.append(
