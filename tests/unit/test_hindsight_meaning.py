@@ -80,6 +80,24 @@ def test_each_clause_knows_whose_it_is_and_what_it_does(text: str, holder: str, 
     assert (unit.holder, unit.act) == (holder, act)
 
 
+@pytest.mark.parametrize(
+    ("text", "holder"),
+    [
+        # A word of grammar or an opener before "I" is no one's name ...
+        ("Please always answer me in Chinese.", "user"),
+        ("Also, I live in Berlin.", "user"),
+        ("Honestly, I prefer tea.", "user"),
+        ("Sarah, I think the plan works.", "user"),
+        # ... a person named as the subject is, an adverb between them and the verb included.
+        ("Sarah loves jazz.", "other"),
+        ("Tom always forgets the milk.", "other"),
+        ("Mike usually runs at 6.", "other"),
+    ],
+)
+def test_a_capitalised_first_word_is_a_person_only_when_it_is_the_subject(text: str, holder: str) -> None:
+    assert units_of_text(text)[0].holder == holder
+
+
 def test_what_the_agent_did_at_the_users_request_is_the_users_wish() -> None:
     [episode] = _episodes(["Exported the quarterly report to PDF since the user always asks for PDFs."])
 

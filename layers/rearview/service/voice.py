@@ -22,7 +22,7 @@ from typing import Literal
 
 from rearview.domain.memory import Episode
 from rearview.stemming import index_terms
-from rearview.text_analysis import asks_question, is_cjk, query_terms, without_asides
+from rearview.text_analysis import STOP_WORDS, asks_question, is_cjk, query_terms, without_asides
 
 Holder = Literal["user", "other", "agent"]
 Act = Literal["wish", "state", "event"]
@@ -121,7 +121,13 @@ _SUBJECT_EN = re.compile(
 )
 # What a subject's contraction stands for, said of the user ("I'm" -> "is", "we've" -> "has").
 _CONTRACTED = {"m": "is", "re": "is", "ve": "has", "d": "would", "ll": "will", "s": "is"}
-_NAME_SUBJECT = re.compile(r"^(?P<name>[A-Z][a-z]+)(?:'s\b|\s*,|\s+(?=[a-z]+(?:s|ed)\b|is\b|was\b|has\b))")
+_NAME_SUBJECT = re.compile(
+    r"^(?P<name>[A-Z][a-z]+)(?:'s\b|\s*,|\s+(?:(?:always|sometimes|often|usually|never|also)\s+)?"
+    r"(?=[a-z]+(?:s|ed)\b|is\b|was\b|has\b))"
+)
+# A clause that goes on with "I" after its first word and a comma: that word is a vocative or an opener ("Sarah, I
+# love it", "Also, I live in Berlin", "Honestly, I prefer tea"), not the subject.
+_I_AFTER = re.compile(r"\s*(?:i|i'm|i've|i'd|i'll)\b", re.IGNORECASE)
 _FRAME_EN = re.compile(
     rf"^(?P<verb>{_WISH_EN}|{_STATE_EN})\b(?:\s+(?:the agent|the assistant|us|me|him|her|them)\b)?"
     r"(?:\s+(?:that|to|for|if|whether|about))?\s*[:,]?\s*",
@@ -254,7 +260,7 @@ def _english(episode: Episode, clause: str, previous: Holder | None) -> Unit | N
         # "The assistant ordered the user's latte": what the agent did, said without the agent as its actor.
         return _unframed(episode, clause[acting.end() :])
     name = _NAME_SUBJECT.match(clause)
-    if name and name.group("name").lower() not in ("user", "customer", "client"):
+    if name and _names_someone(name, clause):
         return _made(episode, clause[name.end() :], "other", "state")
     subject = _SUBJECT_EN.match(clause)
     if subject and subject.group("subject"):
@@ -294,6 +300,15 @@ def _leading_verb(text: str, terms: tuple[str, ...]) -> str | None:
 
 # Event types of a turn the user wrote themselves (no type at all is taken as one too).
 _OWN_TURNS = (None, "user_message", "message", "chat")
+
+
+def _names_someone(name: re.Match[str], clause: str) -> bool:
+    """Whether a clause's capitalised first word is a person who is its subject: not a word of grammar ("Also",
+    "Please"), not the user's own label, not a word the user goes on from with "I"."""
+    word = name.group("name").lower()
+    if word in ("user", "customer", "client") or word in STOP_WORDS:
+        return False
+    return not (name.group(0).rstrip().endswith(",") and _I_AFTER.match(clause, name.end()))
 
 
 def _reported(episode: Episode, clause: str, subject: re.Match[str], previous: Holder | None) -> Unit | None:
