@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from rearview.domain.memory import Episode
 from support.aws_stack import EMBEDDING_DIM, OPENSEARCH_INDEX, AwsStack, FakeLambdaContext, StreamDriver, aws_stack
 from support.events import load_event
 from support.stats import usage_stats
@@ -145,7 +146,7 @@ def test_a_write_that_merged_confirms_its_memory_once_when_delivered_twice(stack
     from rearview.adapters.dynamodb import DynamoDBMemoryStore
 
     stored = DynamoDBMemoryStore("rearview-test", client=stack.dynamodb).get(NS, first["id"])
-    assert stored is not None and stored.confirmations == 2 and "s-2" in stored.sessions
+    assert isinstance(stored, Episode) and stored.confirmations == 2 and "s-2" in stored.sessions
 
 
 def test_working_memory_is_written_synchronously_by_the_write_function(stack: AwsStack) -> None:
