@@ -287,7 +287,7 @@ class Bench:
         self.time_unparsed_rerun: list[Scored] = []
         self.no_relevant = 0
 
-    def ingest(self, namespace: str, turns: Sequence[Turn]) -> ConvState:
+    def ingest(self, namespace: str, turns: Sequence[Turn], *, extract: bool = False) -> ConvState:
         state = ConvState()
         for turn in turns:
             state.sessions[turn.dia_id] = {turn.session}
@@ -302,6 +302,7 @@ class Bench:
                     entities=[t.speaker],
                     session_id=f"{t.conv}-s{t.session}",
                     importance=1.0,
+                    extract=extract or None,
                 )
                 for t in batch
             ]

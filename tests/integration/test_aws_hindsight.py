@@ -168,6 +168,30 @@ def test_a_job_for_one_namespace_touches_nothing_of_another(stack: AwsStack) -> 
     assert DynamoDBHindsightLedger(TABLE, client=stack.dynamodb).runs(OTHER) == []
 
 
+def test_a_turn_written_with_extract_on_aws_becomes_its_facts_through_an_extract_job(stack: AwsStack) -> None:
+    write_fn = stack.load_function("write").handler
+    worker = stack.load_function("write_worker").handler
+    consolidation = stack.load_function("consolidation_worker").handler
+    turn = write(write_fn, NS, {"content": "I'm vegetarian, and I live in Lisbon.", "extract": True})
+    write(write_fn, OTHER, {"content": "I live in Oslo.", "session_id": "s1"})
+
+    stack.drain(worker)
+    [queued] = stack.queued_jobs()
+    assert (queued["group"], queued["job"]["reason"], queued["job"]["episode_ids"]) == (NS, "extract", [turn])
+    assert stack.deliver_jobs(consolidation)["batchItemFailures"] == []
+
+    facts = store(stack).list_memories(NS, MemoryFilter(layers=("semantic",)))
+    assert sorted((f.dimension, f.provenance) for f in facts if isinstance(f, Fact)) == [
+        ("diet", [turn]),
+        ("home_city", [turn]),
+    ]
+    [episode] = store(stack).get_many(NS, [turn]).values()
+    assert isinstance(episode, Episode) and not episode.consolidated
+    [run] = DynamoDBHindsightLedger(TABLE, client=stack.dynamodb).runs(NS)
+    assert (run.reason, run.induced.get("fact"), run.error) == ("extract", 2, None)
+    assert store(stack).list_memories(OTHER, MemoryFilter(layers=("semantic",))) == []
+
+
 # --- the worker's dead-letter policy on the queues ---------------------------------------------------------------
 
 

@@ -198,3 +198,31 @@ def test_over_mcp_the_lesson_comes_by_itself_and_brief_and_feedback_use_it(
     hindsight = stats.structured_content["hindsight"]
     assert hindsight["last_run_reason"] == "failure_streak"
     assert hindsight["feedback"]["lesson"]["adopted"] == 1
+
+
+def test_over_http_a_turn_written_with_extract_is_remembered_at_once_and_only_in_its_namespace(
+    live: tuple[LocalServer, LocalConsolidationWorker], world: Services, clock: ManualClock
+) -> None:
+    server, worker = live
+    mine = world.access.create_key(NS, ["read", "write"])[1]
+    other_ns = "acme:u-12"
+    theirs = world.access.create_key(other_ns, ["read", "write"])[1]
+    api = Api(server, key=mine)
+    turn = api("POST", "/memories", {"content": "I'm vegetarian and I live in Lisbon.", "extract": True})
+    Api(server, other_ns, key=theirs)("POST", "/memories", {"content": "I live in Oslo.", "session_id": "s1"})
+    assert worker.drain(DEADLINE_SECONDS)
+
+    found = api("POST", "/recall", {"query": "where does the user live?", "layers": ["semantic"]})["results"]
+    assert [(r["dimension"], r["provenance"]) for r in found if r["dimension"] == "home_city"] == [
+        ("home_city", [turn["id"]])
+    ]
+    assert "Lisbon" in found[0]["content"]
+    hindsight = api("GET", "/stats")["hindsight"]
+    assert (hindsight["last_run_reason"], hindsight["induced"]["fact"]) == ("extract", 2)
+    assert hindsight["unconsolidated"] == 1  # the turn still counts for consolidation
+    query = {"query": "where do I live?", "layers": ["semantic"]}
+    nothing = Api(server, other_ns, key=theirs)("POST", "/recall", query)
+    assert nothing["results"] == []  # written without extract: one turn teaches nothing there
+
+    status, refused = api.send("POST", "/memories", {"content": "x", "layer": "semantic", "extract": True})
+    assert (status, refused["field"]) == (422, "extract")

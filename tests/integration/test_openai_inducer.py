@@ -9,11 +9,14 @@ from typing import Any
 
 import pytest
 
-from rearview.adapters.induction_prompt import SYSTEM_PROMPT
+from rearview.adapters.induction_prompt import ONE_TURN_ASK, SYSTEM_PROMPT
 from rearview.adapters.openai_inducer import OpenAICompatibleInducer
 from rearview.bootstrap import Services
 from rearview.clock import ManualClock
 from rearview.domain.hindsight import EvidenceCluster, Induction
+from rearview.domain.memory import Fact
+from rearview.domain.search import MemoryFilter
+from rearview.domain.write import MemoryWrite
 from rearview.service.hindsight.consolidation import ConsolidationService
 from rearview.service.hindsight.rule_inducer import RuleInducer
 from rearview.settings import OpenAISettings
@@ -322,3 +325,26 @@ def test_a_statement_its_episodes_do_not_support_is_stated_offline_and_the_run_s
 
     assert induction.memories == RuleInducer().induce([cluster]).memories
     assert fallback is not None and "rejected by the checker" in fallback
+
+
+def test_extraction_at_write_asks_the_model_for_one_turn_and_keeps_what_it_states(
+    server: FakeOpenAIServer, services: Services, clock: ManualClock
+) -> None:
+    settings = services.settings
+    service = ConsolidationService(
+        services.store, services.embedder, clock, settings.consolidate, settings.write, inducer=inducer_for(server)
+    )
+    turn = services.writer.write("acme:u-3", MemoryWrite(content="Our twins start kindergarten in September, so "
+                                                         "mornings are chaos for me.")).id  # fmt: skip
+    memory = {"kind": "fact", "statement": "The user has twins who start kindergarten in September",
+              "dimension": "family", "facets": {"children": "twins"}, "provenance": [turn]}  # fmt: skip
+    server.script(answer(memory))
+
+    result = service.extract("acme:u-3", [turn])
+
+    [prompt] = server.prompts()
+    assert prompt.startswith(ONE_TURN_ASK) and '"one_turn": true' in prompt and turn in prompt
+    [fact] = [m for m in services.store.list_memories("acme:u-3", MemoryFilter(layers=("semantic",)))
+              if isinstance(m, Fact)]  # fmt: skip
+    assert (fact.content, fact.provenance, fact.induced_by) == (memory["statement"], [turn], result.inducer)
+    assert result.tokens > 0 and result.fallback is None

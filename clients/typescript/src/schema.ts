@@ -739,7 +739,7 @@ export interface components {
              * @default manual
              * @enum {string}
              */
-            reason?: "manual" | "count" | "failure_streak" | "session_end" | "schedule";
+            reason?: "manual" | "count" | "failure_streak" | "session_end" | "schedule" | "extract";
             /** Run Id */
             run_id?: string | null;
             /**
@@ -787,7 +787,7 @@ export interface components {
              * Reason
              * @enum {string}
              */
-            reason: "manual" | "count" | "failure_streak" | "session_end" | "schedule";
+            reason: "manual" | "count" | "failure_streak" | "session_end" | "schedule" | "extract";
             /**
              * Started At
              * Format: date-time
@@ -1029,6 +1029,11 @@ export interface components {
              * @description Optional: where it came from, e.g. a URL, a document's name, 'user said' (one line, at most 2048 characters)
              */
             source?: string | null;
+            /**
+             * Extract
+             * @description Episodic only: also learn the facts and preferences this turn states about the user now, from this one turn (a model if one is configured, else the rules), each a semantic memory citing the turn; default false: consolidation learns from what is said again and again
+             */
+            extract?: boolean | null;
             /**
              * Ttl Seconds
              * @description Optional: forget it this many seconds after it is written (it is never returned after that); default never
@@ -1522,7 +1527,7 @@ export interface components {
             /** Last Run At */
             last_run_at?: string | null;
             /** Last Run Reason */
-            last_run_reason?: ("manual" | "count" | "failure_streak" | "session_end" | "schedule") | null;
+            last_run_reason?: ("manual" | "count" | "failure_streak" | "session_end" | "schedule" | "extract") | null;
             /**
              * Unconsolidated
              * @description Episodes no run has seen yet
@@ -2497,6 +2502,11 @@ export interface components {
              * @description Optional: where it came from, e.g. a URL, a document's name, 'user said' (one line, at most 2048 characters)
              */
             source?: string | null;
+            /**
+             * Extract
+             * @description Episodic only: also learn the facts and preferences this turn states about the user now, from this one turn (a model if one is configured, else the rules), each a semantic memory citing the turn; default false: consolidation learns from what is said again and again
+             */
+            extract?: boolean | null;
             /**
              * Ttl Seconds
              * @description Optional: forget it this many seconds after it is written (it is never returned after that); default never

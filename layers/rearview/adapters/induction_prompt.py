@@ -143,6 +143,7 @@ def cluster_document(cluster: EvidenceCluster) -> dict[str, Any]:
         "key_phrase": cluster.key_phrase,
         "shared": [f"not {t[1:]}" if t.startswith("-") else t for t in cluster.shared] or None,
         "habit": cluster.habit or None,
+        "one_turn": cluster.one_turn or None,
         "dimension": suggested_dimension(cluster),
         "language": "Chinese" if mostly_chinese(e.content for e in cluster.episodes) else "English",
         "episodes": [_episode_document(e) for e in shown],
@@ -157,7 +158,16 @@ def user_message(cluster: EvidenceCluster) -> str:
     episodes = ",\n".join(json.dumps(e, ensure_ascii=False) for e in doc.pop("episodes"))
     head = json.dumps(doc, ensure_ascii=False)[:-1]
     layout = f'{head}, "episodes": [\n{episodes}\n]}}'
-    return f"State the one memory this group supports, or null.\n<group>\n{layout}\n</group>"
+    return f"{ONE_TURN_ASK if cluster.one_turn else GROUP_ASK}\n<group>\n{layout}\n</group>"
+
+
+GROUP_ASK = "State the one memory this group supports, or null."
+# A turn a write asked to extract: once is enough here, unlike a group.
+ONE_TURN_ASK = (
+    'This group is one turn the user\'s assistant asked to remember ("one_turn"): said once is enough here. State '
+    "the one lasting fact or preference it says about the user, or null when it says nothing that will still hold "
+    "later (small talk, a one-off errand, someone else's wishes)."
+)
 
 
 def correction(problem: str) -> str:

@@ -5,8 +5,9 @@
   guards what comes from elsewhere, such as a manual run).
 - `MessageDeduplicationId` folds repeated triggers: SQS drops a message whose id it has seen in the last five
   minutes. A failure-streak job is identified by its namespace and its episodes (the write worker and the stream
-  see the same streak); the others by namespace, reason and the five-minute bucket of `requested_at` (a count
-  trigger that fires on every write past the threshold sends one job per bucket, not one per write).
+  see the same streak), an extraction likewise (a write delivered twice asks for the same turns); the others by
+  namespace, reason and the five-minute bucket of `requested_at` (a count trigger that fires on every write past
+  the threshold sends one job per bucket, not one per write).
 - The body is the job's JSON (`consolidation_job_body`).
 
 Dead letters carry the original body unchanged, with message attributes `reason` (poison, retries_exhausted) and
@@ -50,7 +51,7 @@ def message_group_id(namespace: str) -> str:
 
 def deduplication_id(job: ConsolidationJob) -> str:
     """The id under which SQS folds repeats of `job` (see the module's docstring)."""
-    if job.reason == "failure_streak":
+    if job.reason in ("failure_streak", "extract"):
         return f"{job.reason}-{_digest(job.namespace, *sorted(job.episode_ids))}"
     bucket = int(job.requested_at.timestamp()) // DEDUP_WINDOW_SECONDS
     return f"{job.reason}-{_digest(job.namespace, job.reason, str(bucket))}"

@@ -69,6 +69,7 @@ def remember(
     ttl_seconds: Annotated[int | None, typer.Option(help=described(MemoryWrite, "ttl_seconds"))] = None,
     expires_at: Annotated[str | None, typer.Option(help=described(MemoryWrite, "expires_at"))] = None,
     id: Annotated[str | None, typer.Option("--id", help=described(MemoryWrite, "id"))] = None,
+    extract: Annotated[bool | None, typer.Option("--extract", help=described(MemoryWrite, "extract"))] = None,
     data_dir: DataDirOption = None,
     embedder: EmbedderOption = None,
     as_json: JsonOption = False,

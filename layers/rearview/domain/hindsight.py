@@ -38,7 +38,8 @@ class EvidenceCluster:
     they do and states it. `signal` is what the grouping recognised (None for a group found by meaning);
     `subject` names the tool, task or entity of a lesson's outcome sequence; `shared` holds the constituents a
     group found by meaning shares (its terms, "-term" for a negated one: "-emoji" is "no emojis"); `habit` says its
-    episodes report things the user does again and again."""
+    episodes report things the user does again and again; `one_turn` marks one turn a write asked to extract: what
+    it says once is enough, the guards do not apply."""
 
     kind: Kind
     episodes: list[Episode]
@@ -47,6 +48,7 @@ class EvidenceCluster:
     key_phrase: str | None = None
     shared: tuple[str, ...] = ()
     habit: bool = False
+    one_turn: bool = False
 
     @property
     def ids(self) -> list[str]:

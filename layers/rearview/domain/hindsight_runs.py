@@ -14,9 +14,14 @@ from rearview.domain.timestamps import UtcDatetime
 from rearview.domain.write import PoisonMessage, short_error
 from rearview.errors import RearviewError
 
-# What asked for a run: a caller, enough new episodes, a streak of failures, a session that ended, the schedule.
-TriggerReason = Literal["manual", "count", "failure_streak", "session_end", "schedule"]
-TRIGGER_REASONS: tuple[TriggerReason, ...] = ("manual", "count", "failure_streak", "session_end", "schedule")
+# What asked for a run: a caller, enough new episodes, a streak of failures, a session that ended, the schedule;
+# or a write that asked for its turns to be extracted (`extract`: a run over those turns alone, without the guards).
+TriggerReason = Literal["manual", "count", "failure_streak", "session_end", "schedule", "extract"]
+TRIGGER_REASONS: tuple[TriggerReason, ...] = ("manual", "count", "failure_streak", "session_end", "schedule", "extract")
+
+
+# A job names this many episodes at most.
+MAX_JOB_EPISODES = 1000
 
 
 class ConsolidationJob(BaseModel):
@@ -27,8 +32,9 @@ class ConsolidationJob(BaseModel):
     namespace: Namespace
     reason: TriggerReason
     requested_at: UtcDatetime
-    # The episodes that fired a failure-streak trigger, or the session that ended: what the run is for.
-    episode_ids: list[str] = Field(default_factory=list, max_length=1000)
+    # The episodes that fired a failure-streak trigger or that a write asked to extract, or the session that ended:
+    # what the run is for.
+    episode_ids: list[str] = Field(default_factory=list, max_length=MAX_JOB_EPISODES)
     session_id: SessionId | None = None
 
 

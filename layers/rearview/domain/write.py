@@ -120,6 +120,12 @@ class MemoryWrite(RequestModel):
         description="Optional: where it came from, e.g. a URL, a document's name, 'user said' "
         f"(one line, at most {MAX_SOURCE_CHARS} characters)",
     )
+    extract: bool | None = Field(
+        None,
+        description="Episodic only: also learn the facts and preferences this turn states about the user now, from "
+        "this one turn (a model if one is configured, else the rules), each a semantic memory citing the turn; "
+        "default false: consolidation learns from what is said again and again",
+    )
     ttl_seconds: int | None = Field(
         None,
         ge=1,

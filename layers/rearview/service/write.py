@@ -170,10 +170,11 @@ class WriteService:
         clock: Clock,
         tuning: WriteTuning,
         queue: WriteQueue | None = None,
-        on_stored: Callable[[str, list[Episode]], None] | None = None,
+        on_stored: Callable[[str, list[Episode], list[str]], None] | None = None,
     ) -> None:
         self._store = store
-        # Told of the episodes each write stored or merged into (after they are stored): the hindsight triggers.
+        # Told of the episodes each write stored or merged into (after they are stored), and of those to extract
+        # from: the hindsight triggers.
         self.on_stored = on_stored
         self._index = index
         self._embedder = embedder
@@ -229,7 +230,7 @@ class WriteService:
             self._store.apply(namespace, plan.changes)
             episodes = [m for m, _ in plan.changes.upserts if isinstance(m, Episode)]
             if episodes and self.on_stored is not None:
-                self.on_stored(namespace, episodes)
+                self.on_stored(namespace, episodes, _to_extract(pieces, planned, episodes))
         return _per_item(len(items), pieces, planned)
 
     def _pieces(self, origin: int, raw: MemoryWrite, now: datetime, field: str = "") -> list[_Piece]:
@@ -321,12 +322,13 @@ class WriteService:
                 "outcome": item.outcome,
                 "outcome_status": item.outcome_status,
                 "event_type": item.event_type,
+                "extract": item.extract or None,
             }
             wrong = semantic_only if item.layer == "episodic" else episodic_only
             for name, value in wrong.items():
                 if value is not None:
                     owner = "semantic" if item.layer == "episodic" else "episodic"
-                    raise InvalidInput(f"{prefix}{name}: only {owner} memories have a {name}", field=f"{prefix}{name}")
+                    raise InvalidInput(f"{prefix}{name}: only for {owner} memories", field=f"{prefix}{name}")
 
     # --- planning ---------------------------------------------------------------------------------------------
 
@@ -621,6 +623,14 @@ class WriteService:
         merged = old.model_copy(update=update)
         plan.update(merged, vector if verdict == "refines" else None)
         return merged
+
+
+def _to_extract(pieces: Sequence[_Piece], planned: Sequence[WriteResult], stored: Sequence[Episode]) -> list[str]:
+    """The ids of the stored episodes (a turn, a chunk of one, or a held turn it merged into) whose write asked for
+    extraction."""
+    held = {e.id for e in stored}
+    wanted = (r.merged_into or r.id for p, r in zip(pieces, planned, strict=True) if p.item.extract)
+    return list(dict.fromkeys(i for i in wanted if i in held))
 
 
 def _merged(target: str, reason: str, redacted: bool, importance: float) -> WriteResult:

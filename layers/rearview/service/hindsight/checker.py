@@ -7,15 +7,18 @@ episodes' own text:
 - grounding: what the statement is about (its content terms, its numbers) is in the episodes;
 - polarity: a term the statement asserts is not one the episodes negate or give up, and the other way round.
 `problem` names what is wrong, or None; consolidation states a rejected model memory offline instead, and says so.
+`facets_grounded` is the check of a rules' memory stated from one turn (extraction at write): its template's words
+need no grounding, its slots and values do.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rearview.domain.hindsight import InducedMemory
 from rearview.domain.memory import Episode
+from rearview.service.hindsight import lexicon
 from rearview.service.voice import frame_terms, negated_terms, units_of_text
 from rearview.stemming import index_terms
 from rearview.text_analysis import CJK_FUNCTION_CHARS, is_cjk, query_terms
@@ -52,6 +55,22 @@ def problem(memory: InducedMemory, episodes: Sequence[Episode]) -> str | None:
     if flipped:
         return f"it reverses what the episodes say about {flipped}"
     return None
+
+
+# The Chinese names the rules' statements give a slot or a value ("Chinese" -> 中文): a Chinese turn names it so.
+_ZH_NAMES = (lexicon.LANGUAGE_ZH, lexicon.TEXT_OBJECTS_ZH, lexicon.FORMATS_ZH, lexicon.ACTIVITIES_ZH, lexicon.DIETS_ZH)
+# Share of a slot's or a value's terms a turn must hold to name it ("going to the gym": "gym").
+MIN_NAMED_SHARE = 0.5
+
+
+def facets_grounded(facets: Mapping[str, str], episodes: Sequence[Episode]) -> bool:
+    """Whether the episodes name every facet of a memory, by its slot or its value (or their Chinese names)."""
+    sources = [e.content for e in episodes]
+    for slot, value in facets.items():
+        names = [slot, value, *(m[w] for m in _ZH_NAMES for w in (slot, value) if w in m)]
+        if not any(_grounding(name, sources)[0] >= MIN_NAMED_SHARE for name in names if name.strip()):
+            return False
+    return bool(facets)
 
 
 def _terms(text: str) -> set[str]:

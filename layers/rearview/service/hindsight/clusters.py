@@ -9,6 +9,9 @@ same things:
   (`meaning`, through the embedder); a group in which the rules recognise one signal takes its dimension.
 A cluster only matters if it holds at least one new episode (its knowledge is otherwise held already) and its
 evidence passes the guards (`evidence.enough`).
+
+A turn a write asked to extract (`turn_clusters`) is its own cluster, for each signal the rules recognise in it and,
+for a model, for the turn itself: said once is enough, since the caller asked for it to be remembered.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from rearview.service.hindsight.meaning import Embed, as_clusters, meaning_clust
 from rearview.service.hindsight.phrases import content_terms, tidy_phrase
 from rearview.service.hindsight.signals import signals_of
 from rearview.service.hindsight.wording import normalise
+from rearview.service.voice import units_of, units_of_text, without_speaker
 from rearview.settings import ConsolidateTuning
+from rearview.text_analysis import asks_question, without_asides
 
 
 def learnable(episodes: Iterable[Episode], tuning: ConsolidateTuning) -> list[Episode]:
@@ -76,6 +81,50 @@ def build_clusters(
                 kept.append(named)
                 held |= {e.id for e in named.episodes}
     return kept
+
+
+def turn_clusters(turns: Sequence[Episode], tuning: ConsolidateTuning, *, open_ended: bool) -> list[EvidenceCluster]:
+    """The clusters of turns a write asked to extract, one turn each and no guard: what the rules recognise in a
+    turn (a preference, a fact, a definition) and, when `open_ended` (a model states them), each turn the user says
+    something in that the rules recognise nothing in. Only turns in which the user speaks or is spoken of (not a
+    colleague alone), and no tool outcome: a lesson needs a sequence of them."""
+    clusters: list[EvidenceCluster] = []
+    for turn in learnable(turns, tuning):
+        if turn.outcome_status in ("failure", "success", "partial"):
+            continue
+        if not any(u.holder == "user" for u in units_of(turn)):
+            continue
+        said = said_of_user(turn.content)
+        signals = [s for s in signals_of(said) if s.dimension != "exercise" or _ROUTINE.search(said)]
+        found = [EvidenceCluster(kind=s.kind, episodes=[turn], signal=s, one_turn=True) for s in signals]
+        for cluster in _definition_clusters([turn]):
+            cluster.one_turn = True
+            found.append(cluster)
+        if not found and open_ended:
+            found.append(EvidenceCluster(kind="fact", episodes=[turn], one_turn=True))
+        clusters += found
+    return clusters
+
+
+# What makes one mention of an activity a habit rather than an event: "I swim every morning", "每周跑三次".
+_ROUTINE = re.compile(
+    r"\b(?:every|each|usually|always|often|regularly|daily|weekly|most (?:days|mornings|evenings|weekends)|"
+    r"times a week|a week|habit|routine)\b|每天|每周|每晚|每早|经常|通常|一般|总是|习惯",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
+
+
+def said_of_user(text: str) -> str:
+    """The sentences of a turn that say something of the user: not a question, not a stage direction ("[shares a
+    photo of a stained glass window]"), not about someone else alone ("your work as an artist")."""
+    kept = []
+    for sentence in _SENTENCE_END.split(without_speaker(without_asides(normalise(text)))):
+        if not sentence.strip() or asks_question(sentence):
+            continue
+        if any(u.holder == "user" for u in units_of_text(sentence)):
+            kept.append(sentence)
+    return " ".join(kept)
 
 
 def _named_by_signal(cluster: EvidenceCluster, signalled: dict[str, list[Signal]]) -> EvidenceCluster:

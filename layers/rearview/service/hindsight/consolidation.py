@@ -5,6 +5,9 @@ runs), groups them (`clusters`), keeps the groups with a new episode whose evide
 inducer state a memory for each (the configured one, with the rule inducer as fallback for whatever it fails or
 refuses), reconciles them with the active memories (`reconcile`), marks the new episodes consolidated, and applies
 everything in one ChangeSet: a run that fails applies nothing.
+
+Extraction (`extract`) is the same path over turns a write asked to remember, each turn its own cluster and no guard
+(`clusters.turn_clusters`); it leaves the turns unconsolidated, so that consolidation still counts them as evidence.
 """
 
 from __future__ import annotations
@@ -25,8 +28,8 @@ from rearview.domain.search import MemoryFilter
 from rearview.ports import Clock, Embedder, Inducer, MemoryReader, MemoryWriter
 from rearview.service.contradiction import related_similarity
 from rearview.service.hindsight.budget import RunBudget
-from rearview.service.hindsight.checker import problem
-from rearview.service.hindsight.clusters import build_clusters
+from rearview.service.hindsight.checker import facets_grounded, problem
+from rearview.service.hindsight.clusters import build_clusters, turn_clusters
 from rearview.service.hindsight.evidence import confidence_of, enough, evidence_of
 from rearview.service.hindsight.lessons import read_in_sequence
 from rearview.service.hindsight.reconcile import Reconciler, merge_on_dimension
@@ -121,6 +124,48 @@ class ConsolidationService:
         self._fill(result, reconciler, pool, new, taken, induction, fallback)
         result.episodes_consolidated = len(seen)
         result.clusters_deferred = len(deferred)
+        result.millis = round((time.perf_counter() - started) * 1000, 3)
+        return result
+
+    def extract(self, namespace: str, ids: Sequence[str], *, budget: RunBudget | None = None) -> ConsolidateResult:
+        """The facts and preferences the turns `ids` state, each from its turn alone (the configured inducer, the
+        rules as its fallback), checked, and reconciled with the active memories like any induced memory; applied
+        in one ChangeSet. The clusters past the budget are dropped (`clusters_deferred`): an extraction is asked for
+        once. Turns already forgotten or expired are skipped."""
+        validate_namespace(namespace)
+        started = time.perf_counter()
+        budget = budget or RunBudget()
+        flt = MemoryFilter(layers=("episodic",), ids=tuple(ids), alive_at=self._clock.now())
+        turns = read_in_sequence(
+            [e for e in self._store.list_memories(namespace, flt, limit=len(ids) or 1) if isinstance(e, Episode)]
+        )
+        result = ConsolidateResult(
+            namespace=namespace,
+            episodes_considered=0,
+            clusters=0,
+            facts_created=0,
+            facts_confirmed=0,
+            episodes_consolidated=0,
+            inducer=self._inducer.name,
+        )
+        clusters = turn_clusters(turns, self._tuning, open_ended=self._inducer is not self._fallback)
+        induction, fallback, done = self._induce_within(clusters[: budget.max_clusters], budget)
+        taken = clusters[:done]
+        by_id = {e.id: e for e in turns}
+        reconciler = self._reconciler(namespace, by_id)
+        # One turn has no repetition to weed out a misreading: a memory must name what its turn says.
+        memories = [
+            m if m is not None and _said_in(m, c) else None for m, c in zip(induction.memories, taken, strict=True)
+        ]
+        checked = _values_apart(_checked(memories, taken, self._tuning, by_id, guarded=False), by_id)
+        for induced in sorted(checked, key=_evidence_end(by_id)):
+            reconciler.add(induced)
+        changes = reconciler.changes
+        if changes.upserts or changes.deletes:
+            changes.cause = "consolidation"
+            self._store.apply(namespace, changes)
+        self._fill(result, reconciler, turns, [], taken, induction, fallback)
+        result.clusters_deferred = len(clusters) - done
         result.millis = round((time.perf_counter() - started) * 1000, 3)
         return result
 
@@ -315,21 +360,29 @@ def _checked(
     clusters: Sequence[EvidenceCluster],
     tuning: ConsolidateTuning,
     pool: dict[str, Episode],
+    *,
+    guarded: bool = True,
 ) -> list[InducedMemory]:
     """The induced memories that keep to their cluster: provenance within it, the guards still passed on what it
-    cites, and no statement that is one of its episodes verbatim."""
+    cites (unless not `guarded`: an extraction), and no statement that is one of its episodes verbatim."""
     kept = []
     for memory, cluster in zip(memories, clusters, strict=True):
         if memory is None:
             continue
         members = {e.id: e for e in cluster.episodes}
         cited = [members[i] for i in memory.provenance if i in members]
-        if not cited or not enough(memory.kind, memory.dimension, evidence_of(cited)):
+        if not cited or (guarded and not enough(memory.kind, memory.dimension, evidence_of(cited))):
             continue
         if any(_same_text(memory.statement, e.content) for e in cited):
             continue
         kept.append(memory.model_copy(update={"provenance": [e.id for e in cited]}))
     return kept
+
+
+def _said_in(memory: InducedMemory, cluster: EvidenceCluster) -> bool:
+    """Whether a memory stated from one turn is what the turn says: its facets named there (a rules' template) or
+    its statement supported (the checker; a model's statement passed it already)."""
+    return facets_grounded(memory.facets, cluster.episodes) or problem(memory, cluster.episodes) is None
 
 
 def _values_apart(memories: list[InducedMemory], pool: dict[str, Episode]) -> list[InducedMemory]:

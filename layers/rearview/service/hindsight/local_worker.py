@@ -3,8 +3,10 @@ send (the `ConsolidationJobs` port; on AWS an SQS queue and a worker function do
 
 - `send` never blocks a write: it files the job and returns. At most one job waits per namespace; another one for
   that namespace is folded into it (their episodes united, a job over every episode absorbing a targeted one, the
-  strongest reason kept). When `WORKER_QUEUE` namespaces wait, a job for another one is dropped with a warning:
-  its episodes stay unconsolidated for the next trigger or the schedule.
+  strongest reason kept). An `extract` job is another kind of run (its turns alone, without the guards): it folds
+  only with the extraction waiting for its namespace, up to `MAX_TARGETED_EPISODES` turns, then waits beside it.
+  When `WORKER_QUEUE` jobs wait, another one is dropped with a warning: its episodes stay unconsolidated for the
+  next trigger or the schedule.
 - The thread runs one job at a time through the runner (lease, caps, record). A namespace whose lease another
   process holds (RunInProgress) is tried again later, a few times, each time after a longer delay; any other
   failure is logged (the runner has recorded the failed run) and the thread goes on with the next job.
@@ -28,7 +30,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
-from rearview.domain.hindsight_runs import ConsolidationJob, TriggerReason
+from rearview.domain.hindsight_runs import MAX_JOB_EPISODES, ConsolidationJob, TriggerReason
 from rearview.errors import RunInProgress
 from rearview.ports import Clock
 from rearview.service.hindsight.runner import LEASE_SECONDS
@@ -43,6 +45,7 @@ REASON_STRENGTH: dict[TriggerReason, int] = {
     "count": 2,
     "session_end": 3,
     "failure_streak": 4,
+    "extract": 5,
 }
 # A job whose namespace another run holds is tried again after these delays, then given up: a lease lasts
 # `LEASE_SECONDS` (10 minutes) at most, so the last try comes after any lease has expired.
@@ -57,7 +60,7 @@ LEASE_SHARE = 0.9
 # How long `stop` waits for a running job by default: what a process manager (docker stop) grants before a kill.
 STOP_TIMEOUT_SECONDS = 10.0
 # ConsolidationJob.episode_ids holds this many at most; a fold beyond it runs over every unconsolidated episode.
-MAX_TARGETED_EPISODES = 1000
+MAX_TARGETED_EPISODES = MAX_JOB_EPISODES
 
 
 class JobRunner(Protocol):
@@ -108,7 +111,8 @@ _SWEEP = object()  # what `_take` hands the loop when the schedule is due
 
 def fold(held: ConsolidationJob, new: ConsolidationJob) -> ConsolidationJob:
     """One job doing the work of both: their episodes united (a job over every episode absorbs a targeted one),
-    the strongest reason, the earlier request time."""
+    the strongest reason, the earlier request time. Two extractions only (`slot_of` keeps them apart from runs),
+    whose turns fit in one job."""
     strong, weak = (new, held) if REASON_STRENGTH[new.reason] > REASON_STRENGTH[held.reason] else (held, new)
     episodes: list[str] = []
     if held.episode_ids and new.episode_ids:
@@ -122,6 +126,20 @@ def fold(held: ConsolidationJob, new: ConsolidationJob) -> ConsolidationJob:
             "session_id": strong.session_id or weak.session_id,
         }
     )
+
+
+def slot_of(job: ConsolidationJob, waiting: dict[str, _Waiting]) -> str:
+    """Where `job` waits: its namespace's slot, or (an extraction) the first of its namespace's extraction slots
+    with room for its turns."""
+    if job.reason != "extract":
+        return job.namespace
+    n = 0
+    while True:
+        slot = f"{job.namespace}\x00extract\x00{n}"
+        held = waiting.get(slot)
+        if held is None or len(set(held.job.episode_ids) | set(job.episode_ids)) <= MAX_TARGETED_EPISODES:
+            return slot
+        n += 1
 
 
 class LocalConsolidationWorker:
@@ -146,7 +164,7 @@ class LocalConsolidationWorker:
         hours = timedelta(hours=settings.schedule_hours)
         self._sweep_interval = min(max(hours, MIN_SWEEP_INTERVAL), MAX_SWEEP_INTERVAL) if hours else None
         self._next_sweep: datetime | None = None
-        self._waiting: dict[str, _Waiting] = {}  # by namespace, oldest first
+        self._waiting: dict[str, _Waiting] = {}  # by slot (`slot_of`: the namespace, for a run), oldest first
         self._counts = WorkerCounts()
         self._busy = False
         self._stopping = False
@@ -159,7 +177,8 @@ class LocalConsolidationWorker:
         """File `job` (folded into its namespace's waiting job, if any); never blocks on a run."""
         with self._cond:
             self._count(sent=1)
-            held = self._waiting.get(job.namespace)
+            slot = slot_of(job, self._waiting)
+            held = self._waiting.get(slot)
             if self._stopping:
                 self._count(dropped=1)
                 logger.info("consolidation worker stopped: %s job for %s not taken", job.reason, job.namespace)
@@ -176,7 +195,7 @@ class LocalConsolidationWorker:
                     job.namespace,
                 )
             else:
-                self._waiting[job.namespace] = _Waiting(job)
+                self._waiting[slot] = _Waiting(job)
             self._cond.notify_all()
 
     # --- life cycle ---------------------------------------------------------------------------------------------
@@ -268,9 +287,9 @@ class LocalConsolidationWorker:
 
     def _ready(self, now: datetime) -> _Waiting | None:
         """The oldest waiting job that may run now, taken off the queue."""
-        for namespace, waiting in self._waiting.items():
+        for slot, waiting in self._waiting.items():
             if waiting.not_before is None or waiting.not_before <= now:
-                return self._waiting.pop(namespace)
+                return self._waiting.pop(slot)
         return None
 
     def _seconds_until_due(self, now: datetime) -> float | None:
@@ -331,10 +350,11 @@ class LocalConsolidationWorker:
             if self._stopping:
                 return "dropped"
             retry = _Waiting(job, waiting.attempts + 1, self._clock.now() + RETRY_DELAYS[waiting.attempts])
-            newer = self._waiting.pop(job.namespace, None)
+            slot = slot_of(job, self._waiting)
+            newer = self._waiting.pop(slot, None)
             if newer is not None:
                 retry.job = fold(job, newer.job)
-            self._waiting[job.namespace] = retry
+            self._waiting[slot] = retry
         logger.info("consolidation of %s waits for another run: retry %d", job.namespace, retry.attempts)
         return "retried"
 

@@ -89,7 +89,10 @@ class ConsolidationRunner:
             seconds_left=seconds_left,
         )
         try:
-            result = self._consolidator.consolidate(job.namespace, req, only=job.episode_ids or None, budget=budget)
+            if job.reason == "extract":
+                result = self._consolidator.extract(job.namespace, job.episode_ids, budget=budget)
+            else:
+                result = self._consolidator.consolidate(job.namespace, req, only=job.episode_ids or None, budget=budget)
         except Exception as exc:
             self._ledger.record_run(self._failed(job, run_id, started, exc))
             raise
