@@ -229,9 +229,18 @@ def test_one_mention_of_an_activity_is_an_event_and_a_routine_said_once_is_a_hab
         "I made this stained glass window to remind myself of my journey.",
         "How do you stay inclusive in your work as an artist?",
         "Starting and running my own biz has had its ups and downs.",
+        "You must love seeing how you've grown as an artist.",
+        "Seeing her walking down the aisle was my favourite memory.",
+        "And in order not to forget to do something, I started writing down everything I needed.",
+        "It all started August last year when we met at a festival.",
+        "Unfortunately, I'm allergic, since I'm allergic to so much.",
+        "Tim: J.K. Rowling is such an inspiring writer. Her books are so captivating with their detail and creative "
+        "storytelling. I'm always taking notes on her style for my own writing. [shares a photo of a book]",
     ],
 )
 def test_a_word_the_rules_know_in_a_chatty_turn_states_nothing(services: Services, text: str) -> None:
-    # Misreadings found on LoCoMo: a saying, a window that is no seat, a question to someone else, a business run.
+    # Misreadings found on LoCoMo: a saying, a window or an aisle that is no seat, a question or a compliment to
+    # someone else, a business run, "in order not to" read as a choice of tools, a month as an employer, adverbs
+    # and conjunctions as allergens, a long turn copied as a definition.
     said(services, text)
     assert held(services) == []

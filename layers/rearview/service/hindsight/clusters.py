@@ -94,9 +94,13 @@ def turn_clusters(turns: Sequence[Episode], tuning: ConsolidateTuning, *, open_e
             continue
         if not any(u.holder == "user" for u in units_of(turn)):
             continue
-        said = said_of_user(turn.content)
-        signals = [s for s in signals_of(said) if s.dimension != "exercise" or _ROUTINE.search(said)]
-        found = [EvidenceCluster(kind=s.kind, episodes=[turn], signal=s, one_turn=True) for s in signals]
+        signals = [
+            s
+            for sentence in sentences_of_user(turn.content)
+            for s in signals_of(sentence)
+            if s.dimension != "exercise" or _ROUTINE.search(sentence)
+        ]
+        found = [EvidenceCluster(kind=s.kind, episodes=[turn], signal=s, one_turn=True) for s in dict.fromkeys(signals)]
         for cluster in _definition_clusters([turn]):
             cluster.one_turn = True
             found.append(cluster)
@@ -115,16 +119,24 @@ _ROUTINE = re.compile(
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
 
 
-def said_of_user(text: str) -> str:
-    """The sentences of a turn that say something of the user: not a question, not a stage direction ("[shares a
-    photo of a stained glass window]"), not about someone else alone ("your work as an artist")."""
+# A sentence said to someone: "you" without "I" ("You must love seeing how you've grown as an artist").
+_SECOND_PERSON = re.compile(r"\b(?:you|your|you're|you've|yours)\b|你", re.IGNORECASE)
+_FIRST_PERSON_ANY = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine)\b|我", re.IGNORECASE)
+
+
+def sentences_of_user(text: str) -> list[str]:
+    """The sentences of a turn that say something of the user, each read on its own: not a question, not a stage
+    direction ("[shares a photo of a stained glass window]"), not said to someone else ("you" without "I"), not
+    about someone else alone ("my colleague prefers tea")."""
     kept = []
     for sentence in _SENTENCE_END.split(without_speaker(without_asides(normalise(text)))):
         if not sentence.strip() or asks_question(sentence):
             continue
+        if _SECOND_PERSON.search(sentence) and not _FIRST_PERSON_ANY.search(sentence):
+            continue
         if any(u.holder == "user" for u in units_of_text(sentence)):
             kept.append(sentence)
-    return " ".join(kept)
+    return kept
 
 
 def _named_by_signal(cluster: EvidenceCluster, signalled: dict[str, list[Signal]]) -> EvidenceCluster:

@@ -382,7 +382,15 @@ def _checked(
 def _said_in(memory: InducedMemory, cluster: EvidenceCluster) -> bool:
     """Whether a memory stated from one turn is what the turn says: its facets named there (a rules' template) or
     its statement supported (the checker; a model's statement passed it already)."""
+    if any(_copies(memory.statement, e.content) for e in cluster.episodes):
+        return False
     return facets_grounded(memory.facets, cluster.episodes) or problem(memory, cluster.episodes) is None
+
+
+def _copies(statement: str, turn: str) -> bool:
+    """A statement that is its turn, or most of it, copied (a definition read out of a long turn)."""
+    said, text = " ".join(statement.lower().split()).strip(" .。"), " ".join(turn.lower().split())
+    return len(said) > 40 and said in text
 
 
 def _values_apart(memories: list[InducedMemory], pool: dict[str, Episode]) -> list[InducedMemory]:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from rearview.domain.hindsight import Signal
 from rearview.service.hindsight import lexicon
 from rearview.service.hindsight.wording import is_request, negated_before, normalise
+from rearview.text_analysis import STOP_WORDS
 
 
 def _object_facet(text: str, default: str) -> str:
@@ -316,7 +317,7 @@ def _converted_to(text: str, value: str) -> bool:
 
 _SEAT = re.compile(r"\b(?P<a>window|aisle)\s+seats?\b|(?P<b>靠窗|靠过道|过道)", re.IGNORECASE)
 # A bare "aisle" names a seat; a bare "window" only where a trip is being booked.
-_BARE_AISLE = re.compile(r"\b(?P<a>aisle)\b", re.IGNORECASE)
+_BARE_AISLE = re.compile(r"(?<!the )\b(?P<a>aisle)\b", re.IGNORECASE)  # not "down the aisle"
 _BARE_SEAT = re.compile(r"\b(?P<a>aisle|window)\b", re.IGNORECASE)
 _TRAVEL = re.compile(
     r"\b(?:flights?|fly|flying|plane|seat|check(?:ed)? (?:me )?in|book(?:ed|ing)?|trip|train|return|red-?eye|"
@@ -362,6 +363,11 @@ _CHOICE_ZH = re.compile(
 _NOT_TOOLS = frozenset({"it", "this", "that", "them", "the", "a", "an", "me", "you", "one", "those", "these"})
 
 
+def _not_a_tool(word: str) -> bool:
+    """A word of grammar ("in order not to forget": "order" over "to") or a pronoun is no tool."""
+    return word.lower() in _NOT_TOOLS or word.lower() in STOP_WORDS
+
+
 def choice_signals(text: str) -> list[Signal]:
     """ "Use pnpm instead of npm" -> tools: npm = pnpm (the facet is what is replaced)."""
     found: list[Signal] = []
@@ -370,7 +376,7 @@ def choice_signals(text: str) -> list[Signal]:
             groups = {k: v for k, v in m.groupdict().items() if v}
             x = next((v for k, v in groups.items() if k.startswith("x")), None)
             y = next((v for k, v in groups.items() if k.startswith("y")), None)
-            if not x or not y or x.lower() in _NOT_TOOLS or y.lower() in _NOT_TOOLS or x.lower() == y.lower():
+            if not x or not y or _not_a_tool(x) or _not_a_tool(y) or x.lower() == y.lower():
                 continue
             found.append(Signal("preference", "tools", y.strip(".,").lower(), x.strip(".,")))
     return _distinct(found)
@@ -471,6 +477,13 @@ def fact_signals(text: str) -> list[Signal]:
     return _distinct(found)
 
 
+_CALENDAR_WORDS = frozenset({
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
+    "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "today", "yesterday",
+    "tomorrow", "last", "next", "this",
+})  # fmt: skip
+
+
 def _where_and_work(text: str) -> list[Signal]:
     found: list[Signal] = []
     for pattern in (*_HOME_EN, _HOME_ZH):
@@ -485,11 +498,23 @@ def _where_and_work(text: str) -> list[Signal]:
             found_match = pattern.search(text)
             if found_match and not negated_before(text, found_match.start()):
                 value = found_match.group(group)
+                if value.split()[0].lower() in _CALENDAR_WORDS:
+                    continue  # "It all started August last year": a date, not an employer
                 found.append(Signal("fact", dimension, dimension, value.lower() if dimension == "job" else value))
     return found
 
 
 _NOT_ALLERGENS = frozenset({"an", "the", "my", "food", "some", "any"})
+
+
+def _allergen(word: str) -> bool:
+    """A word that can name what one is allergic to: not a word of grammar, an adverb ("Unfortunately, I'm
+    allergic"), or a conjunction ("since I'm allergic")."""
+    first = word.split()[0]
+    return not (word in _NOT_ALLERGENS or first in STOP_WORDS or first.endswith("ly") or first in _CONJUNCTIONS)
+
+
+_CONJUNCTIONS = frozenset({"since", "because", "cause", "though", "although", "unless", "whereas"})
 
 
 def _allergies(text: str) -> list[Signal]:
@@ -498,7 +523,7 @@ def _allergies(text: str) -> list[Signal]:
         for m in pattern.finditer(text):
             allergen = (m.group("a") or m.groupdict().get("free") or "").strip().lower()
             negated = pattern is not _ALLERGY_BEFORE and negated_before(text, m.start())
-            if allergen and allergen not in _NOT_ALLERGENS and not negated:
+            if allergen and _allergen(allergen) and not negated:
                 found.append(Signal("fact", "allergy", _singular(allergen), "allergic"))
     return found
 
