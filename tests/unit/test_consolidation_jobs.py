@@ -186,6 +186,17 @@ def test_a_held_lease_is_retried_and_never_dead_lettered(
     assert services.ledger.runs(NS) == []  # refused before it started: nothing to record
 
 
+def test_an_extraction_still_refused_at_its_last_receive_waits_in_the_dead_letters(
+    services: Services, worker: ConsolidationJobWorker, dead_letters: FakeDeadLetters, clock: ManualClock
+) -> None:
+    assert services.ledger.acquire_lease(NS, "a manual run", clock.now(), 600)
+    body = consolidation_job_body(_job(clock, "extract", episode_ids=["t1"]))
+    outcome = worker.process(body, MAX_RECEIVES)
+    assert (outcome.status, outcome.reason) == ("dead_lettered", "retries_exhausted")
+    [(letter, reason, error)] = dead_letters.letters
+    assert (letter, reason) == (body, "retries_exhausted") and "in progress" in error
+
+
 class _FailingApplyStore:
     """The real store, except that applying changes fails (the store is down)."""
 

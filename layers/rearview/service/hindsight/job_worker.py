@@ -8,7 +8,8 @@ The policy (`ConsolidationJobWorker.process`):
   `poison`;
 - another run holds the namespace's lease (RunInProgress): not a failure, the queue delivers the job again later;
   on its last allowed receive it is dropped instead (`busy`), never dead-lettered: the run that holds the lease is
-  consolidating that namespace, and the next trigger or the schedule takes what it leaves;
+  consolidating that namespace, and the next trigger or the schedule takes what it leaves. An extraction is
+  dead-lettered instead (`retries_exhausted`), since no trigger asks for it again;
 - any other failure (the store or a model down) is retried by the queue until the message's last allowed receive:
   then it goes to the dead letters with reason `retries_exhausted` and the error (the runner has recorded the
   failed run in the ledger), instead of being moved by the queue's redrive policy without one.
@@ -70,6 +71,9 @@ class ConsolidationJobWorker:
         try:
             result = self._runner.run(job, seconds_left=seconds_left)
         except RunInProgress as exc:
+            if last_receive and job.reason == "extract":
+                # Nothing takes an extraction up later: it waits in the dead letters for a redrive.
+                return self._dead_letter(body, "retries_exhausted", short_error(exc), job)
             if last_receive:
                 return JobOutcome(status="busy", job=job, error=short_error(exc))
             raise

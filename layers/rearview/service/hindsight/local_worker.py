@@ -52,7 +52,8 @@ REASON_STRENGTH: dict[TriggerReason, int] = {
 RETRY_DELAYS = (timedelta(seconds=5), timedelta(seconds=30), timedelta(minutes=2), timedelta(minutes=10))
 # The schedule is swept this often (its period, within these bounds): a run comes due at most this late.
 MIN_SWEEP_INTERVAL = timedelta(minutes=1)
-# Jobs waiting at most (one per namespace): more are dropped, and the next trigger of a namespace retries.
+# Jobs waiting at most (one run per namespace, and its extractions): more are dropped, and the next trigger of a
+# namespace retries.
 WORKER_QUEUE = 1000
 MAX_SWEEP_INTERVAL = timedelta(hours=1)
 # A run stops starting clusters when this share of its lease has passed, so that it never outlives the lease.
@@ -111,8 +112,8 @@ _SWEEP = object()  # what `_take` hands the loop when the schedule is due
 
 def fold(held: ConsolidationJob, new: ConsolidationJob) -> ConsolidationJob:
     """One job doing the work of both: their episodes united (a job over every episode absorbs a targeted one),
-    the strongest reason, the earlier request time. Two extractions only (`slot_of` keeps them apart from runs),
-    whose turns fit in one job."""
+    the strongest reason, the earlier request time. An extraction is only ever folded with another extraction
+    whose turns fit in one job with its own (`slot_of` keeps it apart from runs)."""
     strong, weak = (new, held) if REASON_STRENGTH[new.reason] > REASON_STRENGTH[held.reason] else (held, new)
     episodes: list[str] = []
     if held.episode_ids and new.episode_ids:
@@ -188,7 +189,7 @@ class LocalConsolidationWorker:
             elif len(self._waiting) >= self._capacity:
                 self._count(dropped=1)
                 logger.warning(
-                    "consolidation queue full (%d namespaces waiting): dropped a %s job for %s; its episodes wait "
+                    "consolidation queue full (%d jobs waiting): dropped a %s job for %s; its episodes wait "
                     "for the next trigger or the schedule",
                     len(self._waiting),
                     job.reason,
