@@ -1,13 +1,16 @@
 """Extraction at write, turn by turn: what `extract: true` learns from one turn, against what a reader would learn.
 
-48 single turns, 24 English and 24 Chinese, written as users talk to an assistant (not from the rules' word lists):
+48 single turns, 24 English and 24 Chinese, written as users talk to an assistant, before the rules were run on them
+(a development set all the same: whoever wrote them knew the rules):
 turns that state a lasting fact or preference about the user, and turns that must teach nothing (a question, small
 talk, a one-off errand, someone else's preference, something the user no longer does said as past). Each turn is
 written with `extract: true` into a namespace of its own; a memory is right when its statement matches the turn's
 expected pattern (regex, any case). Printed: precision (memories right), recall (expected memories found), negatives
-with a memory, per language; `--inducer openai` runs a model served OpenAI-compatibly (llama_cpp.server, Ollama).
+with a memory, per language; `--inducer openai` runs a model served OpenAI-compatibly (llama_cpp.server, Ollama),
+`--inducer llama_cpp` a GGUF file in this process.
 
     python bench/extraction_turns.py [--embedder e5] [--inducer rules|openai --openai-base-url URL --openai-model M]
+    python bench/extraction_turns.py --inducer llama_cpp --model-path FILE.gguf     # in process, JSON by grammar
 """
 
 from __future__ import annotations
@@ -111,10 +114,10 @@ class Row:
         return self.found == len(self.turn.expected) and self.right == len(self.statements)
 
 
-def run(embedder: str, inducer: str, base_url: str, model: str) -> list[Row]:
+def run(embedder: str, inducer: str, base_url: str, model: str, model_path: Path | None = None) -> list[Row]:
     clock = ManualClock(datetime(2026, 3, 10, 12, tzinfo=UTC))
     with tempfile.TemporaryDirectory(prefix="rearview-extraction-turns-") as tmp:
-        settings = Settings(data_dir=Path(tmp), embedder=embedder, inducer=inducer,
+        settings = Settings(data_dir=Path(tmp), embedder=embedder, inducer=inducer, inducer_model_path=model_path,
                             openai=OpenAISettings(base_url=base_url, model=model))  # fmt: skip
         services = build(settings, clock=clock)
         out = []
@@ -160,12 +163,14 @@ def report(rows: list[Row], label: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--embedder", choices=["minilm", "e5", "hashing"], default="e5")
-    parser.add_argument("--inducer", choices=["rules", "openai"], default="rules")
+    parser.add_argument("--inducer", choices=["rules", "openai", "llama_cpp"], default="rules")
+    parser.add_argument("--model-path", type=Path, default=None, help="the GGUF file of --inducer llama_cpp")
     parser.add_argument("--openai-base-url", default="http://127.0.0.1:8080/v1")
     parser.add_argument("--openai-model", default="smollm2")
     args = parser.parse_args(argv)
-    rows = run(args.embedder, args.inducer, args.openai_base_url, args.openai_model)
-    label = args.inducer if args.inducer == "rules" else f"{args.inducer}: {args.openai_model}"
+    rows = run(args.embedder, args.inducer, args.openai_base_url, args.openai_model, args.model_path)
+    model = args.model_path.name if args.model_path else args.openai_model
+    label = args.inducer if args.inducer == "rules" else f"{args.inducer}: {model}"
     print(report(rows, f"{label}, {args.embedder}"), file=sys.stdout)
     return 0
 
