@@ -98,6 +98,13 @@ def test_a_capitalised_first_word_is_a_person_only_when_it_is_the_subject(text: 
     assert units_of_text(text)[0].holder == holder
 
 
+def test_who_after_someone_named_is_that_person_not_the_user() -> None:
+    [colleague] = units_of_text("My colleague Priya, who sits next to me, prefers tea.")
+    assert colleague.holder == "other" and "tea" in colleague.text
+    assert [u.holder for u in units_of_text("I met Sam, who loves jazz.")] == ["user", "other"]
+    assert [u.holder for u in units_of_text("The user, who lives in Oslo, prefers tea.")] == ["user"]
+
+
 def test_what_the_agent_did_at_the_users_request_is_the_users_wish() -> None:
     [episode] = _episodes(["Exported the quarterly report to PDF since the user always asks for PDFs."])
 

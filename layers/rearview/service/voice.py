@@ -218,8 +218,12 @@ def units_of(episode: Episode) -> list[Unit]:
         text = without_speaker(without_asides(text))
     out: list[Unit] = []
     holder: Holder | None = None
+    before = ""
     for clause in _split(text):
-        unit = _unit(episode, _CONJUNCTION.sub("", clause), holder)
+        # "My colleague Priya, who sits next to me, prefers tea": "who" is the person just named.
+        prior: Holder | None = "other" if _WHO.match(clause) and _ends_naming_other(before) else holder
+        before = clause
+        unit = _unit(episode, _CONJUNCTION.sub("", clause), prior)
         if unit is None:
             continue
         out.append(unit)
@@ -228,6 +232,20 @@ def units_of(episode: Episode) -> list[Unit]:
         # "Exported the report to PDF as the user prefers": what the agent did is what the user wants.
         out = [replace(u, holder="user", act="wish") if u.holder == "agent" else u for u in out]
     return out
+
+
+_WHO = re.compile(r"who\b", re.IGNORECASE)
+_RELATION_AT_END = re.compile(rf"\b(?:{OTHER_PEOPLE_EN})$", re.IGNORECASE)
+_NAME_AT_END = re.compile(r"\b(?P<name>[A-Z][a-z]+)$")
+
+
+def _ends_naming_other(clause: str) -> bool:
+    """Whether a clause ends by naming someone other than the user: a relation ("my colleague") or a name."""
+    clause = clause.rstrip(" ,")
+    if _RELATION_AT_END.search(clause):
+        return True
+    name = _NAME_AT_END.search(clause)
+    return name is not None and name.group("name").lower() not in STOP_WORDS | {"user", "customer", "client"}
 
 
 def units_of_text(text: str) -> list[Unit]:
