@@ -22,18 +22,13 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from hindsight_locomo import _ask
-from locomo import Bench, _AccessNotRecorded, load_questions, load_turns, namespace_of
+from hindsight_locomo import _ask, frozen_services
+from locomo import Bench, load_questions, load_turns, namespace_of
 from metrics import format_table, mean
-from rearview.bootstrap import build
-from rearview.clock import ManualClock
 from rearview.domain.memory import Fact
 from rearview.domain.search import MemoryFilter
-from rearview.ports import MemoryStore
-from rearview.service.recall import RecallService
-from rearview.settings import Settings
 
 ARMS = (("as is", False), ("extract", True))
 
@@ -41,13 +36,8 @@ ARMS = (("as is", False), ("extract", True))
 def run(data: Path, work: Path, embedder: str, conversations: int) -> dict[str, Any]:
     turns_by_conv = load_turns(data / "locomo10_turns.jsonl")
     questions, _ = load_questions(data / "locomo10_gold.jsonl")
-    clock = ManualClock(next(iter(turns_by_conv.values()))[0].ts)
-    services = build(Settings(data_dir=work, embedder=embedder), clock=clock)
+    services, clock, recaller = frozen_services(work, embedder, next(iter(turns_by_conv.values()))[0].ts)
     bench = Bench(services, clock)
-    frozen = cast(MemoryStore, _AccessNotRecorded(services.store))
-    recaller = RecallService(
-        frozen, services.index, services.embedder, clock, services.recaller.tuning, services.recaller.relevance_floor
-    )
     scores: dict[str, list[dict[str, float]]] = {arm: [] for arm, _ in ARMS}
     seconds: dict[str, float] = dict.fromkeys((arm for arm, _ in ARMS), 0.0)
     kinds: Counter[str] = Counter()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,7 +26,7 @@ from locomo import (
     score,
 )
 from metrics import format_table, mean
-from rearview.bootstrap import build
+from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
 from rearview.domain.consolidate import ConsolidateRequest
 from rearview.domain.memory import Fact
@@ -35,16 +36,23 @@ from rearview.service.recall import RecallService
 from rearview.settings import Settings
 
 
-def run_locomo(data: Path, work: Path, embedder: str) -> dict[str, Any]:
-    turns_by_conv = load_turns(data / "locomo10_turns.jsonl")
-    questions, _ = load_questions(data / "locomo10_gold.jsonl")
-    clock = ManualClock(next(iter(turns_by_conv.values()))[0].ts)
+def frozen_services(work: Path, embedder: str, start: datetime) -> tuple[Services, ManualClock, RecallService]:
+    """The services on a store in `work`, their clock at `start`, and a recall that records no access (so that
+    asking twice ranks alike)."""
+    clock = ManualClock(start)
     services = build(Settings(data_dir=work, embedder=embedder), clock=clock)
-    bench = Bench(services, clock)
     frozen = cast(MemoryStore, _AccessNotRecorded(services.store))
     recaller = RecallService(
         frozen, services.index, services.embedder, clock, services.recaller.tuning, services.recaller.relevance_floor
     )
+    return services, clock, recaller
+
+
+def run_locomo(data: Path, work: Path, embedder: str) -> dict[str, Any]:
+    turns_by_conv = load_turns(data / "locomo10_turns.jsonl")
+    questions, _ = load_questions(data / "locomo10_gold.jsonl")
+    services, clock, recaller = frozen_services(work, embedder, next(iter(turns_by_conv.values()))[0].ts)
+    bench = Bench(services, clock)
     per_conv: dict[str, dict[str, Any]] = {}
     before: list[dict[str, float]] = []
     after: list[dict[str, float]] = []

@@ -65,3 +65,16 @@ class ConsolidateResult(BaseModel):
     reason: TriggerReason = Field("manual", description="What started the run: manual, count, failure_streak, ...")
     run_id: str | None = None
     millis: float = 0.0
+
+    @classmethod
+    def empty(cls, namespace: str, inducer: str = "rules") -> ConsolidateResult:
+        """A run's result before it did anything (or when it had nothing to do)."""
+        return cls(
+            namespace=namespace,
+            episodes_considered=0,
+            clusters=0,
+            facts_created=0,
+            facts_confirmed=0,
+            episodes_consolidated=0,
+            inducer=inducer,
+        )

@@ -89,15 +89,7 @@ class ConsolidationService:
         started = time.perf_counter()
         budget = budget or RunBudget()
         new = self._new_episodes(namespace, req, only)
-        result = ConsolidateResult(
-            namespace=namespace,
-            episodes_considered=0,
-            clusters=0,
-            facts_created=0,
-            facts_confirmed=0,
-            episodes_consolidated=0,
-            inducer=self._inducer.name,
-        )
+        result = ConsolidateResult.empty(namespace, self._inducer.name)
         if not new:
             return result
         pool = read_in_sequence(self._evidence_pool(namespace, new))
@@ -139,15 +131,7 @@ class ConsolidationService:
         turns = read_in_sequence(
             [e for e in self._store.list_memories(namespace, flt, limit=len(ids) or 1) if isinstance(e, Episode)]
         )
-        result = ConsolidateResult(
-            namespace=namespace,
-            episodes_considered=0,
-            clusters=0,
-            facts_created=0,
-            facts_confirmed=0,
-            episodes_consolidated=0,
-            inducer=self._inducer.name,
-        )
+        result = ConsolidateResult.empty(namespace, self._inducer.name)
         clusters = turn_clusters(turns, self._tuning, open_ended=self._inducer is not self._fallback)
         induction, fallback, done = self._induce_within(clusters[: budget.max_clusters], budget)
         taken = clusters[:done]

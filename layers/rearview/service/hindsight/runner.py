@@ -151,16 +151,8 @@ class ConsolidationRunner:
 
 
 def _skipped(job: ConsolidationJob, run_id: str, cap: str) -> ConsolidateResult:
-    return ConsolidateResult(
-        namespace=job.namespace,
-        episodes_considered=0,
-        clusters=0,
-        facts_created=0,
-        facts_confirmed=0,
-        episodes_consolidated=0,
-        capped_by=cap,
-        reason=job.reason,
-        run_id=run_id,
+    return ConsolidateResult.empty(job.namespace).model_copy(
+        update={"capped_by": cap, "reason": job.reason, "run_id": run_id}
     )
 
 
