@@ -150,6 +150,10 @@ def test_refusals_name_the_field(live: tuple[LocalServer, Services]) -> None:
     )
     assert refused("POST", "/v1/memories/", json={"messages": message, "user_id": "a", "metadata": {"": 1}})[0] == 422
     assert refused("POST", "/v1/memories/", json={"messages": message, "user_id": "a", "colour": "red"})[0] == 422
+    # A time past the calendar (year 10000, found by the OpenAPI fuzzer) is refused, not a 500.
+    for seconds in (253402300800.0, -1e15):
+        body = {"messages": message, "user_id": "a", "timestamp": seconds}
+        assert refused("POST", "/v3/memories/add/", json=body) == (422, "timestamp")
     assert refused("POST", "/v3/memories/search/", json={"query": "trains", "filters": {"OR": [{"user_id": "a"}]}}) == (
         422,
         "filters.OR",

@@ -1801,9 +1801,9 @@ export interface components {
             metadata?: Record<string, never> | null;
             /**
              * Timestamp
-             * @description When the messages were said, epoch seconds (UTC)
+             * @description When the messages were said, epoch seconds (UTC), years 100 to 9899
              */
-            timestamp?: number | null;
+            timestamp?: (number) | null;
             /**
              * Infer
              * @description Ignored: messages are kept as they were said; consolidation infers facts from them later

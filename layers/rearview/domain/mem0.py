@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from rearview.domain.limits import MAX_BATCH, MAX_QUERY_CHARS, MAX_TOP_K, SESSION_PATTERN, SessionId
 from rearview.domain.metadata import Metadata, MetadataFilter
 from rearview.domain.namespaces import MAX_NAMESPACE_SEGMENTS, Namespace
-from rearview.domain.timestamps import RequestDatetime
+from rearview.domain.timestamps import EARLIEST_EPOCH, EARLIEST_YEAR, LATEST_EPOCH, LATEST_YEAR, RequestDatetime
 from rearview.errors import InvalidInput
 
 # The entities that name a namespace segment, in the order their segments nest.
@@ -172,7 +172,12 @@ class Mem0Add(_Scoped):
         description=f"The conversation (at most {MAX_BATCH} messages), or one user message as text"
     )
     metadata: Metadata | None = Field(None, description="Stored with each message's memory, returned and filterable")
-    timestamp: int | float | None = Field(None, description="When the messages were said, epoch seconds (UTC)")
+    timestamp: int | float | None = Field(
+        None,
+        ge=EARLIEST_EPOCH,
+        le=LATEST_EPOCH,
+        description=f"When the messages were said, epoch seconds (UTC), years {EARLIEST_YEAR} to {LATEST_YEAR}",
+    )
     infer: bool | None = Field(
         None, description="Ignored: messages are kept as they were said; consolidation infers facts from them later"
     )

@@ -37,6 +37,9 @@ UtcDatetime = Annotated[datetime, AfterValidator(as_utc)]
 # (years 1 to 9999) from anywhere in this range; at its very edges it would overflow.
 EARLIEST_YEAR = 100
 LATEST_YEAR = 9899
+# The same range in epoch seconds, for a time given as a number.
+EARLIEST_EPOCH = int(datetime(EARLIEST_YEAR, 1, 1, tzinfo=UTC).timestamp())
+LATEST_EPOCH = int(datetime(LATEST_YEAR, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp())
 
 
 def within_calendar(value: datetime) -> datetime:
