@@ -20,7 +20,8 @@ gradually (`deployment.py`).
 DynamoDB: r(ead) is GetItem, BatchGetItem, Query; w(rite) PutItem, UpdateItem; d(elete) DeleteItem,
 BatchWriteItem (only ever deletes); scan Scan. Every statement but the authorizer's is limited to the items of
 namespaces (`NS#*`), the consolidation index's shards (`UC#*`), the embedder record (`META`), the retention
-policies (`RETENTION`) and the namespace listing's index partition (`NAMESPACES`) by a `dynamodb:LeadingKeys`
+policies (`RETENTION`), the namespace listing's index partition (`NAMESPACES`) and the expiring index's shards
+(`EXP#*`) by a `dynamodb:LeadingKeys`
 condition: no data function can read or forge an API key.
 (+) write manages API keys (`APIKEY#*`, listed with a filtered Scan); erase revokes the keys whose whole scope it
 erased (listed the same way), and writes each erased namespace's mark (`ERASED`, read by the write worker).
@@ -143,8 +144,9 @@ TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
     "mcp": (*_READ, *_WRITE, *_DELETE),
 }
 # The partition keys the data functions reach: namespaces, the unconsolidated index's shards, the embedder record,
-# the retention policies, and the sparse `by_namespace` index's one partition (the namespace listing, erase, sweep).
-DATA_LEADING_KEYS = ("NS#*", "UC#*", "META", "RETENTION", "NAMESPACES")
+# the retention policies, the sparse `by_namespace` index's one partition (the namespace listing, erase, sweep),
+# and the sparse `expiring` index's shards (the sweep's expired memories).
+DATA_LEADING_KEYS = ("NS#*", "UC#*", "META", "RETENTION", "NAMESPACES", "EXP#*")
 API_KEY_LEADING_KEYS = ("APIKEY#*",)
 # The API keys' request counters (per-key throttling, rearview.adapters.dynamodb.quota): every function that serves
 # the routes of the route table or /mcp counts each request there (a conditional UpdateItem, read with GetItem).

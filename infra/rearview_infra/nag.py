@@ -57,7 +57,7 @@ FUNCTIONS: tuple[Accepted, ...] = (
         "AwsSolutions-IAM5",
         "The table's global secondary indexes (by_time, by_created, unconsolidated) are queried by name; the "
         "statement is further limited by a dynamodb:LeadingKeys condition to the partition keys the function may "
-        "touch (NS#*, UC#*, META; APIKEY#* for the key functions only).",
+        "touch (NS#*, UC#*, EXP#*, META; APIKEY#* for the key functions only).",
         applies_to_regex=(r"/^Resource::<StorageTable[0-9A-F]*\.Arn>\/index\/\*$/g",),
     ),
     Accepted(

@@ -13,14 +13,16 @@ from constructs import Construct
 
 PARTITION_KEY = "pk"
 SORT_KEY = "sk"
-# Epoch seconds; only working-memory items carry it. DynamoDB deletes expired items lazily (up to ~48 h), so
-# readers filter on it too.
+# Epoch seconds: working memory, the ledger's and quota's items, and memories that expire (a grace after their
+# `expires_at`: the retention sweep forgets them first, with its cascade). DynamoDB deletes expired items lazily
+# (up to ~48 h), so readers filter on it too.
 TTL_ATTRIBUTE = "ttl"
 
 GSI_BY_TIME = "by_time"
 GSI_BY_CREATED = "by_created"
 GSI_UNCONSOLIDATED = "unconsolidated"
 GSI_BY_NAMESPACE = "by_namespace"
+GSI_EXPIRING = "expiring"
 
 
 class MemoryTable(Construct):
@@ -72,6 +74,9 @@ class MemoryTable(Construct):
             # Sparse: only a namespace's STATE item carries `ns_pk` (`NAMESPACES`) and `ns_sk` (its name), so
             # the namespace listing and a subtree's erase find namespaces by prefix without scanning.
             (GSI_BY_NAMESPACE, "ns_pk", "ns_sk"),
+            # Sparse: only memories that expire carry `exp_pk` (`EXP#<shard>`) and `exp_sk` (`<expires ISO>#<id>`),
+            # so the retention sweep finds the expired ones, soonest first, without scanning.
+            (GSI_EXPIRING, "exp_pk", "exp_sk"),
         )
         for name, partition, sort in indexes:
             self.table.add_global_secondary_index(

@@ -208,8 +208,7 @@ class MemoryManagement(Protocol):
 
     def expired_memories(self, now: datetime, limit: int) -> list[tuple[str, str]]:
         """(namespace, id) of at most `limit` memories of any namespace whose `expires_at` is at or before `now`,
-        soonest expired first: what the sweep forgets. Never a scan of every memory; a store whose storage deletes
-        expired memories itself (DynamoDB's TTL) returns []."""
+        soonest expired first: what the sweep forgets, with forget's cascade. Never a scan of every memory."""
         ...
 
 

@@ -246,7 +246,7 @@ class ServerSettings(BaseModel):
 class RetentionSettings(BaseModel):
     """How often the local server enforces the namespaces' retention policies and purges expired working memory and
     expired memories. On AWS the forget function sweeps hourly on an EventBridge rule (DynamoDB's TTL expires
-    working memory and memories)."""
+    working memory, and is the backstop for memories)."""
 
     # The retention sweep (each namespace's policy: max age, archive, keep often-recalled) runs this often (0: off).
     sweep_minutes: float = Field(60.0, ge=0)

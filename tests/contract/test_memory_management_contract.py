@@ -199,6 +199,37 @@ def test_restore_inserts_memories_at_their_own_version_with_their_history(backen
         backend.store.apply("acme", ChangeSet(upserts=[(current, vector)], restore=True, cause="import"))
 
 
+# --- expiry -----------------------------------------------------------------------------------------------
+
+
+def test_expired_memories_are_found_in_every_namespace_soonest_first(
+    backend: Backend, episode: EpisodeMaker, fact: FactMaker
+) -> None:
+    """What the retention sweep forgets (with forget's cascade): the memories of any namespace whose `expires_at`
+    has come, soonest first, up to the limit; never one still to expire or one that never does."""
+    hour = timedelta(hours=1)
+    backend.write(
+        "acme",
+        episode("acme", "e-soon", "expires first", expires_at=T0 + hour),
+        episode("acme", "e-later", "expires at three", expires_at=T0 + 3 * hour),
+        episode("acme", "e-never", "never expires"),
+        fact("acme", "f-two", "a fact that expires at two", expires_at=T0 + 2 * hour),
+    )
+    backend.write("globex:u-1", episode("globex:u-1", "g-one", "expires at one and a half", expires_at=T0 + 1.5 * hour))
+
+    assert backend.store.expired_memories(T0, 10) == []
+    assert backend.store.expired_memories(T0 + hour, 10) == [("acme", "e-soon")]
+    assert backend.store.expired_memories(T0 + 2 * hour, 10) == [
+        ("acme", "e-soon"),
+        ("globex:u-1", "g-one"),
+        ("acme", "f-two"),
+    ]
+    assert backend.store.expired_memories(T0 + 4 * hour, 2) == [("acme", "e-soon"), ("globex:u-1", "g-one")]
+
+    backend.delete("acme", "e-soon", "f-two")
+    assert backend.store.expired_memories(T0 + 4 * hour, 10) == [("globex:u-1", "g-one"), ("acme", "e-later")]
+
+
 # --- erase --------------------------------------------------------------------------------------------------
 
 

@@ -372,6 +372,19 @@ def test_scheduled_consolidation_runs_by_the_schedule(template: Path, tmp_path: 
         assert ran["runs"] >= 1
         assert "Enqueued" in (emulation.data_dir / "logs" / "consolidate.log").read_text()
 
+        # The forget function's sweep, on its own rule and under its role, forgets a memory whose expiry came: it
+        # finds it by the `expiring` index (the TTL would wait a day more, and skip the cascade).
+        expiring = _write(emulation, namespace, {"content": "Door code of lab 4 is 4411", "ttl_seconds": 1})
+        dynamodb, table = emulation.aws("dynamodb"), emulation.outputs["TableName"]
+
+        def stored() -> bool:
+            key = {"pk": {"S": f"NS#{namespace}"}, "sk": {"S": f"EP#{expiring['id']}"}}
+            return "Item" in dynamodb.get_item(TableName=table, Key=key)
+
+        eventually(lambda: True if stored() else None, "the expiring write was never stored")
+        eventually(lambda: True if not stored() else None, "the sweep never forgot the expired memory")
+        assert "AccessDenied" not in (emulation.data_dir / "logs" / "forget.log").read_text(errors="replace")
+
 
 def test_state_survives_a_restart_and_sigterm_stops_cleanly(template: Path, tmp_path: Path) -> None:
     data, logs = tmp_path / "data", tmp_path / "logs"

@@ -95,10 +95,14 @@ def test_table_keys_ttl_stream_billing_and_retention(synth: Synthesised) -> None
 def test_table_global_secondary_indexes(synth: Synthesised) -> None:
     table = synth.resources[synth.id_of(synth.stack.storage.table)]["Properties"]
     indexes = {gsi["IndexName"]: gsi for gsi in table["GlobalSecondaryIndexes"]}
-    assert set(indexes) == {"by_time", "by_created", "unconsolidated", "by_namespace"}
+    assert set(indexes) == {"by_time", "by_created", "unconsolidated", "by_namespace", "expiring"}
     assert indexes["unconsolidated"]["KeySchema"] == [
         {"AttributeName": "uc_pk", "KeyType": "HASH"},
         {"AttributeName": "uc_sk", "KeyType": "RANGE"},
+    ]
+    assert indexes["expiring"]["KeySchema"] == [
+        {"AttributeName": "exp_pk", "KeyType": "HASH"},
+        {"AttributeName": "exp_sk", "KeyType": "RANGE"},
     ]
     assert all(gsi["Projection"] == {"ProjectionType": "KEYS_ONLY"} for gsi in indexes.values())
 
@@ -360,7 +364,7 @@ def test_table_statements_reach_only_their_partition_keys(synth: Synthesised) ->
             if not any(a.startswith("dynamodb:") and a not in STREAM_ACTIONS for a in actions):
                 continue
             leading = st["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]
-            data = ["NS#*", "UC#*", "META", "RETENTION", "NAMESPACES"]
+            data = ["NS#*", "UC#*", "META", "RETENTION", "NAMESPACES", "EXP#*"]
             if name == "authorizer":
                 assert leading == ["APIKEY#*"]
             elif name in ("write", "erase"):

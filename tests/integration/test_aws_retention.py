@@ -18,7 +18,7 @@ from rearview.adapters.dynamodb.retention_policies import RETENTION_PK
 from rearview.api.lambda_runtime import SWEEP_MARGIN_MILLIS
 from rearview.bootstrap import build
 from rearview.domain.consolidate import ConsolidateRequest
-from rearview.domain.memory import Fact
+from rearview.domain.memory import Episode, Fact
 from rearview.domain.search import MemoryFilter
 from support.aws_stack import OPENSEARCH_INDEX, TABLE, AwsStack, FakeLambdaContext, StreamDriver, aws_stack
 from support.events import load_event
@@ -141,3 +141,44 @@ def test_a_sweep_with_too_little_time_left_stops_and_says_so(stack: AwsStack) ->
     assert store.get(NS, ancient) is not None
     full = forget(schedule, FakeLambdaContext(remaining_millis=SWEEP_MARGIN_MILLIS + 20_000))
     assert full["unfinished"] == 0 and store.get(NS, ancient) is None
+
+
+def test_the_sweep_forgets_expired_memories_with_the_cascade_before_the_ttl_does(stack: AwsStack) -> None:
+    """A memory that expires is found by the `expiring` index and forgotten by the hourly sweep through forget's
+    cascade (a fact induced from it alone goes too), and its table TTL is set a grace later, as a backstop only:
+    DynamoDB's TTL delete would skip the cascade."""
+    from rearview.adapters.dynamodb.table import EXPIRY_GRACE, TTL_ATTRIBUTE
+    from rearview.domain.changes import ChangeSet
+    from support.contract_backends import make_episode, make_fact
+
+    forget = stack.load_function("forget").handler
+    sync = stack.load_function("index_sync").handler
+    stream = StreamDriver(stack)
+    store = DynamoDBMemoryStore(TABLE, client=stack.dynamodb)
+    now = datetime.now(UTC).replace(microsecond=0)
+    gone, tomorrow = now - timedelta(minutes=1), now + timedelta(days=1)
+    memories: list[Episode | Fact] = [
+        make_episode(NS, "code", "The door code of lab 4 is 4411", occurred_at=now, expires_at=gone),
+        make_fact(NS, "from-code", "Lab 4's door code is known", provenance=["code"], last_confirmed_at=now),
+        make_episode(NS, "later", "Parking pass for the week is P-220", occurred_at=now, expires_at=tomorrow),
+        make_episode(NS, "kept", "The user drives a blue Fiat", occurred_at=now),
+    ]
+    vectors = build(stack.settings("write")).embedder.embed([m.content for m in memories])
+    store.apply(NS, ChangeSet(upserts=list(zip(memories, vectors, strict=True))))
+    stream.pump(sync)
+    assert {"code", "from-code", "later", "kept"} <= indexed(stack)
+    item = stack.dynamodb.get_item(TableName=TABLE, Key={"pk": {"S": f"NS#{NS}"}, "sk": {"S": "EP#later"}})["Item"]
+    assert int(item[TTL_ATTRIBUTE]["N"]) == int((tomorrow + EXPIRY_GRACE).timestamp())
+
+    sweep = forget(load_event("retention_schedule", kind="eventbridge"), FakeLambdaContext())
+
+    assert sweep["expired"] == 2  # the expired episode, and the fact induced from it alone
+    assert [store.get(NS, memory_id) is None for memory_id in ("code", "from-code", "later", "kept")] == [
+        True,
+        True,
+        False,
+        False,
+    ]
+    stream.pump(sync)
+    assert not {"code", "from-code"} & indexed(stack)
+    assert forget(load_event("retention_schedule", kind="eventbridge"), FakeLambdaContext())["expired"] == 0

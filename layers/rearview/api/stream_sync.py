@@ -94,7 +94,13 @@ def _apply(service: IndexSyncService | None, decoded: _Decoded) -> bool:
         return False
     metrics.add_metric(name="IndexUpserts", unit=MetricUnit.Count, value=report.upserted)
     metrics.add_metric(name="IndexDeletes", unit=MetricUnit.Count, value=report.deleted)
+    # The retention sweep forgets expired memories a grace before their TTL: one the TTL deleted was missed by it
+    # (or written before the `expiring` index), and what was induced from it alone was not forgotten with it.
     metrics.add_metric(name="IndexExpiries", unit=MetricUnit.Count, value=report.expired)
+    if report.expired:
+        logger.warning(
+            "memories deleted by the TTL before the retention sweep forgot them", extra={"expired": report.expired}
+        )
     metrics.add_metric(name="IndexUnchangedSkipped", unit=MetricUnit.Count, value=report.unchanged)
     return True
 

@@ -201,7 +201,7 @@ class RetentionService:
         """Forget the memories whose `expires_at` has come (`ttl_seconds`, `expires_at` on a write), through the
         forget path with cascade, as a caller's forget would (what was induced from them alone goes too), a batch
         at a time until none is left or `out_of_time()`; how many went. Reads leave them out from their expiry on;
-        this deletes them. (DynamoDB deletes them itself, by its TTL: the store reports none.)"""
+        this deletes them. (On DynamoDB too: the item's TTL is set a grace later, as a backstop.)"""
         stop = out_of_time or (lambda: False)
         forgotten = 0
         while not stop():

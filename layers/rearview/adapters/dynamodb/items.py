@@ -18,7 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from rearview.adapters.dynamodb.table import SK_PREFIX, TTL_ATTRIBUTE, Item, namespace_pk, uc_shard
+from rearview.adapters.dynamodb.table import (
+    EXPIRY_GRACE,
+    SK_PREFIX,
+    TTL_ATTRIBUTE,
+    Item,
+    expiring_shard,
+    namespace_pk,
+    uc_shard,
+)
 from rearview.domain.memory import Episode, Fact, Memory
 from rearview.domain.metadata import metadata_json
 from rearview.domain.timestamps import as_utc
@@ -51,6 +59,8 @@ OPTIONAL_ATTRIBUTES: dict[str, tuple[str, ...]] = {
         "source",
         "expires_at",
         TTL_ATTRIBUTE,
+        "exp_pk",
+        "exp_sk",
         "parent_id",
         "chunk_index",
         "chunk_count",
@@ -66,6 +76,8 @@ OPTIONAL_ATTRIBUTES: dict[str, tuple[str, ...]] = {
         "source",
         "expires_at",
         TTL_ATTRIBUTE,
+        "exp_pk",
+        "exp_sk",
     ),
 }
 # Everything a memory is read back from (never `vec`, which only get_vectors reads).
@@ -140,9 +152,12 @@ def memory_attributes(memory: Memory) -> Item:
     item["gsi_time_pk"] = {"S": f"NS#{namespace}#{memory.layer}"}
     item["gsi_time_sk"] = {"S": f"{when}#{memory.id}"}
     if memory.expires_at is not None:
-        # DynamoDB deletes the item some time after this (its stream tells index sync, which drops the document);
-        # reads leave it out from `expires_at` on.
-        item[TTL_ATTRIBUTE] = {"N": str(math.ceil(as_utc(memory.expires_at).timestamp()))}
+        # Reads leave it out from `expires_at` on; the retention sweep finds it by the `expiring` index and forgets
+        # it with forget's cascade; DynamoDB's TTL deletes it a grace later if the sweep did not (its stream tells
+        # index sync, which drops the document either way).
+        item["exp_pk"] = {"S": expiring_shard(namespace)}
+        item["exp_sk"] = {"S": f"{iso(memory.expires_at)}#{memory.id}"}
+        item[TTL_ATTRIBUTE] = {"N": str(math.ceil(as_utc(memory.expires_at + EXPIRY_GRACE).timestamp()))}
     if isinstance(memory, Episode):
         item["gsi_created_pk"] = {"S": namespace_pk(namespace)}
         item["gsi_created_sk"] = {"S": f"{iso(memory.created_at)}#{memory.id}"}

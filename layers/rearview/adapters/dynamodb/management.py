@@ -15,7 +15,17 @@ from datetime import datetime
 from typing import Any
 
 from rearview.adapters.dynamodb.items import MEMORY_ATTRIBUTES, iso, memory_from_item
-from rearview.adapters.dynamodb.table import BY_TIME_INDEX, ERASED_SK, TTL_ATTRIBUTE, Item, item_key, namespace_pk
+from rearview.adapters.dynamodb.table import (
+    BY_TIME_INDEX,
+    ERASED_SK,
+    EXPIRING_INDEX,
+    EXPIRING_SHARDS,
+    SK_PREFIX,
+    TTL_ATTRIBUTE,
+    Item,
+    item_key,
+    namespace_pk,
+)
 from rearview.domain.changes import ChangeSet
 from rearview.domain.erase import ErasedCounts
 from rearview.domain.history import ArchivedVersion, archived_versions
@@ -146,9 +156,26 @@ class DynamoDBManagement:
         return actions
 
     def expired_memories(self, now: datetime, limit: int) -> list[tuple[str, str]]:
-        """None to sweep: a memory that expires carries the table's TTL attribute, and DynamoDB deletes it itself
-        (its stream takes it out of the index; reads leave it out before that)."""
-        return []
+        """(namespace, id) of at most `limit` memories whose `expires_at` is at or before `now`, soonest expired
+        first: one query per shard of the sparse `expiring` index, its entries up to `now`, merged. A memory whose
+        item was written before the index existed is not found: DynamoDB's TTL deletes it, without the cascade."""
+        if limit <= 0:
+            return []
+        bound = f"{iso(now)}#\uffff"
+        found: list[tuple[str, str, str]] = []
+        for shard in range(EXPIRING_SHARDS):
+            items = self._client.query(
+                TableName=self._table,
+                IndexName=EXPIRING_INDEX,
+                KeyConditionExpression="exp_pk = :p AND exp_sk <= :now",
+                ExpressionAttributeValues={":p": {"S": f"EXP#{shard}"}, ":now": {"S": bound}},
+                Limit=limit,
+            ).get("Items", [])
+            for item in items:
+                sk = item["sk"]["S"]
+                prefix = next(p for p in SK_PREFIX.values() if sk.startswith(p))
+                found.append((item["exp_sk"]["S"], item["pk"]["S"].removeprefix("NS#"), sk[len(prefix) :]))
+        return [(namespace, memory_id) for _, namespace, memory_id in sorted(found)[:limit]]
 
     # erase
 

@@ -26,12 +26,17 @@ that lags a delete or an update is never returned as data, and adding a model fi
 - `by_namespace` (sparse): `ns_pk` = `NAMESPACES`, `ns_sk` = `<namespace>`, on each namespace's `STATE` item only:
   the namespaces, in name order, found by prefix (the namespace listing, a subtree's erase) with a query. Its keys
   are set once, when the STATE item is first written, so a namespace's writes do not touch the index.
+- `expiring` (sparse): `exp_pk` = `EXP#<0..3>` (shard by namespace), `exp_sk` = `<expires ISO>#<id>`, on memories
+  that expire only: what the retention sweep forgets, soonest first, with forget's cascade (what was induced from
+  an expired episode alone goes too). The TTL attribute of such a memory is set `EXPIRY_GRACE` later, so the sweep
+  reaches it first and DynamoDB's TTL is the backstop.
 """
 
 from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable
+from datetime import timedelta
 from typing import Any
 
 from rearview.domain.memory import StoredLayer
@@ -43,9 +48,14 @@ BY_TIME_INDEX = "by_time"
 BY_CREATED_INDEX = "by_created"
 UNCONSOLIDATED_INDEX = "unconsolidated"
 BY_NAMESPACE_INDEX = "by_namespace"
+EXPIRING_INDEX = "expiring"
 # The one partition of `by_namespace`: one entry per namespace, written once, read by prefix.
 NAMESPACES_PK = "NAMESPACES"
 UNCONSOLIDATED_SHARDS = 4
+EXPIRING_SHARDS = 4
+# How long after a memory's `expires_at` DynamoDB's TTL may delete it. The hourly retention sweep forgets it first,
+# with the cascade a TTL delete cannot run; the TTL deletes what a sweep that fell this far behind left.
+EXPIRY_GRACE = timedelta(days=1)
 
 LAYERS: tuple[StoredLayer, ...] = ("episodic", "semantic")
 SK_PREFIX: dict[StoredLayer, str] = {"episodic": "EP#", "semantic": "FACT#"}
@@ -64,7 +74,7 @@ def table_definition(table_name: str) -> dict[str, Any]:
     """The CreateTable request of the table this store expects (the CDK app declares the same; TTL is `ttl`)."""
     key_names = [
         *("pk", "sk", "gsi_time_pk", "gsi_time_sk", "gsi_created_pk", "gsi_created_sk", "uc_pk", "uc_sk"),
-        *("ns_pk", "ns_sk"),
+        *("ns_pk", "ns_sk", "exp_pk", "exp_sk"),
     ]
 
     def index(name: str, partition: str, sort: str) -> dict[str, Any]:
@@ -87,6 +97,7 @@ def table_definition(table_name: str) -> dict[str, Any]:
             index(BY_CREATED_INDEX, "gsi_created_pk", "gsi_created_sk"),
             index(UNCONSOLIDATED_INDEX, "uc_pk", "uc_sk"),
             index(BY_NAMESPACE_INDEX, "ns_pk", "ns_sk"),
+            index(EXPIRING_INDEX, "exp_pk", "exp_sk"),
         ],
         "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
     }
@@ -121,3 +132,7 @@ def memory_keys(namespace: str, ids: Iterable[str]) -> list[Item]:
 def uc_shard(namespace: str) -> str:
     # crc32, not hash(): the shard must be the same in every process.
     return f"UC#{zlib.crc32(namespace.encode('utf-8')) % UNCONSOLIDATED_SHARDS}"
+
+
+def expiring_shard(namespace: str) -> str:
+    return f"EXP#{zlib.crc32(namespace.encode('utf-8')) % EXPIRING_SHARDS}"
