@@ -271,3 +271,70 @@ def test_a_memory_made_and_confirmed_in_one_run_is_listed_once() -> None:
 
     assert result.fact_ids == ["pref-1", "fact-2"]
     assert (result.facts_created, result.facts_confirmed) == (1, 2)
+
+
+def _episode(memory_id: str, text: str, day: int) -> Episode:
+    at = START + timedelta(days=day)
+    return Episode(id=memory_id, namespace=NS, content=text, occurred_at=at, created_at=at, session_id=memory_id)
+
+
+def _reconciler_after_a_change(extra: list[Episode]) -> tuple[Reconciler, Fact, Fact]:
+    """A reconciler holding "quit milk tea" (learned on days 40-44) over the superseded milk-tea habit (days 0-10),
+    with the habit's episodes and `extra` readable."""
+    from rearview.adapters.hashing_embedder import HashingEmbedder
+    from rearview.service.hindsight.evidence import evidence_of
+
+    embedder = HashingEmbedder()
+    habit_eps = [_episode(f"tea-{d}", "帮用户点了一杯全糖珍珠奶茶", d) for d in (0, 5, 10)]
+    quit_eps = [
+        _episode("quit-1", "用户说从今天起戒奶茶了", 40),
+        _episode("quit-2", "用户让助手以后别再推荐奶茶店了", 44),
+    ]
+    episodes = {e.id: e for e in [*habit_eps, *quit_eps, *extra]}
+
+    def fact(fact_id: str, content: str, sources: list[Episode], **fields: object) -> Fact:
+        evidence = evidence_of(sources)
+        return Fact(id=fact_id, namespace=NS, content=content, provenance=[e.id for e in sources], evidence=evidence,
+                    first_seen_at=evidence.first_at, created_at=START, last_confirmed_at=evidence.last_at or START,
+                    **fields)  # fmt: skip
+
+    quit = fact("quit", "关于用户：从今天起戒奶茶了", quit_eps)
+    habit = fact("habit", "用户经常：点了一杯全糖珍珠奶茶", habit_eps, status="superseded", superseded_by="quit")
+    reconciler = Reconciler(
+        namespace=NS, active={"quit": quit}, vectors={}, retired={"habit": habit},
+        embed=lambda text: embedder.embed([text])[0],
+        episodes=lambda ids: {i: episodes[i] for i in ids if i in episodes},
+        now=START + timedelta(days=60), dedup_threshold=0.9, related_threshold=0.3, induced_by="rules",
+    )  # fmt: skip
+    return reconciler, quit, habit
+
+
+def test_a_superseded_habit_is_not_revived_by_the_episodes_it_was_learned_from() -> None:
+    """Last month's orders and one drink that "replaces milk tea" since the user quit: the old habit stated again
+    stays history, and "quit milk tea" stays active."""
+    from rearview.domain.hindsight import InducedMemory
+
+    since = [_episode("swap", "帮用户买了无糖茶饮料替代奶茶", 50)]
+    reconciler, quit, habit = _reconciler_after_a_change(since)
+    restated = InducedMemory(kind="fact", statement=habit.content, provenance=["tea-5", "tea-10", "swap"])
+
+    decision = reconciler.add(restated)
+
+    assert (decision.memory_id, decision.action) == ("habit", "history")
+    assert reconciler.changes.upserts == [] and list(reconciler.active) == ["quit"]
+
+
+def test_a_habit_taken_up_again_since_the_change_comes_back() -> None:
+    """Three orders on three days after the user quit: they went back to it, and that is learned."""
+    from rearview.domain.hindsight import InducedMemory
+
+    again = [_episode(f"again-{d}", "帮用户点了一杯全糖珍珠奶茶", d) for d in (50, 55, 60)]
+    reconciler, quit, habit = _reconciler_after_a_change(again)
+    restated = InducedMemory(kind="fact", statement=habit.content, provenance=[e.id for e in again])
+
+    decision = reconciler.add(restated)
+
+    assert decision.action != "history"
+    assert [m.id for m, _ in reconciler.changes.upserts if isinstance(m, Fact) and m.status == "active"] == [
+        decision.memory_id
+    ]

@@ -373,3 +373,21 @@ def test_a_short_word_ending_in_ed_is_not_taken_for_an_opening_verb() -> None:
     [unit] = units_of(_episodes(["Red wine with dinner for the user's anniversary."])[0])
 
     assert "red" in constituents(unit)
+
+
+def test_what_is_got_for_the_user_before_what_it_is_is_done_for_the_user() -> None:
+    [coffee] = units_of_text("Got the user a large black coffee before the board meeting.")
+    [booked] = units_of_text("Booked the user a window seat to Oslo.")
+
+    assert (coffee.holder, coffee.act) == ("user", "event")
+    assert booked.holder == "user"
+
+
+def test_a_change_the_user_reports_beside_a_wish_is_a_fact_of_now(model: Embedder) -> None:
+    # Quitting milk tea and asking for no more milk tea shops: how things are now, not a wish (one wish is no
+    # preference yet), so two sessions are enough to learn it, and it may end the old habit.
+    episodes = _episodes(["用户体检血糖偏高，说从今天起戒奶茶了。", "用户让助手以后别再推荐奶茶店了。"])
+
+    groups = meaning_clusters(episodes, model.embed, model.scale)
+
+    assert [(g.kind, g.shared) for g in groups] == [("fact", ["-奶茶"])]

@@ -148,7 +148,10 @@ _ON_BEHALF = re.compile(
 )
 # An agent's action on the user's own thing: "Logged the user's evening run".
 _USERS_THING = re.compile(
-    r"\b(?:the user's|his|her|their)\s+(?P<thing>\w+(?:\s+\w+)?)|\bfor the user\b|用户的|给用户|帮用户", re.IGNORECASE
+    r"\b(?:the user's|his|her|their)\s+(?P<thing>\w+(?:\s+\w+)?)|\bfor the user\b|用户的|给用户|帮用户"
+    # "Got the user a large black coffee": the user as the one something is done for, before what was done.
+    r"|\b[a-z]+\s+the user\s+(?:a|an|some|another|two|three|the same)\b",
+    re.IGNORECASE,
 )
 # The agent as the actor of a clause ("The assistant booked ...", "助手帮用户..."): a statement never keeps it, so
 # the clause is read as what was done for the user (the agent's helping verb goes with it: "帮用户订了" -> "订了").
