@@ -9,7 +9,7 @@ import pytest
 
 from rearview.domain.hindsight import InducedMemory
 from rearview.domain.memory import Episode, Kind
-from rearview.service.hindsight.checker import problem
+from rearview.service.hindsight.checker import facets_grounded, problem
 
 pytestmark = pytest.mark.unit
 
@@ -76,3 +76,15 @@ def test_a_statement_citing_none_of_the_episodes_is_rejected() -> None:
     memory = InducedMemory(kind="fact", statement="The user lives in Rotterdam", provenance=["elsewhere"])
 
     assert problem(memory, NO_EMOJI) == "it cites none of the group's episodes"
+
+
+def test_a_facet_named_only_in_a_statements_own_words_is_not_grounded() -> None:
+    # "user" and "prefers" are in every statement: a facet made of them says nothing the turn says.
+    turn = _episodes("Booked the 7:40 train to Leeds for Thursday.")
+
+    assert not facets_grounded({"user": "prefers"}, turn)
+    assert not facets_grounded({"preference": "用户"}, turn)
+    assert facets_grounded({"user": "Leeds"}, turn)
+    assert facets_grounded({"train": "7:40"}, turn)
+    # A Chinese place name ending in a character of grammar (都) is still a name.
+    assert facets_grounded({"home": "成都"}, _episodes("我上个月搬到成都了。"))

@@ -64,13 +64,20 @@ MIN_NAMED_SHARE = 0.5
 
 
 def facets_grounded(facets: Mapping[str, str], episodes: Sequence[Episode]) -> bool:
-    """Whether the episodes name every facet of a memory, by its slot or its value (or their Chinese names)."""
+    """Whether the episodes name every facet of a memory, by its slot or its value (or their Chinese names). A name
+    made only of a statement's own words ("user", "prefers") names nothing, so it grounds nothing."""
     sources = [e.content for e in episodes]
     for slot, value in facets.items():
         names = [slot, value, *(m[w] for m in _ZH_NAMES for w in (slot, value) if w in m)]
-        if not any(_grounding(name, sources)[0] >= MIN_NAMED_SHARE for name in names if name.strip()):
+        if not any(_names_something(name) and _grounding(name, sources)[0] >= MIN_NAMED_SHARE for name in names):
             return False
     return bool(facets)
+
+
+def _names_something(name: str) -> bool:
+    """Whether a facet's name holds a word that is not a statement's own ("成都" does; "user", "偏好" do not)."""
+    words = {(index_terms(t) or [t])[0] if not is_cjk(t[0]) else t for t in query_terms(name)}
+    return bool(words - _STATEMENT_WORDS - frame_terms())
 
 
 def _terms(text: str) -> set[str]:
