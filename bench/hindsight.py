@@ -37,6 +37,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from baseline import extract_layers
 from hindsight_brief import BriefScore, brief_report, score_tasks
 from hindsight_dev import DEV
@@ -55,6 +57,7 @@ from rearview.domain.memory import Episode, Fact
 from rearview.domain.recall import RecallQuery
 from rearview.domain.search import MemoryFilter
 from rearview.domain.write import MemoryWrite
+from rearview.ports import Embedder
 from rearview.service.contradiction import contradicts
 from rearview.service.hindsight.clusters import build_clusters
 from rearview.service.hindsight.reconcile import same_value
@@ -280,7 +283,7 @@ def _forget_and_check(
     episodes = [m for m in remaining if isinstance(m, Episode)]
     # What a store that never saw the forgotten episodes may hold: the remaining episodes' own words, and the
     # statements the rules state from them alone (a template can share a few characters with anything).
-    kept = {g for m in episodes for g in grams(m.content)} | _statement_grams(episodes)
+    kept = {g for m in episodes for g in grams(m.content)} | _statement_grams(episodes, services.embedder)
     distinctive = forgotten - kept
     score.forgotten_checked = len(distinctive)
     if not distinctive:
@@ -308,8 +311,16 @@ def _forget_and_check(
             score.wrong.append(f"after forgetting, still held: {[f.content for f in active]}")
 
 
-def _statement_grams(episodes: Sequence[Episode]) -> set[str]:
-    clusters = build_clusters(episodes, {e.id for e in episodes}, ConsolidateTuning())
+def _statement_grams(episodes: Sequence[Episode], embedder: Embedder) -> set[str]:
+    """The word pieces of what the rules state from `episodes` alone, groups found by meaning included ("The user"
+    and "drives to work daily" from "... since he drives to work daily" make "the user drives")."""
+    clusters = build_clusters(
+        episodes,
+        {e.id for e in episodes},
+        ConsolidateTuning(),
+        lambda texts: np.asarray(embedder.embed(texts)),
+        embedder.scale,
+    )
     memories = RuleInducer().induce(clusters).memories
     return {g for m in memories if m is not None for g in grams(m.statement)}
 

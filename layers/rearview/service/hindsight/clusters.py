@@ -70,8 +70,6 @@ def build_clusters(
     clusters += _definition_clusters([e for e in pool if e.id not in in_lessons])
     kept = [c for c in clusters if _passes(c, new_ids, tuning)]
     if embed is not None and scale is not None:
-        # An episode the rules recognised is theirs; one episode may be evidence of two groups found by meaning
-        # ("found meat-free lunch options, he does not eat meat anymore": lunches, and meat given up).
         held = {e.id for c in kept for e in c.episodes}
         rest = [e for e in pool if e.id not in in_lessons]
         for cluster in as_clusters(meaning_clusters(rest, embed, scale)):
@@ -81,6 +79,7 @@ def build_clusters(
             named = _named_by_signal(cluster, signalled)
             if _passes(named, new_ids, tuning):
                 kept.append(named)
+                held |= {e.id for e in named.episodes}
     return kept
 
 
