@@ -275,7 +275,10 @@ class ConsolidationService:
             if isinstance(m, Fact)
         ]
         active = [f for f in held if f.status == "active"]
-        vectors = self._store.get_vectors(namespace, [f.id for f in active])
+        # The superseded memories a run could state again: those whose successor is still active.
+        live = {f.id for f in active}
+        retired = [f for f in held if f.status == "superseded" and f.superseded_by in live]
+        vectors = self._store.get_vectors(namespace, [f.id for f in [*active, *retired]])
 
         def episodes(ids: Sequence[str]) -> dict[str, Episode]:
             found = {i: pool[i] for i in ids if i in pool}
@@ -289,7 +292,7 @@ class ConsolidationService:
         return Reconciler(
             namespace=namespace,
             active={f.id: f for f in active},
-            retired={f.id: f for f in held if f.status == "superseded"},
+            retired={f.id: f for f in retired},
             vectors=vectors,
             embed=self._embed_one,
             episodes=episodes,
