@@ -126,7 +126,7 @@ _NAME_SUBJECT = re.compile(
     # A verb after the name; not a plural noun the name qualifies ("Mystery novels are ...").
     r"(?=[a-z]+(?:s|ed)\b(?!\s+(?:are|were|have|do|don't|aren't)\b)|is\b|was\b|has\b))"
 )
-# What the user thinks of a thing named first ("Slack is fine for the summaries", "Notion's better"): said in the
+# What the user thinks of a thing named first ("Slack is fine for the summaries", "Python is too slow"): said in the
 # user's own turn, the user's judgement, not someone else's statement.
 _JUDGED = re.compile(
     r"(?:\s+is|'s)\s+(?:(?:just|really|totally|still|also|way|much)\s+)?"

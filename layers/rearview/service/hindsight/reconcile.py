@@ -62,7 +62,8 @@ class Reconciler:
     dedup_threshold: float
     related_threshold: float
     induced_by: str
-    # The superseded memories (earlier runs' and this run's), by id: what a run may state again from old evidence.
+    # The superseded memories whose successor is active (earlier runs' and this run's), by id: what a run may state
+    # again from old evidence.
     retired: dict[str, Fact] = field(default_factory=dict)
     changes: ChangeSet = field(default_factory=ChangeSet)
     decisions: list[Decision] = field(default_factory=list)
