@@ -72,8 +72,6 @@ def _statements(episodes: list[Episode]) -> list[str]:
         ("The user said she would rather not be on camera.", "user", "wish"),
         ("用户说晚上九点后别打扰他。", "user", "wish"),
         ("The user mentioned the meeting ran late.", "user", "event"),
-        ("email me today's summary too", "user", "wish"),
-        ("ping us when the build lands", "user", "wish"),
     ],
 )
 def test_each_clause_knows_whose_it_is_and_what_it_does(text: str, holder: str, act: str) -> None:
@@ -94,10 +92,6 @@ def test_each_clause_knows_whose_it_is_and_what_it_does(text: str, holder: str, 
         ("Sarah loves jazz.", "other"),
         ("Tom always forgets the milk.", "other"),
         ("Mike usually runs at 6.", "other"),
-        # ... not a word that qualifies a plural noun, nor a thing the user judges in their own turn.
-        ("Mystery novels are my favourite.", "user"),
-        ("Slack is fine for the summaries, keep them coming there.", "user"),
-        ("Tom is vegetarian.", "other"),
     ],
 )
 def test_a_capitalised_first_word_is_a_person_only_when_it_is_the_subject(text: str, holder: str) -> None:
@@ -379,27 +373,3 @@ def test_a_short_word_ending_in_ed_is_not_taken_for_an_opening_verb() -> None:
     [unit] = units_of(_episodes(["Red wine with dinner for the user's anniversary."])[0])
 
     assert "red" in constituents(unit)
-
-
-def test_what_is_got_for_the_user_before_what_it_is_is_done_for_the_user() -> None:
-    [coffee] = units_of_text("Got the user a large black coffee before the board meeting.")
-    [booked] = units_of_text("Booked the user a window seat to Oslo.")
-
-    assert (coffee.holder, coffee.act) == ("user", "event")
-    assert booked.holder == "user"
-
-
-def test_a_change_the_user_reports_beside_a_wish_is_a_fact_of_now(model: Embedder) -> None:
-    # Quitting milk tea and asking for no more milk tea shops: how things are now, not a wish (one wish is no
-    # preference yet), so two sessions are enough to learn it, and it may end the old habit.
-    episodes = _episodes(["用户体检血糖偏高，说从今天起戒奶茶了。", "用户让助手以后别再推荐奶茶店了。"])
-
-    groups = meaning_clusters(episodes, model.embed, model.scale)
-
-    assert [(g.kind, g.shared) for g in groups] == [("fact", ["-奶茶"])]
-
-
-def test_where_a_thing_is_sent_is_the_value_asked_for() -> None:
-    # "发我微信", "还是发微信": the channel is what the request asks for, as "on Slack" is in English.
-    assert "微信" in units_of_text("今天的纪要也发我微信")[0].values
-    assert "微信" in units_of_text("纪要还是发微信")[0].values

@@ -34,13 +34,6 @@ _CHANGE = re.compile(
     r"new|since)\b|不再|戒|改|换|搬到|搬去|搬家|开始|现在|以后|离开|已经|不想再",
     re.IGNORECASE,
 )
-
-
-def says_change(text: str) -> bool:
-    """Whether a text says that a state changed ("switched to black coffee", "no longer eats meat", "戒奶茶了")."""
-    return bool(_CHANGE.search(text))
-
-
 # Words of a statement's frame, never what it is about.
 _FRAME = frozenset({"user", "user's", "用户", "prefer", "prefers", "preference", "regularly", "about"})
 

@@ -85,7 +85,7 @@ _VALUE_OPENERS_EN = frozenset(
         "wants like likes need needs keep switch set make over instead",
     )
 )
-_VALUE_OPENERS_ZH = tuple(re.findall(r"\S+", "改用 换成 通过 都要 发我 用 以 按 成 到 在 走 发 得 只 更 比较"))
+_VALUE_OPENERS_ZH = ("改用", "换成", "通过", "都要", "用", "以", "按", "成", "到", "在", "走", "得", "只", "更", "比较")
 _SKIPPED_EN = frozenset({"the", "a", "an", "my", "his", "her", "their", "your", "our", "some"})
 # Negation and giving up: the terms after one of these, in its clause, are negated.
 # A Chinese yes-no question holds a 不 or 没 that negates nothing: 能不能 (can you), 有没有, 要不要, 可不可以.
@@ -123,15 +123,7 @@ _SUBJECT_EN = re.compile(
 _CONTRACTED = {"m": "is", "re": "is", "ve": "has", "d": "would", "ll": "will", "s": "is"}
 _NAME_SUBJECT = re.compile(
     r"^(?P<name>[A-Z][a-z]+)(?:'s\b|\s*,|\s+(?:(?:always|sometimes|often|usually|never|also)\s+)?"
-    # A verb after the name; not a plural noun the name qualifies ("Mystery novels are ...").
-    r"(?=[a-z]+(?:s|ed)\b(?!\s+(?:are|were|have|do|don't|aren't)\b)|is\b|was\b|has\b))"
-)
-# What the user thinks of a thing named first ("Slack is fine for the summaries", "Python is too slow"): said in the
-# user's own turn, the user's judgement, not someone else's statement.
-_JUDGED = re.compile(
-    r"(?:\s+is|'s)\s+(?:(?:just|really|totally|still|also|way|much)\s+)?"
-    r"(?:fine|ok|okay|good|great|better|best|perfect|easier|faster|enough|annoying|useless|too\b)",
-    re.IGNORECASE,
+    r"(?=[a-z]+(?:s|ed)\b|is\b|was\b|has\b))"
 )
 # A clause that goes on with "I" after its first word and a comma: that word is a vocative or an opener ("Sarah, I
 # love it", "Also, I live in Berlin", "Honestly, I prefer tea"), not the subject.
@@ -156,10 +148,7 @@ _ON_BEHALF = re.compile(
 )
 # An agent's action on the user's own thing: "Logged the user's evening run".
 _USERS_THING = re.compile(
-    r"\b(?:the user's|his|her|their)\s+(?P<thing>\w+(?:\s+\w+)?)|\bfor the user\b|用户的|给用户|帮用户"
-    # "Got the user a large black coffee": the user as the one something is done for, before what was done.
-    r"|\b[a-z]+\s+the user\s+(?:a|an|some|another|two|three|the same)\b",
-    re.IGNORECASE,
+    r"\b(?:the user's|his|her|their)\s+(?P<thing>\w+(?:\s+\w+)?)|\bfor the user\b|用户的|给用户|帮用户", re.IGNORECASE
 )
 # The agent as the actor of a clause ("The assistant booked ...", "助手帮用户..."): a statement never keeps it, so
 # the clause is read as what was done for the user (the agent's helping verb goes with it: "帮用户订了" -> "订了").
@@ -289,11 +278,7 @@ def _english(episode: Episode, clause: str, previous: Holder | None) -> Unit | N
         # "The assistant ordered the user's latte": what the agent did, said without the agent as its actor.
         return _unframed(episode, clause[acting.end() :])
     name = _NAME_SUBJECT.match(clause)
-    if (
-        name
-        and _names_someone(name, clause)
-        and not (episode.event_type in _OWN_TURNS and _JUDGED.match(clause, name.end("name")))
-    ):
+    if name and _names_someone(name, clause):
         return _made(episode, clause[name.end() :], "other", "state")
     subject = _SUBJECT_EN.match(clause)
     if subject and subject.group("subject"):
@@ -426,12 +411,9 @@ _REQUEST_ZH = re.compile(rf"(?:吧|{ZH_SOFTENERS})$|一下|看看")
 
 
 def _own_act(text: str) -> Act:
-    """The act of the user's own words: a request (imperative, please, a modal of wish), or a statement. A verb
-    that opens the turn with "me" or "us" after it asks for something, whatever the verb ("email me the summary",
-    "ping us when it lands")."""
+    """The act of the user's own words: a request (imperative, please, a modal of wish), or a statement."""
     if STANDING.search(text) or _ASKS_FOR.match(text) or re.match(r"^(?:use|keep|make|give|send|put|write|"
-                                          r"reply|answer|switch|stop|don'?t|no)\b|^[a-z]+\s+(?:me|us)\b|"
-                                          r"^(?:请|麻烦|帮我|给我|以后|别|不要)",
+                                          r"reply|answer|switch|stop|don'?t|no)\b|^(?:请|麻烦|帮我|给我|以后|别|不要)",
                                           text, re.IGNORECASE) or _REQUEST_ZH.search(text):  # fmt: skip
         return "wish"
     return _stated_act(text)

@@ -26,7 +26,7 @@ from rearview.domain.memory import Episode, Fact
 from rearview.domain.namespaces import validate_namespace
 from rearview.domain.search import MemoryFilter
 from rearview.ports import Clock, Embedder, Inducer, MemoryReader, MemoryWriter
-from rearview.service.contradiction import related_similarity, says_change
+from rearview.service.contradiction import related_similarity
 from rearview.service.hindsight.budget import RunBudget
 from rearview.service.hindsight.checker import facets_grounded, problem
 from rearview.service.hindsight.clusters import build_clusters, turn_clusters
@@ -267,18 +267,14 @@ class ConsolidationService:
         return pool[-MAX_EPISODES:]
 
     def _reconciler(self, namespace: str, pool: dict[str, Episode]) -> Reconciler:
-        held = [
+        active = [
             m
             for m in self._store.list_memories(
-                namespace, MemoryFilter(layers=("semantic",), alive_at=self._clock.now(), include_superseded=True)
+                namespace, MemoryFilter(layers=("semantic",), alive_at=self._clock.now())
             )
             if isinstance(m, Fact)
         ]
-        active = [f for f in held if f.status == "active"]
-        # The superseded memories a run could state again: those whose successor is still active.
-        live = {f.id for f in active}
-        retired = [f for f in held if f.status == "superseded" and f.superseded_by in live]
-        vectors = self._store.get_vectors(namespace, [f.id for f in [*active, *retired]])
+        vectors = self._store.get_vectors(namespace, [f.id for f in active])
 
         def episodes(ids: Sequence[str]) -> dict[str, Episode]:
             found = {i: pool[i] for i in ids if i in pool}
@@ -292,7 +288,6 @@ class ConsolidationService:
         return Reconciler(
             namespace=namespace,
             active={f.id: f for f in active},
-            retired={f.id: f for f in retired},
             vectors=vectors,
             embed=self._embed_one,
             episodes=episodes,
@@ -414,13 +409,11 @@ def _same_text(a: str, b: str) -> bool:
     return " ".join(a.lower().split()).strip(" .。") == " ".join(b.lower().split()).strip(" .。")
 
 
-def _evidence_end(pool: dict[str, Episode]) -> Callable[[InducedMemory], tuple[datetime, bool, str]]:
-    """Older evidence first, so that a newer memory supersedes an older one induced in the same run; of two whose
-    evidence ends together, the one that says things changed last ("does not eat meat anymore" after the beef
-    burgers, both told by the same last episode)."""
+def _evidence_end(pool: dict[str, Episode]) -> Callable[[InducedMemory], tuple[datetime, str]]:
+    """Older evidence first, so that a newer memory supersedes an older one induced in the same run."""
 
-    def key(memory: InducedMemory) -> tuple[datetime, bool, str]:
+    def key(memory: InducedMemory) -> tuple[datetime, str]:
         times = [pool[i].last_seen_at for i in memory.provenance if i in pool]
-        return (max(times, default=datetime.min.replace(tzinfo=UTC)), says_change(memory.statement), memory.statement)
+        return (max(times, default=datetime.min.replace(tzinfo=UTC)), memory.statement)
 
     return key

@@ -22,7 +22,6 @@ import numpy as np
 from rearview.domain.embedding import CosineScale
 from rearview.domain.hindsight import EvidenceCluster
 from rearview.domain.memory import Episode, Kind
-from rearview.service.contradiction import says_change
 from rearview.service.hindsight.phrases import FILLER, PHATIC
 from rearview.service.voice import STANDING, Unit, frame_terms, units_of
 from rearview.text_analysis import CJK_FUNCTION_CHARS, is_cjk
@@ -255,16 +254,7 @@ def _grouped(units: list[Unit]) -> MeaningGroup | None:
         # ("Ordered the user's latte with oat milk" beside "asked for oat milk").
         acts["wish"] += sum(1 for u in units if u.act == "event" and set(shared) & u.values)
     kind: Kind
-    # A change the user reports of themselves, with no more wishes than not beside it, is how things are now ("quit
-    # milk tea" beside "stop suggesting milk tea shops"; "switched to black coffee" beside the coffees ordered for
-    # them): a fact, which may replace the habit it ends. Mostly wishes stay a preference ("notes go in Notion from
-    # now on" beside two requests for Notion).
-    changed = any(
-        u.act != "wish" and u.about_user and says_change(u.text) and not _MADE_OVER.search(u.text) for u in units
-    )
-    if changed and acts["wish"] * 2 <= len(units):
-        kind = "fact"
-    elif acts["wish"] * 2 >= len(units):
+    if acts["wish"] * 2 >= len(units):
         # The evidence of a preference: the clauses that ask for a shared value, or say the wish lasts.
         asked = {t for t in shared if len(values[t]) >= min(2, episodes)}
         units = [u for u in units if asked & set(u.signed_terms) or _lasting(u)]
@@ -304,8 +294,6 @@ def _lasting(unit: Unit) -> bool:
     return bool(_LASTING.search(unit.episode.content) or STANDING.search(unit.text))
 
 
-# Something the user has made over into something else ("把这个页面改成 Vue 组件"): a task, not a change of theirs.
-_MADE_OVER = re.compile(r"把[^，,。；;]{1,24}(?:改|换)")
 _HABIT_WORDS = re.compile(r"\b(?:again|usual|every|each|daily|weekly)\b|又|每|经常|照例", re.IGNORECASE)
 
 

@@ -23,7 +23,7 @@ from rearview.domain.memory import Episode, Evidence, Fact
 from rearview.ids import new_ulid
 from rearview.service.contradiction import Scale, judge
 from rearview.service.hindsight import statements
-from rearview.service.hindsight.evidence import confidence_of, enough, evidence_of
+from rearview.service.hindsight.evidence import confidence_of, evidence_of
 from rearview.text_analysis import is_chinese
 
 # Dimensions on which two values can both hold while their evidence overlaps in time (running and swimming).
@@ -62,9 +62,6 @@ class Reconciler:
     dedup_threshold: float
     related_threshold: float
     induced_by: str
-    # The superseded memories whose successor is active (earlier runs' and this run's), by id: what a run may state
-    # again from old evidence.
-    retired: dict[str, Fact] = field(default_factory=dict)
     changes: ChangeSet = field(default_factory=ChangeSet)
     decisions: list[Decision] = field(default_factory=list)
     _base_versions: dict[str, int] = field(default_factory=dict)
@@ -74,9 +71,6 @@ class Reconciler:
 
     def add(self, induced: InducedMemory) -> Decision:
         evidence = evidence_of(list(self.episodes(induced.provenance).values()))
-        stale = self._restates_retired(induced)
-        if stale is not None:
-            return self._decide(stale, "history")
         if induced.dimension:
             same_dimension = [f for f in self.active.values() if f.dimension == induced.dimension]
             if same_dimension:
@@ -130,29 +124,6 @@ class Reconciler:
         cosine = float(self._vector_of(fact) @ self.embed(induced.statement))
         scale = Scale(related=self.related_threshold, same=self.dedup_threshold)
         return judge(induced.statement, fact.content, cosine, scale, evidence=said) == "contradicts"
-
-    def _restates_retired(self, induced: InducedMemory) -> Fact | None:
-        """The superseded memory that `induced` states again, when what superseded it is still active and the
-        episodes since that change do not pass the guards by themselves: the old habit is not revived by the
-        episodes it was first learned from ("quit milk tea" holds against a cluster of last month's orders and one
-        drink that "replaces milk tea"). None when it states no such memory, or the user really went back."""
-        vector: np.ndarray | None = None
-        for old in self.retired.values():
-            newer = self.active.get(old.superseded_by or "")
-            if newer is None or old.kind != induced.kind or old.dimension != induced.dimension:
-                continue
-            if old.dimension and old.facets:
-                same = all(k in induced.facets and same_value(v, induced.facets[k]) for k, v in old.facets.items())
-            else:
-                vector = self.embed(induced.statement) if vector is None else vector
-                same = float(self._vector_of(old) @ vector) >= self.dedup_threshold
-            if not same:
-                continue
-            since = newer.first_seen_at or newer.created_at
-            after = [e for e in self.episodes(induced.provenance).values() if e.last_seen_at > since]
-            if not enough(induced.kind, induced.dimension, evidence_of(after)):
-                return old
-        return None
 
     # --- the outcomes ---------------------------------------------------------------------------------------
 
@@ -225,9 +196,9 @@ class Reconciler:
             )
             self._plan(history, self.embed(history.content), inserted=True)
             return self._decide(history, "history")
-        retired = fact.model_copy(update={"status": "superseded", "superseded_by": new.id, "superseded_at": self.now})
-        self._plan(retired, None)
-        self.retired[fact.id] = retired
+        self._plan(
+            fact.model_copy(update={"status": "superseded", "superseded_by": new.id, "superseded_at": self.now}), None
+        )
         self.active.pop(fact.id, None)
         self._plan(
             new,
