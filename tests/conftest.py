@@ -21,7 +21,8 @@ T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)  # a Tuesday
 # The suite builds services thousands of times in one process, and some tests collect what they built unclosed:
 # nothing is frozen here (tests/unit/test_collector.py checks the freeze in a process of its own).
 os.environ.setdefault("REARVIEW_FREEZE_START_UP_HEAP", "false")
-# moto without its quadratic projections, transactions and retention checks (same answers): support/moto_speedups.
+# moto without its quadratic projections, transactions and retention checks, and with its DynamoDB responses
+# written without its alias search (same answers): support/moto_speedups.
 moto_speedups.install()
 # The fixtures through which the contract suites take each backend (storage, key store, inducer, reranker).
 CONTRACT_FIXTURES = ("backend", "filter_backend", "keys", "inducer", "reranker")

@@ -93,6 +93,13 @@ def _bge(language: str) -> OnnxBgeEmbedder:
 
 
 @pytest.fixture(scope="module")
+def e5_background(e5: OnnxE5Embedder) -> Background:
+    """e5's background, embedded once for the module (a Background embeds its everyday texts on first use and keeps
+    them, as a recall service's does)."""
+    return Background(e5)
+
+
+@pytest.fixture(scope="module")
 def bge_en() -> OnnxBgeEmbedder:
     return _bge("en")
 
@@ -424,11 +431,11 @@ ACROSS_SCRIPTS = [
 
 @pytest.mark.parametrize(("question", "answer", "same_script"), ACROSS_SCRIPTS)
 def test_e5_an_answer_across_scripts_stands_out_once_centred(
-    e5: OnnxE5Embedder, question: str, answer: str, same_script: str
+    e5: OnnxE5Embedder, e5_background: Background, question: str, answer: str, same_script: str
 ) -> None:
     """Centred on their scripts, the answer in the other script stands above the margin across scripts, above its
     margin not centred, and above the memory in the question's script, whose margin is the plain cosine's."""
-    background = Background(e5)
+    background = e5_background
     query = e5.embed_queries([question])[0]
     answer_vector, other_vector = e5.embed([answer, same_script])
     centred = background.for_query(query, is_cjk_text(question), across=True)

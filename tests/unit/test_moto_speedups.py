@@ -9,7 +9,11 @@ import boto3
 import moto.dynamodb.models as dynamodb_models
 import pytest
 from moto import mock_aws
+from moto.core import serialize as moto_serialize
+from moto.core.responses import ActionContext
+from moto.core.utils import get_service_model
 from moto.dynamodb.models.dynamo_type import DynamoType, Item
+from moto.dynamodb.responses import DynamoResult
 from moto.sqs import models as sqs_models
 
 from support import moto_speedups
@@ -99,6 +103,31 @@ def test_a_transaction_applies_whole_or_rolls_back_whole() -> None:
         assert _keys(client) == {"kept", *(f"new-{i}" for i in range(10))}
         assert client.get_item(TableName="t", Key={"pk": {"S": "kept"}})["Item"]["n"] == {"N": "2"}
         assert dynamodb_models.DynamoDBBackend.transact_write_items is moto_speedups._transact_write_items
+
+
+@pytest.mark.parametrize("operation", ["Query", "GetItem", "BatchGetItem", "UpdateItem"])
+def test_a_responses_attribute_values_are_written_as_motos_own_writes_them(operation: str) -> None:
+    item = _item()
+    results = {
+        "Query": {"Items": [item.attrs, item.attrs], "Count": 2, "LastEvaluatedKey": {"pk": item.attrs["pk"]}},
+        "GetItem": {"Item": item.attrs},
+        "BatchGetItem": {"Responses": {"t": [item.attrs]}, "UnprocessedKeys": {}},
+        "UpdateItem": {"Attributes": item.attrs},
+    }
+    model = get_service_model("dynamodb")
+    context = ActionContext(model, model.operation_model(operation), moto_serialize.JSONSerializer, None)  # type: ignore[arg-type]
+    result = DynamoResult(results[operation])
+    assert moto_serialize.BaseJSONSerializer._serialize_type_structure is moto_speedups._serialize_type_structure, (
+        "installed by tests/conftest.py"
+    )
+    fast = result.execute_result(context)
+    moto_serialize.BaseJSONSerializer._serialize_type_structure = moto_speedups._ORIGINAL_JSON_STRUCTURE  # type: ignore[method-assign]
+    try:
+        own = result.execute_result(context)
+    finally:
+        moto_serialize.BaseJSONSerializer._serialize_type_structure = moto_speedups._serialize_type_structure  # type: ignore[method-assign]
+    assert fast == own
+    assert '"B": "AAECAw=="' in str(fast[2]) and '"BOOL": true' in str(fast[2])
 
 
 def _keys(client: Any) -> set[str]:
