@@ -14,7 +14,7 @@ import pytest
 from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
 from rearview.settings import Settings
-from support import moto_speedups, opensearch_node
+from support import moto_speedups, opensearch_node, sqlite_schema_template
 from support.opensearch_node import OpenSearchCluster
 
 T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)  # a Tuesday
@@ -24,6 +24,9 @@ os.environ.setdefault("REARVIEW_FREEZE_START_UP_HEAP", "false")
 # moto without its quadratic projections, transactions and retention checks, and with its DynamoDB responses
 # written without its alias search (same answers): support/moto_speedups.
 moto_speedups.install()
+# A new SQLite database takes today's schema as a copy of one migrated once per process (the same pages):
+# support/sqlite_schema_template.
+sqlite_schema_template.install()
 # The fixtures through which the contract suites take each backend (storage, key store, inducer, reranker).
 CONTRACT_FIXTURES = ("backend", "filter_backend", "keys", "inducer", "reranker")
 # Where the run's processes find what they share (the OpenSearch node its workers use): set by the controller.
