@@ -6,7 +6,10 @@ every question with this tree's recall and, with `--baseline <commit>`, with tha
 of its own), both with the access counts the ingest left frozen, so neither run changes what the other ranks.
 
     .venv/bin/python bench/locomo_ask.py --data ../shared/benchmarks/locomo --store .bench/locomo-e5 \\
-        --baseline main [--embedder e5] [--rerank-embedder bge-en]
+        --baseline main [--embedder e5] [--rerank-embedder bge-en] [--param feedback_weight=0]
+
+`--param NAME=VALUE` (repeatable) asks once more with that value of a recall setting or constant, beside the
+defaults, and counts the conversations whose R@10 it raises and lowers.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any, cast
 import locomo
 from baseline import extract_layers
 from metrics import dedup_ids, format_table
+from recall_params import add_param_argument, with_params
 
 STATES = "states.pkl"
 
@@ -70,7 +74,9 @@ class EmbedderReranker:
         return [float(self._kept[d] @ vector) for d in documents]
 
 
-def ask(data: Path, store: Path, embedder: str, rerank_embedder: str | None = None) -> dict[str, Any]:
+def ask(
+    data: Path, store: Path, embedder: str, rerank_embedder: str | None = None, params: Sequence[str] = ()
+) -> dict[str, Any]:
     """Every question through the recall of the `rearview` on the path, the counts frozen: R@k per category."""
     from rearview.bootstrap import build
     from rearview.clock import ManualClock
@@ -83,7 +89,7 @@ def ask(data: Path, store: Path, embedder: str, rerank_embedder: str | None = No
         states = pickle.load(f)  # noqa: S301 - our own file
     questions, _ = locomo.load_questions(data / "locomo10_gold.jsonl")
     clock = ManualClock()
-    services = build(Settings(embedder=embedder, data_dir=store), clock=clock)
+    services = build(with_params(Settings(embedder=embedder, data_dir=store), params), clock=clock)
     frozen = cast(MemoryStore, locomo._AccessNotRecorded(services.store))
     reranker = EmbedderReranker(rerank_embedder) if rerank_embedder else None
     recaller = RecallService(
@@ -111,7 +117,15 @@ def ask(data: Path, store: Path, embedder: str, rerank_embedder: str | None = No
             no_memory += int(resp.no_relevant_memory)
     finally:
         services.close()
-    return {"by_category": locomo.aggregate(scored), "latency_ms": locomo.latency(scored), "no_memory": no_memory}
+    by_conv: dict[str, list[float]] = {}
+    for q, s in zip(questions, scored, strict=True):
+        by_conv.setdefault(q.conv, []).append(s.metrics["R@10"])
+    return {
+        "by_category": locomo.aggregate(scored),
+        "latency_ms": locomo.latency(scored),
+        "no_memory": no_memory,
+        "conversations": {conv: sum(values) / len(values) for conv, values in by_conv.items()},
+    }
 
 
 def _in_baseline(commit: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -137,6 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also ask with this embedder's cosine as the rerank stage (a second opinion), beside the plain run",
     )
     parser.add_argument("--ask-only", action="store_true", help=argparse.SUPPRESS)  # a baseline's process
+    add_param_argument(parser)
     args = parser.parse_args(argv)
     if args.ask_only:
         print(json.dumps(ask(args.data, args.store, args.embedder)))
@@ -149,6 +164,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         runs[f"this tree, rerank by {args.rerank_embedder}"] = ask(
             args.data, args.store, args.embedder, args.rerank_embedder
         )
+    if args.param:
+        runs[f"this tree, {' '.join(args.param)}"] = ask(args.data, args.store, args.embedder, params=args.param)
     if args.baseline:
         runs[f"baseline {args.baseline}"] = _in_baseline(args.baseline, args)
     labels = [label for label in next(iter(runs.values()))["by_category"] if not label.startswith("overall")]
@@ -174,6 +191,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             title=f"== {args.data.name} on one store ({args.embedder}), access counts frozen ==",
         )  # fmt: skip
     )
+    plain = runs["this tree"]["conversations"]
+    for name, run in list(runs.items())[1:]:
+        other = run.get("conversations", {})
+        up = sum(other[c] > plain[c] + 1e-9 for c in plain if c in other)
+        down = sum(other[c] < plain[c] - 1e-9 for c in plain if c in other)
+        print(f"  {name}: R@10 of {up} conversations higher than this tree's defaults, {down} lower")
     print(f"  load average at the end (1/5/15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0
 

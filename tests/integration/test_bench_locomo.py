@@ -163,3 +163,25 @@ def test_a_recall_constant_runs_at_another_value_by_param(data_dir: Path, tmp_pa
     argv = ["--data", str(data_dir), "--embedder", "hashing", "--param", "fusion=rrf", "--json-out", str(out_json)]
     assert locomo.main(argv) == 0
     assert json.loads(out_json.read_text(encoding="utf-8"))["config"]["params"] == ["fusion=rrf"]
+
+
+def test_the_one_store_bench_asks_again_with_a_param_beside_the_defaults(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bench/locomo_ask.py ingests once into its store, then asks with the defaults and, with `--param`, again with
+    that value, counting the conversations whose R@10 it moves."""
+    sys.modules["locomo"] = _load_locomo()
+    sys.modules["baseline"] = load_module("bench/baseline.py", "baseline")
+    ask = load_module("bench/locomo_ask.py", "bench_locomo_ask")
+    store = tmp_path / "store"
+    argv = ["--data", str(data_dir), "--store", str(store), "--embedder", "hashing", "--param", "fusion=rrf"]
+
+    assert ask.main(argv) == 0
+
+    out = capsys.readouterr().out
+    assert (store / ask.STATES).is_file()
+    rows = {line.split("  ")[0] for line in out.splitlines()}
+    assert {"this tree", "this tree, fusion=rrf"} <= rows, out
+    assert "this tree, fusion=rrf: R@10 of " in out and "conversations higher than this tree's defaults" in out
+    with pytest.raises(SystemExit, match="fusion_kind"):
+        ask.main([*argv[:6], "--param", "fusion_kind=rrf"])
