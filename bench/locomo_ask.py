@@ -121,7 +121,7 @@ def ask(
     for q, s in zip(questions, scored, strict=True):
         by_conv.setdefault(q.conv, []).append(s.metrics["R@10"])
     return {
-        "by_category": locomo.aggregate(scored),
+        "by_category": locomo.aggregate(scored, locomo.category_names(data / "locomo10_gold.jsonl")),
         "latency_ms": locomo.latency(scored),
         "no_memory": no_memory,
         "conversations": {conv: sum(values) / len(values) for conv, values in by_conv.items()},
