@@ -53,12 +53,13 @@ def ships(defaults: Sequence[Row], variant: Sequence[Row], convs: set[str]) -> b
     other = [r.value for r in variant if r.conv in convs]
     if mean(other) <= mean(base):
         return False
-    up, down = _ups_and_downs(per_conversation([r for r in defaults if r.conv in convs]),
+    up, down = ups_and_downs(per_conversation([r for r in defaults if r.conv in convs]),
                               per_conversation([r for r in variant if r.conv in convs]))  # fmt: skip
     return up > down
 
 
-def _ups_and_downs(base: Mapping[str, float], other: Mapping[str, float]) -> tuple[int, int]:
+def ups_and_downs(base: Mapping[str, float], other: Mapping[str, float]) -> tuple[int, int]:
+    """How many of `base`'s conversations `other` raises and lowers by more than `TIE`."""
     deltas = [other[c] - base[c] for c in base]
     return sum(1 for d in deltas if d > TIE), sum(1 for d in deltas if d < -TIE)
 
@@ -131,7 +132,7 @@ def spread(variants: Mapping[str, Sequence[Row]]) -> list[list[object]]:
         rows = variants[name]
         conv = per_conversation(rows)
         deltas = [conv[c] - base[c] for c in base]
-        up, down = _ups_and_downs(base, conv)
+        up, down = ups_and_downs(base, conv)
         overall = mean([r.value for r in rows])
         defaults = mean([r.value for r in variants[names[0]]])
         out.append([name, overall, overall - defaults, up, down, min(deltas), statistics.median(deltas), max(deltas)])

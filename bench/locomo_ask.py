@@ -9,7 +9,7 @@ of its own), both with the access counts the ingest left frozen, so neither run 
         --baseline main [--embedder e5] [--rerank-embedder bge-en] [--param feedback_weight=0]
 
 `--param NAME=VALUE` (repeatable) asks once more with that value of a recall setting or constant, beside the
-defaults, and counts the conversations whose R@10 it raises and lowers.
+defaults, and counts the conversations whose R@10 it raises and lowers (as `bench/folds.py` counts them).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from typing import Any, cast
 
 import locomo
 from baseline import extract_layers
+from folds import Row, per_conversation, ups_and_downs
 from metrics import dedup_ids, format_table
 from recall_params import add_param_argument, with_params
 
@@ -117,14 +118,12 @@ def ask(
             no_memory += int(resp.no_relevant_memory)
     finally:
         services.close()
-    by_conv: dict[str, list[float]] = {}
-    for q, s in zip(questions, scored, strict=True):
-        by_conv.setdefault(q.conv, []).append(s.metrics["R@10"])
+    rows = [Row(s.qid, q.conv, s.metrics["R@10"]) for q, s in zip(questions, scored, strict=True)]
     return {
         "by_category": locomo.aggregate(scored, locomo.category_names(data / "locomo10_gold.jsonl")),
         "latency_ms": locomo.latency(scored),
         "no_memory": no_memory,
-        "conversations": {conv: sum(values) / len(values) for conv, values in by_conv.items()},
+        "conversations": per_conversation(rows),
     }
 
 
@@ -193,9 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     plain = runs["this tree"]["conversations"]
     for name, run in list(runs.items())[1:]:
-        other = run.get("conversations", {})
-        up = sum(other[c] > plain[c] + 1e-9 for c in plain if c in other)
-        down = sum(other[c] < plain[c] - 1e-9 for c in plain if c in other)
+        up, down = ups_and_downs(plain, run["conversations"])
         print(f"  {name}: R@10 of {up} conversations higher than this tree's defaults, {down} lower")
     print(f"  load average at the end (1/5/15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0
