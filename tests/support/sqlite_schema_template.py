@@ -19,15 +19,14 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 
 from rearview.adapters.sqlite import MIGRATIONS, SqliteDatabase
 
 _ORIGINAL_MIGRATE = SqliteDatabase._migrate
-_LOCK = threading.Lock()
 # Set on the thread making the template, whose own database takes the real path.
 _MAKING = threading.local()
-_TEMPLATE: list[Path] = []
 _INSTALLED = False
 
 
@@ -42,17 +41,15 @@ def real_migrations() -> Iterator[None]:
         _MAKING.active = before
 
 
+@cache
 def template_path() -> Path:
     """This process's database migrated by the real migrations (made on first use), holding nothing else."""
-    with _LOCK:
-        if not _TEMPLATE:
-            directory = tempfile.mkdtemp(prefix="rearview-schema-template-")
-            atexit.register(shutil.rmtree, directory, ignore_errors=True)
-            path = Path(directory) / "template.db"
-            with real_migrations():
-                SqliteDatabase(path, embedder_name=None, dim=None).close()
-            _TEMPLATE.append(path)
-        return _TEMPLATE[0]
+    directory = tempfile.mkdtemp(prefix="rearview-schema-template-")
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    path = Path(directory) / "template.db"
+    with real_migrations():
+        SqliteDatabase(path, embedder_name=None, dim=None).close()
+    return path
 
 
 def is_new(conn: sqlite3.Connection) -> bool:
