@@ -164,16 +164,26 @@ def test_the_cache_keeps_the_most_recently_used_up_to_its_capacity() -> None:
 
 def test_a_shared_read_hands_out_the_cached_memory_and_a_copy_read_does_not(path: Path) -> None:
     store = _open(path)
-    first = store.get_many("acme", IDS, shared=True)  # read from the rows: the cache keeps copies
+    first = store.get_many("acme", IDS, shared=True)  # read from the rows: the cache keeps these memories
     shared, again = store.get_many("acme", IDS, shared=True), store.get_many("acme", IDS, shared=True)
     copies = store.get_many("acme", IDS)
     assert first == shared == copies
-    assert all(shared[i] is again[i] for i in shared) and not any(copies[i] is shared[i] for i in shared)
-    assert not any(first[i] is shared[i] for i in shared)
+    assert all(first[i] is shared[i] is again[i] for i in shared) and not any(copies[i] is shared[i] for i in shared)
     store.record_access("acme", ["e1"], T0 + timedelta(hours=1))
     counted = store.get_many("acme", IDS, shared=True)
     assert counted["e1"].access_count == 1 and shared["e1"].access_count == 0  # the old one is left as it was
     assert counted["e3"] is shared["e3"]
+
+
+def test_a_copy_read_from_the_rows_leaves_the_cache_as_it_was_when_changed(path: Path) -> None:
+    store = _open(path)
+    read = store.get_many("acme", IDS)  # from the rows: the cache keeps copies of these
+    expected = {i: m.model_copy(deep=True) for i, m in read.items()}
+    for memory in read.values():
+        memory.tags.append("changed")
+        memory.entities.append("changed")
+        memory.metadata["changed"] = True
+    assert store.get_many("acme", IDS) == expected == store.get_many("acme", IDS, shared=True)
 
 
 def test_a_vector_read_is_a_copy_of_its_own(path: Path) -> None:

@@ -400,12 +400,12 @@ class SqliteMemoryStore(SqliteWorkingMemory):
             generation = self.db.generation(namespace, conn)
             cached = self._memories.found(namespace, generation, ids)
             if not cached:
-                return self._read_memories(conn, namespace, generation, ids)
+                return self._read_memories(conn, namespace, generation, ids, shared)
             found = self._cached_memories(conn, namespace, generation, cached, shared)
             missing = [i for i in dict.fromkeys(ids) if i not in cached]
             if not missing:
                 return found  # in order already
-            found.update(self._read_memories(conn, namespace, generation, missing))
+            found.update(self._read_memories(conn, namespace, generation, missing, shared))
         return {m.id: m for m in sorted(found.values(), key=_layer_then_id)}
 
     def _cached_memories(
@@ -436,10 +436,11 @@ class SqliteMemoryStore(SqliteWorkingMemory):
         return found
 
     def _read_memories(
-        self, conn: sqlite3.Connection, namespace: str, generation: int, ids: Sequence[str]
+        self, conn: sqlite3.Connection, namespace: str, generation: int, ids: Sequence[str], shared: bool = False
     ) -> dict[str, Memory]:
         """The memories of `ids` read from their rows (episodes, then facts, each in id order: the IN list is an
-        ordered index), and kept in the cache as copies."""
+        ordered index), and kept in the cache: as copies, or with `shared` (a caller that changes nothing it
+        gets) the memories themselves, as a cached one is given to such a caller."""
         found: dict[str, Memory] = {}
         read: dict[str, CachedMemory] = {}
         ids_json = json_list(ids)
@@ -450,7 +451,7 @@ class SqliteMemoryStore(SqliteWorkingMemory):
                 (namespace, ids_json),
             ):
                 memory = found[row[0]] = memory_from_row(layer, row)
-                read[row[0]] = CachedMemory(copied(memory), row[5], row[6])
+                read[row[0]] = CachedMemory(memory if shared else copied(memory), row[5], row[6])
         self._memories.keep(namespace, generation, read)
         return found
 
