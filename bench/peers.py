@@ -184,9 +184,10 @@ def measured(
     first: Callable[[], object],
     ask: Callable[[int], object],
     settle: Callable[[], object] | None = None,
+    ranked: Callable[[], list[Any]] | None = None,
 ) -> dict[str, Any]:
     """Ingest rate, the first query's time, then (after `settle`: Rearview's background graph work, timed) the
-    queries' percentiles."""
+    queries' percentiles; `ranked` (untimed, before the timed queries) gives each query's ranking, to compare."""
     started = time.perf_counter()
     load()
     loaded = time.perf_counter() - started
@@ -197,9 +198,11 @@ def measured(
     if settle is not None:
         settle()
     settled = time.perf_counter() - started
+    rankings = ranked() if ranked is not None else []
     cpu: list[float] = []
     millis = timed_queries(ask, len(work.queries), cpu)
     return {
+        "ranked": rankings,
         "settle_s": settled,
         "docs": int(work.vectors.shape[0]),
         "ingest_per_s": work.vectors.shape[0] / loaded,
@@ -277,10 +280,16 @@ def run_rearview(work: Workload, store: Path) -> dict[str, Any]:
             TARGET, work.queries[i], work.query_vectors[i], flt, CANDIDATES, services.recaller.tuning.context_weight
         )
 
+    def ranked() -> list[Any]:
+        # Each query's top ids and scores, recorded as no access, so both trees rank the same store as it is.
+        asked = (RecallQuery(query=query, top_k=TOP_K) for query in work.queries)
+        return [[[h.id, round(h.score, 6)] for h in services.recaller.recall(TARGET, q, record=False).results]
+                for q in asked]  # fmt: skip
+
     embedder.recording = True
     # The baseline's code has no background graph work to wait for.
     settle = getattr(services.index, "wait_for_graphs", None)
-    result = measured(work, store, load, lambda: recall(0), recall, settle)
+    result = measured(work, store, load, lambda: recall(0), recall, settle, ranked)
     embedder.recording = False
     misses = embedder.misses
     recall_cpu: list[float] = []
@@ -480,7 +489,27 @@ def table(size: int, share: float, results: dict[str, dict[str, Any]], order: Se
                 f"| {system} (its two primitive searches) | | | | {r['primitives_p50_ms']:.2f} | "
                 f"{r['primitives_p95_ms']:.2f} | {r.get('primitives_cpu_p50_ms', math.nan):.2f} | | | | | | | |"
             )
+    lines += _same_rankings(results)
     return "\n".join(lines) + "\n"
+
+
+def _same_rankings(results: dict[str, dict[str, Any]]) -> list[str]:
+    """How far this tree's rankings are the baseline's: queries ranked alike (ids and scores), and the share of
+    the top ids they have in common."""
+    ours, base = results.get("rearview", {}).get("ranked"), results.get(BASELINE, {}).get("ranked")
+    if not ours or not base or len(ours) != len(base):
+        return []
+    alike = sum(a == b for a, b in zip(ours, base, strict=True))
+    # Two empty answers (nothing relevant, both) are alike: a share of 1.
+    common = [
+        len({h[0] for h in a} & {h[0] for h in b}) / max(len(a), len(b)) if a or b else 1.0
+        for a, b in zip(ours, base, strict=True)
+    ]
+    return [
+        "",
+        f"Rankings against the baseline: {alike} of {len(ours)} queries alike (ids, order and scores); "
+        f"top-{TOP_K} ids in common {sum(common) / len(common):.3f} on average, {min(common):.1f} at least.",
+    ]
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -265,6 +265,12 @@ class SearchIndex(Protocol):
         where it cannot. Recall's feedback asks for a wide first list only where it would not hold them all."""
         return None
 
+    def scans_exactly(self, namespace: str, flt: MemoryFilter) -> bool:
+        """Whether a vector search with `flt` scores every vector the filter passes, in this process: a wider list
+        then costs little more than a narrow one, and recall's feedback keeps one to re-score. False where the
+        search walks a graph or asks a remote index, whose cost grows with the width asked for."""
+        return self.traits.local_scan
+
     def vector_search_many(
         self, namespace: str, vectors: np.ndarray, flt: MemoryFilter, limit: int
     ) -> list[list[Candidate]]:

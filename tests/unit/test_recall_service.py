@@ -462,10 +462,35 @@ def test_feedback_over_a_pool_wider_than_the_namespace_finds_what_the_whole_name
     assert all(found == whole for found in results)
 
 
+class _GraphWalkingIndex(_RecordingIndex):
+    """The same index, answering as one whose searches walk a graph (SQLite's past its threshold)."""
+
+    def scans_exactly(self, namespace: str, flt: MemoryFilter) -> bool:
+        return False
+
+
+@pytest.mark.usefixtures("thirty")
+def test_feedback_searches_a_graph_again_instead_of_widening_its_first_search(
+    services: Services, clock: ManualClock
+) -> None:
+    """A graph's search costs as much as the width asked for: the first pass asks for fusion's pool alone, and
+    the second walks the graph with the moved vector, as a remote index's does."""
+    pool = 6  # max(candidates_per_list 5, top_k 2 * 3)
+    found, index, detail = _feedback_recall(services, clock, feedback_pool=12, index_type=_GraphWalkingIndex)
+    (first_flt, first_limit, _), (second_flt, second_limit, _) = index.vector_calls
+    assert first_flt.ids is None and first_limit == pool
+    assert second_flt.ids is None and second_limit == pool and detail["rescored"] == "namespace"
+    whole, _, _ = _feedback_recall(services, clock, feedback_pool=1)
+    assert found == whole
+
+
 class _RecordingHybridIndex(_RecordingIndex):
     """The same index answering both searches in one call, as OpenSearch's adapter does (msearch)."""
 
     traits = SearchTraits(round_trip=True)
+
+    def scans_exactly(self, namespace: str, flt: MemoryFilter) -> bool:
+        return False  # as the traits say (the port's default), not as the SQLite index inside
 
     def hybrid_search(
         self, namespace: str, text: str, vector: object, flt: MemoryFilter, limit: int, context_weight: float = 0.0

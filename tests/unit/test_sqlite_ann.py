@@ -19,6 +19,7 @@ from rearview.domain.memory import Fact
 from rearview.domain.search import Candidate, MemoryFilter
 from support.vector_corpus import (
     EMBEDDER,
+    EXHAUSTIVE,
     T0,
     corpus_episodes,
     corpus_queries,
@@ -184,6 +185,27 @@ def test_each_namespace_and_layer_has_its_own_graph(tmp_path: Path) -> None:
             assert len(acme) == 121 and all(c.id.startswith("acme-") or c.id == "f1" for c in acme)
             assert len(umbrella) == 120 and all(c.id.startswith("umbrella-") for c in umbrella)
         assert len(_graph_files(ann_dir)) == 3  # acme: episodes and facts; umbrella: episodes (it has no facts)
+
+
+def test_a_search_is_an_exact_scan_unless_it_walks_the_graph(tmp_path: Path) -> None:
+    """What recall's feedback asks before it widens its first list: a search that walks the graph costs as much as
+    the width asked for, one that scores the passing rows exactly costs the same at any width."""
+    with open_db(tmp_path / "rearview.db") as db:
+        store = SqliteMemoryStore(db)
+        write_episodes(store, "acme", corpus_episodes("acme", 120))
+        write_episodes(store, "small", corpus_episodes("small", 30))
+        index = SqliteSearchIndex(db, vectors=VectorOptions(ann_threshold=100, ann_params=EXHAUSTIVE))
+        assert index.scans_exactly("acme", MemoryFilter()), "a cache not loaded yet: its first search scans"
+
+        for namespace in ("acme", "small"):
+            index.vector_search(namespace, corpus_queries()[0], MemoryFilter(), 5)
+        assert index.wait_for_graphs(timeout=30) and index.graph_count() == 1
+        assert not index.scans_exactly("acme", MemoryFilter())
+        assert not index.scans_exactly("acme", MemoryFilter(layers=("episodic",)))
+        # A quarter of the rows pass: they are scored exactly. The facts' layer and the small namespace: no graph.
+        assert index.scans_exactly("acme", MemoryFilter(session_id="s1"))
+        assert index.scans_exactly("acme", MemoryFilter(layers=("semantic",)))
+        assert index.scans_exactly("small", MemoryFilter())
 
 
 def test_closing_the_database_saves_the_graphs_changed_since_their_last_save(tmp_path: Path) -> None:

@@ -123,8 +123,9 @@ class SearchTraits:
 
     # Every search is a network round trip: recall asks for both candidate lists in one (`hybrid_search`).
     round_trip: bool = False
-    # Vector search scans the namespace's vectors in this process: a wider first list costs little to keep, and
-    # pseudo-relevance feedback re-scores it instead of searching the namespace again.
+    # Vector search scans the namespace's vectors in this process (unless `SearchIndex.scans_exactly` says that a
+    # namespace's search walks a graph): a wider first list costs little to keep, and pseudo-relevance feedback
+    # re-scores it instead of searching the namespace again.
     local_scan: bool = False
     # How far a vector search's cosine may be from the exact one: an index that keeps its vectors at half precision
     # (the SQLite backend's float16 caches) scores within about 1e-3; one that keeps float32, within rounding.

@@ -253,6 +253,25 @@ class SqliteSearchIndex(SearchIndex):
         masks = self._searchable_caches(namespace, flt, generation)
         return sum(int(np.count_nonzero(mask)) for _, _, mask in masks) <= limit
 
+    def scans_exactly(self, namespace: str, flt: MemoryFilter) -> bool:
+        """True unless a layer's cache, loaded and current, has a graph that the search walks (the filter passes
+        most of its rows): the graph's cost grows with the width asked for (at 100k, 1,000 keys 9.8 ms against
+        2.0 for 60). A cache not loaded yet counts as scanned, as its first search is until its graph is built."""
+        generation = self.db.generation(namespace)
+        with_graph = {
+            layer
+            for layer in unique_layers(flt.layers)
+            if (cache := self._vectors.loaded(namespace, layer, generation)) is not None and cache.ann is not None
+        }
+        if not with_graph:
+            return True
+        walks = [
+            cache.walks_graph(int(np.count_nonzero(mask)))
+            for layer, cache, mask in self._searchable_caches(namespace, flt, generation)
+            if layer in with_graph
+        ]
+        return not any(walks)
+
     def vector_search_many(
         self, namespace: str, vectors: np.ndarray, flt: MemoryFilter, limit: int
     ) -> list[list[Candidate]]:

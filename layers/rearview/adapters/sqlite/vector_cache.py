@@ -399,9 +399,13 @@ class VectorCache:
         rows = np.flatnonzero(mask)
         if rows.size == 0 or limit <= 0:
             return [([], []) for _ in range(queries.shape[0])]
-        if self.ann is not None and rows.size >= _ANN_MIN_PASSING * self.alive_count:
+        if self.walks_graph(rows.size):
             return self._ann_many(queries, mask, rows.size, limit, width)
         return self._exact_many(queries, rows, limit)
+
+    def walks_graph(self, passing: int) -> bool:
+        """Whether a search that `passing` rows pass walks the graph (else it scores the passing rows exactly)."""
+        return self.ann is not None and passing >= _ANN_MIN_PASSING * self.alive_count
 
     def _exact_many(self, queries: np.ndarray, rows: np.ndarray, limit: int) -> list[Hits]:
         # When most rows pass, scoring the contiguous block beats gathering the rows first (and every row passing,

@@ -92,10 +92,15 @@ def _keyword_search(ctx: Collaborators, run: RecallState) -> None:
 def _vector_search(ctx: Collaborators, run: RecallState) -> None:
     tuning = ctx.tuning
     with run.stage("vector") as st:
-        # With feedback on, a local scan keeps a wider list for the second pass to re-score (see feedback); a
-        # remote index (OpenSearch) runs its second k-NN search as an ANN query instead.
+        # With feedback on, an exact scan keeps a wider list for the second pass to re-score (see feedback); a
+        # graph (SQLite past its threshold) or a remote index (OpenSearch) is searched again instead, since the
+        # width it is asked for is what a search there costs.
         wide = run.pool
-        if ctx.index.traits.local_scan and tuning.feedback_weight > 0 and run.refinements.feedback:
+        if (
+            tuning.feedback_weight > 0
+            and run.refinements.feedback
+            and ctx.index.scans_exactly(run.namespace, run.filter)
+        ):
             wide = max(run.pool, tuning.feedback_pool)
         if wide > run.pool and ctx.index.searches_all(run.namespace, run.filter, wide):
             # The wide list would be every memory the filter passes, which restricts feedback's search to nothing:
@@ -247,7 +252,7 @@ def feedback(ctx: Collaborators, run: RecallState) -> None:
     with run.stage("feedback") as st:
         top_ids = [cid for cid, _ in sorted(run.fused.items(), key=lambda kv: -kv[1])[: tuning.feedback_docs]]
         top_vectors = ctx.store.get_vectors(run.namespace, top_ids)
-        # The second search re-scores the first one's wider list where there is one (a local scan): a memory that
+        # The second search re-scores the first one's wider list where there is one (an exact scan): a memory that
         # is not among the question's best `feedback_pool` by cosine is not what the moved vector is after, and the
         # rows to read drop from the namespace to that list.
         widened = len(run.searched) > run.pool and not run.searched_all

@@ -33,7 +33,8 @@ class RecallParameters(RecallTuning):
     # results and searches again, finding what the question's wording misses (0: off).
     feedback_weight: float = 0.5
     feedback_docs: int = 3
-    # Where the index scans locally (SQLite), feedback's search re-scores only the first one's best this many.
+    # Where the index scans exactly (SQLite below its graph threshold), feedback's search re-scores only the first
+    # one's best this many; a graph or a remote index is searched again.
     feedback_pool: int = 1000
     # The turns around each of the best `neighbour_hits` episodes join at `neighbour_factor` of its score, the reply
     # to a hit that asks a question at `reply_factor`: the answer is often the turn next to the match (0 hits: off).
