@@ -33,8 +33,7 @@ from rearview.service.content_rules import is_small_talk
 from rearview.service.recall.background import is_cjk_text
 from rearview.service.recall.scoring import names_an_entity
 from rearview.service.recall.state import Collaborators, RecallState
-from rearview.service.recall.text_features import stem_set
-from rearview.stemming import index_terms
+from rearview.service.recall.text_features import stem_set, term_stems
 from rearview.text_analysis import is_vague_term
 
 # The strength at which a memory is relevant: each kind of evidence is scaled so that 1 is its own floor.
@@ -183,7 +182,7 @@ def term_share(terms: list[str], memory: Memory, weights: Mapping[str, float] | 
 def text_term_share(terms: list[str], text: str, weights: Mapping[str, float] | None = None) -> float:
     """The share of `terms` that `text` holds, each term matched by its stems as keyword search matches it and
     counted at its weight (1 without weights)."""
-    stemmed = [(t, stems) for t in terms if (stems := set(index_terms(t)))]
+    stemmed = [(t, stems) for t in terms if (stems := term_stems(t))]
     if not stemmed:
         return 0.0
     held = stem_set(text)

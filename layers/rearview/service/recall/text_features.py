@@ -33,6 +33,12 @@ def _cached_stem_set(text: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=_CACHED_TEXTS)
+def term_stems(term: str) -> frozenset[str]:
+    """The stems keyword search matches a query term by: checked against every result's `stem_set`."""
+    return frozenset(index_terms(term))
+
+
+@lru_cache(maxsize=_CACHED_TEXTS)
 def entity_words(entity: str) -> frozenset[str]:
     """The words of an entity's name (its tokens): what a query must say to name it. Names are short."""
     return frozenset(tokens(entity))
