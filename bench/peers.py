@@ -280,16 +280,15 @@ def run_rearview(work: Workload, store: Path) -> dict[str, Any]:
             TARGET, work.queries[i], work.query_vectors[i], flt, CANDIDATES, services.recaller.tuning.context_weight
         )
 
-    def ranked() -> list[Any]:
-        # Each query's top ids and scores, recorded as no access, so both trees rank the same store as it is.
-        asked = (RecallQuery(query=query, top_k=TOP_K) for query in work.queries)
-        return [[[h.id, round(h.score, 6)] for h in services.recaller.recall(TARGET, q, record=False).results]
-                for q in asked]  # fmt: skip
+    def ranking(query: str) -> list[list[Any]]:
+        # Recorded as no access, so both trees rank the same store as it is.
+        found = services.recaller.recall(TARGET, RecallQuery(query=query, top_k=TOP_K), record=False).results
+        return [[hit.id, round(hit.score, 6)] for hit in found]
 
     embedder.recording = True
     # The baseline's code has no background graph work to wait for.
     settle = getattr(services.index, "wait_for_graphs", None)
-    result = measured(work, store, load, lambda: recall(0), recall, settle, ranked)
+    result = measured(work, store, load, lambda: recall(0), recall, settle, lambda: [ranking(q) for q in work.queries])
     embedder.recording = False
     misses = embedder.misses
     recall_cpu: list[float] = []
