@@ -2,31 +2,30 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
-from rearview.settings import Settings
-from support import moto_speedups, opensearch_node, sqlite_schema_template
+from rearview.collector import paused
+from support import opensearch_node
 from support.opensearch_node import OpenSearchCluster
+
+if TYPE_CHECKING:
+    from rearview.bootstrap import Services
+    from rearview.settings import Settings
 
 T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)  # a Tuesday
 # The suite builds services thousands of times in one process, and some tests collect what they built unclosed:
 # nothing is frozen here (tests/unit/test_collector.py checks the freeze in a process of its own).
 os.environ.setdefault("REARVIEW_FREEZE_START_UP_HEAP", "false")
-# moto without its quadratic projections, transactions and retention checks, and with its DynamoDB responses
-# written without its alias search (same answers): support/moto_speedups.
-moto_speedups.install()
-# A new SQLite database takes today's schema as a copy of one migrated once per process (the same pages):
-# support/sqlite_schema_template.
-sqlite_schema_template.install()
 # The fixtures through which the contract suites take each backend (storage, key store, inducer, reranker).
 CONTRACT_FIXTURES = ("backend", "filter_backend", "keys", "inducer", "reranker")
 # Where the run's processes find what they share (the OpenSearch node its workers use): set by the controller.
@@ -84,10 +83,41 @@ def _contract_backends(item: pytest.Item) -> list[str]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if _runs_tests(config):
+        _install_test_speedups()
     if not hasattr(config, "workerinput") and SHARED_RUN_DIR not in os.environ:
         # The run's controller: a directory its xdist workers share (they inherit the environment). A pytest run
         # started inside a test inherits it too, and leaves it to the run that made it.
         config.stash[_OWN_RUN_DIR] = os.environ[SHARED_RUN_DIR] = tempfile.mkdtemp(prefix="rearview-test-run-")
+
+
+def _runs_tests(config: pytest.Config) -> bool:
+    """False in the controller of an xdist run, which hands the tests to its workers and runs none: it skips the
+    imports and patches below (about 1.4 s before any worker starts)."""
+    return hasattr(config, "workerinput") or config.getoption("dist", "no") == "no"
+
+
+def _install_test_speedups() -> None:
+    from support import moto_speedups, sqlite_schema_template
+
+    # moto without its quadratic projections, transactions and retention checks, and with its DynamoDB responses
+    # written without its alias search (same answers): support/moto_speedups.
+    moto_speedups.install()
+    # A new SQLite database takes today's schema as a copy of one migrated once per process (the same pages):
+    # support/sqlite_schema_template.
+    sqlite_schema_template.install()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Iterator[None]:
+    """Collection runs with the cyclic collector paused, and what it leaves alive (modules, classes, pydantic's
+    schemas, parameters) is frozen at its end: the full collections the tests trigger then never walk it. Measured
+    on `make test-fast`, idle: about 3 s of its 68 s wall. The tests run with the collector on, as a host runs."""
+    with paused():
+        try:
+            return (yield)
+        finally:
+            gc.freeze()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -136,11 +166,15 @@ def clock() -> ManualClock:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
+    from rearview.settings import Settings
+
     return Settings(data_dir=tmp_path / "data", embedder="hashing")
 
 
 @pytest.fixture
 def services(settings: Settings, clock: ManualClock) -> Iterator[Services]:
+    from rearview.bootstrap import build
+
     svc = build(settings, clock=clock)
     yield svc
     svc.close()

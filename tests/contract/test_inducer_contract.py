@@ -12,7 +12,6 @@ import pytest
 from botocore.config import Config
 
 from rearview.adapters.bedrock_inducer import BedrockInducer
-from rearview.adapters.openai_inducer import OpenAICompatibleInducer
 from rearview.domain.hindsight import EvidenceCluster, Induction
 from rearview.domain.limits import MAX_FACT_CHARS
 from rearview.domain.memory import KINDS
@@ -43,6 +42,9 @@ def inducer(
     request: pytest.FixtureRequest, openai_server: FakeOpenAIServer, converse_double: BedrockConverseDouble
 ) -> Inducer:
     if request.param == "openai":
+        # Imported here: the openai SDK takes a second to import, which every test process would pay at collection.
+        from rearview.adapters.openai_inducer import OpenAICompatibleInducer
+
         return OpenAICompatibleInducer(OpenAISettings(base_url=openai_server.url, model="fake"), max_retries=0)
     if request.param == "bedrock":
         client = boto3.client(

@@ -11,16 +11,14 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import typer
-from mcp import Client
 from pydantic import BaseModel
 
 from rearview.api.http import create_resolver
 from rearview.api.http_manage import shaped_routes
-from rearview.api.mcp import TOOLS, create_mcp_server, fixed_principal
 from rearview.api.routes import API_ROUTES, ROUTE_TABLE, SWAGGER_UI_OPERATION, route_named
 from rearview.bootstrap import Services, build
 from rearview.cli import app
@@ -32,7 +30,9 @@ from rearview.domain.recall import RecallQuery
 from rearview.domain.working import WorkingWrite
 from rearview.domain.write import MemoryWrite
 from rearview.settings import Settings
-from support.mcp_calls import run
+
+if TYPE_CHECKING:
+    from rearview.api.mcp_toolset import ToolSet
 
 pytestmark = pytest.mark.unit
 
@@ -102,8 +102,24 @@ def openapi(services: Services) -> dict[str, Any]:
     return dict(json.loads(document.model_dump_json(by_alias=True, exclude_none=True)))
 
 
+# The MCP side is imported by the fixtures below: the mcp SDK takes about a second to import, which every test
+# process would pay at collection.
+
+
+@pytest.fixture(scope="module")
+def tools() -> ToolSet:
+    from rearview.api.mcp import TOOLS
+
+    return TOOLS
+
+
 @pytest.fixture(scope="module")
 def tool_schemas(services: Services) -> dict[str, dict[str, Any]]:
+    from mcp import Client
+
+    from rearview.api.mcp import create_mcp_server, fixed_principal
+    from support.mcp_calls import run
+
     async def list_tools() -> dict[str, dict[str, Any]]:
         async with Client(create_mcp_server(services, fixed_principal(Principal.open_local()))) as client:
             return {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
@@ -166,16 +182,16 @@ def test_every_field_is_an_option_of_the_cli_command(operation: Operation) -> No
 
 
 def test_each_tool_takes_its_model_whole_but_for_the_fields_it_forces(
-    tool_schemas: dict[str, dict[str, Any]],
+    tools: ToolSet, tool_schemas: dict[str, dict[str, Any]]
 ) -> None:
-    for spec in TOOLS.specs:
+    for spec in tools.specs:
         if spec.request is None:
             continue
         _, model = spec.request
         assert set(spec.forced) <= set(model.model_fields), spec.name
         taken = set(tool_schemas[spec.name]["properties"]) & set(model.model_fields)
         assert taken == set(model.model_fields) - set(spec.forced), spec.name
-    forced = {spec.name: dict(spec.forced) for spec in TOOLS.specs if spec.forced}
+    forced = {spec.name: dict(spec.forced) for spec in tools.specs if spec.forced}
     assert forced == {"explain_recall": {"explain": True}}
 
 
@@ -186,9 +202,9 @@ def test_every_route_needs_a_permission_unless_it_is_explicitly_unguarded() -> N
     assert {route.route_key for route in ROUTE_TABLE if route.permission is None} == UNGUARDED
 
 
-def test_each_tool_needs_the_permission_of_its_route() -> None:
-    assert set(TOOL_ROUTES) == {spec.name for spec in TOOLS.specs}
-    for spec in TOOLS.specs:
+def test_each_tool_needs_the_permission_of_its_route(tools: ToolSet) -> None:
+    assert set(TOOL_ROUTES) == {spec.name for spec in tools.specs}
+    for spec in tools.specs:
         assert spec.permission == route_named(TOOL_ROUTES[spec.name]).permission, spec.name
 
 

