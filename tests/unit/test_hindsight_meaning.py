@@ -92,6 +92,12 @@ def test_each_clause_knows_whose_it_is_and_what_it_does(text: str, holder: str, 
         ("Sarah loves jazz.", "other"),
         ("Tom always forgets the milk.", "other"),
         ("Mike usually runs at 6.", "other"),
+        # A weekday, or a thing the clause judges for a use, is no one.
+        ("Slack is fine for quick questions.", "user"),
+        ("Email is best for anything formal.", "user"),
+        ("Monday works better for me.", "user"),
+        ("Zoom works well for video calls.", "user"),
+        ("Priya is great at chess.", "other"),
     ],
 )
 def test_a_capitalised_first_word_is_a_person_only_when_it_is_the_subject(text: str, holder: str) -> None:

@@ -320,11 +320,25 @@ def _leading_verb(text: str, terms: tuple[str, ...]) -> str | None:
 _OWN_TURNS = (None, "user_message", "message", "chat")
 
 
+# What a clause says of a thing put to a use, not of a person: "Slack is fine for quick questions", "Email is best
+# for anything formal", "Monday works better for me".
+_JUDGED_FOR_A_USE = re.compile(
+    r"\s*(?:is|was|are|works|worked|seems|sounds)\s+(?:(?:much|far|way|really|usually|always|just|so|the)\s+)*"
+    r"(?:fine|ok|okay|good|great|better|best|easier|easiest|faster|quicker|simpler|ideal|perfect|preferable|"
+    r"enough|well)\s+(?:for|to|with|when|than)\b",
+    re.IGNORECASE,
+)
+_WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"})
+
+
 def _names_someone(name: re.Match[str], clause: str) -> bool:
     """Whether a clause's capitalised first word is a person who is its subject: not a word of grammar ("Also",
-    "Please"), not the user's own label, not a word the user goes on from with "I"."""
+    "Please"), not the user's own label, not a weekday, not a thing the clause judges for a use ("Slack is fine for
+    quick questions"), not a word the user goes on from with "I"."""
     word = name.group("name").lower()
-    if word in ("user", "customer", "client") or word in STOP_WORDS:
+    if word in ("user", "customer", "client") or word in STOP_WORDS or word in _WEEKDAYS:
+        return False
+    if _JUDGED_FOR_A_USE.match(clause, name.end()):
         return False
     return not (name.group(0).rstrip().endswith(",") and _I_AFTER.match(clause, name.end()))
 
