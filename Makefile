@@ -138,7 +138,7 @@ test: $(STAMP) $(LLM_STAMP) $(STAMP313)
 	cat "$$tier_log"; rm -f "$$tier_log"; \
 	[ $$suite -eq 0 ] && [ $$tier_status -eq 0 ]
 
-## Unit tests and the contract suites on the fakes and SQLite, without the tests marked slow: under a minute.
+## Unit tests and the contract suites on the fakes and SQLite, without the tests marked slow: about a minute.
 ## None of them fuzzes the API, so schemathesis's plugin stays out of its three processes (0.47 s of start-up each).
 test-fast: $(STAMP)
 	$(BIN)/pytest -q -p no:schemathesis $(FAST_PARALLEL) tests/unit tests/contract -m "not slow" --backends $(FAST_BACKENDS)

@@ -288,7 +288,8 @@ _ANY_MONTH = "(?P<month>" + "|".join([*_MONTH_NAMES, "jan", "feb", "mar", "apr",
                                       "sep", "oct", "nov", "dec"]) + r")\.?"  # fmt: skip
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>\d{4})"
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# In `date.weekday()` order; service/voice.py reads them as no one's name.
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 # A bare month name or year is a date only after one of these ("in May", "since 2021"), so that "May I ask",
 # "the mayor" and "2023 people" are left alone.
@@ -336,7 +337,7 @@ def _en_before_last(m: re.Match[str], ctx: _Context) -> _Span:
 
 
 def _en_weekday(m: re.Match[str], ctx: _Context) -> _Span:
-    weekday = _WEEKDAYS.index(m["weekday"].lower())
+    weekday = WEEKDAYS.index(m["weekday"].lower())
     if m["mod"] and m["mod"].lower() in ("last", "previous"):
         return _days(_weekday_before(weekday, ctx.today))
     return _days(_weekday_on_or_before(weekday, ctx.today))
@@ -403,7 +404,7 @@ _EN_RULES: list[_Rule] = [
     _Rule(_en(r"(?P<mod>this|last|previous)\s+(?P<unit>weekend|week|month|year)"), _en_calendar, _Kind.PERIOD),
     _Rule(_en(r"(?:the\s+)?(?P<unit>week|month|year)\s+before\s+last"), _en_before_last, _Kind.PERIOD),
     _Rule(
-        _en(r"(?:(?P<mod>last|this|previous)\s+)?(?P<weekday>" + "|".join(_WEEKDAYS) + ")"),
+        _en(r"(?:(?P<mod>last|this|previous)\s+)?(?P<weekday>" + "|".join(WEEKDAYS) + ")"),
         _en_weekday,
         _Kind.PERIOD,
     ),

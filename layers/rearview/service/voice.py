@@ -21,6 +21,7 @@ from functools import cache
 from typing import Literal
 
 from rearview.domain.memory import Episode
+from rearview.service.time_expressions import WEEKDAYS
 from rearview.stemming import index_terms
 from rearview.text_analysis import STOP_WORDS, asks_question, is_cjk, query_terms, without_asides
 
@@ -328,7 +329,6 @@ _JUDGED_FOR_A_USE = re.compile(
     r"enough|well)\s+(?:for|to|with|when|than)\b",
     re.IGNORECASE,
 )
-_WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"})
 
 
 def _names_someone(name: re.Match[str], clause: str) -> bool:
@@ -336,7 +336,7 @@ def _names_someone(name: re.Match[str], clause: str) -> bool:
     "Please"), not the user's own label, not a weekday, not a thing the clause judges for a use ("Slack is fine for
     quick questions"), not a word the user goes on from with "I"."""
     word = name.group("name").lower()
-    if word in ("user", "customer", "client") or word in STOP_WORDS or word in _WEEKDAYS:
+    if word in ("user", "customer", "client") or word in STOP_WORDS or word in WEEKDAYS:
         return False
     if _JUDGED_FOR_A_USE.match(clause, name.end()):
         return False
