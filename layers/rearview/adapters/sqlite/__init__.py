@@ -21,6 +21,8 @@ One module per job:
   from the store when stale or missing.
 - `graph_keeper`: the background thread that builds the graphs (after a bulk load, past the threshold) and adds
   each write's rows to them, off the write path (rows not in a graph yet are searched exactly meanwhile).
+- `coarse_cells`: while a graph is built, the cells (an inverted file) the write path's duplicate check searches
+  instead of every row.
 - `search_index`: `SqliteSearchIndex`: BM25 keyword search over FTS5, entity shares, vector search.
 - `index_replica`: `SqliteIndexReplica`, the same search kept apart from the store and written by index sync, as
   `rearview emulate` searches when no OpenSearch node is reachable.

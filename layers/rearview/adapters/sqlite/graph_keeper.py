@@ -1,10 +1,11 @@
 """The background thread that does the HNSW graphs' work off the write path: building a large namespace's graph
 (after a bulk load, or when a namespace crosses the threshold) and adding the rows written since.
 
-Until a graph is built its cache is searched exactly; rows not yet in a graph are scored exactly beside the graph's
-candidates (`VectorCache.pending_positions`), so no search misses a write while the keeper catches up. usearch
-releases the GIL while it inserts, so the work runs beside the request threads on another core. What a job does is
-the owner's (`VectorCaches._keep`); the keeper only queues keys, runs one job at a time and stops with the database.
+Until a graph is built its cache is searched exactly (the write path's duplicate check through `coarse_cells`);
+rows not yet in a graph are scored exactly beside the graph's candidates (`VectorCache.pending_positions`), so no
+search misses a write while the keeper catches up. usearch releases the GIL while it inserts, so the work runs
+beside the request threads on another core. What a job does is the owner's (`VectorCaches._keep`); the keeper only
+queues keys, runs one job at a time and stops with the database.
 
 A job may be deferred (`schedule_after`): a bulk load's graph is left until the load has been quiet for a moment, so
 that the build does not take the CPU the load is using (on a busy machine it halved the load's rate), nor reload a

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from rearview.adapters.sqlite.ann_index import HnswIndex
+from rearview.adapters.sqlite.coarse_cells import FOLD_AFTER, CoarseCells, top_by_position
 from rearview.adapters.sqlite.connection import CachedRow
 from rearview.adapters.sqlite.rows import epoch
 from rearview.domain.memory import StoredLayer
@@ -156,6 +157,9 @@ class VectorCache:
         # True while a graph of this cache is built in the background (`graph_keeper`): `unsynced` then collects
         # what changes meanwhile.
         self.building = False
+        # Meanwhile, the coarse cells the write path's duplicate check searches (`coarse_cells`), drawn by its first
+        # batch; dropped once the graph is attached.
+        self.cells: CoarseCells | None = None
         # Headroom, so the writes that follow a load append in place instead of copying the matrix at once (1/16:
         # with 900 namespaces cached, more is memory that only the few written to would use).
         capacity = capacity + max(64, capacity // 16)
@@ -184,7 +188,8 @@ class VectorCache:
         columns = self.vectors.nbytes + self.refs.nbytes + self.times.nbytes + 3 * self.alive.nbytes
         columns += self.sessions.nbytes + self.event_types.nbytes + self.labels.nbytes
         graph = self.ann.memory_bytes if self.ann is not None else 0
-        return columns + self.size * ROW_OVERHEAD_BYTES + graph
+        cells = self.cells.nbytes if self.cells is not None else 0
+        return columns + self.size * ROW_OVERHEAD_BYTES + graph + cells
 
     @staticmethod
     def _code(codes: dict[str, int], value: str | None) -> int:
@@ -258,6 +263,8 @@ class VectorCache:
         if row.vector is not None:
             self.vectors[position] = normalised_rows(row.vector.reshape(1, -1))[0]
             self.unsynced.append(position)
+            if self.cells is not None:
+                self.cells.moved_row(position)
         self.times[position] = row.time
         self.active[position] = row.active
         self.consolidated[position] = row.consolidated
@@ -395,12 +402,17 @@ class VectorCache:
 
     def search_many(self, queries: np.ndarray, mask: np.ndarray, limit: int, width: int | None = None) -> list[Hits]:
         """`search` for each row of `queries`: through the graph (searched `width` wide, default its own) when it
-        has one and most rows pass the filter, else exactly over the passing rows (one matrix product for all)."""
+        has one and most rows pass the filter, else exactly over the passing rows (one matrix product for all).
+
+        A `width` says a narrow, approximate search will do (the write path's duplicate check): while the graph is
+        being built, most rows passing, such a search goes through the coarse cells instead (`coarse_cells`)."""
         rows = np.flatnonzero(mask)
         if rows.size == 0 or limit <= 0:
             return [([], []) for _ in range(queries.shape[0])]
         if self.walks_graph(rows.size):
             return self._ann_many(queries, mask, rows.size, limit, width)
+        if width is not None and self.building and rows.size >= _ANN_MIN_PASSING * self.alive_count:
+            return self._cells_many(queries, mask, limit)
         return self._exact_many(queries, rows, limit)
 
     def walks_graph(self, passing: int) -> bool:
@@ -456,6 +468,26 @@ class VectorCache:
             positions, scores = positions[order], scores[:, order]
             top = top_of(scores, limit)[0]
             found.append(self._hits(scores[0, top], positions[top]))
+        return found
+
+    def _cells_many(self, queries: np.ndarray, mask: np.ndarray, limit: int) -> list[Hits]:
+        """The rows of each query's nearest cells and the loose rows, those that pass the mask, scored exactly (the
+        exact search over the passing rows for a query where they are too few). The cells are drawn by the first
+        such search, take in the loose rows once they are many, and are drawn again once the rows have doubled."""
+        if self.cells is None or self.cells.stale(self.size):
+            self.cells = CoarseCells(self.vectors[: self.size], self.alive[: self.size])
+        elif self.size - self.cells.covered + len(self.cells.moved) > FOLD_AFTER:
+            self.cells.fold(self.vectors, self.size)
+        found: list[Hits] = []
+        scored = self.cells.scored(queries, self.vectors, self.size, _scores_of_many)
+        for query, (positions, scores) in zip(queries, scored, strict=True):
+            passing = mask[positions]
+            positions, scores = positions[passing], scores[passing]
+            if positions.size < limit:
+                found.append(self._exact_many(query.reshape(1, -1), np.flatnonzero(mask), limit)[0])
+                continue
+            top = top_by_position(scores, positions, limit)
+            found.append(self._hits(scores[top], positions[top]))
         return found
 
     def _positions_of(self, keys: np.ndarray) -> np.ndarray:

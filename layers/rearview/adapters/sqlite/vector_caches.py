@@ -248,7 +248,7 @@ class VectorCaches:
         except Exception:
             with cache.lock:
                 if cache.ann is None:
-                    cache.building, cache.unsynced = False, []
+                    cache.building, cache.unsynced, cache.cells = False, [], None
             raise
 
     def _build_and_attach(self, key: CacheKey, cache: VectorCache) -> bool:
@@ -280,7 +280,7 @@ class VectorCaches:
                         continue
                     cache.unsynced = behind.tolist()
                     graph.changed_since_save = max(1, len(graph))
-                    cache.ann, cache.building = graph, False
+                    cache.ann, cache.building, cache.cells = graph, False, None
                     self._save_if_due(key[0], cache, force=True)
             return True
 

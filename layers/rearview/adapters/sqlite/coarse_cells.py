@@ -1,0 +1,162 @@
+"""Coarse cells: how the write path's duplicate check avoids scoring every row of a large namespace while that
+namespace's HNSW graph is built.
+
+After a bulk load, the loaded namespace's graph takes about a minute to build at 100,000 rows (on one thread:
+usearch#735, see `ann_index`), and until it is attached its cache is searched exactly. Each write batch's duplicate
+check then scored every item against every row (100,000 rows, a batch of 100: 0.25 s idle, 0.67 s beside the
+build), and writes right after a load crawled at about 130/s. The check only looks for a memory that sits very close
+to the new one (`dedup_threshold`), and a vector that close to a query lies in the query's nearest cells.
+
+Cells are an inverted file (IVF): `sqrt(rows)` centroids (64 to 512) taken evenly from the rows, with each row listed
+under its nearest centroid. A search scores the centroids, then scores exactly the rows of its `PROBE` nearest cells
+and the rows the cells do not list yet (appended, or given a new vector, since they were drawn: `loose`), which are
+folded into the cells once they are many. Drawn in one pass with no training: one matrix product of the rows and the
+centroids, in blocks (about 0.3 s at 100,000 rows, once).
+
+Like the graph's narrow batch search (`AnnParams.expansion_batch`), this is approximate, so only the write path's
+batch check uses it, and only while the graph is built; recall searches exactly until the graph is attached.
+`bench/write_rate.py agreement` measures the decisions it leads to against exact search (its "coarse cells" row)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+# The cosines (queries, rows) of float32 queries against float16 rows.
+Scorer = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+# How many of a query's nearest cells are scored: at 8, 11 of LoCoMo's 11,764 write decisions differed from exact
+# search's (bench/write_rate.py agreement); at 16, none.
+PROBE = 16
+# The cells drawn for n rows: sqrt(n), within these bounds (drawing costs rows x cells dot products).
+MIN_CELLS, MAX_CELLS = 64, 512
+# Loose rows (scored for every query) folded into the cells once there are more than this many; the cells are drawn
+# again instead once the rows have doubled since they were drawn (their centroids no longer stand for the rows).
+FOLD_AFTER = 4096
+# Rows assigned per matrix product while drawing or folding: a block of 16k rows by 512 cells is 32 MB of scores.
+_BLOCK = 16_384
+
+
+def cell_count(rows: int) -> int:
+    return max(MIN_CELLS, min(MAX_CELLS, math.isqrt(max(rows, 1))))
+
+
+class CoarseCells:
+    """The cells of a vector cache's first `covered` rows (their positions grouped by nearest centroid, with a copy
+    of their vectors in that order, so that a cell is scored where it lies, never gathered), and the rows they do not
+    list: those at or past `covered`, and `moved` ones (a new vector since they were listed)."""
+
+    def __init__(self, vectors: np.ndarray, alive: np.ndarray) -> None:
+        """Draw cells over `vectors` (float16 unit rows; the cache's first rows), centroids taken evenly from the
+        `alive` ones."""
+        rows = np.flatnonzero(alive)
+        chosen = rows[np.linspace(0, rows.size - 1, min(cell_count(rows.size), rows.size)).astype(np.int64)]
+        self.centroids = np.ascontiguousarray(vectors[chosen], dtype=np.float32)
+        self.assigned = self._nearest(vectors)
+        self.covered = self.drawn = int(vectors.shape[0])
+        self.moved: list[int] = []
+        self._index(vectors)
+
+    @property
+    def nbytes(self) -> int:
+        listed = self.assigned.nbytes + self.order.nbytes + self.offsets.nbytes + self.grouped.nbytes
+        return int(self.centroids.nbytes + listed)
+
+    def _nearest(self, vectors: np.ndarray) -> np.ndarray:
+        """The nearest centroid of each row, in blocks of `_BLOCK` rows."""
+        out = np.empty(vectors.shape[0], dtype=np.int32)
+        for start in range(0, vectors.shape[0], _BLOCK):
+            block = vectors[start : start + _BLOCK].astype(np.float32)
+            out[start : start + block.shape[0]] = np.argmax(block @ self.centroids.T, axis=1)
+        return out
+
+    def _index(self, vectors: np.ndarray) -> None:
+        """`order`: the listed positions grouped by cell (in position order within one); `offsets`: where each
+        cell's positions start in it; `grouped`: their vectors (of `vectors`, the listed rows) in that order."""
+        self.order = np.argsort(self.assigned, kind="stable").astype(np.int64)
+        self.offsets = np.searchsorted(self.assigned[self.order], np.arange(self.centroids.shape[0] + 1))
+        self.grouped = vectors[self.order]
+
+    def moved_row(self, position: int) -> None:
+        """The row at `position` got a new vector: scored as a loose row until it is listed again."""
+        if position < self.covered:
+            self.moved.append(position)
+
+    def loose(self, size: int) -> np.ndarray:
+        """The positions (of the cache's first `size`) the cells do not list as they are now, sorted."""
+        tail = np.arange(self.covered, size, dtype=np.int64)
+        if not self.moved:
+            return tail
+        return np.union1d(np.asarray(self.moved, dtype=np.int64), tail)
+
+    def stale(self, size: int) -> bool:
+        """Whether the cache's `size` rows are twice those the cells were drawn over (draw them again)."""
+        return size > 2 * self.drawn
+
+    def fold(self, vectors: np.ndarray, size: int) -> None:
+        """List the loose rows (of `vectors`, the cache's matrix, first `size` rows) under their nearest cells."""
+        loose = self.loose(size)
+        if loose.size == 0:
+            return
+        assigned = np.empty(size, dtype=np.int32)
+        assigned[: self.covered] = self.assigned
+        assigned[loose] = self._nearest(vectors[loose])
+        self.assigned, self.covered, self.moved = assigned, size, []
+        self._index(vectors[:size])
+
+    def scored(
+        self, queries: np.ndarray, vectors: np.ndarray, size: int, score: Scorer
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each query (float32 unit rows), (positions, cosines) of the rows of its `PROBE` nearest cells and of
+        every loose row (read from `vectors`, the cache's matrix of `size` rows), each row once, in no order. Each
+        cell is scored once, for all the queries that probe it: `score(rows, queries)` gives the (queries, rows)
+        cosines of float32 queries against float16 rows."""
+        probe = min(PROBE, self.centroids.shape[0])
+        near = np.argpartition(-(queries @ self.centroids.T), probe - 1, axis=1)[:, :probe]
+        probing: dict[int, list[int]] = {}
+        for q, cells in enumerate(near.tolist()):
+            for cell in cells:
+                probing.setdefault(cell, []).append(q)
+        positions: list[list[np.ndarray]] = [[] for _ in range(queries.shape[0])]
+        scores: list[list[np.ndarray]] = [[] for _ in range(queries.shape[0])]
+        order, offsets, grouped = self.order, self.offsets, self.grouped
+        for cell, asking in probing.items():
+            lo, hi = int(offsets[cell]), int(offsets[cell + 1])
+            if hi == lo:
+                continue
+            listed, found = order[lo:hi], score(grouped[lo:hi], queries[asking])
+            for row, q in enumerate(asking):
+                positions[q].append(listed)
+                scores[q].append(found[row])
+        # A moved row is listed under the cell of its old vector too, with that vector: scored as a loose row only.
+        stale = np.unique(np.asarray(self.moved, dtype=np.int64)) if self.moved else None
+        loose = self.loose(size)
+        loose_scores = score(vectors[loose], queries) if loose.size else None
+        out: list[tuple[np.ndarray, np.ndarray]] = []
+        for q in range(queries.shape[0]):
+            mine = np.concatenate(positions[q]) if positions[q] else np.empty(0, dtype=np.int64)
+            cosines = np.concatenate(scores[q]) if scores[q] else np.empty(0, dtype=np.float32)
+            if stale is not None:
+                fresh = ~np.isin(mine, stale)
+                mine, cosines = mine[fresh], cosines[fresh]
+            if loose_scores is not None:
+                mine, cosines = np.concatenate([mine, loose]), np.concatenate([cosines, loose_scores[q]])
+            out.append((mine, cosines))
+        return out
+
+
+def top_by_position(scores: np.ndarray, positions: np.ndarray, limit: int) -> np.ndarray:
+    """The indices of the best `limit` of `scores` (one per row of `positions`, in any order), best first, equal
+    scores in position order: what `vector_cache.top_of` gives over the same rows sorted by position, without
+    sorting them all."""
+    k = min(limit, scores.size)
+    if k <= 0:
+        return np.empty(0, dtype=np.int64)
+    if k < scores.size:
+        kth = np.partition(scores, scores.size - k)[scores.size - k]
+        chosen = np.flatnonzero(scores >= kth)
+    else:
+        chosen = np.arange(scores.size)
+    return chosen[np.lexsort((positions[chosen], -scores[chosen]))[:k]]
