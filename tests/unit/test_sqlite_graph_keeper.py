@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -374,4 +375,54 @@ def test_a_row_written_before_a_search_is_found_while_the_keeper_inserts_concurr
     exact = exact_index(store.db)
     for query in corpus_queries():
         assert _ids(index, query) == _ids(exact, query)
+    store.db.close()
+
+
+def test_a_build_waits_for_writes_only_within_its_share() -> None:
+    """While its cache was written to within `_WRITES_RECENT` (0.1 s), a build waits up to `_WRITES_SHARE` (3) times
+    as long as it has worked; not at all before it has worked, nor without a recent write, nor once the keeper
+    stops."""
+    from rearview.adapters.sqlite.vector_cache import VectorCache
+    from rearview.adapters.sqlite.vector_caches import _WRITES_RECENT, _WRITES_SHARE, _BuildPacer
+
+    clock = _Clock()
+
+    def sleep(seconds: float) -> None:
+        clock.now += seconds
+
+    cache = VectorCache("episodic", 4, generation=1, capacity=4)
+    pacer = _BuildPacer(clock, sleep)
+    cache.written_at = clock.now
+    pacer.wait_for_writes(cache, lambda: False)
+    assert pacer.waited == 0.0  # nothing built yet: nothing to wait from
+    with pacer.working():
+        sleep(0.02)
+    cache.written_at = clock.now
+    pacer.wait_for_writes(cache, lambda: False)  # the share runs out first: 3 x 0.02 < 0.1
+    assert pacer.waited == pytest.approx(_WRITES_SHARE * 0.02, abs=0.006)
+    with pacer.working():
+        sleep(0.1)
+    cache.written_at = clock.now
+    before = pacer.waited
+    pacer.wait_for_writes(cache, lambda: False)  # the write gets old first
+    assert pacer.waited - before == pytest.approx(_WRITES_RECENT, abs=0.006)
+    cache.written_at = clock.now - 1.0
+    before = pacer.waited
+    pacer.wait_for_writes(cache, lambda: False)
+    assert pacer.waited == before
+    cache.written_at = clock.now
+    pacer.wait_for_writes(cache, lambda: True)
+    assert pacer.waited == before
+
+
+def test_a_build_under_writes_that_never_stop_still_finishes(tmp_path: Path) -> None:
+    """Writes through the duplicate check, one after another while the graph is built: the build yields to them
+    within its share, and the graph is attached while they go on."""
+    store, index = _background(tmp_path / "r.db", None, threshold=100)
+    write_episodes(store, "acme", corpus_episodes("acme", 1500))
+    queries = corpus_queries()[:4]
+    deadline = time.monotonic() + 60
+    while index.graph_count() == 0 and time.monotonic() < deadline:
+        index.vector_search_many("acme", queries, MemoryFilter(), 3)
+    assert index.graph_count() == 1
     store.db.close()

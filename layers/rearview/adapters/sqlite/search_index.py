@@ -284,6 +284,7 @@ class SqliteSearchIndex(SearchIndex):
         queries = normalised_rows(queries)
         per_layer: list[list[list[Candidate]]] = [[] for _ in results]
         for layer, cache, mask in self._searchable_caches(namespace, flt):
+            self._vectors.note_write(cache)
             per_query = cache.search_many(queries, mask, limit, self._vectors.ann.ann_params.expansion_batch)
             for found, hits in zip(per_layer, per_query, strict=True):
                 found.append(_candidates(layer, hits))

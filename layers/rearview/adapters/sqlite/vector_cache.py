@@ -160,6 +160,8 @@ class VectorCache:
         # Meanwhile, the coarse cells the write path's duplicate check searches (`coarse_cells`), drawn by its first
         # batch; dropped once the graph is attached.
         self.cells: CoarseCells | None = None
+        # When the write path last worked on this cache (`time.monotonic`): a graph build yields to writes.
+        self.written_at = float("-inf")
         # Headroom, so the writes that follow a load append in place instead of copying the matrix at once (1/16:
         # with 900 namespaces cached, more is memory that only the few written to would use).
         capacity = capacity + max(64, capacity // 16)
