@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -187,9 +188,11 @@ def test_the_write_paths_search_during_a_build_finds_what_exact_search_finds(
     release = threading.Event()
     real_add = HnswIndex.add
 
-    def held_add(self: HnswIndex, keys: np.ndarray, vectors: np.ndarray, expansion: int | None = None) -> None:
+    def held_add(
+        self: HnswIndex, keys: np.ndarray, vectors: np.ndarray, expansion: int | None = None, **kw: Any
+    ) -> None:
         release.wait(60)
-        real_add(self, keys, vectors, expansion)
+        real_add(self, keys, vectors, expansion, **kw)
 
     monkeypatch.setattr(HnswIndex, "add", held_add)
     db = open_db(tmp_path / "r.db")

@@ -11,6 +11,7 @@ import threading
 import time
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -204,10 +205,10 @@ def test_a_failed_build_is_scheduled_again_by_the_next_write(tmp_path: Path, mon
     real_add = HnswIndex.add
     failures = [RuntimeError("out of memory")]
 
-    def add(self: HnswIndex, keys: np.ndarray, vectors: np.ndarray, expansion: int | None = None) -> None:
+    def add(self: HnswIndex, keys: np.ndarray, vectors: np.ndarray, expansion: int | None = None, **kw: Any) -> None:
         if failures:
             raise failures.pop()
-        real_add(self, keys, vectors, expansion)
+        real_add(self, keys, vectors, expansion, **kw)
 
     monkeypatch.setattr(HnswIndex, "add", add)
     write_episodes(store, "acme", corpus_episodes("acme", 120))
@@ -305,10 +306,10 @@ def test_rows_deleted_or_rewritten_while_the_keeper_inserts_them_end_right(
 
     real_add = HnswIndex.add
 
-    def add(self: HnswIndex, keys: np.ndarray, vectors: np.ndarray, expansion: int | None = None) -> None:
+    def add(self: HnswIndex, keys: np.ndarray, vectors: np.ndarray, expansion: int | None = None, **kw: Any) -> None:
         if held == "before_its_first_insertion":
             hold()
-        real_add(self, keys, vectors, expansion)
+        real_add(self, keys, vectors, expansion, **kw)
         if held == "after_its_first_insertion":
             hold()  # those rows are in the graph, and still pending
 
@@ -379,9 +380,9 @@ def test_a_row_written_before_a_search_is_found_while_the_keeper_inserts_concurr
 
 
 def test_a_build_waits_for_writes_only_within_its_share() -> None:
-    """While its cache was written to within `_WRITES_RECENT` (0.1 s), a build waits up to `_WRITES_SHARE` (3) times
-    as long as it has worked; not at all before it has worked, nor without a recent write, nor once the keeper
-    stops."""
+    """While its cache was written to within `_WRITES_RECENT` (0.1 s), a build waits until it has waited
+    `_WRITES_SHARE` (3) times as long as it has worked; not at all before it has worked, nor without a recent write,
+    nor once the keeper stops."""
     from rearview.adapters.sqlite.vector_cache import VectorCache
     from rearview.adapters.sqlite.vector_caches import _WRITES_RECENT, _WRITES_SHARE, _BuildPacer
 
@@ -395,17 +396,17 @@ def test_a_build_waits_for_writes_only_within_its_share() -> None:
     cache.written_at = clock.now
     pacer.wait_for_writes(cache, lambda: False)
     assert pacer.waited == 0.0  # nothing built yet: nothing to wait from
-    with pacer.working():
-        sleep(0.02)
+    sleep(0.02)  # builds
     cache.written_at = clock.now
     pacer.wait_for_writes(cache, lambda: False)  # the share runs out first: 3 x 0.02 < 0.1
     assert pacer.waited == pytest.approx(_WRITES_SHARE * 0.02, abs=0.006)
-    with pacer.working():
-        sleep(0.1)
+    assert pacer.worked == pytest.approx(0.02)
+    sleep(0.1)  # builds
     cache.written_at = clock.now
     before = pacer.waited
     pacer.wait_for_writes(cache, lambda: False)  # the write gets old first
     assert pacer.waited - before == pytest.approx(_WRITES_RECENT, abs=0.006)
+    assert pacer.waited <= _WRITES_SHARE * pacer.worked
     cache.written_at = clock.now - 1.0
     before = pacer.waited
     pacer.wait_for_writes(cache, lambda: False)
@@ -413,6 +414,24 @@ def test_a_build_waits_for_writes_only_within_its_share() -> None:
     cache.written_at = clock.now
     pacer.wait_for_writes(cache, lambda: True)
     assert pacer.waited == before
+
+
+def test_a_paused_insertion_builds_the_same_graph() -> None:
+    """`HnswIndex.add` with `pause` calls it every few insertions, and the graph is the one built without it."""
+    from rearview.adapters.sqlite.ann_index import _PAUSE_EVERY, AnnParams
+
+    rng = np.random.default_rng(1)
+    vectors = rng.standard_normal((600, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    keys = np.arange(1, 601, dtype=np.uint64)
+    plain, paused = HnswIndex(16, AnnParams()), HnswIndex(16, AnnParams())
+    plain.add(keys, vectors)
+    pauses: list[int] = []
+    paused.add(keys, vectors, pause=lambda: pauses.append(1))
+    assert len(pauses) == 600 // _PAUSE_EVERY
+    queries = rng.standard_normal((50, 16)).astype(np.float32)
+    for a, b in zip(plain.search(queries, 10, 16), paused.search(queries, 10, 16), strict=True):
+        assert a.tolist() == b.tolist()
 
 
 def test_a_build_under_writes_that_never_stop_still_finishes(tmp_path: Path) -> None:

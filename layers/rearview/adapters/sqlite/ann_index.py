@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -24,6 +25,8 @@ import numpy as np
 
 # Repairs above this share of the index's size cost more than building it again.
 _REPAIR_SHARE = 0.25
+# An insertion costs about 0.6 ms at 100,000 vectors: a build may pause every this many (`HnswIndex.add`).
+_PAUSE_EVERY = 32
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,21 @@ class AnnParams:
     # the graph keeper's thread): the keeper's cost follows it, and 64 costs half of 128's for a recall@50 within
     # 0.01 of it and the same duplicate decisions (bench/write_rate.py).
     expansion_writes: int = 64
+
+
+def _progress_calling(pause: Callable[[], None]) -> Callable[[int, int], bool]:
+    """A usearch progress callback (called after each insertion, holding the GIL) that calls `pause` every
+    `_PAUSE_EVERY` insertions and never cancels."""
+
+    def progress(processed: int, total: int) -> bool:
+        if processed % _PAUSE_EVERY == 0:
+            pause()
+        return True
+
+    # usearch checks the callback's annotations against the types themselves, not the strings this module's
+    # `from __future__ import annotations` makes of them.
+    progress.__annotations__ = {"processed": int, "total": int, "return": bool}
+    return progress
 
 
 def ann_available() -> bool:
@@ -110,7 +128,13 @@ class HnswIndex:
     def _measure(self) -> None:
         self._measured_bytes, self._measured_size = int(self._index.memory_usage), self._size
 
-    def add(self, keys: np.ndarray, vectors: np.ndarray, expansion: int | None = None) -> None:
+    def add(
+        self,
+        keys: np.ndarray,
+        vectors: np.ndarray,
+        expansion: int | None = None,
+        pause: Callable[[], None] | None = None,
+    ) -> None:
         """Add rows (new keys; a key already present is replaced), one at a time on one thread.
 
         Never on several: usearch's concurrent insertions (2.26) strand nodes, stored but linked from no other
@@ -119,7 +143,9 @@ class HnswIndex:
         thread links every node, and builds the same graph from the same rows on every run (those 20,000 of 384
         dimensions: 3.5 s on one thread, 3.4 s on two cores shared with other work).
 
-        `expansion`: the construction width of these rows (default the graph's own, `expansion_add`)."""
+        `expansion`: the construction width of these rows (default the graph's own, `expansion_add`). `pause`: called
+        every `_PAUSE_EVERY` insertions, from usearch's progress callback (it may wait: a build yielding to writes);
+        the graph is the same as without it, which adding in smaller calls would not keep (usearch 2.26)."""
         if len(keys) == 0:
             return
         keys = np.asarray(keys, dtype=np.uint64)
@@ -128,12 +154,13 @@ class HnswIndex:
             present = keys[self._contains(keys)]
             if present.size:
                 self._index.remove(present)
+            progress = _progress_calling(pause) if pause is not None else None
             if expansion is None or expansion == self.params.expansion_add:
-                self._index.add(keys, vectors, threads=1)
+                self._index.add(keys, vectors, threads=1, progress=progress)
             else:
                 self._index.expansion_add = expansion
                 try:
-                    self._index.add(keys, vectors, threads=1)
+                    self._index.add(keys, vectors, threads=1, progress=progress)
                 finally:
                     self._index.expansion_add = self.params.expansion_add
             self._size = len(self._index)

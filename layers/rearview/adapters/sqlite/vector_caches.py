@@ -8,8 +8,7 @@ import hashlib
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,11 +35,11 @@ _LOAD_CHUNK = 4096
 # writes do not wait. Taking many at once keeps the keeper from queueing for the cache's lock behind every search.
 _KEEPER_TAKE = 256
 _KEEPER_CHUNK = 8
-_BUILD_CHUNK = 256
-# While its namespace is being written to (a write within `_WRITES_RECENT` seconds), a graph build waits between
-# chunks, for at most `_WRITES_SHARE` times as long as it has worked: on 2 cores, writes right after a 100k load ran at
-# 615/s beside the build and 932/s with it paused (the usearch insertions take the GIL back after every vector). Under
-# writes that never stop, the build still gets a quarter of the time, and finishes.
+_BUILD_CHUNK = 2048
+# While its namespace is being written to (a write within `_WRITES_RECENT` seconds), a graph build pauses (every few
+# insertions, `HnswIndex.add`) for at most `_WRITES_SHARE` times as long as it has worked: on 2 cores, writes right
+# after a 100k load ran at 615/s beside the build and 932/s with it paused (usearch takes the GIL back after every
+# insertion). Under writes that never stop, the build still gets a quarter of the time, and finishes.
 _WRITES_RECENT = 0.1
 _WRITES_SHARE = 3.0
 _WAIT_STEP = 0.005
@@ -275,13 +274,15 @@ class VectorCaches:
             cache.unsynced = []  # from now on: what changes while the graph is built
         graph = HnswIndex(cache.dim, self.ann.ann_params)
         pacer = _BuildPacer()
+
+        def pause() -> None:
+            pacer.wait_for_writes(cache, lambda: keeper.stopping)
+
         while True:
             for start in range(0, refs.size, _BUILD_CHUNK):
-                pacer.wait_for_writes(cache, lambda: keeper.stopping)
                 if keeper.stopping:
                     return False
-                with pacer.working():
-                    graph.add(refs[start : start + _BUILD_CHUNK], vectors[start : start + _BUILD_CHUNK])
+                graph.add(refs[start : start + _BUILD_CHUNK], vectors[start : start + _BUILD_CHUNK], pause=pause)
             with self._lock:
                 if self._caches.get(key) is not cache:
                     return False
@@ -433,33 +434,26 @@ class VectorCaches:
 
 
 class _BuildPacer:
-    """How long a graph build has worked and waited for writes, so that it waits only within its share
-    (`_WRITES_SHARE`). In real seconds (`time.monotonic`, as `note_write` stamps a cache), whatever clock schedules
-    the keeper's jobs: it shares the CPU. Tests inject `clock` and `sleep` together."""
+    """How long a graph build has worked (since the pacer was made, less its waits) and waited for writes, so that
+    it waits only within its share (`_WRITES_SHARE`). In real seconds (`time.monotonic`, as `note_write` stamps a
+    cache), whatever clock schedules the keeper's jobs: it shares the CPU. Tests inject `clock` and `sleep`."""
 
     def __init__(
         self, clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep
     ) -> None:
         self._clock, self._sleep = clock, sleep
-        self.worked = 0.0
+        self.started = clock()
         self.waited = 0.0
+
+    @property
+    def worked(self) -> float:
+        return self._clock() - self.started - self.waited
 
     def wait_for_writes(self, cache: VectorCache, stopping: Callable[[], bool]) -> None:
         """Wait while `cache` was written to within `_WRITES_RECENT` seconds, as long as the share allows."""
         start = now = self._clock()
-        while (
-            now - cache.written_at < _WRITES_RECENT
-            and self.waited + (now - start) < _WRITES_SHARE * self.worked
-            and not stopping()
-        ):
+        allowed = _WRITES_SHARE * self.worked - self.waited
+        while now - cache.written_at < _WRITES_RECENT and now - start < allowed and not stopping():
             self._sleep(_WAIT_STEP)
             now = self._clock()
         self.waited += now - start
-
-    @contextmanager
-    def working(self) -> Iterator[None]:
-        start = self._clock()
-        try:
-            yield
-        finally:
-            self.worked += self._clock() - start
