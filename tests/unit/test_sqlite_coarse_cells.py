@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from rearview.adapters.sqlite import SqliteMemoryStore, SqliteSearchIndex, VectorOptions
+from rearview.adapters.sqlite import coarse_cells as coarse_cells_module
 from rearview.adapters.sqlite import vector_cache as vector_cache_module
 from rearview.adapters.sqlite.ann_index import HnswIndex, ann_available
 from rearview.adapters.sqlite.coarse_cells import PROBE, CoarseCells, cell_count, top_by_position
@@ -131,7 +132,7 @@ def test_every_row_returned_is_scored_with_its_current_vector_and_written_rows_a
 
 
 def test_loose_rows_are_folded_into_the_cells_once_they_are_many(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(vector_cache_module, "FOLD_AFTER", 40)
+    monkeypatch.setattr(coarse_cells_module, "FOLD_AFTER", 40)
     rng = np.random.default_rng(13)
     vectors = _unit(rng, 2000)
     cache = _building_cache(vectors)
@@ -150,6 +151,24 @@ def test_loose_rows_are_folded_into_the_cells_once_they_are_many(monkeypatch: py
     assert [ids[0] for _, ids in found[1:]] == [f"m{2000 + i}" for i in range(1, 50)]
     assert set(found[0][1][:2]) == {"m7", "m2000"}  # the same vector twice: both, in position order
     assert found[0][1][0] == "m7"
+
+
+def test_cells_are_drawn_again_once_the_rows_have_doubled() -> None:
+    rng = np.random.default_rng(23)
+    vectors = _unit(rng, 1000)
+    cache = _building_cache(vectors)
+    cache.search_many(vectors[:1], np.ones(cache.size, dtype=bool), 3, width=32)
+    first = cache.cells
+    assert first is not None and first.drawn == 1000
+    added = _unit(rng, 1001)
+    for offset, vector in enumerate(added):
+        cache.upsert(_row(1000 + offset, vector))
+
+    found = cache.search_many(_near(rng, added[-3:]), np.ones(cache.size, dtype=bool), 1, width=32)
+
+    assert cache.cells is not first and cache.cells is not None
+    assert cache.cells.drawn == cache.cells.covered == 2001 and cache.cells.loose(2001).size == 0
+    assert [ids[0] for _, ids in found] == ["m1998", "m1999", "m2000"]
 
 
 def test_only_the_approximate_batch_search_while_a_graph_is_built_uses_the_cells() -> None:

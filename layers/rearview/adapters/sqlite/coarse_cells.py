@@ -3,19 +3,21 @@ namespace's HNSW graph is built.
 
 After a bulk load, the loaded namespace's graph takes about a minute to build at 100,000 rows (on one thread:
 usearch#735, see `ann_index`), and until it is attached its cache is searched exactly. Each write batch's duplicate
-check then scored every item against every row (100,000 rows, a batch of 100: 0.25 s idle, 0.67 s beside the
-build), and writes right after a load crawled at about 130/s. The check only looks for a memory that sits very close
-to the new one (`dedup_threshold`), and a vector that close to a query lies in the query's nearest cells.
+check then scored every item against every row (100,000 rows, a batch of 100: 0.35 s idle, more beside the build),
+and writes right after a load crawled at about 135/s (`bench/write_rate.py rate --after-load`). The check only looks
+for a memory that sits very close to the new one (`dedup_threshold`), and a vector that close to a query lies in the
+query's nearest cells.
 
 Cells are an inverted file (IVF): `sqrt(rows)` centroids (64 to 512) taken evenly from the rows, with each row listed
 under its nearest centroid. A search scores the centroids, then scores exactly the rows of its `PROBE` nearest cells
 and the rows the cells do not list yet (appended, or given a new vector, since they were drawn: `loose`), which are
 folded into the cells once they are many. Drawn in one pass with no training: one matrix product of the rows and the
-centroids, in blocks (about 0.3 s at 100,000 rows, once).
+centroids, in blocks (about 0.5 s at 100,000 rows, once). A batch of 100 then takes 0.04 s.
 
 Like the graph's narrow batch search (`AnnParams.expansion_batch`), this is approximate, so only the write path's
 batch check uses it, and only while the graph is built; recall searches exactly until the graph is attached.
-`bench/write_rate.py agreement` measures the decisions it leads to against exact search (its "coarse cells" row)."""
+`bench/write_rate.py agreement` measures the decisions it leads to against exact search (its "coarse cells" row), and
+`bench/write_rate.py candidates` its best candidates and its time a batch at 100,000 rows."""
 
 from __future__ import annotations
 
@@ -91,10 +93,6 @@ class CoarseCells:
             return tail
         return np.union1d(np.asarray(self.moved, dtype=np.int64), tail)
 
-    def stale(self, size: int) -> bool:
-        """Whether the cache's `size` rows are twice those the cells were drawn over (draw them again)."""
-        return size > 2 * self.drawn
-
     def fold(self, vectors: np.ndarray, size: int) -> None:
         """List the loose rows (of `vectors`, the cache's matrix, first `size` rows) under their nearest cells."""
         loose = self.loose(size)
@@ -145,6 +143,17 @@ class CoarseCells:
                 mine, cosines = np.concatenate([mine, loose]), np.concatenate([cosines, loose_scores[q]])
             out.append((mine, cosines))
         return out
+
+
+def cells_for(cells: CoarseCells | None, vectors: np.ndarray, alive: np.ndarray, size: int) -> CoarseCells:
+    """The cells to search a cache's first `size` rows (`vectors`, `alive`: its columns) with: `cells` as they are,
+    with their loose rows folded in once there are more than `FOLD_AFTER`, or drawn anew when there are none yet or
+    the rows have doubled since they were drawn."""
+    if cells is None or size > 2 * cells.drawn:
+        return CoarseCells(vectors[:size], alive[:size])
+    if size - cells.covered + len(cells.moved) > FOLD_AFTER:
+        cells.fold(vectors, size)
+    return cells
 
 
 def top_by_position(scores: np.ndarray, positions: np.ndarray, limit: int) -> np.ndarray:

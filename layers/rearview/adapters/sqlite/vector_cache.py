@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from rearview.adapters.sqlite.ann_index import HnswIndex
-from rearview.adapters.sqlite.coarse_cells import FOLD_AFTER, CoarseCells, top_by_position
+from rearview.adapters.sqlite.coarse_cells import CoarseCells, cells_for, top_by_position
 from rearview.adapters.sqlite.connection import CachedRow
 from rearview.adapters.sqlite.rows import epoch
 from rearview.domain.memory import StoredLayer
@@ -414,7 +414,7 @@ class VectorCache:
         if self.walks_graph(rows.size):
             return self._ann_many(queries, mask, rows.size, limit, width)
         if width is not None and self.building and rows.size >= _ANN_MIN_PASSING * self.alive_count:
-            return self._cells_many(queries, mask, limit)
+            return self._cells_many(queries, mask, rows, limit)
         return self._exact_many(queries, rows, limit)
 
     def walks_graph(self, passing: int) -> bool:
@@ -472,21 +472,18 @@ class VectorCache:
             found.append(self._hits(scores[0, top], positions[top]))
         return found
 
-    def _cells_many(self, queries: np.ndarray, mask: np.ndarray, limit: int) -> list[Hits]:
+    def _cells_many(self, queries: np.ndarray, mask: np.ndarray, rows: np.ndarray, limit: int) -> list[Hits]:
         """The rows of each query's nearest cells and the loose rows, those that pass the mask, scored exactly (the
-        exact search over the passing rows for a query where they are too few). The cells are drawn by the first
-        such search, take in the loose rows once they are many, and are drawn again once the rows have doubled."""
-        if self.cells is None or self.cells.stale(self.size):
-            self.cells = CoarseCells(self.vectors[: self.size], self.alive[: self.size])
-        elif self.size - self.cells.covered + len(self.cells.moved) > FOLD_AFTER:
-            self.cells.fold(self.vectors, self.size)
+        exact search over the passing `rows` for a query where they are too few). The cells are drawn by the first
+        such search and kept up by the next ones (`cells_for`)."""
+        self.cells = cells_for(self.cells, self.vectors, self.alive, self.size)
         found: list[Hits] = []
         scored = self.cells.scored(queries, self.vectors, self.size, _scores_of_many)
         for query, (positions, scores) in zip(queries, scored, strict=True):
             passing = mask[positions]
             positions, scores = positions[passing], scores[passing]
             if positions.size < limit:
-                found.append(self._exact_many(query.reshape(1, -1), np.flatnonzero(mask), limit)[0])
+                found.append(self._exact_many(query.reshape(1, -1), rows, limit)[0])
                 continue
             top = top_by_position(scores, positions, limit)
             found.append(self._hits(scores[top], positions[top]))

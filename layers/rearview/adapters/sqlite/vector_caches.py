@@ -38,8 +38,9 @@ _KEEPER_CHUNK = 8
 _BUILD_CHUNK = 2048
 # While its namespace is being written to (a write within `_WRITES_RECENT` seconds), a graph build pauses (every few
 # insertions, `HnswIndex.add`) for at most `_WRITES_SHARE` times as long as it has worked: on 2 cores, writes right
-# after a 100k load ran at 615/s beside the build and 932/s with it paused (usearch takes the GIL back after every
-# insertion). Under writes that never stop, the build still gets a quarter of the time, and finishes.
+# after a 100k load, past the first batch, ran at 835/s against 665/s beside a build that did not yield (usearch takes
+# the GIL back after every insertion; `bench/write_rate.py rate --after-load`). Under writes that never stop, the
+# build still gets a quarter of the time, and finishes.
 _WRITES_RECENT = 0.1
 _WRITES_SHARE = 3.0
 _WAIT_STEP = 0.005
