@@ -9,7 +9,8 @@ detector leaves; a LoCoMo turn counts as a false positive when the detector chan
     .venv/bin/python bench/redaction.py --data ../shared/benchmarks/locomo [--compare] [--show N]
 
 `--screen` adds Rearview's findings with every pattern rule run (the reference the rule screen must equal; both as
-spans replaced by "[X]", so the columns compare exactly) and times find_secrets both ways in the same run.
+spans replaced by "[X]", so the columns compare exactly) and times find_secrets both ways in the same run, on the
+turns, the labelled corpus and 2,000 ids of the shape every write carries (`e100000` ...).
 
 `--compare` also runs detect-secrets alone, presidio-analyzer's pattern recognizers (no NLP engine: its spaCy
 models are not on PyPI), scrubadub and datafog, each if importable (they are not project dependencies; install them
@@ -250,7 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     print(false_positive_table(detectors, turns, args.show))
     if args.screen:
         print()
-        print(screen_table({"LoCoMo turns": turns, "labelled corpus": [item.text for item in items]}))
+        # The ids a write carries (checked as verbatim fields: every write has one, never seen before).
+        ids = [f"e{n}" for n in range(100_000, 102_000)]
+        print(screen_table({"LoCoMo turns": turns, "labelled corpus": [item.text for item in items], "ids": ids}))
     missed = defaultdict(list)
     for item in [*items, *extra]:
         if leaked(item.value, ours(item.text)):

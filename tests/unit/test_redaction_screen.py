@@ -136,6 +136,43 @@ def test_a_digit_is_a_keyword_of_its_own() -> None:
     assert screen.candidates("card 4111 1111 1111 1111") != [] and DIGIT in screen.present("a 1")
 
 
+def test_the_one_pass_leaves_out_the_rules_whose_pattern_matches_nowhere() -> None:
+    """A digit lets every number rule past the keywords; the pass over all patterns keeps only those that match
+    somewhere in the text, and each it leaves out finds nothing there."""
+    texts = [
+        "Lena recommended Dunwickka Foods for the phone; price 803 euros, delivery in 13 days.",
+        "e104233",
+        "Paid with card 4111 1111 1111 1111 on 2024-03-05, ticket 88231.",
+    ]
+    for text in texts:
+        subject = Subject(normalise(text).text)
+        for screen in SCREENS:
+            by_keywords, kept = screen.by_keywords(subject.text), screen.candidates(subject.text, subject.data)
+            assert [rule for rule in by_keywords if rule in kept] == kept  # a subset, in the rules' order
+            assert all(list(rule.findings(subject)) == [] for rule in by_keywords if rule not in kept), text
+        assert find_secrets(text) == find_secrets(text, screened=False)
+    digits = Subject("price 803 euros, delivery in 13 days")
+    assert len(PERSONAL_SCREEN.by_keywords(digits.text)) >= 10  # every number rule holds a digit
+    assert PERSONAL_SCREEN.candidates(digits.text, digits.data) == []
+    card = Subject("card 4111 1111 1111 1111")
+    kinds = [rule.kind for rule in PERSONAL_SCREEN.candidates(card.text, card.data)]
+    assert "payment_card" in kinds and len(kinds) <= 3, kinds  # its 12 last digits are an Aadhaar's shape too
+
+
+class _FailedPass:
+    """What RE2 answers when a set's automaton runs out of memory: no pattern matched, not even the empty one."""
+
+    def Match(self, text: bytes) -> list[int] | None:  # noqa: N802 - RE2's name
+        return None
+
+
+def test_a_failed_pass_leaves_the_keywords_to_screen() -> None:
+    screen = Screen(PERSONAL_SCREEN.rules)
+    screen._patterns = _FailedPass()
+    text = "price 803 euros, delivery in 13 days"
+    assert screen.candidates(text) == screen.by_keywords(text) != []
+
+
 @pytest.mark.parametrize("size", [4096, pytest.param(65536, marks=pytest.mark.slow)])
 def test_split_by_spaces_reads_each_character_at_most_about_twice(size: int) -> None:
     """The windows of the split-by-spaces view never overlap past WINDOW_BEFORE characters, whatever the density of

@@ -349,7 +349,7 @@ def credential_findings(text: Subject | str, screened: bool = True) -> Iterator[
     `screened=False` runs every rule: the reference the screen is tested and benchmarked against."""
     screen = credential_screen()
     subject = Subject(text) if isinstance(text, str) else text
-    for each in screen.candidates(subject.text) if screened else screen.rules:
+    for each in screen.candidates(subject.text, subject.data) if screened else screen.rules:
         yield from each.findings(subject)
 
 

@@ -227,5 +227,5 @@ PERSONAL_SCREEN = Screen(NUMBER_RULES)
 def personal_findings(text: Subject | str, screened: bool = True) -> Iterator[Finding]:
     """Every personal number found in `text`; `screened=False` runs every rule (the screen's reference)."""
     subject = Subject(text) if isinstance(text, str) else text
-    for each in PERSONAL_SCREEN.candidates(subject.text) if screened else PERSONAL_SCREEN.rules:
+    for each in PERSONAL_SCREEN.candidates(subject.text, subject.data) if screened else PERSONAL_SCREEN.rules:
         yield from each.findings(subject)

@@ -16,6 +16,7 @@ import enum
 import types
 import typing
 from collections.abc import Mapping
+from functools import cache
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel
@@ -40,13 +41,12 @@ class _Walk:
 
     def model(self, model: BaseModel, path: str) -> BaseModel:
         update: dict[str, Any] = {}
-        for name, info in type(model).model_fields.items():
+        for name, annotation, verbatim in _fields_of(type(model)):
             value = getattr(model, name)
             if value is None:
                 continue
             where = f"{path}.{name}" if path else name
-            verbatim = any(meta is VERBATIM for meta in info.metadata)
-            walked = self.value(value, info.annotation, where, verbatim)
+            walked = self.value(value, annotation, where, verbatim)
             if walked is not value:
                 update[name] = walked
         return model.model_copy(update=update) if update else model
@@ -90,8 +90,36 @@ class _Walk:
         return redaction.text if redaction.text != value else value
 
 
+# Every write walks every field of its request, and models declare few annotations: each model's fields and each
+# annotation's reading are worked out once. (id of an annotation, verbatim) -> (the annotation, kept so that its id
+# stays its own; what _unwrap made of it). Bounded all the same, should models be made at run time.
+_UNWRAPPED: dict[tuple[int, bool], tuple[Any, tuple[Any, bool]]] = {}
+_UNWRAPPED_KEPT = 4096
+
+
+@cache
+def _fields_of(model: type[BaseModel]) -> tuple[tuple[str, Any, bool], ...]:
+    """Each field of `model`: its name, its annotation, and whether its metadata marks it VERBATIM."""
+    return tuple(
+        (name, info.annotation, any(meta is VERBATIM for meta in info.metadata))
+        for name, info in model.model_fields.items()
+    )
+
+
 def _unwrapped(annotation: Any, verbatim: bool) -> tuple[Any, bool]:
     """The annotation without `Annotated` (noting VERBATIM in its metadata) and without `None` in a union."""
+    key = (id(annotation), verbatim)
+    known = _UNWRAPPED.get(key)
+    if known is not None and known[0] is annotation:
+        return known[1]
+    made = _unwrap(annotation, verbatim)
+    if len(_UNWRAPPED) >= _UNWRAPPED_KEPT:
+        _UNWRAPPED.clear()
+    _UNWRAPPED[key] = (annotation, made)
+    return made
+
+
+def _unwrap(annotation: Any, verbatim: bool) -> tuple[Any, bool]:
     while True:
         origin = typing.get_origin(annotation)
         if origin is Annotated:

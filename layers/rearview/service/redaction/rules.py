@@ -65,7 +65,7 @@ class Subject:
         return self.char(start), self.char(end)
 
 
-def _options() -> re2.Options:
+def engine_options() -> re2.Options:
     options = re2.Options()
     # Enough for the largest rule's automaton; past it RE2 falls back to its (still linear) NFA, never to
     # backtracking.
@@ -95,7 +95,7 @@ class PatternRule:
     def __post_init__(self) -> None:
         if any(k != k.lower() for k in self.keywords):
             raise ValueError(f"rule {self.kind}: keywords are lower-case ({self.keywords})")
-        object.__setattr__(self, "compiled", re2.compile(self.pattern, _options()))
+        object.__setattr__(self, "compiled", re2.compile(self.pattern, engine_options()))
 
     def findings(self, subject: Subject | str) -> Iterator[Finding]:
         """The secrets this rule finds in a text (normalised), left to right, never overlapping one another."""

@@ -21,13 +21,17 @@ WINDOW_AFTER = 256
 _BLANK = frozenset(" \t\r\n")
 
 
-def _keyword_rules(rules: Sequence[PatternRule]) -> dict[str, list[PatternRule]]:
-    by_keyword: dict[str, list[PatternRule]] = {}
-    for each in rules:
-        if each.splittable:
-            for keyword in each.keywords:
-                by_keyword.setdefault(keyword, []).append(each)
-    return by_keyword
+class SplitRules:
+    """The splittable rules among some, by keyword (each rule under every keyword of its own): built once, since the
+    rules are fixed and every text asks for them."""
+
+    def __init__(self, rules: Sequence[PatternRule]) -> None:
+        self.by_keyword: dict[str, list[PatternRule]] = {}
+        for each in rules:
+            if each.splittable:
+                for keyword in each.keywords:
+                    self.by_keyword.setdefault(keyword, []).append(each)
+        self.keywords = list(self.by_keyword)
 
 
 def _occurrences(lowered: str, keywords: Sequence[str]) -> list[int]:
@@ -64,12 +68,12 @@ def windows(text: str, keywords: Sequence[str]) -> Iterator[tuple[int, int, int]
             yield max(0, at - WINDOW_BEFORE), at, window_end
 
 
-def spaced_findings(text: str, rules: Sequence[PatternRule]) -> Iterator[Finding]:
+def spaced_findings(text: str, rules: SplitRules) -> Iterator[Finding]:
     """The secrets of the splittable `rules` that `text` (normalised) holds split by single spaces."""
-    by_keyword = _keyword_rules(rules)
+    by_keyword = rules.by_keyword
     if not by_keyword or " " not in text:
         return
-    for before, at, window_end in windows(text, list(by_keyword)):
+    for before, at, window_end in windows(text, rules.keywords):
         joined, kept = _joined(text, at, window_end)
         window = text[before:at] + joined
         origins = [*range(before, at), *kept]

@@ -14,9 +14,10 @@ from rearview.service.redaction.credentials import OUR_RULES, credential_finding
 from rearview.service.redaction.normalise import normalise
 from rearview.service.redaction.personal import personal_findings
 from rearview.service.redaction.rules import Finding, Subject
-from rearview.service.redaction.spaced import spaced_findings
+from rearview.service.redaction.spaced import SplitRules, spaced_findings
 
 _MARKER = re2.compile(r"\[REDACTED:[a-z0-9_]+\]")
+_SPLIT_RULES = SplitRules(OUR_RULES)
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ def find_secrets(text: str, screened: bool = True) -> list[Finding]:
     found = [
         *credential_findings(subject, screened),
         *personal_findings(subject, screened),
-        *spaced_findings(norm.text, OUR_RULES),
+        *spaced_findings(norm.text, _SPLIT_RULES),
     ]
     chosen = _chosen(found, markers, len(norm.text))
     spans = [Finding(*norm.original_span(f.start, f.end), f.kind) for f in chosen]
