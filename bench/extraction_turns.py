@@ -1,7 +1,7 @@
 """Extraction at write, turn by turn: what `extract: true` learns from one turn, against what a reader would learn.
 
-48 single turns, 24 English and 24 Chinese, written as users talk to an assistant, before the rules were run on them
-(a development set all the same: whoever wrote them knew the rules):
+50 single turns, 26 English and 24 Chinese, written as users talk to an assistant, 48 of them before the rules were
+run on them (a development set all the same: whoever wrote them knew the rules):
 turns that state a lasting fact or preference about the user, and turns that must teach nothing (a question, small
 talk, a one-off errand, someone else's preference, something the user no longer does said as past). Each turn is
 written with `extract: true` into a namespace of its own; a memory is right when its statement matches the turn's
@@ -65,6 +65,9 @@ TURNS: tuple[Turn, ...] = (
     Turn("Can you book a table for two at 7 tonight?"),
     Turn("My colleague Priya prefers meetings after 3pm."),
     Turn("My brother lives in Toronto and loves hockey."),
+    # Added later (stop 57), knowing the rules: a named person's own words, reported with an irregular verb.
+    Turn("Priya said she prefers aisle seats on long flights."),
+    Turn("Tom told me he only drinks oat milk."),
     Turn("How do I convert a list to a set in Python?"),
     Turn("Haha, that's a funny one."),
     Turn("Send the invoice to the client today."),

@@ -294,6 +294,17 @@ _ZH_NEGATIVES: list[Scenario] = [
     ]], []),
 ]
 
+# Added after the set's figures were first taken, so last: each scenario runs in a namespace of its place in the run
+# (`hindsight:s<index>`) and on its clock, which a scenario inserted before it would move.
+_LATER: list[Scenario] = [
+    # The user's own turns reporting what a named person said or chose: theirs, not the user's wish.
+    Scenario("dev_en_neg_named_person_said", "en", [[
+        Ep("Priya said she prefers aisle seats on long flights, book hers that way.", 1.0, "z1"),
+        Ep("Priya told me she prefers aisle seats, so keep that for her Lisbon trip.", 8.0, "z2"),
+        Ep("Priya chose an aisle seat again for the Berlin flight.", 16.0, "z3"),
+    ]], []),
+]
+
 # fmt: on
 
 DEV: list[Scenario] = [
@@ -307,4 +318,5 @@ DEV: list[Scenario] = [
     *_ZH_LESSONS,
     *_ZH_CHANGES,
     *_ZH_NEGATIVES,
+    *_LATER,
 ]

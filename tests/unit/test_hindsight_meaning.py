@@ -92,6 +92,10 @@ def test_each_clause_knows_whose_it_is_and_what_it_does(text: str, holder: str, 
         ("Sarah loves jazz.", "other"),
         ("Tom always forgets the milk.", "other"),
         ("Mike usually runs at 6.", "other"),
+        # ... whatever the verb's past tense: what a person said or chose is theirs, not the user's wish.
+        ("Priya said she prefers aisle seats.", "other"),
+        ("Tom told the agent he wants the report in PDF.", "other"),
+        ("Priya chose the window seat again.", "other"),
         # A weekday, or a thing the clause judges for a use, is no one.
         ("Slack is fine for quick questions.", "user"),
         ("Email is best for anything formal.", "user"),

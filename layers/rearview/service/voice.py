@@ -124,7 +124,7 @@ _SUBJECT_EN = re.compile(
 _CONTRACTED = {"m": "is", "re": "is", "ve": "has", "d": "would", "ll": "will", "s": "is"}
 _NAME_SUBJECT = re.compile(
     r"^(?P<name>[A-Z][a-z]+)(?:'s\b|\s*,|\s+(?:(?:always|sometimes|often|usually|never|also)\s+)?"
-    r"(?=[a-z]+(?:s|ed)\b|is\b|was\b|has\b))"
+    r"(?=[a-z]+(?:s|ed)\b|is\b|was\b|has\b|had\b|(?:said|told|thought|felt|wrote|knew|meant|heard|chose)\b))"
 )
 # A clause that goes on with "I" after its first word and a comma: that word is a vocative or an opener ("Sarah, I
 # love it", "Also, I live in Berlin", "Honestly, I prefer tea"), not the subject.
