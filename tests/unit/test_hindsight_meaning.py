@@ -108,6 +108,30 @@ def test_a_capitalised_first_word_is_a_person_only_when_it_is_the_subject(text: 
     assert units_of_text(text)[0].holder == holder
 
 
+def test_a_named_person_s_preference_said_in_the_user_s_turns_is_not_learned_as_the_user_s() -> None:
+    """The user's own turns repeat what Priya said and chose: the rules recognise a seat preference in each, but it
+    is hers. The same turns in the first person are the user's."""
+    hers = _episodes(
+        [
+            "Priya said she prefers aisle seats on long flights, book hers that way.",
+            "Priya chose an aisle seat again for the Berlin flight.",
+            "Priya said she prefers aisle seats, as always.",
+        ],
+        event_type="user_message",
+    )
+    mine = _episodes(
+        [
+            "I prefer aisle seats on long flights, book mine that way.",
+            "I chose an aisle seat again for the Berlin flight.",
+            "I prefer aisle seats, as always.",
+        ],
+        event_type="user_message",
+    )
+
+    assert not any("aisle" in statement for statement in _statements(hers))
+    assert any("aisle" in statement for statement in _statements(mine))
+
+
 def test_who_after_someone_named_is_that_person_not_the_user() -> None:
     [colleague] = units_of_text("My colleague Priya, who sits next to me, prefers tea.")
     assert colleague.holder == "other" and "tea" in colleague.text

@@ -61,10 +61,15 @@ def build_clusters(
     in_lessons = {e.id for c in clusters for e in c.episodes}
     signalled: dict[str, list[Signal]] = {}
     for episode in pool:
-        if episode.id not in in_lessons and episode.outcome_status not in ("failure", "success", "partial"):
-            found = signals_of(episode.content)
-            if found:
-                signalled[episode.id] = found
+        if episode.id in in_lessons or episode.outcome_status in ("failure", "success", "partial"):
+            continue
+        found = signals_of(episode.content)
+        if found and _someone_elses(episode):
+            # "Priya said she prefers aisle seats": her preference, not the user's. (What a clause says of the
+            # user's daughter or colleague may still be a fact of the user's: "my daughter Duoduo".)
+            found = [s for s in found if s.kind != "preference"]
+        if found:
+            signalled[episode.id] = found
     unsignalled = [e for e in pool if e.id not in in_lessons and e.id not in signalled]
     clusters += _with_mentions(_signal_clusters(pool, signalled), unsignalled, signalled)
     clusters += _definition_clusters([e for e in pool if e.id not in in_lessons])
@@ -81,6 +86,12 @@ def build_clusters(
                 kept.append(named)
                 held |= {e.id for e in named.episodes}
     return kept
+
+
+def _someone_elses(episode: Episode) -> bool:
+    """Whether every clause of the episode is held by someone other than the user (and the agent)."""
+    units = units_of(episode)
+    return bool(units) and all(u.holder == "other" for u in units)
 
 
 def turn_clusters(turns: Sequence[Episode], tuning: ConsolidateTuning, *, open_ended: bool) -> list[EvidenceCluster]:
