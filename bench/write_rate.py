@@ -234,7 +234,9 @@ def rate_table(results: dict[str, list[dict[str, Any]]], args: argparse.Namespac
             rows = [run["rows"][position] for run in runs]
             best = max(rows, key=lambda r: r["writes"] / r["seconds"])
             statuses = ", ".join(f"{k} {v:,}" for k, v in sorted(best["statuses"].items()))
-            unlike = ", ".join(str(differing(r["decisions"], reference[position]["decisions"])) for r in rows)
+            unlike = ", ".join(
+                str(differing(r["decisions"], reference[position]["decisions"], args.seconds is not None)) for r in rows
+            )
             if args.after_load:
                 after = (best["writes"] - args.batch) / (best["seconds"] - best["first_batch_s"])
                 first = f"{best['first_batch_s']:.2f} / {after:,.0f}"
@@ -251,10 +253,10 @@ def rate_table(results: dict[str, list[dict[str, Any]]], args: argparse.Namespac
     return "\n".join(lines)
 
 
-def differing(decisions: Sequence[Sequence[Any]], reference: Sequence[Sequence[Any]]) -> int:
-    """How many writes were decided otherwise (status or memory merged into) than in `reference`, the same writes
-    (those both made: a window of so many seconds holds as many as the run wrote in them)."""
-    return sum(list(a) != list(b) for a, b in zip(decisions, reference, strict=False))
+def differing(decisions: Sequence[Sequence[Any]], reference: Sequence[Sequence[Any]], timed: bool = False) -> int:
+    """How many writes were decided otherwise (status or memory merged into) than in `reference`, the same writes;
+    `timed` (a window of so many seconds): those both runs made, each as many as it wrote in that time."""
+    return sum(list(a) != list(b) for a, b in zip(decisions, reference, strict=not timed))
 
 
 # --- grown: the construction width of written rows ------------------------------------------------------------------

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Generic, Protocol, TypeVar
 
 import re2
@@ -53,8 +54,13 @@ class Screen(Generic[R]):
         self.keywords = sorted({k for rule in self.rules for k in rule.keywords if k != DIGIT})
         # The rules left for each set of held keywords: texts hold few distinct sets.
         self._kept: dict[frozenset[str], list[R]] = {}
-        self._patterns = _pattern_set(self.rules)
         self._index = {id(rule): i + 1 for i, rule in enumerate(self.rules)}  # a rule's pattern in the set
+
+    @cached_property
+    def _patterns(self) -> re2.Set | None:
+        """The rules' patterns as one RE2 set, compiled by the first text screened (about 10 ms for the credential
+        rules): not at import, where a process that never redacts (a recall function's cold start) would pay it."""
+        return _pattern_set(self.rules)
 
     def present(self, text: str) -> frozenset[str]:
         """The keywords `text` holds."""
