@@ -303,6 +303,48 @@ _LATER: list[Scenario] = [
         Ep("Priya told me she prefers aisle seats, so keep that for her Lisbon trip.", 8.0, "z2"),
         Ep("Priya chose an aisle seat again for the Berlin flight.", 16.0, "z3"),
     ]], []),
+    # Changes said once in so many words (the change point), then borne out or not; a change word about something
+    # else leaves a habit alone.
+    Scenario("dev_en_change_units_said_once", "en", [[
+        Ep("give me the temps in Fahrenheit", 1.0, "y1"),
+        Ep("Fahrenheit again for the weekend forecast please", 7.0, "y2"),
+        Ep("what's the high tomorrow, in Fahrenheit", 13.0, "y3"),
+    ], [
+        Ep("I moved to Berlin, so use Celsius instead from now on", 40.0, "y4"),
+        Ep("Celsius please for the ski trip forecast", 45.0, "y5"),
+    ]], [Expect("preference", None, ("celsius",)), Expect("preference", None, ("fahrenheit",), current=False)]),
+    Scenario("dev_en_change_meeting_time_agent", "en", [[
+        _n("Booked the user's 1:1 at 9am, he likes his meetings in the morning.", 1.0, "x1"),
+        _n("The user asked for the design review in the morning again.", 8.0, "x2"),
+        _n("Moved the user's vendor call to a morning slot at his request.", 15.0, "x3"),
+    ], [
+        _n("The user said mornings no longer work for him; afternoons from now on.", 40.0, "x4"),
+        _n("Booked the user's sync for the afternoon, at 3pm.", 44.0, "x5"),
+        _n("The user asked for the budget review in the afternoon.", 50.0, "x6"),
+    ]], [Expect("preference", None, ("afternoon",)), Expect("preference", None, ("morning",), current=False)]),
+    Scenario("dev_en_neg_change_word_elsewhere", "en", [[
+        Ep("dark mode please, my eyes hurt", 1.0, "w1"),
+        Ep("switch the dashboard to dark mode", 7.0, "w2"),
+        Ep("dark mode for the docs site too", 13.0, "w3"),
+    ], [
+        Ep("I started a new job this week, the office is near the station", 40.0, "w4"),
+        Ep("no longer commuting by car now, the train is quicker", 44.0, "w5"),
+    ]], [Expect("preference", None, ("dark",))]),
+    Scenario("dev_zh_change_channel_said_once", "zh", [[
+        Ep("提醒发短信给我就行", 1.0, "v1"),
+        Ep("明天的会议提醒也发短信", 7.0, "v2"),
+        Ep("还是短信提醒吧", 13.0, "v3"),
+    ], [
+        Ep("以后提醒别发短信了，改成发邮件", 40.0, "v4"),
+        Ep("明天的提醒发邮件给我", 45.0, "v5"),
+    ]], [Expect("preference", None, ("邮件",)), Expect("preference", None, ("短信",), current=False)]),
+    Scenario("dev_zh_neg_change_word_elsewhere", "zh", [[
+        Ep("帮我订靠窗的座位", 1.0, "u1"),
+        Ep("高铁也要靠窗的位置", 7.0, "u2"),
+        Ep("还是靠窗，谢谢", 13.0, "u3"),
+    ], [
+        Ep("我换了新工作，下周开始上班", 40.0, "u4"),
+    ]], [Expect("preference", None, ("靠窗",))]),
 ]
 
 # fmt: on

@@ -113,6 +113,10 @@ STORIES: dict[str, str] = {
         "Raise it when preferences stated months apart should still add up; lower it to learn only from recent habits."
     ),
     "consolidate.deny_event_types": "Add the event types of your agent that nothing should be learned from.",
+    "consolidate.change_points": (
+        'Turn it on when your users often say once that a habit or preference changed ("I\'ve switched to tea") '
+        "and the old memory should end at once."
+    ),
     "consolidate.allow_event_types": (
         "List event types when only those (say `tool_call`, `user_message`) should be learned from."
     ),

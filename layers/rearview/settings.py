@@ -98,6 +98,10 @@ class ConsolidateTuning(BaseModel):
     # Event types never learned from; when `allow_event_types` is not empty, the only ones learned from.
     deny_event_types: list[str] = Field(default_factory=lambda: ["chitchat", "small_talk", "greeting", "system"])
     allow_event_types: list[str] = Field(default_factory=list)
+    # Change points: one new turn in which the user says that a learned memory changed supersedes it, and the turns
+    # after it stop confirming it (`hindsight/change_points.py`). Off by default: on the blind suite it catches one
+    # more free-text contradiction and gets one changed habit fewer right (bench/RESULTS.md, "Change points").
+    change_points: bool = False
 
 
 class HindsightSettings(BaseModel):

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from types import SimpleNamespace
 from typing import cast
 
 import pytest
 
-from rearview.bootstrap import Services
+from rearview.bootstrap import Services, build
 from rearview.clock import ManualClock
 from rearview.domain.consolidate import ConsolidateRequest, ConsolidateResult
 from rearview.domain.forget import ForgetRequest
@@ -19,6 +21,7 @@ from rearview.domain.search import MemoryFilter
 from rearview.domain.write import MemoryWrite
 from rearview.service.hindsight.consolidation import ConsolidationService
 from rearview.service.hindsight.reconcile import Decision, Reconciler
+from rearview.settings import ConsolidateTuning, Settings
 
 pytestmark = pytest.mark.unit
 NS = "acme:u-7"
@@ -271,3 +274,82 @@ def test_a_memory_made_and_confirmed_in_one_run_is_listed_once() -> None:
 
     assert result.fact_ids == ["pref-1", "fact-2"]
     assert (result.facts_created, result.facts_confirmed) == (1, 2)
+
+
+# --- change points (`consolidate.change_points`, off by default) ------------------------------------------------
+
+
+@pytest.fixture
+def changing(tmp_path: Path, clock: ManualClock) -> Iterator[Services]:
+    """The services with change points on."""
+    settings = Settings(
+        data_dir=tmp_path / "changing", embedder="hashing", consolidate=ConsolidateTuning(change_points=True)
+    )
+    services = build(settings, clock=clock)
+    yield services
+    services.close()
+
+
+def _runs_in_the_evening(services: Services, clock: ManualClock) -> Fact:
+    for day, text in enumerate(
+        [
+            "logged my 5k this evening after work, legs felt great",
+            "another evening run today, 6k along the canal",
+            "evening run again, kept it easy at 5k",
+        ]
+    ):
+        say(services, clock, text, 4 * day, f"e{day}")
+    consolidate(services, clock, 10)
+    [habit] = facts(services)
+    assert "evening" in habit.content
+    return habit
+
+
+def test_one_turn_saying_a_learned_habit_changed_supersedes_it(changing: Services, clock: ManualClock) -> None:
+    """Said once, explicitly, of what was learned: enough to end it. The turns after the change (a dawn run that
+    shares the words of the old habit) do not keep the old habit current."""
+    habit = _runs_in_the_evening(changing, clock)
+    say(changing, clock, "new routine: I run at dawn now, before the kids wake up", 30, "d0")
+    say(changing, clock, "dawn run done, 5k before breakfast", 33, "d1")
+
+    result = consolidate(changing, clock, 34)
+
+    [current] = facts(changing)
+    assert "dawn" in current.content and "evening" not in current.content
+    [old] = [f for f in facts(changing, superseded=True) if f.status == "superseded"]
+    assert old.id == habit.id and old.superseded_by == current.id
+    assert result.superseded == 1
+
+
+def test_giving_up_a_habit_said_once_in_chinese_supersedes_it(changing: Services, clock: ManualClock) -> None:
+    """The habit written by hand, the change reported by the agent, in Chinese."""
+    habit = changing.writer.write(NS, MemoryWrite(layer="semantic", content="用户每天下午喝一杯全糖奶茶"))
+    say(changing, clock, "用户体检血糖偏高，说从今天起戒奶茶了。", 40, "q0", event_type="agent_note")
+
+    result = consolidate(changing, clock, 41)
+
+    [current] = facts(changing)
+    assert "戒奶茶" in current.content and current.provenance
+    assert [d.superseded for d in result.decisions] == [[habit.id]]
+
+
+def test_a_change_said_of_something_else_ends_nothing_and_one_turn_starts_nothing(
+    changing: Services, clock: ManualClock
+) -> None:
+    habit = _runs_in_the_evening(changing, clock)
+    say(changing, clock, "I started a new job at Acme this week, the office is near the harbour", 30, "j0")
+    say(changing, clock, "no longer using the old laptop, switched to the new one", 31, "j1")
+
+    result = consolidate(changing, clock, 32)
+
+    assert [f.id for f in facts(changing)] == [habit.id]
+    assert result.superseded == 0 and result.facts_created == 0
+
+
+def test_change_points_are_off_by_default(services: Services, clock: ManualClock) -> None:
+    habit = _runs_in_the_evening(services, clock)
+    say(services, clock, "new routine: I run at dawn now, before the kids wake up", 30, "d0")
+
+    result = consolidate(services, clock, 31)
+
+    assert [f.id for f in facts(services)] == [habit.id] and result.superseded == 0

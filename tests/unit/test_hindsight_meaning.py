@@ -11,8 +11,7 @@ from rearview.adapters.hashing_embedder import HashingEmbedder
 from rearview.domain.memory import Episode
 from rearview.ports import Embedder
 from rearview.service.hindsight.clusters import build_clusters
-from rearview.service.hindsight.meaning import _constituents as constituents
-from rearview.service.hindsight.meaning import meaning_clusters
+from rearview.service.hindsight.meaning import constituents, meaning_clusters
 from rearview.service.hindsight.rule_inducer import induce_one
 from rearview.service.voice import negated_terms, units_of, units_of_text
 from rearview.settings import ConsolidateTuning

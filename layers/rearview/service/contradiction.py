@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from rearview.domain.embedding import CosineScale
@@ -86,7 +87,7 @@ def judge(new: str, old: str, cosine: float, scale: Scale, *, evidence: Sequence
           same_dimension: bool = False) -> Verdict:  # fmt: skip
     """The verdict on `new` against `old`. `evidence` is what `new` was learned from (its episodes): a change or a
     negation said there counts as said by `new`."""
-    a, b = _read(new, evidence), _read(old, ())
+    a, b = _read(new, tuple(evidence)), _read(old, ())
     if a.holder != b.holder:
         return "unrelated"
     shared = (a.terms | a.negated) & (b.terms | b.negated)
@@ -116,7 +117,24 @@ def judge(new: str, old: str, cosine: float, scale: Scale, *, evidence: Sequence
     return next((verdict for holds, verdict in rules if holds), "unrelated")
 
 
-def _read(text: str, evidence: Sequence[str]) -> _Reading:
+def says_change(text: str) -> bool:
+    """Whether the text says that a state changed (a change word, English or Chinese)."""
+    return bool(_CHANGE.search(text))
+
+
+def anchored(new: str, old: str, *, evidence: Sequence[str] = ()) -> bool:
+    """Whether `new` (learned from `evidence`) and `old` share what they are about in words, not only by vector: a
+    term or two CJK characters, negated on either side or not, or a change said of one of the old one's terms."""
+    a, b = _read(new, tuple(evidence)), _read(old, ())
+    shared = (a.terms | a.negated) & (b.terms | b.negated)
+    shared_chars = (a.chars | a.negated_chars) & (b.chars | b.negated_chars)
+    changed_about = bool(a.changed_terms & b.terms) or len(a.changed_chars & b.chars) >= 2
+    return bool(shared) or len(shared_chars) >= 2 or changed_about or _flipped(a, b)
+
+
+@lru_cache(maxsize=4096)
+def _read(text: str, evidence: tuple[str, ...]) -> _Reading:
+    """What `text` (learned from `evidence`) is about; remembered, as a run judges one memory against many."""
     units = units_of_text(text)
     holder = "other" if units and all(u.holder == "other" for u in units) else "user"
     terms = {t for u in units for t in u.terms} - frame_terms() - _FRAME

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from rearview.domain.hindsight import EvidenceCluster, InducedMemory
 from rearview.domain.limits import MAX_FACT_CHARS
 from rearview.domain.memory import Episode
-from rearview.service.voice import Unit, units_of
+from rearview.service.hindsight.meaning import user_clauses
+from rearview.service.voice import Unit
 from rearview.text_analysis import is_cjk, mostly_chinese
 
 # A statement's predicate is cut to at most this many words (CJK: characters) around what the group shares.
@@ -38,8 +39,9 @@ _PREDICATE_START = re.compile(
 
 
 def user_units(episodes: Sequence[Episode]) -> list[Unit]:
-    """The user's clauses of the episodes (see `voice`)."""
-    return [u for e in episodes for u in units_of(e) if u.holder == "user"]
+    """The user's clauses of the episodes, as grouping read them (`meaning.user_clauses`: what the agent did in
+    an episode where the user speaks is the user's too)."""
+    return [u for e in episodes for u in user_clauses(e)]
 
 
 def state_group(cluster: EvidenceCluster) -> InducedMemory | None:

@@ -73,7 +73,7 @@ def build_clusters(
     unsignalled = [e for e in pool if e.id not in in_lessons and e.id not in signalled]
     clusters += _with_mentions(_signal_clusters(pool, signalled), unsignalled, signalled)
     clusters += _definition_clusters([e for e in pool if e.id not in in_lessons])
-    kept = [c for c in clusters if _passes(c, new_ids, tuning)]
+    kept = [c for c in clusters if passes(c, new_ids, tuning)]
     if embed is not None and scale is not None:
         held = {e.id for c in kept for e in c.episodes}
         rest = [e for e in pool if e.id not in in_lessons]
@@ -82,7 +82,7 @@ def build_clusters(
             if len(mine) * 2 <= len(cluster.episodes):
                 continue
             named = _named_by_signal(cluster, signalled)
-            if _passes(named, new_ids, tuning):
+            if passes(named, new_ids, tuning):
                 kept.append(named)
                 held |= {e.id for e in named.episodes}
     return kept
@@ -166,7 +166,7 @@ def _named_by_signal(cluster: EvidenceCluster, signalled: dict[str, list[Signal]
     return EvidenceCluster(kind=signal.kind, episodes=cluster.episodes, signal=signal)
 
 
-def _passes(cluster: EvidenceCluster, new_ids: set[str], tuning: ConsolidateTuning) -> bool:
+def passes(cluster: EvidenceCluster, new_ids: set[str], tuning: ConsolidateTuning) -> bool:
     """A cluster with a new episode whose evidence passes its kind's guards."""
     if not any(e.id in new_ids for e in cluster.episodes):
         return False

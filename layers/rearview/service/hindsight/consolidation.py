@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -28,8 +29,9 @@ from rearview.domain.search import MemoryFilter
 from rearview.ports import Clock, Embedder, Inducer, MemoryReader, MemoryWriter
 from rearview.service.contradiction import related_similarity
 from rearview.service.hindsight.budget import RunBudget
+from rearview.service.hindsight.change_points import ChangePoint, change_points, cut_at_changes
 from rearview.service.hindsight.checker import facets_grounded, problem
-from rearview.service.hindsight.clusters import build_clusters, turn_clusters
+from rearview.service.hindsight.clusters import build_clusters, passes, turn_clusters
 from rearview.service.hindsight.evidence import confidence_of, enough, evidence_of
 from rearview.service.hindsight.lessons import read_in_sequence
 from rearview.service.hindsight.reconcile import Reconciler, merge_on_dimension
@@ -95,17 +97,28 @@ class ConsolidationService:
         pool = read_in_sequence(self._evidence_pool(namespace, new))
         new = [e for e in pool if e.id in {n.id for n in new}] + [e for e in new if e.id not in {p.id for p in pool}]
         new_ids = {e.id for e in new}
-        clusters = build_clusters(pool, new_ids, self._tuning, self._embed_many, self._embedder.scale)
-        cap = min(req.max_clusters, budget.max_clusters)
-        induction, fallback, done = self._induce_within(clusters[:cap], budget)
-        taken, deferred = clusters[:done], clusters[done:]
         by_id = {e.id: e for e in pool}
         reconciler = self._reconciler(namespace, by_id)
+        cap = min(req.max_clusters, budget.max_clusters)
+        told = self._tell_changes(pool, new_ids, reconciler, cap, budget)
+        found = build_clusters(pool, new_ids, self._tuning, self._embed_many, self._embedder.scale)
+        clusters = [c for c in cut_at_changes(found, told.points) if passes(c, new_ids, self._tuning)]
+        rest = told.rest_of(budget, cap)
+        induction, fallback, done = self._induce_within(clusters[: rest.max_clusters], rest)
+        taken, deferred = clusters[:done], clusters[done:]
         checked = _values_apart(_checked(induction.memories, taken, self._tuning, by_id), by_id)
-        for induced in sorted(checked, key=_evidence_end(by_id)):
-            reconciler.add(induced)
+        ends = _carriers(told.stated, checked)
+        replaces = {id(memory): point.replaces for memory, point in ends}
+        alone = [m for m, _ in ends if all(m is not c for c in checked)]
+        for induced in sorted([*alone, *checked], key=_evidence_end(by_id)):
+            if id(induced) in replaces:
+                reconciler.add_change(induced, replaces[id(induced)])
+            else:
+                reconciler.add(induced)
+        induction.tokens += told.induction.tokens
+        fallback = "; ".join(r for r in (told.fallback, fallback) if r) or None
         changes = reconciler.changes
-        waiting = {e.id for c in deferred for e in c.episodes}
+        waiting = {e.id for c in deferred for e in c.episodes} | {p.episode.id for p in told.waiting}
         seen = [e for e in new if e.id not in waiting]
         for episode in seen:
             changes.upserts.append(
@@ -113,9 +126,9 @@ class ConsolidationService:
             )
         changes.cause = "consolidation"
         self._store.apply(namespace, changes)
-        self._fill(result, reconciler, pool, new, taken, induction, fallback)
+        self._fill(result, reconciler, pool, new, [*told.clusters, *taken], induction, fallback)
         result.episodes_consolidated = len(seen)
-        result.clusters_deferred = len(deferred)
+        result.clusters_deferred = len(deferred) + len(told.waiting)
         result.millis = round((time.perf_counter() - started) * 1000, 3)
         return result
 
@@ -152,6 +165,20 @@ class ConsolidationService:
         result.clusters_deferred = len(clusters) - done
         result.millis = round((time.perf_counter() - started) * 1000, 3)
         return result
+
+    def _tell_changes(
+        self, pool: Sequence[Episode], new_ids: set[str], reconciler: Reconciler, cap: int, budget: RunBudget
+    ) -> _Told:
+        """The run's change points, each stated from its turn first (few, one turn each); a point whose turn
+        states no memory ends nothing and cuts no group."""
+        if not self._tuning.change_points:
+            return _Told([], [], [], Induction(memories=[]), None)
+        found = change_points(pool, new_ids, list(reconciler.active.values()), reconciler.says_changed)
+        clusters = [p.cluster() for p in found[:cap]]
+        induction, fallback, done = self._induce_within(clusters, budget)
+        by_id = {e.id: e for e in pool}
+        stated = _said_changes(induction.memories[:done], found[:done], self._tuning, by_id)
+        return _Told(stated, clusters[:done], found[done:], induction, fallback)
 
     def _new_episodes(self, namespace: str, req: ConsolidateRequest, only: Sequence[str] | None) -> list[Episode]:
         flt = MemoryFilter(
@@ -339,6 +366,27 @@ class ConsolidationService:
             result.superseded += len(decision.superseded)
 
 
+@dataclass
+class _Told:
+    """The change points of a run: those stated (with their memory), the clusters induced for them, those the
+    budget left waiting, what induction spent and why it fell back."""
+
+    stated: list[tuple[InducedMemory, ChangePoint]]
+    clusters: list[EvidenceCluster]
+    waiting: list[ChangePoint]
+    induction: Induction
+    fallback: str | None
+
+    @property
+    def points(self) -> list[ChangePoint]:
+        return [p for _, p in self.stated]
+
+    def rest_of(self, budget: RunBudget, cap: int) -> RunBudget:
+        """What the run's other clusters may still spend."""
+        tokens = None if budget.max_tokens is None else max(0, budget.max_tokens - self.induction.tokens)
+        return replace(budget, max_clusters=max(0, cap - len(self.clusters)), max_tokens=tokens)
+
+
 def _checked(
     memories: Sequence[InducedMemory | None],
     clusters: Sequence[EvidenceCluster],
@@ -361,6 +409,39 @@ def _checked(
             continue
         kept.append(memory.model_copy(update={"provenance": [e.id for e in cited]}))
     return kept
+
+
+def _said_changes(
+    stated: Sequence[InducedMemory | None],
+    points: Sequence[ChangePoint],
+    tuning: ConsolidateTuning,
+    pool: dict[str, Episode],
+) -> list[tuple[InducedMemory, ChangePoint]]:
+    """The change points whose turn states a memory that keeps to it (as an extraction's must), with it."""
+    out: list[tuple[InducedMemory, ChangePoint]] = []
+    for memory, point in zip(stated, points, strict=True):
+        cluster = point.cluster()
+        if memory is not None and _said_in(memory, cluster):
+            out += [(kept, point) for kept in _checked([memory], [cluster], tuning, pool, guarded=False)]
+    return out
+
+
+def _carriers(
+    stated: Sequence[tuple[InducedMemory, ChangePoint]], others: Sequence[InducedMemory]
+) -> list[tuple[InducedMemory, ChangePoint]]:
+    """The memory that carries each change point: the run's memory learned from a group that holds the point's
+    turn (the turns that bear the change out), else the one stated from the turn alone."""
+    out: list[tuple[InducedMemory, ChangePoint]] = []
+    carriers: set[int] = set()
+    for memory, point in stated:
+        group = next(
+            (m for m in others if point.episode.id in m.provenance and id(m) not in carriers and len(m.provenance) > 1),
+            None,
+        )
+        if group is not None:
+            carriers.add(id(group))
+        out.append((group or memory, point))
+    return out
 
 
 def _said_in(memory: InducedMemory, cluster: EvidenceCluster) -> bool:

@@ -67,8 +67,8 @@ class MeaningGroup:
 def meaning_clusters(pool: Sequence[Episode], embed: Embed, scale: CosineScale) -> list[MeaningGroup]:
     """The candidate groups of the user's clauses among `pool` (episodes with an outcome are lessons' and left
     out), by the cosines of an embedder whose scale is `scale`."""
-    units = [u for e in pool if e.outcome_status not in ("failure", "success", "partial") for u in _users(e)]
-    units = [u for u in units if _constituents(u)]
+    units = [u for e in pool if e.outcome_status not in ("failure", "success", "partial") for u in user_clauses(e)]
+    units = [u for u in units if constituents(u)]
     if len(units) < 2 and not any(u.episode.confirmations > 1 for u in units):
         return []
     vectors = np.asarray(embed([u.text for u in units]), dtype=np.float32) if units else np.zeros((0, 1))
@@ -84,7 +84,7 @@ def meaning_clusters(pool: Sequence[Episode], embed: Embed, scale: CosineScale) 
     return out
 
 
-def _users(episode: Episode) -> list[Unit]:
+def user_clauses(episode: Episode) -> list[Unit]:
     """The user's clauses of an episode, with what the agent did in an episode where the user says why ("Converted
     the temperatures to Celsius; the user does not read Fahrenheit"): done for the user, so the user's too."""
     units = units_of(episode)
@@ -93,7 +93,7 @@ def _users(episode: Episode) -> list[Unit]:
     return [u if u.holder == "user" else replace(u, holder="user") for u in units if u.holder != "other"]
 
 
-def _constituents(unit: Unit) -> list[str]:
+def constituents(unit: Unit) -> list[str]:
     """The signed terms of a clause that can say what it is about: not filler, small talk, the verbs of voice, the
     verb an agent's note opens with ("Found ...", "Ordered ..."), numbers alone or CJK pairs of grammar characters."""
     out = []
@@ -125,7 +125,7 @@ def _thresholds(vectors: np.ndarray, scale: CosineScale) -> tuple[float, float]:
 
 
 def _too_common(units: Sequence[Unit]) -> set[str]:
-    counts = Counter(t for u in units for t in set(_constituents(u)))
+    counts = Counter(t for u in units for t in set(constituents(u)))
     if len(units) < 20:
         return set()
     return {t for t, n in counts.items() if n > MAX_CONSTITUENT_SHARE * len(units)}
@@ -139,7 +139,7 @@ def _linked(
     joined = _Joined(n)
     by_term: dict[str, list[int]] = defaultdict(list)
     for i, unit in enumerate(units):
-        for term in set(_constituents(unit)) - common:
+        for term in set(constituents(unit)) - common:
             by_term[term].append(i)
     sims = vectors @ vectors.T if n else np.zeros((0, 0))
     pairs = {(a, b) for members in by_term.values() for at, a in enumerate(members) for b in members[at + 1 :]}
@@ -187,7 +187,7 @@ def _split_by_constituents(members: list[Unit], common: set[str]) -> list[list[U
     holders: dict[str, set[str]] = defaultdict(set)
     asked: dict[str, set[str]] = defaultdict(set)
     for unit in members:
-        for term in set(_constituents(unit)) - common:
+        for term in set(constituents(unit)) - common:
             holders[term].add(unit.episode.id)
             if term in unit.values:
                 asked[term].add(unit.episode.id)
@@ -238,7 +238,7 @@ def _grouped(units: list[Unit]) -> MeaningGroup | None:
     holders: dict[str, set[str]] = defaultdict(set)
     values: dict[str, set[str]] = defaultdict(set)
     for unit in units:
-        for term in _constituents(unit):
+        for term in constituents(unit):
             holders[term].add(unit.episode.id)
             if term.lstrip("-") in unit.values:
                 values[term].add(unit.episode.id)

@@ -21,7 +21,7 @@ from rearview.domain.changes import ChangeSet
 from rearview.domain.hindsight import InducedMemory
 from rearview.domain.memory import Episode, Evidence, Fact
 from rearview.ids import new_ulid
-from rearview.service.contradiction import Scale, judge
+from rearview.service.contradiction import Scale, anchored, judge
 from rearview.service.hindsight import statements
 from rearview.service.hindsight.evidence import confidence_of, evidence_of
 from rearview.text_analysis import is_chinese
@@ -66,6 +66,7 @@ class Reconciler:
     decisions: list[Decision] = field(default_factory=list)
     _base_versions: dict[str, int] = field(default_factory=dict)
     _inserted: set[str] = field(default_factory=set)
+    _said_vectors: dict[str, np.ndarray] = field(default_factory=dict)
 
     # --- the decision ---------------------------------------------------------------------------------------
 
@@ -75,6 +76,9 @@ class Reconciler:
             same_dimension = [f for f in self.active.values() if f.dimension == induced.dimension]
             if same_dimension:
                 return self._on_dimension(induced, evidence, same_dimension)
+        subsumed = self._subsumed(induced)
+        if subsumed is not None:
+            return self._restate(subsumed, induced, evidence)
         vector = self.embed(induced.statement)
         said = [e.content for e in self.episodes(induced.provenance).values()]
         scale = Scale(related=self.related_threshold, same=self.dedup_threshold)
@@ -87,6 +91,62 @@ class Reconciler:
             if verdict == "contradicts":
                 return self._contradict(fact, induced, evidence, vector)
         return self._insert(induced, evidence, vector)
+
+    def says_changed(self, said: str, episode: Episode, fact: Fact) -> bool:
+        """Whether the clauses `said` (of `episode`) say that `fact` no longer holds: they share words with it and
+        the judge finds that they contradict it (see `change_points`)."""
+        evidence = [episode.content]
+        if not anchored(said, fact.content, evidence=evidence):
+            return False
+        vector = self._said_vectors.get(said)
+        if vector is None:
+            vector = self._said_vectors[said] = self.embed(said)
+        cosine = float(self._vector_of(fact) @ vector)
+        scale = Scale(related=self.related_threshold, same=self.dedup_threshold)
+        return judge(said, fact.content, cosine, scale, evidence=evidence) == "contradicts"
+
+    def add_change(self, induced: InducedMemory, replaces: Fact) -> Decision | None:
+        """A memory stated from a change point: it supersedes `replaces` (kept as history). None, and nothing
+        planned, when that memory is no longer active (another memory of the run superseded it): one turn is
+        enough evidence to end a memory, not to start one."""
+        current = self.active.get(replaces.id)
+        if current is None:
+            return None
+        evidence = evidence_of(list(self.episodes(induced.provenance).values()))
+        return self._contradict(current, induced, evidence, None)
+
+    def _subsumed(self, induced: InducedMemory) -> Fact | None:
+        """An active memory learned from one turn (a change point's, an extraction's) that the new memory's
+        episodes hold (the turns that bear it out): the same knowledge, now stated from more of its evidence. A
+        memory learned from a group is judged instead: its group grown by a turn may say it changed."""
+        within = set(induced.provenance)
+        return next(
+            (
+                f
+                for f in self.active.values()
+                if f.induced_by and f.kind != "lesson" and len(f.provenance) == 1 and f.provenance[0] in within
+            ),
+            None,
+        )
+
+    def _restate(self, fact: Fact, induced: InducedMemory, evidence: Evidence) -> Decision:
+        """`fact` as the new memory states it (kind, dimension, facets and statement), its evidence the union."""
+        provenance = list(dict.fromkeys([*fact.provenance, *induced.provenance]))
+        union = evidence_of(list(self.episodes(provenance).values())) or evidence
+        restated = fact.model_copy(
+            update={
+                "content": induced.statement,
+                "kind": induced.kind,
+                "dimension": induced.dimension or fact.dimension,
+                "facets": {**fact.facets, **induced.facets},
+                "provenance": provenance,
+                "evidence": union,
+                "last_confirmed_at": max(fact.last_confirmed_at, union.last_at or self.now),
+                "confidence": max(fact.confidence, confidence_of(induced.kind, union)),
+            }
+        )
+        self._plan(restated, self.embed(induced.statement))
+        return self._decide(restated, "refined")
 
     def _on_dimension(self, induced: InducedMemory, evidence: Evidence, held: list[Fact]) -> Decision:
         fact = max(held, key=lambda f: f.last_confirmed_at)
@@ -168,6 +228,7 @@ class Reconciler:
         refined = fact.model_copy(
             update={
                 "content": content,
+                "dimension": fact.dimension or induced.dimension,
                 "facets": facets,
                 "provenance": provenance,
                 "evidence": union,
