@@ -345,6 +345,21 @@ _LATER: list[Scenario] = [
     ], [
         Ep("我换了新工作，下周开始上班", 40.0, "u4"),
     ]], [Expect("preference", None, ("靠窗",))]),
+    # An exception said with a change word is not a change.
+    Scenario("dev_en_neg_exception_instead", "en", [[
+        Ep("send me the weekly report as a PDF", 1.0, "t1"),
+        Ep("PDF again for the monthly numbers please", 7.0, "t2"),
+        Ep("export the board deck to PDF for me", 13.0, "t3"),
+    ], [
+        Ep("just this once send it as a Word doc instead, legal needs to edit it", 40.0, "t4"),
+    ]], [Expect("preference", None, ("pdf",))]),
+    Scenario("dev_zh_neg_exception_change", "zh", [[
+        Ep("回复我的时候用中文", 1.0, "s1"),
+        Ep("还是用中文回答吧", 7.0, "s2"),
+        Ep("请用中文解释一下这段代码", 13.0, "s3"),
+    ], [
+        Ep("这次改用英文回复，我要转给国外同事", 40.0, "s4"),
+    ]], [Expect("preference", None, ("中文",))]),
 ]
 
 # fmt: on

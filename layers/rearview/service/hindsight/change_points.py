@@ -8,11 +8,13 @@ no longer confirms the old memory: a cluster that re-finds the old memory's epis
 
 A change point needs both: a clause of the user's that says a change (a change word, or a negation), and a verdict
 of `contradiction.judge` that it contradicts an active memory it shares words with (a term, or two CJK characters):
-a vector's closeness alone never ends a memory on one turn's word.
+a vector's closeness alone never ends a memory on one turn's word. A turn that makes an exception ("just this once
+... instead", "这次改用英文") is no change point.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -25,6 +27,13 @@ from rearview.service.voice import Unit, units_of_text
 
 # Episodes with these outcomes are a lesson's evidence, never a change of habit.
 _OUTCOMES = ("failure", "success", "partial")
+
+# A turn that makes an exception ("just this once", "这次破例") says what holds this time, not that a habit changed.
+_ONE_OFF = re.compile(
+    r"\b(?:just this once|this once|this time|for today|today only|just for today|for this one|one-off|"
+    r"for a change|as an exception|exception)\b|这次|这一次|破例|临时|今天先|例外|偶尔",
+    re.IGNORECASE,
+)
 
 # Whether a clause, said in an episode, contradicts an active memory (and shares words with it).
 Changes = Callable[[str, Episode, Fact], bool]
@@ -63,6 +72,8 @@ def change_points(
     taken: set[str] = set()
     for episode in pool:
         if episode.id not in new_ids or episode.outcome_status in _OUTCOMES or not held:
+            continue
+        if _ONE_OFF.search(episode.content):
             continue
         clauses = tuple(u for u in user_clauses(episode) if constituents(u) and (says_change(u.text) or u.negated))
         if not clauses:

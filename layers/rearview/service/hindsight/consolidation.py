@@ -429,8 +429,10 @@ def _said_changes(
 def _carriers(
     stated: Sequence[tuple[InducedMemory, ChangePoint]], others: Sequence[InducedMemory]
 ) -> list[tuple[InducedMemory, ChangePoint]]:
-    """The memory that carries each change point: the run's memory learned from a group that holds the point's
-    turn (the turns that bear the change out), else the one stated from the turn alone."""
+    """The memory that ends each change point's old memory. A group of the run that holds the point's turn (the
+    turns that bear the change out) carries the change: on the old memory's dimension it ends it (even one on which
+    two values may hold: the user said this one gave way); otherwise it is judged like any memory, and is not
+    listed. No group holding the turn: the memory stated from the turn alone ends the old one."""
     out: list[tuple[InducedMemory, ChangePoint]] = []
     carriers: set[int] = set()
     for memory, point in stated:
@@ -438,9 +440,12 @@ def _carriers(
             (m for m in others if point.episode.id in m.provenance and id(m) not in carriers and len(m.provenance) > 1),
             None,
         )
-        if group is not None:
-            carriers.add(id(group))
-        out.append((group or memory, point))
+        if group is None:
+            out.append((memory, point))
+            continue
+        carriers.add(id(group))
+        if group.dimension is not None and group.dimension == point.replaces.dimension:
+            out.append((group, point))
     return out
 
 

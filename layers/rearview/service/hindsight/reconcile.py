@@ -76,12 +76,12 @@ class Reconciler:
             same_dimension = [f for f in self.active.values() if f.dimension == induced.dimension]
             if same_dimension:
                 return self._on_dimension(induced, evidence, same_dimension)
-        subsumed = self._subsumed(induced)
-        if subsumed is not None:
-            return self._restate(subsumed, induced, evidence)
         vector = self.embed(induced.statement)
         said = [e.content for e in self.episodes(induced.provenance).values()]
         scale = Scale(related=self.related_threshold, same=self.dedup_threshold)
+        subsumed = self._subsumed(induced, vector, said, scale)
+        if subsumed is not None:
+            return self._restate(subsumed, induced, evidence)
         for fact, cosine in self._nearest(vector, induced.kind):
             verdict = judge(induced.statement, fact.content, cosine, scale, evidence=said)
             if verdict == "confirms":
@@ -115,19 +115,23 @@ class Reconciler:
         evidence = evidence_of(list(self.episodes(induced.provenance).values()))
         return self._contradict(current, induced, evidence, None)
 
-    def _subsumed(self, induced: InducedMemory) -> Fact | None:
-        """An active memory learned from one turn (a change point's, an extraction's) that the new memory's
-        episodes hold (the turns that bear it out): the same knowledge, now stated from more of its evidence. A
-        memory learned from a group is judged instead: its group grown by a turn may say it changed."""
+    def _subsumed(self, induced: InducedMemory, vector: np.ndarray, said: list[str], scale: Scale) -> Fact | None:
+        """An active memory learned from one turn (a change point's, an extraction's) that a group of the new
+        memory's holds, about the same thing (the turns that bear it out): the same knowledge, now stated from more
+        of its evidence. A memory learned from a group is judged instead: its group grown by a turn may say it
+        changed; and a group that holds the turn but is about something else leaves it alone."""
+        if len(induced.provenance) < 2:
+            return None
         within = set(induced.provenance)
-        return next(
-            (
-                f
-                for f in self.active.values()
-                if f.induced_by and f.kind != "lesson" and len(f.provenance) == 1 and f.provenance[0] in within
-            ),
-            None,
-        )
+        for fact in self.active.values():
+            if not fact.induced_by or fact.kind == "lesson" or len(fact.provenance) != 1:
+                continue
+            if fact.provenance[0] not in within:
+                continue
+            cosine = float(self._vector_of(fact) @ vector)
+            if judge(induced.statement, fact.content, cosine, scale, evidence=said) != "unrelated":
+                return fact
+        return None
 
     def _restate(self, fact: Fact, induced: InducedMemory, evidence: Evidence) -> Decision:
         """`fact` as the new memory states it (kind, dimension, facets and statement), its evidence the union."""
