@@ -406,3 +406,17 @@ def test_a_short_word_ending_in_ed_is_not_taken_for_an_opening_verb() -> None:
     [unit] = units_of(_episodes(["Red wine with dinner for the user's anniversary."])[0])
 
     assert "red" in constituents(unit)
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ["下周二去南京见客户，帮我查下高铁", "下周要交季度报告，提醒我一下", "下周去成都，看看航班"],
+        ["remind me about the dentist tomorrow", "book a table for tomorrow at 8", "tomorrow I need the slides done"],
+    ],
+)
+def test_a_day_named_from_today_is_no_habit_of_the_users(model: Embedder, texts: list[str]) -> None:
+    # "下周" and "tomorrow" name one occasion each time: three tasks that fall next week are no group.
+    groups = meaning_clusters(_episodes(texts, event_type="user_message"), model.embed, model.scale)
+
+    assert not any({"下周", "tomorrow"} & set(g.shared) for g in groups)

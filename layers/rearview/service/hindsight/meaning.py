@@ -47,6 +47,11 @@ _PARTICLES = frozenset("的地得了着过吗呢吧啊呀嘛们是和与就也�
 # Function characters that begin many content words all the same (地铁, 地址, 过敏): a pair starting with one is
 # a word, not grammar.
 _WORD_STARTS = frozenset("地过")
+# Days named from the day a turn is said: when one task happens, not what a habit is about ("下周去成都").
+_DAYS_FROM_NOW = frozenset(
+    {"today", "tomorrow", "yesterday", "tonight", "今天", "明天", "昨天", "后天", "前天", "今晚", "明晚", "昨晚",
+     "下周", "上周", "本周", "这周", "下个", "上个", "月底", "年底", "周末前"}
+)  # fmt: skip
 # A group larger than this is a topic, not one wish or fact: it is split by its constituents.
 MAX_GROUP_UNITS = 40
 
@@ -95,13 +100,16 @@ def user_clauses(episode: Episode) -> list[Unit]:
 
 def constituents(unit: Unit) -> list[str]:
     """The signed terms of a clause that can say what it is about: not filler, small talk, the verbs of voice, the
-    verb an agent's note opens with ("Found ...", "Ordered ..."), numbers alone or CJK pairs of grammar characters."""
+    verb an agent's note opens with ("Found ...", "Ordered ..."), a day named from the day it is said ("tomorrow",
+    "下周": one occasion, never a habit), numbers alone or CJK pairs of grammar characters."""
     out = []
     for term in unit.signed_terms:
         bare = term.lstrip("-")
         if bare == unit.leading_verb:
             continue
         if bare in FILLER or bare in PHATIC or bare in frame_terms() or bare in ("user", "agent", "用户"):
+            continue
+        if bare in _DAYS_FROM_NOW:
             continue
         if bare.isdigit() and len(bare) < 2:
             continue
