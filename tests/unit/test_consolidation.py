@@ -353,3 +353,17 @@ def test_change_points_are_off_by_default(services: Services, clock: ManualClock
     result = consolidate(services, clock, 31)
 
     assert [f.id for f in facts(services)] == [habit.id] and result.superseded == 0
+
+
+def test_two_requests_minutes_apart_in_one_chat_are_one_occasion(services: Services, clock: ManualClock) -> None:
+    """Asked twice in one chat minutes apart (or asked, and noted as done), then once elsewhere: two occasions, no
+    preference yet. A third chat makes it one."""
+    say(services, clock, "Please reply in Chinese.", 1.0, "a")
+    say(services, clock, "Can you answer in Chinese? It's easier for me.", 1.01, "a")
+    say(services, clock, "Chinese please, not English", 6.0, "b")
+    consolidate(services, clock, 7)
+    assert facts(services) == []
+
+    say(services, clock, "Write your answers in Chinese, thanks.", 12.0, "c")
+    consolidate(services, clock, 13)
+    assert [f.kind for f in facts(services)] == ["preference"]

@@ -32,7 +32,7 @@ from rearview.service.hindsight.budget import RunBudget
 from rearview.service.hindsight.change_points import ChangePoint, change_points, cut_at_changes
 from rearview.service.hindsight.checker import facets_grounded, problem
 from rearview.service.hindsight.clusters import build_clusters, passes, turn_clusters
-from rearview.service.hindsight.evidence import confidence_of, enough, evidence_of
+from rearview.service.hindsight.evidence import confidence_of, enough_in, evidence_of
 from rearview.service.hindsight.lessons import read_in_sequence
 from rearview.service.hindsight.reconcile import Reconciler, merge_on_dimension
 from rearview.service.hindsight.rule_inducer import RuleInducer
@@ -403,7 +403,7 @@ def _checked(
             continue
         members = {e.id: e for e in cluster.episodes}
         cited = [members[i] for i in memory.provenance if i in members]
-        if not cited or (guarded and not enough(memory.kind, memory.dimension, evidence_of(cited))):
+        if not cited or (guarded and not enough_in(memory.kind, memory.dimension, cited)):
             continue
         if any(_same_text(memory.statement, e.content) for e in cited):
             continue

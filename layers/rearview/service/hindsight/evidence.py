@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from datetime import timedelta
 
 from rearview.domain.memory import Episode, Evidence, Kind
 
@@ -13,6 +14,9 @@ from rearview.domain.memory import Episode, Evidence, Kind
 PREFERENCE_MIN_OCCURRENCES = 3
 # ... or this many anywhere: asked five times in one chat is a preference too.
 PREFERENCE_REPEATS_ALONE = 5
+# Turns of one session this close to the one before them are one occasion (a request, and the note that it was
+# done): a preference needs PREFERENCE_MIN_OCCURRENCES occasions, not turns.
+OCCASION_GAP = timedelta(hours=1)
 # A fact: this many mentions in at least MIN_SPREAD sessions or days, stable rather than said in passing.
 FACT_MIN_OCCURRENCES = 2
 MIN_SPREAD = 2
@@ -54,8 +58,29 @@ def _days_between_repeats(episode: Episode) -> int:
     return max(0, min(repeats, days_between))
 
 
-def enough(kind: Kind, dimension: str | None, evidence: Evidence) -> bool:
-    """Whether the evidence is more than a one-off (see the guards above)."""
+def occasions_of(episodes: Sequence[Episode]) -> int:
+    """How many times it came up: the turns of one session each within OCCASION_GAP of the one before are one
+    occasion; each merged repeat of an episode is one more."""
+    count = 0
+    last: dict[str, Episode] = {}
+    for episode in sorted(episodes, key=lambda e: (e.occurred_at, e.id)):
+        count += max(1, episode.confirmations) - 1
+        before = last.get(episode.session_id) if episode.session_id else None
+        if before is None or episode.occurred_at - before.last_seen_at > OCCASION_GAP:
+            count += 1
+        if episode.session_id:
+            last[episode.session_id] = episode
+    return count
+
+
+def enough_in(kind: Kind, dimension: str | None, episodes: Sequence[Episode]) -> bool:
+    """Whether the episodes are more than a one-off (see the guards above)."""
+    return enough(kind, dimension, evidence_of(episodes), occasions=occasions_of(episodes))
+
+
+def enough(kind: Kind, dimension: str | None, evidence: Evidence, *, occasions: int | None = None) -> bool:
+    """Whether the evidence is more than a one-off (see the guards above); `occasions`, when known, counts a
+    preference's requests (else every occurrence is one)."""
     spread = max(evidence.sessions, evidence.days)
     if kind == "lesson":
         fixed = evidence.successes >= 1 and evidence.failures >= 1
@@ -65,7 +90,8 @@ def enough(kind: Kind, dimension: str | None, evidence: Evidence) -> bool:
     if kind == "preference":
         if evidence.occurrences >= PREFERENCE_REPEATS_ALONE:
             return True
-        return evidence.occurrences >= PREFERENCE_MIN_OCCURRENCES and spread >= MIN_SPREAD
+        asked = evidence.occurrences if occasions is None else occasions
+        return asked >= PREFERENCE_MIN_OCCURRENCES and spread >= MIN_SPREAD
     return evidence.occurrences >= FACT_MIN_OCCURRENCES and spread >= MIN_SPREAD
 
 
