@@ -8,8 +8,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from rearview.adapters.hashing_embedder import HashingEmbedder
+from rearview.domain.hindsight import EvidenceCluster
 from rearview.domain.memory import Episode
 from rearview.ports import Embedder
+from rearview.service.hindsight.abstraction import state_group
 from rearview.service.hindsight.clusters import build_clusters
 from rearview.service.hindsight.meaning import constituents, meaning_clusters
 from rearview.service.hindsight.rule_inducer import induce_one
@@ -420,3 +422,19 @@ def test_a_day_named_from_today_is_no_habit_of_the_users(model: Embedder, texts:
     groups = meaning_clusters(_episodes(texts, event_type="user_message"), model.embed, model.scale)
 
     assert not any({"下周", "tomorrow"} & set(g.shared) for g in groups)
+
+
+def test_a_statement_cut_around_one_shared_word_keeps_what_completes_it() -> None:
+    # "call" is what the three share; what the user wants of the call follows it.
+    episodes = _episodes(
+        [
+            "The user asked for the call with the landlord to be audio only, no video.",
+            "Set up the insurance follow-up as a phone call; the user said she would rather not be on camera.",
+            "The assistant scheduled the recruiter chat as a voice call because the user avoids video calls.",
+        ]
+    )
+
+    memory = state_group(EvidenceCluster(kind="preference", episodes=episodes, shared=("call",)))
+
+    assert memory is not None and "audio only" in memory.statement
+    assert not memory.statement.rstrip(".").endswith((" with", " the", " to", " no"))

@@ -38,6 +38,13 @@ _PREDICATE_START = re.compile(
 )
 
 
+# Words a predicate does not end on: it would go on after them.
+_DANGLING = frozenset(
+    {"a", "an", "the", "to", "of", "with", "for", "and", "or", "no", "not", "in", "on", "at", "by", "as", "but", "that",
+     "be", "is", "are", "was", "his", "her", "their", "my", "your", "so", "if", "because", "than", "from"}
+)  # fmt: skip
+
+
 def user_units(episodes: Sequence[Episode]) -> list[Unit]:
     """The user's clauses of the episodes, as grouping read them (`meaning.user_clauses`: what the agent did in
     an episode where the user speaks is the user's too)."""
@@ -89,11 +96,19 @@ def _cut(text: str, anchors: Sequence[str]) -> str:
     hits = [i for i, w in enumerate(words) if any(w.lower().startswith(b[:4]) for b in bare)]
     if not hits:
         return " ".join(words[:MAX_PREDICATE_WORDS]).rstrip(" ,.;:")
-    start, end = max(0, hits[0] - 2), min(len(words), hits[-1] + 2)
+    # What follows the anchors completes them ("the call with the landlord to be audio only"): the window runs on
+    # to MAX_PREDICATE_WORDS, back to the last clause break within it, without a dangling word at its end.
+    start = max(0, hits[0] - 2)
+    end = min(len(words), max(hits[-1] + 2, start + MAX_PREDICATE_WORDS))
     while end - start > MAX_PREDICATE_WORDS and end > hits[-1] + 1:
         end -= 1
     while end - start > MAX_PREDICATE_WORDS and start < hits[0]:
         start += 1
+    breaks = [i + 1 for i in range(hits[-1], end - 1) if words[i][-1] in ",;:"]
+    if breaks:
+        end = breaks[-1]
+    while end > hits[-1] + 1 and words[end - 1].lower().strip(",.;:") in _DANGLING:
+        end -= 1
     return " ".join(words[start:end]).rstrip(" ,.;:")
 
 
