@@ -438,3 +438,19 @@ def test_a_statement_cut_around_one_shared_word_keeps_what_completes_it() -> Non
 
     assert memory is not None and "audio only" in memory.statement
     assert not memory.statement.rstrip(".").endswith((" with", " the", " to", " no"))
+
+
+def test_a_cut_never_drops_the_negation_before_what_is_shared() -> None:
+    episodes = _episodes(
+        [
+            "no pandas please, I'd just have to port it to polars",
+            "rewrite that snippet in polars pls, I've stopped using pandas",
+            "same as last time - polars, lazy frames if possible",
+        ],
+        event_type="user_message",
+    )
+
+    memory = state_group(EvidenceCluster(kind="preference", episodes=episodes, shared=("polar", "-panda")))
+
+    assert memory is not None and "pandas" in memory.statement
+    assert "no pandas" in memory.statement or "stopped using pandas" in memory.statement

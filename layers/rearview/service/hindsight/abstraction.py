@@ -38,6 +38,8 @@ _PREDICATE_START = re.compile(
 )
 
 
+# Words that turn what follows them round: a predicate never starts just after one.
+_NEGATING = frozenset({"no", "not", "never", "don't", "dont", "stop", "without", "avoid", "avoids", "hate", "hates"})
 # Words a predicate does not end on: it would go on after them.
 _DANGLING = frozenset(
     {"a", "an", "the", "to", "of", "with", "for", "and", "or", "no", "not", "in", "on", "at", "by", "as", "but", "that",
@@ -104,6 +106,8 @@ def _cut(text: str, anchors: Sequence[str]) -> str:
         end -= 1
     while end - start > MAX_PREDICATE_WORDS and start < hits[0]:
         start += 1
+    if start > 0 and words[start - 1].lower() in _NEGATING:
+        start -= 1  # "no pandas please" never becomes "pandas please"
     breaks = [i + 1 for i in range(hits[-1], end - 1) if words[i][-1] in ",;:"]
     if breaks:
         end = breaks[-1]
