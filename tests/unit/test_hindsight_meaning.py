@@ -454,3 +454,18 @@ def test_a_cut_never_drops_the_negation_before_what_is_shared() -> None:
 
     assert memory is not None and "pandas" in memory.statement
     assert "no pandas" in memory.statement or "stopped using pandas" in memory.statement
+
+
+@pytest.mark.parametrize(
+    ("text", "event_type", "holder"),
+    [
+        ("she's sweet but she froze during a code last week", "user_message", "other"),
+        ("他说下周要去上海出差", "user_message", "other"),
+        ("The user said she's allergic to nuts", "agent_note", "user"),
+        ("用户说她下周要去上海出差", "agent_note", "user"),
+    ],
+)
+def test_a_third_person_in_the_users_own_words_is_someone_else(text: str, event_type: str, holder: str) -> None:
+    [episode] = _episodes([text], event_type=event_type)
+
+    assert {u.holder for u in units_of(episode)} == {holder}

@@ -319,6 +319,8 @@ def _leading_verb(text: str, terms: tuple[str, ...]) -> str | None:
 
 # Event types of a turn the user wrote themselves (no type at all is taken as one too).
 _OWN_TURNS = (None, "user_message", "message", "chat")
+# Those said to be the user's own words: a third person there ("he", "她") is never the user.
+_USER_WRITTEN = ("user_message",)
 
 
 # What a clause says of a thing put to a use, not of a person: "Slack is fine for quick questions", "Email is best
@@ -345,9 +347,11 @@ def _names_someone(name: re.Match[str], clause: str) -> bool:
 
 def _reported(episode: Episode, clause: str, subject: re.Match[str], previous: Holder | None) -> Unit | None:
     """A clause with its subject named: the user, a pronoun (who was named before), or someone else."""
-    word = subject.group("subject").lower().split()[0]
+    word = subject.group("subject").lower().split()[0].split("'")[0]
     pronoun = word in ("he", "she", "they", "who", "his", "her", "their")
     holder: Holder = "other" if subject.group("relation") else (previous or "user") if pronoun else "user"
+    if word != "who" and pronoun and episode.event_type in _USER_WRITTEN:
+        holder = "other"  # the user writes of themselves as "I": "she froze during a code" is someone else
     rest = clause[subject.end() :]
     if subject.group("contraction"):
         # "I'm an ICU nurse" -> "is an ICU nurse": the statement says it of the user.
@@ -381,6 +385,8 @@ def _chinese(episode: Episode, clause: str, previous: Holder | None) -> Unit | N
         relation = subject.group("relation") or subject.group("other")
         pronoun = subject.group("subject") in ("他", "她") if subject.group("subject") else False
         holder: Holder = "other" if relation else (previous or "user") if pronoun else "user"
+        if pronoun and episode.event_type in _USER_WRITTEN:
+            holder = "other"
         rest = clause[subject.end() :]
         frame = _FRAME_ZH.match(rest)
         if frame:
