@@ -4,7 +4,8 @@ A run reads the episodes of the lookback window (the new ones and those seen bef
 runs), groups them (`clusters`), keeps the groups with a new episode whose evidence passes the guards, has the
 inducer state a memory for each (the configured one, with the rule inducer as fallback for whatever it fails or
 refuses), reconciles them with the active memories (`reconcile`), marks the new episodes consolidated, and applies
-everything in one ChangeSet: a run that fails applies nothing.
+everything in one ChangeSet: a run that fails applies nothing. With `change_points` on, the turns that say an active
+memory changed are stated first, each its own cluster, and end that memory (`change_points`).
 
 Extraction (`extract`) is the same path over turns a write asked to remember, each turn its own cluster and no guard
 (`clusters.turn_clusters`); it leaves the turns unconsolidated, so that consolidation still counts them as evidence.
