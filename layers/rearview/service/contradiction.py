@@ -90,12 +90,7 @@ def judge(new: str, old: str, cosine: float, scale: Scale, *, evidence: Sequence
     a, b = _read(new, tuple(evidence)), _read(old, ())
     if a.holder != b.holder:
         return "unrelated"
-    shared = (a.terms | a.negated) & (b.terms | b.negated)
-    shared_chars = (a.chars | a.negated_chars) & (b.chars | b.negated_chars)
-    substantive = bool(shared) or len(shared_chars) >= 2
-    flipped = _flipped(a, b)
-    # A change said of what the old memory is about, in the clause that says it: the old value gave way.
-    changed_about = bool(a.changed_terms & b.terms) or len(a.changed_chars & b.chars) >= 2
+    substantive, flipped, changed_about = _ties(a, b)
     if not (same_dimension or flipped or substantive or changed_about or cosine >= scale.related):
         return "unrelated"
     only_new = (a.terms | a.negated) - (b.terms | b.negated)
@@ -125,11 +120,17 @@ def says_change(text: str) -> bool:
 def anchored(new: str, old: str, *, evidence: Sequence[str] = ()) -> bool:
     """Whether `new` (learned from `evidence`) and `old` share what they are about in words, not only by vector: a
     term or two CJK characters, negated on either side or not, or a change said of one of the old one's terms."""
-    a, b = _read(new, tuple(evidence)), _read(old, ())
+    return any(_ties(_read(new, tuple(evidence)), _read(old, ())))
+
+
+def _ties(a: _Reading, b: _Reading) -> tuple[bool, bool, bool]:
+    """What ties a new statement `a` to an old one `b` in words: a shared term or two shared CJK characters
+    (substantive); a term one asserts and the other negates (flipped); a change said of what `b` is about, in the
+    clause that says it (the old value gave way)."""
     shared = (a.terms | a.negated) & (b.terms | b.negated)
     shared_chars = (a.chars | a.negated_chars) & (b.chars | b.negated_chars)
     changed_about = bool(a.changed_terms & b.terms) or len(a.changed_chars & b.chars) >= 2
-    return bool(shared) or len(shared_chars) >= 2 or changed_about or _flipped(a, b)
+    return bool(shared) or len(shared_chars) >= 2, _flipped(a, b), changed_about
 
 
 @lru_cache(maxsize=4096)

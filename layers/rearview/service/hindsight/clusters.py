@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from rearview.domain.embedding import CosineScale
 from rearview.domain.hindsight import EvidenceCluster, Signal
 from rearview.domain.memory import Episode, Kind
-from rearview.service.hindsight.evidence import LESSON_MIN_FAILURES, RECURRING_FAILURE_MIN, enough_in
+from rearview.service.hindsight.evidence import LESSON_MIN_FAILURES, RECURRING_FAILURE_MIN, enough
 from rearview.service.hindsight.lessons import outcome_patterns, subject_of
 from rearview.service.hindsight.meaning import Embed, as_clusters, meaning_clusters
 from rearview.service.hindsight.phrases import content_terms, tidy_phrase
@@ -171,7 +171,7 @@ def passes(cluster: EvidenceCluster, new_ids: set[str], tuning: ConsolidateTunin
     if not any(e.id in new_ids for e in cluster.episodes):
         return False
     dimension = "exercise" if cluster.habit else cluster.signal.dimension if cluster.signal else None
-    return enough_in(cluster.kind, dimension, cluster.episodes)
+    return enough(cluster.kind, dimension, cluster.episodes)
 
 
 def _signal_clusters(pool: Sequence[Episode], signalled: dict[str, list[Signal]]) -> list[EvidenceCluster]:

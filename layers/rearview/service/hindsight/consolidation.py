@@ -33,7 +33,7 @@ from rearview.service.hindsight.budget import RunBudget
 from rearview.service.hindsight.change_points import ChangePoint, change_points, cut_at_changes
 from rearview.service.hindsight.checker import facets_grounded, problem
 from rearview.service.hindsight.clusters import build_clusters, passes, turn_clusters
-from rearview.service.hindsight.evidence import confidence_of, enough_in, evidence_of
+from rearview.service.hindsight.evidence import confidence_of, enough, evidence_of
 from rearview.service.hindsight.lessons import read_in_sequence
 from rearview.service.hindsight.reconcile import Reconciler, merge_on_dimension
 from rearview.service.hindsight.rule_inducer import RuleInducer
@@ -101,7 +101,7 @@ class ConsolidationService:
         by_id = {e.id: e for e in pool}
         reconciler = self._reconciler(namespace, by_id)
         cap = min(req.max_clusters, budget.max_clusters)
-        told = self._tell_changes(pool, new_ids, reconciler, cap, budget)
+        told = self._tell_changes(pool, by_id, new_ids, reconciler, cap, budget)
         found = build_clusters(pool, new_ids, self._tuning, self._embed_many, self._embedder.scale)
         clusters = [c for c in cut_at_changes(found, told.points) if passes(c, new_ids, self._tuning)]
         rest = told.rest_of(budget, cap)
@@ -168,7 +168,13 @@ class ConsolidationService:
         return result
 
     def _tell_changes(
-        self, pool: Sequence[Episode], new_ids: set[str], reconciler: Reconciler, cap: int, budget: RunBudget
+        self,
+        pool: Sequence[Episode],
+        by_id: dict[str, Episode],
+        new_ids: set[str],
+        reconciler: Reconciler,
+        cap: int,
+        budget: RunBudget,
     ) -> _Told:
         """The run's change points, each stated from its turn first (few, one turn each); a point whose turn
         states no memory ends nothing and cuts no group."""
@@ -177,8 +183,7 @@ class ConsolidationService:
         found = change_points(pool, new_ids, list(reconciler.active.values()), reconciler.says_changed)
         clusters = [p.cluster() for p in found[:cap]]
         induction, fallback, done = self._induce_within(clusters, budget)
-        by_id = {e.id: e for e in pool}
-        stated = _said_changes(induction.memories[:done], found[:done], self._tuning, by_id)
+        stated = _said_changes(induction.memories[:done], found[:done], clusters[:done], self._tuning, by_id)
         return _Told(stated, clusters[:done], found[done:], induction, fallback)
 
     def _new_episodes(self, namespace: str, req: ConsolidateRequest, only: Sequence[str] | None) -> list[Episode]:
@@ -404,7 +409,7 @@ def _checked(
             continue
         members = {e.id: e for e in cluster.episodes}
         cited = [members[i] for i in memory.provenance if i in members]
-        if not cited or (guarded and not enough_in(memory.kind, memory.dimension, cited)):
+        if not cited or (guarded and not enough(memory.kind, memory.dimension, cited)):
             continue
         if any(_same_text(memory.statement, e.content) for e in cited):
             continue
@@ -415,13 +420,14 @@ def _checked(
 def _said_changes(
     stated: Sequence[InducedMemory | None],
     points: Sequence[ChangePoint],
+    clusters: Sequence[EvidenceCluster],
     tuning: ConsolidateTuning,
     pool: dict[str, Episode],
 ) -> list[tuple[InducedMemory, ChangePoint]]:
-    """The change points whose turn states a memory that keeps to it (as an extraction's must), with it."""
+    """The change points whose turn (`clusters`, one each) states a memory that keeps to it (as an extraction's
+    must), with it."""
     out: list[tuple[InducedMemory, ChangePoint]] = []
-    for memory, point in zip(stated, points, strict=True):
-        cluster = point.cluster()
+    for memory, point, cluster in zip(stated, points, clusters, strict=True):
         if memory is not None and _said_in(memory, cluster):
             out += [(kept, point) for kept in _checked([memory], [cluster], tuning, pool, guarded=False)]
     return out

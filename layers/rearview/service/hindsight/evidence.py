@@ -73,14 +73,10 @@ def occasions_of(episodes: Sequence[Episode]) -> int:
     return count
 
 
-def enough_in(kind: Kind, dimension: str | None, episodes: Sequence[Episode]) -> bool:
-    """Whether the episodes are more than a one-off (see the guards above)."""
-    return enough(kind, dimension, evidence_of(episodes), occasions=occasions_of(episodes))
-
-
-def enough(kind: Kind, dimension: str | None, evidence: Evidence, *, occasions: int | None = None) -> bool:
-    """Whether the evidence is more than a one-off (see the guards above); `occasions`, when known, counts a
-    preference's requests (else every occurrence is one)."""
+def enough(kind: Kind, dimension: str | None, episodes: Sequence[Episode]) -> bool:
+    """Whether the episodes are more than a one-off (see the guards above); a preference's requests are counted by
+    occasion."""
+    evidence = evidence_of(episodes)
     spread = max(evidence.sessions, evidence.days)
     if kind == "lesson":
         fixed = evidence.successes >= 1 and evidence.failures >= 1
@@ -90,8 +86,7 @@ def enough(kind: Kind, dimension: str | None, evidence: Evidence, *, occasions: 
     if kind == "preference":
         if evidence.occurrences >= PREFERENCE_REPEATS_ALONE:
             return True
-        asked = evidence.occurrences if occasions is None else occasions
-        return asked >= PREFERENCE_MIN_OCCURRENCES and spread >= MIN_SPREAD
+        return occasions_of(episodes) >= PREFERENCE_MIN_OCCURRENCES and spread >= MIN_SPREAD
     return evidence.occurrences >= FACT_MIN_OCCURRENCES and spread >= MIN_SPREAD
 
 

@@ -81,7 +81,7 @@ class Reconciler:
         scale = Scale(related=self.related_threshold, same=self.dedup_threshold)
         subsumed = self._subsumed(induced, vector, said, scale)
         if subsumed is not None:
-            return self._restate(subsumed, induced, evidence)
+            return self._refine(subsumed, induced, evidence, restated=vector)
         for fact, cosine in self._nearest(vector, induced.kind):
             verdict = judge(induced.statement, fact.content, cosine, scale, evidence=said)
             if verdict == "confirms":
@@ -132,25 +132,6 @@ class Reconciler:
             if judge(induced.statement, fact.content, cosine, scale, evidence=said) != "unrelated":
                 return fact
         return None
-
-    def _restate(self, fact: Fact, induced: InducedMemory, evidence: Evidence) -> Decision:
-        """`fact` as the new memory states it (kind, dimension, facets and statement), its evidence the union."""
-        provenance = list(dict.fromkeys([*fact.provenance, *induced.provenance]))
-        union = evidence_of(list(self.episodes(provenance).values())) or evidence
-        restated = fact.model_copy(
-            update={
-                "content": induced.statement,
-                "kind": induced.kind,
-                "dimension": induced.dimension or fact.dimension,
-                "facets": {**fact.facets, **induced.facets},
-                "provenance": provenance,
-                "evidence": union,
-                "last_confirmed_at": max(fact.last_confirmed_at, union.last_at or self.now),
-                "confidence": max(fact.confidence, confidence_of(induced.kind, union)),
-            }
-        )
-        self._plan(restated, self.embed(induced.statement))
-        return self._decide(restated, "refined")
 
     def _on_dimension(self, induced: InducedMemory, evidence: Evidence, held: list[Fact]) -> Decision:
         fact = max(held, key=lambda f: f.last_confirmed_at)
@@ -216,15 +197,23 @@ class Reconciler:
         self._plan(confirmed, vector)
         return self._decide(confirmed, "confirmed")
 
-    def _refine(self, fact: Fact, induced: InducedMemory, evidence: Evidence) -> Decision:
+    def _refine(
+        self, fact: Fact, induced: InducedMemory, evidence: Evidence, *, restated: np.ndarray | None = None
+    ) -> Decision:
+        """`fact` refined by `induced`, its evidence the union. With `restated` (the new statement's vector: a
+        memory of one turn that a group bears out), `fact` becomes what the new memory states: its kind, dimension
+        and statement."""
         facets = {**fact.facets, **induced.facets}
-        chinese = is_chinese(fact.content)
-        if fact.kind == "lesson" or (fact.dimension is None and fact.induced_by):
+        kind, dimension = fact.kind, fact.dimension or induced.dimension
+        if restated is not None:
+            kind, dimension = induced.kind, induced.dimension or fact.dimension
+            content = induced.statement
+        elif fact.kind == "lesson" or (fact.dimension is None and fact.induced_by):
             # A lesson is stated from its subject's whole outcome sequence, a memory found by meaning from all its
             # evidence: the newer statement holds the older.
             content = induced.statement
         else:
-            content = statements.state(fact.dimension, facets, chinese=chinese) or _join_statements(
+            content = statements.state(fact.dimension, facets, chinese=is_chinese(fact.content)) or _join_statements(
                 fact.content, induced.statement
             )
         provenance = list(dict.fromkeys([*fact.provenance, *induced.provenance]))
@@ -232,15 +221,16 @@ class Reconciler:
         refined = fact.model_copy(
             update={
                 "content": content,
-                "dimension": fact.dimension or induced.dimension,
+                "kind": kind,
+                "dimension": dimension,
                 "facets": facets,
                 "provenance": provenance,
                 "evidence": union,
                 "last_confirmed_at": max(fact.last_confirmed_at, union.last_at or self.now),
-                "confidence": max(fact.confidence, confidence_of(fact.kind, union)),
+                "confidence": max(fact.confidence, confidence_of(kind, union)),
             }
         )
-        self._plan(refined, self.embed(content))
+        self._plan(refined, restated if restated is not None else self.embed(content))
         return self._decide(refined, "refined")
 
     def _contradict(
