@@ -94,6 +94,15 @@ def test_export_returns_every_memory_with_its_history(services: Services, princi
     assert [len(item["history"]) for item in chunk["items"] if item["id"] == "m-1"] == [1]
 
 
+def test_an_export_holds_the_accesses_recalls_counted_just_before(services: Services, principal: Principal) -> None:
+    """The embedded store folds the accesses recalls log in batches: an export settles them first."""
+    _write(services, "Flew to Lisbon for the offsite", "Renewed the visa")
+    for _ in range(2):
+        services.recaller.recall(NS, RecallQuery(query="Lisbon offsite flight", top_k=1))
+    counts = {item["id"]: item["access_count"] for item in structured(call(services, principal, "export"))["items"]}
+    assert counts == {"m-0": 2, "m-1": 0}
+
+
 TOOL_ARGS: dict[str, dict[str, Any]] = {
     "list_memories": {},
     "edit_memory": {"memory_id": "m-0", "content": "Overwritten from outside"},

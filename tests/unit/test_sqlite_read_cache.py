@@ -107,8 +107,10 @@ def test_changes_by_another_connection_show_in_cached_reads(path: Path) -> None:
     reader.get_vectors("acme", IDS)
     at = T0 + timedelta(days=1)
 
-    # Accesses counted elsewhere change no generation: the access columns are read every time.
+    # Accesses counted elsewhere (and folded into the rows there) change no generation: the access columns are
+    # read every time.
     writer.record_access("acme", ["e1", "f2"], at)
+    writer.settle_access("acme", at)
     counted = reader.get_many("acme", IDS)
     assert (counted["e1"].access_count, counted["e1"].last_accessed_at) == (1, at)
     assert (counted["f2"].access_count, counted["f2"].last_accessed_at) == (1, at)
@@ -130,7 +132,12 @@ def test_accesses_counted_in_another_thread_show_in_cached_reads(path: Path) -> 
     store = _open(path)
     store.get_many("acme", IDS)
     at = T0 + timedelta(hours=3)
-    worker = threading.Thread(target=store.record_access, args=("acme", ["e10"], at))
+
+    def count() -> None:
+        store.record_access("acme", ["e10"], at)
+        store.settle_access("acme", at)
+
+    worker = threading.Thread(target=count)
     worker.start()
     worker.join()
     assert store.get_many("acme", ["e10"])["e10"].access_count == 1
@@ -170,6 +177,7 @@ def test_a_shared_read_hands_out_the_cached_memory_and_a_copy_read_does_not(path
     assert first == shared == copies
     assert all(first[i] is shared[i] is again[i] for i in shared) and not any(copies[i] is shared[i] for i in shared)
     store.record_access("acme", ["e1"], T0 + timedelta(hours=1))
+    store.settle_access("acme", T0 + timedelta(hours=1))
     counted = store.get_many("acme", IDS, shared=True)
     assert counted["e1"].access_count == 1 and shared["e1"].access_count == 0  # the old one is left as it was
     assert counted["e3"] is shared["e3"]

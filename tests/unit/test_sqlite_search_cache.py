@@ -329,3 +329,33 @@ def test_searches_all_reads_the_generation_once(tmp_path: Path) -> None:
     seen = traced(db, lambda: answers.extend(index.searches_all("acme", flt, limit) for limit in (2, 3)))
     assert answers == [False, True]  # past the caches' sizes: counted from the masks
     assert len([s for s in seen if "FROM namespace_state" in s]) == 2, seen
+
+
+def test_what_expired_is_looked_up_once_until_the_next_expiry_or_write(tmp_path: Path) -> None:
+    """Recall searches three times at one time: the expired refs are read once, and stay right as the time moves
+    (past the next expiry, or back) and as writes come (from this database object or another)."""
+    path = tmp_path / "rearview.db"
+    with _db(path) as db, _db(path) as theirs:
+        store, index = SqliteMemoryStore(db), SqliteSearchIndex(db)
+        soon, later = (_episode("acme", i, f"{i} violin lesson") for i in ("soon", "later"))
+        _write(store, "acme", *_topics("acme", 3))
+        _write(
+            store,
+            "acme",
+            soon.model_copy(update={"expires_at": T0 + timedelta(hours=1)}),
+            later.model_copy(update={"expires_at": T0 + timedelta(hours=3)}),
+        )
+        query = EMBEDDER.embed(["violin lesson"])[0]
+
+        def alive(hours: float) -> set[str]:
+            flt = MemoryFilter(alive_at=T0 + timedelta(hours=hours))
+            return {c.id for c in index.vector_search("acme", query, flt, 10)} & {"soon", "later"}
+
+        assert alive(0) == {"soon", "later"}
+        lookups = traced(db, lambda: [alive(0), alive(0.5), alive(0.99)])
+        assert not [s for s in lookups if "expires_at" in s], "the same refs until the next expiry"
+        assert [alive(1), alive(2), alive(3), alive(0.5)] == [{"later"}, {"later"}, set(), {"soon", "later"}]
+
+        # A write moves the generation: the refs are read again (here it made "later" never expire).
+        _write(SqliteMemoryStore(theirs), "acme", later.model_copy(update={"version": 2}))
+        assert alive(3) == {"later"}

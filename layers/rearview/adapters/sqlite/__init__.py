@@ -9,8 +9,8 @@ One module per job:
 - `rows`: an Episode or a Fact as a row (a bulk chunk of episodes as columns, from models or from a bulk load's
   `EpisodeColumns`), and a MemoryFilter as a WHERE clause.
 - `memory_store`: `SqliteMemoryStore`; `read_cache`: the memories and vectors it read recently, each kept with the
-  namespace's generation it was read at; `management`: its pages of memories, version
-  history and namespace erasure.
+  namespace's generation it was read at; `access_log`: the accesses recalls count, logged a row a recall and
+  folded into the memories in batches; `management`: its pages of memories, version history and namespace erasure.
 - `bulk_insert`: a large change set's rows and statements made on a helper thread a chunk ahead of SQLite, a chunk
   per statement, each value bound once where the chunk allows.
 - `namespace_fts`: which FTS5 table holds a namespace (the shared one, or its own past `OWN_FTS_EPISODES`),

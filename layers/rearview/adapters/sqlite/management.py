@@ -128,8 +128,9 @@ def erase(conn: sqlite3.Connection, namespace: str) -> tuple[ErasedCounts, list[
     return erased, deleted, int(found[0]) if found is not None else 0
 
 
-def record_recall(conn: sqlite3.Connection, namespace: str, hit: bool, at: datetime) -> None:
-    """Count one recall in the namespace's totals and in its UTC day's counters; the days past the retention go."""
+def record_recall(conn: sqlite3.Connection, namespace: str, hit: bool, at: datetime, *, prune: bool = True) -> None:
+    """Count one recall in the namespace's totals and in its UTC day's counters; with `prune`, the days past the
+    retention go."""
     conn.execute(
         "INSERT INTO namespace_state(namespace, recall_count, recall_hits) VALUES (?, 1, ?) "
         "ON CONFLICT(namespace) DO UPDATE SET recall_count = recall_count + 1, "
@@ -142,8 +143,9 @@ def record_recall(conn: sqlite3.Connection, namespace: str, hit: bool, at: datet
         "ON CONFLICT(namespace, day) DO UPDATE SET recalls = recalls + 1, hits = hits + excluded.hits",
         (namespace, day.isoformat(), int(hit)),
     )
-    oldest = (day - RECALL_DAY_RETENTION).isoformat()
-    conn.execute("DELETE FROM recall_days WHERE namespace = ? AND day < ?", (namespace, oldest))
+    if prune:
+        oldest = (day - RECALL_DAY_RETENTION).isoformat()
+        conn.execute("DELETE FROM recall_days WHERE namespace = ? AND day < ?", (namespace, oldest))
 
 
 def recall_days(conn: sqlite3.Connection, namespace: str, since: date) -> list[RecallDay]:

@@ -10,7 +10,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from rearview.adapters.sqlite import management
+from rearview.adapters.sqlite import access_log, management
+from rearview.adapters.sqlite.access_log import AccessLog
 from rearview.adapters.sqlite.bulk_insert import PIPELINED_FROM, made_ahead, statement
 from rearview.adapters.sqlite.connection import AppliedChanges, CachedRow, SqliteDatabase
 from rearview.adapters.sqlite.namespace_fts import (
@@ -53,7 +54,7 @@ from rearview.adapters.sqlite.rows import (
     unique_layers,
     update_sql,
 )
-from rearview.adapters.sqlite.schema import FTS_MERGED, STORE_INDEXES_INSERTS, STORE_TAGS_INSERTS
+from rearview.adapters.sqlite.schema import ACCESS_LOG, FTS_MERGED, STORE_INDEXES_INSERTS, STORE_TAGS_INSERTS
 from rearview.adapters.sqlite.working_memory import SqliteWorkingMemory
 from rearview.clock import SystemClock
 from rearview.collector import paused
@@ -65,6 +66,7 @@ from rearview.domain.listing import PagePosition
 from rearview.domain.memory import Episode, Fact, Memory, StoredLayer
 from rearview.domain.search import MemoryFilter
 from rearview.domain.stats import NamespaceUsage, RecallDay
+from rearview.domain.timestamps import as_utc
 from rearview.errors import ConcurrentUpdate, InvalidInput
 from rearview.ports import Clock
 
@@ -111,12 +113,18 @@ class SqliteMemoryStore(SqliteWorkingMemory):
         # Memories and vectors read recently, for the namespace's generation they were read at (see read_cache).
         self._memories: GenerationCache[CachedMemory] = GenerationCache(MEMORIES_CACHED)
         self._vectors: GenerationCache[tuple[int, np.ndarray]] = GenerationCache(VECTORS_CACHED)
+        # The namespaces whose accesses this process logged and has not folded yet (access_log), and the UTC day
+        # each namespace's recall days were last pruned on (once a day is enough).
+        self._access_log = AccessLog()
+        self._days_pruned: dict[str, date] = {}
         # Since migration 11 the store indexes the episodes it inserts, since 13 it writes their tags (no trigger
         # does either), since 14 it merges the full-text segments each change set left (namespace_fts.merge_segments).
         version = db.schema_version
         self._index_inserts = version >= STORE_INDEXES_INSERTS
         self._tag_inserts = version >= STORE_TAGS_INSERTS
         self._merge_segments = version >= FTS_MERGED
+        # Since 17 recalls log their accesses (access_log); before, they update the rows.
+        self._logs_access = version >= ACCESS_LOG
 
     # writes
 
@@ -178,6 +186,9 @@ class SqliteMemoryStore(SqliteWorkingMemory):
         deletes = list(dict.fromkeys(changes.deletes))
         updates = {memory_id: p.memory for memory_id, p in pending.items() if p.first_version > 1}
         with self.db.transaction() as conn:
+            # The accesses logged first: a memory read with `get` holds them already, and an id deleted takes them.
+            if self._logs_access:
+                access_log.fold(conn, namespace)
             previous = management.stored_memories(conn, namespace, list(updates))
             refs = self._write_upserts(conn, namespace, pending, blobs)
             now = self._clock.now()
@@ -187,6 +198,7 @@ class SqliteMemoryStore(SqliteWorkingMemory):
             if self._merge_segments:
                 self._merge_written(conn, namespace, pending, deleted)
             generation = self._next_generation(conn, namespace)
+        self._access_log.folded(namespace)
         for _, memory_id in deleted:
             refs.pop(memory_id, None)  # upserted, then deleted by the same change set
         self._own_fts_if_due(namespace, generation)
@@ -376,15 +388,23 @@ class SqliteMemoryStore(SqliteWorkingMemory):
     # reads
 
     def get(self, namespace: str, memory_id: str) -> Memory | None:
-        """The memory with this id in this namespace, of either layer."""
-        conn = self.db.connection()
-        for layer in LAYERS:
-            row = conn.execute(
-                f"SELECT {SELECT_COLUMNS[layer]} FROM {TABLE[layer]} WHERE namespace = ? AND id = ?",
-                (namespace, memory_id),
-            ).fetchone()
-            if row is not None:
-                return memory_from_row(layer, row)
+        """The memory with this id in this namespace, of either layer, with the accesses logged and not folded
+        into it yet (access_log)."""
+        with self.db.snapshot() as conn:
+            for layer in LAYERS:
+                row = conn.execute(
+                    f"SELECT {SELECT_COLUMNS[layer]} FROM {TABLE[layer]} WHERE namespace = ? AND id = ?",
+                    (namespace, memory_id),
+                ).fetchone()
+                if row is None:
+                    continue
+                memory = memory_from_row(layer, row)
+                count, last = access_log.pending(conn, namespace, memory_id) if self._logs_access else (0, None)
+                if count:
+                    memory.access_count += count
+                    if memory.last_accessed_at is None or (last is not None and last > memory.last_accessed_at):
+                        memory.last_accessed_at = last
+                return memory
         return None
 
     def get_many(self, namespace: str, ids: Sequence[str], *, shared: bool = False) -> dict[str, Memory]:
@@ -392,8 +412,8 @@ class SqliteMemoryStore(SqliteWorkingMemory):
 
         Recall asks for the same candidates query after query: a memory read at the namespace's current
         generation comes from `read_cache` (a copy, or with `shared` the cached memory itself, with the access
-        columns read afresh: `record_access` changes them without a new generation); only the others' whole rows
-        are read and turned into memories."""
+        columns read afresh: the access log's fold changes them without a new generation); only the others' whole
+        rows are read and turned into memories. Accesses not folded yet are not counted (`get` counts them)."""
         if not ids:
             return {}
         with self.db.snapshot() as conn:
@@ -528,33 +548,49 @@ class SqliteMemoryStore(SqliteWorkingMemory):
         return [fact_from_row(row) for row in rows]
 
     def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
-        """Count one access of each memory; neither the version nor the namespace generation changes.
+        """Count one access of each memory; neither the version nor the namespace generation changes: one row in
+        the access log, folded into the memories with the others (access_log)."""
+        if ids:
+            with self.db.transaction() as conn:
+                self._count_access(conn, namespace, ids, at)
 
-        One UPDATE per table for all of `ids` (not one per id), of the two access columns only: no trigger fires
-        (the full-text, tag and provenance triggers watch other columns). SQLite still rewrites each row's record,
-        vector included, into the WAL: a cost of the row layout, not of the statement."""
-        unique = list(dict.fromkeys(ids))
-        if not unique:
-            return
-        params = (epoch(at), namespace, json_list(unique))
+    def record_recall(self, namespace: str, hit: bool, at: datetime, accessed: Sequence[str] = ()) -> None:
+        """Count one recall (and whether it found anything) for the namespace's hit rate, in total and by UTC day,
+        and the accesses: one transaction. The days past the retention are pruned on a namespace's first recall of
+        a day (in this process)."""
+        day = as_utc(at).date()
         with self.db.transaction() as conn:
-            for table in ("episodes", "facts"):
+            if accessed:
+                self._count_access(conn, namespace, accessed, at)
+            management.record_recall(conn, namespace, hit, at, prune=self._days_pruned.get(namespace) != day)
+        if len(self._days_pruned) >= _DAYS_PRUNED_KEPT:
+            self._days_pruned.clear()
+        self._days_pruned[namespace] = day
+
+    def _count_access(self, conn: sqlite3.Connection, namespace: str, ids: Sequence[str], at: datetime) -> None:
+        """An access of each of `ids`: logged, and the log folded when it is due (access_log); on a schema before
+        the log, one UPDATE per table of the two access columns (no trigger watches them)."""
+        if not self._logs_access:
+            for table in TABLE.values():
                 conn.execute(
                     f"UPDATE {table} SET access_count = access_count + 1, last_accessed_at = ? "
                     "WHERE namespace = ? AND id IN (SELECT value FROM json_each(?))",
-                    params,
+                    (epoch(at), namespace, json_list(list(dict.fromkeys(ids)))),
                 )
-
-    def record_recall(self, namespace: str, hit: bool, at: datetime, accessed: Sequence[str] = ()) -> None:
-        """Count one recall (and whether it found anything) for the namespace's hit rate, in total and by day, and
-        the accesses."""
-        self.record_access(namespace, accessed, at)
-        with self.db.transaction() as conn:
-            management.record_recall(conn, namespace, hit, at)
+            return
+        access_log.log(conn, namespace, ids, at)
+        if self._access_log.note(namespace, at):
+            access_log.fold(conn, namespace)
+            self._access_log.folded(namespace)
 
     def settle_access(self, namespace: str, now: datetime) -> int:
-        """Nothing to fold: accesses are counted on the rows themselves."""
-        return 0
+        """Fold the namespace's logged accesses into its memories (access_log); how many memories changed."""
+        if not self._logs_access:
+            return 0
+        with self.db.transaction() as conn:
+            changed = access_log.fold(conn, namespace)
+        self._access_log.folded(namespace)
+        return changed
 
     def recent_episodes(self, namespace: str, since: datetime, limit: int = 200) -> list[Episode]:
         """Episodes created at or after `since`, newest first. (Recall does not need it here: this index is
@@ -601,6 +637,9 @@ class SqliteMemoryStore(SqliteWorkingMemory):
         """Every row of the namespace gone, in one transaction; the vector caches drop what went."""
         with self.db.transaction() as conn:
             counts, deleted, generation = management.erase(conn, namespace)
+            if self._logs_access:
+                conn.execute("DELETE FROM access_log WHERE namespace = ?", (namespace,))
+        self._access_log.folded(namespace)
         if generation:
             self.db.publish(AppliedChanges(namespace, generation - 1, generation, tuple(deleted)))
         return counts
@@ -644,6 +683,10 @@ class SqliteMemoryStore(SqliteWorkingMemory):
         """The namespace's recall counters per UTC day from `since` on, oldest first."""
         with self.db.snapshot() as conn:
             return management.recall_days(conn, namespace, since)
+
+
+# The namespaces whose recall days were pruned today are forgotten past this many (each is pruned again then).
+_DAYS_PRUNED_KEPT = 10_000
 
 
 def _layer_then_id(memory: Memory) -> tuple[int, str]:

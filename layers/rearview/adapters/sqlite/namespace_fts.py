@@ -93,27 +93,29 @@ def fts_table(conn: sqlite3.Connection, layer: str, namespace: str) -> FtsTable:
 
 def alone_in(conn: sqlite3.Connection, layer: str, namespace: str) -> bool:
     """True if no other namespace has a memory of `layer` in the shared table: a store of one namespace (and any
-    with their own tables). A few index seeks: the neighbouring namespaces on either side, skipping those with an
+    with their own tables). Index seeks, both neighbouring namespaces in one statement, skipping those with an
     own table (at most total / own_fts_episodes of them), read only once a neighbour is found: a store of one
     namespace, the case this serves on every keyword search, has none."""
     table = TABLE[layer]
+    neighbours = (
+        f"SELECT (SELECT namespace FROM {table} WHERE namespace > ? ORDER BY namespace ASC LIMIT 1), "
+        f"(SELECT namespace FROM {table} WHERE namespace < ? ORDER BY namespace DESC LIMIT 1)"
+    )
     own: set[str] | None = None
-    for beyond, order in ((">", "ASC"), ("<", "DESC")):
-        bound = namespace
-        while True:
-            row = conn.execute(
-                f"SELECT namespace FROM {table} WHERE namespace {beyond} ? ORDER BY namespace {order} LIMIT 1", (bound,)
-            ).fetchone()
-            if row is None:
-                break
-            if layer != "episodic":
-                return False
-            if own is None:
-                own = {str(found) for (found,) in conn.execute("SELECT namespace FROM fts_namespaces")}
-            if row[0] not in own:
-                return False
-            bound = row[0]
-    return True
+    bounds = [namespace, namespace]  # above, below: the nearest namespaces not yet passed by
+    while True:
+        found = conn.execute(neighbours, bounds).fetchone()
+        if found[0] is None and found[1] is None:
+            return True
+        if layer != "episodic":
+            return False
+        if own is None:
+            own = {str(name) for (name,) in conn.execute("SELECT namespace FROM fts_namespaces")}
+        for side, neighbour in enumerate(found):
+            if neighbour is not None:
+                if neighbour not in own:
+                    return False
+                bounds[side] = neighbour
 
 
 def store_indexes_inserts(conn: sqlite3.Connection) -> bool:

@@ -4,9 +4,9 @@ blob into an array) cost more than finding it.
 
 An entry serves a read only at the generation it was read at: every change set bumps the namespace's generation in
 its own transaction (`namespace_state`), so a row of the same generation is the row as it is, whichever process
-wrote it. The one thing that changes a row without a new generation is `record_access` (its two access columns):
-a cached memory is kept with the access columns it was read with, and the store reads those two columns afresh on
-every read (see `SqliteMemoryStore.get_many`).
+wrote it. The one thing that changes a row without a new generation is the fold of the access log (its two access
+columns, `access_log`): a cached memory is kept with the access columns it was read with, and the store reads those
+two columns afresh on every read (see `SqliteMemoryStore.get_many`).
 
 Readers get copies (a memory's own dict and its lists, an array's own buffer): a caller may change what it got,
 as with a row read afresh. Both caches are bounded by entries, least recently used out first."""

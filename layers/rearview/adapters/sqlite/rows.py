@@ -357,8 +357,16 @@ def insert_sql(layer: str) -> str:
     return f"INSERT INTO {TABLE[layer]} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
 
 
+# An update never lowers the access columns: what the access log folded into a row after the writer read the memory
+# stays (see access_log). Aggregate MAX over the two values passes a NULL by.
+_NEVER_LOWER = {
+    "access_count": "access_count = MAX(access_count, ?)",
+    "last_accessed_at": "last_accessed_at = (SELECT MAX(v) FROM (SELECT last_accessed_at AS v UNION ALL SELECT ?))",
+}
+
+
 def update_sql(layer: str) -> str:
-    assignments = ", ".join(f"{c} = ?" for c in _VALUE_COLUMNS[layer])
+    assignments = ", ".join(_NEVER_LOWER.get(c, f"{c} = ?") for c in _VALUE_COLUMNS[layer])
     # COALESCE: an upsert without a vector keeps the stored one. The version predicate re-checks the lock.
     return (
         f"UPDATE {TABLE[layer]} SET {assignments}, vector = COALESCE(?, vector) "

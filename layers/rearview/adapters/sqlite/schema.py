@@ -27,6 +27,8 @@
   own limits (`api_keys.requests_per_minute`).
 - `memory_metadata`: the metadata terms of each memory (`rearview.domain.metadata`, migration 15), as
   `memory_tags` holds its tags, so a metadata filter is an index lookup.
+- `access_log`: the accesses recalls counted and the memories do not hold yet, a row per recall (migration 17),
+  folded into the memories in batches (`access_log`).
 
 `MIGRATIONS[i]` takes the schema from version i to i + 1, each in its own transaction (`SqliteDatabase` runs
 them). Append only.
@@ -532,6 +534,17 @@ CREATE TABLE recall_days (
 ) WITHOUT ROWID;
 """
 
+# Accesses counted apart from the memories until they are folded into them (`access_log`): one row per recall.
+_MIGRATION_17 = """
+CREATE TABLE access_log (
+  seq INTEGER PRIMARY KEY,
+  namespace TEXT NOT NULL,
+  at REAL NOT NULL,
+  ids_json TEXT NOT NULL
+);
+CREATE INDEX access_log_by_namespace ON access_log(namespace);
+"""
+
 # A migration is a script of statements, or (when what it changes is named by the data, as each namespace's own
 # full-text table is) a function of the connection; either runs inside the migration's transaction.
 Migration = str | Callable[[sqlite3.Connection], None]
@@ -553,6 +566,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _migration_14,
     add_agent_fields,
     _MIGRATION_16,
+    _MIGRATION_17,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 # From this schema version on, the store indexes the episodes it inserts (migration 11).
@@ -564,3 +578,5 @@ FTS_MERGED = 14
 # From this one on, memories carry metadata, source and expiry, and the store writes the metadata terms of the
 # episodes it inserts (migration 15).
 AGENT_FIELDS = 15
+# From this one on, recalls log their accesses and the store folds them into the memories (migration 17).
+ACCESS_LOG = 17

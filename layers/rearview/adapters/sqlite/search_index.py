@@ -8,6 +8,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from itertools import repeat
+from typing import NamedTuple
 
 import numpy as np
 
@@ -33,6 +34,18 @@ _TERM_COUNTS_NAMESPACES = 1024
 _TERM_COUNTS_PER_NAMESPACE = 4096
 # (fts table, columns, count cap, term or None for the whole namespace) -> matches, counted up to cap + 1.
 _TermCounts = dict[tuple[str, str, int, str | None], int]
+# The expired refs of this many (namespace, layer) are kept (see _expired_refs).
+_EXPIRED_CACHED = 4096
+
+
+class _Expired(NamedTuple):
+    """A layer's refs expired by `since`, read at `generation`: the same refs for any time from `since` up to
+    `until`, the next expiry then (None: nothing else expires)."""
+
+    generation: int
+    since: float
+    until: float | None
+    refs: np.ndarray
 
 
 def _candidates(layer: StoredLayer, hits: Hits) -> list[Candidate]:
@@ -90,6 +103,8 @@ class SqliteSearchIndex(SearchIndex):
         self._lock = threading.Lock()
         # namespace -> (generation counted at, shares); see entity_shares.
         self._entity_shares: OrderedDict[str, tuple[int, EntityShares]] = OrderedDict()
+        # (namespace, layer) -> what expired by a time, and until when that holds; see _expired_refs.
+        self._expired: OrderedDict[tuple[str, StoredLayer], _Expired] = OrderedDict()
 
     # entity statistics
 
@@ -302,7 +317,7 @@ class SqliteSearchIndex(SearchIndex):
             if flt.ids is not None and not flt.ids:
                 continue
             chosen = self._chosen_refs(namespace, layer, flt)
-            expired = self._expired_refs(namespace, layer, flt)
+            expired = self._expired_refs(namespace, layer, flt, generation)
             cache = self._vectors.get(namespace, layer, generation)
             with cache.lock:
                 yield layer, cache, cache.mask(flt, chosen, expired)
@@ -345,20 +360,44 @@ class SqliteSearchIndex(SearchIndex):
             chosen = refs if chosen is None else np.intersect1d(chosen, refs)
         return chosen
 
-    def _expired_refs(self, namespace: str, layer: StoredLayer, flt: MemoryFilter) -> np.ndarray | None:
-        """The refs of the namespace's memories expired by `flt.alive_at` (a lookup of the partial index of the
-        memories that expire, which is empty for most namespaces); None when expiry is not asked about."""
+    def _expired_refs(
+        self, namespace: str, layer: StoredLayer, flt: MemoryFilter, generation: int
+    ) -> np.ndarray | None:
+        """The refs of the namespace's memories expired by `flt.alive_at` (lookups of the partial index of the
+        memories that expire, which is empty for most namespaces); None when expiry is not asked about. Kept with
+        the next expiry after that time: until the generation moves or that next expiry comes, every search
+        (three a recall, at the recall's time) gets the same refs without a lookup."""
         if flt.alive_at is None:
             return None
-        rows = (
-            self.db.connection()
-            .execute(
-                f"SELECT ref FROM {TABLE[layer]} WHERE namespace = ? AND expires_at <= ?",
-                (namespace, epoch(flt.alive_at)),
-            )
-            .fetchall()
-        )
-        return np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+        at = epoch(flt.alive_at)
+        key = (namespace, layer)
+        with self._lock:
+            kept = self._expired.get(key)
+            if (
+                kept is not None
+                and kept.generation == generation
+                and kept.since <= at
+                and (kept.until is None or at < kept.until)
+            ):
+                self._expired.move_to_end(key)
+                return kept.refs
+        table = TABLE[layer]
+        with self.db.snapshot() as conn:
+            rows = conn.execute(
+                f"SELECT ref FROM {table} WHERE namespace = ? AND expires_at <= ?", (namespace, at)
+            ).fetchall()
+            (until,) = conn.execute(
+                f"SELECT MIN(expires_at) FROM {table} WHERE namespace = ? AND expires_at > ?", (namespace, at)
+            ).fetchone()
+            current = self.db.generation(namespace, conn)
+        refs = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+        refs.flags.writeable = False  # shared by every search that gets it from the cache
+        with self._lock:
+            self._expired[key] = _Expired(current, at, until, refs)
+            self._expired.move_to_end(key)
+            while len(self._expired) > _EXPIRED_CACHED:
+                self._expired.popitem(last=False)
+        return refs
 
     def cached_vector_count(self) -> int:
         """How many vectors the caches hold now (for tests and the stats page)."""

@@ -39,14 +39,15 @@ from rearview.domain.transfer import (
     split_exported,
 )
 from rearview.errors import InvalidInput
-from rearview.ports import Clock, Embedder, MemoryManagement, MemoryReader, MemoryWriter, WriteQueue
+from rearview.ports import Clock, Embedder, MemoryManagement, MemoryReader, MemoryUsage, MemoryWriter, WriteQueue
 from rearview.service.content_rules import check_content
 from rearview.service.manage.edit import embedding_text
 from rearview.service.redaction import redact_request
 
 
-class TransferStore(MemoryReader, MemoryWriter, MemoryManagement, Protocol):
-    """What export and import ask of the store: pages of memories with their history, and restores applied."""
+class TransferStore(MemoryReader, MemoryWriter, MemoryManagement, MemoryUsage, Protocol):
+    """What export and import ask of the store: pages of memories with their history (the access counts settled
+    first), and restores applied."""
 
 
 # What one export page holds at most: a Lambda response stays under its 6 MB limit.
@@ -106,8 +107,11 @@ class TransferService:
         validate_namespace(namespace)
         max_items = max_items or EXPORT_PAGE_ITEMS
         after = PagePosition.decode(cursor) if cursor else None
+        now = self._clock.now()
+        if cursor is None:  # the access counts a store keeps apart, in the memories the export reads
+            self._store.settle_access(namespace, now)
         # What expired is exported no more (the sweep deletes it; a page between cannot bring it back).
-        everything = replace(_EVERYTHING, alive_at=self._clock.now())
+        everything = replace(_EVERYTHING, alive_at=now)
         lines: list[str] = []
         size = 0
         while len(lines) < max_items and size < EXPORT_PAGE_BYTES:
