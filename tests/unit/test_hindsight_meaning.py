@@ -73,6 +73,11 @@ def _statements(episodes: list[Episode]) -> list[str]:
         ("The user said she would rather not be on camera.", "user", "wish"),
         ("用户说晚上九点后别打扰他。", "user", "wish"),
         ("The user mentioned the meeting ran late.", "user", "event"),
+        # An imperative of any verb that goes straight on to what it acts on; not a verb's other forms.
+        ("drop today's summary in my Slack DMs", "user", "wish"),
+        ("book a table for two at the usual place", "user", "wish"),
+        ("sounds a bit off to me", "user", "state"),
+        ("thanks a lot for the summary", "user", "state"),
     ],
 )
 def test_each_clause_knows_whose_it_is_and_what_it_does(text: str, holder: str, act: str) -> None:
@@ -415,13 +420,15 @@ def test_a_short_word_ending_in_ed_is_not_taken_for_an_opening_verb() -> None:
     [
         ["下周二去南京见客户，帮我查下高铁", "下周要交季度报告，提醒我一下", "下周去成都，看看航班"],
         ["remind me about the dentist tomorrow", "book a table for tomorrow at 8", "tomorrow I need the slides done"],
+        ["send me today's agenda", "what is on today, list the meetings", "file today's expense report for me"],
     ],
 )
 def test_a_day_named_from_today_is_no_habit_of_the_users(model: Embedder, texts: list[str]) -> None:
-    # "下周" and "tomorrow" name one occasion each time: three tasks that fall next week are no group.
+    # "下周", "tomorrow" and "today" name one occasion each time: three tasks that fall then are no group.
     groups = meaning_clusters(_episodes(texts, event_type="user_message"), model.embed, model.scale)
 
-    assert not any({"下周", "tomorrow"} & set(g.shared) for g in groups)
+    assert not any({"下周", "tomorrow", "todai"} & set(g.shared) for g in groups)
+    assert not any("todai" in constituents(u) for e in _episodes(texts) for u in units_of(e))
 
 
 def test_a_statement_cut_around_one_shared_word_keeps_what_completes_it() -> None:

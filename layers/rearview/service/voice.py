@@ -430,11 +430,27 @@ ZH_SOFTENERS = "就行|就好|就可以"
 _REQUEST_ZH = re.compile(rf"(?:吧|{ZH_SOFTENERS})$|一下|看看")
 
 
+# An imperative of any verb: a clause that opens with a word in its base form (no -s, -ed, -ing, no function word)
+# and goes straight on to what it acts on ("drop today's summary in Slack", "book a table", "move my 1:1").
+_OBJECT_EN = r"(?:me|us|it|them|him|her|the|a|an|my|our|this|that|these|those|every|all|some|\w+'s)"
+_IMPERATIVE_EN = re.compile(rf"^(?P<verb>[a-z]+) {_OBJECT_EN}\b", re.IGNORECASE)
+
+
+def _imperative(text: str) -> bool:
+    found = _IMPERATIVE_EN.match(text)
+    if found is None:
+        return False
+    verb = found.group("verb").lower()
+    return verb not in STOP_WORDS and not re.search(r"(?:[^s]s|ed|ing)$", verb) and len(verb) > 2
+
+
 def _own_act(text: str) -> Act:
     """The act of the user's own words: a request (imperative, please, a modal of wish), or a statement."""
     if STANDING.search(text) or _ASKS_FOR.match(text) or re.match(r"^(?:use|keep|make|give|send|put|write|"
                                           r"reply|answer|switch|stop|don'?t|no)\b|^(?:请|麻烦|帮我|给我|以后|别|不要)",
                                           text, re.IGNORECASE) or _REQUEST_ZH.search(text):  # fmt: skip
+        return "wish"
+    if _imperative(text):
         return "wish"
     return _stated_act(text)
 

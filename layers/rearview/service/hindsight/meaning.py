@@ -24,6 +24,7 @@ from rearview.domain.hindsight import EvidenceCluster
 from rearview.domain.memory import Episode, Kind
 from rearview.service.hindsight.phrases import FILLER, PHATIC
 from rearview.service.voice import STANDING, Unit, frame_terms, units_of
+from rearview.stemming import index_terms
 from rearview.text_analysis import CJK_FUNCTION_CHARS, is_cjk
 
 Embed = Callable[[list[str]], np.ndarray]
@@ -47,10 +48,15 @@ _PARTICLES = frozenset("的地得了着过吗呢吧啊呀嘛们是和与就也�
 # Function characters that begin many content words all the same (地铁, 地址, 过敏): a pair starting with one is
 # a word, not grammar.
 _WORD_STARTS = frozenset("地过")
-# Days named from the day a turn is said: when one task happens, not what a habit is about ("下周去成都").
+# Days named from the day a turn is said: when one task happens, not what a habit is about ("下周去成都"). As the
+# clauses' terms are, English words stemmed ("today" is "todai").
 _DAYS_FROM_NOW = frozenset(
-    {"today", "tomorrow", "yesterday", "tonight", "今天", "明天", "昨天", "后天", "前天", "今晚", "明晚", "昨晚",
-     "下周", "上周", "本周", "这周", "下个", "上个", "月底", "年底", "周末前"}
+    term
+    for word in (
+        "today", "tomorrow", "yesterday", "tonight", "今天", "明天", "昨天", "后天", "前天", "今晚", "明晚", "昨晚",
+        "下周", "上周", "本周", "这周", "下个", "上个", "月底", "年底", "周末前",
+    )
+    for term in {word, *(index_terms(word)[:1] if word.isascii() else ())}
 )  # fmt: skip
 # A group larger than this is a topic, not one wish or fact: it is split by its constituents.
 MAX_GROUP_UNITS = 40
