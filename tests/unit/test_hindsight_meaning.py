@@ -3,6 +3,7 @@ what they mean (`meaning`) and stated offline from what they share (`abstraction
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -15,7 +16,7 @@ from rearview.service.hindsight.abstraction import state_group
 from rearview.service.hindsight.clusters import build_clusters
 from rearview.service.hindsight.meaning import constituents, meaning_clusters
 from rearview.service.hindsight.rule_inducer import induce_one
-from rearview.service.voice import negated_terms, units_of, units_of_text
+from rearview.service.voice import negated_terms, units_of, units_of_text, value_terms
 from rearview.settings import ConsolidateTuning
 
 pytestmark = pytest.mark.unit
@@ -84,6 +85,18 @@ def test_each_clause_knows_whose_it_is_and_what_it_does(text: str, holder: str, 
     unit = units_of_text(text)[0]
 
     assert (unit.holder, unit.act) == (holder, act)
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        ("发票用PDF格式发送", {"pdf"}),  # a Latin word after an opener, as a Chinese one
+        ("把季度报告导出成PDF", {"pdf"}),
+        ("季度报告里有PDF附件", set()),
+    ],
+)
+def test_a_latin_word_in_a_chinese_clause_is_a_value_where_a_chinese_one_would_be(text: str, values: set[str]) -> None:
+    assert {t for t in value_terms(text, True) if t.isascii()} == values
 
 
 @pytest.mark.parametrize(
@@ -445,6 +458,23 @@ def test_a_statement_cut_around_one_shared_word_keeps_what_completes_it() -> Non
 
     assert memory is not None and "audio only" in memory.statement
     assert not memory.statement.rstrip(".").endswith((" with", " the", " to", " no"))
+
+
+def test_a_chinese_statement_is_never_cut_through_a_latin_word() -> None:
+    episodes = _episodes(
+        [
+            "帮我装一下 element-plus 和 dayjs，给pnpm的安装命令，我们组统一的",
+            "帮我装一下 vue-router 和 axios，给pnpm的安装命令，我们组统一的",
+            "帮我装一下 tailwind 和 pinia，给pnpm的安装命令，我们组统一的",
+        ],
+        event_type="user_message",
+    )
+
+    memory = state_group(EvidenceCluster(kind="preference", episodes=episodes, shared=("pnpm",)))
+
+    assert memory is not None and "pnpm" in memory.statement
+    words = set(re.findall(r"[a-z][a-z-]*", memory.statement.lower()))
+    assert words <= {"pnpm", "dayjs", "element-plus", "vue-router", "axios", "tailwind", "pinia"}, memory.statement
 
 
 def test_a_cut_never_drops_the_negation_before_what_is_shared() -> None:

@@ -496,7 +496,13 @@ def value_terms(text: str, wish: bool) -> frozenset[str]:
     """The terms of `text` in a value slot: after an opener (two words at most, articles skipped), or at the start
     of a wish ("Celsius please", "dark theme please")."""
     if is_cjk(text[0]):
-        found = {t for t in query_terms(text) if is_cjk(t[0]) and _opened_cjk(text, text.find(t))}
+        # A Latin word in a Chinese clause is a value as a Chinese one is: "用PDF格式", "导出成PDF".
+        lowered = text.lower()
+        found = {
+            t
+            for t in query_terms(text)
+            if (at := (text if is_cjk(t[0]) else lowered).find(t)) >= 0 and _opened_cjk(text, at)
+        }
         return frozenset(_term(t) for t in found)
     words = [w.strip(",.;:!?()\"'").lower() for w in text.split()]
     found = set()

@@ -117,11 +117,22 @@ def _cut(text: str, anchors: Sequence[str]) -> str:
 
 
 def _cut_cjk(text: str, anchors: Sequence[str]) -> str:
+    """Six characters either side of the anchors (found in any case: "PDF" holds the anchor "pdf"), never through a
+    Latin word ("dayjs", not "ayjs")."""
     if len(text) <= MAX_PREDICATE_CHARS_CJK:
         return text.rstrip("，。；：")
-    spots = [text.find(a.lstrip("-")) for a in anchors if text.find(a.lstrip("-")) >= 0]
+    lowered = text.lower()
+    spots = [at for a in anchors if (at := lowered.find(a.lstrip("-"))) >= 0]
     if not spots:
         return text[:MAX_PREDICATE_CHARS_CJK]
     start = max(0, min(spots) - 6)
     end = min(len(text), max(spots) + 6)
+    while 0 < start < len(text) and _latin(text[start - 1]) and _latin(text[start]):
+        start -= 1
+    while 0 < end < len(text) and _latin(text[end - 1]) and _latin(text[end]):
+        end += 1
     return text[start:end].strip("，。；：,")
+
+
+def _latin(char: str) -> bool:
+    return char.isascii() and char.isalnum()
