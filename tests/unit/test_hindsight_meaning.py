@@ -99,6 +99,12 @@ def test_a_latin_word_in_a_chinese_clause_is_a_value_where_a_chinese_one_would_b
     assert {t for t in value_terms(text, True) if t.isascii()} == values
 
 
+@pytest.mark.parametrize("text", ["纪要还是发微信", "会议纪要发我微信就行", "提醒发短信给我就行"])
+def test_what_a_thing_is_sent_by_is_a_value(text: str) -> None:
+    # "发微信", "发我微信": the channel is the way it is to be done, as "用微信" is.
+    assert {"微信", "短信"} & value_terms(text, True)
+
+
 @pytest.mark.parametrize(
     ("text", "holder"),
     [

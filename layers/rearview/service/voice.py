@@ -86,7 +86,10 @@ _VALUE_OPENERS_EN = frozenset(
         "wants like likes need needs keep switch set make over instead",
     )
 )
-_VALUE_OPENERS_ZH = ("改用", "换成", "通过", "都要", "用", "以", "按", "成", "到", "在", "走", "得", "只", "更", "比较")
+# "发" as in "发微信", "发我邮件": the channel a thing is sent by.
+_VALUE_OPENERS_ZH = (
+    "改用", "换成", "通过", "都要", "用", "以", "按", "成", "到", "在", "走", "得", "只", "更", "比较", "发",
+)  # fmt: skip
 _SKIPPED_EN = frozenset({"the", "a", "an", "my", "his", "her", "their", "your", "our", "some"})
 # Negation and giving up: the terms after one of these, in its clause, are negated.
 # A Chinese yes-no question holds a 不 or 没 that negates nothing: 能不能 (can you), 有没有, 要不要, 可不可以.
