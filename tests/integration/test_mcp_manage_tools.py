@@ -5,12 +5,14 @@ look-alike sibling, another tenant, the parent)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from mcp import Client
 from mcp.types import CallToolResult
 
+from rearview.adapters.sqlite import SqliteMemoryStore
 from rearview.api.mcp import create_mcp_server, fixed_principal
 from rearview.bootstrap import Services
 from rearview.domain.access import Principal
@@ -101,6 +103,20 @@ def test_an_export_holds_the_accesses_recalls_counted_just_before(services: Serv
         services.recaller.recall(NS, RecallQuery(query="Lisbon offsite flight", top_k=1))
     counts = {item["id"]: item["access_count"] for item in structured(call(services, principal, "export"))["items"]}
     assert counts == {"m-0": 2, "m-1": 0}
+
+
+def test_an_export_from_a_store_that_cannot_write_still_comes(services: Services, principal: Principal) -> None:
+    """Settling the access counts is a write: a database that cannot be written (a full disk) still exports."""
+    _write(services, "Flew to Lisbon for the offsite")
+    services.recaller.recall(NS, RecallQuery(query="Lisbon offsite flight", top_k=1))
+    store = services.store
+    assert isinstance(store, SqliteMemoryStore)
+    store.db.connection().execute("PRAGMA query_only = ON")  # every write on this thread's connection refused
+    try:
+        page = services.transfer.export_page(NS)  # on this thread (the MCP tool runs on a worker's)
+    finally:
+        store.db.connection().execute("PRAGMA query_only = OFF")
+    assert [json.loads(line)["id"] for line in page.lines] == ["m-0"]
 
 
 TOOL_ARGS: dict[str, dict[str, Any]] = {

@@ -12,6 +12,7 @@ again by this embedder; a memory whose id is already stored is skipped, so an im
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from typing import Protocol
 
@@ -38,11 +39,13 @@ from rearview.domain.transfer import (
     exported,
     split_exported,
 )
-from rearview.errors import InvalidInput
+from rearview.errors import InvalidInput, StorageFull
 from rearview.ports import Clock, Embedder, MemoryManagement, MemoryReader, MemoryUsage, MemoryWriter, WriteQueue
 from rearview.service.content_rules import check_content
 from rearview.service.manage.edit import embedding_text
 from rearview.service.redaction import redact_request
+
+logger = logging.getLogger(__name__)
 
 
 class TransferStore(MemoryReader, MemoryWriter, MemoryManagement, MemoryUsage, Protocol):
@@ -109,7 +112,10 @@ class TransferService:
         after = PagePosition.decode(cursor) if cursor else None
         now = self._clock.now()
         if cursor is None:  # the access counts a store keeps apart, in the memories the export reads
-            self._store.settle_access(namespace, now)
+            try:
+                self._store.settle_access(namespace, now)
+            except StorageFull as exc:  # counters only: a store that cannot write still exports what it holds
+                logger.warning("export: the access counts of %s were not settled: %s", namespace, exc.message)
         # What expired is exported no more (the sweep deletes it; a page between cannot bring it back).
         everything = replace(_EVERYTHING, alive_at=now)
         lines: list[str] = []
