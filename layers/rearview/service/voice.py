@@ -436,7 +436,8 @@ _REQUEST_ZH = re.compile(rf"(?:吧|{ZH_SOFTENERS})$|一下|看看")
 # An imperative of any verb: a clause that opens with a word in its base form (no -s, -ed, -ing, no function word)
 # and goes straight on to what it acts on ("drop today's summary in Slack", "book a table", "move my 1:1").
 _OBJECT_EN = r"(?:me|us|it|them|him|her|the|a|an|my|our|this|that|these|those|every|all|some|\w+'s)"
-_IMPERATIVE_EN = re.compile(rf"^(?P<verb>[a-z]+) {_OBJECT_EN}\b", re.IGNORECASE)
+_IMPERATIVE_EN = re.compile(rf"^(?P<verb>[a-z]{{3,}}) {_OBJECT_EN}\b", re.IGNORECASE)
+_INFLECTED_EN = re.compile(r"(?:[^s]s|ed|ing)$")
 
 
 def _imperative(text: str) -> bool:
@@ -444,7 +445,7 @@ def _imperative(text: str) -> bool:
     if found is None:
         return False
     verb = found.group("verb").lower()
-    return verb not in STOP_WORDS and not re.search(r"(?:[^s]s|ed|ing)$", verb) and len(verb) > 2
+    return verb not in STOP_WORDS and not _INFLECTED_EN.search(verb)
 
 
 def _own_act(text: str) -> Act:

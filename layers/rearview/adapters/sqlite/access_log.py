@@ -23,7 +23,8 @@ import threading
 from collections.abc import Sequence
 from datetime import datetime
 
-from rearview.adapters.sqlite.rows import TABLE, datetime_or_none, epoch, json_list
+from rearview.adapters.sqlite.rows import TABLE, epoch, json_list
+from rearview.domain.timestamps import utc_from_epoch
 
 # A namespace's log is folded once this process logged this many rows for it (a recall each), or once the first
 # of them is this old: the access boost lags by at most a minute of recalls, and one fold rewrites each memory
@@ -64,10 +65,10 @@ def fold(conn: sqlite3.Connection, namespace: str) -> int:
     return changed
 
 
-def pending(conn: sqlite3.Connection, namespace: str, memory_id: str) -> tuple[int, datetime | None]:
-    """The accesses of one memory logged and not folded yet, and the last of them."""
+def pending(conn: sqlite3.Connection, namespace: str, memory_id: str) -> tuple[int, datetime] | None:
+    """How many accesses of one memory are logged and not folded yet, and the last of them; None when none are."""
     count, last = conn.execute(_PENDING_OF, (namespace, memory_id)).fetchone()
-    return int(count), datetime_or_none(last)
+    return (int(count), utc_from_epoch(last)) if count else None
 
 
 class AccessLog:

@@ -399,11 +399,11 @@ class SqliteMemoryStore(SqliteWorkingMemory):
                 if row is None:
                     continue
                 memory = memory_from_row(layer, row)
-                count, last = access_log.pending(conn, namespace, memory_id) if self._logs_access else (0, None)
-                if count:
+                logged = access_log.pending(conn, namespace, memory_id) if self._logs_access else None
+                if logged is not None:
+                    count, last = logged
                     memory.access_count += count
-                    if memory.last_accessed_at is None or (last is not None and last > memory.last_accessed_at):
-                        memory.last_accessed_at = last
+                    memory.last_accessed_at = max(last, memory.last_accessed_at or last)
                 return memory
         return None
 

@@ -8,7 +8,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from itertools import repeat
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
@@ -46,6 +46,18 @@ class _Expired(NamedTuple):
     since: float
     until: float | None
     refs: np.ndarray
+
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def _keep(cache: OrderedDict[_K, _V], key: _K, value: _V, capacity: int) -> None:
+    """`value` as the most recently used entry of `cache`, the least recently used ones out past `capacity`."""
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > capacity:
+        cache.popitem(last=False)
 
 
 def _candidates(layer: StoredLayer, hits: Hits) -> list[Candidate]:
@@ -134,10 +146,7 @@ class SqliteSearchIndex(SearchIndex):
         shares = {str(name): n / sampled for name, n in rows} if sampled else {}
         counted = EntityShares(episodes=episodes, shares=shares)
         with self._lock:
-            self._entity_shares[namespace] = (generation, counted)
-            self._entity_shares.move_to_end(namespace)
-            while len(self._entity_shares) > _ENTITY_SHARES_CACHED:
-                self._entity_shares.popitem(last=False)
+            _keep(self._entity_shares, namespace, (generation, counted), _ENTITY_SHARES_CACHED)
         return counted
 
     # keyword search
@@ -177,10 +186,7 @@ class SqliteSearchIndex(SearchIndex):
                 cached = (generation, {})
             elif len(cached[1]) > _TERM_COUNTS_PER_NAMESPACE:
                 cached = (cached[0], {})
-            self._term_counts[namespace] = cached
-            self._term_counts.move_to_end(namespace)
-            while len(self._term_counts) > _TERM_COUNTS_NAMESPACES:
-                self._term_counts.popitem(last=False)
+            _keep(self._term_counts, namespace, cached, _TERM_COUNTS_NAMESPACES)
             return cached[1]
 
     def _count_matches(self, conn: sqlite3.Connection, fts: str, match: str, cap: int) -> int:
@@ -393,10 +399,7 @@ class SqliteSearchIndex(SearchIndex):
         refs = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
         refs.flags.writeable = False  # shared by every search that gets it from the cache
         with self._lock:
-            self._expired[key] = _Expired(current, at, until, refs)
-            self._expired.move_to_end(key)
-            while len(self._expired) > _EXPIRED_CACHED:
-                self._expired.popitem(last=False)
+            _keep(self._expired, key, _Expired(current, at, until, refs), _EXPIRED_CACHED)
         return refs
 
     def cached_vector_count(self) -> int:
