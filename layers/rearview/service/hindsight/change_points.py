@@ -94,9 +94,12 @@ def change_points(
     return points
 
 
-def cut_at_changes(clusters: Sequence[EvidenceCluster], points: Sequence[ChangePoint]) -> list[EvidenceCluster]:
+def cut_at_changes(
+    clusters: Sequence[EvidenceCluster], points: Sequence[ChangePoint], passes: Callable[[EvidenceCluster], bool]
+) -> list[EvidenceCluster]:
     """Each cluster that re-finds the episodes of a memory a change point ends, without its episodes from the change
-    on (they are evidence of the new state, not of the old one)."""
+    on (they are evidence of the new state, not of the old one), kept while what is left of it still `passes` the
+    guards; the others as they are."""
     out = []
     for cluster in clusters:
         ids = set(cluster.ids)
@@ -107,5 +110,7 @@ def cut_at_changes(clusters: Sequence[EvidenceCluster], points: Sequence[ChangeP
         ]
         if cuts:
             cluster = replace(cluster, episodes=[e for e in cluster.episodes if e.occurred_at < min(cuts)])
+            if not passes(cluster):
+                continue
         out.append(cluster)
     return out

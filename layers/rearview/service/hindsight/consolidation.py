@@ -103,7 +103,7 @@ class ConsolidationService:
         cap = min(req.max_clusters, budget.max_clusters)
         told = self._tell_changes(pool, by_id, new_ids, reconciler, cap, budget)
         found = build_clusters(pool, new_ids, self._tuning, self._embed_many, self._embedder.scale)
-        clusters = [c for c in cut_at_changes(found, told.points) if passes(c, new_ids, self._tuning)]
+        clusters = cut_at_changes(found, told.points, lambda c: passes(c, new_ids, self._tuning))
         rest = told.rest_of(budget, cap)
         induction, fallback, done = self._induce_within(clusters[: rest.max_clusters], rest)
         taken, deferred = clusters[:done], clusters[done:]
