@@ -72,7 +72,7 @@ def test_cells_list_every_row_once_under_its_nearest_centroid() -> None:
     rng = np.random.default_rng(5)
     vectors = _unit(rng, 3000).astype(np.float16)
     cells = CoarseCells(vectors, np.ones(3000, dtype=bool))
-    assert cells.centroids.shape[0] == cell_count(3000) == 64
+    assert cells.centroids.shape[0] == cell_count(3000) == 216
     assert sorted(cells.order.tolist()) == list(range(3000))
     for cell in range(cells.centroids.shape[0]):
         listed = cells.order[cells.offsets[cell] : cells.offsets[cell + 1]]
@@ -148,6 +148,13 @@ def test_loose_rows_are_folded_into_the_cells_once_they_are_many(monkeypatch: py
     cells = cache.cells
     assert cells is not None and cells.covered == 2050 and not cells.moved
     assert sorted(cells.order.tolist()) == list(range(2050))
+    assert cells.offsets[-1] == 2050 and (np.diff(cells.offsets) >= 0).all()
+    for cell in range(cells.centroids.shape[0]):  # each row under its nearest cell, with its current vector
+        listed = cells.order[cells.offsets[cell] : cells.offsets[cell + 1]]
+        assert (cells.assigned[listed] == cell).all()
+        now = cache.vectors[listed]
+        assert np.array_equal(cells.grouped[cells.offsets[cell] : cells.offsets[cell + 1]], now)
+        assert (np.argmax(now.astype(np.float32) @ cells.centroids.T, axis=1) == cell).all()
     assert [ids[0] for _, ids in found[1:]] == [f"m{2000 + i}" for i in range(1, 50)]
     assert set(found[0][1][:2]) == {"m7", "m2000"}  # the same vector twice: both, in position order
     assert found[0][1][0] == "m7"

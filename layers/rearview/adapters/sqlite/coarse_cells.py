@@ -8,11 +8,11 @@ and writes right after a load crawled at about 135/s (`bench/write_rate.py rate 
 for a memory that sits very close to the new one (`dedup_threshold`), and a vector that close to a query lies in the
 query's nearest cells.
 
-Cells are an inverted file (IVF): `sqrt(rows)` centroids (64 to 512) taken evenly from the rows, with each row listed
-under its nearest centroid. A search scores the centroids, then scores exactly the rows of its `PROBE` nearest cells
-and the rows the cells do not list yet (appended, or given a new vector, since they were drawn: `loose`), which are
-folded into the cells once they are many. Drawn in one pass with no training: one matrix product of the rows and the
-centroids, in blocks (about 0.5 s at 100,000 rows, once). A batch of 100 then takes 0.04 s.
+Cells are an inverted file (IVF): `4 sqrt(rows)` centroids (64 to 2,048) taken evenly from the rows, with each row
+listed under its nearest centroid. A search scores the centroids, then scores exactly the rows of its `PROBE` nearest
+cells and the rows the cells do not list yet (appended, or given a new vector, since they were drawn: `loose`), which
+are folded into the cells once they are many. Drawn in one pass with no training: one matrix product of the rows and the
+centroids, in blocks (about 0.9 s at 100,000 rows, once). A batch of 100 then takes 0.02 s.
 
 Like the graph's narrow batch search (`AnnParams.expansion_batch`), this is approximate, so only the write path's
 batch check uses it, and only while the graph is built; recall searches exactly until the graph is attached.
@@ -26,23 +26,31 @@ from collections.abc import Callable
 
 import numpy as np
 
-# The cosines (queries, rows) of float32 queries against float16 rows.
+# The cosines (queries, rows) of queries (float16, as `vector_cache.block_scores` rounds them) against float16 rows.
 Scorer = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 # How many of a query's nearest cells are scored: at 8, 11 of LoCoMo's 11,764 write decisions differed from exact
 # search's (bench/write_rate.py agreement); at 16, none.
 PROBE = 16
-# The cells drawn for n rows: sqrt(n), within these bounds (drawing costs rows x cells dot products).
-MIN_CELLS, MAX_CELLS = 64, 512
+# The cells drawn for n rows: CELLS_PER_ROOT x sqrt(n), within these bounds (drawing costs rows x cells dot
+# products, once). At 4 against 1, a batch of 100 at 100,000 rows scores a quarter of the rows (0.022 s against 0.036
+# idle; drawing 0.9 s against 0.4), and the first minute of writes after a 100k load runs ~1.3x as fast. It is a
+# little more approximate: on real turns (LoCoMo and Chatlog, 16,340 rows, 4,384 near-repeats and restatements) the
+# best candidate above the dedup threshold differed from exact search's for 5 of MiniLM's 2,356 (0 at 1) and 0 of
+# e5's 860 (2 at 1); such a write is stored beside its near-duplicate instead of merged into it.
+CELLS_PER_ROOT = 4
+MIN_CELLS, MAX_CELLS = 64, 2048
 # Loose rows (scored for every query) folded into the cells once there are more than this many; the cells are drawn
-# again instead once the rows have doubled since they were drawn (their centroids no longer stand for the rows).
-FOLD_AFTER = 4096
-# Rows assigned per matrix product while drawing or folding: a block of 16k rows by 512 cells is 32 MB of scores.
-_BLOCK = 16_384
+# again instead once the rows have doubled since they were drawn (their centroids no longer stand for the rows). A
+# fold copies the listed rows once (~25 ms at 100,000); loose rows cost every query of every batch: at 1,024 a batch
+# of 100 scores ~500 of them on average, at 4,096 (with a fold that gathered and sorted, 0.2 s) ~2,000.
+FOLD_AFTER = 1024
+# Rows assigned per matrix product while drawing or folding: a block of 4k rows by 2,048 cells is 32 MB of scores.
+_BLOCK = 4096
 
 
 def cell_count(rows: int) -> int:
-    return max(MIN_CELLS, min(MAX_CELLS, math.isqrt(max(rows, 1))))
+    return max(MIN_CELLS, min(MAX_CELLS, CELLS_PER_ROOT * math.isqrt(max(rows, 1))))
 
 
 class CoarseCells:
@@ -75,8 +83,9 @@ class CoarseCells:
         return out
 
     def _index(self, vectors: np.ndarray) -> None:
-        """`order`: the listed positions grouped by cell (in position order within one); `offsets`: where each
-        cell's positions start in it; `grouped`: their vectors (of `vectors`, the listed rows) in that order."""
+        """`order`: the listed positions grouped by cell (in position order within one as drawn; a fold appends to
+        a cell, and `top_by_position` ranks ties by position whatever the order); `offsets`: where each cell's
+        positions start in it; `grouped`: their vectors (of `vectors`, the listed rows) in that order."""
         self.order = np.argsort(self.assigned, kind="stable").astype(np.int64)
         self.offsets = np.searchsorted(self.assigned[self.order], np.arange(self.centroids.shape[0] + 1))
         self.grouped = vectors[self.order]
@@ -94,15 +103,28 @@ class CoarseCells:
         return np.union1d(np.asarray(self.moved, dtype=np.int64), tail)
 
     def fold(self, vectors: np.ndarray, size: int) -> None:
-        """List the loose rows (of `vectors`, the cache's matrix, first `size` rows) under their nearest cells."""
+        """List the loose rows (of `vectors`, the cache's matrix, first `size` rows) under their nearest cells: each
+        is put at the end of its cell, and a moved row's old entry taken out, so the rows listed already are copied
+        once in order, not gathered and sorted again (a tenth of drawing's `_index` at 100,000 rows)."""
         loose = self.loose(size)
         if loose.size == 0:
             return
+        cells = self._nearest(vectors[loose])
+        order, grouped, listed_cells = self.order, self.grouped, self.assigned[self.order]
+        if self.moved:
+            kept = ~np.isin(order, np.unique(np.asarray(self.moved, dtype=np.int64)))
+            order, grouped, listed_cells = order[kept], grouped[kept], listed_cells[kept]
+        count = self.centroids.shape[0]
+        ends = np.cumsum(np.bincount(listed_cells, minlength=count))
+        by_cell = np.argsort(cells, kind="stable")
+        at = ends[cells[by_cell]]
+        self.order = np.insert(order, at, loose[by_cell])
+        self.grouped = np.insert(grouped, at, vectors[loose[by_cell]], axis=0)
+        self.offsets = np.concatenate([[0], ends + np.cumsum(np.bincount(cells, minlength=count))])
         assigned = np.empty(size, dtype=np.int32)
         assigned[: self.covered] = self.assigned
-        assigned[loose] = self._nearest(vectors[loose])
+        assigned[loose] = cells
         self.assigned, self.covered, self.moved = assigned, size, []
-        self._index(vectors[:size])
 
     def scored(
         self, queries: np.ndarray, vectors: np.ndarray, size: int, score: Scorer
@@ -110,28 +132,31 @@ class CoarseCells:
         """For each query (float32 unit rows), (positions, cosines) of the rows of its `PROBE` nearest cells and of
         every loose row (read from `vectors`, the cache's matrix of `size` rows), each row once, in no order. Each
         cell is scored once, for all the queries that probe it: `score(rows, queries)` gives the (queries, rows)
-        cosines of float32 queries against float16 rows."""
+        cosines of the queries, rounded to float16 once, against float16 rows."""
         probe = min(PROBE, self.centroids.shape[0])
-        near = np.argpartition(-(queries @ self.centroids.T), probe - 1, axis=1)[:, :probe]
-        probing: dict[int, list[int]] = {}
-        for q, cells in enumerate(near.tolist()):
-            for cell in cells:
-                probing.setdefault(cell, []).append(q)
+        near = np.argpartition(-(queries @ self.centroids.T), probe - 1, axis=1)[:, :probe].ravel()
+        # The (query, cell) pairs by cell: each cell's asking queries side by side, found by cuts, not a dict.
+        by_cell = np.argsort(near, kind="stable")
+        cells, asking_queries = near[by_cell].tolist(), (by_cell // probe).tolist()
+        cuts = [0, *(np.flatnonzero(np.diff(near[by_cell])) + 1).tolist(), len(cells)]
         positions: list[list[np.ndarray]] = [[] for _ in range(queries.shape[0])]
         scores: list[list[np.ndarray]] = [[] for _ in range(queries.shape[0])]
-        order, offsets, grouped = self.order, self.offsets, self.grouped
-        for cell, asking in probing.items():
-            lo, hi = int(offsets[cell]), int(offsets[cell + 1])
+        order, offsets, grouped = self.order, self.offsets.tolist(), self.grouped
+        queries16 = np.ascontiguousarray(queries, dtype=np.float16)  # what `score` rounds them to, once
+        for start, end in zip(cuts, cuts[1:], strict=False):
+            cell = cells[start]
+            lo, hi = offsets[cell], offsets[cell + 1]
             if hi == lo:
                 continue
-            listed, found = order[lo:hi], score(grouped[lo:hi], queries[asking])
+            asking = asking_queries[start:end]
+            listed, found = order[lo:hi], score(grouped[lo:hi], queries16[asking])
             for row, q in enumerate(asking):
                 positions[q].append(listed)
                 scores[q].append(found[row])
         # A moved row is listed under the cell of its old vector too, with that vector: scored as a loose row only.
         stale = np.unique(np.asarray(self.moved, dtype=np.int64)) if self.moved else None
         loose = self.loose(size)
-        loose_scores = score(vectors[loose], queries) if loose.size else None
+        loose_scores = score(vectors[loose], queries16) if loose.size else None
         out: list[tuple[np.ndarray, np.ndarray]] = []
         for q in range(queries.shape[0]):
             mine = np.concatenate(positions[q]) if positions[q] else np.empty(0, dtype=np.int64)
