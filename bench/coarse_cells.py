@@ -62,19 +62,22 @@ def best_through_cells(stored: np.ndarray, queries: np.ndarray, threshold: float
     return np.asarray(found)
 
 
-def real(args: argparse.Namespace) -> None:
-    from rearview.adapters.sqlite.vector_cache import _scores_of_many
+def real_vectors(
+    embedder_name: str, data: Sequence[Path], cache: Path, seed: int
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """The stored turns' vectors (float16), the queries' (float32) and the embedder's dedup threshold: the turns of
+    each LoCoMo-shaped set in `data`, shuffled, 85% stored, the other 15% and 1,500 stored ones restated asked.
+    Vectors are kept in `cache` for the next run."""
     from rearview.bootstrap import build_embedder
     from rearview.settings import Settings
 
-    settings = Settings(embedder=args.embedder)
+    settings = Settings(embedder=embedder_name)
     embedder = build_embedder(settings)
-    threshold = embedder.scale.raw(settings.write.dedup_threshold)
     texts: list[str] = []
-    for data in args.data:
-        turns = locomo.load_turns(data / "locomo10_turns.jsonl")
+    for each in data:
+        turns = locomo.load_turns(each / "locomo10_turns.jsonl")
         texts += [f"{t.speaker}: {t.text}" for conv in turns.values() for t in conv]
-    rng = np.random.default_rng(args.seed)
+    rng = np.random.default_rng(seed)
     shuffled = rng.permutation(len(texts))
     cut = int(len(texts) * 0.85)
     stored_texts = [texts[i] for i in shuffled[:cut]]
@@ -82,7 +85,7 @@ def real(args: argparse.Namespace) -> None:
     query_texts += [restated(stored_texts[i]) for i in rng.choice(cut, 1500, replace=False)]
 
     def vectors(tag: str, batch: list[str]) -> np.ndarray:
-        kept = args.cache / f"coarse-cells-{args.embedder}-{tag}-{len(batch)}-{args.seed}.npy"
+        kept = cache / f"coarse-cells-{embedder_name}-{tag}-{len(batch)}-{seed}.npy"
         if kept.exists():
             return np.load(kept)
         made = np.asarray(embedder.embed(batch), dtype=np.float32)
@@ -91,7 +94,13 @@ def real(args: argparse.Namespace) -> None:
         return made
 
     stored = vectors("stored", stored_texts).astype(np.float16)
-    queries = vectors("queries", query_texts)
+    return stored, vectors("queries", query_texts), embedder.scale.raw(settings.write.dedup_threshold)
+
+
+def real(args: argparse.Namespace) -> None:
+    from rearview.adapters.sqlite.vector_cache import _scores_of_many
+
+    stored, queries, threshold = real_vectors(args.embedder, args.data, args.cache, args.seed)
     scores = _scores_of_many(stored, queries)
     best = scores.argmax(axis=1)
     exact = np.where(scores[np.arange(queries.shape[0]), best] >= threshold, best, -1)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from rearview.adapters.sqlite import SqliteMemoryStore, SqliteSearchIndex, VectorOptions
-from rearview.adapters.sqlite.ann_index import AnnParams, HnswIndex, ann_available
+from rearview.adapters.sqlite.ann_index import AnnParams, HnswIndex, ann_available, repair_of
 from rearview.adapters.sqlite.vector_cache import top_of
 from rearview.domain.changes import ChangeSet
 from rearview.domain.memory import Fact
@@ -40,8 +40,8 @@ def _ids(found: list[Candidate]) -> list[tuple[str, float]]:
 
 
 def _same(graphed: list[Candidate], exact: list[Candidate]) -> None:
-    """What exact search finds, in the same order, with the same scores (both score the graph's float16 vectors
-    with one kernel, and break ties by ref)."""
+    """What exact search finds, in the same order, with the same scores (both score the cache's float16 vectors
+    with one kernel, whatever the graph holds, and break ties by ref)."""
     assert _ids(graphed) == _ids(exact)
 
 
@@ -310,3 +310,24 @@ def test_written_rows_go_into_the_graph_at_their_own_construction_width(
     assert isinstance(services.index, SqliteSearchIndex)
     assert services.index._vectors.ann.ann_params.expansion_writes == AnnParams().expansion_writes == 64
     services.close()
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_a_graph_holds_its_vectors_to_its_precision_and_a_changed_one_is_repaired(dtype: str) -> None:
+    """A graph's vectors, cut to its type, are no change (bfloat16 keeps 8 bits of each value); a vector embedded
+    anew is, however near."""
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((300, 64)).astype(np.float32)
+    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float16)
+    refs = np.arange(1, 301, dtype=np.int64)
+    graph = HnswIndex.build(64, AnnParams(dtype=dtype), refs, vectors)
+
+    assert repair_of(graph, refs, vectors, check_vectors=True).size == 0
+    held, given = graph.vectors_of(refs).astype(np.float32), vectors.astype(np.float32)
+    assert (np.abs(held - given) <= np.abs(given) * 2.0**-7).all()
+
+    moved = vectors.copy()
+    near = vectors[5].astype(np.float32) + 0.1 * rng.standard_normal(64).astype(np.float32) / 8
+    moved[5] = (near / np.linalg.norm(near)).astype(np.float16)
+    repair = repair_of(graph, refs, moved, check_vectors=True)
+    assert repair.add.tolist() == [5] and repair.remove.size == 0

@@ -1,0 +1,98 @@
+"""The HNSW graph's vector type (`AnnParams.dtype`): build and search time and what the graph finds, float16 (the
+baseline) against bfloat16 and int8, on real turns with a real embedder.
+
+The vectors are `coarse_cells.py real`'s (LoCoMo's and Chatlog's turns: 85% stored, the rest and restated stored
+turns as queries, kept under `.bench/`). Each type builds a graph of the stored rows on one thread (as the graph
+keeper does) at `AnnParams`' widths, then searches every query as recall does (`expansion_search`, 55 keys: the 50
+wanted and the margin) and as the write path's duplicate check does (`expansion_batch`, 11 keys): recall@50 against
+exact search over the float16 rows, the share of queries whose exact best is among the 11, and microseconds a query.
+
+    .venv/bin/python bench/ann_dtypes.py --embedder e5          # and minilm; Chatlog: make bench-chatlog first
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from coarse_cells import REPO, real_vectors
+from metrics import format_table
+
+TYPES = ("f16", "bf16", "i8")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--embedder", default="e5")
+    parser.add_argument(
+        "--data", type=Path, nargs="+",
+        default=[REPO.parent / "shared" / "benchmarks" / "locomo", REPO / ".bench" / "chatlog"],
+    )  # fmt: skip
+    parser.add_argument("--cache", type=Path, default=REPO / ".bench")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+
+    from usearch.index import Index
+
+    from rearview.adapters.sqlite.ann_index import AnnParams
+
+    stored, queries, _ = real_vectors(args.embedder, args.data, args.cache, args.seed)
+    params = AnnParams()
+    exact = np.argsort(-(queries @ stored.astype(np.float32).T), axis=1, kind="stable")
+    best50, best1 = exact[:, :50], exact[:, 0]
+    keys = np.arange(stored.shape[0], dtype=np.uint64)
+    rows = []
+    for dtype in TYPES:
+        index = Index(
+            ndim=stored.shape[1], metric="ip", dtype=dtype, connectivity=params.connectivity,
+            expansion_add=params.expansion_add, expansion_search=params.expansion_search,
+        )  # fmt: skip
+        began = time.perf_counter()
+        index.add(keys, stored, threads=1)
+        built = time.perf_counter() - began
+        found: dict[int, np.ndarray] = {}
+        micros: dict[int, float] = {}
+        for width, count in ((params.expansion_search, 55), (params.expansion_batch, 11)):
+            index.expansion_search = width  # type: ignore[misc]  # stubs miss its setter
+            began = time.perf_counter()
+            matches = index.search(queries, count, threads=1)
+            micros[width] = (time.perf_counter() - began) / queries.shape[0] * 1e6
+            found[width] = np.asarray(matches.keys, dtype=np.int64).reshape(queries.shape[0], -1)
+        wide, narrow = found[params.expansion_search], found[params.expansion_batch]
+        recall50 = np.mean([np.isin(best50[i], wide[i]).mean() for i in range(queries.shape[0])])
+        top1 = np.mean([best1[i] in narrow[i] for i in range(queries.shape[0])])
+        rows.append(
+            [
+                dtype,
+                f"{built:.2f}",
+                f"{stored.shape[0] / built:,.0f}",
+                f"{recall50:.4f}",
+                f"{micros[params.expansion_search]:.0f}",
+                f"{top1:.4f}",
+                f"{micros[params.expansion_batch]:.0f}",
+            ]
+        )
+    title = (
+        f"== {args.embedder}: a graph of {stored.shape[0]:,} turns ({stored.shape[1]} dimensions), "
+        f"{queries.shape[0]:,} queries, one thread =="
+    )
+    headers = [
+        "type",
+        "build s",
+        "rows/s",
+        f"recall@50 (width {params.expansion_search})",
+        "us a query",
+        f"exact best among 11 (width {params.expansion_batch})",
+        "us a query",
+    ]
+    print(format_table(headers, rows, title=title))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
