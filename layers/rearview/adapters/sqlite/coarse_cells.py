@@ -29,8 +29,8 @@ import numpy as np
 # The cosines (queries, rows) of queries (float16, as `vector_cache.block_scores` rounds them) against float16 rows.
 Scorer = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
-# How many of a query's nearest cells are scored: at 8, 11 of LoCoMo's 11,764 write decisions differed from exact
-# search's (bench/write_rate.py agreement); at 16, none.
+# How many of a query's nearest cells are scored: with sqrt(n) cells, at 8 11 of LoCoMo's 11,764 write decisions
+# differed from exact search's (bench/write_rate.py agreement), at 16 none; with 4 sqrt(n) at 16, 1 (a merge missed).
 PROBE = 16
 # The cells drawn for n rows: CELLS_PER_ROOT x sqrt(n), within these bounds (drawing costs rows x cells dot
 # products, once). At 4 against 1, a batch of 100 at 100,000 rows scores a quarter of the rows (0.022 s against 0.036
