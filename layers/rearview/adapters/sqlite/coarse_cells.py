@@ -12,7 +12,7 @@ Cells are an inverted file (IVF): `4 sqrt(rows)` centroids (64 to 2,048) taken e
 listed under its nearest centroid. A search scores the centroids, then scores exactly the rows of its `PROBE` nearest
 cells and the rows the cells do not list yet (appended, or given a new vector, since they were drawn: `loose`), which
 are folded into the cells once they are many. Drawn in one pass with no training: one matrix product of the rows and the
-centroids, in blocks (about 0.9 s at 100,000 rows, once). A batch of 100 then takes 0.02 s.
+centroids, in blocks (about 1 s at 100,000 rows, once). A batch of 100 then takes 0.02 s.
 
 Like the graph's narrow batch search (`AnnParams.expansion_batch`), this is approximate, so only the write path's
 batch check uses it, and only while the graph is built; recall searches exactly until the graph is attached.
@@ -33,11 +33,12 @@ Scorer = Callable[[np.ndarray, np.ndarray], np.ndarray]
 # differed from exact search's (bench/write_rate.py agreement), at 16 none; with 4 sqrt(n) at 16, 1 (a merge missed).
 PROBE = 16
 # The cells drawn for n rows: CELLS_PER_ROOT x sqrt(n), within these bounds (drawing costs rows x cells dot
-# products, once). At 4 against 1, a batch of 100 at 100,000 rows scores a quarter of the rows (0.022 s against 0.036
-# idle; drawing 0.9 s against 0.4), and the first minute of writes after a 100k load runs ~1.3x as fast. It is a
-# little more approximate: on real turns (LoCoMo and Chatlog, 16,340 rows, 4,384 near-repeats and restatements) the
-# best candidate above the dedup threshold differed from exact search's for 5 of MiniLM's 2,356 (0 at 1) and 0 of
-# e5's 860 (2 at 1); such a write is stored beside its near-duplicate instead of merged into it.
+# products, once). At 4 against 1, a batch of 100 at 100,000 rows scores a quarter of the rows (0.019 s against 0.038
+# idle; drawing 1.0 s against 0.5: bench/coarse_cells.py), and the first minute of writes after a 100k load runs
+# ~1.3x as fast (bench/write_rate.py rate --after-load). It is a little more approximate: on real turns (LoCoMo and
+# Chatlog, 16,340 rows, 4,384 near-repeats and restatements) the best candidate above the dedup threshold differed
+# from exact search's for 5 of MiniLM's 2,356 (0 at 1) and 0 of e5's 860 (2 at 1); such a write is stored beside its
+# near-duplicate instead of merged into it.
 CELLS_PER_ROOT = 4
 MIN_CELLS, MAX_CELLS = 64, 2048
 # Loose rows (scored for every query) folded into the cells once there are more than this many; the cells are drawn
