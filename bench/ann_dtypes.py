@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from coarse_cells import REPO, real_vectors
+from coarse_cells import add_turn_arguments, real_vectors
 from metrics import format_table
 
 TYPES = ("f16", "bf16", "i8")
@@ -43,13 +43,7 @@ def peers_vectors(size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--embedder", default="e5")
-    parser.add_argument(
-        "--data", type=Path, nargs="+",
-        default=[REPO.parent / "shared" / "benchmarks" / "locomo", REPO / ".bench" / "chatlog"],
-    )  # fmt: skip
-    parser.add_argument("--cache", type=Path, default=REPO / ".bench")
-    parser.add_argument("--seed", type=int, default=7)
+    add_turn_arguments(parser)
     parser.add_argument("--peers", type=int, default=0, help="peers.py's corpus of this many rows instead")
     args = parser.parse_args(argv)
 

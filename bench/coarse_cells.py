@@ -31,7 +31,7 @@ import numpy as np
 
 import locomo
 from metrics import format_table
-from write_rate import NAMESPACE, Namespace
+from write_rate import NAMESPACE, Namespace, best_candidates
 
 REPO = Path(__file__).resolve().parent.parent
 SETTINGS = [(1, 16), (2, 16), (4, 16), (4, 12), (4, 24), (8, 16)]
@@ -144,17 +144,7 @@ def timing(args: argparse.Namespace) -> None:
         index = SqliteSearchIndex(db, vectors=VectorOptions(ann_threshold=0))
         index.vector_search_many(NAMESPACE, queries[:1], episodic, 3)  # loads the cache, untimed
 
-        def searched() -> tuple[list[str | None], float]:
-            found: list[Any] = []
-            seconds: list[float] = []
-            for start in range(0, len(queries), 100):
-                began = time.perf_counter()
-                found += index.vector_search_many(NAMESPACE, queries[start : start + 100], episodic, 3)
-                seconds.append(time.perf_counter() - began)
-            best = [hits[0].id if hits and hits[0].score >= threshold else None for hits in found]
-            return best, sorted(seconds)[len(seconds) // 2]
-
-        exact, exact_s = searched()
+        exact, exact_s = best_candidates(index, queries, episodic, threshold)
         cache = index._vectors.loaded(NAMESPACE, "episodic", db.generation(NAMESPACE))
         assert cache is not None
         cache.building = True  # as while its graph is built: the batch search goes through the cells
@@ -165,7 +155,7 @@ def timing(args: argparse.Namespace) -> None:
             began = time.perf_counter()
             index.vector_search_many(NAMESPACE, queries[:1], episodic, 3)  # draws the cells
             drawn = time.perf_counter() - began
-            found, cells_s = searched()
+            found, cells_s = best_candidates(index, queries, episodic, threshold)
             differ = sum(a != b for a, b in zip(exact, found, strict=True))
             rows.append([f"{per_root} x sqrt(n)", str(probe), f"{drawn:.2f}", str(differ), f"{cells_s:.3f}"])
         db.close()
@@ -177,17 +167,21 @@ def timing(args: argparse.Namespace) -> None:
     print(format_table(headers, rows, title=title))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    commands = parser.add_subparsers(dest="command", required=True)
-    sub = commands.add_parser("real")
-    sub.add_argument("--embedder", default="e5")
-    sub.add_argument(
+def add_turn_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `real_vectors`: --embedder, --data (LoCoMo-shaped sets), --cache, --seed."""
+    parser.add_argument("--embedder", default="e5")
+    parser.add_argument(
         "--data", type=Path, nargs="+",
         default=[REPO.parent / "shared" / "benchmarks" / "locomo", REPO / ".bench" / "chatlog"],
     )  # fmt: skip
-    sub.add_argument("--cache", type=Path, default=REPO / ".bench")
-    sub.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--cache", type=Path, default=REPO / ".bench")
+    parser.add_argument("--seed", type=int, default=7)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_turn_arguments(commands.add_parser("real"))
     sub = commands.add_parser("timing")
     sub.add_argument("--size", type=int, default=100_000)
     sub.add_argument("--seed", type=int, default=42)

@@ -75,6 +75,16 @@ class EmbedderReranker:
         return [float(self._kept[d] @ vector) for d in documents]
 
 
+def frozen_recall(services: Any, clock: Any, reranker: Any = None) -> Any:
+    """The store's recall with its access counts frozen (recording none), so that asking again ranks alike."""
+    from rearview.ports import MemoryStore
+    from rearview.service.recall import RecallService
+
+    frozen = cast(MemoryStore, locomo._AccessNotRecorded(services.store))
+    tuning, floor = services.recaller.tuning, services.recaller.relevance_floor
+    return RecallService(frozen, services.index, services.embedder, clock, tuning, floor, reranker=reranker)
+
+
 def ask(
     data: Path, store: Path, embedder: str, rerank_embedder: str | None = None, params: Sequence[str] = ()
 ) -> dict[str, Any]:
@@ -82,8 +92,6 @@ def ask(
     from rearview.bootstrap import build
     from rearview.clock import ManualClock
     from rearview.domain.recall import RecallQuery
-    from rearview.ports import MemoryStore
-    from rearview.service.recall import RecallService
     from rearview.settings import Settings
 
     with (store / STATES).open("rb") as f:
@@ -91,17 +99,8 @@ def ask(
     questions, _ = locomo.load_questions(data / "locomo10_gold.jsonl")
     clock = ManualClock()
     services = build(with_params(Settings(embedder=embedder, data_dir=store), params), clock=clock)
-    frozen = cast(MemoryStore, locomo._AccessNotRecorded(services.store))
     reranker = EmbedderReranker(rerank_embedder) if rerank_embedder else None
-    recaller = RecallService(
-        frozen,
-        services.index,
-        services.embedder,
-        clock,
-        services.recaller.tuning,
-        services.recaller.relevance_floor,
-        reranker=reranker,
-    )
+    recaller = frozen_recall(services, clock, reranker)
     scored, no_memory = [], 0
     try:
         for q in questions:

@@ -14,10 +14,9 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import cast
 
 import locomo
-from locomo_ask import STATES, ingest
+from locomo_ask import STATES, frozen_recall, ingest
 from metrics import dedup_ids, format_table
 
 BUCKETS = [(1, 10, "1-10"), (11, 25, "11-25"), (26, 50, "26-50"), (51, 100, "51-100")]
@@ -41,8 +40,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     from rearview.bootstrap import build
     from rearview.clock import ManualClock
     from rearview.domain.recall import RecallQuery
-    from rearview.ports import MemoryStore
-    from rearview.service.recall import RecallService
     from rearview.settings import Settings
 
     if not (args.store / STATES).exists():
@@ -53,15 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = locomo.category_names(args.data / "locomo10_gold.jsonl")
     clock = ManualClock()
     services = build(Settings(embedder=args.embedder, data_dir=args.store), clock=clock)
-    frozen = cast(MemoryStore, locomo._AccessNotRecorded(services.store))
-    recaller = RecallService(
-        frozen,
-        services.index,
-        services.embedder,
-        clock,
-        services.recaller.tuning,
-        services.recaller.relevance_floor,
-    )
+    recaller = frozen_recall(services, clock)
     counts: dict[str, Counter[str]] = {name: Counter() for name in names.values()}
     try:
         for q in questions:

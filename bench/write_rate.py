@@ -439,6 +439,19 @@ def agreement(args: argparse.Namespace) -> None:
     print("\n".join(lines))
 
 
+def best_candidates(index: Any, queries: Any, flt: Any, threshold: float) -> tuple[list[str | None], float]:
+    """Each query's best candidate at or above `threshold` through `index.vector_search_many` in batches of 100, as
+    the write path's duplicate check asks (3 neighbours), and the median seconds of a batch."""
+    found: list[list[Any]] = []
+    seconds: list[float] = []
+    for start in range(0, len(queries), 100):
+        began = time.perf_counter()
+        found += index.vector_search_many(NAMESPACE, queries[start : start + 100], flt, 3)
+        seconds.append(time.perf_counter() - began)
+    best = [hits[0].id if hits and hits[0].score >= threshold else None for hits in found]
+    return best, sorted(seconds)[len(seconds) // 2]
+
+
 def candidates(args: argparse.Namespace) -> None:
     """The duplicate check's best candidate above the dedup threshold for --queries new sentences against a namespace
     of --size (recall_latency's corpus, bulk-loaded), exact, through the coarse cells that stand in while a graph is
@@ -458,20 +471,9 @@ def candidates(args: argparse.Namespace) -> None:
         grown.bulk_load(args.size)
         queries = embedder.embed([text for text, _ in grown.generator.sentences(args.queries)])
 
-        def searched(index: Any) -> tuple[list[str | None], float]:
-            """Each query's best candidate at or above the threshold, and the median seconds of a batch of 100."""
-            found: list[list[Any]] = []
-            seconds: list[float] = []
-            for start in range(0, len(queries), 100):
-                began = time.perf_counter()
-                found += index.vector_search_many(NAMESPACE, queries[start : start + 100], episodic, 3)
-                seconds.append(time.perf_counter() - began)
-            best = [hits[0].id if hits and hits[0].score >= threshold else None for hits in found]
-            return best, sorted(seconds)[len(seconds) // 2]
-
         exact_index = SqliteSearchIndex(db, vectors=VectorOptions(ann_threshold=0))
         exact_index.vector_search_many(NAMESPACE, queries[:1], episodic, 3)  # loads the cache, untimed
-        exact, exact_s = searched(exact_index)
+        exact, exact_s = best_candidates(exact_index, queries, episodic, threshold)
         lines = [
             f"The duplicate check's best candidate at or above the dedup threshold ({threshold}) for {args.queries:,} "
             f"new sentences against {args.size:,} in the namespace: exact search finds "
@@ -484,7 +486,7 @@ def candidates(args: argparse.Namespace) -> None:
         assert cache is not None
         cache.building = True  # as while its graph is built: the batch search goes through the coarse cells
         exact_index.vector_search_many(NAMESPACE, queries[:1], episodic, 3)  # draws the cells, untimed
-        found, cells_s = searched(exact_index)
+        found, cells_s = best_candidates(exact_index, queries, episodic, threshold)
         differ = sum(a != b for a, b in zip(exact, found, strict=True))
         lines.append(f"| coarse cells | {differ} | {sum(x is not None for x in found)} | {cells_s:.3f} |")
         for width in args.widths:
@@ -492,7 +494,7 @@ def candidates(args: argparse.Namespace) -> None:
                 db, vectors=VectorOptions(ann_threshold=1, ann_params=AnnParams(expansion_batch=width))
             )
             index.vector_search_many(NAMESPACE, queries[:1], episodic, 3)  # loads the cache, builds its graph
-            found, graph_s = searched(index)
+            found, graph_s = best_candidates(index, queries, episodic, threshold)
             differ = sum(a != b for a, b in zip(exact, found, strict=True))
             lines.append(f"| graph, width {width} | {differ} | {sum(x is not None for x in found)} | {graph_s:.3f} |")
         db.close()
