@@ -306,3 +306,34 @@ def test_a_bulk_change_set_crossing_the_threshold_lands_in_the_namespaces_own_ta
         if neighbour:
             assert _found(index, "small", "violin") == _holding("violin", _episodes("small", 30))
     _check_fts(path)
+
+
+@pytest.mark.parametrize("own_table", [False, True])
+def test_what_a_change_set_inserted_is_read_by_its_refs_not_by_the_namespaces_index(
+    tmp_path: Path, own_table: bool
+) -> None:
+    """Indexing the episodes a change set inserted (their text, tags and metadata terms) reads the range of their
+    refs: read through the namespace's index, it walked every episode of the namespace on every write."""
+    from rearview.adapters.sqlite.memory_store import _EPISODE_METADATA_INSERTED, _EPISODE_TAGS_INSERTED
+    from rearview.adapters.sqlite.namespace_fts import fts_table, inserted_rows_statement
+
+    with _db(tmp_path / "rearview.db") as db:
+        store = SqliteMemoryStore(db, own_fts_episodes=20 if own_table else 10_000)
+        _write(store, "acme", _episodes("acme", 200))
+        _write(store, "other", _episodes("other", 50))
+        assert ("acme" in _own_tables(db)) is own_table
+        with db.snapshot() as conn:
+            # The store keeps no ANALYZE statistics (schema.py), so the planner goes by the statement alone.
+            statements = [
+                inserted_rows_statement(fts_table(conn, "episodic", "acme")),
+                _EPISODE_TAGS_INSERTED,
+                _EPISODE_METADATA_INSERTED,
+            ]
+            for statement in statements:
+                plan = [str(row[3]) for row in conn.execute(f"EXPLAIN QUERY PLAN {statement}", (5, 9, "acme"))]
+                read = [step for step in plan if "episodes" in step or step.startswith("SEARCH e ")]
+                assert read and all("INTEGER PRIMARY KEY (rowid>? AND rowid<?)" in step for step in read), plan
+
+        # And they are indexed: the last change set's tags and words are found.
+        index = SqliteSearchIndex(db)
+        assert _found(index, "acme", "violin") == _holding("violin", _episodes("acme", 200))

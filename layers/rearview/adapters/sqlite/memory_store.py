@@ -71,17 +71,18 @@ from rearview.errors import ConcurrentUpdate, InvalidInput
 from rearview.ports import Clock
 
 # The tags of the episodes one statement inserted (refs ?1..?2), as the insert trigger before migration 13 wrote them.
+# `+e.namespace`: read by the range of refs, not by the namespace's index (namespace_fts.index_inserted says why).
 _EPISODE_TAGS_INSERTED = (
     "INSERT OR IGNORE INTO memory_tags(namespace, tag, layer, ref) "
     "SELECT e.namespace, t.value, 'episodic', e.ref FROM episodes AS e, json_each(e.tags_json) AS t "
-    "WHERE e.ref BETWEEN ? AND ? AND e.namespace = ? AND e.tags_json <> '[]'"
+    "WHERE e.ref BETWEEN ? AND ? AND +e.namespace = ? AND e.tags_json <> '[]'"
 )
 
 # The metadata terms of the episodes one statement inserted (refs ?1..?2), as their tags are written.
 _EPISODE_METADATA_INSERTED = (
     "INSERT OR IGNORE INTO memory_metadata(namespace, term, layer, ref) "
     "SELECT e.namespace, t.value, 'episodic', e.ref FROM episodes AS e, json_each(e.metadata_terms) AS t "
-    "WHERE e.ref BETWEEN ? AND ? AND e.namespace = ? AND e.metadata_terms <> '[]'"
+    "WHERE e.ref BETWEEN ? AND ? AND +e.namespace = ? AND e.metadata_terms <> '[]'"
 )
 
 # How the store keeps a vector: float32, little-endian.
