@@ -53,9 +53,13 @@ _CONTRADICTION_NEIGHBOURS = 5
 class _Plan:
     """The ChangeSet being built for one write or batch, with what it has already decided."""
 
-    changes: ChangeSet = field(default_factory=ChangeSet)
+    # The memories to store, by id, in the order last put (an update moves one to the end).
+    upserts: dict[str, tuple[Memory, np.ndarray | None]] = field(default_factory=dict)
     # Memories touched by this plan, by id, so later items of a batch see earlier ones.
     pending: dict[str, Memory] = field(default_factory=dict)
+    # The stored memories under the batch's ids, read in one call before planning (nothing is applied until the
+    # plan is whole): an id already stored is answered `duplicate_id` or refused.
+    stored: dict[str, Memory] = field(default_factory=dict)
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
     # Stored version of each already-stored memory this plan updates: the update carries exactly that + 1.
     base_versions: dict[str, int] = field(default_factory=dict)
@@ -85,9 +89,8 @@ class _Plan:
         self._put(memory.model_copy(update={"version": version}), vector)
 
     def _put(self, memory: Memory, vector: np.ndarray | None) -> None:
-        previous = [v for m, v in self.changes.upserts if m.id == memory.id]
-        self.changes.upserts = [(m, v) for m, v in self.changes.upserts if m.id != memory.id]
-        self.changes.upserts.append((memory, vector if vector is not None else (previous[0] if previous else None)))
+        previous = self.upserts.pop(memory.id, None)
+        self.upserts[memory.id] = (memory, vector if vector is not None or previous is None else previous[1])
         self.pending[memory.id] = memory
         if vector is not None:
             self.vectors[memory.id] = vector
@@ -224,11 +227,13 @@ class WriteService:
             )
             for i, p in enumerate(pieces)
         ]
-        plan = _Plan()
+        plan = _Plan(
+            stored=self._store.get_many(namespace, list(dict.fromkeys(p.item.id for p in pieces if p.item.id)))
+        )
         planned = [self._plan_one(namespace, each, now, plan) for each in prepared]
-        if plan.changes:
-            self._store.apply(namespace, plan.changes)
-            episodes = [m for m, _ in plan.changes.upserts if isinstance(m, Episode)]
+        if plan.upserts:
+            self._store.apply(namespace, ChangeSet(upserts=list(plan.upserts.values())))
+            episodes = [m for m, _ in plan.upserts.values() if isinstance(m, Episode)]
             if episodes and self.on_stored is not None:
                 self.on_stored(namespace, episodes, _to_extract(pieces, planned, episodes))
         return _per_item(len(items), pieces, planned)
@@ -268,12 +273,13 @@ class WriteService:
             raise ConfigurationError("write queue: not configured; use write_batch", field="write_queue_url")
         now = self._clock.now()
         self.validate(namespace, items, field_prefix, now)
+        # Redacted here, before the queue: SQS, the dead-letter queue and the worker never see a raw secret. A long
+        # text is queued whole (the worker chunks it, under the id given here).
+        redacted = [redact_write(raw, _item(field_prefix, i)) for i, raw in enumerate(items)]
+        stored = self._store.get_many(namespace, list(dict.fromkeys(item.id for item, _ in redacted if item.id)))
         queued: list[MemoryWrite] = []
         results: list[WriteResult] = []
-        for i, raw in enumerate(items):
-            # Redacted here, before the queue: SQS, the dead-letter queue and the worker never see a raw secret. A
-            # long text is queued whole (the worker chunks it, under the id given here).
-            item, kinds = redact_write(raw, _item(field_prefix, i))
+        for i, (item, kinds) in enumerate(redacted):
             item = with_expiry(item, now)
             if item.id is not None:
                 # A long text's id is its first chunk's: the same text sent again finds that chunk stored.
@@ -282,7 +288,7 @@ class WriteService:
                     if item.layer == "episodic"
                     else item
                 )
-                self.check_id_free(namespace, first, self._store.get(namespace, item.id), _field(field_prefix, i))
+                self.check_id_free(namespace, first, stored.get(item.id), _field(field_prefix, i))
             memory_id = item.id or new_ulid(now)
             importance = score_importance(
                 item.content, layer=item.layer, entities=item.entities, explicit=item.importance
@@ -408,7 +414,7 @@ class WriteService:
         long text is never merged: it is part of its text, not a memory said again."""
         item, redacted = prepared.item, prepared.redacted
         if item.id is not None:
-            existing = plan.pending.get(item.id) or self._store.get(namespace, item.id)
+            existing = plan.pending.get(item.id) or plan.stored.get(item.id)
             if existing is not None:
                 self.check_id_free(namespace, item, existing, prepared.field)
                 return WriteResult(id=item.id, status="stored", reason="duplicate_id", redacted=redacted)
