@@ -16,6 +16,7 @@ import enum
 import types
 import typing
 from collections.abc import Mapping
+from datetime import date, datetime, timedelta
 from functools import cache
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -41,15 +42,33 @@ class _Walk:
 
     def model(self, model: BaseModel, path: str) -> BaseModel:
         update: dict[str, Any] = {}
-        for name, annotation, verbatim in _fields_of(type(model)):
+        for name, annotation, verbatim, shape in _fields_of(type(model)):
+            if shape is _Shape.NO_TEXT:
+                continue
             value = getattr(model, name)
             if value is None:
                 continue
             where = f"{path}.{name}" if path else name
-            walked = self.value(value, annotation, where, verbatim)
+            walked: Any
+            if shape is _Shape.TEXT and type(value) is str:
+                walked = self.text(value, where, verbatim)
+            elif shape is _Shape.TEXTS and type(value) is list:
+                walked = self.texts(value, where, verbatim)
+            else:
+                walked = self.value(value, annotation, where, verbatim)
             if walked is not value:
                 update[name] = walked
         return model.model_copy(update=update) if update else model
+
+    def texts(self, values: list[Any], path: str, verbatim: bool) -> list[Any]:
+        """A list of strings, as `container` walks one, without asking each item's type."""
+        walked = [
+            self.text(item, f"{path}.{i}", verbatim)
+            if type(item) is str
+            else self.value(item, str, f"{path}.{i}", verbatim)
+            for i, item in enumerate(values)
+        ]
+        return walked if any(a is not b for a, b in zip(walked, values, strict=True)) else values
 
     def value(self, value: Any, annotation: Any, path: str, verbatim: bool = False) -> Any:
         annotation, verbatim = _unwrapped(annotation, verbatim)
@@ -97,13 +116,43 @@ _UNWRAPPED: dict[tuple[int, bool], tuple[Any, tuple[Any, bool]]] = {}
 _UNWRAPPED_KEPT = 4096
 
 
+class _Shape(enum.Enum):
+    """What a field can hold, read once from its annotation: the walk skips a field no string fits in, and takes a
+    string or a list of strings (most of a write's fields) without asking `value` what each is (a third of the
+    redaction of a write of bench/write_rate.py went to asking)."""
+
+    NO_TEXT = "no_text"  # numbers, booleans, times, a closed set
+    TEXT = "text"
+    TEXTS = "texts"  # a list of strings (each item's own metadata may mark it verbatim)
+    OTHER = "other"  # anything else: `value` walks it
+
+
 @cache
-def _fields_of(model: type[BaseModel]) -> tuple[tuple[str, Any, bool], ...]:
-    """Each field of `model`: its name, its annotation, and whether its metadata marks it VERBATIM."""
-    return tuple(
-        (name, info.annotation, any(meta is VERBATIM for meta in info.metadata))
-        for name, info in model.model_fields.items()
-    )
+def _fields_of(model: type[BaseModel]) -> tuple[tuple[str, Any, bool, _Shape], ...]:
+    """Each field of `model`: its name, its annotation (unwrapped), whether it is VERBATIM (its metadata or its
+    type's), and its shape."""
+    fields = []
+    for name, info in model.model_fields.items():
+        annotation, verbatim = _unwrapped(info.annotation, any(meta is VERBATIM for meta in info.metadata))
+        fields.append((name, annotation, *_shape_of(annotation, verbatim)))
+    return tuple(fields)
+
+
+def _shape_of(annotation: Any, verbatim: bool) -> tuple[bool, _Shape]:
+    """Whether a field is verbatim and its shape; a list of strings is verbatim if its items are."""
+    if annotation is str:
+        return verbatim, _Shape.TEXT
+    if (
+        typing.get_origin(annotation) is Literal
+        or annotation in (datetime, date, timedelta)
+        or _holds_no_text(annotation)
+    ):
+        return verbatim, _Shape.NO_TEXT
+    if typing.get_origin(annotation) is list:
+        inner, inner_verbatim = _unwrapped(_argument(annotation, 0), verbatim)
+        if inner is str:
+            return inner_verbatim, _Shape.TEXTS
+    return verbatim, _Shape.OTHER
 
 
 def _unwrapped(annotation: Any, verbatim: bool) -> tuple[Any, bool]:
