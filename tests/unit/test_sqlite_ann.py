@@ -331,3 +331,32 @@ def test_a_graph_holds_its_vectors_to_its_precision_and_a_changed_one_is_repaire
     moved[5] = (near / np.linalg.norm(near)).astype(np.float16)
     repair = repair_of(graph, refs, moved, check_vectors=True)
     assert repair.add.tolist() == [5] and repair.remove.size == 0
+
+
+def test_a_waiting_search_goes_before_the_next_step_of_whoever_held_the_graph() -> None:
+    """The graph keeper adds rows in steps, each holding the graph's lock: a search that waits for one step gets the
+    lock before the keeper's next, however quickly the keeper asks for it again (a plain lock let the keeper take
+    it back before the search woke, step after step)."""
+    from rearview.adapters.sqlite.ann_index import _SearchesFirst
+
+    lock = _SearchesFirst()
+    order: list[str] = []
+    waiting = threading.Event()
+
+    def search() -> None:
+        waiting.set()
+        with lock.searching():
+            order.append("search")
+
+    with lock:
+        searcher = threading.Thread(target=search)
+        searcher.start()
+        waiting.wait(timeout=10)
+        for _ in range(10_000):  # until the search is waiting for the lock, not only about to ask for it
+            if lock.searches_waiting:
+                break
+            threading.Event().wait(0.001)
+    with lock:  # the keeper's next step, asked for at once
+        order.append("keeper")
+    searcher.join(timeout=10)
+    assert order == ["search", "keeper"]

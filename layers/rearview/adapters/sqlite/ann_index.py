@@ -18,7 +18,7 @@ import contextlib
 import json
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -75,6 +75,51 @@ def _progress_calling(pause: Callable[[], None]) -> Callable[[int, int], bool]:
     return progress
 
 
+class _SearchesFirst:
+    """The graph's lock, under which a search waits for at most the one step in progress. A plain lock is not
+    fair: the graph keeper, adding its pending rows in steps, released it and took it back before a waiting search
+    woke, so the write path's duplicate check waited for several of its steps (bench/RESULTS.md). Here anything
+    else (the keeper's next step) first lets through the searches already waiting when it asked, and only those: a
+    stream of searches from many threads does not hold the keeper off for good.
+
+    `with lock:` takes it as anything else does; `with lock.searching():` as a search."""
+
+    def __init__(self) -> None:
+        self._state = threading.Condition(threading.Lock())
+        self._held = False
+        self._searches_arrived = 0
+        self._searches_served = 0
+
+    def __enter__(self) -> None:
+        with self._state:
+            before = self._searches_arrived
+            while self._held or self._searches_served < before:
+                self._state.wait()
+            self._held = True
+
+    def __exit__(self, *_: object) -> None:
+        with self._state:
+            self._held = False
+            self._state.notify_all()
+
+    @contextlib.contextmanager
+    def searching(self) -> Iterator[None]:
+        with self._state:
+            self._searches_arrived += 1
+            while self._held:
+                self._state.wait()
+            self._searches_served += 1
+            self._held = True
+        try:
+            yield
+        finally:
+            self.__exit__()
+
+    @property
+    def searches_waiting(self) -> int:
+        return self._searches_arrived - self._searches_served
+
+
 def ann_available() -> bool:
     """True if usearch can be imported (the `embedded` extra); without it every search is exact."""
     try:
@@ -110,7 +155,7 @@ class HnswIndex:
             expansion_search=params.expansion_search,
         )
         self._index.expansion_search = params.expansion_search  # type: ignore[misc]  # stubs miss its setter
-        self._lock = threading.Lock()
+        self._lock = _SearchesFirst()
         # Set by the owner when the graph has changed since it was last saved.
         self.changed_since_save = 0
         # usearch's memory_usage walks the graph's allocations (~2 ms at 100,000 keys): measured after a build,
@@ -196,7 +241,7 @@ class HnswIndex:
         """For each row of `queries`, the keys of about its `count` nearest rows, nearest first. The search width is
         the larger of `count` and `width` (default `expansion_search`)."""
         queries = np.asarray(queries, dtype=np.float32).reshape(-1, self.dim)
-        with self._lock:
+        with self._lock.searching():
             count = min(count, len(self._index))
             if count <= 0:
                 return [np.empty(0, dtype=np.int64) for _ in range(queries.shape[0])]
