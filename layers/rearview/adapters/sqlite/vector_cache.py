@@ -88,6 +88,23 @@ def _scores_of_many(vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
     return np.vstack([block_scores(vectors, query.reshape(1, -1)) for query in queries])
 
 
+def _pair_scores(vectors: np.ndarray, queries: np.ndarray, owner: np.ndarray) -> np.ndarray:
+    """The cosine of each row of `vectors` with its query, `queries[owner[row]]` (`owner` ascending), each pair
+    scored as `block_scores` scores it for one query (numkong's row-by-row dot is its kernel's, pair for pair)."""
+    if vectors.shape[0] == 0:
+        return np.empty(0, dtype=np.float32)
+    if _KERNEL is not None:
+        paired = np.ascontiguousarray(queries, dtype=np.float16)[owner]
+        return np.asarray(_KERNEL.dot(paired, np.ascontiguousarray(vectors))).reshape(-1).astype(np.float32)
+    bounds = np.searchsorted(owner, np.arange(queries.shape[0] + 1))
+    scores = np.empty(vectors.shape[0], dtype=np.float32)
+    for q in range(queries.shape[0]):
+        if bounds[q + 1] > bounds[q]:
+            rows = slice(bounds[q], bounds[q + 1])
+            scores[rows] = block_scores(vectors[rows], queries[q : q + 1])[0]
+    return scores
+
+
 def _among_sorted(sorted_values: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Which of `values` occur in `sorted_values` (sorted, unique): a binary search each."""
     at = np.searchsorted(sorted_values, values)
@@ -443,7 +460,9 @@ class VectorCache:
     ) -> list[Hits]:
         """The graph's nearest keys and the rows it does not hold yet (`unsynced`), those that pass the mask,
         scored exactly (so the scores match an exact search); the exact search over the passing rows for a query
-        where they are too few."""
+        where they are too few. Every query's keys are looked up, filtered and scored at once (`_pair_scores`):
+        done query by query, that cost the write path's batch of 100 duplicate checks more than the graph's
+        search (bench/RESULTS.md)."""
         assert self.ann is not None
         wanted = min(passing, limit)
         ask = int(min(self.alive_count, wanted * _ANN_MARGIN * self.alive_count / passing + 8))
@@ -452,24 +471,31 @@ class VectorCache:
         # The rows the graph does not hold yet are scored for every query at once: the keeper may lag by thousands
         # of rows while writes come fast, and gathering and sorting them per query cost more than the search.
         waiting = _scores_of_many(self.vectors[pending], queries) if pending.size else None
+        found_keys = self.ann.search(queries, ask, width)
+        keys = np.concatenate(found_keys) if found_keys else np.empty(0, dtype=np.int64)
+        owner = np.repeat(np.arange(len(found_keys)), [k.size for k in found_keys])
+        positions = np.searchsorted(self.refs[: self.size], keys)
+        inside = positions < self.size
+        positions[~inside] = 0
+        # Keys the cache still holds, passing the mask, not among the pending rows (scored with them).
+        kept = inside & (self.refs[positions] == keys) & mask[positions]
+        if pending.size:
+            kept &= ~_among_sorted(pending, positions)
+        positions, owner = positions[kept], owner[kept]
+        scores = _pair_scores(self.vectors[positions], queries, owner)
+        bounds = np.searchsorted(owner, np.arange(queries.shape[0] + 1))
         found: list[Hits] = []
-        for q, (query, keys) in enumerate(zip(queries, self.ann.search(queries, ask, width), strict=True)):
-            positions = self._positions_of(keys)
-            positions = positions[mask[positions]]
-            if pending.size:
-                positions = positions[~_among_sorted(pending, positions)]
-            if positions.size + pending.size < wanted:
+        for q, query in enumerate(queries):
+            rows = slice(bounds[q], bounds[q + 1])
+            if bounds[q + 1] - bounds[q] + pending.size < wanted:
                 found.append(self._exact_many(query.reshape(1, -1), np.flatnonzero(mask), limit)[0])
                 continue
-            scores = block_scores(self.vectors[positions], query.reshape(1, -1))
+            at, scored = positions[rows], scores[rows]
             if waiting is not None:
-                positions = np.concatenate([positions, pending])
-                scores = np.concatenate([scores, waiting[q : q + 1]], axis=1)
-            # In row order, so that ties fall as in an exact search.
-            order = np.argsort(positions, kind="stable")
-            positions, scores = positions[order], scores[:, order]
-            top = top_of(scores, limit)[0]
-            found.append(self._hits(scores[0, top], positions[top]))
+                at, scored = np.concatenate([at, pending]), np.concatenate([scored, waiting[q]])
+            # Best first, equal scores in row order, as in an exact search.
+            top = top_by_position(scored, at, limit)
+            found.append(self._hits(scored[top], at[top]))
         return found
 
     def _cells_many(self, queries: np.ndarray, mask: np.ndarray, rows: np.ndarray, limit: int) -> list[Hits]:
@@ -488,13 +514,6 @@ class VectorCache:
             top = top_by_position(scores, positions, limit)
             found.append(self._hits(scores[top], positions[top]))
         return found
-
-    def _positions_of(self, keys: np.ndarray) -> np.ndarray:
-        """The rows of the graph's keys (refs), those it still holds."""
-        positions = np.searchsorted(self.refs[: self.size], keys)
-        inside = positions < self.size
-        positions, keys = positions[inside], keys[inside]
-        return positions[self.refs[positions] == keys]
 
 
 def _positions_mask(sorted_refs: np.ndarray, refs: np.ndarray) -> np.ndarray:
