@@ -382,7 +382,7 @@ class VectorCaches:
         if cache.generation != changes.generation_before:
             return False  # missed another writer's change
         rows = sorted((r for r in changes.upserted if r.layer == cache.layer), key=lambda r: r.ref)
-        if not all(cache.upsert(row) for row in rows):
+        if not cache.upsert_many(rows):
             cache.unsynced = []
             return False
         self._sync_after_write(changes.namespace, cache, len(rows))
