@@ -12,7 +12,7 @@ nothing twice.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -34,6 +34,7 @@ from rearview.service.expiry import check_expiry, with_expiry
 from rearview.service.hindsight.outcomes import recognise_outcome
 from rearview.service.redaction import redact_request
 from rearview.service.same_memory import says_the_same
+from rearview.service.write_plan import WritePlan
 from rearview.settings import WriteTuning
 from rearview.text_analysis import asks_question, without_speaker_label
 
@@ -47,85 +48,6 @@ class WriteStore(MemoryReader, MemoryWriter, Protocol):
 _DEDUP_NEIGHBOURS = 3
 # How many nearest facts are checked for contradiction with a new fact.
 _CONTRADICTION_NEIGHBOURS = 5
-
-
-@dataclass
-class _Plan:
-    """The ChangeSet being built for one write or batch, with what it has already decided."""
-
-    # The memories to store, by id, in the order last put (an update moves one to the end).
-    upserts: dict[str, tuple[Memory, np.ndarray | None]] = field(default_factory=dict)
-    # Memories touched by this plan, by id, so later items of a batch see earlier ones.
-    pending: dict[str, Memory] = field(default_factory=dict)
-    # The stored memories under the batch's ids, read in one call before planning (nothing is applied until the
-    # plan is whole): an id already stored is answered `duplicate_id` or refused.
-    stored: dict[str, Memory] = field(default_factory=dict)
-    vectors: dict[str, np.ndarray] = field(default_factory=dict)
-    # Stored version of each already-stored memory this plan updates: the update carries exactly that + 1.
-    base_versions: dict[str, int] = field(default_factory=dict)
-    inserted: set[str] = field(default_factory=set)
-    # `vectors` as rows of one matrix, in the same order (a batch's duplicate check against the items before each
-    # item: one product, not a stack of every earlier vector per item).
-    vector_ids: list[str] = field(default_factory=list)
-    _rows: dict[str, int] = field(default_factory=dict)
-    _matrix: np.ndarray | None = None
-    # Per row: its memory's layer is episodic; it can be merged into (not a fact that is no longer active). Kept as
-    # memories are put, so a duplicate check reads two arrays rather than every earlier memory.
-    _episodic: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    _open: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-
-    def insert(self, memory: Memory, vector: np.ndarray) -> None:
-        self.inserted.add(memory.id)
-        self._put(memory.model_copy(update={"version": 1}), vector)
-
-    def update(self, memory: Memory, vector: np.ndarray | None = None) -> None:
-        """Update a memory read from the store or planned earlier in this batch (optimistic locking kept right);
-        `vector` when its content changed."""
-        if memory.id in self.inserted:
-            version = 1
-        else:
-            base = self.base_versions.setdefault(memory.id, memory.version)
-            version = base + 1
-        self._put(memory.model_copy(update={"version": version}), vector)
-
-    def _put(self, memory: Memory, vector: np.ndarray | None) -> None:
-        previous = self.upserts.pop(memory.id, None)
-        self.upserts[memory.id] = (memory, vector if vector is not None or previous is None else previous[1])
-        self.pending[memory.id] = memory
-        if vector is not None:
-            self.vectors[memory.id] = vector
-            self._put_row(memory.id, vector)
-        row = self._rows.get(memory.id)
-        if row is not None:
-            self._episodic[row] = memory.layer == "episodic"
-            self._open[row] = not (isinstance(memory, Fact) and memory.status != "active")
-
-    def _put_row(self, memory_id: str, vector: np.ndarray) -> None:
-        row = self._rows.get(memory_id)
-        if row is None:
-            row = self._rows[memory_id] = len(self.vector_ids)
-            self.vector_ids.append(memory_id)
-        if self._matrix is None or row >= self._matrix.shape[0]:
-            size = max(16, 2 * row)
-            grown = np.empty((size, vector.shape[0]), dtype=np.asarray(vector).dtype)
-            if self._matrix is not None:
-                grown[: self._matrix.shape[0]] = self._matrix
-            self._matrix = grown
-            self._episodic = np.resize(self._episodic, size)
-            self._open = np.resize(self._open, size)
-        self._matrix[row] = vector
-
-    def mergeable_rows(self, layer: str) -> np.ndarray:
-        """The rows (of `vector_ids`) a new memory of `layer` can be merged into: same layer, and not a fact that
-        is no longer active."""
-        n = len(self._rows)
-        return np.flatnonzero((self._episodic[:n] == (layer == "episodic")) & self._open[:n])
-
-    def similarities(self, vector: np.ndarray) -> np.ndarray:
-        """The dot product of `vector` with each row of `vectors`, in `vector_ids` order."""
-        if self._matrix is None:
-            return np.empty(0, dtype=np.float32)
-        return self._matrix[: len(self._rows)] @ vector
 
 
 @dataclass(frozen=True)
@@ -227,7 +149,7 @@ class WriteService:
             )
             for i, p in enumerate(pieces)
         ]
-        plan = _Plan(
+        plan = WritePlan(
             stored=self._store.get_many(namespace, list(dict.fromkeys(p.item.id for p in pieces if p.item.id)))
         )
         planned = [self._plan_one(namespace, each, now, plan) for each in prepared]
@@ -409,7 +331,7 @@ class WriteService:
                 found[i] = cands
         return found
 
-    def _plan_one(self, namespace: str, prepared: _Prepared, now: datetime, plan: _Plan) -> WriteResult:
+    def _plan_one(self, namespace: str, prepared: _Prepared, now: datetime, plan: WritePlan) -> WriteResult:
         """Plan one item: stored already (by id), skipped, merged into a near-duplicate, or inserted. A chunk of a
         long text is never merged: it is part of its text, not a memory said again."""
         item, redacted = prepared.item, prepared.redacted
@@ -517,7 +439,7 @@ class WriteService:
             last_confirmed_at=item.occurred_at or now,
         )
 
-    def _near_duplicate(self, namespace: str, prepared: _Prepared, plan: _Plan) -> Memory | None:
+    def _near_duplicate(self, namespace: str, prepared: _Prepared, plan: WritePlan) -> Memory | None:
         """The most similar memory of the same layer at or above the dedup threshold that says the same
         (`_says_the_same`)."""
         item, vector = prepared.item, prepared.vector
@@ -559,7 +481,7 @@ class WriteService:
             update["confidence"] = round(existing.confidence + (1.0 - existing.confidence) * 0.2, 4)
         return existing.model_copy(update=update)
 
-    def _judged(self, namespace: str, new: Fact, vector: np.ndarray, plan: _Plan) -> list[tuple[Fact, str]]:
+    def _judged(self, namespace: str, new: Fact, vector: np.ndarray, plan: WritePlan) -> list[tuple[Fact, str]]:
         """The active facts near a new one (and the one on its dimension), each with the verdict on the new one
         against it: confirms, refines, contradicts or unrelated (`contradiction.judge`). A fact on the same
         dimension is contradicted by any other value of it."""
@@ -593,7 +515,7 @@ class WriteService:
         return judged
 
     def _supersede(
-        self, new: Fact, judged: list[tuple[Fact, str]], now: datetime, plan: _Plan
+        self, new: Fact, judged: list[tuple[Fact, str]], now: datetime, plan: WritePlan
     ) -> tuple[list[str], Fact | None]:
         """The active facts the new fact contradicts, superseded by it (kept as history), and the newest of them said
         after it, if any: an older write never supersedes a newer one (writes go through a standard queue, which may
@@ -607,7 +529,7 @@ class WriteService:
         return sorted(victims), None
 
     def _kept(
-        self, old: Fact, new: Fact, verdict: str, item: MemoryWrite, vector: np.ndarray, now: datetime, plan: _Plan
+        self, old: Fact, new: Fact, verdict: str, item: MemoryWrite, vector: np.ndarray, now: datetime, plan: WritePlan
     ) -> tuple[str, str]:
         """The active fact a new one confirms or refines, updated (`_supplemented`), and how: "confirms",
         "refines", or "same_occurrence" for a confirmation it took in already (`_said_again`)."""
@@ -615,7 +537,9 @@ class WriteService:
             return old.id, "same_occurrence"
         return self._supplemented(old, new, verdict, vector, now, plan).id, verdict
 
-    def _supplemented(self, old: Fact, new: Fact, verdict: str, vector: np.ndarray, now: datetime, plan: _Plan) -> Fact:
+    def _supplemented(
+        self, old: Fact, new: Fact, verdict: str, vector: np.ndarray, now: datetime, plan: WritePlan
+    ) -> Fact:
         """The active fact a new one confirms (confirmed once more) or refines (its content becomes the new, more
         precise statement; the store keeps the old version as history)."""
         update: dict[str, object] = {
