@@ -78,7 +78,7 @@ def _progress_calling(pause: Callable[[], None]) -> Callable[[int, int], bool]:
 class _SearchesFirst:
     """The graph's lock, under which a search waits for at most the one step in progress. A plain lock is not
     fair: the graph keeper, adding its pending rows in steps, released it and took it back before a waiting search
-    woke, so the write path's duplicate check waited for several of its steps (bench/RESULTS.md). Here anything
+    woke, so the write path's duplicate check waited for several of its steps (`bench/write_profile.py`). Here anything
     else (the keeper's next step) first lets through the searches already waiting when it asked, and only those: a
     stream of searches from many threads does not hold the keeper off for good.
 

@@ -491,7 +491,7 @@ class VectorCache:
         scored exactly (so the scores match an exact search); the exact search over the passing rows for a query
         where they are too few. Every query's keys are looked up, filtered and scored at once (`_pair_scores`):
         done query by query, that cost the write path's batch of 100 duplicate checks more than the graph's
-        search (bench/RESULTS.md)."""
+        search (`bench/write_profile.py`)."""
         assert self.ann is not None
         wanted = min(passing, limit)
         ask = int(min(self.alive_count, wanted * _ANN_MARGIN * self.alive_count / passing + 8))
