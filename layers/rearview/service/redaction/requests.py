@@ -118,8 +118,8 @@ _UNWRAPPED_KEPT = 4096
 
 class _Shape(enum.Enum):
     """What a field can hold, read once from its annotation: the walk skips a field no string fits in, and takes a
-    string or a list of strings (most of a write's fields) without asking `value` what each is (a third of the
-    redaction of a write of bench/write_rate.py went to asking)."""
+    string or a list of strings (most of a write's fields) without asking `value` what each is, as it did for every
+    field of every write (`bench/write_profile.py --size 100000`: redaction 0.174 ms a write against 0.276)."""
 
     NO_TEXT = "no_text"  # numbers, booleans, times, a closed set
     TEXT = "text"
