@@ -149,9 +149,7 @@ class WriteService:
             )
             for i, p in enumerate(pieces)
         ]
-        plan = WritePlan(
-            stored=self._store.get_many(namespace, list(dict.fromkeys(p.item.id for p in pieces if p.item.id)))
-        )
+        plan = WritePlan(stored=self._stored_under_ids(namespace, [p.item for p in pieces]))
         planned = [self._plan_one(namespace, each, now, plan) for each in prepared]
         if plan.upserts:
             self._store.apply(namespace, ChangeSet(upserts=list(plan.upserts.values())))
@@ -198,7 +196,7 @@ class WriteService:
         # Redacted here, before the queue: SQS, the dead-letter queue and the worker never see a raw secret. A long
         # text is queued whole (the worker chunks it, under the id given here).
         redacted = [redact_write(raw, _item(field_prefix, i)) for i, raw in enumerate(items)]
-        stored = self._store.get_many(namespace, list(dict.fromkeys(item.id for item, _ in redacted if item.id)))
+        stored = self._stored_under_ids(namespace, [item for item, _ in redacted])
         queued: list[MemoryWrite] = []
         results: list[WriteResult] = []
         for i, (item, kinds) in enumerate(redacted):
@@ -231,6 +229,10 @@ class WriteService:
         if queued:
             self._queue.send(namespace, queued)
         return results
+
+    def _stored_under_ids(self, namespace: str, items: Sequence[MemoryWrite]) -> dict[str, Memory]:
+        """The stored memories under the items' ids, in one read (nothing is applied before they are checked)."""
+        return self._store.get_many(namespace, list(dict.fromkeys(item.id for item in items if item.id)))
 
     def validate(self, namespace: str, items: Sequence[MemoryWrite], field_prefix: str, now: datetime) -> None:
         """The checks every write passes before anything is stored or queued (a bad item rejects the request)."""
