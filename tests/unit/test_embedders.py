@@ -367,6 +367,19 @@ def test_hashing_vectors_are_those_of_earlier_releases(dim: int) -> None:
     assert hashlib.sha256(vectors.tobytes()).hexdigest() == PINNED_DIGESTS[dim]
 
 
+def test_hashing_embeds_a_text_in_a_batch_as_alone(hashing: HashingEmbedder) -> None:
+    # A batch's texts share one numpy pass: no feature of one may reach another's row. The last text repeats its
+    # features more than the tf table holds.
+    texts = [*PINNED_TEXTS, "ramen " * 300 + "sushi", "sushi"]
+
+    batch = hashing.embed(texts)
+
+    for text, row in zip(texts, batch, strict=True):
+        np.testing.assert_array_equal(hashing.embed([text])[0], row)
+    assert batch[-2] @ batch[-1] > 0.1  # sushi still counts beside 300 ramen (1 + log count)
+    assert hashing.embed([]).shape == (0, 512)
+
+
 def test_hashing_word_stems_overlap(hashing: HashingEmbedder) -> None:
     hiking, hike, market = hashing.embed(["hiking", "hike", "market"])
 

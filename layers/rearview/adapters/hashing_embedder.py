@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -42,34 +41,83 @@ class HashingEmbedder:
         self.name = f"hashing-{dim}"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """An array of shape (len(texts), dim), float32, each row L2-normalised."""
+        """An array of shape (len(texts), dim), float32, each row L2-normalised.
+
+        Each text's features, with their weights, are listed in Python (a word's are cached: `_word_features`), and
+        the rest runs once for the whole batch in numpy: each text's distinct features with their counts, their
+        weights summed into buckets in the order the features first appear (float64, as each text's own sum of
+        Python floats did: the vectors are bit for bit those of earlier releases), then each row normalised. A
+        feature is known by its 64-bit digest: two features of one text with the same digest (odds 2^-64 a pair)
+        would count as one."""
         if isinstance(texts, str):
             raise TypeError("embed takes a sequence of texts, not a single string")
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            out[row] = self._embed_one(text)
+        digests: list[int] = []
+        weights: list[float] = []
+        counts = [_append_features(text, digests, weights) for text in texts]
+        sums = _bucket_sums(
+            np.array(digests, dtype=np.uint64),
+            np.array(weights, dtype=np.float64),
+            np.array(counts, dtype=np.int64),
+            self.dim,
+        )
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for row, vector in enumerate(sums):
+            # One row at a time: `norm` of a row sums its squares as it did for each text alone.
+            norm = float(np.linalg.norm(vector))
+            if norm == 0.0:
+                # No words at all (empty or punctuation only), or features that cancelled out: a fixed
+                # direction keeps the row unit-length; all such texts are equally uninformative.
+                vector[int(_EMPTY % self.dim)] = _sign(_EMPTY)
+                norm = 1.0
+            out[row] = (vector / norm).astype(np.float32)
         return out
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Hashing reads a query as it reads a memory."""
         return self.embed(texts)
 
-    def _embed_one(self, text: str) -> np.ndarray:
-        # Summed in a list of Python floats (IEEE doubles, the same additions in the same order as into a float64
-        # array, without numpy's per-item cost): the vectors are bit for bit those of summing into the array.
-        sums = [0.0] * self.dim
-        for feature, weight in _weighted_features(text).items():
-            index, sign = _bucket(feature, self.dim)
-            sums[index] += sign * weight
-        vector = np.array(sums, dtype=np.float64)
-        norm = float(np.linalg.norm(vector))
-        if norm == 0.0:
-            # No words at all (empty or punctuation only), or features that cancelled out: a fixed
-            # direction keeps the row unit-length; all such texts are equally uninformative.
-            index, sign = _bucket("\x00empty", self.dim)
-            vector[index] = sign
-            norm = 1.0
-        return (vector / norm).astype(np.float32)
+
+def _append_features(text: str, digests: list[int], weights: list[float]) -> int:
+    """Append a text's features (digests) and their weights, in the order they appear: each word with its 3-grams,
+    then the word bigrams; return how many. Every occurrence is listed: `_bucket_sums` counts them."""
+    before = len(digests)
+    # The same tokens as keyword search: lowercased words, and CJK runs as overlapping character bigrams.
+    words = tokens(text)
+    stops: list[bool] = []
+    for word in words:
+        word_digests, word_weights, stop = _word_features(word)
+        digests.extend(word_digests)
+        weights.extend(word_weights)
+        stops.append(stop)
+    # "is the" says nothing; "my sister" and "dark mode" do.
+    for i in range(len(words) - 1):
+        if not (stops[i] and stops[i + 1]):
+            digests.append(_bigram_digest(words[i], words[i + 1]))
+            weights.append(_BIGRAM_WEIGHT)
+    return len(digests) - before
+
+
+def _bucket_sums(digests: np.ndarray, weights: np.ndarray, counts: np.ndarray, dim: int) -> np.ndarray:
+    """Rows of bucket sums (float64), one a text: each distinct feature of a text adds sign x weight x its sublinear
+    tf (1 + log count) to its bucket, in the order the features first appear in the text."""
+    rows = np.repeat(np.arange(counts.size), counts)
+    # Grouped by text, then digest; stable, so a group's first member is the feature's first occurrence.
+    order = np.lexsort((digests, rows))
+    grouped_digests, grouped_rows = digests[order], rows[order]
+    starts = np.ones(order.size, dtype=bool)
+    starts[1:] = (grouped_digests[1:] != grouped_digests[:-1]) | (grouped_rows[1:] != grouped_rows[:-1])
+    heads = np.flatnonzero(starts)
+    repeats = np.diff(np.append(heads, order.size))
+    first = order[heads]
+    appearance = np.argsort(first, kind="stable")
+    first, repeats = first[appearance], repeats[appearance]
+    distinct = digests[first]
+    # The same float64 products as `sign * (weight * tf)` in Python; tf from math.log, as before.
+    tf = np.array([_tf(int(n)) for n in repeats]) if repeats.size and repeats.max() >= _TF.size else _TF[repeats]
+    values = np.where((distinct >> np.uint64(63)) & np.uint64(1), 1.0, -1.0) * (weights[first] * tf)
+    buckets = rows[first] * dim + (distinct % np.uint64(dim)).astype(np.int64)
+    # bincount adds in input order: each bucket's additions in the order of the features' first appearance.
+    return np.bincount(buckets, weights=values, minlength=counts.size * dim).reshape(counts.size, dim)
 
 
 def _is_stop(token: str) -> bool:
@@ -78,43 +126,29 @@ def _is_stop(token: str) -> bool:
     return token in STOP_WORDS
 
 
-def _weighted_features(text: str) -> dict[str, float]:
-    """Feature -> weight: sublinear tf (1 + log count) times the weight of the feature's kind, in the order each
-    feature first appears (words with their 3-grams, then bigrams: `_embed_one` sums in that order)."""
-    # The same tokens as keyword search: lowercased words, and CJK runs as overlapping character bigrams.
-    words = tokens(text)
-    # An ASCII text holds no CJK token: a stop word is then one of STOP_WORDS.
-    stop = [w in STOP_WORDS for w in words] if text.isascii() else [_is_stop(w) for w in words]
-    features: list[str] = []
-    for w, is_stop in zip(words, stop, strict=True):
-        features.append("w:" + w)
-        if not is_stop:
-            features.extend(_char_grams(w))
-    # "is the" says nothing; "my sister" and "dark mode" do.
-    features.extend(f"b:{a} {b}" for a, b, both in _pairs(words, stop) if not both)
-    stopped = {"w:" + w for w, is_stop in zip(words, stop, strict=True) if is_stop}
-    # Counter keeps the order in which each feature first appears.
-    return {
-        f: (_STOPWORD_WEIGHT if f in stopped else _KIND_WEIGHT[f[0]]) * _tf(n) for f, n in Counter(features).items()
-    }
-
-
-def _pairs(words: list[str], stop: list[bool]) -> Iterator[tuple[str, str, bool]]:
-    """Each word and the next, and whether both are stop words."""
-    for i in range(len(words) - 1):
-        yield words[i], words[i + 1], stop[i] and stop[i + 1]
-
-
-# A feature's weight by its kind (its first letter), a stop word's aside.
-_KIND_WEIGHT = {"w": 1.0, "c": _CHAR_WEIGHT, "b": 1.0}
+# The weight of a word bigram feature (a whole word's is 1.0 too).
+_BIGRAM_WEIGHT = 1.0
 
 
 def _tf(count: int) -> float:
     return 1.0 + math.log(count) if count > 1 else 1.0
 
 
-# ~0.5 KB a word at most: 16,384 words of the 3-grams cached are a few MB, and hold the words a store repeats.
+# The sublinear tf of counts up to 255 (a text that repeats a feature more often computes its own).
+_TF = np.array([0.0, *(_tf(count) for count in range(1, 256))])
+
+
+# A word's features are a few hundred bytes: 16,384 words cached are a few MB, and hold the words a store repeats.
 @lru_cache(maxsize=16384)
+def _word_features(word: str) -> tuple[tuple[int, ...], tuple[float, ...], bool]:
+    """A word's feature digests (the word, then its 3-grams), their weights, and whether it is a stop word (which
+    keeps a small weight and gets no 3-grams)."""
+    stop = _is_stop(word)
+    grams = () if stop else _char_grams(word)
+    digests = (_digest("w:" + word), *(_digest(gram) for gram in grams))
+    return digests, (_STOPWORD_WEIGHT if stop else 1.0, *(_CHAR_WEIGHT for _ in grams)), stop
+
+
 def _char_grams(word: str) -> tuple[str, ...]:
     """The 3-gram features of a word that is not a stop word; none for a CJK token (a CJK bigram is already a
     character n-gram: its 3-grams would only repeat it)."""
@@ -125,7 +159,19 @@ def _char_grams(word: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=65536)
-def _bucket(feature: str, dim: int) -> tuple[int, float]:
-    """The bucket and sign of a feature, from blake2b: Python's hash() is salted per process."""
-    digest = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
-    return digest % dim, (1.0 if (digest >> 63) & 1 else -1.0)
+def _bigram_digest(first: str, second: str) -> int:
+    return _digest(f"b:{first} {second}")
+
+
+def _digest(feature: str) -> int:
+    """A feature's 64-bit digest, from blake2b (Python's hash() is salted per process): its bucket is the digest
+    modulo the dimension, its sign the top bit."""
+    return int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def _sign(digest: int) -> float:
+    return 1.0 if (digest >> 63) & 1 else -1.0
+
+
+# The fixed direction of a text without features.
+_EMPTY = _digest("\x00empty")
