@@ -1,6 +1,6 @@
 """A change set applied to a namespace's vector cache in place: a batch of new rows appended a column at a time
-(`upsert_many`) leaves the cache exactly as upserting them one by one does, and a batch that is not only appends
-takes the one-by-one path, refusals included."""
+(`upsert_many`) leaves the cache exactly as upserting them one by one does; a batch's updates go one by one before
+its appends, and a batch that cannot append so takes the one-by-one path, refusals included."""
 
 from __future__ import annotations
 
@@ -62,12 +62,37 @@ def test_appended_rows_leave_the_cache_as_upserting_them_one_by_one_does(monkeyp
     assert _state(together) == _state(one_by_one)
 
 
+def test_updates_go_one_by_one_and_the_new_rows_a_column_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = [_row(ref, f"m{ref}") for ref in (1, 2, 5)]
+    batch = [
+        _row(2, "m2", session="merged"),
+        _row(4, "novec", vector=False),
+        *(_row(r, f"n{r}") for r in range(30, 60)),
+    ]
+    one_by_one, together = _cache_holding(before), _cache_holding(before)
+    upserted: list[str] = []
+    upsert = together.upsert
+
+    def counted(row: CachedRow) -> bool:
+        upserted.append(row.id)
+        return upsert(row)
+
+    monkeypatch.setattr(together, "upsert", counted)
+
+    assert all(one_by_one.upsert(row) for row in batch)
+    assert together.upsert_many(batch)
+
+    assert upserted == ["m2", "novec"]
+    assert _state(together) == _state(one_by_one)
+
+
 @pytest.mark.parametrize(
     "batch",
     [
         pytest.param([_row(2, "m2"), _row(30, "new")], id="an update among the inserts"),
         pytest.param([_row(30, "new"), _row(31, "novec", vector=False)], id="a row without a vector"),
         pytest.param([_row(3, "old-ref")], id="a ref below the last cached one (refused)"),
+        pytest.param([_row(2, "m2"), _row(30, "new"), _row(31, "new")], id="an id twice"),
     ],
 )
 def test_a_batch_that_is_not_only_appends_is_applied_one_by_one(batch: list[CachedRow]) -> None:

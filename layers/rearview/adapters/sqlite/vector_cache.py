@@ -295,12 +295,17 @@ class VectorCache:
 
     def upsert_many(self, rows: Sequence[CachedRow]) -> bool:
         """`upsert` of each row (sorted by ref); False as soon as one cannot be applied in place. A change set's
-        new memories (all with vectors, after every cached row: the write path's case) are appended a column at a
-        time rather than an element at a time."""
+        new memories (with vectors, after every cached row: the write path's case) are appended a column at a time
+        rather than an element at a time; its other rows (memories updated, merged into) are applied one by one
+        first, as their refs come before the new ones'."""
         fresh = [row for row in rows if row.vector is not None and row.id not in self.position]
-        appending = len(fresh) == len(rows) and len({row.id for row in fresh}) == len(fresh)
-        if not fresh or not appending or (self.size and fresh[0].ref <= self.refs[self.size - 1]):
+        distinct = len({row.id for row in rows}) == len(rows)
+        if not fresh or not distinct or (self.size and fresh[0].ref <= self.refs[self.size - 1]):
             return all(self.upsert(row) for row in rows)
+        if len(fresh) < len(rows):
+            appended = {row.id for row in fresh}
+            if not all(self.upsert(row) for row in rows if row.id not in appended):
+                return False
         start, end = self.size, self.size + len(fresh)
         self._grow(end)
         self.size = end
