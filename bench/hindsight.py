@@ -314,13 +314,14 @@ def _forget_and_check(
 def _statement_grams(episodes: Sequence[Episode], embedder: Embedder) -> set[str]:
     """The word pieces of what the rules state from `episodes` alone, groups found by meaning included ("The user"
     and "drives to work daily" from "... since he drives to work daily" make "the user drives")."""
-    clusters = build_clusters(
-        episodes,
-        {e.id for e in episodes},
-        ConsolidateTuning(),
-        lambda texts: np.asarray(embedder.embed(texts)),
-        embedder.scale,
-    )
+    ids = {e.id for e in episodes}
+    scale = getattr(embedder, "scale", None)
+    if scale is None:  # a baseline's library from before groups by meaning (the default, c7d40cd): its rules alone
+        clusters = build_clusters(episodes, ids, ConsolidateTuning())
+    else:
+        clusters = build_clusters(
+            episodes, ids, ConsolidateTuning(), lambda texts: np.asarray(embedder.embed(texts)), scale
+        )
     memories = RuleInducer().induce(clusters).memories
     return {g for m in memories if m is not None for g in grams(m.statement)}
 
