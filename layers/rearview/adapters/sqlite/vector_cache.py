@@ -240,25 +240,45 @@ class VectorCache:
     def append_loaded(self, rows: Sequence[tuple[Any, ...]]) -> None:
         """Append (ref, id, time, active, consolidated, session_id, event_type, label, vector blob) rows, read in
         ascending ref order, a chunk at a time: only the chunk is ever held as float32."""
-        m = len(rows)
-        if not m:
+        if not rows:
             return
-        start, end = self.size, self.size + m
+        self._append(
+            [row[1] for row in rows],
+            [row[0] for row in rows],
+            np.frombuffer(b"".join(row[8] for row in rows), dtype="<f4").reshape(len(rows), self.dim),
+            [row[2] for row in rows],
+            [bool(row[3]) for row in rows],
+            [bool(row[4]) for row in rows],
+            [row[5:8] for row in rows],
+        )
+
+    def _append(
+        self,
+        ids: list[str],
+        refs: list[int],
+        matrix: np.ndarray,
+        times: list[float],
+        active: list[bool],
+        consolidated: list[bool],
+        codes: list[tuple[str | None, str | None, str | None]],
+    ) -> range:
+        """Append rows (after every cached one, in ref order) a column at a time; their positions. `codes`: each
+        row's session id, event type and label."""
+        start, end = self.size, self.size + len(ids)
         self._grow(end)
-        matrix = np.frombuffer(b"".join(row[8] for row in rows), dtype="<f4").reshape(m, self.dim)
         self.vectors[start:end] = normalised_rows(matrix)
-        self.refs[start:end] = [row[0] for row in rows]
-        self.times[start:end] = [row[2] for row in rows]
-        self.active[start:end] = [bool(row[3]) for row in rows]
-        self.consolidated[start:end] = [bool(row[4]) for row in rows]
-        self.sessions[start:end] = [self._code(self.session_codes, row[5]) for row in rows]
-        self.event_types[start:end] = [self._code(self.event_type_codes, row[6]) for row in rows]
-        self.labels[start:end] = [self._code(self.label_codes, row[7]) for row in rows]
+        self.refs[start:end] = refs
+        self.times[start:end] = times
+        self.active[start:end] = active
+        self.consolidated[start:end] = consolidated
+        self.sessions[start:end] = [self._code(self.session_codes, session) for session, _, _ in codes]
+        self.event_types[start:end] = [self._code(self.event_type_codes, event_type) for _, event_type, _ in codes]
+        self.labels[start:end] = [self._code(self.label_codes, label) for _, _, label in codes]
         self.alive[start:end] = True
-        for offset, row in enumerate(rows):
-            self.position[row[1]] = start + offset
-        self.ids.extend(row[1] for row in rows)
+        self.position.update(zip(ids, range(start, end), strict=True))
+        self.ids.extend(ids)
         self.size = end
+        return range(start, end)
 
     def alive_rows(self) -> tuple[np.ndarray, np.ndarray]:
         """(refs, float16 vectors) of the alive rows, in ref order: what the graph holds."""
@@ -303,28 +323,22 @@ class VectorCache:
         if not fresh or not distinct or (self.size and fresh[0].ref <= self.refs[self.size - 1]):
             return all(self.upsert(row) for row in rows)
         if len(fresh) < len(rows):
-            appended = {row.id for row in fresh}
-            if not all(self.upsert(row) for row in rows if row.id not in appended):
+            new_ids = {row.id for row in fresh}
+            if not all(self.upsert(row) for row in rows if row.id not in new_ids):
                 return False
-        start, end = self.size, self.size + len(fresh)
-        self._grow(end)
-        self.size = end
-        ids = [row.id for row in fresh]
-        self.ids.extend(ids)
-        self.position.update(zip(ids, range(start, end), strict=True))
-        self.refs[start:end] = [row.ref for row in fresh]
-        self.vectors[start:end] = normalised_rows(np.stack([np.asarray(row.vector).reshape(-1) for row in fresh]))
-        self.unsynced.extend(range(start, end))
+        appended = self._append(
+            [row.id for row in fresh],
+            [row.ref for row in fresh],
+            np.stack([np.asarray(row.vector).reshape(-1) for row in fresh]),
+            [row.time for row in fresh],
+            [row.active for row in fresh],
+            [row.consolidated for row in fresh],
+            [(row.session_id, row.event_type, row.label) for row in fresh],
+        )
+        self.unsynced.extend(appended)
         if self.cells is not None:
-            for position in range(start, end):
+            for position in appended:
                 self.cells.moved_row(position)
-        self.times[start:end] = [row.time for row in fresh]
-        self.active[start:end] = [row.active for row in fresh]
-        self.consolidated[start:end] = [row.consolidated for row in fresh]
-        self.sessions[start:end] = [self._code(self.session_codes, row.session_id) for row in fresh]
-        self.event_types[start:end] = [self._code(self.event_type_codes, row.event_type) for row in fresh]
-        self.labels[start:end] = [self._code(self.label_codes, row.label) for row in fresh]
-        self.alive[start:end] = True
         return True
 
     def pending_positions(self) -> np.ndarray:
